@@ -42,9 +42,7 @@ const envSchema = z.object({
   FLOWLOG_PUBLIC_BASE_URL: httpUrl.optional(),
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().min(1, "must not be empty").default("default"),
-  FLOWLOG_SMTP_URL: z
-    .url({ protocol: /^smtps?$/, error: "must be an smtp:// or smtps:// URL" })
-    .optional(),
+  FLOWLOG_SMTP_URL: z.url({ protocol: /^smtps?$/, error: "must be an smtp:// or smtps:// URL" }).optional(),
   FLOWLOG_MAIL_FROM: z.string().default("flowlog <flowlog@localhost>"),
   FLOWLOG_MASTER_KEY: optionalString,
   FLOWLOG_ALLOW_PRIVATE_NETWORKS: booleanString.default(false),

@@ -1,6 +1,7 @@
 import type { DescField, DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
 import { getOption, hasOption } from "@bufbuild/protobuf";
 import { http } from "../../gen/google/api/annotations_pb.js";
+import type { HttpRule } from "../../gen/google/api/http_pb.js";
 
 /**
  * The REST surface as the `google.api.http` annotations declare it (D2). Both the runtime
@@ -55,9 +56,7 @@ export function listHttpRoutes(services: Iterable<DescService>): HttpRoute[] {
   return routes;
 }
 
-type Pattern = ReturnType<typeof getOption<DescMethod, typeof http>>["pattern"];
-
-function toRoute(method: DescMethod, pattern: Pattern, bodySelector: string): HttpRoute {
+function toRoute(method: DescMethod, pattern: HttpRule["pattern"], bodySelector: string): HttpRoute {
   if (method.methodKind !== "unary") {
     throw new HttpRuleError(method, "only unary methods can have a google.api.http rule");
   }
@@ -159,7 +158,8 @@ function resolveFieldPath(method: DescMethod, message: DescMessage, path: string
   let current: DescMessage | undefined = message;
   for (const name of path.split(".")) {
     const field: DescField | undefined = current?.fields.find((f) => f.name === name);
-    if (!field) throw new HttpRuleError(method, `path variable "${path}" names no field of ${message.typeName}`);
+    if (!field)
+      throw new HttpRuleError(method, `path variable "${path}" names no field of ${message.typeName}`);
     fields.push(field);
     current = field.fieldKind === "message" ? field.message : undefined;
   }

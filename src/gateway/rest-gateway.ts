@@ -1,0 +1,148 @@
+import type { JsonValue } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import { readAllBytes } from "@connectrpc/connect/protocol";
+import { errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
+import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
+import { invalidArgument } from "../errors/api-errors.js";
+import { problemFromError } from "../errors/problem.js";
+import { toPublicError } from "../errors/public-error.js";
+import type { HttpRoute } from "./http-rules.js";
+import { buildRequestJson } from "./request-json.js";
+
+type NodeHandler = NonNullable<ConnectNodeAdapterOptions["fallback"]>;
+export type NodeRequest = Parameters<NodeHandler>[0];
+export type NodeResponse = Parameters<NodeHandler>[1];
+
+/** Answers a REST request; resolves false when no annotated route has the path. */
+export type RestGateway = (req: NodeRequest, res: NodeResponse) => Promise<boolean>;
+
+const maxBodyBytes = 1024 * 1024;
+
+/**
+ * The REST/JSON gateway (D2). Each annotated route is answered by calling the RPC's Connect
+ * handler in-process with the Connect JSON protocol, so REST requests pass through the very
+ * same interceptors (auth, rate limit, errors) and serializer as gRPC, gRPC-Web and Connect;
+ * a successful response body is the handler's JSON, byte for byte.
+ */
+export function createRestGateway(routes: HttpRoute[], handlers: UniversalHandler[]): RestGateway {
+  const handlerByPath = new Map(handlers.map((h) => [h.requestPath, h]));
+  const bound = routes.map((route) => {
+    const path = `/${route.method.parent.typeName}/${route.method.name}`;
+    const handler = handlerByPath.get(path);
+    if (!handler) throw new Error(`no Connect handler is registered for ${path}`);
+    return { route, handler };
+  });
+
+  return async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://gateway");
+    const candidates = bound
+      .map((b) => ({ ...b, match: b.route.pattern.regexp.exec(url.pathname) }))
+      .filter((c) => c.match !== null);
+    if (candidates.length === 0) return false;
+    const chosen = candidates.find((c) => c.route.httpMethod === req.method);
+    if (!chosen?.match) {
+      res.setHeader("allow", [...new Set(candidates.map((c) => c.route.httpMethod))].join(", "));
+      writeProblem(
+        res,
+        new ConnectError(`${req.method} is not allowed on ${url.pathname}`, Code.Unimplemented),
+        405,
+      );
+      return true;
+    }
+    try {
+      await answer(req, res, chosen.route, chosen.handler, chosen.match.slice(1), url.searchParams);
+    } catch (error) {
+      writeProblem(res, toPublicError(error, "rest gateway"));
+    }
+    return true;
+  };
+}
+
+async function answer(
+  req: NodeRequest,
+  res: NodeResponse,
+  route: HttpRoute,
+  handler: UniversalHandler,
+  pathValues: string[],
+  query: URLSearchParams,
+): Promise<void> {
+  const body = route.body === undefined ? undefined : await readJsonBody(req);
+  const built = buildRequestJson(route, { pathValues, query, body });
+  if (!built.ok) throw invalidArgument(built.violations);
+
+  const abort = new AbortController();
+  res.once("close", () => abort.abort());
+  const response = await handler({
+    httpVersion: req.httpVersion,
+    url: `http://gateway${handler.requestPath}`,
+    method: "POST",
+    header: forwardedHeaders(req),
+    body: built.json,
+    signal: abort.signal,
+  });
+  const bytes = response.body ? await readAllBytes(response.body, Number.MAX_SAFE_INTEGER) : new Uint8Array();
+  copyHeaders(response.header, res);
+  if (response.status === 200) {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(bytes);
+    return;
+  }
+  const error = errorFromJsonBytes(
+    bytes,
+    response.header,
+    new ConnectError("unexpected response", Code.Internal),
+  );
+  writeProblem(res, error);
+}
+
+async function readJsonBody(req: NodeRequest): Promise<JsonValue | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBodyBytes)
+      throw invalidArgument([{ field: "body", message: "body must be at most 1 MiB" }]);
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") return undefined;
+  const contentType = String(req.headers["content-type"] ?? "application/json");
+  if (!/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
+    throw invalidArgument([{ field: "body", message: "body must be JSON (content-type application/json)" }]);
+  }
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    throw invalidArgument([{ field: "body", message: "body is not valid JSON" }]);
+  }
+}
+
+/** Request headers the protocol layer owns are not forwarded; everything else (x-api-key, ...) is. */
+const protocolHeader =
+  /^(:|host$|connection$|keep-alive$|upgrade$|http2-settings$|te$|transfer-encoding$|content-|accept-encoding$|connect-|grpc-)/i;
+
+function forwardedHeaders(req: NodeRequest): Headers {
+  const header = new Headers({ "content-type": "application/json", "connect-protocol-version": "1" });
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || protocolHeader.test(name)) continue;
+    header.set(name, Array.isArray(value) ? value.join(", ") : value);
+  }
+  return header;
+}
+
+/** Response headers set by interceptors (X-RateLimit-*, D11) reach REST clients; protocol ones do not. */
+const protocolResponseHeader = /^(content-|connect-|grpc-|trailer-|accept-encoding$)/i;
+
+function copyHeaders(from: Headers | undefined, res: NodeResponse): void {
+  from?.forEach((value, name) => {
+    if (!protocolResponseHeader.test(name)) res.setHeader(name, value);
+  });
+}
+
+export function writeProblem(res: NodeResponse, error: ConnectError, status?: number): void {
+  copyHeaders(error.metadata, res);
+  const problem = problemFromError(error, status);
+  res.writeHead(problem.status, { "content-type": "application/problem+json" });
+  res.end(JSON.stringify(problem));
+}

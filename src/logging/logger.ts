@@ -1,0 +1,15 @@
+import { pino } from "pino";
+
+/**
+ * One structured logger for the process. Secrets never reach it: callers log ids and codes,
+ * and the redact list is a second line of defence for headers that carry credentials.
+ */
+export const logger = pino({
+  level: process.env.FLOWLOG_LOG_LEVEL ?? (process.env.VITEST ? "silent" : "info"),
+  redact: {
+    paths: ["headers['x-api-key']", "headers.authorization", "*.secret", "*.password", "*.apiKey"],
+    censor: "[redacted]",
+  },
+});
+
+export type Logger = typeof logger;

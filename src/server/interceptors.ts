@@ -1,0 +1,19 @@
+import type { Interceptor } from "@connectrpc/connect";
+import { toPublicError } from "../errors/public-error.js";
+
+/**
+ * The interceptor chain every protocol shares (REST enters through the same handlers), outermost
+ * first. Authentication and the API rate limit (D11) join it with the logs API.
+ */
+export function createInterceptors(): Interceptor[] {
+  return [errorBoundary];
+}
+
+/** Faults become `internal` with no internals in the message (D10); deliberate errors pass. */
+const errorBoundary: Interceptor = (next) => async (request) => {
+  try {
+    return await next(request);
+  } catch (error) {
+    throw toPublicError(error, `${request.method.parent.typeName}/${request.method.name}`);
+  }
+};
