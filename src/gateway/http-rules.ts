@@ -33,6 +33,24 @@ export interface PathPattern {
   variables: PathVariable[];
   /** The path in OpenAPI form: `/api/v1/logs/{id}`. */
   openApiPath: string;
+  /** Higher wins when several templates match one path: a custom verb, then more literal segments. */
+  precedence: number;
+}
+
+export interface RouteMatch {
+  route: HttpRoute;
+  /** Captured path values, in the order of the route's variables. */
+  pathValues: string[];
+}
+
+/** The routes whose template matches the path, the most specific first. */
+export function matchRoutes(routes: HttpRoute[], path: string): RouteMatch[] {
+  const matches: RouteMatch[] = [];
+  for (const route of routes) {
+    const captured = route.pattern.regexp.exec(path);
+    if (captured) matches.push({ route, pathValues: captured.slice(1) });
+  }
+  return matches.sort((a, b) => b.route.pattern.precedence - a.route.pattern.precedence);
 }
 
 export class HttpRuleError extends Error {
@@ -91,6 +109,7 @@ export function parsePathTemplate(method: DescMethod, template: string): PathPat
   const variables: PathVariable[] = [];
   let regexp = "";
   let openApiPath = "";
+  let literalSegments = 0;
   const { segments, verb } = splitVerb(template.slice(1));
   for (const segment of splitSegments(method, segments)) {
     const variable = /^\{([A-Za-z_][\w.]*)(?:=(.+))?\}$/.exec(segment);
@@ -103,13 +122,15 @@ export function parsePathTemplate(method: DescMethod, template: string): PathPat
     } else {
       regexp += `/${segmentsRegexp(method, segment)}`;
       openApiPath += `/${segment}`;
+      if (segment !== "*" && segment !== "**") literalSegments++;
     }
   }
   if (verb !== undefined) {
     regexp += `:${escapeRegExp(verb)}`;
     openApiPath += `:${verb}`;
   }
-  return { regexp: new RegExp(`^${regexp}$`), variables, openApiPath };
+  const precedence = (verb === undefined ? 0 : 1000) + literalSegments;
+  return { regexp: new RegExp(`^${regexp}$`), variables, openApiPath, precedence };
 }
 
 function splitVerb(path: string): { segments: string; verb: string | undefined } {

@@ -7,7 +7,7 @@ import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import { invalidArgument } from "../errors/api-errors.js";
 import { problemFromError } from "../errors/problem.js";
 import { toPublicError } from "../errors/public-error.js";
-import type { HttpRoute } from "./http-rules.js";
+import { type HttpRoute, matchRoutes } from "./http-rules.js";
 import { buildRequestJson } from "./request-json.js";
 
 type NodeHandler = NonNullable<ConnectNodeAdapterOptions["fallback"]>;
@@ -27,31 +27,29 @@ const maxBodyBytes = 1024 * 1024;
  */
 export function createRestGateway(routes: HttpRoute[], handlers: UniversalHandler[]): RestGateway {
   const handlerByPath = new Map(handlers.map((h) => [h.requestPath, h]));
-  const bound = routes.map((route) => {
-    const path = `/${route.method.parent.typeName}/${route.method.name}`;
-    const handler = handlerByPath.get(path);
-    if (!handler) throw new Error(`no Connect handler is registered for ${path}`);
-    return { route, handler };
-  });
+  const handlerOf = new Map(
+    routes.map((route) => {
+      const path = `/${route.method.parent.typeName}/${route.method.name}`;
+      const handler = handlerByPath.get(path);
+      if (!handler) throw new Error(`no Connect handler is registered for ${path}`);
+      return [route, handler];
+    }),
+  );
 
   return async (req, res) => {
     const url = new URL(req.url ?? "/", "http://gateway");
-    const candidates = bound
-      .map((b) => ({ ...b, match: b.route.pattern.regexp.exec(url.pathname) }))
-      .filter((c) => c.match !== null);
-    if (candidates.length === 0) return false;
-    const chosen = candidates.find((c) => c.route.httpMethod === req.method);
-    if (!chosen?.match) {
-      res.setHeader("allow", [...new Set(candidates.map((c) => c.route.httpMethod))].join(", "));
-      writeProblem(
-        res,
-        new ConnectError(`${req.method} is not allowed on ${url.pathname}`, Code.Unimplemented),
-        405,
-      );
+    const matches = matchRoutes(routes, url.pathname);
+    if (matches.length === 0) return false;
+    const chosen = matches.find((m) => m.route.httpMethod === req.method);
+    if (!chosen) {
+      res.setHeader("allow", [...new Set(matches.map((m) => m.route.httpMethod))].join(", "));
+      const error = new ConnectError(`${req.method} is not allowed on ${url.pathname}`, Code.Unimplemented);
+      writeProblem(res, error, 405);
       return true;
     }
+    const handler = handlerOf.get(chosen.route) as UniversalHandler;
     try {
-      await answer(req, res, chosen.route, chosen.handler, chosen.match.slice(1), url.searchParams);
+      await answer(req, res, chosen.route, handler, chosen.pathValues, url.searchParams);
     } catch (error) {
       writeProblem(res, toPublicError(error, "rest gateway"));
     }
