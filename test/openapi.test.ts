@@ -1,0 +1,240 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { afterAll, describe, expect, it } from "vitest";
+import { AdminService } from "../gen/flowlog/admin/v1/admin_service_pb.js";
+import { LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
+import { NotificationsService } from "../gen/flowlog/notifications/v1/notifications_service_pb.js";
+import { WorkflowsService } from "../gen/flowlog/workflows/v1/workflows_service_pb.js";
+import { runBufGenerate } from "../scripts/check-generated.js";
+import { listHttpRoutes } from "../src/gateway/http-rules.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: the document is JSON that the assertions themselves check.
+type Json = { [key: string]: any };
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const documentFile = "gen/openapi/flowlog.openapi.json";
+const document = readDocument(root);
+
+function readDocument(dir: string): Json {
+  return JSON.parse(readFileSync(join(dir, documentFile), "utf8"));
+}
+
+/** Follows a local `$ref` such as `#/components/schemas/flowlog.logs.v1.Cost`. */
+function deref(node: Json): Json {
+  if (typeof node.$ref !== "string") return node;
+  const path = (node.$ref as string).replace(/^#\//, "").split("/");
+  return deref(path.reduce((target: Json, key) => target[key], document));
+}
+
+function schemaOf(typeName: string): Json {
+  return document.components.schemas[typeName];
+}
+
+const listLogs = document.paths["/api/v1/logs"].get;
+
+describe("the OpenAPI document (D2)", () => {
+  it("the document is valid OpenAPI 3.1", async () => {
+    const validator = new Validator();
+    const result = await validator.validate(document);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe("3.1");
+  });
+
+  it("every annotated RPC has its REST path, and no other path is documented", () => {
+    const routes = listHttpRoutes([LogsService, WorkflowsService, NotificationsService, AdminService]);
+    const documented = Object.entries(document.paths as Json).flatMap(([path, item]) =>
+      Object.entries(item as Json).map(
+        ([method, operation]) => `${method.toUpperCase()} ${path} ${operation.operationId}`,
+      ),
+    );
+    const served = routes.map(
+      (r) => `${r.httpMethod} ${r.pattern.openApiPath} ${r.method.parent.name}_${r.method.name}`,
+    );
+    expect(documented.sort()).toEqual([...served, "GET /api/v1/openapi.json OpenApi_GetDocument"].sort());
+  });
+
+  it("the document describes itself at GET /api/v1/openapi.json, open to callers without a key", () => {
+    const operation = document.paths["/api/v1/openapi.json"].get;
+    expect(operation.security).toEqual([]);
+    expect(Object.keys(operation.responses["200"].content)).toEqual(["application/json"]);
+  });
+
+  it("components hold only what the REST paths reference (no reflection or google.rpc types)", () => {
+    const reachable = new Set<string>();
+    const visit = (node: unknown): void => {
+      if (typeof node !== "object" || node === null) return;
+      const ref = (node as Json).$ref;
+      if (typeof ref === "string" && !reachable.has(ref)) {
+        reachable.add(ref);
+        visit(deref(node as Json));
+      }
+      for (const child of Object.values(node)) visit(child);
+    };
+    visit(document.paths);
+    const schemas = Object.keys(document.components.schemas).map((name) => `#/components/schemas/${name}`);
+    expect(schemas.filter((ref) => !reachable.has(ref))).toEqual([]);
+  });
+});
+
+describe("GET /api/v1/logs", () => {
+  /** The spec's query parameter table: JSON type, or a comma-separated list of strings. */
+  const specParameters: [string, string][] = [
+    ["workspaceId", "string"],
+    ["workflowIds", "list"],
+    ["folderIds", "list"],
+    ["triggers", "list"],
+    ["level", "string"],
+    ["startDate", "string"],
+    ["endDate", "string"],
+    ["executionId", "string"],
+    ["minDurationMs", "integer"],
+    ["maxDurationMs", "integer"],
+    ["minCost", "number"],
+    ["maxCost", "number"],
+    ["model", "string"],
+    ["limit", "integer"],
+    ["cursor", "string"],
+    ["order", "string"],
+    ["details", "string"],
+    ["includeTraceSpans", "boolean"],
+    ["includeFinalOutput", "boolean"],
+  ];
+
+  it("takes exactly the spec's 19 query parameters, with the spec's names and types", () => {
+    const parameters = listLogs.parameters as Json[];
+    expect(parameters.every((p) => p.in === "query")).toBe(true);
+    const described = parameters.map((p): [string, string] => {
+      if (p.schema.type !== "array") return [p.name, p.schema.type];
+      expect(p.schema.items).toEqual({ type: "string" });
+      expect([p.style, p.explode]).toEqual(["form", false]);
+      return [p.name, "list"];
+    });
+    expect(described).toEqual(specParameters);
+  });
+
+  // The proto marks it with (google.api.field_behavior) = REQUIRED, which the generator reads.
+  it("requires workspaceId and nothing else", () => {
+    const required = (listLogs.parameters as Json[]).filter((p) => p.required).map((p) => p.name);
+    expect(required).toEqual(["workspaceId"]);
+  });
+
+  it("answers data, nextCursor and limits, leaving nextCursor out on the last page (D7)", () => {
+    const response = deref(listLogs.responses["200"].content["application/json"].schema);
+    expect(Object.keys(response.properties)).toEqual(["data", "nextCursor", "limits"]);
+    expect(response.required).toEqual(["data"]);
+  });
+
+  it("errors are problem+json with the rate-limit headers, and 429 adds Retry-After (D10, D11)", () => {
+    const statuses = Object.keys(listLogs.responses);
+    expect(statuses).toEqual(["200", "400", "401", "403", "404", "429", "500", "501", "default"]);
+    for (const status of statuses.filter((s) => s !== "200")) {
+      const response = deref(listLogs.responses[status]);
+      expect(deref(response.content["application/problem+json"].schema)).toBe(schemaOf("Problem"));
+    }
+    expect(Object.keys(listLogs.responses["200"].headers)).toEqual([
+      "X-RateLimit-Limit",
+      "X-RateLimit-Remaining",
+      "X-RateLimit-Reset",
+    ]);
+    expect(Object.keys(deref(listLogs.responses[429]).headers)).toContain("Retry-After");
+  });
+
+  it("the path parameters of the other two endpoints are id and executionId", () => {
+    const names = (path: string) => document.paths[path].get.parameters.map((p: Json) => [p.name, p.in]);
+    expect(names("/api/v1/logs/{id}")).toEqual([["id", "path"]]);
+    expect(names("/api/v1/logs/executions/{executionId}")).toEqual([["executionId", "path"]]);
+  });
+});
+
+describe("JSON shapes (D7)", () => {
+  it("a log entry has the spec's list-form fields with their JSON types", () => {
+    const entry = schemaOf("flowlog.logs.v1.LogEntry");
+    const type = (name: string) => deref(entry.properties[name]).type;
+    expect(Object.keys(entry.properties).slice(0, 10)).toEqual([
+      "id",
+      "workflowId",
+      "executionId",
+      "level",
+      "trigger",
+      "startedAt",
+      "endedAt",
+      "totalDurationMs",
+      "cost",
+      "files",
+    ]);
+    for (const name of ["id", "workflowId", "executionId", "level", "trigger"]) {
+      expect(type(name)).toBe("string");
+    }
+    expect(entry.properties.startedAt).toEqual({ type: "string", format: "date-time" });
+    expect(entry.properties.endedAt).toEqual({ type: "string", format: "date-time" });
+    expect(type("totalDurationMs")).toBe("integer");
+    expect(type("cost")).toBe("object");
+    expect(deref(entry.properties.cost).properties.total.type).toBe("number");
+    expect(type("files")).toContain("null");
+  });
+
+  it("fields the server always writes are required; message and optional fields are not", () => {
+    const entry = schemaOf("flowlog.logs.v1.LogEntry");
+    expect(entry.required).toEqual([
+      "id",
+      "workflowId",
+      "executionId",
+      "level",
+      "trigger",
+      "startedAt",
+      "endedAt",
+      "totalDurationMs",
+    ]);
+    expect(schemaOf("flowlog.logs.v1.TraceSpan").required).not.toContain("error");
+  });
+
+  it("the rate-limit buckets are named sync and async, as the json_name options say", () => {
+    expect(Object.keys(schemaOf("flowlog.logs.v1.ExecutionRateLimits").properties)).toEqual([
+      "sync",
+      "async",
+    ]);
+  });
+});
+
+describe("security", () => {
+  it("admin paths take the operator token, every other path the x-api-key header", () => {
+    const { apiKey, operatorToken } = document.components.securitySchemes;
+    expect(apiKey).toMatchObject({ type: "apiKey", in: "header", name: "x-api-key" });
+    expect(operatorToken).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(document.security).toEqual([{ apiKey: [] }]);
+    for (const [path, item] of Object.entries(document.paths as Json)) {
+      for (const operation of Object.values(item as Json)) {
+        if (path.startsWith("/api/v1/admin/")) expect(operation.security).toEqual([{ operatorToken: [] }]);
+        else if (path !== "/api/v1/openapi.json") expect(operation.security).toBeUndefined();
+      }
+    }
+  });
+});
+
+describe("regeneration", () => {
+  const scratch = mkdtempSync(join(tmpdir(), "flowlog-openapi-"));
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it("changing a google.api.http path and regenerating changes the document", () => {
+    for (const entry of ["proto", "buf.yaml", "buf.gen.yaml"]) {
+      cpSync(join(root, entry), join(scratch, entry), { recursive: true });
+    }
+    // The plugin runs from src/ and reads buf's npm-provided protos, as in the repository.
+    for (const entry of ["node_modules", "src"]) symlinkSync(join(root, entry), join(scratch, entry));
+    const proto = join(scratch, "proto/flowlog/logs/v1/logs_service.proto");
+    const original = readFileSync(proto, "utf8");
+    expect(original).toContain('{get: "/api/v1/logs"}');
+    writeFileSync(proto, original.replace('{get: "/api/v1/logs"}', '{get: "/api/v1/log-entries"}'));
+
+    runBufGenerate(scratch, join(scratch, "out"));
+
+    const regenerated = readDocument(join(scratch, "out"));
+    expect(regenerated.paths["/api/v1/log-entries"].get.operationId).toBe("LogsService_ListLogs");
+    expect(regenerated.paths["/api/v1/logs"]).toBeUndefined();
+    expect(regenerated.paths["/api/v1/logs/{id}"].get.operationId).toBe("LogsService_GetLog");
+  });
+});
