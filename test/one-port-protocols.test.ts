@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,6 +12,7 @@ import { BadRequestSchema } from "../gen/google/rpc/error_details_pb.js";
 import { invalidArgument } from "../src/errors/api-errors.js";
 import type { ApiServer } from "../src/server/api-server.js";
 import type { ApiImplementations } from "../src/server/api-services.js";
+import { openApiDocumentPath } from "../src/server/openapi-document.js";
 import { rest, rpcClients, startTestApiServer } from "./support/api-server.js";
 
 // Test handlers drive the real server: each workspaceId selects an outcome, so every protocol
@@ -134,6 +136,19 @@ describe("one port, every protocol (D2)", () => {
     });
   });
 
+  it("refuses a request without a field the .proto marks REQUIRED, naming it, on every protocol", async () => {
+    for (const [name, client] of rpcClients(LogsService, server.url)) {
+      const error = await rpcError(() => client.listLogs({}));
+      expect(error.code, name).toBe(Code.InvalidArgument);
+      expect(error.rawMessage, name).toBe("workspaceId is required");
+    }
+    const response = await rest(server.url, "/api/v1/logs?limit=5");
+    expect(response.status).toBe(400);
+    expect(response.json).toMatchObject({
+      errors: [{ field: "workspaceId", message: "workspaceId is required" }],
+    });
+  });
+
   it("turns an unexpected fault into internal with no internals on every protocol", async () => {
     for (const [name, client] of rpcClients(LogsService, server.url)) {
       const error = await rpcError(() => client.listLogs({ workspaceId: "fault" }));
@@ -252,6 +267,12 @@ describe("REST/JSON gateway from google.api.http annotations", () => {
     });
     expect(unknown.status).toBe(400);
     expect(unknown.json).toMatchObject({ code: "invalid_argument", detail: expect.stringContaining("nmae") });
+  });
+
+  it("serves the generated OpenAPI document at /api/v1/openapi.json", async () => {
+    const response = await rest(server.url, "/api/v1/openapi.json");
+    expect(response.status).toBe(200);
+    expect(response.text).toBe(readFileSync(openApiDocumentPath, "utf8"));
   });
 
   it("answers 405 with Allow for a known path and another method, 404 problem+json for no route", async () => {

@@ -1,12 +1,14 @@
 import type { Interceptor } from "@connectrpc/connect";
 import { toPublicError } from "../errors/public-error.js";
+import { requiredFields } from "./required-fields.js";
 
 /**
  * The interceptor chain every protocol shares (REST enters through the same handlers), outermost
- * first. Authentication and the API rate limit (D11) join it with the logs API.
+ * first. Authentication and the API rate limit (D11) join it with the logs API, before the
+ * validation of required fields: a caller without a key learns nothing about the request's shape.
  */
 export function createInterceptors(): Interceptor[] {
-  return [errorBoundary];
+  return [errorBoundary, requiredFields];
 }
 
 /** Faults become `internal` with no internals in the message (D10); deliberate errors pass. */
