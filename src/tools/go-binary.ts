@@ -1,0 +1,90 @@
+import { spawn } from "node:child_process";
+import { constants } from "node:fs";
+import { access, mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** A command-line tool that is built from a Go module when it is not installed. */
+export interface GoBinary {
+  /** The command's name, on PATH and in the cache. */
+  name: string;
+  /** The `go install` package path. */
+  module: string;
+  version: string;
+  /** What to do instead when Go is missing, for the error message. */
+  withoutGo: string;
+  /** How long a first build takes here, for the progress message. */
+  buildTime: string;
+}
+
+const executableSuffix = process.platform === "win32" ? ".exe" : "";
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+/** Git-ignored, so a clone builds each tool once and keeps it across `npm start` and `npm test`. */
+export const toolsBinDir = path.join(repoRoot, ".tools", "bin");
+
+export class GoBinaryUnavailableError extends Error {
+  constructor(tool: GoBinary) {
+    super(`${tool.name} is not on PATH and Go is not installed to build it. ${tool.withoutGo}`);
+    this.name = "GoBinaryUnavailableError";
+  }
+}
+
+/** Path of the tool: the one on PATH, else our cached build, else a fresh `go install` of the pinned version. */
+export async function resolveGoBinary(tool: GoBinary): Promise<string> {
+  const cached = path.join(toolsBinDir, tool.name + executableSuffix);
+  return (
+    (await findOnPath(tool.name)) ??
+    ((await isExecutable(cached)) ? cached : buildGoBinary(tool, toolsBinDir))
+  );
+}
+
+/**
+ * Builds the tool with `go install` into `binDir`. Go writes into a private temporary directory and the
+ * finished binary is renamed into place, so concurrent builders (two test runs, `npm start` beside
+ * `npm test`) never expose a half-written file: rename is atomic and the last one wins.
+ */
+export async function buildGoBinary(tool: GoBinary, binDir: string): Promise<string> {
+  const go = await findOnPath("go");
+  if (!go) throw new GoBinaryUnavailableError(tool);
+  await mkdir(binDir, { recursive: true });
+  const buildDir = await mkdtemp(path.join(binDir, ".build-"));
+  try {
+    console.error(
+      `Building ${tool.name} ${tool.version} into ${binDir} with go install (first time only, ${tool.buildTime})...`,
+    );
+    await run(go, ["install", `${tool.module}@${tool.version}`], { ...process.env, GOBIN: buildDir });
+    const target = path.join(binDir, tool.name + executableSuffix);
+    await rename(path.join(buildDir, tool.name + executableSuffix), target);
+    return target;
+  } finally {
+    await rm(buildDir, { recursive: true, force: true });
+  }
+}
+
+async function findOnPath(command: string): Promise<string | undefined> {
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter).filter(Boolean)) {
+    const candidate = path.join(dir, command + executableSuffix);
+    if (await isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+async function isExecutable(file: string): Promise<boolean> {
+  try {
+    await access(file, constants.X_OK);
+    return (await stat(file)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env, stdio: ["ignore", "inherit", "inherit"] });
+    child.on("error", reject);
+    child.on("exit", (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`${command} ${args.join(" ")} failed (${signal ?? `exit code ${code}`})`));
+    });
+  });
+}
