@@ -1,0 +1,12 @@
+// Runs before `npm start` and `npm test` so that the README's two commands are the whole
+// set-up on a fresh clone: installs the locked npm packages when they are missing or older
+// than package-lock.json. Plain Node, no dependencies: it runs before any are installed.
+import { execSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+
+const installed = "node_modules/.package-lock.json";
+const stale = !existsSync(installed) || statSync("package-lock.json").mtimeMs > statSync(installed).mtimeMs;
+if (stale) {
+  console.error("Installing npm packages (npm ci)...");
+  execSync("npm ci --no-audit --no-fund", { stdio: "inherit" });
+}

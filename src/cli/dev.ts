@@ -1,0 +1,50 @@
+import type { Config } from "../config/config.js";
+import { startApiServer } from "../server/api-server.js";
+import { ensureTemporal } from "../temporal/ensure-temporal.js";
+import { FLOWLOG_TASK_QUEUE } from "../temporal/task-queue.js";
+import { createFlowlogWorker } from "../temporal/worker.js";
+import { untilStopSignal } from "./signals.js";
+
+/**
+ * `flowlog dev` (D3): Temporal (a dev server unless TEMPORAL_ADDRESS is set), the API server and the
+ * worker in one process, until SIGINT or SIGTERM stops them in reverse order: the worker first, while the
+ * server it polls is still up, then the API server, then Temporal. A second signal abandons the graceful
+ * stop; the dev server's exit hook still ends Temporal.
+ */
+export async function runDev(config: Config): Promise<void> {
+  // Listening from the start: a Ctrl-C during start-up lets start-up finish, then stops everything cleanly.
+  const stopRequested = untilStopSignal();
+  const stops: Array<() => Promise<void>> = [];
+  try {
+    const temporal = await ensureTemporal({
+      address: config.temporalAddress,
+      namespace: config.temporalNamespace,
+      dataDir: config.dataDir,
+    });
+    stops.push(() => temporal.stop());
+    console.log(
+      temporal.uiUrl
+        ? `Temporal dev server on ${temporal.address}, Web UI at ${temporal.uiUrl}`
+        : `Temporal at ${temporal.address} (TEMPORAL_ADDRESS)`,
+    );
+
+    const withTemporal: Config = { ...config, temporalAddress: temporal.address };
+    const api = await startApiServer(withTemporal);
+    stops.push(() => api.close());
+    console.log(`flowlog API at ${api.url}`);
+
+    const worker = await createFlowlogWorker({
+      address: temporal.address,
+      namespace: config.temporalNamespace,
+    });
+    const running = worker.run();
+    console.log(`Worker polling task queue ${FLOWLOG_TASK_QUEUE}. Press Ctrl-C to stop.`);
+
+    await Promise.race([stopRequested, running]);
+    console.log("Stopping...");
+    worker.shutdown();
+    await running;
+  } finally {
+    for (const stop of stops.reverse()) await stop();
+  }
+}

@@ -1,0 +1,41 @@
+import { Command } from "commander";
+import { ConfigError, loadConfig, loadDotEnv } from "../config/config.js";
+import { runDev } from "./dev.js";
+import { runServe } from "./serve.js";
+import { runWorker } from "./worker.js";
+
+const program = new Command("flowlog")
+  .description(
+    "Workflow-execution logs and notifications: gRPC, Connect and REST on one port, runs on Temporal",
+  )
+  .showHelpAfterError();
+
+program
+  .command("dev")
+  .description("start a Temporal dev server (unless TEMPORAL_ADDRESS is set), the API server and the worker")
+  .action(() => runDev(config()));
+
+program
+  .command("serve")
+  .description("start only the API server (scale it out beside `flowlog worker`)")
+  .action(() => runServe(config()));
+
+program
+  .command("worker")
+  .description("start only the Temporal worker")
+  .action(() => runWorker(config()));
+
+function config() {
+  loadDotEnv();
+  return loadConfig();
+}
+
+try {
+  await program.parseAsync();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(2);
+  }
+  throw error;
+}

@@ -1,0 +1,18 @@
+import { DefaultLogger, type LogEntry, Runtime } from "@temporalio/worker";
+import { logger } from "../logging/logger.js";
+
+let installed = false;
+
+/**
+ * Routes the SDK's worker and Core logs into our one process logger (quiet under vitest, JSON in
+ * production) instead of the SDK's own console output. The SDK runtime is a process-wide singleton that
+ * must be installed before the first NativeConnection, hence once, from the worker factory.
+ */
+export function installWorkerLogging(): void {
+  if (installed) return;
+  const temporalLogger = logger.child({ component: "temporal-worker" });
+  const forward = ({ level, message, meta }: LogEntry) =>
+    temporalLogger[level.toLowerCase() as Lowercase<typeof level>](meta ?? {}, message);
+  Runtime.install({ logger: new DefaultLogger("TRACE", forward) });
+  installed = true;
+}

@@ -1,0 +1,51 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { NativeConnection, Worker } from "@temporalio/worker";
+import * as activities from "./activities/index.js";
+import { FLOWLOG_TASK_QUEUE } from "./task-queue.js";
+import { installWorkerLogging } from "./worker-logging.js";
+
+export interface FlowlogWorkerOptions {
+  address: string;
+  namespace: string;
+  /** Tests pass their own queue so parallel test files never take each other's tasks. */
+  taskQueue?: string;
+}
+
+export interface FlowlogWorker {
+  /** Polls until `shutdown()` (or a fatal error), then closes the connection. */
+  run(): Promise<void>;
+  /** Starts a graceful stop; a no-op unless running. */
+  shutdown(): void;
+}
+
+/**
+ * The workflow bundle is built from source with the same extension as this module: `.ts` when run through
+ * tsx, `.js` once compiled. The SDK's bundler maps our `.js` import suffixes back to `.ts` files.
+ */
+const workflowsPath = fileURLToPath(
+  new URL(`./workflows/index${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url),
+);
+
+export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promise<FlowlogWorker> {
+  installWorkerLogging();
+  const connection = await NativeConnection.connect({ address: options.address });
+  try {
+    const worker = await Worker.create({
+      connection,
+      namespace: options.namespace,
+      taskQueue: options.taskQueue ?? FLOWLOG_TASK_QUEUE,
+      workflowsPath,
+      activities,
+    });
+    return {
+      run: () => worker.run().finally(() => connection.close()),
+      shutdown: () => {
+        if (worker.getState() === "RUNNING") worker.shutdown();
+      },
+    };
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
+}

@@ -1,0 +1,47 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import type { TestProject } from "vitest/node";
+import { loadConfig } from "../src/config/config.js";
+import { ensureTemporal } from "../src/temporal/ensure-temporal.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** host:port of the one Temporal frontend shared by the whole run. */
+    temporalAddress: string;
+    temporalNamespace: string;
+  }
+}
+
+/**
+ * One Temporal dev server for the whole run (issue 2, item 8), headless on free ports so a developer's
+ * `npm start` on 7233/8233 can keep running; TEMPORAL_ADDRESS points the run at an existing one instead.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const { temporalAddress, temporalNamespace } = loadConfig();
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), "flowlog-temporal-"));
+  const temporal = await ensureTemporal({
+    address: temporalAddress,
+    namespace: temporalNamespace,
+    dataDir,
+    port: await freePort(),
+    headless: true,
+  });
+  project.provide("temporalAddress", temporal.address);
+  project.provide("temporalNamespace", temporalNamespace);
+  return async () => {
+    await temporal.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject()));
+    });
+    server.on("error", reject);
+  });
+}

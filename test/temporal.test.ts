@@ -1,0 +1,48 @@
+import { randomUUID } from "node:crypto";
+import { Client, Connection } from "@temporalio/client";
+import proto from "@temporalio/proto";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
+import { createFlowlogWorker } from "../src/temporal/worker.js";
+import { workerRoundTrip } from "../src/temporal/workflows/index.js";
+
+const address = inject("temporalAddress");
+const namespace = inject("temporalNamespace");
+
+describe("Temporal (issue 2, item 7)", () => {
+  let connection: Connection;
+
+  beforeAll(async () => {
+    connection = await Connection.connect({ address });
+  });
+
+  afterAll(async () => {
+    await connection?.close();
+  });
+
+  it("the worker runs a workflow end to end against the real dev server", async () => {
+    const taskQueue = `round-trip-${randomUUID()}`;
+    const worker = await createFlowlogWorker({ address, namespace, taskQueue });
+    const running = worker.run();
+    try {
+      const client = new Client({ connection, namespace });
+      const greeting = await client.workflow.execute(workerRoundTrip, {
+        taskQueue,
+        workflowId: `round-trip-${randomUUID()}`,
+        args: ["flowlog"],
+      });
+      expect(greeting).toBe(`Hello, flowlog, from worker process ${process.pid} on task queue ${taskQueue}`);
+    } finally {
+      worker.shutdown();
+      await running;
+    }
+  });
+
+  it("our search attributes are registered on the namespace as keywords", async () => {
+    const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+    const keyword = proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+    for (const key of Object.values(flowlogSearchAttributes)) {
+      expect(customAttributes?.[key.name], key.name).toBe(keyword);
+    }
+  });
+});
