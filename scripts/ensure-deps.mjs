@@ -7,6 +7,8 @@ import { existsSync, statSync } from "node:fs";
 const installed = "node_modules/.package-lock.json";
 const stale = !existsSync(installed) || statSync("package-lock.json").mtimeMs > statSync(installed).mtimeMs;
 if (stale) {
-  console.error("Installing npm packages (npm ci)...");
-  execSync("npm ci --no-audit --no-fund", { stdio: "inherit" });
+  // `npm install` rather than `npm ci`: it installs the locked versions all the same, and it accepts a
+  // lock file that records only the platform builds a registry mirror serves (npm ci refuses those).
+  console.error("Installing npm packages (npm install)...");
+  execSync("npm install --no-audit --no-fund", { stdio: "inherit" });
 }
