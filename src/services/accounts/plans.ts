@@ -1,0 +1,50 @@
+import type { Plan } from "../../store/records.js";
+
+/** A token bucket's shape: the sustained rate and how many tokens it can hold. */
+export interface BucketShape {
+  requestsPerMinute: number;
+  maxBurst: number;
+}
+
+export interface PlanLimits {
+  /** Calls to the API itself (spec "API rate limit", D11). */
+  api: BucketShape;
+  /** Workflow executions (D12): async is five times sync. */
+  syncExecutions: BucketShape;
+  asyncExecutions: BucketShape;
+  /** Usage limit per calendar month, USD (D12). */
+  usageLimitUsd: number;
+}
+
+const bucket = (requestsPerMinute: number, maxBurst: number): BucketShape => ({
+  requestsPerMinute,
+  maxBurst,
+});
+
+/** The spec's plan table and D12's defaults, in one place. */
+export const planLimits: Record<Plan, PlanLimits> = {
+  free: {
+    api: bucket(10, 20),
+    syncExecutions: bucket(10, 20),
+    asyncExecutions: bucket(50, 100),
+    usageLimitUsd: 10,
+  },
+  pro: {
+    api: bucket(30, 60),
+    syncExecutions: bucket(30, 60),
+    asyncExecutions: bucket(150, 300),
+    usageLimitUsd: 100,
+  },
+  team: {
+    api: bucket(60, 120),
+    syncExecutions: bucket(60, 120),
+    asyncExecutions: bucket(300, 600),
+    usageLimitUsd: 500,
+  },
+  enterprise: {
+    api: bucket(120, 240),
+    syncExecutions: bucket(120, 240),
+    asyncExecutions: bucket(600, 1200),
+    usageLimitUsd: 5000,
+  },
+};

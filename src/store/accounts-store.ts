@@ -1,0 +1,146 @@
+import type { Db } from "./database.js";
+import type { ApiKeyRecord, Plan, UserRecord, WorkspaceRecord } from "./records.js";
+
+interface ApiKeyRow {
+  id: string;
+  user_id: string;
+  prefix: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+/** The caller an API key stands for (D5). */
+export interface KeyOwner {
+  keyId: string;
+  user: UserRecord;
+}
+
+/** Users with plans, workspaces and memberships, and API keys stored only as hashes (D5, D6). */
+export class AccountsStore {
+  private readonly statements;
+
+  constructor(private readonly db: Db) {
+    this.statements = {
+      insertUser: db.prepare(
+        "INSERT INTO users (id, email, plan, created_at) VALUES (@id, @email, @plan, @createdAt)",
+      ),
+      userById: db.prepare("SELECT id, email, plan, created_at AS createdAt FROM users WHERE id = ?"),
+      users: db.prepare("SELECT id, email, plan, created_at AS createdAt FROM users ORDER BY created_at, id"),
+      insertWorkspace: db.prepare(
+        "INSERT INTO workspaces (id, name, created_at) VALUES (@id, @name, @createdAt)",
+      ),
+      workspaceById: db.prepare("SELECT id, name, created_at AS createdAt FROM workspaces WHERE id = ?"),
+      workspaces: db.prepare(
+        "SELECT id, name, created_at AS createdAt FROM workspaces ORDER BY created_at, id",
+      ),
+      workspacesOf: db.prepare(
+        `SELECT w.id, w.name, w.created_at AS createdAt FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+         WHERE m.user_id = ? ORDER BY w.created_at, w.id`,
+      ),
+      addMember: db.prepare("INSERT OR IGNORE INTO memberships (user_id, workspace_id) VALUES (?, ?)"),
+      isMember: db.prepare("SELECT 1 FROM memberships WHERE user_id = ? AND workspace_id = ?"),
+      membersOf: db.prepare("SELECT user_id FROM memberships WHERE workspace_id = ? ORDER BY user_id"),
+      insertKey: db.prepare(
+        "INSERT INTO api_keys (id, user_id, prefix, hash, created_at) VALUES (@id, @userId, @prefix, @hash, @createdAt)",
+      ),
+      keysOf: db.prepare("SELECT * FROM api_keys WHERE user_id = ? ORDER BY created_at, id"),
+      keyById: db.prepare("SELECT * FROM api_keys WHERE id = ?"),
+      revokeKey: db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"),
+      ownerOfHash: db.prepare(
+        `SELECT k.id AS keyId, u.id, u.email, u.plan, u.created_at AS createdAt
+         FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ? AND k.revoked_at IS NULL`,
+      ),
+      touchKey: db.prepare(
+        "UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)",
+      ),
+    };
+  }
+
+  createUser(user: UserRecord): void {
+    this.statements.insertUser.run(user);
+  }
+
+  getUser(id: string): UserRecord | undefined {
+    return this.statements.userById.get(id) as UserRecord | undefined;
+  }
+
+  listUsers(): UserRecord[] {
+    return this.statements.users.all() as UserRecord[];
+  }
+
+  createWorkspace(workspace: WorkspaceRecord, memberUserIds: string[]): void {
+    this.db.transaction(() => {
+      this.statements.insertWorkspace.run(workspace);
+      for (const userId of memberUserIds) this.statements.addMember.run(userId, workspace.id);
+    })();
+  }
+
+  getWorkspace(id: string): WorkspaceRecord | undefined {
+    return this.statements.workspaceById.get(id) as WorkspaceRecord | undefined;
+  }
+
+  /** Every workspace, or those the user belongs to. */
+  listWorkspaces(userId?: string): WorkspaceRecord[] {
+    const rows =
+      userId === undefined ? this.statements.workspaces.all() : this.statements.workspacesOf.all(userId);
+    return rows as WorkspaceRecord[];
+  }
+
+  addMember(workspaceId: string, userId: string): void {
+    this.statements.addMember.run(userId, workspaceId);
+  }
+
+  isMember(userId: string, workspaceId: string): boolean {
+    return this.statements.isMember.get(userId, workspaceId) !== undefined;
+  }
+
+  membersOf(workspaceId: string): string[] {
+    return (this.statements.membersOf.all(workspaceId) as { user_id: string }[]).map((r) => r.user_id);
+  }
+
+  createApiKey(key: Omit<ApiKeyRecord, "lastUsedAt" | "revokedAt">, hash: Buffer): void {
+    this.statements.insertKey.run({ ...key, hash });
+  }
+
+  listApiKeys(userId: string): ApiKeyRecord[] {
+    return (this.statements.keysOf.all(userId) as ApiKeyRow[]).map(toApiKey);
+  }
+
+  getApiKey(id: string): ApiKeyRecord | undefined {
+    const row = this.statements.keyById.get(id) as ApiKeyRow | undefined;
+    return row && toApiKey(row);
+  }
+
+  /** Marks the key revoked; false when there is no such key or it was revoked already. */
+  revokeApiKey(id: string, now: number): boolean {
+    return this.statements.revokeKey.run(now, id).changes > 0;
+  }
+
+  /** The live key with this hash and its user, or undefined for an unknown or revoked key. */
+  ownerOfKeyHash(hash: Buffer): KeyOwner | undefined {
+    const row = this.statements.ownerOfHash.get(hash) as (UserRecord & { keyId: string }) | undefined;
+    if (!row) return undefined;
+    const { keyId, ...user } = row;
+    return { keyId, user: { ...user, plan: user.plan as Plan } };
+  }
+
+  /**
+   * Records that the key was used. Callers throttle this (a write per request would serialise every
+   * request on the writer); the guard keeps last_used_at from moving backwards.
+   */
+  touchApiKey(id: string, now: number): void {
+    this.statements.touchKey.run(now, id, now);
+  }
+}
+
+function toApiKey(row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    prefix: row.prefix,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  };
+}

@@ -1,0 +1,127 @@
+import type { Database } from "better-sqlite3";
+
+/**
+ * Versioned schema (D23). Each entry runs once, in order, inside a transaction, and PRAGMA
+ * user_version records how far a database has come. Never edit a released entry: append one.
+ *
+ * Times are integer Unix milliseconds; clients see them through util/time (D7).
+ */
+const migrations: string[] = [
+  `
+  CREATE TABLE users (
+    id TEXT PRIMARY KEY,
+    email TEXT NOT NULL UNIQUE,
+    plan TEXT NOT NULL CHECK (plan IN ('free', 'pro', 'team', 'enterprise')),
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE workspaces (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE memberships (
+    user_id TEXT NOT NULL REFERENCES users (id),
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id),
+    PRIMARY KEY (user_id, workspace_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX memberships_by_workspace ON memberships (workspace_id, user_id);
+  CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users (id),
+    prefix TEXT NOT NULL,
+    -- SHA-256 of the whole key (D5); the key itself is never stored.
+    hash BLOB NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL,
+    last_used_at INTEGER,
+    revoked_at INTEGER
+  );
+  CREATE INDEX api_keys_by_user ON api_keys (user_id, created_at);
+  CREATE TABLE folders (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id),
+    name TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE workflows (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id),
+    folder_id TEXT REFERENCES folders (id),
+    name TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    version INTEGER NOT NULL DEFAULT 1,
+    state_json TEXT NOT NULL DEFAULT '{}',
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX workflows_by_workspace ON workflows (workspace_id, name);
+
+  -- One row per execution (D17). The list query reads only this table; the heavy JSON columns
+  -- are read for the rows of one page.
+  CREATE TABLE log_entries (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL,
+    workflow_id TEXT NOT NULL,
+    folder_id TEXT,
+    execution_id TEXT NOT NULL UNIQUE,
+    -- Whose usage the cost counts against (D12).
+    billed_user_id TEXT,
+    level TEXT NOT NULL CHECK (level IN ('info', 'error')),
+    trigger TEXT NOT NULL CHECK (trigger IN ('api', 'webhook', 'schedule', 'manual', 'chat')),
+    started_at INTEGER NOT NULL,
+    ended_at INTEGER NOT NULL,
+    total_duration_ms INTEGER NOT NULL,
+    cost_total REAL NOT NULL,
+    -- {tokens: {prompt, completion, total}, models: {name: {...}}}
+    cost_json TEXT NOT NULL,
+    files_json TEXT,
+    trace_spans_json TEXT NOT NULL DEFAULT '[]',
+    final_output_json TEXT
+  );
+  -- Keyset order (D8) under each common filter, so a page reads only its own rows.
+  CREATE INDEX log_entries_by_time ON log_entries (workspace_id, started_at, id);
+  CREATE INDEX log_entries_by_workflow ON log_entries (workspace_id, workflow_id, started_at, id);
+  CREATE INDEX log_entries_by_folder ON log_entries (workspace_id, folder_id, started_at, id);
+  CREATE INDEX log_entries_by_level ON log_entries (workspace_id, level, started_at, id);
+  CREATE INDEX log_entries_by_trigger ON log_entries (workspace_id, trigger, started_at, id);
+  -- Usage of the current month (D12).
+  CREATE INDEX log_entries_by_billed_user ON log_entries (billed_user_id, started_at);
+
+  -- The models an execution used, in keyset order, for the model filter.
+  CREATE TABLE log_entry_models (
+    workspace_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    log_id TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, model, started_at, log_id)
+  ) WITHOUT ROWID;
+
+  -- The exact workflow version an execution ran (D13).
+  CREATE TABLE execution_snapshots (
+    execution_id TEXT PRIMARY KEY,
+    workflow_state_json TEXT NOT NULL
+  ) WITHOUT ROWID;
+
+  -- Token buckets shared by every process on the machine (D11, D12).
+  CREATE TABLE rate_limit_buckets (
+    key TEXT PRIMARY KEY,
+    tokens REAL NOT NULL,
+    updated_at INTEGER NOT NULL,
+    last_allowed INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
+];
+
+export function migrate(db: Database): void {
+  const current = db.pragma("user_version", { simple: true }) as number;
+  if (current > migrations.length) {
+    throw new Error(
+      `the database is at schema version ${current}, newer than this flowlog (${migrations.length})`,
+    );
+  }
+  migrations.slice(current).forEach((sql, index) => {
+    db.transaction(() => {
+      db.exec(sql);
+      db.pragma(`user_version = ${current + index + 1}`);
+    })();
+  });
+}

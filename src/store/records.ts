@@ -1,0 +1,90 @@
+/** What the store keeps, in the product's words (D5, D17). Times are Unix milliseconds. */
+
+export const plans = ["free", "pro", "team", "enterprise"] as const;
+export type Plan = (typeof plans)[number];
+
+export const levels = ["info", "error"] as const;
+export type Level = (typeof levels)[number];
+
+export const triggers = ["api", "webhook", "schedule", "manual", "chat"] as const;
+export type Trigger = (typeof triggers)[number];
+
+export interface UserRecord {
+  id: string;
+  email: string;
+  plan: Plan;
+  createdAt: number;
+}
+
+export interface WorkspaceRecord {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  userId: string;
+  prefix: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+export interface WorkflowRecord {
+  id: string;
+  workspaceId: string;
+  folderId: string | null;
+  name: string;
+  description: string;
+  version: number;
+  /** The workflow graph as the protobuf JSON of flowlog.workflows.v1.WorkflowState. */
+  state: unknown;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface TokenCounts {
+  prompt: number;
+  completion: number;
+  total: number;
+}
+
+export interface ModelCostRecord {
+  input: number;
+  output: number;
+  total: number;
+  tokens: TokenCounts;
+}
+
+export interface CostRecord {
+  total: number;
+  tokens: TokenCounts;
+  models: Record<string, ModelCostRecord>;
+}
+
+export interface LogEntryRecord {
+  id: string;
+  workspaceId: string;
+  workflowId: string;
+  folderId: string | null;
+  executionId: string;
+  billedUserId: string | null;
+  level: Level;
+  trigger: Trigger;
+  startedAt: number;
+  endedAt: number;
+  totalDurationMs: number;
+  cost: CostRecord;
+  files: unknown;
+  /** Protobuf JSON of flowlog.logs.v1.TraceSpan[] (D17). */
+  traceSpans: unknown[];
+  finalOutput: unknown;
+}
+
+/** A log entry together with the snapshot of the workflow state its execution ran (D13). */
+export interface ExecutionRecord {
+  entry: LogEntryRecord;
+  /** Protobuf JSON of flowlog.workflows.v1.WorkflowState. */
+  workflowState: unknown;
+}
