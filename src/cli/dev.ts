@@ -1,5 +1,7 @@
 import type { Config } from "../config/config.js";
+import { createApi } from "../server/api.js";
 import { startApiServer } from "../server/api-server.js";
+import { openStore } from "../store/store.js";
 import { ensureTemporal } from "../temporal/ensure-temporal.js";
 import { FLOWLOG_TASK_QUEUE } from "../temporal/task-queue.js";
 import { createFlowlogWorker } from "../temporal/worker.js";
@@ -29,9 +31,13 @@ export async function runDev(config: Config): Promise<void> {
     );
 
     const withTemporal: Config = { ...config, temporalAddress: temporal.address };
-    const api = await startApiServer(withTemporal);
+    const store = openStore(config);
+    stops.push(async () => store.close());
+    const api = await startApiServer(withTemporal, createApi({ config, store }));
     stops.push(() => api.close());
-    console.log(`flowlog API at ${api.url}`);
+    console.log(`flowlog API at ${api.url} (gRPC, gRPC-Web, Connect and REST on one port)`);
+    console.log(`  OpenAPI document: ${api.url}/api/v1/openapi.json`);
+    console.log("  Get an API key:   npm run flowlog -- bootstrap   (prints a user, a workspace and a key)");
 
     const worker = await createFlowlogWorker({
       address: temporal.address,

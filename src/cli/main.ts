@@ -1,5 +1,7 @@
 import { Command } from "commander";
 import { ConfigError, loadConfig, loadDotEnv } from "../config/config.js";
+import { openStore } from "../store/store.js";
+import { registerAccountCommands } from "./accounts.js";
 import { runDev } from "./dev.js";
 import { runServe } from "./serve.js";
 import { runWorker } from "./worker.js";
@@ -25,9 +27,17 @@ program
   .description("start only the Temporal worker")
   .action(() => runWorker(config()));
 
+registerAccountCommands(program, openContext);
+
 function config() {
   loadDotEnv();
   return loadConfig();
+}
+
+/** Commands that work on the data directly open the same store file the server uses (D23). */
+function openContext() {
+  const c = config();
+  return { config: c, store: openStore(c) };
 }
 
 try {

@@ -18,6 +18,8 @@ export interface Config {
   /** Base64 or hex 32-byte key; generated into the data dir when absent (D4, D24). */
   masterKey: string | undefined;
   allowPrivateNetworks: boolean;
+  /** Bearer token of the admin API; the admin API is disabled while it is unset (issue 3, item 2). */
+  operatorToken: string | undefined;
 }
 
 const booleanString = z
@@ -46,6 +48,10 @@ const envSchema = z.object({
   FLOWLOG_MAIL_FROM: z.string().default("flowlog <flowlog@localhost>"),
   FLOWLOG_MASTER_KEY: optionalString,
   FLOWLOG_ALLOW_PRIVATE_NETWORKS: booleanString.default(false),
+  // A short token could be guessed by an attacker who can reach the port.
+  FLOWLOG_OPERATOR_TOKEN: optionalString.refine((value) => value === undefined || value.length >= 16, {
+    error: "must be at least 16 characters",
+  }),
 });
 
 export class ConfigError extends Error {
@@ -77,5 +83,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailFrom: e.FLOWLOG_MAIL_FROM,
     masterKey: e.FLOWLOG_MASTER_KEY,
     allowPrivateNetworks: e.FLOWLOG_ALLOW_PRIVATE_NETWORKS,
+    operatorToken: e.FLOWLOG_OPERATOR_TOKEN,
   };
 }

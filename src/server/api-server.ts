@@ -1,5 +1,5 @@
 import type { AddressInfo, Socket } from "node:net";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Config } from "../config/config.js";
@@ -32,6 +32,8 @@ export interface ApiServerOptions {
   /** Interface to bind; all interfaces when unset. */
   host?: string;
   implementations?: ApiImplementations;
+  /** Authentication and rate limiting, run before the handlers on every protocol. */
+  guards?: Interceptor[];
 }
 
 export async function startApiServer(
@@ -43,7 +45,7 @@ export async function startApiServer(
   let gateway: RestGateway | undefined;
 
   const adapter = connectNodeAdapter({
-    interceptors: createInterceptors(),
+    interceptors: createInterceptors(options.guards),
     // Implicit values are always written (D7: totalDurationMs 0, cost.total 0 and isExceeded
     // false are facts, not omissions); REST bodies are these bytes too.
     jsonOptions: { alwaysEmitImplicit: true },

@@ -4,11 +4,11 @@ import { requiredFields } from "./required-fields.js";
 
 /**
  * The interceptor chain every protocol shares (REST enters through the same handlers), outermost
- * first. Authentication and the API rate limit (D11) join it with the logs API, before the
- * validation of required fields: a caller without a key learns nothing about the request's shape.
+ * first. The guards (authentication, then the API rate limit, D11) run before the validation of
+ * required fields: a caller without a key learns nothing about the request's shape.
  */
-export function createInterceptors(): Interceptor[] {
-  return [errorBoundary, requiredFields];
+export function createInterceptors(guards: Interceptor[] = []): Interceptor[] {
+  return [errorBoundary, ...guards, requiredFields];
 }
 
 /** Faults become `internal` with no internals in the message (D10); deliberate errors pass. */

@@ -109,6 +109,30 @@ const migrations: string[] = [
     last_allowed INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  `
+  -- Cost per user and calendar month (UTC) of the executions billed to them (D12), so the limits object
+  -- in every response reads one row instead of summing a user's log entries. A trigger adds each new entry
+  -- in the same transaction as its insert; entries are written once and never changed (D17), so a job that
+  -- ever deletes or edits them must adjust this table too. period_start is the month's first millisecond.
+  CREATE TABLE usage_periods (
+    user_id TEXT NOT NULL,
+    period_start INTEGER NOT NULL,
+    cost REAL NOT NULL,
+    PRIMARY KEY (user_id, period_start)
+  ) WITHOUT ROWID;
+
+  INSERT INTO usage_periods (user_id, period_start, cost)
+  SELECT billed_user_id, unixepoch(started_at / 1000, 'unixepoch', 'start of month') * 1000, sum(cost_total)
+  FROM log_entries WHERE billed_user_id IS NOT NULL GROUP BY 1, 2;
+
+  CREATE TRIGGER usage_periods_add AFTER INSERT ON log_entries WHEN NEW.billed_user_id IS NOT NULL
+  BEGIN
+    INSERT INTO usage_periods (user_id, period_start, cost)
+    VALUES (NEW.billed_user_id, unixepoch(NEW.started_at / 1000, 'unixepoch', 'start of month') * 1000,
+      NEW.cost_total)
+    ON CONFLICT (user_id, period_start) DO UPDATE SET cost = cost + excluded.cost;
+  END;
+  `,
 ];
 
 export function migrate(db: Database): void {

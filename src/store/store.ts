@@ -1,6 +1,8 @@
 import { AccountsStore } from "./accounts-store.js";
 import { type Db, databaseFile, openDatabase } from "./database.js";
 import { LogsStore } from "./logs-store.js";
+import { RateLimitStore } from "./rate-limit-store.js";
+import { UsageStore } from "./usage-store.js";
 import { WorkflowsStore } from "./workflows-store.js";
 
 /**
@@ -11,6 +13,8 @@ export interface Store {
   accounts: AccountsStore;
   workflows: WorkflowsStore;
   logs: LogsStore;
+  rateLimits: RateLimitStore;
+  usage: UsageStore;
   close(): void;
 }
 
@@ -21,6 +25,8 @@ export function openStore(location: { dataDir: string } | { file: string }): Sto
     accounts: new AccountsStore(db),
     workflows: new WorkflowsStore(db),
     logs: new LogsStore(db),
+    rateLimits: new RateLimitStore(db),
+    usage: new UsageStore(db),
     close: () => db.close(),
   };
 }

@@ -137,7 +137,9 @@ async function servesNamespace(address: string, namespace: string): Promise<bool
 class ServerProcess {
   exitReason: string | undefined;
   private readonly exited: Promise<void>;
+  private head = "";
   private output = "";
+  private dropped = false;
   private readonly killOnExit = () => this.child.kill("SIGKILL");
 
   constructor(private readonly child: ChildProcess) {
@@ -150,9 +152,14 @@ class ServerProcess {
     process.on("exit", this.killOnExit);
   }
 
+  /** The start and the end of what it printed: a Go panic names its cause at the top. */
   outputTail(): string {
+    const head = this.head.trim();
     const tail = this.output.trim();
-    return tail ? `; its last output:\n${tail}` : "";
+    if (!head) return "";
+    return this.dropped
+      ? `; its output began:\n${head}\n...\nand ended:\n${tail}`
+      : `; its output:\n${(this.head + this.output).trim()}`;
   }
 
   async stop(): Promise<void> {
@@ -172,6 +179,15 @@ class ServerProcess {
   }
 
   private keep(chunk: Buffer): void {
-    this.output = (this.output + chunk.toString("utf8")).slice(-4_000);
+    let text = chunk.toString("utf8");
+    const room = 2_000 - this.head.length;
+    if (room > 0) {
+      this.head += text.slice(0, room);
+      text = text.slice(room);
+    }
+    const combined = this.output + text;
+    this.dropped ||= combined.length > 4_000;
+    this.output = combined.slice(-4_000);
   }
+
 }

@@ -5,13 +5,14 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
+import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file flowlog/admin/v1/admin_service.proto.
  */
 export const file_flowlog_admin_v1_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRmbG93bG9nL2FkbWluL3YxL2FkbWluX3NlcnZpY2UucHJvdG8SEGZsb3dsb2cuYWRtaW4udjEiQwoEVXNlchIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIMCgRwbGFuGAMgASgJEhIKCmNyZWF0ZWRfYXQYBCABKAkiUgoJV29ya3NwYWNlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSFwoPbWVtYmVyX3VzZXJfaWRzGAMgAygJEhIKCmNyZWF0ZWRfYXQYBCABKAkinQEKBkFwaUtleRIKCgJpZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEg4KBnByZWZpeBgDIAEoCRISCgpjcmVhdGVkX2F0GAQgASgJEhkKDGxhc3RfdXNlZF9hdBgFIAEoCUgAiAEBEhcKCnJldm9rZWRfYXQYBiABKAlIAYgBAUIPCg1fbGFzdF91c2VkX2F0Qg0KC19yZXZva2VkX2F0IjAKEUNyZWF0ZVVzZXJSZXF1ZXN0Eg0KBWVtYWlsGAEgASgJEgwKBHBsYW4YAiABKAkiOgoSQ3JlYXRlVXNlclJlc3BvbnNlEiQKBHVzZXIYASABKAsyFi5mbG93bG9nLmFkbWluLnYxLlVzZXIiEgoQTGlzdFVzZXJzUmVxdWVzdCI6ChFMaXN0VXNlcnNSZXNwb25zZRIlCgV1c2VycxgBIAMoCzIWLmZsb3dsb2cuYWRtaW4udjEuVXNlciI/ChZDcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSFwoPbWVtYmVyX3VzZXJfaWRzGAIgAygJIkkKF0NyZWF0ZVdvcmtzcGFjZVJlc3BvbnNlEi4KCXdvcmtzcGFjZRgBIAEoCzIbLmZsb3dsb2cuYWRtaW4udjEuV29ya3NwYWNlIjkKFUxpc3RXb3Jrc3BhY2VzUmVxdWVzdBIUCgd1c2VyX2lkGAEgASgJSACIAQFCCgoIX3VzZXJfaWQiSQoWTGlzdFdvcmtzcGFjZXNSZXNwb25zZRIvCgp3b3Jrc3BhY2VzGAEgAygLMhsuZmxvd2xvZy5hZG1pbi52MS5Xb3Jrc3BhY2UiJgoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJIk4KFENyZWF0ZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5mbG93bG9nLmFkbWluLnYxLkFwaUtleRILCgNrZXkYAiABKAkiJQoSTGlzdEFwaUtleXNSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCghhcGlfa2V5cxgBIAMoCzIYLmZsb3dsb2cuYWRtaW4udjEuQXBpS2V5IiEKE1Jldm9rZUFwaUtleVJlcXVlc3QSCgoCaWQYASABKAkiFgoUUmV2b2tlQXBpS2V5UmVzcG9uc2UytQcKDEFkbWluU2VydmljZRJ3CgpDcmVhdGVVc2VyEiMuZmxvd2xvZy5hZG1pbi52MS5DcmVhdGVVc2VyUmVxdWVzdBokLmZsb3dsb2cuYWRtaW4udjEuQ3JlYXRlVXNlclJlc3BvbnNlIh6C0+STAhg6ASoiEy9hcGkvdjEvYWRtaW4vdXNlcnMScQoJTGlzdFVzZXJzEiIuZmxvd2xvZy5hZG1pbi52MS5MaXN0VXNlcnNSZXF1ZXN0GiMuZmxvd2xvZy5hZG1pbi52MS5MaXN0VXNlcnNSZXNwb25zZSIbgtPkkwIVEhMvYXBpL3YxL2FkbWluL3VzZXJzEosBCg9DcmVhdGVXb3Jrc3BhY2USKC5mbG93bG9nLmFkbWluLnYxLkNyZWF0ZVdvcmtzcGFjZVJlcXVlc3QaKS5mbG93bG9nLmFkbWluLnYxLkNyZWF0ZVdvcmtzcGFjZVJlc3BvbnNlIiOC0+STAh06ASoiGC9hcGkvdjEvYWRtaW4vd29ya3NwYWNlcxKFAQoOTGlzdFdvcmtzcGFjZXMSJy5mbG93bG9nLmFkbWluLnYxLkxpc3RXb3Jrc3BhY2VzUmVxdWVzdBooLmZsb3dsb2cuYWRtaW4udjEuTGlzdFdvcmtzcGFjZXNSZXNwb25zZSIggtPkkwIaEhgvYXBpL3YxL2FkbWluL3dvcmtzcGFjZXMSkAEKDENyZWF0ZUFwaUtleRIlLmZsb3dsb2cuYWRtaW4udjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBomLmZsb3dsb2cuYWRtaW4udjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2UiMYLT5JMCKzoBKiImL2FwaS92MS9hZG1pbi91c2Vycy97dXNlcl9pZH0vYXBpLWtleXMSigEKC0xpc3RBcGlLZXlzEiQuZmxvd2xvZy5hZG1pbi52MS5MaXN0QXBpS2V5c1JlcXVlc3QaJS5mbG93bG9nLmFkbWluLnYxLkxpc3RBcGlLZXlzUmVzcG9uc2UiLoLT5JMCKBImL2FwaS92MS9hZG1pbi91c2Vycy97dXNlcl9pZH0vYXBpLWtleXMSggEKDFJldm9rZUFwaUtleRIlLmZsb3dsb2cuYWRtaW4udjEuUmV2b2tlQXBpS2V5UmVxdWVzdBomLmZsb3dsb2cuYWRtaW4udjEuUmV2b2tlQXBpS2V5UmVzcG9uc2UiI4LT5JMCHSobL2FwaS92MS9hZG1pbi9hcGkta2V5cy97aWR9YgZwcm90bzM", [file_google_api_annotations]);
+  fileDesc("CiRmbG93bG9nL2FkbWluL3YxL2FkbWluX3NlcnZpY2UucHJvdG8SEGZsb3dsb2cuYWRtaW4udjEiQwoEVXNlchIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIMCgRwbGFuGAMgASgJEhIKCmNyZWF0ZWRfYXQYBCABKAkiUgoJV29ya3NwYWNlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSFwoPbWVtYmVyX3VzZXJfaWRzGAMgAygJEhIKCmNyZWF0ZWRfYXQYBCABKAkinQEKBkFwaUtleRIKCgJpZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEg4KBnByZWZpeBgDIAEoCRISCgpjcmVhdGVkX2F0GAQgASgJEhkKDGxhc3RfdXNlZF9hdBgFIAEoCUgAiAEBEhcKCnJldm9rZWRfYXQYBiABKAlIAYgBAUIPCg1fbGFzdF91c2VkX2F0Qg0KC19yZXZva2VkX2F0IjUKEUNyZWF0ZVVzZXJSZXF1ZXN0EhIKBWVtYWlsGAEgASgJQgPgQQISDAoEcGxhbhgCIAEoCSI6ChJDcmVhdGVVc2VyUmVzcG9uc2USJAoEdXNlchgBIAEoCzIWLmZsb3dsb2cuYWRtaW4udjEuVXNlciISChBMaXN0VXNlcnNSZXF1ZXN0IjoKEUxpc3RVc2Vyc1Jlc3BvbnNlEiUKBXVzZXJzGAEgAygLMhYuZmxvd2xvZy5hZG1pbi52MS5Vc2VyIkQKFkNyZWF0ZVdvcmtzcGFjZVJlcXVlc3QSEQoEbmFtZRgBIAEoCUID4EECEhcKD21lbWJlcl91c2VyX2lkcxgCIAMoCSJJChdDcmVhdGVXb3Jrc3BhY2VSZXNwb25zZRIuCgl3b3Jrc3BhY2UYASABKAsyGy5mbG93bG9nLmFkbWluLnYxLldvcmtzcGFjZSI5ChVMaXN0V29ya3NwYWNlc1JlcXVlc3QSFAoHdXNlcl9pZBgBIAEoCUgAiAEBQgoKCF91c2VyX2lkIkkKFkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2USLwoKd29ya3NwYWNlcxgBIAMoCzIbLmZsb3dsb2cuYWRtaW4udjEuV29ya3NwYWNlIkwKGUFkZFdvcmtzcGFjZU1lbWJlclJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISFAoHdXNlcl9pZBgCIAEoCUID4EECIkwKGkFkZFdvcmtzcGFjZU1lbWJlclJlc3BvbnNlEi4KCXdvcmtzcGFjZRgBIAEoCzIbLmZsb3dsb2cuYWRtaW4udjEuV29ya3NwYWNlIisKE0NyZWF0ZUFwaUtleVJlcXVlc3QSFAoHdXNlcl9pZBgBIAEoCUID4EECIk4KFENyZWF0ZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5mbG93bG9nLmFkbWluLnYxLkFwaUtleRILCgNrZXkYAiABKAkiKgoSTGlzdEFwaUtleXNSZXF1ZXN0EhQKB3VzZXJfaWQYASABKAlCA+BBAiJBChNMaXN0QXBpS2V5c1Jlc3BvbnNlEioKCGFwaV9rZXlzGAEgAygLMhguZmxvd2xvZy5hZG1pbi52MS5BcGlLZXkiJgoTUmV2b2tlQXBpS2V5UmVxdWVzdBIPCgJpZBgBIAEoCUID4EECIkEKFFJldm9rZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5mbG93bG9nLmFkbWluLnYxLkFwaUtleTLjCAoMQWRtaW5TZXJ2aWNlEncKCkNyZWF0ZVVzZXISIy5mbG93bG9nLmFkbWluLnYxLkNyZWF0ZVVzZXJSZXF1ZXN0GiQuZmxvd2xvZy5hZG1pbi52MS5DcmVhdGVVc2VyUmVzcG9uc2UiHoLT5JMCGDoBKiITL2FwaS92MS9hZG1pbi91c2VycxJxCglMaXN0VXNlcnMSIi5mbG93bG9nLmFkbWluLnYxLkxpc3RVc2Vyc1JlcXVlc3QaIy5mbG93bG9nLmFkbWluLnYxLkxpc3RVc2Vyc1Jlc3BvbnNlIhuC0+STAhUSEy9hcGkvdjEvYWRtaW4vdXNlcnMSiwEKD0NyZWF0ZVdvcmtzcGFjZRIoLmZsb3dsb2cuYWRtaW4udjEuQ3JlYXRlV29ya3NwYWNlUmVxdWVzdBopLmZsb3dsb2cuYWRtaW4udjEuQ3JlYXRlV29ya3NwYWNlUmVzcG9uc2UiI4LT5JMCHToBKiIYL2FwaS92MS9hZG1pbi93b3Jrc3BhY2VzEoUBCg5MaXN0V29ya3NwYWNlcxInLmZsb3dsb2cuYWRtaW4udjEuTGlzdFdvcmtzcGFjZXNSZXF1ZXN0GiguZmxvd2xvZy5hZG1pbi52MS5MaXN0V29ya3NwYWNlc1Jlc3BvbnNlIiCC0+STAhoSGC9hcGkvdjEvYWRtaW4vd29ya3NwYWNlcxKrAQoSQWRkV29ya3NwYWNlTWVtYmVyEisuZmxvd2xvZy5hZG1pbi52MS5BZGRXb3Jrc3BhY2VNZW1iZXJSZXF1ZXN0GiwuZmxvd2xvZy5hZG1pbi52MS5BZGRXb3Jrc3BhY2VNZW1iZXJSZXNwb25zZSI6gtPkkwI0OgEqIi8vYXBpL3YxL2FkbWluL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vbWVtYmVycxKQAQoMQ3JlYXRlQXBpS2V5EiUuZmxvd2xvZy5hZG1pbi52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GiYuZmxvd2xvZy5hZG1pbi52MS5DcmVhdGVBcGlLZXlSZXNwb25zZSIxgtPkkwIrOgEqIiYvYXBpL3YxL2FkbWluL3VzZXJzL3t1c2VyX2lkfS9hcGkta2V5cxKKAQoLTGlzdEFwaUtleXMSJC5mbG93bG9nLmFkbWluLnYxLkxpc3RBcGlLZXlzUmVxdWVzdBolLmZsb3dsb2cuYWRtaW4udjEuTGlzdEFwaUtleXNSZXNwb25zZSIugtPkkwIoEiYvYXBpL3YxL2FkbWluL3VzZXJzL3t1c2VyX2lkfS9hcGkta2V5cxKCAQoMUmV2b2tlQXBpS2V5EiUuZmxvd2xvZy5hZG1pbi52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GiYuZmxvd2xvZy5hZG1pbi52MS5SZXZva2VBcGlLZXlSZXNwb25zZSIjgtPkkwIdKhsvYXBpL3YxL2FkbWluL2FwaS1rZXlzL3tpZH1iBnByb3RvMw", [file_google_api_annotations, file_google_api_field_behavior]);
 
 /**
  * @generated from message flowlog.admin.v1.User
@@ -133,6 +134,8 @@ export type CreateUserRequest = Message<"flowlog.admin.v1.CreateUserRequest"> & 
   email: string;
 
   /**
+   * free, pro, team or enterprise; free when left out.
+   *
    * @generated from field: string plan = 2;
    */
   plan: string;
@@ -202,6 +205,8 @@ export type CreateWorkspaceRequest = Message<"flowlog.admin.v1.CreateWorkspaceRe
   name: string;
 
   /**
+   * Users who may read the workspace's logs; each must exist.
+   *
    * @generated from field: repeated string member_user_ids = 2;
    */
   memberUserIds: string[];
@@ -236,6 +241,8 @@ export const CreateWorkspaceResponseSchema: GenMessage<CreateWorkspaceResponse> 
  */
 export type ListWorkspacesRequest = Message<"flowlog.admin.v1.ListWorkspacesRequest"> & {
   /**
+   * Only the workspaces this user belongs to; every workspace when left out.
+   *
    * @generated from field: optional string user_id = 1;
    */
   userId?: string | undefined;
@@ -266,6 +273,45 @@ export const ListWorkspacesResponseSchema: GenMessage<ListWorkspacesResponse> = 
   messageDesc(file_flowlog_admin_v1_admin_service, 10);
 
 /**
+ * @generated from message flowlog.admin.v1.AddWorkspaceMemberRequest
+ */
+export type AddWorkspaceMemberRequest = Message<"flowlog.admin.v1.AddWorkspaceMemberRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message flowlog.admin.v1.AddWorkspaceMemberRequest.
+ * Use `create(AddWorkspaceMemberRequestSchema)` to create a new message.
+ */
+export const AddWorkspaceMemberRequestSchema: GenMessage<AddWorkspaceMemberRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_admin_v1_admin_service, 11);
+
+/**
+ * @generated from message flowlog.admin.v1.AddWorkspaceMemberResponse
+ */
+export type AddWorkspaceMemberResponse = Message<"flowlog.admin.v1.AddWorkspaceMemberResponse"> & {
+  /**
+   * @generated from field: flowlog.admin.v1.Workspace workspace = 1;
+   */
+  workspace?: Workspace | undefined;
+};
+
+/**
+ * Describes the message flowlog.admin.v1.AddWorkspaceMemberResponse.
+ * Use `create(AddWorkspaceMemberResponseSchema)` to create a new message.
+ */
+export const AddWorkspaceMemberResponseSchema: GenMessage<AddWorkspaceMemberResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_admin_v1_admin_service, 12);
+
+/**
  * @generated from message flowlog.admin.v1.CreateApiKeyRequest
  */
 export type CreateApiKeyRequest = Message<"flowlog.admin.v1.CreateApiKeyRequest"> & {
@@ -280,7 +326,7 @@ export type CreateApiKeyRequest = Message<"flowlog.admin.v1.CreateApiKeyRequest"
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_admin_v1_admin_service, 11);
+  messageDesc(file_flowlog_admin_v1_admin_service, 13);
 
 /**
  * @generated from message flowlog.admin.v1.CreateApiKeyResponse
@@ -304,7 +350,7 @@ export type CreateApiKeyResponse = Message<"flowlog.admin.v1.CreateApiKeyRespons
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_admin_v1_admin_service, 12);
+  messageDesc(file_flowlog_admin_v1_admin_service, 14);
 
 /**
  * @generated from message flowlog.admin.v1.ListApiKeysRequest
@@ -321,7 +367,7 @@ export type ListApiKeysRequest = Message<"flowlog.admin.v1.ListApiKeysRequest"> 
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_admin_v1_admin_service, 13);
+  messageDesc(file_flowlog_admin_v1_admin_service, 15);
 
 /**
  * @generated from message flowlog.admin.v1.ListApiKeysResponse
@@ -338,7 +384,7 @@ export type ListApiKeysResponse = Message<"flowlog.admin.v1.ListApiKeysResponse"
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_admin_v1_admin_service, 14);
+  messageDesc(file_flowlog_admin_v1_admin_service, 16);
 
 /**
  * @generated from message flowlog.admin.v1.RevokeApiKeyRequest
@@ -355,12 +401,18 @@ export type RevokeApiKeyRequest = Message<"flowlog.admin.v1.RevokeApiKeyRequest"
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_admin_v1_admin_service, 15);
+  messageDesc(file_flowlog_admin_v1_admin_service, 17);
 
 /**
  * @generated from message flowlog.admin.v1.RevokeApiKeyResponse
  */
 export type RevokeApiKeyResponse = Message<"flowlog.admin.v1.RevokeApiKeyResponse"> & {
+  /**
+   * The key as revoked; revoking a revoked key again returns it unchanged.
+   *
+   * @generated from field: flowlog.admin.v1.ApiKey api_key = 1;
+   */
+  apiKey?: ApiKey | undefined;
 };
 
 /**
@@ -368,7 +420,7 @@ export type RevokeApiKeyResponse = Message<"flowlog.admin.v1.RevokeApiKeyRespons
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_admin_v1_admin_service, 16);
+  messageDesc(file_flowlog_admin_v1_admin_service, 18);
 
 /**
  * Operator RPCs for accounts and API keys (D5, D6). Guarded by the operator token,
@@ -408,6 +460,16 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof ListWorkspacesRequestSchema;
     output: typeof ListWorkspacesResponseSchema;
+  },
+  /**
+   * Makes a user a member of a workspace; adding an existing member changes nothing.
+   *
+   * @generated from rpc flowlog.admin.v1.AdminService.AddWorkspaceMember
+   */
+  addWorkspaceMember: {
+    methodKind: "unary";
+    input: typeof AddWorkspaceMemberRequestSchema;
+    output: typeof AddWorkspaceMemberResponseSchema;
   },
   /**
    * Creates a key; its secret value is returned once and stored only as a hash (D5).

@@ -1,0 +1,40 @@
+import { LogsService } from "../../gen/flowlog/logs/v1/logs_service_pb.js";
+import { NotificationsService } from "../../gen/flowlog/notifications/v1/notifications_service_pb.js";
+import { WorkflowsService } from "../../gen/flowlog/workflows/v1/workflows_service_pb.js";
+import type { Config } from "../config/config.js";
+import { AccountsService } from "../services/accounts/accounts-service.js";
+import { createAdminService } from "../services/accounts/admin-service.js";
+import { createLogsService } from "../services/logs/logs-service.js";
+import type { Store } from "../store/store.js";
+import type { ApiServerOptions } from "./api-server.js";
+import { createAuthentication } from "./authentication.js";
+import { createRateLimitInterceptor } from "./rate-limit.js";
+
+export interface ApiDependencies {
+  config: Pick<Config, "operatorToken">;
+  store: Store;
+  clock?: () => number;
+}
+
+/** The services behind the port and the guards in front of them, built from the store (D23). */
+export function createApi({
+  config,
+  store,
+  clock = Date.now,
+}: ApiDependencies): Required<Pick<ApiServerOptions, "implementations" | "guards">> {
+  return {
+    implementations: {
+      logs: createLogsService({ store, clock }),
+      admin: createAdminService(new AccountsService(store.accounts, clock)),
+    },
+    guards: [
+      createAuthentication({
+        accounts: store.accounts,
+        userKeyServices: [LogsService, WorkflowsService, NotificationsService],
+        operatorToken: config.operatorToken,
+        clock,
+      }),
+      createRateLimitInterceptor(store, clock),
+    ],
+  };
+}

@@ -1,0 +1,63 @@
+import { create } from "@bufbuild/protobuf";
+import { type Limits, LimitsSchema, type RateLimitBucket } from "../../../gen/flowlog/logs/v1/limits_pb.js";
+import type { BucketState, TakeResult } from "../../store/rate-limit-store.js";
+import { bucketState } from "../../store/rate-limit-store.js";
+import type { UserRecord } from "../../store/records.js";
+import type { Store } from "../../store/store.js";
+import type { BucketRef } from "../../store/usage-store.js";
+import { isoFromMs } from "../../util/time.js";
+import { type BucketShape, planLimits } from "../accounts/plans.js";
+
+export type ExecutionMode = "sync" | "async";
+
+/** Each user has one sync and one async execution bucket, shaped by the plan (D12). */
+function executionBucket(user: UserRecord, mode: ExecutionMode): BucketRef {
+  const limits = planLimits[user.plan];
+  return {
+    key: `exec-${mode}:${user.id}`,
+    shape: mode === "sync" ? limits.syncExecutions : limits.asyncExecutions,
+  };
+}
+
+/** Takes a token for one workflow execution; refused when the mode's bucket is empty (D12). */
+export function takeExecutionToken(
+  store: Store,
+  user: UserRecord,
+  mode: ExecutionMode,
+  nowMs: number,
+): TakeResult {
+  const { key, shape } = executionBucket(user, mode);
+  return store.rateLimits.take(key, shape, nowMs);
+}
+
+/**
+ * The limits object of every response body (D12): the execution buckets as they stand, never taken
+ * from by reading them, and the month's usage against the plan's limit, all from one statement.
+ */
+export function computeLimits(store: Store, user: UserRecord, nowMs: number): Limits {
+  const sync = executionBucket(user, "sync");
+  const async = executionBucket(user, "async");
+  const snapshot = store.usage.snapshot({ userId: user.id, nowMs, sync, async });
+  const limit = planLimits[user.plan].usageLimitUsd;
+  return create(LimitsSchema, {
+    workflowExecutionRateLimit: {
+      syncExecutions: bucketMessage(sync.shape, bucketState(snapshot.sync, sync.shape, nowMs)),
+      asyncExecutions: bucketMessage(async.shape, bucketState(snapshot.async, async.shape, nowMs)),
+    },
+    usage: {
+      currentPeriodCost: snapshot.periodCost,
+      limit,
+      plan: user.plan,
+      isExceeded: snapshot.periodCost >= limit,
+    },
+  });
+}
+
+function bucketMessage(shape: BucketShape, state: BucketState): Omit<RateLimitBucket, "$typeName"> {
+  return {
+    requestsPerMinute: shape.requestsPerMinute,
+    maxBurst: shape.maxBurst,
+    remaining: state.remaining,
+    resetAt: isoFromMs(state.resetAtMs),
+  };
+}

@@ -1,0 +1,96 @@
+import { fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { LogsService } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
+import { WorkflowStateSchema } from "../../../gen/flowlog/workflows/v1/workflow_pb.js";
+import { callerOf } from "../../server/caller.js";
+import type { UserRecord, WorkflowRecord } from "../../store/records.js";
+import type { Store } from "../../store/store.js";
+import { computeLimits } from "../limits/limits.js";
+import { encodeCursor } from "./cursor.js";
+import { parseListLogsRequest } from "./list-logs-query.js";
+import { executionMetadata, logEntryView } from "./log-entry-view.js";
+
+export interface LogsServiceDependencies {
+  store: Store;
+  clock: () => number;
+}
+
+/** The external read API for execution logs (spec "Endpoints"). */
+export function createLogsService({
+  store,
+  clock,
+}: LogsServiceDependencies): Partial<ServiceImpl<typeof LogsService>> {
+  const limitsOf = (user: UserRecord) => computeLimits(store, user, clock());
+
+  /** D10: a log or execution outside the caller's workspaces is "not found", never "forbidden". */
+  const visible = <T extends { workspaceId: string }>(
+    user: UserRecord,
+    found: T | undefined,
+    what: string,
+  ): T => {
+    if (!found || !store.accounts.isMember(user.id, found.workspaceId)) {
+      throw new ConnectError(`${what} not found`, Code.NotFound);
+    }
+    return found;
+  };
+
+  return {
+    listLogs(request, context) {
+      const { user } = callerOf(context.values);
+      const query = parseListLogsRequest(request);
+      if (!store.accounts.isMember(user.id, request.workspaceId)) {
+        // Same answer for a workspace that does not exist: existence is not leaked (D10).
+        throw new ConnectError(`no access to workspace ${request.workspaceId}`, Code.PermissionDenied);
+      }
+      const page = store.logs.list(query.filter, query.page);
+      const workflows = query.details === "full" ? workflowsOf(store, page.entries) : new Map();
+      const view = {
+        full: query.details === "full",
+        traceSpans: query.page.withTraceSpans,
+        finalOutput: query.page.withFinalOutput,
+      };
+      return {
+        data: page.entries.map((entry) => logEntryView(entry, workflows.get(entry.workflowId), view)),
+        nextCursor: page.next && encodeCursor(page.next, query.page.order),
+        limits: limitsOf(user),
+      };
+    },
+
+    getLog(request, context) {
+      const { user } = callerOf(context.values);
+      const entry = visible(user, store.logs.getEntry(request.id), `log entry ${request.id}`);
+      const limits = limitsOf(user);
+      const workflow = store.workflows.getWorkflow(entry.workflowId);
+      const view = { full: true, traceSpans: true, finalOutput: true, limits };
+      return { data: logEntryView(entry, workflow, view), limits };
+    },
+
+    getExecution(request, context) {
+      const { user } = callerOf(context.values);
+      const found = store.logs.getExecution(request.executionId);
+      const { entry, workflowState } = visible(
+        user,
+        found && { ...found, workspaceId: found.entry.workspaceId },
+        `execution ${request.executionId}`,
+      );
+      return {
+        executionId: entry.executionId,
+        workflowId: entry.workflowId,
+        workflowState: fromJson(WorkflowStateSchema, workflowState as JsonValue, {
+          ignoreUnknownFields: true,
+        }),
+        executionMetadata: executionMetadata(entry),
+        limits: limitsOf(user),
+      };
+    },
+  };
+}
+
+function workflowsOf(store: Store, entries: { workflowId: string }[]): Map<string, WorkflowRecord> {
+  const workflows = new Map<string, WorkflowRecord>();
+  for (const id of new Set(entries.map((e) => e.workflowId))) {
+    const workflow = store.workflows.getWorkflow(id);
+    if (workflow) workflows.set(id, workflow);
+  }
+  return workflows;
+}

@@ -1,0 +1,117 @@
+import type { BucketShape } from "../services/accounts/plans.js";
+import type { Db } from "./database.js";
+
+/** A bucket as of one instant. */
+export interface BucketState {
+  /** Whole tokens available. */
+  remaining: number;
+  /** When the next whole token arrives; the instant itself when the bucket is full. */
+  resetAtMs: number;
+}
+
+export interface TakeResult extends BucketState {
+  allowed: boolean;
+  /** Whole seconds, rounded up, until a token is available; only when refused. */
+  retryAfterSeconds?: number;
+}
+
+/** What a statement returns about one bucket: its exact tokens and the instant they are counted at. */
+export interface BucketRow {
+  tokens: number;
+  asOf: number;
+}
+
+/** The named parameters that `peekBucketSql(_, name)` and the take read, for one bucket shape. */
+export function bucketParams(name: string, shape: BucketShape): Record<string, number> {
+  return { [`${name}Rpm`]: shape.requestsPerMinute, [`${name}Burst`]: shape.maxBurst };
+}
+
+/**
+ * Tokens in the stored bucket `alias` at @now: refilled continuously since its last update and capped
+ * at the burst (D11). A clock behind the one that last wrote the bucket refills nothing rather than
+ * draining it. Rounded to 1e-9 so that refills that add up to a whole token (6 s at 10/min, in any
+ * number of steps) count as whole despite binary fractions.
+ */
+function refilledTokensSql(alias: string, name: string): string {
+  return (
+    `round(min(@${name}Burst, ${alias}.tokens + ` +
+    `max(0, @now - ${alias}.updated_at) * @${name}Rpm / 60000.0), 9)`
+  );
+}
+
+/**
+ * Selects `<name>Tokens` and `<name>AsOf` of the bucket joined as `alias` without changing it; a bucket
+ * never taken from is full (D11). Shared by every read of bucket state, so it is computed one way only.
+ */
+export function peekBucketSql(alias: string, name: string): string {
+  return (
+    `coalesce(${refilledTokensSql(alias, name)}, @${name}Burst) AS ${name}Tokens, ` +
+    `coalesce(max(${alias}.updated_at, @now), @now) AS ${name}AsOf`
+  );
+}
+
+/** The row's columns selected by `peekBucketSql(_, name)`, as a BucketRow. */
+export function bucketRowOf(row: Record<string, number>, name: string): BucketRow {
+  return { tokens: row[`${name}Tokens`] as number, asOf: row[`${name}AsOf`] as number };
+}
+
+/**
+ * Refill and take in one UPSERT, so that concurrent requests in any number of processes sharing the
+ * file (D11) each see the bucket as the previous one left it: SQLite holds the write lock for the whole
+ * statement, and no value makes a round trip through JavaScript between the read and the write.
+ * updated_at never moves backwards, so a lagging clock cannot re-earn tokens already counted.
+ */
+const refilled = refilledTokensSql("b", "bucket");
+const takeSql = `
+  INSERT INTO rate_limit_buckets AS b (key, tokens, updated_at, last_allowed)
+  VALUES (@key, max(@bucketBurst - 1, 0), @now, @bucketBurst >= 1)
+  ON CONFLICT (key) DO UPDATE SET
+    tokens = ${refilled} - (${refilled} >= 1),
+    updated_at = max(b.updated_at, @now),
+    last_allowed = ${refilled} >= 1
+  RETURNING tokens, updated_at AS asOf, last_allowed AS allowed`;
+
+const peekSql = `
+  SELECT ${peekBucketSql("b", "bucket")}
+  FROM (SELECT 1) LEFT JOIN rate_limit_buckets b ON b.key = @key`;
+
+/** Token buckets held in SQLite, shared by every process on the machine and kept across restarts (D11, D12). */
+export class RateLimitStore {
+  private readonly takeStatement;
+  private readonly peekStatement;
+
+  constructor(db: Db) {
+    this.takeStatement = db.prepare(takeSql);
+    this.peekStatement = db.prepare(peekSql);
+  }
+
+  /** Takes one whole token from the bucket when at least one is available. */
+  take(key: string, shape: BucketShape, nowMs: number): TakeResult {
+    const row = this.takeStatement.get({ key, now: nowMs, ...bucketParams("bucket", shape) }) as BucketRow & {
+      allowed: number;
+    };
+    const state = bucketState(row, shape, nowMs);
+    if (row.allowed) return { allowed: true, ...state };
+    return { allowed: false, ...state, retryAfterSeconds: Math.ceil((state.resetAtMs - nowMs) / 1000) };
+  }
+
+  /** The bucket as a take at `nowMs` would find it, without taking. */
+  peek(key: string, shape: BucketShape, nowMs: number): BucketState {
+    const row = this.peekStatement.get({ key, now: nowMs, ...bucketParams("bucket", shape) }) as Record<
+      string,
+      number
+    >;
+    return bucketState(bucketRowOf(row, "bucket"), shape, nowMs);
+  }
+}
+
+/**
+ * Whole tokens and the time of the next whole one. Tokens are counted at `asOf`, which is later than
+ * `nowMs` only when another process's clock is ahead; the next token is due from then.
+ */
+export function bucketState({ tokens, asOf }: BucketRow, shape: BucketShape, nowMs: number): BucketState {
+  const remaining = Math.floor(tokens);
+  if (tokens >= shape.maxBurst) return { remaining, resetAtMs: nowMs };
+  const msToNextToken = ((remaining + 1 - tokens) * 60_000) / shape.requestsPerMinute;
+  return { remaining, resetAtMs: asOf + Math.ceil(msToNextToken) };
+}

@@ -1,0 +1,315 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
+import { BadRequestSchema } from "../gen/google/rpc/error_details_pb.js";
+import { rest, rpcClients } from "./support/api-server.js";
+import {
+  createAccount,
+  createWorkflow,
+  execution,
+  startFlowlog,
+  steppingClock,
+  type TestAccount,
+  type TestFlowlog,
+} from "./support/flowlog.js";
+
+const isoMs = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+let flowlog: TestFlowlog;
+let alice: TestAccount;
+let bob: TestAccount;
+let aliceWorkflow: string;
+let bobLogId: string;
+let bobExecutionId: string;
+
+beforeAll(async () => {
+  flowlog = await startFlowlog({ clock: steppingClock() });
+  alice = createAccount(flowlog.store, "enterprise");
+  bob = createAccount(flowlog.store, "pro");
+  aliceWorkflow = createWorkflow(flowlog.store, alice.workspaceId, "Nightly report");
+  const start = Date.parse("2026-11-01T00:00:00.000Z");
+  // 150 executions, in bursts of three sharing one startedAt (D8 must page through ties).
+  flowlog.store.logs.insertExecutions(
+    Array.from({ length: 150 }, (_, i) =>
+      execution(alice, aliceWorkflow, {
+        startedAt: start + Math.floor(i / 3) * 60_000,
+        level: i % 10 === 0 ? "error" : "info",
+      }),
+    ),
+  );
+  const bobs = execution(bob, createWorkflow(flowlog.store, bob.workspaceId, "Bob's flow"));
+  flowlog.store.logs.insertExecution(bobs);
+  bobLogId = bobs.entry.id;
+  bobExecutionId = bobs.entry.executionId;
+});
+afterAll(() => flowlog.close());
+
+/** A GET with Alice's key unless another key, or none (null), is given. */
+const get = (path: string, key: string | null = alice.key) =>
+  rest(flowlog.server.url, path, { headers: key === null ? {} : { "x-api-key": key } });
+
+type Json = Record<string, unknown>;
+
+describe("GET /api/v1/logs: the spec's list form", () => {
+  it("returns every list-form field with its JSON type and ISO timestamps with milliseconds (D7)", async () => {
+    const response = await get(`/api/v1/logs?workspaceId=${alice.workspaceId}&limit=5`);
+    expect(response.status).toBe(200);
+    const body = response.json as { data: Json[]; nextCursor: string; limits: Json };
+    expect(body.data).toHaveLength(5);
+    for (const entry of body.data) {
+      expect(typeof entry.id).toBe("string");
+      expect(entry.workflowId).toBe(aliceWorkflow);
+      expect(typeof entry.executionId).toBe("string");
+      expect(["info", "error"]).toContain(entry.level);
+      expect(entry.trigger).toBe("api");
+      expect(entry.startedAt).toMatch(isoMs);
+      expect(entry.endedAt).toMatch(isoMs);
+      expect(entry.totalDurationMs).toBe(1234);
+      expect((entry.cost as Json).total).toBe(0.0123);
+      expect(entry.files).toBeNull();
+      // D9: basic leaves out the workflow, the token counts and the execution data.
+      expect(entry).not.toHaveProperty("workflow");
+      expect(entry.cost).not.toHaveProperty("tokens");
+      expect(entry).not.toHaveProperty("executionData");
+    }
+    expect(typeof body.nextCursor).toBe("string");
+  });
+
+  it("defaults to 100 rows, newest first", async () => {
+    const body = (await get(`/api/v1/logs?workspaceId=${alice.workspaceId}`)).json as { data: Json[] };
+    expect(body.data).toHaveLength(100);
+    const started = body.data.map((e) => Date.parse(e.startedAt as string));
+    expect(started).toEqual([...started].sort((a, b) => b - a));
+  });
+
+  it("carries the limits object with the spec's fields and types (D12)", async () => {
+    const body = (await get(`/api/v1/logs?workspaceId=${alice.workspaceId}&limit=1`)).json as {
+      limits: Json;
+    };
+    const rateLimits = body.limits.workflowExecutionRateLimit as Record<string, Json>;
+    for (const bucket of [rateLimits.sync, rateLimits.async]) {
+      expect(Number.isInteger(bucket?.requestsPerMinute)).toBe(true);
+      expect(Number.isInteger(bucket?.maxBurst)).toBe(true);
+      expect(Number.isInteger(bucket?.remaining)).toBe(true);
+      expect(bucket?.resetAt).toMatch(isoMs);
+    }
+    expect(rateLimits.sync).toMatchObject({ requestsPerMinute: 120, maxBurst: 240 });
+    expect(rateLimits.async).toMatchObject({ requestsPerMinute: 600, maxBurst: 1200 });
+    expect(body.limits.usage).toMatchObject({ plan: "enterprise", limit: 5000, isExceeded: false });
+    expect(typeof (body.limits.usage as Json).currentPeriodCost).toBe("number");
+  });
+
+  it("adds workflow and the full cost with details=full, and execution data only when asked (D9)", async () => {
+    const full = (await get(`/api/v1/logs?workspaceId=${alice.workspaceId}&limit=1&details=full`)).json as {
+      data: Json[];
+    };
+    expect(full.data[0]).toMatchObject({
+      workflow: { id: aliceWorkflow, name: "Nightly report", description: "Nightly report, for tests" },
+      cost: {
+        total: 0.0123,
+        tokens: { prompt: 100, completion: 50, total: 150 },
+        models: {
+          "gpt-4o": {
+            input: 0.0073,
+            output: 0.005,
+            total: 0.0123,
+            tokens: { prompt: 100, completion: 50, total: 150 },
+          },
+        },
+      },
+    });
+    expect(full.data[0]).not.toHaveProperty("executionData");
+    const withSpans = (
+      await get(
+        `/api/v1/logs?workspaceId=${alice.workspaceId}&limit=1&includeTraceSpans=true&includeFinalOutput=1`,
+      )
+    ).json as { data: Json[] };
+    expect(withSpans.data[0]?.executionData).toMatchObject({
+      traceSpans: [{ id: "span_1", name: "API", type: "api", status: "success", durationMs: 1234 }],
+      finalOutput: { items: 3 },
+    });
+    const spans = (withSpans.data[0]?.executionData as { traceSpans: Json[] }).traceSpans;
+    expect(spans[0]?.startTime).toMatch(isoMs);
+  });
+
+  it("pages through equal startedAt values in both orders, every row once, nextCursor absent at the end (D8)", async () => {
+    for (const order of ["desc", "asc"]) {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const query = `workspaceId=${alice.workspaceId}&limit=7&order=${order}${cursor ? `&cursor=${cursor}` : ""}`;
+        const body = (await get(`/api/v1/logs?${query}`)).json as { data: Json[]; nextCursor?: string };
+        seen.push(...body.data.map((e) => e.id as string));
+        cursor = body.nextCursor;
+        pages++;
+      } while (cursor);
+      expect(new Set(seen).size, order).toBe(150);
+      expect(seen, order).toHaveLength(150);
+      expect(pages, order).toBe(Math.ceil(150 / 7));
+    }
+  });
+});
+
+describe("GET /api/v1/logs/{id} and /api/v1/logs/executions/{executionId}", () => {
+  it("returns the detail form with limits inside data and beside it", async () => {
+    const list = (await get(`/api/v1/logs?workspaceId=${alice.workspaceId}&limit=1`)).json as {
+      data: Json[];
+    };
+    const id = list.data[0]?.id as string;
+    const body = (await get(`/api/v1/logs/${id}`)).json as { data: Json; limits: Json };
+    expect(body.data).toMatchObject({
+      id,
+      workflow: { id: aliceWorkflow, name: "Nightly report" },
+      cost: { tokens: { total: 150 } },
+      executionData: { traceSpans: [{ id: "span_1" }], finalOutput: { items: 3 } },
+    });
+    expect(body.data.limits).toEqual(body.limits);
+  });
+
+  it("returns the execution with its workflow state snapshot and no data wrapper", async () => {
+    const list = (await get(`/api/v1/logs?workspaceId=${alice.workspaceId}&limit=1`)).json as {
+      data: Json[];
+    };
+    const executionId = list.data[0]?.executionId as string;
+    const body = (await get(`/api/v1/logs/executions/${executionId}`)).json as Json;
+    expect(Object.keys(body).sort()).toEqual([
+      "executionId",
+      "executionMetadata",
+      "limits",
+      "workflowId",
+      "workflowState",
+    ]);
+    expect(body.workflowState).toMatchObject({
+      blocks: { start: { type: "starter", name: "Start", enabled: true }, api: { type: "api" } },
+      edges: [{ source: "start", target: "api" }],
+      loops: {},
+      parallels: {},
+    });
+    expect(body.executionMetadata).toMatchObject({
+      trigger: "api",
+      totalDurationMs: 1234,
+      cost: { total: 0.0123, tokens: { total: 150 } },
+    });
+    expect((body.executionMetadata as Json).startedAt).toMatch(isoMs);
+  });
+});
+
+describe("authentication and isolation (D5, D10)", () => {
+  it("answers 401 without a key, with an unknown key and with a revoked key", async () => {
+    const path = `/api/v1/logs?workspaceId=${alice.workspaceId}`;
+    expect((await get(path, null)).status).toBe(401);
+    expect((await get(path, "flk_not-a-real-key")).status).toBe(401);
+    const revoked = createAccount(flowlog.store);
+    flowlog.store.accounts.revokeApiKey(revoked.keyId, Date.now());
+    const response = await get(`/api/v1/logs?workspaceId=${revoked.workspaceId}`, revoked.key);
+    expect(response.status).toBe(401);
+    expect(response.json).toMatchObject({ code: "unauthenticated", title: "Unauthorized" });
+  });
+
+  it("accepts the key as gRPC metadata on every protocol", async () => {
+    for (const [name, client] of rpcClients(LogsService, flowlog.server.url)) {
+      const response = await client.listLogs(
+        { workspaceId: alice.workspaceId, limit: 2 },
+        { headers: { "x-api-key": alice.key } },
+      );
+      expect(response.data, name).toHaveLength(2);
+    }
+  });
+
+  it("answers 403 for a workspace the user is not a member of, existing or not", async () => {
+    expect((await get(`/api/v1/logs?workspaceId=${alice.workspaceId}`, bob.key)).status).toBe(403);
+    expect((await get("/api/v1/logs?workspaceId=ws_does_not_exist", bob.key)).status).toBe(403);
+  });
+
+  it("answers 404, not 403, for another user's log and execution", async () => {
+    for (const path of [`/api/v1/logs/${bobLogId}`, `/api/v1/logs/executions/${bobExecutionId}`]) {
+      const response = await get(path, alice.key);
+      expect(response.status, path).toBe(404);
+      expect(response.text).not.toContain("Bob");
+      expect((await get(path, bob.key)).status, path).toBe(200);
+    }
+  });
+
+  it("never counts another user's executions in the usage figures", async () => {
+    const body = (await get(`/api/v1/logs?workspaceId=${bob.workspaceId}`, bob.key)).json as {
+      limits: { usage: Json };
+    };
+    expect(body.limits.usage.currentPeriodCost).toBeCloseTo(0.0123, 10);
+  });
+});
+
+describe("invalid input gets a 4xx naming the field, never a 500 (D8-D10)", () => {
+  const invalid: [string, string][] = [
+    ["limit=0", "limit"],
+    ["limit=1001", "limit"],
+    ["limit=ten", "limit"],
+    ["limit=1.5", "limit"],
+    ["order=up", "order"],
+    ["details=everything", "details"],
+    ["level=warn", "level"],
+    ["triggers=api,cron", "triggers"],
+    ["startDate=yesterday", "startDate"],
+    ["endDate=2026-13-45T00:00:00Z", "endDate"],
+    ["minDurationMs=-1", "minDurationMs"],
+    ["maxDurationMs=1.5", "maxDurationMs"],
+    ["minCost=cheap", "minCost"],
+    ["maxCost=-0.5", "maxCost"],
+    ["includeTraceSpans=yes", "includeTraceSpans"],
+    ["includeFinalOutput=2", "includeFinalOutput"],
+    ["cursor=not-a-cursor", "cursor"],
+    [`cursor=${Buffer.from('{"s":"x"}').toString("base64url")}`, "cursor"],
+  ];
+
+  it.each(invalid)("%s is refused naming %s", async (query, field) => {
+    const response = await get(`/api/v1/logs?workspaceId=${alice.workspaceId}&${query}`);
+    expect(response.status).toBe(400);
+    expect(response.headers["content-type"]).toBe("application/problem+json");
+    expect(response.json).toMatchObject({ status: 400, code: "invalid_argument", errors: [{ field }] });
+  });
+
+  it("refuses a cursor used with the other order", async () => {
+    const first = (await get(`/api/v1/logs?workspaceId=${alice.workspaceId}&limit=2`)).json as {
+      nextCursor: string;
+    };
+    const response = await get(
+      `/api/v1/logs?workspaceId=${alice.workspaceId}&order=asc&cursor=${first.nextCursor}`,
+    );
+    expect(response.status).toBe(400);
+    expect(response.json).toMatchObject({
+      errors: [{ field: "cursor", message: expect.stringContaining("order=desc") }],
+    });
+  });
+
+  it("refuses a missing workspaceId with 400 and unknown ids with 404", async () => {
+    expect((await get("/api/v1/logs")).json).toMatchObject({
+      status: 400,
+      errors: [{ field: "workspaceId" }],
+    });
+    expect((await get("/api/v1/logs/log_unknown")).status).toBe(404);
+    expect((await get("/api/v1/logs/executions/ex_unknown")).status).toBe(404);
+  });
+
+  it("gives Connect and gRPC clients the matching codes and field violations", async () => {
+    for (const [name, client] of rpcClients(LogsService, flowlog.server.url)) {
+      const headers = { "x-api-key": alice.key };
+      const cases = [
+        { request: { workspaceId: alice.workspaceId, limit: 0 }, field: "limit" },
+        { request: { workspaceId: alice.workspaceId, order: "up" }, field: "order" },
+        { request: { workspaceId: alice.workspaceId, cursor: "bad" }, field: "cursor" },
+      ];
+      for (const { request, field } of cases) {
+        const error = await client.listLogs(request, { headers }).then(
+          () => undefined,
+          (e: unknown) => ConnectError.from(e),
+        );
+        expect(error?.code, name).toBe(Code.InvalidArgument);
+        expect(error?.findDetails(BadRequestSchema)[0]?.fieldViolations[0]?.field, name).toBe(field);
+      }
+      const missing = await client
+        .getLog({ id: "log_unknown" }, { headers })
+        .catch((e: unknown) => ConnectError.from(e));
+      expect((missing as ConnectError).code, name).toBe(Code.NotFound);
+    }
+  });
+});

@@ -1,0 +1,167 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createApi } from "../../src/server/api.js";
+import type { ApiServer } from "../../src/server/api-server.js";
+import { apiKeyPrefix, generateApiKey, hashApiKey } from "../../src/services/accounts/api-keys.js";
+import type { ExecutionRecord, Plan } from "../../src/store/records.js";
+import { openStore, type Store } from "../../src/store/store.js";
+import { newId } from "../../src/util/ids.js";
+import { startTestApiServer } from "./api-server.js";
+
+export const operatorToken = "test-operator-token-0123456789";
+
+export interface TestFlowlog {
+  server: ApiServer;
+  store: Store;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+/** The whole API on a random port over a fresh SQLite file, as a test file needs it. */
+export async function startFlowlog(options: { clock?: () => number } = {}): Promise<TestFlowlog> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-test-"));
+  const store = openStore({ dataDir });
+  const server = await startTestApiServer(
+    createApi({ config: { operatorToken }, store, clock: options.clock }),
+  );
+  return {
+    server,
+    store,
+    dataDir,
+    close: async () => {
+      await server.close();
+      store.close();
+    },
+  };
+}
+
+export interface TestAccount {
+  userId: string;
+  workspaceId: string;
+  key: string;
+  keyId: string;
+}
+
+/** A user with one workspace and a live key, written straight to the store. */
+export function createAccount(store: Store, plan: Plan = "enterprise"): TestAccount {
+  const now = Date.now();
+  const userId = newId("usr");
+  const workspaceId = newId("ws");
+  const key = generateApiKey();
+  const keyId = newId("key");
+  store.accounts.createUser({ id: userId, email: `${userId}@example.test`, plan, createdAt: now });
+  store.accounts.createWorkspace({ id: workspaceId, name: `workspace of ${userId}`, createdAt: now }, [
+    userId,
+  ]);
+  store.accounts.createApiKey(
+    { id: keyId, userId, prefix: apiKeyPrefix(key), createdAt: now },
+    hashApiKey(key),
+  );
+  return { userId, workspaceId, key, keyId };
+}
+
+/** A workflow in the account's workspace, with a small graph to snapshot. */
+export function createWorkflow(
+  store: Store,
+  workspaceId: string,
+  name = "Nightly report",
+  folderId: string | null = null,
+) {
+  const now = Date.now();
+  const id = newId("wf");
+  store.workflows.createWorkflow({
+    id,
+    workspaceId,
+    folderId,
+    name,
+    description: `${name}, for tests`,
+    version: 1,
+    state: testWorkflowState,
+    createdAt: now,
+    updatedAt: now,
+  });
+  return id;
+}
+
+export const testWorkflowState = {
+  blocks: {
+    start: { type: "starter", name: "Start", config: {}, enabled: true },
+    api: {
+      type: "api",
+      name: "API",
+      config: { url: "https://example.test/items", method: "GET" },
+      enabled: true,
+    },
+  },
+  edges: [{ source: "start", target: "api" }],
+  loops: {},
+  parallels: {},
+};
+
+/** One execution with plausible values; override what the test is about. */
+export function execution(
+  account: TestAccount,
+  workflowId: string,
+  overrides: Partial<ExecutionRecord["entry"]> = {},
+): ExecutionRecord {
+  const startedAt = overrides.startedAt ?? Date.parse("2026-11-01T10:00:00.000Z");
+  const totalDurationMs = overrides.totalDurationMs ?? 1234;
+  return {
+    workflowState: testWorkflowState,
+    entry: {
+      id: newId("log"),
+      workspaceId: account.workspaceId,
+      workflowId,
+      folderId: null,
+      executionId: newId("ex"),
+      billedUserId: account.userId,
+      level: "info",
+      trigger: "api",
+      startedAt,
+      endedAt: startedAt + totalDurationMs,
+      totalDurationMs,
+      cost: {
+        total: 0.0123,
+        tokens: { prompt: 100, completion: 50, total: 150 },
+        models: {
+          "gpt-4o": {
+            input: 0.0073,
+            output: 0.005,
+            total: 0.0123,
+            tokens: { prompt: 100, completion: 50, total: 150 },
+          },
+        },
+      },
+      files: null,
+      traceSpans: [
+        {
+          id: "span_1",
+          name: "API",
+          type: "api",
+          status: "success",
+          startTime: new Date(startedAt).toISOString(),
+          endTime: new Date(startedAt + totalDurationMs).toISOString(),
+          durationMs: totalDurationMs,
+          input: { url: "https://example.test/items" },
+          output: { status: 200 },
+          children: [],
+        },
+      ],
+      finalOutput: { items: 3 },
+      ...overrides,
+    },
+  };
+}
+
+/**
+ * A clock that moves one second per reading, so the API token bucket (D11) refills faster than a test
+ * can drain it; tests about the rate limit use their own clock.
+ */
+export function steppingClock(start = Date.parse("2026-11-15T12:00:00.000Z")): () => number {
+  let now = start;
+  return () => {
+    now += 1000;
+    return now;
+  };
+}
