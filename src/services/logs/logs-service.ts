@@ -23,12 +23,13 @@ export function createLogsService({
   const limitsOf = (user: UserRecord) => computeLimits(store, user, clock());
 
   /** D10: a log or execution outside the caller's workspaces is "not found", never "forbidden". */
-  const visible = <T extends { workspaceId: string }>(
+  const visible = <T>(
     user: UserRecord,
     found: T | undefined,
+    workspaceOf: (found: T) => string,
     what: string,
   ): T => {
-    if (!found || !store.accounts.isMember(user.id, found.workspaceId)) {
+    if (found === undefined || !store.accounts.isMember(user.id, workspaceOf(found))) {
       throw new ConnectError(`${what} not found`, Code.NotFound);
     }
     return found;
@@ -58,7 +59,12 @@ export function createLogsService({
 
     getLog(request, context) {
       const { user } = callerOf(context.values);
-      const entry = visible(user, store.logs.getEntry(request.id), `log entry ${request.id}`);
+      const entry = visible(
+        user,
+        store.logs.getEntry(request.id),
+        (e) => e.workspaceId,
+        `log entry ${request.id}`,
+      );
       const limits = limitsOf(user);
       const workflow = store.workflows.getWorkflow(entry.workflowId);
       const view = { full: true, traceSpans: true, finalOutput: true, limits };
@@ -67,10 +73,10 @@ export function createLogsService({
 
     getExecution(request, context) {
       const { user } = callerOf(context.values);
-      const found = store.logs.getExecution(request.executionId);
       const { entry, workflowState } = visible(
         user,
-        found && { ...found, workspaceId: found.entry.workspaceId },
+        store.logs.getExecution(request.executionId),
+        (found) => found.entry.workspaceId,
         `execution ${request.executionId}`,
       );
       return {
