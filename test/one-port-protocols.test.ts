@@ -13,7 +13,7 @@ import { invalidArgument } from "../src/errors/api-errors.js";
 import type { ApiServer } from "../src/server/api-server.js";
 import type { ApiImplementations } from "../src/server/api-services.js";
 import { openApiDocumentPath } from "../src/server/openapi-document.js";
-import { rest, rpcClients, startTestApiServer } from "./support/api-server.js";
+import { rest, rpcClients, rpcError, startTestApiServer } from "./support/api-server.js";
 
 // Test handlers drive the real server: each workspaceId selects an outcome, so every protocol
 // can be shown to carry the same result through the same interceptors.
@@ -65,15 +65,6 @@ beforeAll(async () => {
   server = await startTestApiServer({ implementations });
 });
 afterAll(() => server.close());
-
-async function rpcError(call: () => Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call();
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("the call succeeded");
-}
 
 describe("one port, every protocol (D2)", () => {
   it("answers the same call over gRPC, gRPC-Web, Connect JSON and Connect binary", async () => {

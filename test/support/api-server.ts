@@ -1,6 +1,6 @@
 import http2 from "node:http2";
 import type { DescService } from "@bufbuild/protobuf";
-import { type Client, createClient, type Transport } from "@connectrpc/connect";
+import { type Client, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import {
   createConnectTransport,
   createGrpcTransport,
@@ -86,4 +86,14 @@ function parse(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** The error an RPC is expected to fail with; a call that succeeds fails the test. */
+export async function rpcError(call: () => Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call();
+  } catch (error) {
+    return ConnectError.from(error);
+  }
+  throw new Error("the call succeeded");
 }

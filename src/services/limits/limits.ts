@@ -1,7 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { type Limits, LimitsSchema, type RateLimitBucket } from "../../../gen/flowlog/logs/v1/limits_pb.js";
-import type { BucketState, TakeResult } from "../../store/rate-limit-store.js";
-import { bucketState } from "../../store/rate-limit-store.js";
+import { type BucketState, bucketState, type TakeResult } from "../../store/rate-limit-store.js";
 import type { UserRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import type { BucketRef } from "../../store/usage-store.js";

@@ -1,0 +1,349 @@
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ListLogsResponseSchema, LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
+import { invalidArgument } from "../src/errors/api-errors.js";
+import type { ApiServer } from "../src/server/api-server.js";
+import type { ApiImplementations } from "../src/server/api-services.js";
+import { callerKey } from "../src/server/caller.js";
+import { createRateLimitInterceptor } from "../src/server/rate-limit.js";
+import { planLimits } from "../src/services/accounts/plans.js";
+import type { Plan } from "../src/store/records.js";
+import { openStore, type Store } from "../src/store/store.js";
+import { isoFromMs } from "../src/util/time.js";
+import { rest, rpcClients, rpcError, startTestApiServer } from "./support/api-server.js";
+
+const free = planLimits.free.api;
+const t0 = Date.UTC(2026, 1, 20, 12, 0, 0);
+let now = t0;
+let dir: string;
+let store: Store;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "flowlog-rate-limit-"));
+  store = openStore({ file: path.join(dir, "flowlog.sqlite") });
+});
+afterAll(async () => {
+  store.close();
+  await rm(dir, { recursive: true, force: true });
+});
+beforeEach(() => {
+  now = t0;
+});
+
+let lastUser = 0;
+/** A user nobody has called as yet, so each test starts from a full bucket. */
+const newUser = () => `user-${++lastUser}`;
+
+describe("API rate limit: the token bucket (spec Limits, D11)", () => {
+  it("a new bucket starts full and each request takes one token", () => {
+    const key = newUser();
+    expect(store.rateLimits.peek(key, free, now)).toEqual({ remaining: 20, resetAtMs: now });
+    expect(store.rateLimits.take(key, free, now)).toEqual({
+      allowed: true,
+      remaining: 19,
+      resetAtMs: now + 6000,
+    });
+    expect(store.rateLimits.take(key, free, now).remaining).toBe(18);
+  });
+
+  it("refills at the plan rate: 6 s on free (10/min) brings back exactly one token", () => {
+    const key = newUser();
+    drain(key, free.maxBurst);
+    expect(store.rateLimits.take(key, free, t0 + 5999).allowed).toBe(false);
+    expect(store.rateLimits.take(key, free, t0 + 6000)).toEqual({
+      allowed: true,
+      remaining: 0,
+      resetAtMs: t0 + 12_000,
+    });
+    expect(store.rateLimits.take(key, free, t0 + 6000).allowed).toBe(false);
+  });
+
+  it("counts refills in many small steps as whole tokens", () => {
+    const key = newUser();
+    drain(key, free.maxBurst);
+    for (let ms = 100; ms < 6000; ms += 100) {
+      expect(store.rateLimits.take(key, free, t0 + ms).allowed).toBe(false);
+    }
+    expect(store.rateLimits.take(key, free, t0 + 6000).allowed).toBe(true);
+  });
+
+  it("accumulates idle tokens up to maxBurst and no further", () => {
+    const key = newUser();
+    drain(key, free.maxBurst);
+    const anHourLater = t0 + 3_600_000;
+    expect(store.rateLimits.peek(key, free, anHourLater)).toEqual({ remaining: 20, resetAtMs: anHourLater });
+    expect(store.rateLimits.take(key, free, anHourLater).remaining).toBe(19);
+  });
+
+  it("a lagging clock neither drives tokens below zero nor earns them twice", () => {
+    const key = newUser();
+    drain(key, free.maxBurst);
+    const behind = store.rateLimits.take(key, free, t0 - 60_000);
+    expect(behind).toMatchObject({ allowed: false, remaining: 0, resetAtMs: t0 + 6000 });
+    // Had updated_at gone back a minute, the minute would refill ten tokens here.
+    expect(store.rateLimits.take(key, free, t0 + 6000).allowed).toBe(true);
+    expect(store.rateLimits.take(key, free, t0 + 6000).allowed).toBe(false);
+  });
+
+  it("survives a restart: the bucket is read back from the database file", () => {
+    const key = newUser();
+    drain(key, 5);
+    store.close();
+    store = openStore({ file: path.join(dir, "flowlog.sqlite") });
+    expect(store.rateLimits.peek(key, free, t0).remaining).toBe(15);
+  });
+
+  it("with burst B, exactly B takes succeed across two processes sharing the file", async () => {
+    const key = newUser();
+    const shape = planLimits.enterprise.api;
+    const script = await writeTakerScript();
+    const children = await Promise.all([
+      takerProcess(script, key, shape, 300),
+      takerProcess(script, key, shape, 300),
+    ]);
+    for (const child of children) child.process.stdin.end("go\n");
+    const allowed = await Promise.all(children.map((child) => child.allowed));
+    expect(allowed.reduce((sum, n) => sum + n, 0)).toBe(shape.maxBurst);
+    // Both took tokens, so the takes really interleaved rather than running one process after the other.
+    expect(Math.min(...allowed)).toBeGreaterThan(0);
+    expect(store.rateLimits.take(key, shape, t0).allowed).toBe(false);
+  });
+});
+
+function drain(key: string, count: number): void {
+  for (let i = 0; i < count; i++) expect(store.rateLimits.take(key, free, t0).allowed).toBe(true);
+}
+
+const storeModule = new URL("../src/store/store.ts", import.meta.url).href;
+const repoRoot = fileURLToPath(new URL("..", import.meta.url));
+
+/**
+ * The program of another OS process on the same SQLite file. It opens the store, says "ready", and on
+ * "go" takes `count` tokens at t0 (no refill), then prints how many were allowed. It pauses a
+ * millisecond between takes, as a server does between requests: one process writing flat out would
+ * hold SQLite's lock while the other backs off, and the two would never interleave.
+ */
+async function writeTakerScript(): Promise<string> {
+  const script = path.join(dir, "take-tokens.mjs");
+  await writeFile(
+    script,
+    `import { once } from "node:events";
+     import { openStore } from ${JSON.stringify(storeModule)};
+     const [file, key, shape, count, now] = process.argv.slice(2);
+     const store = openStore({ file });
+     process.stdout.write("ready\\n");
+     await once(process.stdin, "data");
+     let allowed = 0;
+     for (let i = 0; i < Number(count); i++) {
+       if (store.rateLimits.take(key, JSON.parse(shape), Number(now)).allowed) allowed += 1;
+       await new Promise((resolve) => setTimeout(resolve, 1));
+     }
+     store.close();
+     process.stdout.write(JSON.stringify({ allowed }) + "\\n");`,
+  );
+  return script;
+}
+
+async function takerProcess(
+  script: string,
+  key: string,
+  shape: { requestsPerMinute: number; maxBurst: number },
+  count: number,
+): Promise<{ process: ChildProcessWithoutNullStreams; allowed: Promise<number> }> {
+  const args = [path.join(dir, "flowlog.sqlite"), key, JSON.stringify(shape), String(count), String(t0)];
+  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], { cwd: repoRoot });
+  let output = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    output += chunk;
+  });
+  let errors = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    errors += chunk;
+  });
+  const exited = once(child, "exit");
+  while (!output.includes("ready\n")) {
+    if (child.exitCode !== null) throw new Error(`the taker process failed: ${errors}`);
+    await once(child.stdout, "data");
+  }
+  const allowed = exited.then(([code]) => {
+    if (code !== 0) throw new Error(`the taker process exited with ${code}: ${errors}`);
+    return (JSON.parse(output.slice(output.indexOf("\n") + 1)) as { allowed: number }).allowed;
+  });
+  return { process: child, allowed };
+}
+
+describe("API rate limit over every protocol (spec Response headers, Errors 1, D11)", () => {
+  let server: ApiServer;
+  beforeAll(async () => {
+    const guards = [testAuthentication, createRateLimitInterceptor(store, () => now)];
+    server = await startTestApiServer({ implementations, guards });
+  });
+  afterAll(() => server.close());
+
+  const as = (user: string) => ({ "x-test-user": user });
+
+  it("with burst B, exactly B of B+k concurrent requests succeed, whatever their protocols", async () => {
+    const user = newUser();
+    const clients = rpcClients(LogsService, server.url).map(([, client]) => client);
+    const calls = Array.from({ length: free.maxBurst + 7 }, async (_, i) => {
+      const client = clients[i % (clients.length + 1)];
+      if (!client)
+        return (await rest(server.url, "/api/v1/logs?workspaceId=w", { headers: as(user) })).status;
+      return client.listLogs({ workspaceId: "w" }, { headers: as(user) }).then(
+        () => 200,
+        (error) => (ConnectError.from(error).code === Code.ResourceExhausted ? 429 : 500),
+      );
+    });
+    const statuses = await Promise.all(calls);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(free.maxBurst);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(7);
+  });
+
+  it("reports Limit, Remaining and Reset on each response, and Remaining goes down", async () => {
+    const protocols: [string, (user: string) => Promise<Headers>][] = [
+      ...rpcClients(LogsService, server.url).map(
+        ([name, client]): [string, (user: string) => Promise<Headers>] => [
+          name,
+          async (user) => {
+            let header = new Headers();
+            await client.listLogs({ workspaceId: "w" }, { headers: as(user), onHeader: (h) => (header = h) });
+            return header;
+          },
+        ],
+      ),
+      [
+        "REST",
+        async (user) =>
+          new Headers((await rest(server.url, "/api/v1/logs?workspaceId=w", { headers: as(user) })).headers),
+      ],
+    ];
+    for (const [name, call] of protocols) {
+      const user = newUser();
+      now = t0;
+      const first = await call(user);
+      now = t0 + 1500;
+      const second = await call(user);
+      expect(rateLimitHeaders(first), name).toEqual({
+        limit: "10",
+        remaining: "19",
+        reset: isoFromMs(t0 + 6000),
+      });
+      // 19.25 tokens after 1.5 s, 18.25 after the take: the next whole token is still due at t0 + 6 s.
+      expect(rateLimitHeaders(second), name).toEqual({
+        limit: "10",
+        remaining: "18",
+        reset: isoFromMs(t0 + 6000),
+      });
+      expect(first.get("x-ratelimit-reset")).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    }
+  });
+
+  it("refuses with 429 and Retry-After rounded up to the next token's whole second", async () => {
+    const user = newUser();
+    for (let i = 0; i < free.maxBurst; i++) {
+      expect((await rest(server.url, "/api/v1/logs?workspaceId=w", { headers: as(user) })).status).toBe(200);
+    }
+    now = t0 + 2500;
+    const refused = await rest(server.url, "/api/v1/logs?workspaceId=w", { headers: as(user) });
+    expect(refused.status).toBe(429);
+    expect(refused.headers["content-type"]).toBe("application/problem+json");
+    expect(refused.json).toMatchObject({ status: 429, code: "resource_exhausted" });
+    // The next token is due at t0 + 6 s, 3.5 s from now.
+    expect(refused.headers["retry-after"]).toBe("4");
+    expect(rateLimitHeaders(new Headers(refused.headers))).toEqual({
+      limit: "10",
+      remaining: "0",
+      reset: isoFromMs(t0 + 6000),
+    });
+    for (const [name, client] of rpcClients(LogsService, server.url)) {
+      const error = await rpcError(() => client.listLogs({ workspaceId: "w" }, { headers: as(user) }));
+      expect(error.code, name).toBe(Code.ResourceExhausted);
+      expect(error.rawMessage, name).toMatch(/rate limit exceeded: 10 requests per minute/);
+      expect(error.metadata.get("retry-after"), name).toBe("4");
+      expect(error.metadata.get("x-ratelimit-remaining"), name).toBe("0");
+    }
+  });
+
+  it("puts the headers on errors raised after authentication, and keeps faults' internals out", async () => {
+    const user = newUser();
+    const invalid = await rest(server.url, "/api/v1/logs?workspaceId=invalid", { headers: as(user) });
+    expect(invalid.status).toBe(400);
+    expect(invalid.headers["x-ratelimit-remaining"]).toBe("19");
+    const fault = await rest(server.url, "/api/v1/logs?workspaceId=fault", { headers: as(user) });
+    expect(fault.status).toBe(500);
+    expect(fault.headers["x-ratelimit-remaining"]).toBe("18");
+    expect(fault.text).not.toContain("SQLITE");
+    for (const [name, client] of rpcClients(LogsService, server.url)) {
+      const error = await rpcError(() => client.listLogs({ workspaceId: "fault" }, { headers: as(user) }));
+      expect(error.code, name).toBe(Code.Internal);
+      expect(error.rawMessage, name).not.toContain("SQLITE");
+      expect(error.metadata.get("x-ratelimit-limit"), name).toBe("10");
+      expect(error.metadata.get("x-ratelimit-reset"), name).toBe(isoFromMs(t0 + 6000));
+    }
+  });
+
+  it("keeps one bucket per user across protocols, shaped by the user's plan", async () => {
+    const user = newUser();
+    const grpc = createClient(LogsService, createGrpcTransport({ baseUrl: server.url }));
+    let header = new Headers();
+    await grpc.listLogs(
+      { workspaceId: "w" },
+      { headers: { ...as(user), "x-test-plan": "team" }, onHeader: (h) => (header = h) },
+    );
+    const viaRest = await rest(server.url, "/api/v1/logs?workspaceId=w", {
+      headers: { ...as(user), "x-test-plan": "team" },
+    });
+    expect(rateLimitHeaders(header)).toMatchObject({ limit: "60", remaining: "119" });
+    expect(viaRest.headers["x-ratelimit-remaining"]).toBe("118");
+  });
+
+  it("lets a request without a caller through untouched", async () => {
+    const response = await rest(server.url, "/api/v1/logs?workspaceId=w");
+    expect(response.status).toBe(200);
+    expect(response.headers["x-ratelimit-limit"]).toBeUndefined();
+  });
+});
+
+function rateLimitHeaders(headers: Headers): { limit?: string; remaining?: string; reset?: string } {
+  return {
+    limit: headers.get("x-ratelimit-limit") ?? undefined,
+    remaining: headers.get("x-ratelimit-remaining") ?? undefined,
+    reset: headers.get("x-ratelimit-reset") ?? undefined,
+  };
+}
+
+/**
+ * Authentication is the lead's interceptor, with its own end-to-end tests on real keys; this stand-in
+ * names the caller from a header, so the rate limit can be tested on its own behind it.
+ */
+const testAuthentication: Interceptor = (next) => async (request) => {
+  const id = request.header.get("x-test-user");
+  if (id) {
+    const plan = (request.header.get("x-test-plan") ?? "free") as Plan;
+    request.contextValues.set(callerKey, {
+      keyId: `key-of-${id}`,
+      user: { id, email: `${id}@example.test`, plan, createdAt: 0 },
+    });
+  }
+  return next(request);
+};
+
+const implementations: ApiImplementations = {
+  logs: {
+    listLogs(request) {
+      if (request.workspaceId === "invalid") {
+        throw invalidArgument([{ field: "limit", message: "limit must be an integer from 1 to 1000" }]);
+      }
+      if (request.workspaceId === "fault") throw new Error("SQLITE_CORRUPT in /var/lib/secret.db");
+      return create(ListLogsResponseSchema, {});
+    },
+  },
+};
