@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    reporters: ["default", "./test/support/summary-reporter.ts"],
     globalSetup: ["test/global-setup.ts"],
     pool: "forks",
     // Real servers at the edges (style.md): worker bundling and Temporal round trips take seconds.
