@@ -44,7 +44,8 @@ const planHelp = plans.join(", ");
 export function registerAccountCommands(program: Command, openContext: () => AccountsContext): void {
   const run = actionRunner(openContext);
 
-  usageErrorsExitWith2(program.command("bootstrap"))
+  program
+    .command("bootstrap")
     .description("create a user, a workspace and an API key in one step, and print them (the key only now)")
     .option("--plan <plan>", planHelp, defaultPlan)
     .option("--email <email>", "the user's e-mail address (default: a generated one)")
@@ -56,7 +57,7 @@ export function registerAccountCommands(program: Command, openContext: () => Acc
       ),
     );
 
-  const user = usageErrorsExitWith2(program.command("user")).description("manage users");
+  const user = program.command("user").description("manage users");
   user
     .command("create")
     .description("create a user")
@@ -82,7 +83,7 @@ export function registerAccountCommands(program: Command, openContext: () => Acc
       }),
     );
 
-  const workspace = usageErrorsExitWith2(program.command("workspace")).description("manage workspaces");
+  const workspace = program.command("workspace").description("manage workspaces");
   workspace
     .command("create")
     .description("create a workspace")
@@ -124,7 +125,7 @@ export function registerAccountCommands(program: Command, openContext: () => Acc
       }),
     );
 
-  const apikey = usageErrorsExitWith2(program.command("apikey")).description("manage API keys");
+  const apikey = program.command("apikey").description("manage API keys");
   apikey
     .command("create")
     .description("create an API key for a user; the key is printed this once")
@@ -195,13 +196,6 @@ function actionRunner(openContext: () => AccountsContext) {
         store.close();
       }
     };
-}
-
-/** Commander exits with 1 on a missing option or argument; these commands keep 2 for every bad input. */
-function usageErrorsExitWith2(command: Command): Command {
-  return command.exitOverride((error) => {
-    if (error.exitCode !== 0) process.exit(2);
-  });
 }
 
 function printBootstrap(created: Bootstrapped, publicBaseUrl: string, options: JsonOption): void {

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, loadDotEnv } from "../config/config.js";
 import { openStore } from "../store/store.js";
 import { registerAccountCommands } from "./accounts.js";
 import { runDev } from "./dev.js";
+import { registerSeedCommand } from "./seed.js";
 import { runServe } from "./serve.js";
 import { runWorker } from "./worker.js";
 
@@ -10,7 +11,12 @@ const program = new Command("flowlog")
   .description(
     "Workflow-execution logs and notifications: gRPC, Connect and REST on one port, runs on Temporal",
   )
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Every bad input exits 2, commander's usage errors (a missing option) included; subcommands inherit it.
+  .exitOverride((error) => {
+    if (error.exitCode !== 0) process.exit(2);
+    process.exit(0);
+  });
 
 program
   .command("dev")
@@ -28,6 +34,7 @@ program
   .action(() => runWorker(config()));
 
 registerAccountCommands(program, openContext);
+registerSeedCommand(program, openContext);
 
 function config() {
   loadDotEnv();

