@@ -189,5 +189,4 @@ class ServerProcess {
     this.dropped ||= combined.length > 4_000;
     this.output = combined.slice(-4_000);
   }
-
 }
