@@ -128,8 +128,8 @@ describe("GET /api/v1/logs: the spec's list form", () => {
       traceSpans: [{ id: "span_1", name: "API", type: "api", status: "success", durationMs: 1234 }],
       finalOutput: { items: 3 },
     });
-    const spans = (withSpans.data[0]?.executionData as { traceSpans: Json[] }).traceSpans;
-    expect(spans[0]?.startTime).toMatch(isoMs);
+    const [entry] = withSpans.data as { executionData: { traceSpans: Json[] } }[];
+    expect(entry?.executionData.traceSpans[0]?.startTime).toMatch(isoMs);
   });
 
   it("pages through equal startedAt values in both orders, every row once, nextCursor absent at the end (D8)", async () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type ListLogsRequest,
