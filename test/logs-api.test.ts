@@ -151,6 +151,24 @@ describe("GET /api/v1/logs: the spec's list form", () => {
   });
 });
 
+describe("date filters (D9)", () => {
+  it("reads a time without an offset as UTC, whatever the server's time zone", async () => {
+    const zone = process.env.TZ;
+    process.env.TZ = "America/New_York";
+    try {
+      const count = async (startDate: string) => {
+        const query = `workspaceId=${alice.workspaceId}&limit=1000&startDate=${startDate}`;
+        return ((await get(`/api/v1/logs?${query}`)).json as { data: Json[] }).data.length;
+      };
+      // Alice's executions start at 2026-11-01T00:00Z, three a minute for 50 minutes.
+      expect(await count("2026-11-01T00:30")).toBe(await count("2026-11-01T00:30:00.000Z"));
+      expect(await count("2026-11-01T00:30")).toBe(60);
+    } finally {
+      process.env.TZ = zone;
+    }
+  });
+});
+
 describe("GET /api/v1/logs/{id} and /api/v1/logs/executions/{executionId}", () => {
   it("returns the detail form with limits inside data and beside it", async () => {
     const list = (await get(`/api/v1/logs?workspaceId=${alice.workspaceId}&limit=1`)).json as {

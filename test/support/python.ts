@@ -4,14 +4,15 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 const repoRoot = path.resolve(import.meta.dirname, "../..");
-const venv = path.join(repoRoot, ".tools", "python");
-const requirements = path.join(repoRoot, "test", "polyglot", "requirements.txt");
 
 /**
- * A Python with grpcio from PyPI, in a git-ignored venv, (re)installed when requirements.txt
- * changes, so `npm test` on a fresh clone needs nothing but python3.
+ * A Python with the packages of `requirements` from PyPI, in the git-ignored venv .tools/<name>,
+ * (re)installed when that file changes, so `npm test` on a fresh clone needs nothing but python3.
+ * Each caller gets its own venv: test files run in parallel processes, and two pip installs into
+ * one venv at once would corrupt it.
  */
-export function ensurePythonGrpc(): string {
+function ensurePythonVenv(name: string, requirements: string): string {
+  const venv = path.join(repoRoot, ".tools", name);
   const python = path.join(venv, "bin", "python");
   const marker = path.join(venv, "requirements.sha256");
   const wanted = createHash("sha256").update(readFileSync(requirements)).digest("hex");
@@ -20,10 +21,19 @@ export function ensurePythonGrpc(): string {
   execFileSync(
     python,
     ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", requirements],
-    {
-      stdio: "inherit",
-    },
+    { stdio: "inherit" },
   );
   writeFileSync(marker, wanted);
   return python;
+}
+
+/** grpcio and its reflection client, for the polyglot tests. */
+export function ensurePythonGrpc(): string {
+  return ensurePythonVenv("python", path.join(repoRoot, "test", "polyglot", "requirements.txt"));
+}
+
+/** The schemathesis CLI, for the fuzz test of the REST surface. */
+export function ensureSchemathesis(): string {
+  const python = ensurePythonVenv("python-fuzz", path.join(repoRoot, "test", "fuzz", "requirements.txt"));
+  return path.join(path.dirname(python), "schemathesis");
 }
