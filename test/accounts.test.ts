@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AdminService } from "../gen/flowlog/admin/v1/admin_service_pb.js";
 import { fieldViolations } from "../src/errors/api-errors.js";
@@ -11,7 +11,7 @@ import { AccountsService } from "../src/services/accounts/accounts-service.js";
 import { hashApiKey, looksLikeApiKey } from "../src/services/accounts/api-keys.js";
 import { checkOperatorToken } from "../src/services/accounts/operator-token.js";
 import { openStore, type Store } from "../src/store/store.js";
-import { rest, rpcClients } from "./support/api-server.js";
+import { refusal, rest, rpcClients } from "./support/api-server.js";
 import { operatorToken, startFlowlog, type TestFlowlog } from "./support/flowlog.js";
 
 const isoTimestamp = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -19,16 +19,6 @@ const asOperator = { authorization: `Bearer ${operatorToken}`, "content-type": "
 
 function freshDataDir(): string {
   return mkdtempSync(path.join(tmpdir(), "flowlog-accounts-"));
-}
-
-function refusal(call: () => unknown): ConnectError {
-  try {
-    call();
-  } catch (error) {
-    if (error instanceof ConnectError) return error;
-    throw error;
-  }
-  throw new Error("the call was not refused");
 }
 
 /** Every byte SQLite keeps for the store: the database file and any WAL beside it. */

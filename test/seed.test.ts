@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { Command, CommanderError } from "commander";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { TraceSpanSchema } from "../gen/flowlog/logs/v1/log_entry_pb.js";
@@ -20,6 +20,7 @@ import { seedWorkspace } from "../src/services/seed/seed.js";
 import { databaseFile } from "../src/store/database.js";
 import { type LogEntryRecord, levels, triggers, type WorkflowRecord } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
+import { refusal } from "./support/api-server.js";
 
 const isoTimestamp = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const dayMs = 86_400_000;
@@ -68,16 +69,6 @@ function flatten(spans: SpanJson[]): SpanJson[] {
 }
 
 const spansOf = (entry: LogEntryRecord) => flatten(entry.traceSpans as SpanJson[]);
-
-function refusal(call: () => unknown): ConnectError {
-  try {
-    call();
-  } catch (error) {
-    if (error instanceof ConnectError) return error;
-    throw error;
-  }
-  throw new Error("the call was not refused");
-}
 
 describe("model prices", () => {
   it("prices a call per million tokens, input and output apart", () => {

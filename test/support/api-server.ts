@@ -97,3 +97,14 @@ export async function rpcError(call: () => Promise<unknown>): Promise<ConnectErr
   }
   throw new Error("the call succeeded");
 }
+
+/** The error a synchronous service call is expected to be refused with. */
+export function refusal(call: () => unknown): ConnectError {
+  try {
+    call();
+  } catch (error) {
+    if (error instanceof ConnectError) return error;
+    throw error;
+  }
+  throw new Error("the call was not refused");
+}
