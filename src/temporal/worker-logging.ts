@@ -10,7 +10,10 @@ let installed = false;
  */
 export function installWorkerLogging(): void {
   if (installed) return;
-  const temporalLogger = logger.child({ component: "temporal-worker" });
+  // The SDK's info lines (webpack bundle statistics, state changes) drown flowlog's own start-up
+  // messages; they show when FLOWLOG_LOG_LEVEL is debug or trace.
+  const level = logger.isLevelEnabled("debug") ? logger.level : "warn";
+  const temporalLogger = logger.child({ component: "temporal-worker" }, { level });
   const forward = ({ level, message, meta }: LogEntry) =>
     temporalLogger[level.toLowerCase() as Lowercase<typeof level>](meta ?? {}, message);
   Runtime.install({ logger: new DefaultLogger("TRACE", forward) });
