@@ -10,6 +10,7 @@ import {
 import { WorkflowsService } from "../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import { BadRequestSchema } from "../gen/google/rpc/error_details_pb.js";
 import { invalidArgument } from "../src/errors/api-errors.js";
+import { setRestStatus } from "../src/gateway/rest-status.js";
 import type { ApiServer } from "../src/server/api-server.js";
 import type { ApiImplementations } from "../src/server/api-services.js";
 import { openApiDocumentPath } from "../src/server/openapi-document.js";
@@ -52,7 +53,8 @@ const implementations: ApiImplementations = {
     },
   },
   workflows: {
-    updateWorkflow(request) {
+    updateWorkflow(request, context) {
+      if (request.name === "accepted") setRestStatus(context, 202);
       return {
         workflow: { id: request.id, name: request.name ?? "", description: request.description ?? "" },
       };
@@ -241,6 +243,19 @@ describe("REST/JSON gateway from google.api.http annotations", () => {
     expect(response.json).toMatchObject({
       workflow: { id: "wf/1", name: "Nightly", description: "runs at night" },
     });
+  });
+
+  it("answers with the success status a handler sets for REST, e.g. 202 for accepted work (D15)", async () => {
+    const response = await rest(server.url, "/api/v1/workflows/wf_1", {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "accepted" }),
+    });
+    expect(response.status).toBe(202);
+    expect(response.json).toMatchObject({ workflow: { id: "wf_1", name: "accepted" } });
+    for (const [, client] of rpcClients(WorkflowsService, server.url)) {
+      expect((await client.updateWorkflow({ id: "wf_1", name: "accepted" })).workflow?.name).toBe("accepted");
+    }
   });
 
   it("refuses a body that is not JSON or has unknown fields, naming it", async () => {

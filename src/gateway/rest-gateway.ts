@@ -1,5 +1,5 @@
 import type { JsonValue } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { readAllBytes } from "@connectrpc/connect/protocol";
 import { errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
@@ -9,6 +9,7 @@ import { problemFromError } from "../errors/problem.js";
 import { toPublicError } from "../errors/public-error.js";
 import { type HttpRoute, matchRoutes } from "./http-rules.js";
 import { buildRequestJson } from "./request-json.js";
+import { restStatusKey } from "./rest-status.js";
 
 type NodeHandler = NonNullable<ConnectNodeAdapterOptions["fallback"]>;
 export type NodeRequest = Parameters<NodeHandler>[0];
@@ -71,6 +72,7 @@ async function answer(
 
   const abort = new AbortController();
   res.once("close", () => abort.abort());
+  const contextValues = createContextValues();
   const response = await handler({
     httpVersion: req.httpVersion,
     url: `http://gateway${handler.requestPath}`,
@@ -78,11 +80,12 @@ async function answer(
     header: forwardedHeaders(req),
     body: built.json,
     signal: abort.signal,
+    contextValues,
   });
   const bytes = response.body ? await readAllBytes(response.body, Number.MAX_SAFE_INTEGER) : new Uint8Array();
   copyHeaders(response.header, res);
   if (response.status === 200) {
-    res.writeHead(200, { "content-type": "application/json" });
+    res.writeHead(contextValues.get(restStatusKey), { "content-type": "application/json" });
     res.end(bytes);
     return;
   }
