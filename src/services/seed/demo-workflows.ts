@@ -32,6 +32,10 @@ const edge = (source: string, target: string, sourceHandle?: string): EdgeJson =
 const agent = (name: string, model: string, prompt: string): BlockJson =>
   block("agent", name, { model, systemPrompt: "You are a concise assistant.", prompt, temperature: 0.2 });
 
+/** A two-way condition (ConditionConfig of the engine): the "if" branch when the expression holds, else "else". */
+const condition = (name: string, expression: string): BlockJson =>
+  block("condition", name, { conditions: [{ id: "if", expression }, { id: "else" }] });
+
 const api = (name: string, method: string, url: string): BlockJson =>
   block("api", name, { method, url, headers: { Authorization: "Bearer {{SERVICE_TOKEN}}" } });
 
@@ -48,7 +52,7 @@ const templates: Template[] = [
         starter: block("starter", "Start", { inputFormat: [{ name: "ticketId", type: "string" }] }),
         fetch: api("Fetch ticket", "GET", "https://helpdesk.example.com/api/tickets/{ticketId}"),
         classify: agent("Classify", model(0), "Classify the urgency of: <fetchticket.data>"),
-        urgent: block("condition", "Is urgent", { if: '<classify.content> == "urgent"' }),
+        urgent: condition("Is urgent", '<classify.content> == "urgent"'),
         escalate: block("response", "Escalate", { data: { escalated: true, summary: "<classify.content>" } }),
         reply: block("response", "Reply", { data: { escalated: false, summary: "<classify.content>" } }),
       },
@@ -92,7 +96,7 @@ const templates: Template[] = [
         starter: block("starter", "Start", { inputFormat: [{ name: "email", type: "string" }] }),
         lookup: api("Lookup", "POST", "https://enrich.example.com/v2/lookup"),
         score: agent("Score", model(0), "Score this lead from 0 to 100: <lookup.data>"),
-        qualified: block("condition", "Qualified", { if: "<score.content> >= 70" }),
+        qualified: condition("Qualified", "<score.content> >= 70"),
         accept: block("response", "Accept", { data: { qualified: true } }),
         reject: block("response", "Reject", { data: { qualified: false } }),
       },
@@ -114,7 +118,7 @@ const templates: Template[] = [
       blocks: {
         starter: block("starter", "Start", {}),
         ping: api("Ping", "GET", "https://billing.example.com/healthz"),
-        healthy: block("condition", "Healthy", { if: "<ping.status> == 200" }),
+        healthy: condition("Healthy", "<ping.status> == 200"),
         up: block("response", "Up", { data: { healthy: true } }),
         down: block("response", "Down", { data: { healthy: false, status: "<ping.status>" } }),
       },

@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { normalizeBlockName, ReferenceResolutionError, resolveReferences } from "../../engine/references.js";
 import type { Trigger } from "../../store/records.js";
 import { isoFromMs } from "../../util/time.js";
 import { costOf, type ModelUsage } from "../pricing/model-prices.js";
@@ -61,12 +62,12 @@ const httpStatusText: Record<number, string> = {
 /**
  * Walks a workflow graph the way the runtime will (D13, D17): from the starter along the edges, a
  * condition choosing its branch by sourceHandle, loop iterations and parallel branches as children of a
- * grouping span. Block outputs are recorded under their lowercased, space-free names so later
- * `<block.path>` references resolve as D14 describes.
+ * grouping span. Block outputs are recorded under their normalized names so later `<block.path>`
+ * references resolve as D14 describes.
  */
 class Simulation {
   private readonly usages: ModelUsage[] = [];
-  private readonly outputs = new Map<string, JsonValue>();
+  private readonly outputs: Record<string, JsonValue> = {};
   private failed = false;
   private branch: string | undefined;
   private lastOutput: JsonValue = null;
@@ -180,7 +181,7 @@ class Simulation {
     const run = this.blockRun(block, fails);
     const end = start + run.durationMs;
     const output = run.output;
-    this.outputs.set(block.name.toLowerCase().replace(/\s+/g, ""), output);
+    this.outputs[normalizeBlockName(block.name)] = output;
     this.lastOutput = output;
     if (block.type === "response" && !fails) this.responseOutput = output;
     if (fails) this.failed = true;
@@ -308,13 +309,17 @@ class Simulation {
     };
   }
 
+  /** The first branch of its ConditionConfig three times in four, else the last (D13). */
   private condition(config: JsonObject): BlockRun {
+    const branches = Array.isArray(config.conditions) ? config.conditions : [];
+    const ids = branches.map((branch) => (isObject(branch) ? branch.id : undefined));
     const result = this.rng.chance(0.75);
-    this.branch = result ? "if" : "else";
+    const id = result ? ids[0] : ids.at(-1);
+    this.branch = typeof id === "string" ? id : undefined;
     return {
       durationMs: this.rng.int(1, 5),
-      input: { expression: this.resolve(config.if ?? "") },
-      output: { result, selectedPath: this.branch },
+      input: config,
+      output: { result, selectedPath: this.branch ?? null },
     };
   }
 
@@ -333,30 +338,14 @@ class Simulation {
     return { durationMs: this.rng.int(1, 5), input: config, output: { error }, error };
   }
 
-  /** `<block.path>` references (D14) replaced by the recorded outputs; unknown ones stay as written. */
+  /** References resolved by the engine's resolver (D14); a value it cannot resolve stays as written. */
   private resolve(value: JsonValue): JsonValue {
-    if (typeof value === "string") {
-      const whole = /^<([^<>]+)>$/.exec(value);
-      if (whole) return this.lookup(whole[1] as string) ?? value;
-      return value.replace(/<([^<>]+)>/g, (text, reference: string) => {
-        const found = this.lookup(reference);
-        return found === undefined ? text : typeof found === "string" ? found : JSON.stringify(found);
-      });
+    try {
+      return resolveReferences(value, { outputs: this.outputs }) as JsonValue;
+    } catch (error) {
+      if (error instanceof ReferenceResolutionError) return value;
+      throw error;
     }
-    if (Array.isArray(value)) return value.map((v) => this.resolve(v));
-    if (value !== null && typeof value === "object") {
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.resolve(v)]));
-    }
-    return value;
-  }
-
-  private lookup(reference: string): JsonValue | undefined {
-    const [name = "", ...path] = reference.split(".");
-    let value: JsonValue | undefined = this.outputs.get(name);
-    for (const key of path) {
-      value = value !== null && typeof value === "object" && !Array.isArray(value) ? value[key] : undefined;
-    }
-    return value;
   }
 
   /** A span in the protobuf JSON of TraceSpan; `error` is present exactly when the block failed. */
@@ -395,6 +384,10 @@ interface BlockRun {
   error?: string;
   /** Agent blocks only (D17). */
   agent?: { model: string; tokens: { prompt: number; completion: number; total: number }; cost: number };
+}
+
+function isObject(value: JsonValue | undefined): value is JsonObject {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 function clamp(value: number, min: number, max: number): number {
