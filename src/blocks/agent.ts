@@ -8,6 +8,7 @@ import {
   type TokenCost,
 } from "../services/pricing/model-prices.js";
 import type { TokenCounts } from "../store/records.js";
+import { innermostMessage, retryAfterMs, retryDelay } from "./retry.js";
 
 /**
  * The agent block (D13): one call to an OpenAI-compatible chat-completions endpoint, priced from the
@@ -118,7 +119,8 @@ export async function runAgentBlock(
       const tries = attempt > 1 ? ` (after ${attempt} attempts)` : "";
       throw new AgentBlockError(failure.code, `${failure.message}${tries}`, failure.status);
     }
-    await settings.sleep(retryDelay(attempt, failure.retryAfterMs, settings));
+    const backoff = { baseMs: settings.baseDelayMs, maxMs: settings.maxDelayMs };
+    await settings.sleep(retryDelay(attempt - 1, failure.retryAfterMs, backoff, settings.random));
   }
 }
 
@@ -207,7 +209,7 @@ function transportFailure(error: unknown, url: string, timeoutMs: number): Failu
       retryable: true,
     };
   }
-  const reason = causeMessage(error);
+  const reason = innermostMessage(error);
   return {
     code: "provider_unreachable",
     message: `agent provider ${origin(url)} unreachable: ${reason}`,
@@ -258,20 +260,6 @@ function readCompletion(
   };
 }
 
-/** Full jitter over an exponential backoff, as D16; a provider's Retry-After is a floor, up to the cap. */
-function retryDelay(attempt: number, retryAfter: number | undefined, settings: AgentCallOptions): number {
-  const backoff =
-    settings.random() * Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (attempt - 1));
-  return Math.min(settings.maxDelayMs, Math.max(backoff, retryAfter ?? 0));
-}
-
-/** Retry-After in seconds or as an HTTP date. */
-function retryAfterMs(header: string | null): number | undefined {
-  if (header === null) return undefined;
-  const ms = /^\d+$/.test(header.trim()) ? Number(header) * 1000 : Date.parse(header) - Date.now();
-  return Number.isNaN(ms) ? undefined : Math.max(0, ms);
-}
-
 /** OpenAI-compatible providers put a human message in `error.message`; others answer plain text. */
 function providerMessage(answer: string): string {
   const body = parseJson(answer);
@@ -296,12 +284,6 @@ function parseJson(text: string): unknown {
 
 function issues(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; ");
-}
-
-function causeMessage(error: unknown): string {
-  let deepest: unknown = error;
-  while (deepest instanceof Error && deepest.cause instanceof Error) deepest = deepest.cause;
-  return deepest instanceof Error ? deepest.message : String(deepest);
 }
 
 function hasName(error: unknown, name: string): boolean {

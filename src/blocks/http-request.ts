@@ -2,6 +2,7 @@ import { STATUS_CODES } from "node:http";
 import { setTimeout as delay } from "node:timers/promises";
 import { type Dispatcher, fetch, Headers, type Response } from "undici";
 import { createOutboundDispatcher, outboundRefusalOf } from "../security/outbound.js";
+import { innermostMessage, retryAfterMs, retryDelay } from "./retry.js";
 
 export const httpMethods = ["GET", "POST", "PUT", "DELETE", "PATCH"] as const;
 export type HttpMethod = (typeof httpMethods)[number];
@@ -101,7 +102,12 @@ export async function runHttpRequest(
     const endedAt = Date.now();
     const retryInMs =
       retryable && timings.length < policy.retries
-        ? retryDelay(timings.length, retryAfterMs, policy, random)
+        ? retryDelay(
+            timings.length,
+            retryAfterMs,
+            { baseMs: policy.retryBaseMs, maxMs: policy.retryMaxMs },
+            random,
+          )
         : null;
     const timing: AttemptInfo = {
       attempt: timings.length + 1,
@@ -249,17 +255,6 @@ function policyOf(config: HttpRequestConfig): RetryPolicy {
   };
 }
 
-/** Full jitter (D16) spreads the retries of many executions hitting one struggling API; Retry-After wins. */
-function retryDelay(
-  retry: number,
-  retryAfterMs: number | undefined,
-  policy: RetryPolicy,
-  random: () => number,
-) {
-  if (retryAfterMs !== undefined) return Math.min(retryAfterMs, policy.retryMaxMs);
-  return Math.floor(random() * Math.min(policy.retryMaxMs, policy.retryBaseMs * 2 ** retry));
-}
-
 /** An injected sleep cannot see the signal, so cancellation is checked again once the wait ends. */
 async function pause(ms: number, options: HttpRequestOptions): Promise<void> {
   const sleep = options.sleep ?? ((wait: number) => delay(wait, undefined, { signal: options.signal }));
@@ -295,14 +290,6 @@ async function attempt(
 
 function failure(error: string, retryable: boolean): AttemptOutcome {
   return { data: null, status: null, headers: {}, error, retryable };
-}
-
-/** undici wraps socket errors in "fetch failed"; the innermost cause says what happened. */
-function innermostMessage(error: unknown): string {
-  let cause = error;
-  while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
-  if (!(cause instanceof Error)) return String(cause);
-  return cause.message || (cause as NodeJS.ErrnoException).code || cause.name;
 }
 
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
@@ -393,12 +380,4 @@ function headersObject(headers: Headers): Record<string, string> {
     merged.set(name, earlier === undefined ? value : `${earlier}, ${value}`);
   });
   return Object.fromEntries(merged);
-}
-
-/** Retry-After is whole seconds or an HTTP-date, and every HTTP-date form starts with a day name. */
-function retryAfterMs(value: string | null): number | undefined {
-  const text = value?.trim() ?? "";
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const date = /^[A-Za-z]{3}/.test(text) ? Date.parse(text) : Number.NaN;
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
