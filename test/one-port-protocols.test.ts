@@ -272,7 +272,16 @@ describe("REST/JSON gateway from google.api.http annotations", () => {
       body: JSON.stringify({ nmae: "typo" }),
     });
     expect(unknown.status).toBe(400);
-    expect(unknown.json).toMatchObject({ code: "invalid_argument", detail: expect.stringContaining("nmae") });
+    expect(unknown.json).toMatchObject({ code: "invalid_argument", errors: [{ field: "nmae" }] });
+    const wrongType = await rest(server.url, "/api/v1/workflows/wf_1", {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: 918273645 }),
+    });
+    expect(wrongType.status).toBe(400);
+    expect(wrongType.json).toMatchObject({ errors: [{ field: "name" }] });
+    // A value sent to the wrong field may be a secret: it never comes back in the error (D24).
+    expect(wrongType.text).not.toContain("918273645");
   });
 
   it("serves the generated OpenAPI document at /api/v1/openapi.json", async () => {

@@ -7,6 +7,7 @@ import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import { invalidArgument } from "../errors/api-errors.js";
 import { problemFromError } from "../errors/problem.js";
 import { toPublicError } from "../errors/public-error.js";
+import { bodyViolations } from "./body-errors.js";
 import { type HttpRoute, matchRoutes } from "./http-rules.js";
 import { buildRequestJson } from "./request-json.js";
 import { restStatusKey } from "./rest-status.js";
@@ -69,6 +70,8 @@ async function answer(
   const body = route.body === undefined ? undefined : await readJsonBody(req);
   const built = buildRequestJson(route, { pathValues, query, body });
   if (!built.ok) throw invalidArgument(built.violations);
+  const violations = body === undefined ? [] : bodyViolations(route.method.input, built.json);
+  if (violations.length > 0) throw invalidArgument(violations);
 
   const abort = new AbortController();
   res.once("close", () => abort.abort());
