@@ -4,12 +4,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, describe, expect, it } from "vitest";
-import { AdminService } from "../gen/flowlog/admin/v1/admin_service_pb.js";
-import { LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
-import { NotificationsService } from "../gen/flowlog/notifications/v1/notifications_service_pb.js";
-import { WorkflowsService } from "../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import { runBufGenerate } from "../scripts/check-generated.js";
 import { listHttpRoutes } from "../src/gateway/http-rules.js";
+import { apiServices } from "../src/server/api-services.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is JSON that the assertions themselves check.
 type Json = { [key: string]: any };
@@ -45,7 +42,7 @@ describe("the OpenAPI document (D2)", () => {
   });
 
   it("every annotated RPC has its REST path, and no other path is documented", () => {
-    const routes = listHttpRoutes([LogsService, WorkflowsService, NotificationsService, AdminService]);
+    const routes = listHttpRoutes(apiServices);
     const documented = Object.entries(document.paths as Json).flatMap(([path, item]) =>
       Object.entries(item as Json).map(
         ([method, operation]) => `${method.toUpperCase()} ${path} ${operation.operationId}`,

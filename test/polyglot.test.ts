@@ -47,6 +47,7 @@ const apiServices = [
   "flowlog.admin.v1.AdminService",
   "flowlog.logs.v1.LogsService",
   "flowlog.notifications.v1.NotificationsService",
+  "flowlog.workflows.v1.TriggersService",
   "flowlog.workflows.v1.WorkflowsService",
 ];
 

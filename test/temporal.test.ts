@@ -1,7 +1,11 @@
 import { randomUUID } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
 import proto from "@temporalio/proto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { openStore, type Store } from "../src/store/store.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { createFlowlogWorker } from "../src/temporal/worker.js";
 import { workerRoundTrip } from "../src/temporal/workflows/index.js";
@@ -11,18 +15,22 @@ const namespace = inject("temporalNamespace");
 
 describe("Temporal (issue 2, item 7)", () => {
   let connection: Connection;
+  let store: Store;
 
   beforeAll(async () => {
     connection = await Connection.connect({ address });
+    store = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), "flowlog-temporal-test-")) });
   });
 
   afterAll(async () => {
     await connection?.close();
+    store?.close();
   });
 
   it("the worker runs a workflow end to end against the real dev server", async () => {
     const taskQueue = `round-trip-${randomUUID()}`;
-    const worker = await createFlowlogWorker({ address, namespace, taskQueue });
+    const deps = { store, allowPrivateNetworks: false };
+    const worker = await createFlowlogWorker({ address, namespace, taskQueue, deps });
     const running = worker.run();
     try {
       const client = new Client({ connection, namespace });

@@ -2,6 +2,7 @@ import type { Config } from "../config/config.js";
 import { createApi } from "../server/api.js";
 import { startApiServer } from "../server/api-server.js";
 import { openStore } from "../store/store.js";
+import { lazyTemporalClient } from "../temporal/client.js";
 import { ensureTemporal } from "../temporal/ensure-temporal.js";
 import { FLOWLOG_TASK_QUEUE } from "../temporal/task-queue.js";
 import { createFlowlogWorker } from "../temporal/worker.js";
@@ -33,7 +34,8 @@ export async function runDev(config: Config): Promise<void> {
     const withTemporal: Config = { ...config, temporalAddress: temporal.address };
     const store = openStore(config);
     stops.push(async () => store.close());
-    const api = await startApiServer(withTemporal, createApi({ config, store }));
+    const client = lazyTemporalClient(temporal.address, config.temporalNamespace);
+    const api = await startApiServer(withTemporal, createApi({ config, store, temporal: { client } }));
     stops.push(() => api.close());
     console.log(`flowlog API at ${api.url} (gRPC, gRPC-Web, Connect and REST on one port)`);
     console.log(`  OpenAPI document: ${api.url}/api/v1/openapi.json`);
@@ -42,6 +44,7 @@ export async function runDev(config: Config): Promise<void> {
     const worker = await createFlowlogWorker({
       address: temporal.address,
       namespace: config.temporalNamespace,
+      deps: { store, allowPrivateNetworks: config.allowPrivateNetworks },
     });
     const running = worker.run();
     console.log(`Worker polling task queue ${FLOWLOG_TASK_QUEUE}. Press Ctrl-C to stop.`);

@@ -2,12 +2,14 @@ import type { Config } from "../config/config.js";
 import { createApi } from "../server/api.js";
 import { startApiServer } from "../server/api-server.js";
 import { openStore } from "../store/store.js";
+import { lazyTemporalClient } from "../temporal/client.js";
 import { untilStopSignal } from "./signals.js";
 
 /** `flowlog serve` (D3): the API server alone, until SIGINT or SIGTERM. */
 export async function runServe(config: Config): Promise<void> {
   const store = openStore(config);
-  const api = await startApiServer(config, createApi({ config, store }));
+  const client = lazyTemporalClient(config.temporalAddress ?? "localhost:7233", config.temporalNamespace);
+  const api = await startApiServer(config, createApi({ config, store, temporal: { client } }));
   console.log(
     `flowlog API at ${api.url} (gRPC, gRPC-Web, Connect and REST; OpenAPI at ${api.url}/api/v1/openapi.json)`,
   );

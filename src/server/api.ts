@@ -1,18 +1,25 @@
+import type { Client } from "@temporalio/client";
 import { LogsService } from "../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { NotificationsService } from "../../gen/flowlog/notifications/v1/notifications_service_pb.js";
+import { TriggersService } from "../../gen/flowlog/workflows/v1/triggers_service_pb.js";
 import { WorkflowsService } from "../../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import type { Config } from "../config/config.js";
 import { AccountsService } from "../services/accounts/accounts-service.js";
 import { createAdminService } from "../services/accounts/admin-service.js";
 import { createLogsService } from "../services/logs/logs-service.js";
+import { createCallTriggers } from "../services/triggers/call-triggers.js";
+import { createTriggersService } from "../services/triggers/triggers-service.js";
+import { createWorkflowsService } from "../services/workflows/workflows-service.js";
 import type { Store } from "../store/store.js";
 import type { ApiServerOptions } from "./api-server.js";
 import { createAuthentication } from "./authentication.js";
 import { createRateLimitInterceptor } from "./rate-limit.js";
 
 export interface ApiDependencies {
-  config: Pick<Config, "operatorToken">;
+  config: Pick<Config, "operatorToken" | "publicBaseUrl">;
   store: Store;
+  /** Where executions run (D3); tests give their workers' own task queue. */
+  temporal: { client: Client; taskQueue?: string };
   clock?: () => number;
 }
 
@@ -20,17 +27,22 @@ export interface ApiDependencies {
 export function createApi({
   config,
   store,
+  temporal,
   clock = Date.now,
 }: ApiDependencies): Required<Pick<ApiServerOptions, "implementations" | "guards">> {
+  const executions = { store, temporal: temporal.client, taskQueue: temporal.taskQueue, clock };
   return {
     implementations: {
       logs: createLogsService({ store, clock }),
+      workflows: { ...createWorkflowsService({ store, clock }), ...createCallTriggers(executions) },
+      triggers: createTriggersService({ ...executions, publicBaseUrl: config.publicBaseUrl }),
       admin: createAdminService(new AccountsService(store.accounts, clock)),
     },
     guards: [
       createAuthentication({
         accounts: store.accounts,
-        userKeyServices: [LogsService, WorkflowsService, NotificationsService],
+        userKeyServices: [LogsService, WorkflowsService, TriggersService, NotificationsService],
+        selfAuthenticatingMethods: [TriggersService.method.invokeWebhook],
         operatorToken: config.operatorToken,
         clock,
       }),

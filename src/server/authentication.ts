@@ -1,4 +1,4 @@
-import type { DescService } from "@bufbuild/protobuf";
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { AdminService } from "../../gen/flowlog/admin/v1/admin_service_pb.js";
 import { hashApiKey } from "../services/accounts/api-keys.js";
@@ -8,8 +8,10 @@ import { callerKey } from "./caller.js";
 
 export interface AuthenticationOptions {
   accounts: AccountsStore;
-  /** Services whose every method needs a user's x-api-key (D5). */
+  /** Services whose methods need a user's x-api-key (D5)... */
   userKeyServices: DescService[];
+  /** ...except these, which authenticate the caller themselves (the inbound webhook's token, D15). */
+  selfAuthenticatingMethods: DescMethod[];
   operatorToken: string | undefined;
   clock: () => number;
 }
@@ -24,13 +26,14 @@ const touchIntervalMs = 60_000;
  */
 export function createAuthentication(options: AuthenticationOptions): Interceptor {
   const guarded = new Set(options.userKeyServices.map((s) => s.typeName));
+  const exempt = new Set(options.selfAuthenticatingMethods);
   const lastTouched = new Map<string, number>();
   return (next) => async (request) => {
     if (request.service.typeName === AdminService.typeName) {
       checkOperatorToken(request.header.get("authorization"), options.operatorToken);
       return next(request);
     }
-    if (!guarded.has(request.service.typeName)) return next(request);
+    if (!guarded.has(request.service.typeName) || exempt.has(request.method)) return next(request);
     const key = request.header.get("x-api-key");
     if (!key) throw new ConnectError("missing x-api-key header", Code.Unauthenticated);
     const owner = options.accounts.ownerOfKeyHash(hashApiKey(key));

@@ -144,6 +144,54 @@ const migrations: string[] = [
   DROP TABLE execution_snapshots;
   ALTER TABLE execution_snapshots_packed RENAME TO execution_snapshots;
   `,
+  `
+  -- Every saved version of a workflow (D13), so an execution can snapshot exactly the one it ran. The
+  -- workflows row stays the head (current version and folder) that lists read without a join.
+  CREATE TABLE workflow_versions (
+    workflow_id TEXT NOT NULL REFERENCES workflows (id),
+    version INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    state_json TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (workflow_id, version)
+  );
+  INSERT INTO workflow_versions (workflow_id, version, name, description, state_json, created_at)
+  SELECT id, version, name, description, state_json, updated_at FROM workflows;
+
+  -- Deleting only marks a workflow: its log entries and executions keep their workflow (D17).
+  ALTER TABLE workflows ADD COLUMN deleted_at INTEGER;
+  CREATE INDEX workflows_by_folder ON workflows (workspace_id, folder_id, name);
+  CREATE INDEX folders_by_workspace ON folders (workspace_id, name);
+
+  -- Workspace environment variables (D14); the value only as AES-256-GCM ciphertext (D24).
+  CREATE TABLE environment_variables (
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id),
+    name TEXT NOT NULL,
+    sealed_value BLOB NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (workspace_id, name)
+  ) WITHOUT ROWID;
+  `,
+  `
+  -- The triggers of a workflow (D15): its inbound webhook, found by the SHA-256 of its token (shown once,
+  -- like an API key, D5), and its schedules, whose timing and pausing Temporal Schedules own.
+  CREATE TABLE webhook_triggers (
+    workflow_id TEXT PRIMARY KEY REFERENCES workflows (id),
+    token_hash BLOB NOT NULL,
+    billed_user_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE workflow_schedules (
+    id TEXT PRIMARY KEY,
+    workflow_id TEXT NOT NULL REFERENCES workflows (id),
+    cron TEXT NOT NULL,
+    billed_user_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX workflow_schedules_by_workflow ON workflow_schedules (workflow_id, created_at, id);
+  `,
 ];
 
 export function migrate(db: Database): void {

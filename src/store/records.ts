@@ -44,6 +44,29 @@ export interface WorkflowRecord {
   updatedAt: number;
 }
 
+/** A workflow as the store returns it: deleting only marks it, so its logs keep their workflow (D17). */
+export interface StoredWorkflowRecord extends WorkflowRecord {
+  deletedAt: number | null;
+}
+
+/** One saved version of a workflow (D13): what an execution snapshots and runs. */
+export interface WorkflowVersionRecord {
+  workflowId: string;
+  version: number;
+  name: string;
+  description: string;
+  /** Protobuf JSON of flowlog.workflows.v1.WorkflowState. */
+  state: unknown;
+  createdAt: number;
+}
+
+export interface EnvironmentVariableRecord {
+  workspaceId: string;
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
 export interface TokenCounts {
   prompt: number;
   completion: number;

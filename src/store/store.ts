@@ -1,7 +1,11 @@
+import path from "node:path";
+import { loadMasterKey } from "../security/secrets.js";
 import { AccountsStore } from "./accounts-store.js";
 import { type Db, databaseFile, openDatabase } from "./database.js";
+import { EnvironmentStore } from "./environment-store.js";
 import { LogsStore } from "./logs-store.js";
 import { RateLimitStore } from "./rate-limit-store.js";
+import { TriggersStore } from "./triggers-store.js";
 import { UsageStore } from "./usage-store.js";
 import { WorkflowsStore } from "./workflows-store.js";
 
@@ -12,18 +16,31 @@ import { WorkflowsStore } from "./workflows-store.js";
 export interface Store {
   accounts: AccountsStore;
   workflows: WorkflowsStore;
+  environment: EnvironmentStore;
+  triggers: TriggersStore;
   logs: LogsStore;
   rateLimits: RateLimitStore;
   usage: UsageStore;
   close(): void;
 }
 
+/**
+ * Where the store lives, and FLOWLOG_MASTER_KEY when set; a Config is one. Without a key, the one in
+ * master.key beside the SQLite file is used, generated on first start (D4).
+ */
+export type StoreLocation = ({ dataDir: string } | { file: string }) & { masterKey?: string | undefined };
+
 /** One connection per process (D23), opened on `<dataDir>/flowlog.sqlite` unless a file is given. */
-export function openStore(location: { dataDir: string } | { file: string }): Store {
-  const db: Db = openDatabase("file" in location ? location.file : databaseFile(location.dataDir));
+export function openStore(location: StoreLocation): Store {
+  const file = "file" in location ? location.file : databaseFile(location.dataDir);
+  // Before the database: a bad key stops the start with its own message (D4).
+  const masterKey = loadMasterKey({ dataDir: path.dirname(file), masterKey: location.masterKey });
+  const db: Db = openDatabase(file);
   return {
     accounts: new AccountsStore(db),
     workflows: new WorkflowsStore(db),
+    environment: new EnvironmentStore(db, masterKey),
+    triggers: new TriggersStore(db),
     logs: new LogsStore(db),
     rateLimits: new RateLimitStore(db),
     usage: new UsageStore(db),

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { NativeConnection, Worker } from "@temporalio/worker";
-import * as activities from "./activities/index.js";
+import { type ActivityDeps, createActivities } from "./activities/index.js";
 import { FLOWLOG_TASK_QUEUE } from "./task-queue.js";
 import { installWorkerLogging } from "./worker-logging.js";
 
@@ -10,6 +10,13 @@ export interface FlowlogWorkerOptions {
   namespace: string;
   /** Tests pass their own queue so parallel test files never take each other's tasks. */
   taskQueue?: string;
+  /** What the activities use: the store, the D22 setting, the model prices. */
+  deps: ActivityDeps;
+  /**
+   * How long a workflow task waits for the worker that last ran the workflow before any worker may take
+   * it (the SDK's default is 10 s). Tests that kill a worker shorten it.
+   */
+  stickyQueueScheduleToStartTimeoutMs?: number;
 }
 
 export interface FlowlogWorker {
@@ -36,7 +43,10 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
       namespace: options.namespace,
       taskQueue: options.taskQueue ?? FLOWLOG_TASK_QUEUE,
       workflowsPath,
-      activities,
+      activities: createActivities(options.deps),
+      ...(options.stickyQueueScheduleToStartTimeoutMs === undefined
+        ? {}
+        : { stickyQueueScheduleToStartTimeout: options.stickyQueueScheduleToStartTimeoutMs }),
     });
     return {
       run: () => worker.run().finally(() => connection.close()),

@@ -1,11 +1,13 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { inject } from "vitest";
 import { createApi } from "../../src/server/api.js";
 import type { ApiServer } from "../../src/server/api-server.js";
 import { apiKeyPrefix, generateApiKey, hashApiKey } from "../../src/services/accounts/api-keys.js";
 import type { ExecutionRecord, Plan } from "../../src/store/records.js";
 import { openStore, type Store } from "../../src/store/store.js";
+import { lazyTemporalClient } from "../../src/temporal/client.js";
 import { newId } from "../../src/util/ids.js";
 import { startTestApiServer } from "./api-server.js";
 
@@ -19,12 +21,16 @@ export interface TestFlowlog {
 }
 
 /** The whole API on a random port over a fresh SQLite file, as a test file needs it. */
-export async function startFlowlog(options: { clock?: () => number } = {}): Promise<TestFlowlog> {
+export async function startFlowlog(
+  options: { clock?: () => number; taskQueue?: string } = {},
+): Promise<TestFlowlog> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-test-"));
   const store = openStore({ dataDir });
-  const server = await startTestApiServer(
-    createApi({ config: { operatorToken }, store, clock: options.clock }),
-  );
+  // The run's one dev server (global setup); connected only by tests that start executions.
+  const client = lazyTemporalClient(inject("temporalAddress"), inject("temporalNamespace"));
+  const config = { operatorToken, publicBaseUrl: "http://flowlog.test" };
+  const temporal = { client, taskQueue: options.taskQueue };
+  const server = await startTestApiServer(createApi({ config, store, temporal, clock: options.clock }));
   return {
     server,
     store,

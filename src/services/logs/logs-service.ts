@@ -1,11 +1,12 @@
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import type { LogsService } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { WorkflowStateSchema } from "../../../gen/flowlog/workflows/v1/workflow_pb.js";
 import { callerOf } from "../../server/caller.js";
 import type { UserRecord, WorkflowRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { computeLimits } from "../limits/limits.js";
+import { requireMember, visibleTo } from "../workspace-access.js";
 import { encodeCursor } from "./cursor.js";
 import { parseListLogsRequest } from "./list-logs-query.js";
 import { executionMetadata, logEntryView } from "./log-entry-view.js";
@@ -22,27 +23,11 @@ export function createLogsService({
 }: LogsServiceDependencies): Partial<ServiceImpl<typeof LogsService>> {
   const limitsOf = (user: UserRecord) => computeLimits(store, user, clock());
 
-  /** D10: a log or execution outside the caller's workspaces is "not found", never "forbidden". */
-  const visible = <T>(
-    user: UserRecord,
-    found: T | undefined,
-    workspaceOf: (found: T) => string,
-    what: string,
-  ): T => {
-    if (found === undefined || !store.accounts.isMember(user.id, workspaceOf(found))) {
-      throw new ConnectError(`${what} not found`, Code.NotFound);
-    }
-    return found;
-  };
-
   return {
     listLogs(request, context) {
       const { user } = callerOf(context.values);
       const query = parseListLogsRequest(request);
-      if (!store.accounts.isMember(user.id, request.workspaceId)) {
-        // Same answer for a workspace that does not exist: existence is not leaked (D10).
-        throw new ConnectError(`no access to workspace ${request.workspaceId}`, Code.PermissionDenied);
-      }
+      requireMember(store, user, request.workspaceId);
       const page = store.logs.list(query.filter, query.page);
       const workflows = query.details === "full" ? workflowsOf(store, page.entries) : new Map();
       const view = {
@@ -59,7 +44,8 @@ export function createLogsService({
 
     getLog(request, context) {
       const { user } = callerOf(context.values);
-      const entry = visible(
+      const entry = visibleTo(
+        store,
         user,
         store.logs.getEntry(request.id),
         (e) => e.workspaceId,
@@ -73,7 +59,8 @@ export function createLogsService({
 
     getExecution(request, context) {
       const { user } = callerOf(context.values);
-      const { entry, workflowState } = visible(
+      const { entry, workflowState } = visibleTo(
+        store,
         user,
         store.logs.getExecution(request.executionId),
         (found) => found.entry.workspaceId,

@@ -1,11 +1,21 @@
 import { Context } from "@temporalio/activity";
+import { blockActivities } from "./block-activities.js";
+import type { ActivityDeps } from "./deps.js";
+import { executionActivities } from "./execution-activities.js";
+
+export type { ActivityDeps };
 
 /**
  * Every side effect of our workflows lives in an activity (style: workflows hold only deterministic
- * orchestration). The worker registers everything this module exports.
+ * orchestration). The worker registers everything this returns; workflows import `Activities` as a type.
  */
+export function createActivities(deps: ActivityDeps) {
+  return { greetFromWorker, ...executionActivities(deps), ...blockActivities(deps) };
+}
+
+export type Activities = ReturnType<typeof createActivities>;
 
 /** Proves a real worker ran it: names the worker's process and the task queue it polled. */
-export async function greetFromWorker(name: string): Promise<string> {
+async function greetFromWorker(name: string): Promise<string> {
   return `Hello, ${name}, from worker process ${process.pid} on task queue ${Context.current().info.taskQueue}`;
 }

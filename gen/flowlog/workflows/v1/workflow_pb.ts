@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file flowlog/workflows/v1/workflow.proto.
  */
 export const file_flowlog_workflows_v1_workflow: GenFile = /*@__PURE__*/
-  fileDesc("CiNmbG93bG9nL3dvcmtmbG93cy92MS93b3JrZmxvdy5wcm90bxIUZmxvd2xvZy53b3JrZmxvd3MudjEi4gEKCFdvcmtmbG93EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIWCglmb2xkZXJfaWQYAyABKAlIAIgBARIMCgRuYW1lGAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJEg8KB3ZlcnNpb24YBiABKA0SMgoFc3RhdGUYByABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlEhIKCmNyZWF0ZWRfYXQYCCABKAkSEgoKdXBkYXRlZF9hdBgJIAEoCUIMCgpfZm9sZGVyX2lkIukDCg1Xb3JrZmxvd1N0YXRlEj8KBmJsb2NrcxgBIAMoCzIvLmZsb3dsb2cud29ya2Zsb3dzLnYxLldvcmtmbG93U3RhdGUuQmxvY2tzRW50cnkSKQoFZWRnZXMYAiADKAsyGi5mbG93bG9nLndvcmtmbG93cy52MS5FZGdlEj0KBWxvb3BzGAMgAygLMi4uZmxvd2xvZy53b3JrZmxvd3MudjEuV29ya2Zsb3dTdGF0ZS5Mb29wc0VudHJ5EkUKCXBhcmFsbGVscxgEIAMoCzIyLmZsb3dsb2cud29ya2Zsb3dzLnYxLldvcmtmbG93U3RhdGUuUGFyYWxsZWxzRW50cnkaSgoLQmxvY2tzRW50cnkSCwoDa2V5GAEgASgJEioKBXZhbHVlGAIgASgLMhsuZmxvd2xvZy53b3JrZmxvd3MudjEuQmxvY2s6AjgBGkgKCkxvb3BzRW50cnkSCwoDa2V5GAEgASgJEikKBXZhbHVlGAIgASgLMhouZmxvd2xvZy53b3JrZmxvd3MudjEuTG9vcDoCOAEaUAoOUGFyYWxsZWxzRW50cnkSCwoDa2V5GAEgASgJEi0KBXZhbHVlGAIgASgLMh4uZmxvd2xvZy53b3JrZmxvd3MudjEuUGFyYWxsZWw6AjgBIl0KBUJsb2NrEgwKBHR5cGUYASABKAkSDAoEbmFtZRgCIAEoCRInCgZjb25maWcYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg8KB2VuYWJsZWQYBCABKAgiVAoERWRnZRIOCgZzb3VyY2UYASABKAkSDgoGdGFyZ2V0GAIgASgJEhoKDXNvdXJjZV9oYW5kbGUYAyABKAlIAIgBAUIQCg5fc291cmNlX2hhbmRsZSJ3CgRMb29wEgwKBHR5cGUYASABKAkSDQoFbm9kZXMYAiADKAkSFwoKaXRlcmF0aW9ucxgDIAEoDUgAiAEBEioKCmNvbGxlY3Rpb24YBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWVCDQoLX2l0ZXJhdGlvbnMicQoIUGFyYWxsZWwSDAoEdHlwZRgBIAEoCRINCgVub2RlcxgCIAMoCRISCgVjb3VudBgDIAEoDUgAiAEBEioKCmNvbGxlY3Rpb24YBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWVCCAoGX2NvdW50YgZwcm90bzM", [file_google_protobuf_struct]);
+  fileDesc("CiNmbG93bG9nL3dvcmtmbG93cy92MS93b3JrZmxvdy5wcm90bxIUZmxvd2xvZy53b3JrZmxvd3MudjEi4gEKCFdvcmtmbG93EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIWCglmb2xkZXJfaWQYAyABKAlIAIgBARIMCgRuYW1lGAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJEg8KB3ZlcnNpb24YBiABKA0SMgoFc3RhdGUYByABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlEhIKCmNyZWF0ZWRfYXQYCCABKAkSEgoKdXBkYXRlZF9hdBgJIAEoCUIMCgpfZm9sZGVyX2lkIukDCg1Xb3JrZmxvd1N0YXRlEj8KBmJsb2NrcxgBIAMoCzIvLmZsb3dsb2cud29ya2Zsb3dzLnYxLldvcmtmbG93U3RhdGUuQmxvY2tzRW50cnkSKQoFZWRnZXMYAiADKAsyGi5mbG93bG9nLndvcmtmbG93cy52MS5FZGdlEj0KBWxvb3BzGAMgAygLMi4uZmxvd2xvZy53b3JrZmxvd3MudjEuV29ya2Zsb3dTdGF0ZS5Mb29wc0VudHJ5EkUKCXBhcmFsbGVscxgEIAMoCzIyLmZsb3dsb2cud29ya2Zsb3dzLnYxLldvcmtmbG93U3RhdGUuUGFyYWxsZWxzRW50cnkaSgoLQmxvY2tzRW50cnkSCwoDa2V5GAEgASgJEioKBXZhbHVlGAIgASgLMhsuZmxvd2xvZy53b3JrZmxvd3MudjEuQmxvY2s6AjgBGkgKCkxvb3BzRW50cnkSCwoDa2V5GAEgASgJEikKBXZhbHVlGAIgASgLMhouZmxvd2xvZy53b3JrZmxvd3MudjEuTG9vcDoCOAEaUAoOUGFyYWxsZWxzRW50cnkSCwoDa2V5GAEgASgJEi0KBXZhbHVlGAIgASgLMh4uZmxvd2xvZy53b3JrZmxvd3MudjEuUGFyYWxsZWw6AjgBIm4KBUJsb2NrEgwKBHR5cGUYASABKAkSDAoEbmFtZRgCIAEoCRInCgZjb25maWcYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhQKB2VuYWJsZWQYBCABKAhIAIgBAUIKCghfZW5hYmxlZCJUCgRFZGdlEg4KBnNvdXJjZRgBIAEoCRIOCgZ0YXJnZXQYAiABKAkSGgoNc291cmNlX2hhbmRsZRgDIAEoCUgAiAEBQhAKDl9zb3VyY2VfaGFuZGxlIncKBExvb3ASDAoEdHlwZRgBIAEoCRINCgVub2RlcxgCIAMoCRIXCgppdGVyYXRpb25zGAMgASgNSACIAQESKgoKY29sbGVjdGlvbhgEIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZUINCgtfaXRlcmF0aW9ucyJxCghQYXJhbGxlbBIMCgR0eXBlGAEgASgJEg0KBW5vZGVzGAIgAygJEhIKBWNvdW50GAMgASgNSACIAQESKgoKY29sbGVjdGlvbhgEIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZUIICgZfY291bnQiTAoGRm9sZGVyEgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCmNyZWF0ZWRfYXQYBCABKAliBnByb3RvMw", [file_google_protobuf_struct]);
 
 /**
  * A workflow definition (D13). Every update makes a new version; an execution
@@ -140,11 +140,11 @@ export type Block = Message<"flowlog.workflows.v1.Block"> & {
   config?: JsonObject | undefined;
 
   /**
-   * A disabled block is skipped.
+   * A disabled block is skipped. Absent means enabled; saved states always carry it.
    *
-   * @generated from field: bool enabled = 4;
+   * @generated from field: optional bool enabled = 4;
    */
-  enabled: boolean;
+  enabled?: boolean | undefined;
 };
 
 /**
@@ -258,4 +258,38 @@ export type Parallel = Message<"flowlog.workflows.v1.Parallel"> & {
  */
 export const ParallelSchema: GenMessage<Parallel> = /*@__PURE__*/
   messageDesc(file_flowlog_workflows_v1_workflow, 5);
+
+/**
+ * A folder groups the workflows of a workspace.
+ *
+ * @generated from message flowlog.workflows.v1.Folder
+ */
+export type Folder = Message<"flowlog.workflows.v1.Folder"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string workspace_id = 2;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string created_at = 4;
+   */
+  createdAt: string;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.Folder.
+ * Use `create(FolderSchema)` to create a new message.
+ */
+export const FolderSchema: GenMessage<Folder> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflow, 6);
 

@@ -4,9 +4,12 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Workflow, WorkflowState } from "./workflow_pb.js";
+import type { EnvironmentVariable } from "./environment_pb.js";
+import { file_flowlog_workflows_v1_environment } from "./environment_pb.js";
+import type { Folder, Workflow, WorkflowState } from "./workflow_pb.js";
 import { file_flowlog_workflows_v1_workflow } from "./workflow_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
+import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
 import type { Value } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -15,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flowlog/workflows/v1/workflows_service.proto.
  */
 export const file_flowlog_workflows_v1_workflows_service: GenFile = /*@__PURE__*/
-  fileDesc("CixmbG93bG9nL3dvcmtmbG93cy92MS93b3JrZmxvd3Nfc2VydmljZS5wcm90bxIUZmxvd2xvZy53b3JrZmxvd3MudjEiqgEKFUNyZWF0ZVdvcmtmbG93UmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkSFgoJZm9sZGVyX2lkGAIgASgJSACIAQESDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIyCgVzdGF0ZRgFIAEoCzIjLmZsb3dsb2cud29ya2Zsb3dzLnYxLldvcmtmbG93U3RhdGVCDAoKX2ZvbGRlcl9pZCJKChZDcmVhdGVXb3JrZmxvd1Jlc3BvbnNlEjAKCHdvcmtmbG93GAEgASgLMh4uZmxvd2xvZy53b3JrZmxvd3MudjEuV29ya2Zsb3ciIAoSR2V0V29ya2Zsb3dSZXF1ZXN0EgoKAmlkGAEgASgJIkcKE0dldFdvcmtmbG93UmVzcG9uc2USMAoId29ya2Zsb3cYASABKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyJSChRMaXN0V29ya2Zsb3dzUmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkSFgoJZm9sZGVyX2lkGAIgASgJSACIAQFCDAoKX2ZvbGRlcl9pZCJKChVMaXN0V29ya2Zsb3dzUmVzcG9uc2USMQoJd29ya2Zsb3dzGAEgAygLMh4uZmxvd2xvZy53b3JrZmxvd3MudjEuV29ya2Zsb3ciwwEKFVVwZGF0ZVdvcmtmbG93UmVxdWVzdBIKCgJpZBgBIAEoCRIWCglmb2xkZXJfaWQYAiABKAlIAIgBARIRCgRuYW1lGAMgASgJSAGIAQESGAoLZGVzY3JpcHRpb24YBCABKAlIAogBARIyCgVzdGF0ZRgFIAEoCzIjLmZsb3dsb2cud29ya2Zsb3dzLnYxLldvcmtmbG93U3RhdGVCDAoKX2ZvbGRlcl9pZEIHCgVfbmFtZUIOCgxfZGVzY3JpcHRpb24iSgoWVXBkYXRlV29ya2Zsb3dSZXNwb25zZRIwCgh3b3JrZmxvdxgBIAEoCzIeLmZsb3dsb2cud29ya2Zsb3dzLnYxLldvcmtmbG93IiMKFURlbGV0ZVdvcmtmbG93UmVxdWVzdBIKCgJpZBgBIAEoCSIYChZEZWxldGVXb3JrZmxvd1Jlc3BvbnNlIloKFkV4ZWN1dGVXb3JrZmxvd1JlcXVlc3QSCgoCaWQYASABKAkSJQoFaW5wdXQYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFYXN5bmMYAyABKAgiZwoXRXhlY3V0ZVdvcmtmbG93UmVzcG9uc2USFAoMZXhlY3V0aW9uX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRImCgZvdXRwdXQYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiMgoTQ2hhdFdvcmtmbG93UmVxdWVzdBIKCgJpZBgBIAEoCRIPCgdtZXNzYWdlGAIgASgJImQKFENoYXRXb3JrZmxvd1Jlc3BvbnNlEhQKDGV4ZWN1dGlvbl9pZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSJgoGb3V0cHV0GAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlMvQHChBXb3JrZmxvd3NTZXJ2aWNlEokBCg5DcmVhdGVXb3JrZmxvdxIrLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNyZWF0ZVdvcmtmbG93UmVxdWVzdBosLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNyZWF0ZVdvcmtmbG93UmVzcG9uc2UiHILT5JMCFjoBKiIRL2FwaS92MS93b3JrZmxvd3MSggEKC0dldFdvcmtmbG93EiguZmxvd2xvZy53b3JrZmxvd3MudjEuR2V0V29ya2Zsb3dSZXF1ZXN0GikuZmxvd2xvZy53b3JrZmxvd3MudjEuR2V0V29ya2Zsb3dSZXNwb25zZSIegtPkkwIYEhYvYXBpL3YxL3dvcmtmbG93cy97aWR9EoMBCg1MaXN0V29ya2Zsb3dzEiouZmxvd2xvZy53b3JrZmxvd3MudjEuTGlzdFdvcmtmbG93c1JlcXVlc3QaKy5mbG93bG9nLndvcmtmbG93cy52MS5MaXN0V29ya2Zsb3dzUmVzcG9uc2UiGYLT5JMCExIRL2FwaS92MS93b3JrZmxvd3MSjgEKDlVwZGF0ZVdvcmtmbG93EisuZmxvd2xvZy53b3JrZmxvd3MudjEuVXBkYXRlV29ya2Zsb3dSZXF1ZXN0GiwuZmxvd2xvZy53b3JrZmxvd3MudjEuVXBkYXRlV29ya2Zsb3dSZXNwb25zZSIhgtPkkwIbOgEqGhYvYXBpL3YxL3dvcmtmbG93cy97aWR9EosBCg5EZWxldGVXb3JrZmxvdxIrLmZsb3dsb2cud29ya2Zsb3dzLnYxLkRlbGV0ZVdvcmtmbG93UmVxdWVzdBosLmZsb3dsb2cud29ya2Zsb3dzLnYxLkRlbGV0ZVdvcmtmbG93UmVzcG9uc2UiHoLT5JMCGCoWL2FwaS92MS93b3JrZmxvd3Mve2lkfRKZAQoPRXhlY3V0ZVdvcmtmbG93EiwuZmxvd2xvZy53b3JrZmxvd3MudjEuRXhlY3V0ZVdvcmtmbG93UmVxdWVzdBotLmZsb3dsb2cud29ya2Zsb3dzLnYxLkV4ZWN1dGVXb3JrZmxvd1Jlc3BvbnNlIimC0+STAiM6ASoiHi9hcGkvdjEvd29ya2Zsb3dzL3tpZH0vZXhlY3V0ZRKNAQoMQ2hhdFdvcmtmbG93EikuZmxvd2xvZy53b3JrZmxvd3MudjEuQ2hhdFdvcmtmbG93UmVxdWVzdBoqLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNoYXRXb3JrZmxvd1Jlc3BvbnNlIiaC0+STAiA6ASoiGy9hcGkvdjEvd29ya2Zsb3dzL3tpZH0vY2hhdGIGcHJvdG8z", [file_flowlog_workflows_v1_workflow, file_google_api_annotations, file_google_protobuf_struct]);
+  fileDesc("CixmbG93bG9nL3dvcmtmbG93cy92MS93b3JrZmxvd3Nfc2VydmljZS5wcm90bxIUZmxvd2xvZy53b3JrZmxvd3MudjEiuQEKFUNyZWF0ZVdvcmtmbG93UmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIWCglmb2xkZXJfaWQYAiABKAlIAIgBARIRCgRuYW1lGAMgASgJQgPgQQISEwoLZGVzY3JpcHRpb24YBCABKAkSNwoFc3RhdGUYBSABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlQgPgQQJCDAoKX2ZvbGRlcl9pZCJKChZDcmVhdGVXb3JrZmxvd1Jlc3BvbnNlEjAKCHdvcmtmbG93GAEgASgLMh4uZmxvd2xvZy53b3JrZmxvd3MudjEuV29ya2Zsb3ciRwoSR2V0V29ya2Zsb3dSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFAoHdmVyc2lvbhgCIAEoDUgAiAEBQgoKCF92ZXJzaW9uIkcKE0dldFdvcmtmbG93UmVzcG9uc2USMAoId29ya2Zsb3cYASABKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyJXChRMaXN0V29ya2Zsb3dzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIWCglmb2xkZXJfaWQYAiABKAlIAIgBAUIMCgpfZm9sZGVyX2lkIkoKFUxpc3RXb3JrZmxvd3NSZXNwb25zZRIxCgl3b3JrZmxvd3MYASADKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyLIAQoVVXBkYXRlV29ya2Zsb3dSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFgoJZm9sZGVyX2lkGAIgASgJSACIAQESEQoEbmFtZRgDIAEoCUgBiAEBEhgKC2Rlc2NyaXB0aW9uGAQgASgJSAKIAQESMgoFc3RhdGUYBSABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlQgwKCl9mb2xkZXJfaWRCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uIkoKFlVwZGF0ZVdvcmtmbG93UmVzcG9uc2USMAoId29ya2Zsb3cYASABKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyIoChVEZWxldGVXb3JrZmxvd1JlcXVlc3QSDwoCaWQYASABKAlCA+BBAiIYChZEZWxldGVXb3JrZmxvd1Jlc3BvbnNlIkMKE0NyZWF0ZUZvbGRlclJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISEQoEbmFtZRgCIAEoCUID4EECIkQKFENyZWF0ZUZvbGRlclJlc3BvbnNlEiwKBmZvbGRlchgBIAEoCzIcLmZsb3dsb2cud29ya2Zsb3dzLnYxLkZvbGRlciIvChJMaXN0Rm9sZGVyc1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQIiRAoTTGlzdEZvbGRlcnNSZXNwb25zZRItCgdmb2xkZXJzGAEgAygLMhwuZmxvd2xvZy53b3JrZmxvd3MudjEuRm9sZGVyImQKHVNldEVudmlyb25tZW50VmFyaWFibGVSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEhEKBG5hbWUYAiABKAlCA+BBAhIVCgV2YWx1ZRgDIAEoCUIG4EEC4EEEIl0KHlNldEVudmlyb25tZW50VmFyaWFibGVSZXNwb25zZRI7Cgh2YXJpYWJsZRgBIAEoCzIpLmZsb3dsb2cud29ya2Zsb3dzLnYxLkVudmlyb25tZW50VmFyaWFibGUiPAofTGlzdEVudmlyb25tZW50VmFyaWFibGVzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAiJgCiBMaXN0RW52aXJvbm1lbnRWYXJpYWJsZXNSZXNwb25zZRI8Cgl2YXJpYWJsZXMYASADKAsyKS5mbG93bG9nLndvcmtmbG93cy52MS5FbnZpcm9ubWVudFZhcmlhYmxlIlAKIERlbGV0ZUVudmlyb25tZW50VmFyaWFibGVSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEhEKBG5hbWUYAiABKAlCA+BBAiIjCiFEZWxldGVFbnZpcm9ubWVudFZhcmlhYmxlUmVzcG9uc2UiWgoWRXhlY3V0ZVdvcmtmbG93UmVxdWVzdBIKCgJpZBgBIAEoCRIlCgVpbnB1dBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVhc3luYxgDIAEoCCJnChdFeGVjdXRlV29ya2Zsb3dSZXNwb25zZRIUCgxleGVjdXRpb25faWQYASABKAkSDgoGc3RhdHVzGAIgASgJEiYKBm91dHB1dBgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSIyChNDaGF0V29ya2Zsb3dSZXF1ZXN0EgoKAmlkGAEgASgJEg8KB21lc3NhZ2UYAiABKAkiZAoUQ2hhdFdvcmtmbG93UmVzcG9uc2USFAoMZXhlY3V0aW9uX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRImCgZvdXRwdXQYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUytQ8KEFdvcmtmbG93c1NlcnZpY2USowEKDkNyZWF0ZVdvcmtmbG93EisuZmxvd2xvZy53b3JrZmxvd3MudjEuQ3JlYXRlV29ya2Zsb3dSZXF1ZXN0GiwuZmxvd2xvZy53b3JrZmxvd3MudjEuQ3JlYXRlV29ya2Zsb3dSZXNwb25zZSI2gtPkkwIwOgEqIisvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vd29ya2Zsb3dzEoIBCgtHZXRXb3JrZmxvdxIoLmZsb3dsb2cud29ya2Zsb3dzLnYxLkdldFdvcmtmbG93UmVxdWVzdBopLmZsb3dsb2cud29ya2Zsb3dzLnYxLkdldFdvcmtmbG93UmVzcG9uc2UiHoLT5JMCGBIWL2FwaS92MS93b3JrZmxvd3Mve2lkfRKdAQoNTGlzdFdvcmtmbG93cxIqLmZsb3dsb2cud29ya2Zsb3dzLnYxLkxpc3RXb3JrZmxvd3NSZXF1ZXN0GisuZmxvd2xvZy53b3JrZmxvd3MudjEuTGlzdFdvcmtmbG93c1Jlc3BvbnNlIjOC0+STAi0SKy9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS93b3JrZmxvd3MSjgEKDlVwZGF0ZVdvcmtmbG93EisuZmxvd2xvZy53b3JrZmxvd3MudjEuVXBkYXRlV29ya2Zsb3dSZXF1ZXN0GiwuZmxvd2xvZy53b3JrZmxvd3MudjEuVXBkYXRlV29ya2Zsb3dSZXNwb25zZSIhgtPkkwIbOgEqGhYvYXBpL3YxL3dvcmtmbG93cy97aWR9EosBCg5EZWxldGVXb3JrZmxvdxIrLmZsb3dsb2cud29ya2Zsb3dzLnYxLkRlbGV0ZVdvcmtmbG93UmVxdWVzdBosLmZsb3dsb2cud29ya2Zsb3dzLnYxLkRlbGV0ZVdvcmtmbG93UmVzcG9uc2UiHoLT5JMCGCoWL2FwaS92MS93b3JrZmxvd3Mve2lkfRKbAQoMQ3JlYXRlRm9sZGVyEikuZmxvd2xvZy53b3JrZmxvd3MudjEuQ3JlYXRlRm9sZGVyUmVxdWVzdBoqLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNyZWF0ZUZvbGRlclJlc3BvbnNlIjSC0+STAi46ASoiKS9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9mb2xkZXJzEpUBCgtMaXN0Rm9sZGVycxIoLmZsb3dsb2cud29ya2Zsb3dzLnYxLkxpc3RGb2xkZXJzUmVxdWVzdBopLmZsb3dsb2cud29ya2Zsb3dzLnYxLkxpc3RGb2xkZXJzUmVzcG9uc2UiMYLT5JMCKxIpL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2ZvbGRlcnMSxAEKFlNldEVudmlyb25tZW50VmFyaWFibGUSMy5mbG93bG9nLndvcmtmbG93cy52MS5TZXRFbnZpcm9ubWVudFZhcmlhYmxlUmVxdWVzdBo0LmZsb3dsb2cud29ya2Zsb3dzLnYxLlNldEVudmlyb25tZW50VmFyaWFibGVSZXNwb25zZSI/gtPkkwI5OgEqGjQvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vZW52aXJvbm1lbnQve25hbWV9EsABChhMaXN0RW52aXJvbm1lbnRWYXJpYWJsZXMSNS5mbG93bG9nLndvcmtmbG93cy52MS5MaXN0RW52aXJvbm1lbnRWYXJpYWJsZXNSZXF1ZXN0GjYuZmxvd2xvZy53b3JrZmxvd3MudjEuTGlzdEVudmlyb25tZW50VmFyaWFibGVzUmVzcG9uc2UiNYLT5JMCLxItL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2Vudmlyb25tZW50EsoBChlEZWxldGVFbnZpcm9ubWVudFZhcmlhYmxlEjYuZmxvd2xvZy53b3JrZmxvd3MudjEuRGVsZXRlRW52aXJvbm1lbnRWYXJpYWJsZVJlcXVlc3QaNy5mbG93bG9nLndvcmtmbG93cy52MS5EZWxldGVFbnZpcm9ubWVudFZhcmlhYmxlUmVzcG9uc2UiPILT5JMCNio0L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2Vudmlyb25tZW50L3tuYW1lfRKZAQoPRXhlY3V0ZVdvcmtmbG93EiwuZmxvd2xvZy53b3JrZmxvd3MudjEuRXhlY3V0ZVdvcmtmbG93UmVxdWVzdBotLmZsb3dsb2cud29ya2Zsb3dzLnYxLkV4ZWN1dGVXb3JrZmxvd1Jlc3BvbnNlIimC0+STAiM6ASoiHi9hcGkvdjEvd29ya2Zsb3dzL3tpZH0vZXhlY3V0ZRKNAQoMQ2hhdFdvcmtmbG93EikuZmxvd2xvZy53b3JrZmxvd3MudjEuQ2hhdFdvcmtmbG93UmVxdWVzdBoqLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNoYXRXb3JrZmxvd1Jlc3BvbnNlIiaC0+STAiA6ASoiGy9hcGkvdjEvd29ya2Zsb3dzL3tpZH0vY2hhdGIGcHJvdG8z", [file_flowlog_workflows_v1_environment, file_flowlog_workflows_v1_workflow, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_struct]);
 
 /**
  * @generated from message flowlog.workflows.v1.CreateWorkflowRequest
@@ -27,6 +30,8 @@ export type CreateWorkflowRequest = Message<"flowlog.workflows.v1.CreateWorkflow
   workspaceId: string;
 
   /**
+   * A folder of the same workspace; absent keeps the workflow at the top level.
+   *
    * @generated from field: optional string folder_id = 2;
    */
   folderId?: string | undefined;
@@ -42,6 +47,8 @@ export type CreateWorkflowRequest = Message<"flowlog.workflows.v1.CreateWorkflow
   description: string;
 
   /**
+   * Validated on save: errors name the block and field, such as state.blocks.api1.config.url.
+   *
    * @generated from field: flowlog.workflows.v1.WorkflowState state = 5;
    */
   state?: WorkflowState | undefined;
@@ -79,6 +86,13 @@ export type GetWorkflowRequest = Message<"flowlog.workflows.v1.GetWorkflowReques
    * @generated from field: string id = 1;
    */
   id: string;
+
+  /**
+   * An earlier version; absent means the current one.
+   *
+   * @generated from field: optional uint32 version = 2;
+   */
+  version?: number | undefined;
 };
 
 /**
@@ -115,6 +129,8 @@ export type ListWorkflowsRequest = Message<"flowlog.workflows.v1.ListWorkflowsRe
   workspaceId: string;
 
   /**
+   * Only the workflows of this folder.
+   *
    * @generated from field: optional string folder_id = 2;
    */
   folderId?: string | undefined;
@@ -132,6 +148,8 @@ export const ListWorkflowsRequestSchema: GenMessage<ListWorkflowsRequest> = /*@_
  */
 export type ListWorkflowsResponse = Message<"flowlog.workflows.v1.ListWorkflowsResponse"> & {
   /**
+   * Current versions, by name.
+   *
    * @generated from field: repeated flowlog.workflows.v1.Workflow workflows = 1;
    */
   workflows: Workflow[];
@@ -154,6 +172,8 @@ export type UpdateWorkflowRequest = Message<"flowlog.workflows.v1.UpdateWorkflow
   id: string;
 
   /**
+   * A folder of the same workspace, or empty to move the workflow to the top level.
+   *
    * @generated from field: optional string folder_id = 2;
    */
   folderId?: string | undefined;
@@ -186,6 +206,8 @@ export const UpdateWorkflowRequestSchema: GenMessage<UpdateWorkflowRequest> = /*
  */
 export type UpdateWorkflowResponse = Message<"flowlog.workflows.v1.UpdateWorkflowResponse"> & {
   /**
+   * The new version.
+   *
    * @generated from field: flowlog.workflows.v1.Workflow workflow = 1;
    */
   workflow?: Workflow | undefined;
@@ -229,6 +251,200 @@ export const DeleteWorkflowResponseSchema: GenMessage<DeleteWorkflowResponse> = 
   messageDesc(file_flowlog_workflows_v1_workflows_service, 9);
 
 /**
+ * @generated from message flowlog.workflows.v1.CreateFolderRequest
+ */
+export type CreateFolderRequest = Message<"flowlog.workflows.v1.CreateFolderRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.CreateFolderRequest.
+ * Use `create(CreateFolderRequestSchema)` to create a new message.
+ */
+export const CreateFolderRequestSchema: GenMessage<CreateFolderRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 10);
+
+/**
+ * @generated from message flowlog.workflows.v1.CreateFolderResponse
+ */
+export type CreateFolderResponse = Message<"flowlog.workflows.v1.CreateFolderResponse"> & {
+  /**
+   * @generated from field: flowlog.workflows.v1.Folder folder = 1;
+   */
+  folder?: Folder | undefined;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.CreateFolderResponse.
+ * Use `create(CreateFolderResponseSchema)` to create a new message.
+ */
+export const CreateFolderResponseSchema: GenMessage<CreateFolderResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 11);
+
+/**
+ * @generated from message flowlog.workflows.v1.ListFoldersRequest
+ */
+export type ListFoldersRequest = Message<"flowlog.workflows.v1.ListFoldersRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.ListFoldersRequest.
+ * Use `create(ListFoldersRequestSchema)` to create a new message.
+ */
+export const ListFoldersRequestSchema: GenMessage<ListFoldersRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 12);
+
+/**
+ * @generated from message flowlog.workflows.v1.ListFoldersResponse
+ */
+export type ListFoldersResponse = Message<"flowlog.workflows.v1.ListFoldersResponse"> & {
+  /**
+   * By name.
+   *
+   * @generated from field: repeated flowlog.workflows.v1.Folder folders = 1;
+   */
+  folders: Folder[];
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.ListFoldersResponse.
+ * Use `create(ListFoldersResponseSchema)` to create a new message.
+ */
+export const ListFoldersResponseSchema: GenMessage<ListFoldersResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 13);
+
+/**
+ * @generated from message flowlog.workflows.v1.SetEnvironmentVariableRequest
+ */
+export type SetEnvironmentVariableRequest = Message<"flowlog.workflows.v1.SetEnvironmentVariableRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * Letters, digits and underscores, not starting with a digit: what {{NAME}} reads.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Encrypted at rest; never returned (D24).
+   *
+   * @generated from field: string value = 3;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.SetEnvironmentVariableRequest.
+ * Use `create(SetEnvironmentVariableRequestSchema)` to create a new message.
+ */
+export const SetEnvironmentVariableRequestSchema: GenMessage<SetEnvironmentVariableRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 14);
+
+/**
+ * @generated from message flowlog.workflows.v1.SetEnvironmentVariableResponse
+ */
+export type SetEnvironmentVariableResponse = Message<"flowlog.workflows.v1.SetEnvironmentVariableResponse"> & {
+  /**
+   * @generated from field: flowlog.workflows.v1.EnvironmentVariable variable = 1;
+   */
+  variable?: EnvironmentVariable | undefined;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.SetEnvironmentVariableResponse.
+ * Use `create(SetEnvironmentVariableResponseSchema)` to create a new message.
+ */
+export const SetEnvironmentVariableResponseSchema: GenMessage<SetEnvironmentVariableResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 15);
+
+/**
+ * @generated from message flowlog.workflows.v1.ListEnvironmentVariablesRequest
+ */
+export type ListEnvironmentVariablesRequest = Message<"flowlog.workflows.v1.ListEnvironmentVariablesRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.ListEnvironmentVariablesRequest.
+ * Use `create(ListEnvironmentVariablesRequestSchema)` to create a new message.
+ */
+export const ListEnvironmentVariablesRequestSchema: GenMessage<ListEnvironmentVariablesRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 16);
+
+/**
+ * @generated from message flowlog.workflows.v1.ListEnvironmentVariablesResponse
+ */
+export type ListEnvironmentVariablesResponse = Message<"flowlog.workflows.v1.ListEnvironmentVariablesResponse"> & {
+  /**
+   * By name.
+   *
+   * @generated from field: repeated flowlog.workflows.v1.EnvironmentVariable variables = 1;
+   */
+  variables: EnvironmentVariable[];
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.ListEnvironmentVariablesResponse.
+ * Use `create(ListEnvironmentVariablesResponseSchema)` to create a new message.
+ */
+export const ListEnvironmentVariablesResponseSchema: GenMessage<ListEnvironmentVariablesResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 17);
+
+/**
+ * @generated from message flowlog.workflows.v1.DeleteEnvironmentVariableRequest
+ */
+export type DeleteEnvironmentVariableRequest = Message<"flowlog.workflows.v1.DeleteEnvironmentVariableRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.DeleteEnvironmentVariableRequest.
+ * Use `create(DeleteEnvironmentVariableRequestSchema)` to create a new message.
+ */
+export const DeleteEnvironmentVariableRequestSchema: GenMessage<DeleteEnvironmentVariableRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 18);
+
+/**
+ * @generated from message flowlog.workflows.v1.DeleteEnvironmentVariableResponse
+ */
+export type DeleteEnvironmentVariableResponse = Message<"flowlog.workflows.v1.DeleteEnvironmentVariableResponse"> & {
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.DeleteEnvironmentVariableResponse.
+ * Use `create(DeleteEnvironmentVariableResponseSchema)` to create a new message.
+ */
+export const DeleteEnvironmentVariableResponseSchema: GenMessage<DeleteEnvironmentVariableResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 19);
+
+/**
  * @generated from message flowlog.workflows.v1.ExecuteWorkflowRequest
  */
 export type ExecuteWorkflowRequest = Message<"flowlog.workflows.v1.ExecuteWorkflowRequest"> & {
@@ -257,7 +473,7 @@ export type ExecuteWorkflowRequest = Message<"flowlog.workflows.v1.ExecuteWorkfl
  * Use `create(ExecuteWorkflowRequestSchema)` to create a new message.
  */
 export const ExecuteWorkflowRequestSchema: GenMessage<ExecuteWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_workflows_v1_workflows_service, 10);
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 20);
 
 /**
  * @generated from message flowlog.workflows.v1.ExecuteWorkflowResponse
@@ -288,7 +504,7 @@ export type ExecuteWorkflowResponse = Message<"flowlog.workflows.v1.ExecuteWorkf
  * Use `create(ExecuteWorkflowResponseSchema)` to create a new message.
  */
 export const ExecuteWorkflowResponseSchema: GenMessage<ExecuteWorkflowResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_workflows_v1_workflows_service, 11);
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 21);
 
 /**
  * @generated from message flowlog.workflows.v1.ChatWorkflowRequest
@@ -310,7 +526,7 @@ export type ChatWorkflowRequest = Message<"flowlog.workflows.v1.ChatWorkflowRequ
  * Use `create(ChatWorkflowRequestSchema)` to create a new message.
  */
 export const ChatWorkflowRequestSchema: GenMessage<ChatWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_workflows_v1_workflows_service, 12);
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 22);
 
 /**
  * @generated from message flowlog.workflows.v1.ChatWorkflowResponse
@@ -337,7 +553,7 @@ export type ChatWorkflowResponse = Message<"flowlog.workflows.v1.ChatWorkflowRes
  * Use `create(ChatWorkflowResponseSchema)` to create a new message.
  */
 export const ChatWorkflowResponseSchema: GenMessage<ChatWorkflowResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_workflows_v1_workflows_service, 13);
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 23);
 
 /**
  * Workflow definitions and their triggers (D13, D15).
@@ -354,6 +570,8 @@ export const WorkflowsService: GenService<{
     output: typeof CreateWorkflowResponseSchema;
   },
   /**
+   * The current version, or an earlier one when version is given.
+   *
    * @generated from rpc flowlog.workflows.v1.WorkflowsService.GetWorkflow
    */
   getWorkflow: {
@@ -370,7 +588,7 @@ export const WorkflowsService: GenService<{
     output: typeof ListWorkflowsResponseSchema;
   },
   /**
-   * Saves a new version of the workflow.
+   * Saves a new version of the workflow; fields left out keep their current values.
    *
    * @generated from rpc flowlog.workflows.v1.WorkflowsService.UpdateWorkflow
    */
@@ -380,12 +598,58 @@ export const WorkflowsService: GenService<{
     output: typeof UpdateWorkflowResponseSchema;
   },
   /**
+   * The workflow stops being listed and run; its logs and executions stay readable.
+   *
    * @generated from rpc flowlog.workflows.v1.WorkflowsService.DeleteWorkflow
    */
   deleteWorkflow: {
     methodKind: "unary";
     input: typeof DeleteWorkflowRequestSchema;
     output: typeof DeleteWorkflowResponseSchema;
+  },
+  /**
+   * @generated from rpc flowlog.workflows.v1.WorkflowsService.CreateFolder
+   */
+  createFolder: {
+    methodKind: "unary";
+    input: typeof CreateFolderRequestSchema;
+    output: typeof CreateFolderResponseSchema;
+  },
+  /**
+   * @generated from rpc flowlog.workflows.v1.WorkflowsService.ListFolders
+   */
+  listFolders: {
+    methodKind: "unary";
+    input: typeof ListFoldersRequestSchema;
+    output: typeof ListFoldersResponseSchema;
+  },
+  /**
+   * Creates or replaces a workspace environment variable (D14, D24).
+   *
+   * @generated from rpc flowlog.workflows.v1.WorkflowsService.SetEnvironmentVariable
+   */
+  setEnvironmentVariable: {
+    methodKind: "unary";
+    input: typeof SetEnvironmentVariableRequestSchema;
+    output: typeof SetEnvironmentVariableResponseSchema;
+  },
+  /**
+   * Names and update times only: values are never returned (D24).
+   *
+   * @generated from rpc flowlog.workflows.v1.WorkflowsService.ListEnvironmentVariables
+   */
+  listEnvironmentVariables: {
+    methodKind: "unary";
+    input: typeof ListEnvironmentVariablesRequestSchema;
+    output: typeof ListEnvironmentVariablesResponseSchema;
+  },
+  /**
+   * @generated from rpc flowlog.workflows.v1.WorkflowsService.DeleteEnvironmentVariable
+   */
+  deleteEnvironmentVariable: {
+    methodKind: "unary";
+    input: typeof DeleteEnvironmentVariableRequestSchema;
+    output: typeof DeleteEnvironmentVariableResponseSchema;
   },
   /**
    * The api trigger: sync waits for the response block, async returns the executionId.

@@ -1,0 +1,107 @@
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { AgentOutput } from "../blocks/agent.js";
+import type { HttpRequestResult } from "../blocks/http-request.js";
+import type { ModelUsage } from "../services/pricing/model-prices.js";
+import type { SpanJson, WorkflowStateJson } from "../services/seed/json-shapes.js";
+import type { Trigger } from "../store/records.js";
+
+/**
+ * What crosses the boundary between the execution workflow, its activities and the code that starts it.
+ * Types only, so the deterministic workflow bundle, the activities and the client share one definition.
+ * Everything here lands in Temporal history, which the Temporal UI shows: no `{{NAME}}` value may ever
+ * appear in these shapes (D24).
+ */
+
+export type ExecutionStatus = "success" | "error";
+
+export interface ExecutionInput {
+  executionId: string;
+  workspaceId: string;
+  workflowId: string;
+  /** The exact version to run and snapshot (D13). */
+  version: number;
+  trigger: Trigger;
+  /** The trigger's payload: the starter block's output. */
+  input: JsonValue;
+  /** Whose usage the execution's cost counts against (D12); null for executions billed to nobody. */
+  billedUserId: string | null;
+  /** Overrides of defaultActivityTimeouts; tests shorten them to notice a killed worker quickly. */
+  timeouts?: Partial<ActivityTimeouts>;
+}
+
+export interface ExecutionResult {
+  executionId: string;
+  logId: string;
+  status: ExecutionStatus;
+  /** The execution's finalOutput (D17): the response block's output, else the last block's. */
+  output: JsonValue;
+  /** What a sync api or chat trigger answers with (D13): the response block's status, else 200, or 500. */
+  httpStatus: number;
+  /** Why the execution failed. */
+  error?: string;
+}
+
+/**
+ * Temporal's own retries cover infrastructure failures only (a worker dying mid-block, the database
+ * briefly locked): a block's HTTP failures are outputs, and the HTTP block retries by itself (D16).
+ */
+export interface ActivityTimeouts {
+  /** A block that stops heartbeating for this long is presumed lost with its worker and runs again. */
+  heartbeatMs: number;
+  retryInitialMs: number;
+  retryMaxMs: number;
+}
+
+export const defaultActivityTimeouts: ActivityTimeouts = {
+  heartbeatMs: 10_000,
+  retryInitialMs: 1_000,
+  retryMaxMs: 30_000,
+};
+
+/** The version an execution runs, with the workflow's folder for its log entry. */
+export interface LoadedWorkflow {
+  folderId: string | null;
+  /** The version loaded: the one asked for, or the current one when 0 was asked (schedules). */
+  version: number;
+  state: WorkflowStateJson;
+}
+
+/**
+ * A block with side effects, as handed to its activity: the config as written (references unresolved)
+ * and the outputs it references. The activity resolves `<block.path>` and `{{NAME}}` in one pass, so
+ * text an output brings in is never read as a reference (an output holding `{{TOKEN}}` stays text).
+ */
+export interface BlockRequest {
+  workspaceId: string;
+  blockId: string;
+  config: JsonObject;
+  /** Outputs by normalized block name, only those the config references. */
+  outputs: Record<string, unknown>;
+}
+
+/**
+ * A block's result. A failed block has `error`, and an output later blocks can still read through an
+ * error edge: an HTTP block's status, data and headers (D16), else `{error}`.
+ */
+export type BlockOutcome<Output> = { output: Output; error?: undefined } | { output: unknown; error: string };
+
+export type { AgentOutput };
+
+/**
+ * The HTTP-request block's outputs (spec: <api.data>, <api.status>, <api.headers>, <api.error>), and how
+ * many attempts its retries took (D16). Per-attempt timings stay out: history and logs stay small.
+ */
+export type ApiOutput = Pick<HttpRequestResult, "data" | "status" | "headers" | "error" | "attempts">;
+
+/** Everything the log entry of one execution needs (D17); the activity prices the usages and ids it. */
+export interface ExecutionLog {
+  execution: Omit<ExecutionInput, "input" | "timeouts">;
+  folderId: string | null;
+  status: ExecutionStatus;
+  startedAt: number;
+  endedAt: number;
+  traceSpans: SpanJson[];
+  finalOutput: JsonValue;
+  usages: ModelUsage[];
+  workflowState: WorkflowStateJson;
+}

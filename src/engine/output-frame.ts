@@ -1,0 +1,41 @@
+import type { SpanJson } from "../services/seed/json-shapes.js";
+
+/**
+ * One run of a scope (D13): the outputs its blocks can reference (D14), everything visible where it
+ * started plus what ran in it, and the spans it records (D17). `own` is what ran in it, handed back to
+ * the enclosing scope after a loop iteration or parallel branch.
+ */
+export class OutputFrame {
+  readonly own: Record<string, unknown> = {};
+  lastOutput: unknown;
+
+  constructor(
+    readonly outputs: Record<string, unknown>,
+    /** Appended to the ids of the spans recorded here: `-i<iteration>`, `-b<branch>`, nested in order. */
+    readonly suffix: string,
+    readonly spans: SpanJson[],
+  ) {}
+
+  set(name: string, value: unknown): void {
+    define(this.outputs, name, value);
+    define(this.own, name, value);
+    this.lastOutput = value;
+  }
+
+  /** A nested run that also sees `context` (`loop`, `parallel`), which it never hands back. */
+  child(suffix: string, spans: SpanJson[], context: Record<string, unknown>): OutputFrame {
+    return new OutputFrame({ ...this.outputs, ...context }, this.suffix + suffix, spans);
+  }
+
+  absorb(child: OutputFrame): void {
+    for (const [name, value] of Object.entries(child.own)) {
+      define(this.outputs, name, value);
+      define(this.own, name, value);
+    }
+  }
+}
+
+/** A block named `__proto__` is just a name: defined, never assigned through the prototype setter. */
+function define(target: Record<string, unknown>, name: string, value: unknown): void {
+  Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
+}

@@ -1,0 +1,291 @@
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { ModelUsage } from "../services/pricing/model-prices.js";
+import type { BlockJson, SpanJson, WorkflowStateJson } from "../services/seed/json-shapes.js";
+import { type ContainerRun, runLoop, runParallel, type WalkScope } from "./containers.js";
+import type {
+  AgentOutput,
+  ApiOutput,
+  BlockOutcome,
+  BlockRequest,
+  ExecutionStatus,
+} from "./execution-types.js";
+import { type ResponseOutput, runCondition, runResponse } from "./local-blocks.js";
+import { OutputFrame } from "./output-frame.js";
+import { findReferences, normalizeBlockName, resolveReferences } from "./references.js";
+import { traceSpan } from "./trace-span.js";
+import { errorHandle, type Scope, WorkflowGraph } from "./workflow-graph.js";
+
+/**
+ * The execution engine's walk of a workflow graph (D13): deterministic, free of I/O, so the Temporal
+ * workflow can run it and replay it. Blocks with side effects reach the outside only through
+ * `SideEffectBlocks`, which the workflow backs with activities.
+ *
+ * - The walk starts at the starter and runs each node of a scope in topological order once some taken
+ *   edge reaches it. A block that succeeds takes its edges without a sourceHandle and, for a condition,
+ *   those of the branch it chose (for other blocks, any handle but `error`). A disabled block is skipped
+ *   and the walk goes on along its edges without a sourceHandle.
+ * - A failed block takes its `error` edges; without one, its scope fails, and with it the enclosing loop or
+ *   parallel, and so on up to the execution.
+ * - A loop or parallel is one node whose members form a scope of their own, run per iteration or branch
+ *   (containers.ts); its output goes under its id.
+ * - Outputs are keyed by normalized block name (D14); every block run is a trace span, and the runs inside
+ *   a container are the children of its span, ids suffixed `-i<iteration>` / `-b<branch>` (D17).
+ */
+export interface SideEffectBlocks {
+  api(request: BlockRequest): Promise<BlockOutcome<ApiOutput>>;
+  agent(request: BlockRequest): Promise<BlockOutcome<AgentOutput>>;
+}
+
+export interface GraphRunOptions {
+  workspaceId: string;
+  /** The trigger's payload, the starter's output. */
+  input: JsonValue;
+  blocks: SideEffectBlocks;
+  /** The workflow clock: deterministic time in Temporal workflows. */
+  now(): number;
+}
+
+export interface GraphRunResult {
+  status: ExecutionStatus;
+  error?: string;
+  spans: SpanJson[];
+  /** D17: the response block's output, else the last block's. */
+  finalOutput: JsonValue;
+  httpStatus: number;
+  usages: ModelUsage[];
+}
+
+export async function runGraph(state: WorkflowStateJson, options: GraphRunOptions): Promise<GraphRunResult> {
+  try {
+    return await new GraphRun(new WorkflowGraph(state), options).run();
+  } catch (error) {
+    throw error instanceof Interrupted ? error.reason : error;
+  }
+}
+
+/**
+ * A side-effect block rejected instead of resolving to an outcome: the execution itself must stop (the
+ * workflow was cancelled). It passes every catch below untouched, unlike the errors of pure code (a bad
+ * config, an unresolvable reference), which fail the node they concern.
+ */
+class Interrupted extends Error {
+  constructor(readonly reason: unknown) {
+    super("execution interrupted");
+  }
+}
+
+function isNodeFailure(error: unknown): error is Error {
+  return error instanceof Error && !(error instanceof Interrupted);
+}
+
+interface Step {
+  error?: string;
+  /** A condition's choice: the branch id, or null when no branch held. */
+  branch?: string | null;
+  skipped?: boolean;
+}
+
+interface BlockRun {
+  input: unknown;
+  output: unknown;
+  error?: string;
+  branch?: string | null;
+  agent?: { model: string; tokens: AgentOutput["tokens"]; cost: number };
+}
+
+class GraphRun {
+  private readonly usages: ModelUsage[] = [];
+  private response: ResponseOutput | undefined;
+
+  constructor(
+    private readonly graph: WorkflowGraph,
+    private readonly options: GraphRunOptions,
+  ) {}
+
+  async run(): Promise<GraphRunResult> {
+    const top = new OutputFrame({}, "", []);
+    let error: string | undefined;
+    try {
+      error = await this.walk(undefined, top);
+    } catch (failure) {
+      // The top level's own shape is wrong (no starter, a cycle): nothing ran, the execution fails.
+      if (!isNodeFailure(failure)) throw failure;
+      error = failure.message;
+    }
+    const finalOutput = (this.response ?? top.lastOutput ?? null) as JsonValue;
+    return {
+      status: error === undefined ? "success" : "error",
+      ...(error === undefined ? {} : { error }),
+      spans: top.spans,
+      finalOutput,
+      httpStatus: error === undefined ? (this.response?.status ?? 200) : 500,
+      usages: this.usages,
+    };
+  }
+
+  /** Runs a scope; resolves to the error that failed it, or undefined. */
+  private async walk(container: string | undefined, frame: OutputFrame): Promise<string | undefined> {
+    const scope = this.graph.scope(container);
+    const reached = new Set(scope.entries);
+    for (const node of scope.order) {
+      if (!reached.has(node)) continue;
+      const step = await this.runNode(node, frame);
+      const next = takenEdges(scope, node, step);
+      if (next === undefined) return step.error;
+      for (const target of next) reached.add(target);
+    }
+    return undefined;
+  }
+
+  private runNode(id: string, frame: OutputFrame): Promise<Step> {
+    const { blocks, loops, parallels } = this.graph.state;
+    const walk: WalkScope = (container, inner) => this.walk(container, inner);
+    const loop = loops[id];
+    if (loop) return this.runContainer(id, "loop", frame, (spans) => runLoop(id, loop, frame, spans, walk));
+    const parallel = parallels[id];
+    if (parallel) {
+      return this.runContainer(id, "parallel", frame, (spans) =>
+        runParallel(id, parallel, frame, spans, walk),
+      );
+    }
+    const block = blocks[id];
+    if (!block)
+      return Promise.resolve({ error: `an edge leads to ${id}, which is not a block of this workflow` });
+    if (block.enabled === false) return Promise.resolve({ skipped: true });
+    return this.runBlock(id, block, frame);
+  }
+
+  private async runBlock(id: string, block: BlockJson, frame: OutputFrame): Promise<Step> {
+    const start = this.options.now();
+    const run = await this.blockRun(id, block, frame);
+    const { name, type } = block;
+    frame.spans.push(
+      traceSpan({ ...run, id: id + frame.suffix, name, type, start, end: this.options.now() }),
+    );
+    frame.set(normalizeBlockName(name), run.output);
+    return { error: run.error, branch: run.branch };
+  }
+
+  private async blockRun(id: string, block: BlockJson, frame: OutputFrame): Promise<BlockRun> {
+    const config = block.config ?? {};
+    switch (block.type) {
+      case "api":
+        return this.sideEffect(this.options.blocks.api, id, config, frame);
+      case "agent":
+        return this.agentRun(id, config, frame);
+      default:
+        return this.localRun(block.type, config, frame);
+    }
+  }
+
+  private localRun(type: string, config: JsonObject, frame: OutputFrame): BlockRun {
+    const input = type === "starter" ? this.options.input : displayConfig(config, frame);
+    try {
+      switch (type) {
+        case "starter":
+          return { input, output: this.options.input };
+        case "condition":
+          return { input, ...runCondition(config, frame.outputs) };
+        case "response": {
+          const { output } = runResponse(config, frame.outputs);
+          this.response = output;
+          return { input, output };
+        }
+        default:
+          throw new Error(`unknown block type "${type}"`);
+      }
+    } catch (error) {
+      if (!isNodeFailure(error)) throw error;
+      return failedRun(input, error.message);
+    }
+  }
+
+  private async agentRun(id: string, config: JsonObject, frame: OutputFrame): Promise<BlockRun> {
+    const run = await this.sideEffect(this.options.blocks.agent, id, config, frame);
+    if (run.error !== undefined) return run;
+    const { model, tokens, cost } = run.output as AgentOutput;
+    this.usages.push({ model, promptTokens: tokens.prompt, completionTokens: tokens.completion });
+    return { ...run, agent: { model, tokens, cost: cost.total } };
+  }
+
+  /**
+   * The activity gets the config as written and the outputs it references, and resolves both kinds of
+   * reference itself (D24: secrets only there). Block references are resolved here too, for the span's
+   * input and to fail an unresolvable one (D14) without starting an activity.
+   */
+  private async sideEffect<Output>(
+    run: (request: BlockRequest) => Promise<BlockOutcome<Output>>,
+    blockId: string,
+    config: JsonObject,
+    frame: OutputFrame,
+  ): Promise<BlockRun> {
+    let input: unknown;
+    try {
+      input = resolveReferences(config, { outputs: frame.outputs });
+    } catch (error) {
+      if (!isNodeFailure(error)) throw error;
+      return failedRun(config, error.message);
+    }
+    const outputs = Object.fromEntries(
+      findReferences(config)
+        .blocks.filter((name) => Object.hasOwn(frame.outputs, name))
+        .map((name) => [name, frame.outputs[name]]),
+    );
+    const request = { workspaceId: this.options.workspaceId, blockId, config, outputs };
+    const outcome = await run(request).catch((reason: unknown) => {
+      throw new Interrupted(reason);
+    });
+    return { input, ...outcome };
+  }
+
+  /** A loop or parallel as one node: one span with its runs as children, its output `{results}`. */
+  private async runContainer(
+    id: string,
+    type: "loop" | "parallel",
+    frame: OutputFrame,
+    body: (children: SpanJson[]) => Promise<ContainerRun>,
+  ): Promise<Step> {
+    const start = this.options.now();
+    const children: SpanJson[] = [];
+    let run: ContainerRun;
+    try {
+      run = await body(children);
+    } catch (error) {
+      if (!isNodeFailure(error)) throw error;
+      run = { input: undefined, results: [], error: error.message };
+    }
+    const { input, results, error } = run;
+    const output = { results };
+    const end = this.options.now();
+    frame.spans.push(
+      traceSpan({ id: id + frame.suffix, name: id, type, start, end, input, output, error, children }),
+    );
+    frame.set(normalizeBlockName(id), output);
+    return { error };
+  }
+}
+
+/** The edges a node's outcome takes; undefined when it failed with no error edge to take. */
+function takenEdges(scope: Scope, node: string, step: Step): string[] | undefined {
+  const taken = scope.edgesFrom(node).filter(({ sourceHandle: handle }) => {
+    if (step.error !== undefined) return handle === errorHandle;
+    if (handle === undefined) return true;
+    if (step.skipped || handle === errorHandle) return false;
+    return step.branch === undefined || handle === step.branch;
+  });
+  if (step.error !== undefined && taken.length === 0) return undefined;
+  return taken.map((e) => e.target);
+}
+
+function failedRun(input: unknown, error: string): BlockRun {
+  return { input, output: { error }, error };
+}
+
+/** The span's input: the config with block references resolved where they can be, `{{NAME}}` as written. */
+function displayConfig(config: JsonObject, frame: OutputFrame): unknown {
+  try {
+    return resolveReferences(config, { outputs: frame.outputs });
+  } catch {
+    return config;
+  }
+}

@@ -1,0 +1,63 @@
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { WorkflowsService } from "../../../gen/flowlog/workflows/v1/workflows_service_pb.js";
+import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
+import { callerOf } from "../../server/caller.js";
+import type { EnvironmentVariableRecord } from "../../store/records.js";
+import type { Store } from "../../store/store.js";
+import { isoFromMs } from "../../util/time.js";
+import { requireMember } from "../workspace-access.js";
+
+/** What `{{NAME}}` reads (engine/references.ts), so every saved variable can be referenced (D14). */
+const namePattern = /^[A-Za-z_]\w*$/;
+const maxNameLength = 128;
+const maxValueBytes = 64 * 1024;
+
+/**
+ * The workspace's environment variables (D14). A value goes in and never comes out: responses carry
+ * names and times, and no message names a value (D24).
+ */
+export function createEnvironmentHandlers({
+  store,
+  clock,
+}: {
+  store: Store;
+  clock: () => number;
+}): Partial<ServiceImpl<typeof WorkflowsService>> {
+  return {
+    setEnvironmentVariable(request, context) {
+      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      const violations = [...nameProblems(request.name), ...valueProblems(request.value)];
+      if (violations.length > 0) throw invalidArgument(violations);
+      const variable = store.environment.set(request.workspaceId, request.name, request.value, clock());
+      return { variable: variableView(variable) };
+    },
+
+    listEnvironmentVariables(request, context) {
+      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      return { variables: store.environment.list(request.workspaceId).map(variableView) };
+    },
+
+    deleteEnvironmentVariable(request, context) {
+      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      if (!store.environment.delete(request.workspaceId, request.name)) {
+        throw new ConnectError(`environment variable ${request.name} not found`, Code.NotFound);
+      }
+      return {};
+    },
+  };
+}
+
+function nameProblems(name: string): FieldViolation[] {
+  if (namePattern.test(name) && name.length <= maxNameLength) return [];
+  const message = `name must be up to ${maxNameLength} letters, digits and _, not starting with a digit`;
+  return [{ field: "name", message }];
+}
+
+function valueProblems(value: string): FieldViolation[] {
+  if (Buffer.byteLength(value, "utf8") <= maxValueBytes) return [];
+  return [{ field: "value", message: `value must be at most ${maxValueBytes} bytes` }];
+}
+
+function variableView(variable: EnvironmentVariableRecord) {
+  return { name: variable.name, updatedAt: isoFromMs(variable.updatedAt) };
+}

@@ -1,0 +1,136 @@
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { WorkflowState } from "../../../gen/flowlog/workflows/v1/workflow_pb.js";
+import type { WorkflowsService } from "../../../gen/flowlog/workflows/v1/workflows_service_pb.js";
+import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
+import { callerOf } from "../../server/caller.js";
+import type { Store } from "../../store/store.js";
+import { newId } from "../../util/ids.js";
+import { requireMember, visibleWorkflow } from "../workspace-access.js";
+import { createEnvironmentHandlers } from "./environment-handlers.js";
+import { validateWorkflowState } from "./validation.js";
+import { atVersion, folderView, storedState, workflowView } from "./workflow-view.js";
+
+export interface WorkflowsServiceDependencies {
+  store: Store;
+  clock: () => number;
+}
+
+type Handlers = Partial<ServiceImpl<typeof WorkflowsService>>;
+
+/**
+ * Workflow definitions in folders (D13) and the workspace's environment variables (D14, D24). Every
+ * call needs a member of the workspace: 403 for a workspace named in the request, 404 for a workflow
+ * outside the caller's workspaces (D10). ExecuteWorkflow and ChatWorkflow belong to the triggers.
+ */
+export function createWorkflowsService(dependencies: WorkflowsServiceDependencies): Handlers {
+  return {
+    ...createDefinitionHandlers(dependencies),
+    ...createFolderHandlers(dependencies),
+    ...createEnvironmentHandlers(dependencies),
+  };
+}
+
+function createDefinitionHandlers({ store, clock }: WorkflowsServiceDependencies): Handlers {
+  /** Every problem of the request at once: the folder and each rule the state breaks. */
+  const checked = (workspaceId: string, folderId: string | undefined, state: WorkflowState | undefined) => {
+    const folder = folderOf(store, workspaceId, folderId);
+    const violations = [...folder.violations, ...(state ? validateWorkflowState(state) : [])];
+    if (violations.length > 0) throw invalidArgument(violations);
+    return { folderId: folder.id, state: state && storedState(state) };
+  };
+
+  return {
+    createWorkflow(request, context) {
+      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      const { folderId, state } = checked(request.workspaceId, request.folderId, request.state);
+      const now = clock();
+      const workflow = {
+        id: newId("wf"),
+        workspaceId: request.workspaceId,
+        folderId: folderId ?? null,
+        name: request.name,
+        description: request.description,
+        version: 1,
+        state,
+        createdAt: now,
+        updatedAt: now,
+      };
+      store.workflows.createWorkflow(workflow);
+      return { workflow: workflowView(workflow) };
+    },
+
+    getWorkflow(request, context) {
+      const workflow = visibleWorkflow(store, callerOf(context.values).user, request.id);
+      if (request.version === undefined) return { workflow: workflowView(workflow) };
+      const version = store.workflows.getWorkflowVersion(workflow.id, request.version);
+      if (!version)
+        throw new ConnectError(`workflow ${request.id} has no version ${request.version}`, Code.NotFound);
+      return { workflow: workflowView(atVersion(workflow, version)) };
+    },
+
+    listWorkflows(request, context) {
+      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      const { folderId } = checked(request.workspaceId, request.folderId || undefined, undefined);
+      const workflows = store.workflows.listWorkflows(request.workspaceId, folderId ?? undefined);
+      return { workflows: workflows.map(workflowView) };
+    },
+
+    updateWorkflow(request, context) {
+      const current = visibleWorkflow(store, callerOf(context.values).user, request.id);
+      const { folderId, state } = checked(current.workspaceId, request.folderId, request.state);
+      const changes = { name: request.name, description: request.description, folderId, state };
+      const workflow = store.workflows.updateWorkflow(current.id, changes, clock());
+      // Deleted between the two reads: the same answer as if it had gone before.
+      if (!workflow) throw new ConnectError(`workflow ${request.id} not found`, Code.NotFound);
+      return { workflow: workflowView(workflow) };
+    },
+
+    deleteWorkflow(request, context) {
+      const workflow = visibleWorkflow(store, callerOf(context.values).user, request.id);
+      store.workflows.deleteWorkflow(workflow.id, clock());
+      return {};
+    },
+  };
+}
+
+function createFolderHandlers({ store, clock }: WorkflowsServiceDependencies): Handlers {
+  return {
+    createFolder(request, context) {
+      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      const folder = {
+        id: newId("fld"),
+        workspaceId: request.workspaceId,
+        name: request.name,
+        createdAt: clock(),
+      };
+      store.workflows.createFolder(folder);
+      return { folder: folderView(folder) };
+    },
+
+    listFolders(request, context) {
+      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      return { folders: store.workflows.listFolders(request.workspaceId).map(folderView) };
+    },
+  };
+}
+
+/**
+ * The folder a request names: undefined when it names none, null for "" (the top level), else a folder
+ * of the workspace. Another workspace's folder gets the same answer as a missing one (D10).
+ */
+function folderOf(
+  store: Store,
+  workspaceId: string,
+  folderId: string | undefined,
+): { id: string | null | undefined; violations: FieldViolation[] } {
+  if (folderId === undefined || folderId === "")
+    return { id: folderId === "" ? null : undefined, violations: [] };
+  if (store.workflows.getFolder(folderId)?.workspaceId === workspaceId)
+    return { id: folderId, violations: [] };
+  return {
+    id: undefined,
+    violations: [
+      { field: "folderId", message: `folder ${folderId} does not exist in workspace ${workspaceId}` },
+    ],
+  };
+}

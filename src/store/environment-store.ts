@@ -1,0 +1,78 @@
+import { decryptSecret, encryptSecret } from "../security/secrets.js";
+import type { Db } from "./database.js";
+import type { EnvironmentVariableRecord } from "./records.js";
+
+interface VariableRow {
+  workspace_id: string;
+  name: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/**
+ * Workspace environment variables (D14), kept only as ciphertext (D24). The API reads names and times;
+ * only the engine reads values, through getDecrypted, when it resolves {{NAME}} references.
+ */
+export class EnvironmentStore {
+  private readonly statements;
+
+  constructor(
+    db: Db,
+    private readonly masterKey: Buffer,
+  ) {
+    this.statements = {
+      upsert: db.prepare(
+        `INSERT INTO environment_variables (workspace_id, name, sealed_value, created_at, updated_at)
+         VALUES (@workspaceId, @name, @sealedValue, @at, @at)
+         ON CONFLICT (workspace_id, name)
+         DO UPDATE SET sealed_value = excluded.sealed_value, updated_at = excluded.updated_at
+         RETURNING workspace_id, name, created_at, updated_at`,
+      ),
+      namesOf: db.prepare(
+        "SELECT workspace_id, name, created_at, updated_at FROM environment_variables WHERE workspace_id = ? ORDER BY name",
+      ),
+      sealedOf: db.prepare("SELECT name, sealed_value FROM environment_variables WHERE workspace_id = ?"),
+      delete: db.prepare("DELETE FROM environment_variables WHERE workspace_id = ? AND name = ?"),
+    };
+  }
+
+  /** Creates the variable or replaces its value. */
+  set(workspaceId: string, name: string, value: string, at: number): EnvironmentVariableRecord {
+    const sealedValue = encryptSecret(this.masterKey, value, secretContext(workspaceId, name));
+    return toVariable(this.statements.upsert.get({ workspaceId, name, sealedValue, at }) as VariableRow);
+  }
+
+  list(workspaceId: string): EnvironmentVariableRecord[] {
+    return (this.statements.namesOf.all(workspaceId) as VariableRow[]).map(toVariable);
+  }
+
+  /** False when the workspace has no such variable. */
+  delete(workspaceId: string, name: string): boolean {
+    return this.statements.delete.run(workspaceId, name).changes > 0;
+  }
+
+  /** Name to plaintext value, for the engine only: never hand this to a response or a log (D24). */
+  getDecrypted(workspaceId: string): Record<string, string> {
+    const rows = this.statements.sealedOf.all(workspaceId) as { name: string; sealed_value: Buffer }[];
+    return Object.fromEntries(
+      rows.map((row) => [
+        row.name,
+        decryptSecret(this.masterKey, row.sealed_value, secretContext(workspaceId, row.name)),
+      ]),
+    );
+  }
+}
+
+/** Binds a ciphertext to its variable: copied to another variable or workspace, it fails to decrypt. */
+function secretContext(workspaceId: string, name: string): string[] {
+  return ["environment", workspaceId, name];
+}
+
+function toVariable(row: VariableRow): EnvironmentVariableRecord {
+  return {
+    workspaceId: row.workspace_id,
+    name: row.name,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

@@ -1,0 +1,119 @@
+import { Context } from "@temporalio/activity";
+import { AgentBlockError, type AgentProvider, runAgentBlock as callAgent } from "../../blocks/agent.js";
+import { type HttpRequestConfig, HttpRequestConfigError, runHttpRequest } from "../../blocks/http-request.js";
+import type { AgentOutput, ApiOutput, BlockOutcome, BlockRequest } from "../../engine/execution-types.js";
+import { findReferences, ReferenceResolutionError, resolveReferences } from "../../engine/references.js";
+import { createOutboundDispatcher } from "../../security/outbound.js";
+import { SecretDecryptionError } from "../../security/secrets.js";
+import type { ActivityDeps } from "./deps.js";
+
+/**
+ * The blocks with side effects (D13), one activity each. Only here do `{{NAME}}` references meet their
+ * values (D24): the workflow hands over the config as written, and everything handed back has the values
+ * of the variables used replaced by `[redacted]`, so an API that echoes a token leaks it into neither
+ * Temporal history nor the log. A block's own failures are outcomes, never thrown: Temporal retries only
+ * what the block could not report (its worker died, the database was locked).
+ */
+export function blockActivities(deps: ActivityDeps) {
+  return {
+    runApiBlock(request: BlockRequest): Promise<BlockOutcome<ApiOutput>> {
+      return withSecrets(deps, request, [], async (config) => {
+        const { data, status, headers, error, attempts } = await heartbeating((context) =>
+          runHttpRequest(config as HttpRequestConfig, {
+            allowPrivateNetworks: deps.allowPrivateNetworks,
+            signal: context.cancellationSignal,
+            sleep: (ms) => context.sleep(ms),
+            onAttempt: () => context.heartbeat(),
+          }),
+        );
+        const output = { data, status, headers, error, attempts };
+        return error === null ? { output } : { output, error };
+      });
+    },
+
+    runAgentBlock(request: BlockRequest): Promise<BlockOutcome<AgentOutput>> {
+      return withSecrets(deps, request, [agentKeyVariable], async (config, env) => {
+        const output = await heartbeating((context) =>
+          callAgent(config, agentProvider(env), {
+            dispatcher: createOutboundDispatcher(deps),
+            sleep: (ms) => context.sleep(ms),
+            ...(deps.prices ? { prices: deps.prices } : {}),
+          }),
+        );
+        return { output };
+      });
+    },
+  };
+}
+
+/**
+ * The workspace's chat-completions provider for agent blocks (issue 4, item 4): two workspace environment
+ * variables, so the key is stored encrypted like every other secret (D24).
+ */
+export const agentBaseUrlVariable = "AGENT_BASE_URL";
+export const agentKeyVariable = "AGENT_API_KEY";
+const defaultAgentBaseUrl = "https://api.openai.com";
+
+function agentProvider(env: Record<string, string>): AgentProvider {
+  return { baseUrl: env[agentBaseUrlVariable] ?? defaultAgentBaseUrl, apiKey: env[agentKeyVariable] ?? "" };
+}
+
+/** Failures the block reports as its error; anything else is the worker's problem, for Temporal to retry. */
+const blockErrors = [
+  ReferenceResolutionError,
+  HttpRequestConfigError,
+  AgentBlockError,
+  SecretDecryptionError,
+];
+
+async function withSecrets<Output>(
+  deps: ActivityDeps,
+  request: BlockRequest,
+  alsoSecret: string[],
+  run: (config: unknown, env: Record<string, string>) => Promise<BlockOutcome<Output>>,
+): Promise<BlockOutcome<Output>> {
+  let outcome: BlockOutcome<Output>;
+  let env: Record<string, string> = {};
+  try {
+    env = deps.store.environment.getDecrypted(request.workspaceId);
+    outcome = await run(resolveReferences(request.config, { outputs: request.outputs, env }), env);
+  } catch (error) {
+    if (!blockErrors.some((kind) => error instanceof kind)) throw error;
+    const message = (error as Error).message;
+    outcome = { output: { error: message }, error: message };
+  }
+  const used = [...findReferences(request.config).env, ...alsoSecret].map((name) => env[name]);
+  return redact(outcome, used) as BlockOutcome<Output>;
+}
+
+/** Shorter values would mangle ordinary text wherever they happen to occur; they protect nothing anyway. */
+const minRedactedLength = 4;
+
+function redact(value: unknown, secrets: (string | undefined)[]): unknown {
+  const values = secrets.filter((s): s is string => s !== undefined && s.length >= minRedactedLength);
+  if (values.length === 0) return value;
+  const scrub = (v: unknown): unknown => {
+    if (typeof v === "string")
+      return values.reduce((text, secret) => text.replaceAll(secret, "[redacted]"), v);
+    if (Array.isArray(v)) return v.map(scrub);
+    if (v !== null && typeof v === "object")
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, scrub(x)]));
+    return v;
+  };
+  return scrub(value);
+}
+
+/**
+ * Heartbeats through a whole request, not only between attempts: a 30 s request (D16) outlasts the
+ * heartbeat timeout, which must stay short so that a dead worker's block moves to another worker soon.
+ */
+async function heartbeating<T>(work: (context: Context) => Promise<T>): Promise<T> {
+  const context = Context.current();
+  const every = Math.max(100, (context.info.heartbeatTimeoutMs ?? 30_000) / 3);
+  const timer = setInterval(() => context.heartbeat(), every);
+  try {
+    return await work(context);
+  } finally {
+    clearInterval(timer);
+  }
+}

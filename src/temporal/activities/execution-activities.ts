@@ -1,0 +1,73 @@
+import { createHash } from "node:crypto";
+import { ApplicationFailure } from "@temporalio/activity";
+import type { ExecutionLog, LoadedWorkflow } from "../../engine/execution-types.js";
+import { executionCost } from "../../services/pricing/model-prices.js";
+import { asWorkflowState } from "../../services/seed/simulate.js";
+import type { LogEntryRecord } from "../../store/records.js";
+import { newId } from "../../util/ids.js";
+import type { ActivityDeps } from "./deps.js";
+
+export interface WorkflowVersionRef {
+  workspaceId: string;
+  workflowId: string;
+  version: number;
+}
+
+/** The store side of an execution: the version it runs, and its one log entry (D17). */
+export function executionActivities(deps: ActivityDeps) {
+  return {
+    /** Fails for good (no retry helps) when the workspace has no such workflow version. */
+    async loadWorkflowVersion({
+      workspaceId,
+      workflowId,
+      version,
+    }: WorkflowVersionRef): Promise<LoadedWorkflow> {
+      const workflow = deps.store.workflows.getWorkflow(workflowId);
+      // A schedule runs whatever version is current when it fires (D15): it asks for version 0.
+      const wanted = version === 0 ? (workflow?.version ?? 0) : version;
+      const saved = deps.store.workflows.getWorkflowVersion(workflowId, wanted);
+      if (!workflow || workflow.workspaceId !== workspaceId || !saved) {
+        throw ApplicationFailure.nonRetryable(
+          `workflow ${workflowId} has no version ${version} in workspace ${workspaceId}`,
+          "WorkflowVersionNotFound",
+        );
+      }
+      return { folderId: workflow.folderId, version: wanted, state: asWorkflowState(saved.state) };
+    },
+
+    /**
+     * Idempotent (D17): the log id is derived from the execution id and the store ignores a second insert
+     * of an execution, so a retry after a write whose acknowledgement was lost changes nothing.
+     */
+    async writeExecutionLog(log: ExecutionLog): Promise<{ logId: string }> {
+      const entry = logEntryOf(log, deps);
+      deps.store.logs.insertExecution({ entry, workflowState: log.workflowState });
+      return { logId: entry.id };
+    },
+  };
+}
+
+function logEntryOf(log: ExecutionLog, deps: ActivityDeps): LogEntryRecord {
+  const { execution } = log;
+  return {
+    id: logIdOf(execution.executionId),
+    workspaceId: execution.workspaceId,
+    workflowId: execution.workflowId,
+    folderId: log.folderId,
+    executionId: execution.executionId,
+    billedUserId: execution.billedUserId,
+    level: log.status === "error" ? "error" : "info",
+    trigger: execution.trigger,
+    startedAt: log.startedAt,
+    endedAt: log.endedAt,
+    totalDurationMs: log.endedAt - log.startedAt,
+    cost: executionCost(log.usages, deps.prices),
+    files: null,
+    traceSpans: log.traceSpans,
+    finalOutput: log.finalOutput,
+  };
+}
+
+function logIdOf(executionId: string): string {
+  return newId("log", createHash("sha256").update(executionId).digest().subarray(0, 12));
+}

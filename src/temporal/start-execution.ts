@@ -1,0 +1,46 @@
+import { type Client, WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from "@temporalio/client";
+import type { ExecutionInput } from "../engine/execution-types.js";
+import { newId } from "../util/ids.js";
+import { executionWorkflowId } from "./execution-ids.js";
+import { flowlogSearchAttributes } from "./search-attributes.js";
+import { FLOWLOG_TASK_QUEUE } from "./task-queue.js";
+// A type only: the API server never loads workflow code.
+import type { executeWorkflow } from "./workflows/index.js";
+
+export { executionWorkflowId };
+
+export type ExecutionHandle = WorkflowHandle<typeof executeWorkflow>;
+
+/** A request to run one workflow version; without an executionId a new one is made. */
+export type ExecutionRequest = Omit<ExecutionInput, "executionId"> & { executionId?: string };
+
+/**
+ * Starts an execution, or hands back the one already started with this executionId, running or closed:
+ * a trigger retrying its request never runs a workflow twice. The search attributes let operators filter
+ * executions by workspace, workflow and trigger in the Temporal UI.
+ */
+export async function startExecution(
+  client: Client,
+  request: ExecutionRequest,
+  options: { taskQueue?: string } = {},
+): Promise<ExecutionHandle> {
+  const input: ExecutionInput = { ...request, executionId: request.executionId ?? newId("ex") };
+  const workflowId = executionWorkflowId(input.executionId);
+  try {
+    return await client.workflow.start<typeof executeWorkflow>("executeWorkflow", {
+      workflowId,
+      taskQueue: options.taskQueue ?? FLOWLOG_TASK_QUEUE,
+      args: [input],
+      workflowIdReusePolicy: "REJECT_DUPLICATE",
+      workflowIdConflictPolicy: "USE_EXISTING",
+      typedSearchAttributes: [
+        { key: flowlogSearchAttributes.workspaceId, value: input.workspaceId },
+        { key: flowlogSearchAttributes.workflowId, value: input.workflowId },
+        { key: flowlogSearchAttributes.trigger, value: input.trigger },
+      ],
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    return client.workflow.getHandle<typeof executeWorkflow>(workflowId);
+  }
+}

@@ -1,0 +1,152 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  workflowInfo,
+} from "@temporalio/workflow";
+import {
+  type ActivityTimeouts,
+  type BlockOutcome,
+  defaultActivityTimeouts,
+  type ExecutionInput,
+  type ExecutionResult,
+  type LoadedWorkflow,
+} from "../../engine/execution-types.js";
+import { type GraphRunResult, runGraph, type SideEffectBlocks } from "../../engine/run-graph.js";
+// Types only: activity code never enters the deterministic workflow bundle.
+import type { Activities } from "../activities/index.js";
+import { executionIdOf } from "../execution-ids.js";
+
+/**
+ * One workflow execution (issue 4, item 2): load the exact version, walk its graph with the engine, then
+ * write its one log entry (D17), whatever happened. Deterministic orchestration only: the graph walk and
+ * the starter, condition and response blocks run here; api and agent blocks, the store and every
+ * `{{NAME}}` value stay in activities (D24: this workflow's history is shown in the Temporal UI).
+ *
+ * The result is returned even when the execution failed (status error, httpStatus 500), so a sync trigger
+ * reads it the same way either way; a cancelled execution is logged as failed.
+ */
+export async function executeWorkflow(scheduled: ExecutionInput): Promise<ExecutionResult> {
+  const startedAt = Date.now();
+  // A schedule starts every run with the same arguments; each run's executionId is then its own Temporal
+  // workflow id, which the schedule makes unique by appending the fire time (D15).
+  const input = {
+    ...scheduled,
+    executionId: scheduled.executionId || executionIdOf(workflowInfo().workflowId),
+  };
+  const activities = activitiesWith({ ...defaultActivityTimeouts, ...input.timeouts });
+  let workflow: LoadedWorkflow | undefined;
+  let run: GraphRunResult;
+  try {
+    const { workspaceId, workflowId, version } = input;
+    workflow = await activities.store.loadWorkflowVersion({ workspaceId, workflowId, version });
+    run = await runGraph(workflow.state, {
+      workspaceId,
+      input: input.input,
+      blocks: activities.blocks,
+      now: () => Date.now(),
+    });
+  } catch (error) {
+    run = stoppedRun(error);
+  }
+  const { executionId, workspaceId, workflowId, trigger, billedUserId } = input;
+  const version = workflow?.version ?? input.version;
+  const { logId } = await CancellationScope.nonCancellable(() =>
+    activities.log.writeExecutionLog({
+      execution: { executionId, workspaceId, workflowId, version, trigger, billedUserId },
+      folderId: workflow?.folderId ?? null,
+      status: run.status,
+      startedAt,
+      endedAt: Date.now(),
+      traceSpans: run.spans,
+      finalOutput: run.finalOutput,
+      usages: run.usages,
+      workflowState: workflow?.state ?? { blocks: {}, edges: [], loops: {}, parallels: {} },
+    }),
+  );
+  // Notifications (issue 5) start here, once the log entry exists, without delaying this result: a child
+  // workflow per execution started with ParentClosePolicy.ABANDON (startChild, not executeChild), given
+  // logId, so its deliveries outlive this workflow and retry on their own schedule (D19).
+  return {
+    executionId,
+    logId,
+    status: run.status,
+    output: run.finalOutput,
+    httpStatus: run.httpStatus,
+    ...(run.error === undefined ? {} : { error: run.error }),
+  };
+}
+
+/**
+ * Temporal retries an activity only for what the activity could not report itself: a worker that died
+ * (noticed by the heartbeat timeout) or a store briefly unavailable. The log write retries until it lands,
+ * since every execution must have its entry (D17).
+ *
+ * The two store reads and writes are local activities: short SQLite statements on the worker's own
+ * connection, run without a round trip through the server's task queues. A local activity whose worker
+ * dies before it is recorded runs again on replay, which the idempotent log write allows.
+ */
+function activitiesWith(timeouts: ActivityTimeouts) {
+  const retry = {
+    initialInterval: timeouts.retryInitialMs,
+    maximumInterval: timeouts.retryMaxMs,
+    backoffCoefficient: 2,
+  };
+  const store = proxyLocalActivities<Activities>({
+    startToCloseTimeout: "30 seconds",
+    retry: { ...retry, maximumAttempts: 5 },
+  });
+  const log = proxyLocalActivities<Activities>({ startToCloseTimeout: "30 seconds", retry });
+  // A block's own timeouts and retries (D16: 30 s per request, 3 retries by default, configurable) bound
+  // its run; this generous ceiling only catches what they do not. Heartbeats notice a lost worker early.
+  const block = proxyActivities<Activities>({
+    startToCloseTimeout: "30 minutes",
+    heartbeatTimeout: timeouts.heartbeatMs,
+    retry: { ...retry, maximumAttempts: 3 },
+  });
+  const blocks: SideEffectBlocks = {
+    api: (request) => settled(block.runApiBlock(request)),
+    agent: (request) => settled(block.runAgentBlock(request)),
+  };
+  return { store, log, blocks };
+}
+
+/** A block activity that failed for good after its retries fails the block, not the workflow task. */
+async function settled<Output>(outcome: Promise<BlockOutcome<Output>>): Promise<BlockOutcome<Output>> {
+  try {
+    return await outcome;
+  } catch (error) {
+    const message = activityFailureMessage(error);
+    if (message === undefined) throw error;
+    return { output: { error: message }, error: message };
+  }
+}
+
+/** The execution stopped before or during its graph: cancelled, or its version could not be loaded. */
+function stoppedRun(error: unknown): GraphRunResult {
+  const message = isCancellation(error) ? "the execution was cancelled" : activityFailureMessage(error);
+  if (message === undefined) throw error;
+  return {
+    status: "error",
+    error: message,
+    spans: [],
+    finalOutput: { error: message },
+    httpStatus: 500,
+    usages: [],
+  };
+}
+
+/**
+ * Why an activity failed for good, or undefined for anything else (a cancellation, a bug in workflow code,
+ * which must fail the workflow task so a fixed worker can replay it). A failed local activity surfaces as
+ * its own ApplicationFailure, a failed activity as an ActivityFailure caused by it.
+ */
+function activityFailureMessage(error: unknown): string | undefined {
+  if (isCancellation(error)) return undefined;
+  if (error instanceof ActivityFailure)
+    return error.cause ? `${error.message}: ${error.cause.message}` : error.message;
+  return error instanceof ApplicationFailure ? error.message : undefined;
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Client, Connection } from "@temporalio/client";
+import type { ExecutionInput, ExecutionResult } from "../../src/engine/execution-types.js";
+import type { WorkflowStateJson } from "../../src/services/seed/json-shapes.js";
+import type { ExecutionRecord } from "../../src/store/records.js";
+import { openStore, type Store } from "../../src/store/store.js";
+import type { ActivityDeps } from "../../src/temporal/activities/index.js";
+import { type ExecutionHandle, startExecution } from "../../src/temporal/start-execution.js";
+import { createFlowlogWorker, type FlowlogWorker } from "../../src/temporal/worker.js";
+import { newId } from "../../src/util/ids.js";
+import { createAccount, type TestAccount } from "./flowlog.js";
+
+/** Short enough that a killed worker's block moves on within seconds, long enough for a loaded machine. */
+export const testTimeouts = { heartbeatMs: 2_000, retryInitialMs: 100, retryMaxMs: 500 };
+
+export interface RunningWorker {
+  taskQueue: string;
+  stop(): Promise<void>;
+}
+
+/** A real worker in this process on its own task queue, so test files never take each other's tasks. */
+export async function startWorker(
+  temporal: { address: string; namespace: string },
+  deps: ActivityDeps,
+  taskQueue = `engine-${randomUUID()}`,
+): Promise<RunningWorker> {
+  const worker: FlowlogWorker = await createFlowlogWorker({ ...temporal, taskQueue, deps });
+  const running = worker.run();
+  return {
+    taskQueue,
+    stop: async () => {
+      worker.shutdown();
+      await running;
+    },
+  };
+}
+
+/** A workspace on a fresh SQLite store, its workflows, and executions started through startExecution. */
+export class EngineHarness {
+  readonly dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-engine-"));
+  readonly store: Store = openStore({ dataDir: this.dataDir });
+  readonly account: TestAccount = createAccount(this.store);
+  readonly folderId = newId("fld");
+
+  private constructor(
+    readonly connection: Connection,
+    readonly client: Client,
+  ) {
+    this.store.workflows.createFolder({
+      id: this.folderId,
+      workspaceId: this.account.workspaceId,
+      name: "Tests",
+      createdAt: Date.now(),
+    });
+  }
+
+  static async connect(temporal: { address: string; namespace: string }): Promise<EngineHarness> {
+    const connection = await Connection.connect({ address: temporal.address });
+    return new EngineHarness(connection, new Client({ connection, namespace: temporal.namespace }));
+  }
+
+  /** Saves a workflow (version 1) in the harness's folder; returns its id. */
+  saveWorkflow(state: Partial<WorkflowStateJson>, name = "Engine test"): string {
+    const id = newId("wf");
+    const now = Date.now();
+    this.store.workflows.createWorkflow({
+      id,
+      workspaceId: this.account.workspaceId,
+      folderId: this.folderId,
+      name,
+      description: "",
+      version: 1,
+      state: { blocks: {}, edges: [], loops: {}, parallels: {}, ...state },
+      createdAt: now,
+      updatedAt: now,
+    });
+    return id;
+  }
+
+  start(
+    taskQueue: string,
+    workflowId: string,
+    input: ExecutionInput["input"] = {},
+    extra: Partial<ExecutionInput> = {},
+  ): Promise<ExecutionHandle> {
+    return startExecution(
+      this.client,
+      {
+        workspaceId: this.account.workspaceId,
+        workflowId,
+        version: 1,
+        trigger: "manual",
+        input,
+        billedUserId: this.account.userId,
+        timeouts: testTimeouts,
+        ...extra,
+      },
+      { taskQueue },
+    );
+  }
+
+  /** Runs an execution to its end and reads back what it logged. */
+  async run(
+    taskQueue: string,
+    workflowId: string,
+    input: ExecutionInput["input"] = {},
+    extra: Partial<ExecutionInput> = {},
+  ): Promise<{ result: ExecutionResult; logged: ExecutionRecord }> {
+    const result = await (await this.start(taskQueue, workflowId, input, extra)).result();
+    return { result, logged: this.logged(result) };
+  }
+
+  /** The entry with its trace spans and final output, and the snapshot, as the logs API reads them. */
+  logged({ executionId, logId }: ExecutionResult): ExecutionRecord {
+    const entry = this.store.logs.getEntry(logId);
+    const execution = this.store.logs.getExecution(executionId);
+    if (!entry || execution?.entry.id !== logId) throw new Error(`no log entry ${logId} for ${executionId}`);
+    return { entry, workflowState: execution.workflowState };
+  }
+
+  /** Log entries of one execution, by the same query the logs API runs. */
+  entriesOf(executionId: string) {
+    return this.store.logs.list(
+      { workspaceId: this.account.workspaceId, executionId },
+      { order: "asc", limit: 10, withTraceSpans: false, withFinalOutput: false },
+    ).entries;
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close();
+    this.store.close();
+  }
+}
