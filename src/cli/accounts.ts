@@ -1,5 +1,4 @@
 import { create, type DescMessage, type MessageShape, toJson } from "@bufbuild/protobuf";
-import { ConnectError } from "@connectrpc/connect";
 import type { Command } from "commander";
 import {
   ApiKeySchema,
@@ -22,6 +21,7 @@ import {
 import { apiKeyMessage, userMessage, workspaceMessage } from "../services/accounts/admin-service.js";
 import { plans } from "../store/records.js";
 import type { Store } from "../store/store.js";
+import { withContext } from "./context.js";
 
 export interface AccountsContext {
   config: Config;
@@ -177,25 +177,13 @@ export function registerAccountCommands(program: Command, openContext: () => Acc
     );
 }
 
-/**
- * Opens the store for one command and closes it after. A refusal (a ConnectError: bad input, unknown
- * id, duplicate e-mail) prints its message and exits with 2, like a usage error; anything else is a
- * fault and keeps its stack.
- */
+/** Each account command runs through withContext: refusals exit with 2, the store is closed after. */
 function actionRunner(openContext: () => AccountsContext) {
   return <A extends unknown[]>(action: Action<A>) =>
-    (...args: A): void => {
-      const { config, store } = openContext();
-      try {
-        action(new AccountsService(store.accounts), config, ...args);
-      } catch (error) {
-        if (!(error instanceof ConnectError)) throw error;
-        console.error(`error: ${error.rawMessage}`);
-        process.exitCode = 2;
-      } finally {
-        store.close();
-      }
-    };
+    (...args: A): Promise<void> =>
+      withContext(openContext, ({ config, store }) =>
+        action(new AccountsService(store.accounts), config, ...args),
+      );
 }
 
 function printBootstrap(created: Bootstrapped, publicBaseUrl: string, options: JsonOption): void {

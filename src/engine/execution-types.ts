@@ -37,6 +37,8 @@ export interface ExecutionResult {
   output: JsonValue;
   /** What a sync api or chat trigger answers with (D13): the response block's status, else 200, or 500. */
   httpStatus: number;
+  /** ...and its body: the response block's data, else the final output. */
+  httpBody: JsonValue;
   /** Why the execution failed. */
   error?: string;
 }

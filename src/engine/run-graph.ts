@@ -52,6 +52,8 @@ export interface GraphRunResult {
   /** D17: the response block's output, else the last block's. */
   finalOutput: JsonValue;
   httpStatus: number;
+  /** What a sync api or chat trigger answers with: the response block's data, else the final output. */
+  httpBody: JsonValue;
   usages: ModelUsage[];
 }
 
@@ -119,6 +121,7 @@ class GraphRun {
       spans: top.spans,
       finalOutput,
       httpStatus: error === undefined ? (this.response?.status ?? 200) : 500,
+      httpBody: (this.response ? this.response.data : finalOutput) as JsonValue,
       usages: this.usages,
     };
   }

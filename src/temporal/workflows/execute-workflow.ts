@@ -76,6 +76,7 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
     status: run.status,
     output: run.finalOutput,
     httpStatus: run.httpStatus,
+    httpBody: run.httpBody,
     ...(run.error === undefined ? {} : { error: run.error }),
   };
 }
@@ -135,6 +136,7 @@ function stoppedRun(error: unknown): GraphRunResult {
     spans: [],
     finalOutput: { error: message },
     httpStatus: 500,
+    httpBody: { error: message },
     usages: [],
   };
 }
