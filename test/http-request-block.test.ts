@@ -72,6 +72,22 @@ describe("Workflow HTTP-request block: outputs <api.data>, <api.status>, <api.he
     expect(result).toMatchObject({ data: "plain ünïcode", status: 200, error: null });
   });
 
+  it("JSON labelled loosely (octet-stream, no type) is parsed; HTML and plain text stay text (D16)", async () => {
+    const answers: [string | undefined, string, unknown][] = [
+      ["application/octet-stream", '{"id":1}', { id: 1 }],
+      [undefined, "[1,2]", [1, 2]],
+      ["text/html", '{"id":1}', '{"id":1}'],
+      ["text/plain", "42", "42"],
+    ];
+    for (const [contentType, body, data] of answers) {
+      const api = await receiver((_, response) => {
+        response.writeHead(200, contentType ? { "content-type": contentType } : {});
+        response.end(body);
+      });
+      expect((await run({ method: "GET", url: api.origin })).data, String(contentType)).toEqual(data);
+    }
+  });
+
   it("a 4xx answer still fills status, data and headers, and sets error", async () => {
     const api = await receiver((_, response) =>
       sendJson(response, 404, { message: "no such item" }, { "x-a": "b" }),

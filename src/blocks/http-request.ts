@@ -364,8 +364,14 @@ async function cappedText(response: Response): Promise<string> {
   return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
+/**
+ * D16: parsed JSON, else text. Many servers label JSON loosely (octet-stream, no type at all), so anything
+ * not declared as text or markup is parsed when it parses; HTML and plain text stay text.
+ */
 function dataOf(text: string, contentType: string | null): unknown {
-  if (contentType === null || !isJson(contentType)) return text;
+  const declaredText =
+    contentType !== null && /^text\/|[/+](html|xml)\b/i.test(contentType) && !isJson(contentType);
+  if (declaredText) return text;
   try {
     return JSON.parse(text);
   } catch {
