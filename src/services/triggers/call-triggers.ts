@@ -31,7 +31,7 @@ export function createCallTriggers(
       return {
         executionId: run.executionId,
         status: run.result.status,
-        output: outputValue(run.result.output),
+        output: outputValue(run.result.httpBody),
       };
     },
 
@@ -50,7 +50,7 @@ export function createCallTriggers(
       return {
         executionId: run.executionId,
         status: result?.status ?? "",
-        output: result && outputValue(result.output),
+        output: result && outputValue(result.httpBody),
       };
     },
   };
