@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
+import { ConnectError } from "@connectrpc/connect";
 import { ApplicationFailure } from "@temporalio/activity";
 import type { ExecutionLog, LoadedWorkflow } from "../../engine/execution-types.js";
 import { executionCost } from "../../services/pricing/model-prices.js";
 import { asWorkflowState } from "../../services/seed/simulate.js";
+import { admitExecution } from "../../services/triggers/admission.js";
 import type { LogEntryRecord } from "../../store/records.js";
 import { newId } from "../../util/ids.js";
 import type { ActivityDeps } from "./deps.js";
@@ -16,6 +18,22 @@ export interface WorkflowVersionRef {
 /** The store side of an execution: the version it runs, and its one log entry (D17). */
 export function executionActivities(deps: ActivityDeps) {
   return {
+    /**
+     * A schedule has no caller to refuse at request time, so its runs are admitted here, against the
+     * async bucket and the month's usage of the user who created it (D12); a refusal fails the run,
+     * which is then logged as an error saying why.
+     */
+    async admitScheduledRun({ billedUserId }: { billedUserId: string | null }): Promise<void> {
+      const user = billedUserId === null ? undefined : deps.store.accounts.getUser(billedUserId);
+      if (!user) return;
+      try {
+        admitExecution(deps.store, user, "async", Date.now());
+      } catch (error) {
+        if (!(error instanceof ConnectError)) throw error;
+        throw ApplicationFailure.nonRetryable(error.rawMessage, "ExecutionRefused");
+      }
+    },
+
     /** Fails for good (no retry helps) when the workspace has no such workflow version. */
     async loadWorkflowVersion({
       workspaceId,

@@ -42,6 +42,8 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
   let run: GraphRunResult;
   try {
     const { workspaceId, workflowId, version } = input;
+    if (input.trigger === "schedule")
+      await activities.store.admitScheduledRun({ billedUserId: input.billedUserId });
     workflow = await activities.store.loadWorkflowVersion({ workspaceId, workflowId, version });
     run = await runGraph(workflow.state, {
       workspaceId,
