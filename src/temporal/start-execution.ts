@@ -19,6 +19,17 @@ export type ExecutionRequest = Omit<ExecutionInput, "executionId"> & { execution
  * a trigger retrying its request never runs a workflow twice. The search attributes let operators filter
  * executions by workspace, workflow and trigger in the Temporal UI.
  */
+/** How operators find executions in the Temporal UI: by workspace, workflow and trigger. */
+export function executionSearchAttributes(
+  input: Pick<ExecutionInput, "workspaceId" | "workflowId" | "trigger">,
+) {
+  return [
+    { key: flowlogSearchAttributes.workspaceId, value: input.workspaceId },
+    { key: flowlogSearchAttributes.workflowId, value: input.workflowId },
+    { key: flowlogSearchAttributes.trigger, value: input.trigger },
+  ];
+}
+
 export async function startExecution(
   client: Client,
   request: ExecutionRequest,
@@ -33,11 +44,7 @@ export async function startExecution(
       args: [input],
       workflowIdReusePolicy: "REJECT_DUPLICATE",
       workflowIdConflictPolicy: "USE_EXISTING",
-      typedSearchAttributes: [
-        { key: flowlogSearchAttributes.workspaceId, value: input.workspaceId },
-        { key: flowlogSearchAttributes.workflowId, value: input.workflowId },
-        { key: flowlogSearchAttributes.trigger, value: input.trigger },
-      ],
+      typedSearchAttributes: executionSearchAttributes(input),
     });
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;

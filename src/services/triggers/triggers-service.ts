@@ -9,7 +9,7 @@ import { hashToken, newSecretToken } from "../../security/tokens.js";
 import { callerOf } from "../../server/caller.js";
 import type { UserRecord } from "../../store/records.js";
 import type { ScheduleRecord } from "../../store/triggers-store.js";
-import { executionWorkflowId } from "../../temporal/start-execution.js";
+import { executionSearchAttributes, executionWorkflowId } from "../../temporal/start-execution.js";
 import { FLOWLOG_TASK_QUEUE } from "../../temporal/task-queue.js";
 import { newId } from "../../util/ids.js";
 import { isoFromMs } from "../../util/time.js";
@@ -111,6 +111,11 @@ export function createTriggersService(
             workflowType: "executeWorkflow",
             workflowId: executionWorkflowId(`scheduled-${schedule.id}`),
             taskQueue: deps.taskQueue ?? FLOWLOG_TASK_QUEUE,
+            typedSearchAttributes: executionSearchAttributes({
+              ...workflow,
+              workflowId: workflow.id,
+              trigger: "schedule",
+            }),
             args: [
               {
                 // Each run takes its executionId from its own Temporal workflow id (the schedule appends
@@ -127,9 +132,14 @@ export function createTriggersService(
           },
         });
       } catch (error) {
-        if (error instanceof Error && /cron|spec|invalid/i.test(error.message)) {
+        // The SDK reports the server's "Invalid schedule spec" as a TypeError holding only the reason
+        // ("Minute is not in range [0-59]"); the cron is the one part of the spec the caller gave.
+        if (error instanceof TypeError) {
           throw invalidArgument([
-            { field: "cron", message: `cron is not a valid cron expression: ${request.cron}` },
+            {
+              field: "cron",
+              message: `cron is not a valid cron expression (${error.message}): ${request.cron}`,
+            },
           ]);
         }
         throw error;
@@ -146,13 +156,19 @@ export function createTriggersService(
 
     async pauseSchedule(request, context) {
       const schedule = visibleSchedule(callerOf(context.values).user, request.id);
-      await scheduleHandle(schedule.id).pause("paused through the flowlog API");
+      await missingAsNotFound(
+        schedule.id,
+        scheduleHandle(schedule.id).pause("paused through the flowlog API"),
+      );
       return { schedule: await describe(schedule) };
     },
 
     async resumeSchedule(request, context) {
       const schedule = visibleSchedule(callerOf(context.values).user, request.id);
-      await scheduleHandle(schedule.id).unpause("resumed through the flowlog API");
+      await missingAsNotFound(
+        schedule.id,
+        scheduleHandle(schedule.id).unpause("resumed through the flowlog API"),
+      );
       return { schedule: await describe(schedule) };
     },
 
@@ -167,6 +183,15 @@ export function createTriggersService(
       return {};
     },
   };
+}
+
+/** A schedule Temporal no longer has (deleted by an operator in its UI) is "not found", not a fault. */
+async function missingAsNotFound(id: string, call: Promise<void>): Promise<void> {
+  await call.catch((error: unknown) => {
+    if (error instanceof ScheduleNotFoundError)
+      throw new ConnectError(`schedule ${id} not found`, Code.NotFound);
+    throw error;
+  });
 }
 
 /** The Temporal Schedule behind a flowlog schedule, as operators find it in the Temporal UI. */
