@@ -13,7 +13,7 @@ import { resolveReferences } from "../src/engine/references.js";
 import { decryptSecret, encryptSecret, loadMasterKey, masterKeyFile } from "../src/security/secrets.js";
 import { databaseFile } from "../src/store/database.js";
 import { openStore } from "../src/store/store.js";
-import { rest, rpcError } from "./support/api-server.js";
+import { restWithKey, rpcError } from "./support/api-server.js";
 import { createAccount, startFlowlog, type TestAccount, type TestFlowlog } from "./support/flowlog.js";
 
 /** Values no response, error, log line or database page may ever contain (D24). */
@@ -53,15 +53,9 @@ afterAll(async () => {
 const variablePath = (name: string, workspaceId = alice.workspaceId) =>
   `/api/v1/workspaces/${workspaceId}/environment/${name}`;
 
-function call(method: string, path: string, body?: unknown, key = alice.key) {
-  const headers: Record<string, string> = { "x-api-key": key };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  return rest(flowlog.server.url, path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
+/** A REST call with a key (Alice's unless another is given) and a JSON body when there is one. */
+const call = (method: string, path: string, body?: unknown, key: string | null = alice.key) =>
+  restWithKey(flowlog.server.url, key, method, path, body);
 
 function expectNoSecretIn(text: string) {
   for (const value of Object.values(secrets)) expect(text).not.toContain(value);

@@ -3,8 +3,7 @@ import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import { Code, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { Code } from "@connectrpc/connect";
 import { Client, Connection, ScheduleNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WorkflowsService } from "../gen/flowlog/workflows/v1/workflows_service_pb.js";
@@ -14,7 +13,7 @@ import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { executionWorkflowId } from "../src/temporal/start-execution.js";
 import { FLOWLOG_TASK_QUEUE } from "../src/temporal/task-queue.js";
 import { isoFromMs } from "../src/util/time.js";
-import { rest, rpcError } from "./support/api-server.js";
+import { clientWithKey, restWithKey, rpcError } from "./support/api-server.js";
 import { type RunningWorker, startWorker } from "./support/engine.js";
 import {
   createAccount,
@@ -70,16 +69,9 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-/** A REST call with a key (Alice's unless another is given, none when null) and a JSON body. */
-function call(method: string, path: string, body?: unknown, key: string | null = alice.key) {
-  const headers: Record<string, string> = key === null ? {} : { "x-api-key": key };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  return rest(flowlog.server.url, path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
+/** A REST call with a key (Alice's unless another, or none, is given) and a JSON body when there is one. */
+const call = (method: string, path: string, body?: unknown, key: string | null = alice.key) =>
+  restWithKey(flowlog.server.url, key, method, path, body);
 
 /**
  * Created through the API, so it has a version to run: the api block calls the upstream, and a condition
@@ -155,19 +147,7 @@ async function loggedEntry(
   return entry as LogEntryJson;
 }
 
-function connectClient(key: string) {
-  const transport = createConnectTransport({
-    baseUrl: flowlog.server.url,
-    httpVersion: "1.1",
-    interceptors: [
-      (next) => (request) => {
-        request.header.set("x-api-key", key);
-        return next(request);
-      },
-    ],
-  });
-  return createClient(WorkflowsService, transport);
-}
+const connectClient = (key: string) => clientWithKey(WorkflowsService, flowlog.server.url, key);
 
 const asValue = (json: JsonValue) => fromJson(ValueSchema, json);
 const userOf = (account: TestAccount) => flowlog.store.accounts.getUser(account.userId) as UserRecord;

@@ -1,9 +1,9 @@
-import { type Client, Code, createClient } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { Code, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkflowsService } from "../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import { BadRequestSchema } from "../gen/google/rpc/error_details_pb.js";
-import { rest, rpcError } from "./support/api-server.js";
+import { clientWithKey, rest, restWithKey, rpcError } from "./support/api-server.js";
 import {
   createAccount,
   execution,
@@ -30,15 +30,8 @@ type Json = Record<string, unknown>;
 type WorkflowJson = Json & { id: string; version: number; state: Json };
 
 /** A REST call with a key (Alice's unless another is given) and a JSON body when there is one. */
-function call(method: string, path: string, body?: unknown, key = alice.key) {
-  const headers: Record<string, string> = { "x-api-key": key };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  return rest(flowlog.server.url, path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
+const call = (method: string, path: string, body?: unknown, key: string | null = alice.key) =>
+  restWithKey(flowlog.server.url, key, method, path, body);
 
 function state(url = "https://example.test/status") {
   return {
@@ -65,19 +58,7 @@ async function createOverRest(name: string, extra: Json = {}, workspaceId = alic
   return (response.json as { workflow: WorkflowJson }).workflow;
 }
 
-function connectClient(key: string): Client<typeof WorkflowsService> {
-  const transport = createConnectTransport({
-    baseUrl: flowlog.server.url,
-    httpVersion: "1.1",
-    interceptors: [
-      (next) => (request) => {
-        request.header.set("x-api-key", key);
-        return next(request);
-      },
-    ],
-  });
-  return createClient(WorkflowsService, transport);
-}
+const connectClient = (key: string) => clientWithKey(WorkflowsService, flowlog.server.url, key);
 
 describe("workflow definitions over REST (D13)", () => {
   it("creates a workflow at version 1 and reads it back, every block saved with enabled and config", async () => {

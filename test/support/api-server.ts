@@ -108,3 +108,35 @@ export function refusal(call: () => unknown): ConnectError {
   }
   throw new Error("the call was not refused");
 }
+
+/** A REST call as an API client makes it: the key (none when null) and a JSON body when there is one. */
+export function restWithKey(
+  baseUrl: string,
+  key: string | null,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<RestResponse> {
+  const headers: Record<string, string> = key === null ? {} : { "x-api-key": key };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  return rest(baseUrl, path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+/** A Connect client of one service that sends the key with every call. */
+export function clientWithKey<S extends DescService>(service: S, baseUrl: string, key: string): Client<S> {
+  const transport = createConnectTransport({
+    baseUrl,
+    httpVersion: "1.1",
+    interceptors: [
+      (next) => (request) => {
+        request.header.set("x-api-key", key);
+        return next(request);
+      },
+    ],
+  });
+  return createClient(service, transport);
+}
