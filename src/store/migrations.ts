@@ -192,6 +192,65 @@ const migrations: string[] = [
   );
   CREATE INDEX workflow_schedules_by_workflow ON workflow_schedules (workflow_id, created_at, id);
   `,
+  `
+  -- Notification subscriptions of a workspace (D18). Channel settings that are not secret live in
+  -- config_json; a webhook secret only encrypted (D24), never returned after creation.
+  CREATE TABLE notification_subscriptions (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id),
+    channel TEXT NOT NULL CHECK (channel IN ('webhook', 'email', 'slack')),
+    config_json TEXT NOT NULL,
+    secret_sealed BLOB,
+    all_workflows INTEGER NOT NULL,
+    workflow_ids_json TEXT NOT NULL DEFAULT '[]',
+    level_filter_json TEXT NOT NULL DEFAULT '[]',
+    trigger_filter_json TEXT NOT NULL DEFAULT '[]',
+    include_final_output INTEGER NOT NULL DEFAULT 0,
+    include_trace_spans INTEGER NOT NULL DEFAULT 0,
+    include_rate_limits INTEGER NOT NULL DEFAULT 0,
+    include_usage_data INTEGER NOT NULL DEFAULT 0,
+    alert_rule_json TEXT,
+    active INTEGER NOT NULL DEFAULT 1,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    deleted_at INTEGER
+  );
+  CREATE INDEX notification_subscriptions_by_workspace ON notification_subscriptions (workspace_id, created_at, id);
+
+  -- One delivery per (event, subscription) (D19); its id is the service-delivery-id and Idempotency-Key,
+  -- and the event is kept as sent so a redelivery sends the same event.
+  CREATE TABLE deliveries (
+    id TEXT PRIMARY KEY,
+    event_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    subscription_id TEXT NOT NULL REFERENCES notification_subscriptions (id),
+    workspace_id TEXT NOT NULL,
+    log_id TEXT,
+    event_json TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (event_id, subscription_id)
+  );
+  CREATE INDEX deliveries_by_workspace ON deliveries (workspace_id, created_at, id);
+  CREATE INDEX deliveries_by_subscription ON deliveries (subscription_id, created_at, id);
+
+  -- Every attempt of a delivery; a redelivery starts a new series with the same delivery id.
+  CREATE TABLE delivery_attempts (
+    delivery_id TEXT NOT NULL REFERENCES deliveries (id),
+    series INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    started_at INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    outcome TEXT NOT NULL CHECK (outcome IN ('succeeded', 'retrying', 'failed')),
+    http_status INTEGER,
+    response_snippet TEXT,
+    error TEXT,
+    PRIMARY KEY (delivery_id, series, attempt)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export function migrate(db: Database): void {
