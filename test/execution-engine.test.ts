@@ -1,7 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { BlockJson, EdgeJson, SpanJson } from "../src/engine/json-shapes.js";
 import { executionCost } from "../src/services/pricing/model-prices.js";
-import type { BlockJson, EdgeJson, SpanJson } from "../src/services/seed/json-shapes.js";
 import { agentBaseUrlVariable, agentKeyVariable } from "../src/temporal/activities/block-activities.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { EngineHarness, type RunningWorker, startWorker } from "./support/engine.js";

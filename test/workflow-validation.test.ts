@@ -1,8 +1,8 @@
 import { fromJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { WorkflowStateSchema } from "../gen/flowlog/workflows/v1/workflow_pb.js";
+import type { WorkflowStateJson } from "../src/engine/json-shapes.js";
 import { WorkflowGraph } from "../src/engine/workflow-graph.js";
-import type { WorkflowStateJson } from "../src/services/seed/json-shapes.js";
 import { validateWorkflowState } from "../src/services/workflows/validation.js";
 
 type Config = Record<string, unknown>;

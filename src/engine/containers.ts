@@ -1,5 +1,5 @@
 import type { JsonValue } from "@bufbuild/protobuf";
-import type { LoopJson, ParallelJson, SpanJson } from "../services/seed/json-shapes.js";
+import type { LoopJson, ParallelJson, SpanJson } from "./json-shapes.js";
 import { outputsOnly } from "./local-blocks.js";
 import type { OutputFrame } from "./output-frame.js";
 import { resolveReferences } from "./references.js";

@@ -2,8 +2,8 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { AgentOutput } from "../blocks/agent.js";
 import type { HttpRequestResult } from "../blocks/http-request.js";
 import type { ModelUsage } from "../services/pricing/model-prices.js";
-import type { SpanJson, WorkflowStateJson } from "../services/seed/json-shapes.js";
 import type { Trigger } from "../store/records.js";
+import type { SpanJson, WorkflowStateJson } from "./json-shapes.js";
 
 /**
  * What crosses the boundary between the execution workflow, its activities and the code that starts it.

@@ -1,4 +1,4 @@
-import type { SpanJson } from "../services/seed/json-shapes.js";
+import type { SpanJson } from "./json-shapes.js";
 
 /**
  * One run of a scope (D13): the outputs its blocks can reference (D14), everything visible where it

@@ -1,6 +1,5 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { ModelUsage } from "../services/pricing/model-prices.js";
-import type { BlockJson, SpanJson, WorkflowStateJson } from "../services/seed/json-shapes.js";
 import { type ContainerRun, runLoop, runParallel, type WalkScope } from "./containers.js";
 import type {
   AgentOutput,
@@ -9,6 +8,7 @@ import type {
   BlockRequest,
   ExecutionStatus,
 } from "./execution-types.js";
+import type { BlockJson, SpanJson, WorkflowStateJson } from "./json-shapes.js";
 import { type ResponseOutput, runCondition, runResponse } from "./local-blocks.js";
 import { OutputFrame } from "./output-frame.js";
 import { findReferences, normalizeBlockName, resolveReferences } from "./references.js";

@@ -1,7 +1,7 @@
 import type { JsonValue } from "@bufbuild/protobuf";
-import type { SpanJson } from "../services/seed/json-shapes.js";
 import type { TokenCounts } from "../store/records.js";
 import { isoFromMs } from "../util/time.js";
+import type { SpanJson } from "./json-shapes.js";
 
 /** One block run, or a loop or parallel with its runs as children (D17). Times are Unix milliseconds. */
 export interface SpanParts {

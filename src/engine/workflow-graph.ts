@@ -1,4 +1,4 @@
-import type { EdgeJson, WorkflowStateJson } from "../services/seed/json-shapes.js";
+import type { EdgeJson, WorkflowStateJson } from "./json-shapes.js";
 
 /**
  * The shape of a workflow as the engine walks it (D13). Loops and parallels are nodes of the graph under

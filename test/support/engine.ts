@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
 import type { ExecutionInput, ExecutionResult } from "../../src/engine/execution-types.js";
-import type { WorkflowStateJson } from "../../src/services/seed/json-shapes.js";
+import type { WorkflowStateJson } from "../../src/engine/json-shapes.js";
 import type { ExecutionRecord } from "../../src/store/records.js";
 import { openStore, type Store } from "../../src/store/store.js";
 import type { ActivityDeps } from "../../src/temporal/activities/index.js";

@@ -1,8 +1,9 @@
+import type { WorkflowStateJson } from "../../engine/json-shapes.js";
+import { asWorkflowState } from "../../engine/json-shapes.js";
 import type { ExecutionRecord, Trigger, WorkflowRecord } from "../../store/records.js";
 import { executionCost } from "../pricing/model-prices.js";
-import type { WorkflowStateJson } from "./json-shapes.js";
 import type { Random } from "./random.js";
-import { asWorkflowState, simulateRun } from "./simulate.js";
+import { simulateRun } from "./simulate.js";
 
 export interface GenerateRequest {
   workflows: WorkflowRecord[];

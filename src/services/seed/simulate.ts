@@ -1,9 +1,15 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type {
+  BlockJson,
+  LoopJson,
+  ParallelJson,
+  SpanJson,
+  WorkflowStateJson,
+} from "../../engine/json-shapes.js";
 import { normalizeBlockName, ReferenceResolutionError, resolveReferences } from "../../engine/references.js";
 import type { Trigger } from "../../store/records.js";
 import { isoFromMs } from "../../util/time.js";
 import { costOf, type ModelUsage } from "../pricing/model-prices.js";
-import type { BlockJson, LoopJson, ParallelJson, SpanJson, WorkflowStateJson } from "./json-shapes.js";
 import type { Random } from "./random.js";
 
 /** What one simulated execution of a workflow produced (D17). */
@@ -28,10 +34,6 @@ interface Timed {
 }
 
 /** Any stored state, read leniently: a workflow made by hand may lack the parts a demo graph has. */
-export function asWorkflowState(state: unknown): WorkflowStateJson {
-  const s = (state ?? {}) as Partial<WorkflowStateJson>;
-  return { blocks: s.blocks ?? {}, edges: s.edges ?? [], loops: s.loops ?? {}, parallels: s.parallels ?? {} };
-}
 
 export function simulateRun(rng: Random, state: WorkflowStateJson, start: RunStart): SimulatedRun {
   return new Simulation(rng, state, start).run();

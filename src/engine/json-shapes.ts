@@ -1,6 +1,6 @@
 import type { JsonValue } from "@bufbuild/protobuf";
-import type { TokenUsage, TraceSpan } from "../../../gen/flowlog/logs/v1/log_entry_pb.js";
-import type { Block, Edge, Loop, Parallel } from "../../../gen/flowlog/workflows/v1/workflow_pb.js";
+import type { TokenUsage, TraceSpan } from "../../gen/flowlog/logs/v1/log_entry_pb.js";
+import type { Block, Edge, Loop, Parallel } from "../../gen/flowlog/workflows/v1/workflow_pb.js";
 
 /**
  * The protobuf JSON the store keeps (records.ts): field names come from the generated messages, so a
@@ -26,4 +26,10 @@ export interface WorkflowStateJson {
   edges: EdgeJson[];
   loops: Record<string, LoopJson>;
   parallels: Record<string, ParallelJson>;
+}
+
+/** A stored workflow state with every collection present, however it was saved. */
+export function asWorkflowState(state: unknown): WorkflowStateJson {
+  const s = (state ?? {}) as Partial<WorkflowStateJson>;
+  return { blocks: s.blocks ?? {}, edges: s.edges ?? [], loops: s.loops ?? {}, parallels: s.parallels ?? {} };
 }
