@@ -1,0 +1,149 @@
+import type { CompletionEvent } from "./event.js";
+import { type AttemptResult, postJson } from "./http-channel.js";
+
+/** Slack's documented Block Kit limits the message is built to (D20). */
+export const slackLimits = {
+  blocks: 50,
+  headerText: 150,
+  sectionText: 3000,
+  fieldText: 2000,
+  fields: 10,
+  buttonText: 75,
+  buttonUrl: 3000,
+} as const;
+
+interface TextObject {
+  type: "plain_text" | "mrkdwn";
+  text: string;
+}
+
+export type SlackBlock =
+  | { type: "header"; text: TextObject }
+  | { type: "section"; text?: TextObject; fields?: TextObject[] }
+  | { type: "context"; elements: TextObject[] }
+  | { type: "actions"; elements: Array<{ type: "button"; text: TextObject; url: string }> };
+
+/**
+ * An incoming-webhook message (D20). The title is a top-level block; the details sit in one attachment so
+ * they carry the outcome's colour bar, which only attachments have. `text` is the fallback that
+ * notifications, screen readers and Slack-compatible servers without Block Kit (Mattermost) show.
+ */
+export interface SlackMessage {
+  text: string;
+  blocks: SlackBlock[];
+  attachments: Array<{ color: "good" | "danger"; fallback: string; blocks: SlackBlock[] }>;
+}
+
+export interface SlackMessageContext {
+  workflowName: string;
+  /** `{base_url}/api/v1/logs/<id>` (D20), from logUrlOf. */
+  logUrl: string;
+}
+
+export function buildSlackMessage(event: CompletionEvent, context: SlackMessageContext): SlackMessage {
+  const { data } = event;
+  const succeeded = data.status === "success";
+  const title = `Workflow ${context.workflowName} ${succeeded ? "succeeded" : "failed"}`;
+  const duration = formatDuration(data.totalDurationMs);
+  const cost = `$${data.cost.total.toFixed(4)} (${data.cost.tokens.total} tokens)`;
+  const details: SlackBlock[] = [
+    {
+      type: "section",
+      fields: [
+        field("Status", data.status),
+        field("Trigger", data.trigger),
+        field("Duration", duration),
+        field("Cost", cost),
+      ],
+    },
+  ];
+  if ("finalOutput" in data) details.push(finalOutputSection(data.finalOutput));
+  details.push(
+    {
+      type: "context",
+      elements: [mrkdwn(`Execution ${escaped(data.executionId)} · started ${data.startedAt}`)],
+    },
+    {
+      type: "actions",
+      elements: [{ type: "button", text: { type: "plain_text", text: "View log" }, url: context.logUrl }],
+    },
+  );
+  const fallback = `${escaped(title)}: ${data.trigger}, ${duration}, ${cost}. <${context.logUrl}|View log>`;
+  return {
+    text: fallback,
+    blocks: [
+      { type: "header", text: { type: "plain_text", text: truncated(title, slackLimits.headerText) } },
+    ],
+    attachments: [{ color: succeeded ? "good" : "danger", fallback, blocks: details }],
+  };
+}
+
+export interface SlackAttempt extends SlackMessageContext {
+  /** The incoming-webhook URL; it is the credential, so it never appears in an error (D24). */
+  url: string;
+  event: CompletionEvent;
+  allowPrivateNetworks: boolean;
+  timeoutMs?: number;
+  now?: () => number;
+}
+
+/**
+ * One chat attempt, through the same plumbing and classification as webhooks (D20): Slack acknowledges with
+ * 200 "ok", answers 429 and 5xx when it wants a retry, and 4xx (invalid_payload, no_service, ...) otherwise.
+ */
+export function sendSlackAttempt(attempt: SlackAttempt): Promise<AttemptResult> {
+  const message = buildSlackMessage(attempt.event, attempt);
+  return postJson(attempt.url, JSON.stringify(message), {
+    allowPrivateNetworks: attempt.allowPrivateNetworks,
+    timeoutMs: attempt.timeoutMs,
+    now: attempt.now,
+  });
+}
+
+function mrkdwn(text: string): TextObject {
+  return { type: "mrkdwn", text };
+}
+
+function field(label: string, value: string): TextObject {
+  return mrkdwn(truncated(`*${label}*\n${escaped(value)}`, slackLimits.fieldText));
+}
+
+const codeFence = "```";
+
+/** The output as JSON in a code block, cut to fit one section (3000 characters) with the fences. */
+function finalOutputSection(output: unknown): SlackBlock {
+  const heading = "*Final output*\n";
+  const budget = slackLimits.sectionText - heading.length - 2 * (codeFence.length + 1);
+  // A fence inside the output would end the code block early; a zero-width space keeps it inert.
+  const json = (JSON.stringify(output, null, 2) ?? "null").replaceAll(codeFence, "`\u200b`\u200b`");
+  return {
+    type: "section",
+    text: mrkdwn(`${heading}${codeFence}\n${truncated(escaped(json), budget)}\n${codeFence}`),
+  };
+}
+
+/** Slack reads &, < and > as control characters in every text object. */
+function escaped(text: string): string {
+  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
+
+/**
+ * At most `limit` UTF-16 units (Slack counts characters the way JavaScript does), cut between code points
+ * so no surrogate pair is split, and never inside an `&amp;`-style entity.
+ */
+function truncated(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  const ellipsis = "…";
+  let cut = "";
+  for (const codePoint of text) {
+    if (cut.length + codePoint.length > limit - ellipsis.length) break;
+    cut += codePoint;
+  }
+  return `${cut.replace(/&[a-z]*$/, "")}${ellipsis}`;
+}
+
+function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.floor((ms % 60_000) / 1000)} s`;
+}

@@ -1,0 +1,49 @@
+/**
+ * Verifying a flowlog webhook, for receivers: copy this file. It depends on nothing but node:crypto on
+ * purpose, which is why it computes the HMAC itself instead of importing the service's signer.
+ *
+ * Spec "Authentication" 3 and D19: service-signature is `t=<ms>,v1=<hex>`, the lowercase hex HMAC-SHA256 of
+ * `<t>.<body>` keyed with the subscription's secret, where t equals service-timestamp. The body is compact
+ * `JSON.stringify(event)`, so the raw body and `JSON.stringify(JSON.parse(rawBody))` are the same bytes and
+ * either may be passed here. Answer 401 when this returns false (spec "Errors" 2).
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+export type WebhookHeaders =
+  | { get(name: string): string | null }
+  | Record<string, string | string[] | undefined>;
+
+export interface VerifyWebhookOptions {
+  secret: string;
+  /** The request body as received, or the parsed body serialised again with JSON.stringify. */
+  body: string;
+  /** Node's req.headers or a fetch Headers object. */
+  headers: WebhookHeaders;
+  /** Replay window: deliveries signed longer ago (or further ahead) than this are rejected. 5 minutes. */
+  toleranceMs?: number;
+  now?: () => number;
+}
+
+export function verifyWebhook(options: VerifyWebhookOptions): boolean {
+  const { secret, body, headers, toleranceMs = 300_000, now = Date.now } = options;
+  const signature = parseSignature(header(headers, "service-signature"));
+  const timestamp = header(headers, "service-timestamp");
+  if (!signature || timestamp !== signature.t) return false;
+  if (Math.abs(now() - Number(timestamp)) > toleranceMs) return false;
+  const expected = createHmac("sha256", secret).update(`${signature.t}.${body}`, "utf8").digest();
+  return timingSafeEqual(Buffer.from(signature.v1, "hex"), expected);
+}
+
+/** Exactly `t=<digits>,v1=<64 lowercase hex>`; a malformed header is no signature. */
+function parseSignature(value: string | undefined): { t: string; v1: string } | undefined {
+  const parts = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(value?.trim() ?? "");
+  return parts?.[1] && parts[2] ? { t: parts[1], v1: parts[2] } : undefined;
+}
+
+function header(headers: WebhookHeaders, name: string): string | undefined {
+  if ("get" in headers && typeof headers.get === "function") return headers.get(name) ?? undefined;
+  const record = headers as Record<string, string | string[] | undefined>;
+  const key = Object.keys(record).find((candidate) => candidate.toLowerCase() === name);
+  const value = key === undefined ? undefined : record[key];
+  return Array.isArray(value) ? value[0] : value;
+}
