@@ -46,6 +46,7 @@ afterAll(() => server.close());
 const apiServices = [
   "flowlog.admin.v1.AdminService",
   "flowlog.logs.v1.LogsService",
+  "flowlog.notifications.v1.DeliveriesService",
   "flowlog.notifications.v1.NotificationsService",
   "flowlog.workflows.v1.TriggersService",
   "flowlog.workflows.v1.WorkflowsService",

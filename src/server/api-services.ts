@@ -2,6 +2,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
 import { AdminService } from "../../gen/flowlog/admin/v1/admin_service_pb.js";
 import { LogsService } from "../../gen/flowlog/logs/v1/logs_service_pb.js";
+import { DeliveriesService } from "../../gen/flowlog/notifications/v1/deliveries_service_pb.js";
 import { NotificationsService } from "../../gen/flowlog/notifications/v1/notifications_service_pb.js";
 import { TriggersService } from "../../gen/flowlog/workflows/v1/triggers_service_pb.js";
 import { WorkflowsService } from "../../gen/flowlog/workflows/v1/workflows_service_pb.js";
@@ -12,6 +13,7 @@ export const apiServices: DescService[] = [
   WorkflowsService,
   TriggersService,
   NotificationsService,
+  DeliveriesService,
   AdminService,
 ];
 
@@ -21,6 +23,7 @@ export interface ApiImplementations {
   workflows?: Partial<ServiceImpl<typeof WorkflowsService>>;
   triggers?: Partial<ServiceImpl<typeof TriggersService>>;
   notifications?: Partial<ServiceImpl<typeof NotificationsService>>;
+  deliveries?: Partial<ServiceImpl<typeof DeliveriesService>>;
   admin?: Partial<ServiceImpl<typeof AdminService>>;
 }
 
@@ -30,5 +33,6 @@ export function registerApiServices(router: ConnectRouter, implementations: ApiI
   router.service(WorkflowsService, implementations.workflows ?? {});
   router.service(TriggersService, implementations.triggers ?? {});
   router.service(NotificationsService, implementations.notifications ?? {});
+  router.service(DeliveriesService, implementations.deliveries ?? {});
   router.service(AdminService, implementations.admin ?? {});
 }

@@ -1,12 +1,15 @@
 import type { Client } from "@temporalio/client";
 import { LogsService } from "../../gen/flowlog/logs/v1/logs_service_pb.js";
+import { DeliveriesService } from "../../gen/flowlog/notifications/v1/deliveries_service_pb.js";
 import { NotificationsService } from "../../gen/flowlog/notifications/v1/notifications_service_pb.js";
 import { TriggersService } from "../../gen/flowlog/workflows/v1/triggers_service_pb.js";
 import { WorkflowsService } from "../../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import type { Config } from "../config/config.js";
 import { AccountsService } from "../services/accounts/accounts-service.js";
 import { createAdminService } from "../services/accounts/admin-service.js";
+import { createDeliveriesService } from "../services/deliveries/deliveries-service.js";
 import { createLogsService } from "../services/logs/logs-service.js";
+import { createSubscriptionsService } from "../services/notifications/subscriptions-service.js";
 import { createCallTriggers } from "../services/triggers/call-triggers.js";
 import { createTriggersService } from "../services/triggers/triggers-service.js";
 import { createWorkflowsService } from "../services/workflows/workflows-service.js";
@@ -36,12 +39,20 @@ export function createApi({
       logs: createLogsService({ store, clock }),
       workflows: { ...createWorkflowsService({ store, clock }), ...createCallTriggers(executions) },
       triggers: createTriggersService({ ...executions, publicBaseUrl: config.publicBaseUrl }),
+      notifications: createSubscriptionsService({ store, clock }),
+      deliveries: createDeliveriesService(executions),
       admin: createAdminService(new AccountsService(store.accounts, clock)),
     },
     guards: [
       createAuthentication({
         accounts: store.accounts,
-        userKeyServices: [LogsService, WorkflowsService, TriggersService, NotificationsService],
+        userKeyServices: [
+          LogsService,
+          WorkflowsService,
+          TriggersService,
+          NotificationsService,
+          DeliveriesService,
+        ],
         selfAuthenticatingMethods: [TriggersService.method.invokeWebhook],
         operatorToken: config.operatorToken,
         clock,

@@ -2,9 +2,11 @@ import path from "node:path";
 import { loadMasterKey } from "../security/secrets.js";
 import { AccountsStore } from "./accounts-store.js";
 import { type Db, databaseFile, openDatabase } from "./database.js";
+import { DeliveriesStore } from "./deliveries-store.js";
 import { EnvironmentStore } from "./environment-store.js";
 import { LogsStore } from "./logs-store.js";
 import { RateLimitStore } from "./rate-limit-store.js";
+import { SubscriptionsStore } from "./subscriptions-store.js";
 import { TriggersStore } from "./triggers-store.js";
 import { UsageStore } from "./usage-store.js";
 import { WorkflowsStore } from "./workflows-store.js";
@@ -21,6 +23,8 @@ export interface Store {
   logs: LogsStore;
   rateLimits: RateLimitStore;
   usage: UsageStore;
+  notifications: SubscriptionsStore;
+  deliveries: DeliveriesStore;
   close(): void;
 }
 
@@ -44,6 +48,8 @@ export function openStore(location: StoreLocation): Store {
     logs: new LogsStore(db),
     rateLimits: new RateLimitStore(db),
     usage: new UsageStore(db),
+    notifications: new SubscriptionsStore(db, masterKey),
+    deliveries: new DeliveriesStore(db),
     close: () => db.close(),
   };
 }

@@ -1,3 +1,5 @@
+import type { Config } from "../../config/config.js";
+import type { DeliveryPolicy } from "../../notifications/delivery-schedule.js";
 import type { PriceTable } from "../../services/pricing/model-prices.js";
 import type { Store } from "../../store/store.js";
 
@@ -8,4 +10,11 @@ export interface ActivityDeps {
   allowPrivateNetworks: boolean;
   /** USD per million tokens by model; the defaults of model-prices.ts when absent. */
   prices?: PriceTable;
+  /** How notifications are sent (D19, D20); without it, links in e-mail and chat are relative and e-mail is off. */
+  notifications?: NotificationSettings;
 }
+
+/** FLOWLOG_PUBLIC_BASE_URL, FLOWLOG_SMTP_URL, FLOWLOG_MAIL_FROM, and the retry policy an operator may raise (D19). */
+export type NotificationSettings = Pick<Config, "publicBaseUrl" | "smtpUrl" | "mailFrom"> & {
+  delivery?: Partial<DeliveryPolicy>;
+};

@@ -1,5 +1,6 @@
 import { Context } from "@temporalio/activity";
 import { blockActivities } from "./block-activities.js";
+import { deliveryActivities } from "./delivery-activities.js";
 import type { ActivityDeps } from "./deps.js";
 import { executionActivities } from "./execution-activities.js";
 
@@ -10,7 +11,12 @@ export type { ActivityDeps };
  * orchestration). The worker registers everything this returns; workflows import `Activities` as a type.
  */
 export function createActivities(deps: ActivityDeps) {
-  return { greetFromWorker, ...executionActivities(deps), ...blockActivities(deps) };
+  return {
+    greetFromWorker,
+    ...executionActivities(deps),
+    ...blockActivities(deps),
+    ...deliveryActivities(deps),
+  };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

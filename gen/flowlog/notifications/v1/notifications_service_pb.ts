@@ -5,15 +5,19 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
+import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file flowlog/notifications/v1/notifications_service.proto.
  */
 export const file_flowlog_notifications_v1_notifications_service: GenFile = /*@__PURE__*/
-  fileDesc("CjRmbG93bG9nL25vdGlmaWNhdGlvbnMvdjEvbm90aWZpY2F0aW9uc19zZXJ2aWNlLnByb3RvEhhmbG93bG9nLm5vdGlmaWNhdGlvbnMudjEi1AIKGE5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbhIKCgJpZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSDwoHY2hhbm5lbBgDIAEoCRIUCgx3b3JrZmxvd19pZHMYBCADKAkSFQoNYWxsX3dvcmtmbG93cxgFIAEoCBIUCgxsZXZlbF9maWx0ZXIYBiADKAkSFgoOdHJpZ2dlcl9maWx0ZXIYByADKAkSHAoUaW5jbHVkZV9maW5hbF9vdXRwdXQYCCABKAgSGwoTaW5jbHVkZV90cmFjZV9zcGFucxgJIAEoCBIbChNpbmNsdWRlX3JhdGVfbGltaXRzGAogASgIEhoKEmluY2x1ZGVfdXNhZ2VfZGF0YRgLIAEoCBIOCgZhY3RpdmUYDCABKAgSEgoKY3JlYXRlZF9hdBgNIAEoCRISCgp1cGRhdGVkX2F0GA4gASgJInsKGUNyZWF0ZVN1YnNjcmlwdGlvblJlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJEkgKDHN1YnNjcmlwdGlvbhgCIAEoCzIyLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5Ob3RpZmljYXRpb25TdWJzY3JpcHRpb24iZgoaQ3JlYXRlU3Vic2NyaXB0aW9uUmVzcG9uc2USSAoMc3Vic2NyaXB0aW9uGAEgASgLMjIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLk5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbiI6ChZHZXRTdWJzY3JpcHRpb25SZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCRIKCgJpZBgCIAEoCSJjChdHZXRTdWJzY3JpcHRpb25SZXNwb25zZRJICgxzdWJzY3JpcHRpb24YASABKAsyMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTm90aWZpY2F0aW9uU3Vic2NyaXB0aW9uIjAKGExpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkiZgoZTGlzdFN1YnNjcmlwdGlvbnNSZXNwb25zZRJJCg1zdWJzY3JpcHRpb25zGAEgAygLMjIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLk5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbiKHAQoZVXBkYXRlU3Vic2NyaXB0aW9uUmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkSCgoCaWQYAiABKAkSSAoMc3Vic2NyaXB0aW9uGAMgASgLMjIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLk5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbiJmChpVcGRhdGVTdWJzY3JpcHRpb25SZXNwb25zZRJICgxzdWJzY3JpcHRpb24YASABKAsyMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTm90aWZpY2F0aW9uU3Vic2NyaXB0aW9uIj0KGURlbGV0ZVN1YnNjcmlwdGlvblJlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJEgoKAmlkGAIgASgJIhwKGkRlbGV0ZVN1YnNjcmlwdGlvblJlc3BvbnNlMsYHChROb3RpZmljYXRpb25zU2VydmljZRK7AQoSQ3JlYXRlU3Vic2NyaXB0aW9uEjMuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkNyZWF0ZVN1YnNjcmlwdGlvblJlcXVlc3QaNC5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuQ3JlYXRlU3Vic2NyaXB0aW9uUmVzcG9uc2UiOoLT5JMCNDoBKiIvL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L25vdGlmaWNhdGlvbnMStAEKD0dldFN1YnNjcmlwdGlvbhIwLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5HZXRTdWJzY3JpcHRpb25SZXF1ZXN0GjEuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkdldFN1YnNjcmlwdGlvblJlc3BvbnNlIjyC0+STAjYSNC9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9ub3RpZmljYXRpb25zL3tpZH0StQEKEUxpc3RTdWJzY3JpcHRpb25zEjIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkxpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBozLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5MaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlIjeC0+STAjESLy9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9ub3RpZmljYXRpb25zEsABChJVcGRhdGVTdWJzY3JpcHRpb24SMy5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuVXBkYXRlU3Vic2NyaXB0aW9uUmVxdWVzdBo0LmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5VcGRhdGVTdWJzY3JpcHRpb25SZXNwb25zZSI/gtPkkwI5OgEqMjQvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vbm90aWZpY2F0aW9ucy97aWR9Er0BChJEZWxldGVTdWJzY3JpcHRpb24SMy5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGVsZXRlU3Vic2NyaXB0aW9uUmVxdWVzdBo0LmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5EZWxldGVTdWJzY3JpcHRpb25SZXNwb25zZSI8gtPkkwI2KjQvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vbm90aWZpY2F0aW9ucy97aWR9YgZwcm90bzM", [file_google_api_annotations]);
+  fileDesc("CjRmbG93bG9nL25vdGlmaWNhdGlvbnMvdjEvbm90aWZpY2F0aW9uc19zZXJ2aWNlLnByb3RvEhhmbG93bG9nLm5vdGlmaWNhdGlvbnMudjEi5QUKGE5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbhIPCgJpZBgBIAEoCUID4EEDEhkKDHdvcmtzcGFjZV9pZBgCIAEoCUID4EEDEg8KB2NoYW5uZWwYAyABKAkSOQoHd2ViaG9vaxgEIAEoCzIoLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5XZWJob29rQ2hhbm5lbBI1CgVlbWFpbBgFIAEoCzImLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5FbWFpbENoYW5uZWwSNQoFc2xhY2sYBiABKAsyJi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuU2xhY2tDaGFubmVsEhQKDHdvcmtmbG93X2lkcxgHIAMoCRIaCg1hbGxfd29ya2Zsb3dzGAggASgISACIAQESFAoMbGV2ZWxfZmlsdGVyGAkgAygJEhYKDnRyaWdnZXJfZmlsdGVyGAogAygJEiEKFGluY2x1ZGVfZmluYWxfb3V0cHV0GAsgASgISAGIAQESIAoTaW5jbHVkZV90cmFjZV9zcGFucxgMIAEoCEgCiAEBEiAKE2luY2x1ZGVfcmF0ZV9saW1pdHMYDSABKAhIA4gBARIfChJpbmNsdWRlX3VzYWdlX2RhdGEYDiABKAhIBIgBARI3CgphbGVydF9ydWxlGA8gASgLMiMuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkFsZXJ0UnVsZRITCgZhY3RpdmUYECABKAhIBYgBARIXCgpjcmVhdGVkX2F0GBEgASgJQgPgQQMSFwoKdXBkYXRlZF9hdBgSIAEoCUID4EEDQhAKDl9hbGxfd29ya2Zsb3dzQhcKFV9pbmNsdWRlX2ZpbmFsX291dHB1dEIWChRfaW5jbHVkZV90cmFjZV9zcGFuc0IWChRfaW5jbHVkZV9yYXRlX2xpbWl0c0IVChNfaW5jbHVkZV91c2FnZV9kYXRhQgkKB19hY3RpdmUikgEKDldlYmhvb2tDaGFubmVsEgsKA3VybBgBIAEoCRIYCgZzZWNyZXQYAiABKAlCA+BBBEgAiAEBEiEKD2dlbmVyYXRlX3NlY3JldBgDIAEoCEID4EEESAGIAQESFwoKaGFzX3NlY3JldBgEIAEoCEID4EEDQgkKB19zZWNyZXRCEgoQX2dlbmVyYXRlX3NlY3JldCIiCgxFbWFpbENoYW5uZWwSEgoKcmVjaXBpZW50cxgBIAMoCSIbCgxTbGFja0NoYW5uZWwSCwoDdXJsGAEgASgJIlgKCUFsZXJ0UnVsZRIMCgRydWxlGAEgASgJEhEKCXRocmVzaG9sZBgCIAEoARIZCgx3aW5kb3dfaG91cnMYAyABKAFIAIgBAUIPCg1fd2luZG93X2hvdXJzIoUBChlDcmVhdGVTdWJzY3JpcHRpb25SZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEk0KDHN1YnNjcmlwdGlvbhgCIAEoCzIyLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5Ob3RpZmljYXRpb25TdWJzY3JpcHRpb25CA+BBAiKGAQoaQ3JlYXRlU3Vic2NyaXB0aW9uUmVzcG9uc2USSAoMc3Vic2NyaXB0aW9uGAEgASgLMjIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLk5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbhITCgZzZWNyZXQYAiABKAlIAIgBAUIJCgdfc2VjcmV0IkQKFkdldFN1YnNjcmlwdGlvblJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISDwoCaWQYAiABKAlCA+BBAiJjChdHZXRTdWJzY3JpcHRpb25SZXNwb25zZRJICgxzdWJzY3JpcHRpb24YASABKAsyMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTm90aWZpY2F0aW9uU3Vic2NyaXB0aW9uIjUKGExpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAiJmChlMaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlEkkKDXN1YnNjcmlwdGlvbnMYASADKAsyMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTm90aWZpY2F0aW9uU3Vic2NyaXB0aW9uIpYBChlVcGRhdGVTdWJzY3JpcHRpb25SZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEg8KAmlkGAIgASgJQgPgQQISTQoMc3Vic2NyaXB0aW9uGAMgASgLMjIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLk5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbkID4EECIoYBChpVcGRhdGVTdWJzY3JpcHRpb25SZXNwb25zZRJICgxzdWJzY3JpcHRpb24YASABKAsyMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTm90aWZpY2F0aW9uU3Vic2NyaXB0aW9uEhMKBnNlY3JldBgCIAEoCUgAiAEBQgkKB19zZWNyZXQiRwoZRGVsZXRlU3Vic2NyaXB0aW9uUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIPCgJpZBgCIAEoCUID4EECIhwKGkRlbGV0ZVN1YnNjcmlwdGlvblJlc3BvbnNlIkcKGUVuYWJsZVN1YnNjcmlwdGlvblJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISDwoCaWQYAiABKAlCA+BBAiJmChpFbmFibGVTdWJzY3JpcHRpb25SZXNwb25zZRJICgxzdWJzY3JpcHRpb24YASABKAsyMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTm90aWZpY2F0aW9uU3Vic2NyaXB0aW9uIkgKGkRpc2FibGVTdWJzY3JpcHRpb25SZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEg8KAmlkGAIgASgJQgPgQQIiZwobRGlzYWJsZVN1YnNjcmlwdGlvblJlc3BvbnNlEkgKDHN1YnNjcmlwdGlvbhgBIAEoCzIyLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5Ob3RpZmljYXRpb25TdWJzY3JpcHRpb24y9AoKFE5vdGlmaWNhdGlvbnNTZXJ2aWNlEsYBChJDcmVhdGVTdWJzY3JpcHRpb24SMy5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuQ3JlYXRlU3Vic2NyaXB0aW9uUmVxdWVzdBo0LmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5DcmVhdGVTdWJzY3JpcHRpb25SZXNwb25zZSJFgtPkkwI/OgxzdWJzY3JpcHRpb24iLy9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9ub3RpZmljYXRpb25zErQBCg9HZXRTdWJzY3JpcHRpb24SMC5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuR2V0U3Vic2NyaXB0aW9uUmVxdWVzdBoxLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5HZXRTdWJzY3JpcHRpb25SZXNwb25zZSI8gtPkkwI2EjQvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vbm90aWZpY2F0aW9ucy97aWR9ErUBChFMaXN0U3Vic2NyaXB0aW9ucxIyLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5MaXN0U3Vic2NyaXB0aW9uc1JlcXVlc3QaMy5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTGlzdFN1YnNjcmlwdGlvbnNSZXNwb25zZSI3gtPkkwIxEi8vYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vbm90aWZpY2F0aW9ucxLLAQoSVXBkYXRlU3Vic2NyaXB0aW9uEjMuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLlVwZGF0ZVN1YnNjcmlwdGlvblJlcXVlc3QaNC5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuVXBkYXRlU3Vic2NyaXB0aW9uUmVzcG9uc2UiSoLT5JMCRDoMc3Vic2NyaXB0aW9uMjQvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vbm90aWZpY2F0aW9ucy97aWR9Er0BChJEZWxldGVTdWJzY3JpcHRpb24SMy5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGVsZXRlU3Vic2NyaXB0aW9uUmVxdWVzdBo0LmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5EZWxldGVTdWJzY3JpcHRpb25SZXNwb25zZSI8gtPkkwI2KjQvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vbm90aWZpY2F0aW9ucy97aWR9EscBChJFbmFibGVTdWJzY3JpcHRpb24SMy5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRW5hYmxlU3Vic2NyaXB0aW9uUmVxdWVzdBo0LmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5FbmFibGVTdWJzY3JpcHRpb25SZXNwb25zZSJGgtPkkwJAOgEqIjsvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vbm90aWZpY2F0aW9ucy97aWR9OmVuYWJsZRLLAQoTRGlzYWJsZVN1YnNjcmlwdGlvbhI0LmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5EaXNhYmxlU3Vic2NyaXB0aW9uUmVxdWVzdBo1LmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5EaXNhYmxlU3Vic2NyaXB0aW9uUmVzcG9uc2UiR4LT5JMCQToBKiI8L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L25vdGlmaWNhdGlvbnMve2lkfTpkaXNhYmxlYgZwcm90bzM", [file_google_api_annotations, file_google_api_field_behavior]);
 
 /**
+ * Field violations name fields relative to the subscription: webhook.url, email.recipients[2],
+ * levelFilter[0], alertRule.threshold.
+ *
  * @generated from message flowlog.notifications.v1.NotificationSubscription
  */
 export type NotificationSubscription = Message<"flowlog.notifications.v1.NotificationSubscription"> & {
@@ -28,70 +32,96 @@ export type NotificationSubscription = Message<"flowlog.notifications.v1.Notific
   workspaceId: string;
 
   /**
-   * webhook, email or slack.
+   * webhook, email or slack; exactly the settings of that channel are given.
    *
    * @generated from field: string channel = 3;
    */
   channel: string;
 
   /**
-   * Selected workflow ids; empty with all_workflows true means every current and future workflow.
+   * @generated from field: flowlog.notifications.v1.WebhookChannel webhook = 4;
+   */
+  webhook?: WebhookChannel | undefined;
+
+  /**
+   * @generated from field: flowlog.notifications.v1.EmailChannel email = 5;
+   */
+  email?: EmailChannel | undefined;
+
+  /**
+   * @generated from field: flowlog.notifications.v1.SlackChannel slack = 6;
+   */
+  slack?: SlackChannel | undefined;
+
+  /**
+   * The selected workflows of the workspace; empty when all_workflows is true.
    *
-   * @generated from field: repeated string workflow_ids = 4;
+   * @generated from field: repeated string workflow_ids = 7;
    */
   workflowIds: string[];
 
   /**
-   * @generated from field: bool all_workflows = 5;
+   * Every current and future workflow of the workspace.
+   *
+   * @generated from field: optional bool all_workflows = 8;
    */
-  allWorkflows: boolean;
+  allWorkflows?: boolean | undefined;
 
   /**
-   * Empty means all levels (D18).
+   * info, error; empty means all levels (D18).
    *
-   * @generated from field: repeated string level_filter = 6;
+   * @generated from field: repeated string level_filter = 9;
    */
   levelFilter: string[];
 
   /**
-   * Empty means all triggers (D18).
+   * api, webhook, schedule, manual, chat; empty means all triggers (D18).
    *
-   * @generated from field: repeated string trigger_filter = 7;
+   * @generated from field: repeated string trigger_filter = 10;
    */
   triggerFilter: string[];
 
   /**
-   * @generated from field: bool include_final_output = 8;
+   * @generated from field: optional bool include_final_output = 11;
    */
-  includeFinalOutput: boolean;
+  includeFinalOutput?: boolean | undefined;
 
   /**
-   * @generated from field: bool include_trace_spans = 9;
+   * @generated from field: optional bool include_trace_spans = 12;
    */
-  includeTraceSpans: boolean;
+  includeTraceSpans?: boolean | undefined;
 
   /**
-   * @generated from field: bool include_rate_limits = 10;
+   * @generated from field: optional bool include_rate_limits = 13;
    */
-  includeRateLimits: boolean;
+  includeRateLimits?: boolean | undefined;
 
   /**
-   * @generated from field: bool include_usage_data = 11;
+   * @generated from field: optional bool include_usage_data = 14;
    */
-  includeUsageData: boolean;
+  includeUsageData?: boolean | undefined;
 
   /**
-   * @generated from field: bool active = 12;
+   * With a rule, the subscription is notified only when the rule fires (D21).
+   *
+   * @generated from field: flowlog.notifications.v1.AlertRule alert_rule = 15;
    */
-  active: boolean;
+  alertRule?: AlertRule | undefined;
 
   /**
-   * @generated from field: string created_at = 13;
+   * Defaults to true on creation; changed by EnableSubscription and DisableSubscription.
+   *
+   * @generated from field: optional bool active = 16;
+   */
+  active?: boolean | undefined;
+
+  /**
+   * @generated from field: string created_at = 17;
    */
   createdAt: string;
 
   /**
-   * @generated from field: string updated_at = 14;
+   * @generated from field: string updated_at = 18;
    */
   updatedAt: string;
 };
@@ -102,6 +132,120 @@ export type NotificationSubscription = Message<"flowlog.notifications.v1.Notific
  */
 export const NotificationSubscriptionSchema: GenMessage<NotificationSubscription> = /*@__PURE__*/
   messageDesc(file_flowlog_notifications_v1_notifications_service, 0);
+
+/**
+ * @generated from message flowlog.notifications.v1.WebhookChannel
+ */
+export type WebhookChannel = Message<"flowlog.notifications.v1.WebhookChannel"> & {
+  /**
+   * http or https.
+   *
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * The HMAC signing secret (D19), 16 to 256 characters, stored encrypted (D24) and never returned.
+   * In an update it replaces the stored secret, and "" removes it.
+   *
+   * @generated from field: optional string secret = 2;
+   */
+  secret?: string | undefined;
+
+  /**
+   * Generates a whsec_ secret, returned once in the response's secret field.
+   *
+   * @generated from field: optional bool generate_secret = 3;
+   */
+  generateSecret?: boolean | undefined;
+
+  /**
+   * Whether deliveries are signed.
+   *
+   * @generated from field: bool has_secret = 4;
+   */
+  hasSecret: boolean;
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.WebhookChannel.
+ * Use `create(WebhookChannelSchema)` to create a new message.
+ */
+export const WebhookChannelSchema: GenMessage<WebhookChannel> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 1);
+
+/**
+ * @generated from message flowlog.notifications.v1.EmailChannel
+ */
+export type EmailChannel = Message<"flowlog.notifications.v1.EmailChannel"> & {
+  /**
+   * 1 to 10 addresses (D20).
+   *
+   * @generated from field: repeated string recipients = 1;
+   */
+  recipients: string[];
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.EmailChannel.
+ * Use `create(EmailChannelSchema)` to create a new message.
+ */
+export const EmailChannelSchema: GenMessage<EmailChannel> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 2);
+
+/**
+ * @generated from message flowlog.notifications.v1.SlackChannel
+ */
+export type SlackChannel = Message<"flowlog.notifications.v1.SlackChannel"> & {
+  /**
+   * A Slack (or Slack-compatible) incoming-webhook URL, http or https (D20).
+   *
+   * @generated from field: string url = 1;
+   */
+  url: string;
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.SlackChannel.
+ * Use `create(SlackChannelSchema)` to create a new message.
+ */
+export const SlackChannelSchema: GenMessage<SlackChannel> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 3);
+
+/**
+ * D21. threshold is X and window_hours is Y of the spec's rule table.
+ *
+ * @generated from message flowlog.notifications.v1.AlertRule
+ */
+export type AlertRule = Message<"flowlog.notifications.v1.AlertRule"> & {
+  /**
+   * consecutive_failures (X executions), failure_rate (X percent over Y hours), latency_threshold
+   * (X seconds), latency_spike (X percent over the average of Y hours), cost_threshold (X USD),
+   * no_activity (X hours), error_count (more than X errors in Y hours).
+   *
+   * @generated from field: string rule = 1;
+   */
+  rule: string;
+
+  /**
+   * @generated from field: double threshold = 2;
+   */
+  threshold: number;
+
+  /**
+   * Only for failure_rate, latency_spike and error_count, which need it.
+   *
+   * @generated from field: optional double window_hours = 3;
+   */
+  windowHours?: number | undefined;
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.AlertRule.
+ * Use `create(AlertRuleSchema)` to create a new message.
+ */
+export const AlertRuleSchema: GenMessage<AlertRule> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 4);
 
 /**
  * @generated from message flowlog.notifications.v1.CreateSubscriptionRequest
@@ -123,7 +267,7 @@ export type CreateSubscriptionRequest = Message<"flowlog.notifications.v1.Create
  * Use `create(CreateSubscriptionRequestSchema)` to create a new message.
  */
 export const CreateSubscriptionRequestSchema: GenMessage<CreateSubscriptionRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 1);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 5);
 
 /**
  * @generated from message flowlog.notifications.v1.CreateSubscriptionResponse
@@ -133,6 +277,13 @@ export type CreateSubscriptionResponse = Message<"flowlog.notifications.v1.Creat
    * @generated from field: flowlog.notifications.v1.NotificationSubscription subscription = 1;
    */
   subscription?: NotificationSubscription | undefined;
+
+  /**
+   * The generated webhook secret (webhook.generateSecret), present in this response only.
+   *
+   * @generated from field: optional string secret = 2;
+   */
+  secret?: string | undefined;
 };
 
 /**
@@ -140,7 +291,7 @@ export type CreateSubscriptionResponse = Message<"flowlog.notifications.v1.Creat
  * Use `create(CreateSubscriptionResponseSchema)` to create a new message.
  */
 export const CreateSubscriptionResponseSchema: GenMessage<CreateSubscriptionResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 2);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 6);
 
 /**
  * @generated from message flowlog.notifications.v1.GetSubscriptionRequest
@@ -162,7 +313,7 @@ export type GetSubscriptionRequest = Message<"flowlog.notifications.v1.GetSubscr
  * Use `create(GetSubscriptionRequestSchema)` to create a new message.
  */
 export const GetSubscriptionRequestSchema: GenMessage<GetSubscriptionRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 3);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 7);
 
 /**
  * @generated from message flowlog.notifications.v1.GetSubscriptionResponse
@@ -179,7 +330,7 @@ export type GetSubscriptionResponse = Message<"flowlog.notifications.v1.GetSubsc
  * Use `create(GetSubscriptionResponseSchema)` to create a new message.
  */
 export const GetSubscriptionResponseSchema: GenMessage<GetSubscriptionResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 4);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 8);
 
 /**
  * @generated from message flowlog.notifications.v1.ListSubscriptionsRequest
@@ -196,7 +347,7 @@ export type ListSubscriptionsRequest = Message<"flowlog.notifications.v1.ListSub
  * Use `create(ListSubscriptionsRequestSchema)` to create a new message.
  */
 export const ListSubscriptionsRequestSchema: GenMessage<ListSubscriptionsRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 5);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 9);
 
 /**
  * @generated from message flowlog.notifications.v1.ListSubscriptionsResponse
@@ -213,9 +364,15 @@ export type ListSubscriptionsResponse = Message<"flowlog.notifications.v1.ListSu
  * Use `create(ListSubscriptionsResponseSchema)` to create a new message.
  */
 export const ListSubscriptionsResponseSchema: GenMessage<ListSubscriptionsResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 6);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 10);
 
 /**
+ * Fields set in subscription change, the others keep their values: an optional field when given, a
+ * settings message (webhook, email, slack, alertRule) replaces the current one when given, a list when
+ * non-empty. A filter listing every value means all, as an empty one does. webhook given without a
+ * secret keeps the current secret; alertRule with an empty rule removes the rule. Giving allWorkflows
+ * true clears workflowIds; giving workflowIds sets allWorkflows false.
+ *
  * @generated from message flowlog.notifications.v1.UpdateSubscriptionRequest
  */
 export type UpdateSubscriptionRequest = Message<"flowlog.notifications.v1.UpdateSubscriptionRequest"> & {
@@ -240,7 +397,7 @@ export type UpdateSubscriptionRequest = Message<"flowlog.notifications.v1.Update
  * Use `create(UpdateSubscriptionRequestSchema)` to create a new message.
  */
 export const UpdateSubscriptionRequestSchema: GenMessage<UpdateSubscriptionRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 7);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 11);
 
 /**
  * @generated from message flowlog.notifications.v1.UpdateSubscriptionResponse
@@ -250,6 +407,13 @@ export type UpdateSubscriptionResponse = Message<"flowlog.notifications.v1.Updat
    * @generated from field: flowlog.notifications.v1.NotificationSubscription subscription = 1;
    */
   subscription?: NotificationSubscription | undefined;
+
+  /**
+   * A webhook secret generated by this update (webhook.generateSecret), present in this response only.
+   *
+   * @generated from field: optional string secret = 2;
+   */
+  secret?: string | undefined;
 };
 
 /**
@@ -257,7 +421,7 @@ export type UpdateSubscriptionResponse = Message<"flowlog.notifications.v1.Updat
  * Use `create(UpdateSubscriptionResponseSchema)` to create a new message.
  */
 export const UpdateSubscriptionResponseSchema: GenMessage<UpdateSubscriptionResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 8);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 12);
 
 /**
  * @generated from message flowlog.notifications.v1.DeleteSubscriptionRequest
@@ -279,7 +443,7 @@ export type DeleteSubscriptionRequest = Message<"flowlog.notifications.v1.Delete
  * Use `create(DeleteSubscriptionRequestSchema)` to create a new message.
  */
 export const DeleteSubscriptionRequestSchema: GenMessage<DeleteSubscriptionRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 9);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 13);
 
 /**
  * @generated from message flowlog.notifications.v1.DeleteSubscriptionResponse
@@ -292,7 +456,85 @@ export type DeleteSubscriptionResponse = Message<"flowlog.notifications.v1.Delet
  * Use `create(DeleteSubscriptionResponseSchema)` to create a new message.
  */
 export const DeleteSubscriptionResponseSchema: GenMessage<DeleteSubscriptionResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 10);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 14);
+
+/**
+ * @generated from message flowlog.notifications.v1.EnableSubscriptionRequest
+ */
+export type EnableSubscriptionRequest = Message<"flowlog.notifications.v1.EnableSubscriptionRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.EnableSubscriptionRequest.
+ * Use `create(EnableSubscriptionRequestSchema)` to create a new message.
+ */
+export const EnableSubscriptionRequestSchema: GenMessage<EnableSubscriptionRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 15);
+
+/**
+ * @generated from message flowlog.notifications.v1.EnableSubscriptionResponse
+ */
+export type EnableSubscriptionResponse = Message<"flowlog.notifications.v1.EnableSubscriptionResponse"> & {
+  /**
+   * @generated from field: flowlog.notifications.v1.NotificationSubscription subscription = 1;
+   */
+  subscription?: NotificationSubscription | undefined;
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.EnableSubscriptionResponse.
+ * Use `create(EnableSubscriptionResponseSchema)` to create a new message.
+ */
+export const EnableSubscriptionResponseSchema: GenMessage<EnableSubscriptionResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 16);
+
+/**
+ * @generated from message flowlog.notifications.v1.DisableSubscriptionRequest
+ */
+export type DisableSubscriptionRequest = Message<"flowlog.notifications.v1.DisableSubscriptionRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.DisableSubscriptionRequest.
+ * Use `create(DisableSubscriptionRequestSchema)` to create a new message.
+ */
+export const DisableSubscriptionRequestSchema: GenMessage<DisableSubscriptionRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 17);
+
+/**
+ * @generated from message flowlog.notifications.v1.DisableSubscriptionResponse
+ */
+export type DisableSubscriptionResponse = Message<"flowlog.notifications.v1.DisableSubscriptionResponse"> & {
+  /**
+   * @generated from field: flowlog.notifications.v1.NotificationSubscription subscription = 1;
+   */
+  subscription?: NotificationSubscription | undefined;
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.DisableSubscriptionResponse.
+ * Use `create(DisableSubscriptionResponseSchema)` to create a new message.
+ */
+export const DisableSubscriptionResponseSchema: GenMessage<DisableSubscriptionResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 18);
 
 /**
  * Notification subscriptions of a workspace and their deliveries (D18-D21).
@@ -301,6 +543,9 @@ export const DeleteSubscriptionResponseSchema: GenMessage<DeleteSubscriptionResp
  */
 export const NotificationsService: GenService<{
   /**
+   * The body is the subscription. A webhook secret given or generated here is shown in this response
+   * only; afterwards the subscription tells only whether it has one (D18, D24).
+   *
    * @generated from rpc flowlog.notifications.v1.NotificationsService.CreateSubscription
    */
   createSubscription: {
@@ -317,6 +562,8 @@ export const NotificationsService: GenService<{
     output: typeof GetSubscriptionResponseSchema;
   },
   /**
+   * Oldest first.
+   *
    * @generated from rpc flowlog.notifications.v1.NotificationsService.ListSubscriptions
    */
   listSubscriptions: {
@@ -325,6 +572,8 @@ export const NotificationsService: GenService<{
     output: typeof ListSubscriptionsResponseSchema;
   },
   /**
+   * The body holds the fields to change; fields left out keep their values (see UpdateSubscriptionRequest).
+   *
    * @generated from rpc flowlog.notifications.v1.NotificationsService.UpdateSubscription
    */
   updateSubscription: {
@@ -333,12 +582,32 @@ export const NotificationsService: GenService<{
     output: typeof UpdateSubscriptionResponseSchema;
   },
   /**
+   * The subscription stops matching and is no longer listed; its deliveries stay readable.
+   *
    * @generated from rpc flowlog.notifications.v1.NotificationsService.DeleteSubscription
    */
   deleteSubscription: {
     methodKind: "unary";
     input: typeof DeleteSubscriptionRequestSchema;
     output: typeof DeleteSubscriptionResponseSchema;
+  },
+  /**
+   * @generated from rpc flowlog.notifications.v1.NotificationsService.EnableSubscription
+   */
+  enableSubscription: {
+    methodKind: "unary";
+    input: typeof EnableSubscriptionRequestSchema;
+    output: typeof EnableSubscriptionResponseSchema;
+  },
+  /**
+   * A disabled subscription keeps its settings and receives nothing until enabled again.
+   *
+   * @generated from rpc flowlog.notifications.v1.NotificationsService.DisableSubscription
+   */
+  disableSubscription: {
+    methodKind: "unary";
+    input: typeof DisableSubscriptionRequestSchema;
+    output: typeof DisableSubscriptionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_flowlog_notifications_v1_notifications_service, 0);

@@ -1,0 +1,185 @@
+import { fromJson, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { Client } from "@temporalio/client";
+import type {
+  DeliveriesService,
+  DeliveryAttemptSchema,
+  DeliverySchema,
+  ListDeliveriesRequest,
+} from "../../../gen/flowlog/notifications/v1/deliveries_service_pb.js";
+import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
+import { completionEventType, sampleCompletionEvent } from "../../notifications/event.js";
+import { callerOf } from "../../server/caller.js";
+import {
+  type DeliveryAttemptRecord,
+  type DeliveryFilter,
+  type DeliveryRecord,
+  deliveryStatuses,
+} from "../../store/deliveries-store.js";
+import type { UserRecord } from "../../store/records.js";
+import type { Store } from "../../store/store.js";
+import type { DeliveryInput } from "../../temporal/activities/delivery-activities.js";
+import {
+  type DeliveryTarget,
+  deliverySearchAttributes,
+  deliveryWorkflowId,
+} from "../../temporal/delivery-ids.js";
+import { FLOWLOG_TASK_QUEUE } from "../../temporal/task-queue.js";
+// A type only: the API server never loads workflow code.
+import type { deliverNotification } from "../../temporal/workflows/index.js";
+import { newId } from "../../util/ids.js";
+import { isoFromMs } from "../../util/time.js";
+import { computeLimits } from "../limits/limits.js";
+import { defaultPageSize, maxPageSize } from "../logs/list-logs-query.js";
+import { requireMember, visibleTo } from "../workspace-access.js";
+
+export interface DeliveriesServiceDependencies {
+  store: Store;
+  temporal: Client;
+  /** Tests run workers on their own task queues. */
+  taskQueue?: string | undefined;
+  clock: () => number;
+}
+
+/**
+ * The delivery log (issue 5, item 7), redelivery and the Test RPC (D18, D19). The sending itself is the
+ * delivery workflow's, on the worker: this service only reads the log and starts attempt series.
+ */
+export function createDeliveriesService(
+  deps: DeliveriesServiceDependencies,
+): Partial<ServiceImpl<typeof DeliveriesService>> {
+  const { store, clock } = deps;
+  const visibleDelivery = (user: UserRecord, id: string) =>
+    visibleTo(store, user, store.deliveries.get(id), (d) => d.workspaceId, `delivery ${id}`);
+
+  const startSeries = (target: DeliveryTarget, input: DeliveryInput) =>
+    deps.temporal.workflow.start<typeof deliverNotification>("deliverNotification", {
+      workflowId: deliveryWorkflowId(input.deliveryId, input.series),
+      taskQueue: deps.taskQueue ?? FLOWLOG_TASK_QUEUE,
+      args: [input],
+      workflowIdReusePolicy: "REJECT_DUPLICATE",
+      typedSearchAttributes: deliverySearchAttributes(target),
+    });
+
+  return {
+    listDeliveries(request, context) {
+      const { user } = callerOf(context.values);
+      const { filter, limit } = parseListDeliveries(request);
+      requireMember(store, user, request.workspaceId);
+      return { deliveries: store.deliveries.list(filter, limit).map(deliveryView) };
+    },
+
+    getDelivery(request, context) {
+      const delivery = visibleDelivery(callerOf(context.values).user, request.id);
+      return {
+        delivery: deliveryView(delivery),
+        event: fromJson(ValueSchema, delivery.event as JsonValue),
+        attempts: store.deliveries.attemptsOf(delivery.id).map(attemptView),
+      };
+    },
+
+    async redeliver(request, context) {
+      const delivery = visibleDelivery(callerOf(context.values).user, request.id);
+      const series = store.deliveries.reopen(delivery.id, clock());
+      if (series === undefined) {
+        throw new ConnectError(
+          `delivery ${delivery.id} is still being delivered; redeliver it once it has succeeded or failed`,
+          Code.FailedPrecondition,
+        );
+      }
+      const workflowId =
+        delivery.logId === null ? undefined : store.logs.getEntry(delivery.logId)?.workflowId;
+      await startSeries(
+        { ...delivery, deliveryId: delivery.id, workflowId },
+        { deliveryId: delivery.id, series },
+      );
+      return { delivery: deliveryView(store.deliveries.get(delivery.id) ?? delivery), series };
+    },
+
+    async testSubscription(request, context) {
+      const { user } = callerOf(context.values);
+      requireMember(store, user, request.workspaceId);
+      const subscription = store.notifications.get(request.id);
+      if (subscription?.workspaceId !== request.workspaceId)
+        throw new ConnectError(`subscription ${request.id} not found`, Code.NotFound);
+      const now = clock();
+      // The sample marks itself as a test through its identifiers (`*_test_*`); so does its event id.
+      const event = sampleCompletionEvent({
+        eventId: newId("evt").replace(/^evt_/, "evt_test_"),
+        timestampMs: now,
+        include: subscription.include,
+        limits: computeLimits(store, user, now),
+      });
+      const delivery = store.deliveries.createOnce({
+        id: newId("dlv"),
+        eventId: event.id,
+        eventType: completionEventType,
+        subscriptionId: subscription.id,
+        workspaceId: subscription.workspaceId,
+        logId: null,
+        event,
+        createdAt: now,
+      });
+      const target = {
+        deliveryId: delivery.id,
+        workspaceId: delivery.workspaceId,
+        subscriptionId: subscription.id,
+      };
+      const handle = await startSeries(target, { deliveryId: delivery.id, series: 1, once: true });
+      await handle.result();
+      const attempt = store.deliveries.attemptsOf(delivery.id).at(-1);
+      return { deliveryId: delivery.id, ...(attempt ? { attempt: attemptView(attempt) } : {}) };
+    },
+  };
+}
+
+/** Validates before the store sees anything (D10), every violation at once. */
+function parseListDeliveries(request: ListDeliveriesRequest): { filter: DeliveryFilter; limit: number } {
+  const violations: FieldViolation[] = [];
+  const limit = request.limit ?? defaultPageSize;
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxPageSize)
+    violations.push({ field: "limit", message: `limit must be an integer from 1 to ${maxPageSize}` });
+  const status = deliveryStatuses.find((s) => s === request.status);
+  if (request.status !== undefined && status === undefined)
+    violations.push({ field: "status", message: `status must be one of ${deliveryStatuses.join(", ")}` });
+  if (violations.length > 0) throw invalidArgument(violations);
+  return {
+    filter: {
+      workspaceId: request.workspaceId,
+      subscriptionId: request.subscriptionId,
+      status,
+      eventId: request.eventId,
+    },
+    limit,
+  };
+}
+
+function deliveryView(delivery: DeliveryRecord): MessageInitShape<typeof DeliverySchema> {
+  return {
+    id: delivery.id,
+    workspaceId: delivery.workspaceId,
+    subscriptionId: delivery.subscriptionId,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    logId: delivery.logId ?? undefined,
+    status: delivery.status,
+    attemptCount: delivery.attempts,
+    lastError: delivery.lastError ?? undefined,
+    createdAt: isoFromMs(delivery.createdAt),
+    updatedAt: isoFromMs(delivery.updatedAt),
+  };
+}
+
+function attemptView(attempt: DeliveryAttemptRecord): MessageInitShape<typeof DeliveryAttemptSchema> {
+  return {
+    series: attempt.series,
+    attempt: attempt.attempt,
+    startedAt: isoFromMs(attempt.startedAt),
+    durationMs: attempt.durationMs,
+    outcome: attempt.outcome,
+    httpStatus: attempt.httpStatus ?? undefined,
+    responseSnippet: attempt.responseSnippet ?? undefined,
+    error: attempt.error ?? undefined,
+  };
+}

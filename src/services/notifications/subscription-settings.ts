@@ -1,0 +1,319 @@
+import type {
+  AlertRule,
+  EmailChannel,
+  NotificationSubscription,
+  WebhookChannel,
+} from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
+import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
+import { newSecretToken } from "../../security/tokens.js";
+import { levels, triggers } from "../../store/records.js";
+import {
+  type AlertRuleName,
+  type AlertRuleRecord,
+  alertRuleNames,
+  type Channel,
+  type ChannelConfig,
+  channels,
+  type SecretChange,
+  type SubscriptionRecord,
+  type SubscriptionSettings,
+} from "../../store/subscriptions-store.js";
+
+/** What a create or an update stores. */
+export interface ResolvedSettings {
+  settings: SubscriptionSettings;
+  secret: SecretChange;
+  /** A webhook secret generated for this request: shown in its response only (D18, D24). */
+  generatedSecret?: string;
+}
+
+/**
+ * The settings a create (no current subscription) or an update results in: what the input sets changes,
+ * the rest keeps its current value (the rules are in the .proto, at UpdateSubscriptionRequest). Every bad
+ * field is reported at once, named relative to the subscription; nothing reaches the store otherwise.
+ */
+export function resolveSettings(
+  input: NotificationSubscription,
+  current: SubscriptionRecord | undefined,
+  isLiveWorkflow: (workflowId: string) => boolean,
+): ResolvedSettings {
+  const violations: FieldViolation[] = [];
+  const channel = channelOf(input, current, violations);
+  const destination = channel && destinationOf(channel, input, current, violations);
+  const settings = {
+    ...selectionOf(input, current, isLiveWorkflow, violations),
+    levelFilter: filterOf("levelFilter", input.levelFilter, levels, current?.levelFilter, violations),
+    triggerFilter: filterOf(
+      "triggerFilter",
+      input.triggerFilter,
+      triggers,
+      current?.triggerFilter,
+      violations,
+    ),
+    include: {
+      finalOutput: input.includeFinalOutput ?? current?.include.finalOutput ?? false,
+      traceSpans: input.includeTraceSpans ?? current?.include.traceSpans ?? false,
+      rateLimits: input.includeRateLimits ?? current?.include.rateLimits ?? false,
+      usage: input.includeUsageData ?? current?.include.usage ?? false,
+    },
+    alertRule: alertRuleOf(input.alertRule, current?.alertRule, violations),
+    active: input.active ?? current?.active ?? true,
+  };
+  if (violations.length > 0 || !destination?.config) throw invalidArgument(violations);
+  const { config, secret, generatedSecret } = destination;
+  return { settings: { ...settings, config }, secret, ...(generatedSecret && { generatedSecret }) };
+}
+
+function channelOf(
+  input: NotificationSubscription,
+  current: SubscriptionRecord | undefined,
+  violations: FieldViolation[],
+): Channel | undefined {
+  const channel = input.channel || current?.config.channel;
+  if (isOneOf(channels, channel)) return channel;
+  violations.push({
+    field: "channel",
+    message: channel ? `channel must be one of ${channels.join(", ")}` : "channel is required",
+  });
+  return undefined;
+}
+
+interface Destination {
+  config?: ChannelConfig;
+  secret: SecretChange;
+  generatedSecret?: string;
+}
+
+/** Exactly the settings of the subscription's channel; left out in an update, the current ones stay. */
+function destinationOf(
+  channel: Channel,
+  input: NotificationSubscription,
+  current: SubscriptionRecord | undefined,
+  violations: FieldViolation[],
+): Destination {
+  for (const other of channels) {
+    if (other !== channel && input[other] !== undefined) {
+      violations.push({ field: other, message: `${other} is only for the ${other} channel, not ${channel}` });
+    }
+  }
+  if (input[channel] === undefined) {
+    if (current?.config.channel === channel) return { config: current.config, secret: undefined };
+    violations.push({ field: channel, message: `${channel} is required for the ${channel} channel` });
+    return { secret: null };
+  }
+  // Another channel never keeps a webhook secret.
+  if (channel === "email")
+    return { config: emailConfig(input.email as EmailChannel, violations), secret: null };
+  if (channel === "slack") {
+    const url = checkedUrl("slack.url", input.slack?.url ?? "", violations);
+    return { config: { channel, url }, secret: null };
+  }
+  return webhookDestination(input.webhook as WebhookChannel, violations);
+}
+
+const secretLength = { min: 16, max: 256 };
+
+/** A given secret replaces the stored one ("" removes it); generateSecret makes one; neither keeps it. */
+function webhookDestination(webhook: WebhookChannel, violations: FieldViolation[]): Destination {
+  const config: ChannelConfig = {
+    channel: "webhook",
+    url: checkedUrl("webhook.url", webhook.url, violations),
+  };
+  const { secret, generateSecret } = webhook;
+  if (secret !== undefined && generateSecret) {
+    violations.push({
+      field: "webhook.secret",
+      message: "give webhook.secret or webhook.generateSecret, not both",
+    });
+  } else if (secret !== undefined && secret !== "" && !withinLength(secret, secretLength)) {
+    violations.push({
+      field: "webhook.secret",
+      message: `webhook.secret must be ${secretLength.min} to ${secretLength.max} characters`,
+    });
+  }
+  if (generateSecret) {
+    const generatedSecret = newSecretToken("whsec");
+    return { config, secret: generatedSecret, generatedSecret };
+  }
+  return { config, secret: secret === "" ? null : secret };
+}
+
+const maxRecipients = 10;
+// A plausible address: something@domain.tld, with nothing that could break out of an address header.
+const emailAddress = /^[^\s@<>()[\],;:"\\]+@[^\s@<>()[\],;:"\\]+\.[^\s@<>()[\],;:"\\.]+$/;
+
+function emailConfig(email: EmailChannel, violations: FieldViolation[]): ChannelConfig {
+  const { recipients } = email;
+  if (recipients.length < 1 || recipients.length > maxRecipients) {
+    violations.push({
+      field: "email.recipients",
+      message: `email.recipients must hold 1 to ${maxRecipients} addresses (D20)`,
+    });
+  }
+  recipients.forEach((address, index) => {
+    const field = `email.recipients[${index}]`;
+    if (!emailAddress.test(address) || address.length > 254) {
+      violations.push({ field, message: `${field} is not an e-mail address` });
+    }
+  });
+  return { channel: "email", recipients };
+}
+
+const maxUrlLength = 2048;
+
+/** An absolute http(s) URL: the only schemes a webhook or chat delivery may use. */
+function checkedUrl(field: string, value: string, violations: FieldViolation[]): string {
+  const url = parseUrl(value);
+  if (value === "") violations.push({ field, message: `${field} is required` });
+  else if (value.length > maxUrlLength)
+    violations.push({ field, message: `${field} must be at most ${maxUrlLength} characters` });
+  else if (!url) violations.push({ field, message: `${field} must be an absolute http or https URL` });
+  else if (url.protocol !== "http:" && url.protocol !== "https:")
+    violations.push({ field, message: `${field} must use http or https, not ${url.protocol.slice(0, -1)}` });
+  return value;
+}
+
+function parseUrl(value: string): URL | undefined {
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/** allWorkflows true selects every current and future workflow; otherwise named live workflows. */
+function selectionOf(
+  input: NotificationSubscription,
+  current: SubscriptionRecord | undefined,
+  isLiveWorkflow: (workflowId: string) => boolean,
+  violations: FieldViolation[],
+): Pick<SubscriptionSettings, "allWorkflows" | "workflowIds"> {
+  const ids = input.workflowIds;
+  if (input.allWorkflows) {
+    if (ids.length > 0)
+      violations.push({
+        field: "workflowIds",
+        message: "workflowIds must be empty when allWorkflows is true",
+      });
+    return { allWorkflows: true, workflowIds: [] };
+  }
+  if (ids.length === 0) {
+    const switchesFromAll = input.allWorkflows === false && current?.allWorkflows;
+    if (current && !switchesFromAll)
+      return { allWorkflows: current.allWorkflows, workflowIds: current.workflowIds };
+    violations.push({
+      field: "workflowIds",
+      message: "workflowIds must name at least one workflow, or allWorkflows must be true",
+    });
+    return { allWorkflows: false, workflowIds: [] };
+  }
+  ids.forEach((id, index) => {
+    const field = `workflowIds[${index}]`;
+    if (ids.indexOf(id) !== index) violations.push({ field, message: `${field} repeats workflow ${id}` });
+    else if (!isLiveWorkflow(id))
+      violations.push({ field, message: `${field}: workflow ${id} does not exist in this workspace` });
+  });
+  return { allWorkflows: false, workflowIds: ids };
+}
+
+/** An empty filter means all (D18); in an update, an empty list keeps the current filter. */
+function filterOf<T extends string>(
+  field: string,
+  given: string[],
+  allowed: readonly T[],
+  kept: T[] | undefined,
+  violations: FieldViolation[],
+): T[] {
+  if (given.length === 0) return kept ?? [];
+  given.forEach((value, index) => {
+    if (!isOneOf(allowed, value)) {
+      violations.push({
+        field: `${field}[${index}]`,
+        message: `${field}[${index}] must be one of ${allowed.join(", ")}`,
+      });
+    }
+  });
+  return [...new Set(given)] as T[];
+}
+
+/** What X means for each rule (D21), with its range; windowHours is Y, for the rules that have one. */
+const ruleShapes: Record<AlertRuleName, { threshold: Range & { what: string }; windowed: boolean }> = {
+  consecutive_failures: {
+    threshold: { what: "a number of executions", min: 1, integer: true },
+    windowed: false,
+  },
+  failure_rate: { threshold: { what: "a percentage", min: 0, max: 100 }, windowed: true },
+  latency_threshold: { threshold: { what: "seconds", above: 0 }, windowed: false },
+  // A spike is relative to the average: 300 (four times as slow) is as valid as 50.
+  latency_spike: { threshold: { what: "a percentage", above: 0 }, windowed: true },
+  cost_threshold: { threshold: { what: "USD", above: 0 }, windowed: false },
+  no_activity: { threshold: { what: "hours", above: 0, max: 8760 }, windowed: false },
+  // "More than X errors": 0 alerts on the first error.
+  error_count: { threshold: { what: "a number of errors", min: 0, integer: true }, windowed: true },
+};
+
+/** Windows look back over stored executions: at most 30 days. */
+const windowRange: Range = { above: 0, max: 720 };
+
+/** Given in an update, the rule replaces the current one; with an empty rule it removes it. */
+function alertRuleOf(
+  given: AlertRule | undefined,
+  kept: AlertRuleRecord | null | undefined,
+  violations: FieldViolation[],
+): AlertRuleRecord | null {
+  if (given === undefined) return kept ?? null;
+  const { rule, threshold, windowHours } = given;
+  if (rule === "" && threshold === 0 && windowHours === undefined) return null;
+  if (!isOneOf(alertRuleNames, rule)) {
+    violations.push({
+      field: "alertRule.rule",
+      message: `alertRule.rule ${rule === "" ? "is required" : "must be"}: one of ${alertRuleNames.join(", ")}`,
+    });
+    return null;
+  }
+  const shape = ruleShapes[rule];
+  const thresholdProblem = rangeProblem(threshold, shape.threshold);
+  if (thresholdProblem) {
+    violations.push({
+      field: "alertRule.threshold",
+      message: `alertRule.threshold of ${rule} is ${shape.threshold.what}: ${thresholdProblem}`,
+    });
+  }
+  if (shape.windowed) {
+    const windowProblem =
+      windowHours === undefined ? "it is required" : rangeProblem(windowHours, windowRange);
+    if (windowProblem) {
+      violations.push({
+        field: "alertRule.windowHours",
+        message: `alertRule.windowHours of ${rule} is hours: ${windowProblem}`,
+      });
+    }
+  } else if (windowHours !== undefined) {
+    violations.push({ field: "alertRule.windowHours", message: `${rule} takes no alertRule.windowHours` });
+  }
+  return { rule, threshold, windowHours: windowHours ?? null };
+}
+
+interface Range {
+  min?: number;
+  above?: number;
+  max?: number;
+  integer?: boolean;
+}
+
+function rangeProblem(value: number, range: Range): string | undefined {
+  if (!Number.isFinite(value)) return "it must be a finite number";
+  if (range.integer && !Number.isInteger(value)) return "it must be a whole number";
+  if (range.above !== undefined && value <= range.above) return `it must be greater than ${range.above}`;
+  if (range.min !== undefined && value < range.min) return `it must be at least ${range.min}`;
+  if (range.max !== undefined && value > range.max) return `it must be at most ${range.max}`;
+  return undefined;
+}
+
+function withinLength(value: string, { min, max }: { min: number; max: number }): boolean {
+  return value.length >= min && value.length <= max;
+}
+
+function isOneOf<T extends string>(allowed: readonly T[], value: string | undefined): value is T {
+  return (allowed as readonly (string | undefined)[]).includes(value);
+}

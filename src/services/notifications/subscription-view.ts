@@ -1,0 +1,39 @@
+import { create } from "@bufbuild/protobuf";
+import {
+  type NotificationSubscription,
+  NotificationSubscriptionSchema,
+} from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
+import type { SubscriptionRecord } from "../../store/subscriptions-store.js";
+import { isoFromMs } from "../../util/time.js";
+
+/** A subscription as the API shows it: the webhook secret only as hasSecret (D18, D24). */
+export function subscriptionView(subscription: SubscriptionRecord): NotificationSubscription {
+  const { alertRule, config, include } = subscription;
+  return create(NotificationSubscriptionSchema, {
+    id: subscription.id,
+    workspaceId: subscription.workspaceId,
+    channel: config.channel,
+    webhook:
+      config.channel === "webhook" ? { url: config.url, hasSecret: subscription.hasSecret } : undefined,
+    email: config.channel === "email" ? { recipients: config.recipients } : undefined,
+    slack: config.channel === "slack" ? { url: config.url } : undefined,
+    workflowIds: subscription.workflowIds,
+    allWorkflows: subscription.allWorkflows,
+    levelFilter: subscription.levelFilter,
+    triggerFilter: subscription.triggerFilter,
+    includeFinalOutput: include.finalOutput,
+    includeTraceSpans: include.traceSpans,
+    includeRateLimits: include.rateLimits,
+    includeUsageData: include.usage,
+    alertRule: alertRule
+      ? {
+          rule: alertRule.rule,
+          threshold: alertRule.threshold,
+          windowHours: alertRule.windowHours ?? undefined,
+        }
+      : undefined,
+    active: subscription.active,
+    createdAt: isoFromMs(subscription.createdAt),
+    updatedAt: isoFromMs(subscription.updatedAt),
+  });
+}

@@ -1,0 +1,102 @@
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import type {
+  NotificationSubscription,
+  NotificationsService,
+} from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
+import { callerOf } from "../../server/caller.js";
+import type { Store } from "../../store/store.js";
+import type { SubscriptionRecord } from "../../store/subscriptions-store.js";
+import { newId } from "../../util/ids.js";
+import { requireMember } from "../workspace-access.js";
+import { resolveSettings } from "./subscription-settings.js";
+import { subscriptionView } from "./subscription-view.js";
+
+export interface SubscriptionsServiceDependencies {
+  store: Store;
+  clock: () => number;
+}
+
+type Handlers = Partial<ServiceImpl<typeof NotificationsService>>;
+
+/**
+ * Notification subscriptions of a workspace (D18). Every call needs a member of the workspace in the
+ * path (403 otherwise, D10); a subscription of another workspace is 404, like one that does not exist.
+ */
+export function createSubscriptionsService({ store, clock }: SubscriptionsServiceDependencies): Handlers {
+  const subscriptions = store.notifications;
+
+  /** A live subscription of the workspace, or 404: also when it was deleted between two statements. */
+  const found = (workspaceId: string, id: string, subscription: SubscriptionRecord | undefined) => {
+    if (subscription?.workspaceId !== workspaceId)
+      throw new ConnectError(`subscription ${id} not found`, Code.NotFound);
+    return subscription;
+  };
+  const visible = (workspaceId: string, id: string) => found(workspaceId, id, subscriptions.get(id));
+
+  const setActive =
+    (active: boolean) => (request: { workspaceId: string; id: string }, context: HandlerContext) => {
+      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      const current = visible(request.workspaceId, request.id);
+      const changed = subscriptions.setActive(current.id, active, clock());
+      return { subscription: subscriptionView(found(request.workspaceId, request.id, changed)) };
+    };
+
+  const resolve = (
+    workspaceId: string,
+    input: NotificationSubscription | undefined,
+    current?: SubscriptionRecord,
+  ) => {
+    const isLiveWorkflow = (workflowId: string) => {
+      const workflow = store.workflows.getWorkflow(workflowId);
+      return workflow?.workspaceId === workspaceId && workflow.deletedAt === null;
+    };
+    // The required-fields interceptor has refused a request without a subscription.
+    return resolveSettings(input as NotificationSubscription, current, isLiveWorkflow);
+  };
+
+  return {
+    createSubscription(request, context) {
+      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      const { settings, secret, generatedSecret } = resolve(request.workspaceId, request.subscription);
+      const subscription = subscriptions.create(
+        { id: newId("sub"), workspaceId: request.workspaceId, createdAt: clock(), ...settings },
+        secret ?? null,
+      );
+      return { subscription: subscriptionView(subscription), secret: generatedSecret };
+    },
+
+    getSubscription(request, context) {
+      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      return { subscription: subscriptionView(visible(request.workspaceId, request.id)) };
+    },
+
+    listSubscriptions(request, context) {
+      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      return { subscriptions: subscriptions.list(request.workspaceId).map(subscriptionView) };
+    },
+
+    updateSubscription(request, context) {
+      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      const current = visible(request.workspaceId, request.id);
+      const { settings, secret, generatedSecret } = resolve(
+        request.workspaceId,
+        request.subscription,
+        current,
+      );
+      const updated = subscriptions.update(current.id, settings, secret, clock());
+      return {
+        subscription: subscriptionView(found(request.workspaceId, request.id, updated)),
+        secret: generatedSecret,
+      };
+    },
+
+    deleteSubscription(request, context) {
+      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      subscriptions.delete(visible(request.workspaceId, request.id).id, clock());
+      return {};
+    },
+
+    enableSubscription: setActive(true),
+    disableSubscription: setActive(false),
+  };
+}

@@ -1,0 +1,295 @@
+import { decryptSecret, encryptSecret } from "../security/secrets.js";
+import type { Db } from "./database.js";
+import type { Level, Trigger } from "./records.js";
+
+export const channels = ["webhook", "email", "slack"] as const;
+export type Channel = (typeof channels)[number];
+
+/** D21; evaluated by the alert rules, stored and validated until then. */
+export const alertRuleNames = [
+  "consecutive_failures",
+  "failure_rate",
+  "latency_threshold",
+  "latency_spike",
+  "cost_threshold",
+  "no_activity",
+  "error_count",
+] as const;
+export type AlertRuleName = (typeof alertRuleNames)[number];
+
+/** Where a subscription sends: the settings of its one channel (D18, D20). */
+export type ChannelConfig =
+  | { channel: "webhook"; url: string }
+  | { channel: "email"; recipients: string[] }
+  | { channel: "slack"; url: string };
+
+export interface AlertRuleRecord {
+  rule: AlertRuleName;
+  /** X of the rule (D21). */
+  threshold: number;
+  /** Y of the rule, in hours; null for the rules without a window. */
+  windowHours: number | null;
+}
+
+/** What the event carries besides the spec's fixed fields; the shape of the event builder's includes. */
+export interface SubscriptionIncludes {
+  finalOutput: boolean;
+  traceSpans: boolean;
+  rateLimits: boolean;
+  usage: boolean;
+}
+
+/** Everything a client sets on a subscription, the webhook secret aside. */
+export interface SubscriptionSettings {
+  config: ChannelConfig;
+  /** Every current and future workflow of the workspace; workflowIds is empty then. */
+  allWorkflows: boolean;
+  workflowIds: string[];
+  /** Empty means all levels (D18). */
+  levelFilter: Level[];
+  /** Empty means all triggers (D18). */
+  triggerFilter: Trigger[];
+  include: SubscriptionIncludes;
+  alertRule: AlertRuleRecord | null;
+  active: boolean;
+}
+
+export interface SubscriptionRecord extends SubscriptionSettings {
+  id: string;
+  workspaceId: string;
+  /** Whether a webhook secret is stored; the secret itself is never read for the API (D24). */
+  hasSecret: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A subscription as delivery needs it: with the plaintext webhook secret. Never hand it to a response or a log (D24). */
+export interface SubscriptionForDelivery extends SubscriptionRecord {
+  /** The webhook signing secret, null when deliveries are unsigned (or the channel is not webhook). */
+  secret: string | null;
+  deletedAt: number | null;
+}
+
+/** What a completed execution offers to match against (spec "Events"). */
+export interface ExecutionFacts {
+  workflowId: string;
+  level: Level;
+  trigger: Trigger;
+}
+
+/** A new webhook secret, or null to remove it; undefined (in update) keeps the stored one. */
+export type SecretChange = string | null | undefined;
+
+interface SubscriptionRow {
+  id: string;
+  workspace_id: string;
+  channel: Channel;
+  config_json: string;
+  secret_sealed: Buffer | null;
+  all_workflows: number;
+  workflow_ids_json: string;
+  level_filter_json: string;
+  trigger_filter_json: string;
+  include_final_output: number;
+  include_trace_spans: number;
+  include_rate_limits: number;
+  include_usage_data: number;
+  alert_rule_json: string | null;
+  active: number;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+}
+
+/**
+ * Notification subscriptions of a workspace (D18). Deleting only marks a subscription, so its deliveries
+ * keep their subscription. The webhook secret is kept only as ciphertext bound to its subscription (D24);
+ * only the delivery side reads it, through matching and getForDelivery.
+ */
+export class SubscriptionsStore {
+  private readonly statements;
+
+  constructor(
+    db: Db,
+    private readonly masterKey: Buffer,
+  ) {
+    const settingsColumns = `channel, config_json, all_workflows, workflow_ids_json, level_filter_json,
+      trigger_filter_json, include_final_output, include_trace_spans, include_rate_limits, include_usage_data,
+      alert_rule_json, active`;
+    const settingsValues = `@channel, @config_json, @all_workflows, @workflow_ids_json, @level_filter_json,
+      @trigger_filter_json, @include_final_output, @include_trace_spans, @include_rate_limits,
+      @include_usage_data, @alert_rule_json, @active`;
+    this.statements = {
+      insert: db.prepare(
+        `INSERT INTO notification_subscriptions (id, workspace_id, secret_sealed, created_at, updated_at,
+           ${settingsColumns})
+         VALUES (@id, @workspace_id, @secret_sealed, @at, @at, ${settingsValues})
+         RETURNING *`,
+      ),
+      update: db.prepare(
+        `UPDATE notification_subscriptions
+         SET (${settingsColumns}, updated_at) = (${settingsValues}, @at),
+           secret_sealed = CASE WHEN @keep_secret = 1 THEN secret_sealed ELSE @secret_sealed END
+         WHERE id = @id AND deleted_at IS NULL RETURNING *`,
+      ),
+      setActive: db.prepare(
+        `UPDATE notification_subscriptions SET active = ?, updated_at = ?
+         WHERE id = ? AND deleted_at IS NULL RETURNING *`,
+      ),
+      delete: db.prepare(
+        "UPDATE notification_subscriptions SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL",
+      ),
+      byId: db.prepare("SELECT * FROM notification_subscriptions WHERE id = ?"),
+      byWorkspace: db.prepare(
+        `SELECT * FROM notification_subscriptions WHERE workspace_id = ? AND deleted_at IS NULL
+         ORDER BY created_at, id`,
+      ),
+      // The workspace index narrows to one workspace; its few subscriptions are filtered in process.
+      activeOfWorkspace: db.prepare(
+        `SELECT * FROM notification_subscriptions
+         WHERE workspace_id = ? AND active = 1 AND deleted_at IS NULL ORDER BY created_at, id`,
+      ),
+    };
+  }
+
+  create(
+    subscription: { id: string; workspaceId: string; createdAt: number } & SubscriptionSettings,
+    secret: string | null,
+  ): SubscriptionRecord {
+    const row = this.statements.insert.get({
+      ...settingsParameters(subscription),
+      id: subscription.id,
+      workspace_id: subscription.workspaceId,
+      secret_sealed: secret === null ? null : this.seal(subscription.workspaceId, subscription.id, secret),
+      at: subscription.createdAt,
+    }) as SubscriptionRow;
+    return toRecord(row);
+  }
+
+  /** undefined when there is no such subscription or it was deleted. */
+  get(id: string): SubscriptionRecord | undefined {
+    const row = this.liveRow(id);
+    return row && toRecord(row);
+  }
+
+  /** The workspace's subscriptions, oldest first. */
+  list(workspaceId: string): SubscriptionRecord[] {
+    return (this.statements.byWorkspace.all(workspaceId) as SubscriptionRow[]).map(toRecord);
+  }
+
+  /** Replaces every setting; undefined when the subscription is gone. */
+  update(
+    id: string,
+    settings: SubscriptionSettings,
+    secret: SecretChange,
+    at: number,
+  ): SubscriptionRecord | undefined {
+    // A subscription never changes workspace, so the context read here is the one it is sealed under.
+    const current = this.liveRow(id);
+    if (!current) return undefined;
+    const row = this.statements.update.get({
+      ...settingsParameters(settings),
+      id,
+      at,
+      keep_secret: secret === undefined ? 1 : 0,
+      secret_sealed: typeof secret === "string" ? this.seal(current.workspace_id, id, secret) : null,
+    }) as SubscriptionRow | undefined;
+    return row && toRecord(row);
+  }
+
+  /** Enables or disables; undefined when the subscription is gone. */
+  setActive(id: string, active: boolean, at: number): SubscriptionRecord | undefined {
+    const row = this.statements.setActive.get(active ? 1 : 0, at, id) as SubscriptionRow | undefined;
+    return row && toRecord(row);
+  }
+
+  /** Marks the subscription deleted; false when it already was or never existed. */
+  delete(id: string, at: number): boolean {
+    return this.statements.delete.run(at, id).changes > 0;
+  }
+
+  /**
+   * The subscriptions a completed execution notifies (spec "Events"): active, not deleted, selecting its
+   * workflow (or all workflows), and whose level and trigger filters admit it (empty = all, D18). Alert
+   * rules are not evaluated here (D21).
+   */
+  matching(workspaceId: string, execution: ExecutionFacts): SubscriptionForDelivery[] {
+    return (this.statements.activeOfWorkspace.all(workspaceId) as SubscriptionRow[])
+      .map((row) => this.forDelivery(row))
+      .filter(
+        (s) =>
+          (s.allWorkflows || s.workflowIds.includes(execution.workflowId)) &&
+          (s.levelFilter.length === 0 || s.levelFilter.includes(execution.level)) &&
+          (s.triggerFilter.length === 0 || s.triggerFilter.includes(execution.trigger)),
+      );
+  }
+
+  /** Deleted ones too (with deletedAt): a delivery in progress decides what a deletion means to it. */
+  getForDelivery(id: string): SubscriptionForDelivery | undefined {
+    const row = this.statements.byId.get(id) as SubscriptionRow | undefined;
+    return row && this.forDelivery(row);
+  }
+
+  private liveRow(id: string): SubscriptionRow | undefined {
+    const row = this.statements.byId.get(id) as SubscriptionRow | undefined;
+    return row?.deleted_at === null ? row : undefined;
+  }
+
+  private forDelivery(row: SubscriptionRow): SubscriptionForDelivery {
+    const secret =
+      row.secret_sealed === null
+        ? null
+        : decryptSecret(this.masterKey, row.secret_sealed, secretContext(row.workspace_id, row.id));
+    return { ...toRecord(row), secret, deletedAt: row.deleted_at };
+  }
+
+  private seal(workspaceId: string, id: string, secret: string): Buffer {
+    return encryptSecret(this.masterKey, secret, secretContext(workspaceId, id));
+  }
+}
+
+/** Binds a ciphertext to its subscription: copied to another one, it fails to decrypt. */
+function secretContext(workspaceId: string, id: string): string[] {
+  return ["notification-subscription", workspaceId, id];
+}
+
+function settingsParameters(settings: SubscriptionSettings) {
+  const { channel, ...config } = settings.config;
+  return {
+    channel,
+    config_json: JSON.stringify(config),
+    all_workflows: settings.allWorkflows ? 1 : 0,
+    workflow_ids_json: JSON.stringify(settings.workflowIds),
+    level_filter_json: JSON.stringify(settings.levelFilter),
+    trigger_filter_json: JSON.stringify(settings.triggerFilter),
+    include_final_output: settings.include.finalOutput ? 1 : 0,
+    include_trace_spans: settings.include.traceSpans ? 1 : 0,
+    include_rate_limits: settings.include.rateLimits ? 1 : 0,
+    include_usage_data: settings.include.usage ? 1 : 0,
+    alert_rule_json: settings.alertRule === null ? null : JSON.stringify(settings.alertRule),
+    active: settings.active ? 1 : 0,
+  };
+}
+
+function toRecord(row: SubscriptionRow): SubscriptionRecord {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    config: { channel: row.channel, ...JSON.parse(row.config_json) } as ChannelConfig,
+    allWorkflows: row.all_workflows === 1,
+    workflowIds: JSON.parse(row.workflow_ids_json) as string[],
+    levelFilter: JSON.parse(row.level_filter_json) as Level[],
+    triggerFilter: JSON.parse(row.trigger_filter_json) as Trigger[],
+    include: {
+      finalOutput: row.include_final_output === 1,
+      traceSpans: row.include_trace_spans === 1,
+      rateLimits: row.include_rate_limits === 1,
+      usage: row.include_usage_data === 1,
+    },
+    alertRule: row.alert_rule_json === null ? null : (JSON.parse(row.alert_rule_json) as AlertRuleRecord),
+    active: row.active === 1,
+    hasSecret: row.secret_sealed !== null,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

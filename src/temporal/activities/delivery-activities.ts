@@ -1,0 +1,232 @@
+import { createHash } from "node:crypto";
+import { ApplicationFailure, Context } from "@temporalio/activity";
+import { deliveryPolicy, retryDelayMs } from "../../notifications/delivery-schedule.js";
+import { buildEmail, sendEmailAttempt } from "../../notifications/email.js";
+import {
+  buildCompletionEvent,
+  type CompletionEvent,
+  completionEventType,
+  type EventIncludes,
+  logUrlOf,
+} from "../../notifications/event.js";
+import { deliveryTimeoutMs, sendWebhookAttempt } from "../../notifications/http-channel.js";
+import { sendSlackAttempt } from "../../notifications/slack.js";
+import { computeLimits } from "../../services/limits/limits.js";
+import type {
+  AttemptOutcome,
+  DeliveryAttemptRecord,
+  DeliveryWithEvent,
+} from "../../store/deliveries-store.js";
+import type { LogEntryRecord } from "../../store/records.js";
+import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
+import { newId } from "../../util/ids.js";
+import type { DeliveryTarget } from "../delivery-ids.js";
+import type { ActivityDeps } from "./deps.js";
+
+/** One attempt series of one delivery (D19); a redelivery is series + 1 of the same delivery. */
+export interface DeliveryInput {
+  deliveryId: string;
+  series: number;
+  /** The Test RPC sends once (D18): no retry schedule. */
+  once?: boolean;
+}
+
+/** What an attempt came to, as the workflow and its history show it; the attempt row has the rest. */
+export interface AttemptSummary {
+  attempt: number;
+  outcome: AttemptOutcome;
+  httpStatus?: number | undefined;
+  error?: string | undefined;
+}
+
+/** What every channel answers (http-channel, slack, email): the fields the attempt log records. */
+interface ChannelResult {
+  outcome: "succeeded" | "retry" | "failed";
+  httpStatus?: number;
+  responseSnippet?: string;
+  error?: string;
+  durationMs: number;
+  retryAfterMs?: number;
+}
+
+/** Fan-out and delivery of notifications (issue 5, items 3, 4, 7): the side effects behind the workflows. */
+export function deliveryActivities(deps: ActivityDeps) {
+  const policy = deliveryPolicy(deps.notifications?.delivery);
+
+  return {
+    /**
+     * The deliveries of one log entry: one per matching subscription (D19), created once. The event id is
+     * derived from the log id and its timestamp is the execution's end, so a retried or replayed fan-out
+     * rebuilds the very same event and finds the rows it already made.
+     */
+    async prepareDeliveries({ logId }: { logId: string }): Promise<DeliveryTarget[]> {
+      const { store } = deps;
+      const entry = store.logs.getEntry(logId);
+      if (!entry) throw ApplicationFailure.nonRetryable(`no log entry ${logId}`, "LogEntryNotFound");
+      const subscriptions = store.notifications
+        .matching(entry.workspaceId, entry)
+        // D21: a subscription with an alert rule is notified when its rule fires, not on every execution.
+        .filter((subscription) => subscription.alertRule === null);
+      const eventOf = eventsOf(deps, entry);
+      const createdAt = Date.now();
+      return subscriptions.map((subscription) => {
+        const event = eventOf(subscription.include);
+        const delivery = store.deliveries.createOnce({
+          id: newId("dlv"),
+          eventId: event.id,
+          eventType: event.type,
+          subscriptionId: subscription.id,
+          workspaceId: entry.workspaceId,
+          logId,
+          event,
+          createdAt,
+        });
+        return {
+          deliveryId: delivery.id,
+          workspaceId: entry.workspaceId,
+          workflowId: entry.workflowId,
+          subscriptionId: subscription.id,
+        };
+      });
+    },
+
+    /**
+     * One attempt (D19), its number Temporal's: sends the stored event through the subscription's channel
+     * and records the attempt with where the delivery now stands. A transient failure is thrown with the
+     * schedule's next delay as `nextRetryDelay`, so the wait is a durable Temporal timer; a failure that
+     * no retry can mend, or the last attempt, is thrown non-retryable.
+     */
+    async attemptDelivery(input: DeliveryInput): Promise<AttemptSummary> {
+      const { store } = deps;
+      const attempt = Context.current().info.attempt;
+      const delivery = store.deliveries.get(input.deliveryId);
+      if (!delivery)
+        throw ApplicationFailure.nonRetryable(`no delivery ${input.deliveryId}`, "DeliveryNotFound");
+      const startedAt = Date.now();
+      const result = await send(deps, delivery);
+      const last = input.once || attempt >= policy.maxAttempts;
+      const outcome: AttemptOutcome =
+        result.outcome === "succeeded"
+          ? "succeeded"
+          : result.outcome === "retry" && !last
+            ? "retrying"
+            : "failed";
+      const record: DeliveryAttemptRecord = {
+        deliveryId: delivery.id,
+        series: input.series,
+        attempt,
+        startedAt,
+        durationMs: result.durationMs,
+        outcome,
+        httpStatus: result.httpStatus ?? null,
+        responseSnippet: result.responseSnippet ?? null,
+        error: result.error ?? null,
+      };
+      store.deliveries.recordAttempt(record, outcome === "retrying" ? "pending" : outcome);
+      const summary = { attempt, outcome, httpStatus: result.httpStatus, error: result.error };
+      if (outcome === "succeeded") return summary;
+      const message = result.error ?? "the delivery attempt failed";
+      if (outcome === "failed")
+        throw ApplicationFailure.create({
+          message,
+          type: "DeliveryFailed",
+          nonRetryable: true,
+          details: [summary],
+        });
+      throw ApplicationFailure.create({
+        message,
+        type: "DeliveryRetrying",
+        details: [summary],
+        nextRetryDelay: retryDelayMs(attempt, {
+          retryAfterMs: result.retryAfterMs,
+          scale: policy.delayScale,
+        }),
+      });
+    },
+  };
+}
+
+/** D19: the event id follows from the log entry, so the same execution can never make a second event. */
+export function eventIdOf(logId: string): string {
+  return newId("evt", createHash("sha256").update(`event:${logId}`).digest().subarray(0, 12));
+}
+
+/**
+ * The event of one log entry for each set of include flags, built once per set: subscriptions that ask
+ * for the same parts share one event. The limits are read once, and only when some subscription wants them.
+ */
+function eventsOf(deps: ActivityDeps, entry: LogEntryRecord): (include: EventIncludes) => CompletionEvent {
+  const built = new Map<string, CompletionEvent>();
+  const user = entry.billedUserId === null ? undefined : deps.store.accounts.getUser(entry.billedUserId);
+  let limits: ReturnType<typeof computeLimits> | undefined;
+  return (include) => {
+    const key = JSON.stringify(include);
+    const existing = built.get(key);
+    if (existing) return existing;
+    // An execution billed to nobody has no limits to show: its event carries neither part.
+    const withLimits = user !== undefined && (include.rateLimits || include.usage);
+    if (withLimits) limits ??= computeLimits(deps.store, user, Date.now());
+    const event = buildCompletionEvent({
+      eventId: eventIdOf(entry.id),
+      timestampMs: entry.endedAt,
+      entry,
+      include: withLimits ? include : { ...include, rateLimits: false, usage: false },
+      ...(limits ? { limits } : {}),
+    });
+    built.set(key, event);
+    return event;
+  };
+}
+
+/** Sends the delivery's event through its subscription's channel: webhook, e-mail or chat (D19, D20). */
+async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<ChannelResult> {
+  const subscription = deps.store.notifications.getForDelivery(delivery.subscriptionId);
+  if (!subscription || subscription.deletedAt !== null)
+    return { outcome: "failed", error: "the subscription was deleted", durationMs: 0 };
+  const event = delivery.event as CompletionEvent;
+  if (event.type !== completionEventType)
+    return { outcome: "failed", error: `cannot send events of type ${event.type}`, durationMs: 0 };
+  const { allowPrivateNetworks } = deps;
+  const { publicBaseUrl, smtpUrl, mailFrom } = deps.notifications ?? unconfigured;
+  const { config } = subscription;
+  switch (config.channel) {
+    case "webhook":
+      return sendWebhookAttempt({
+        url: config.url,
+        ...secretOf(subscription),
+        event,
+        deliveryId: delivery.id,
+        allowPrivateNetworks,
+        timeoutMs: deliveryTimeoutMs,
+      });
+    case "slack":
+      return sendSlackAttempt({
+        url: config.url,
+        event,
+        workflowName: workflowNameOf(deps, event),
+        logUrl: logUrlOf(publicBaseUrl, event),
+        allowPrivateNetworks,
+        timeoutMs: deliveryTimeoutMs,
+      });
+    case "email":
+      return sendEmailAttempt({
+        smtpUrl,
+        from: mailFrom,
+        recipients: config.recipients,
+        email: buildEmail(event, { workflowName: workflowNameOf(deps, event), publicBaseUrl }),
+        timeoutMs: deliveryTimeoutMs,
+      });
+  }
+}
+
+/** A worker given no notification settings: relative links, and e-mail answers that it is not configured. */
+const unconfigured = { publicBaseUrl: "", smtpUrl: undefined, mailFrom: "" };
+
+function secretOf(subscription: SubscriptionForDelivery): { secret?: string } {
+  return subscription.secret === null ? {} : { secret: subscription.secret };
+}
+
+/** E-mail subjects and chat titles name the workflow (D20); a sample event's workflow has no row. */
+function workflowNameOf(deps: ActivityDeps, event: CompletionEvent): string {
+  return deps.store.workflows.getWorkflow(event.data.workflowId)?.name ?? event.data.workflowId;
+}

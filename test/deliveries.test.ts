@@ -1,0 +1,503 @@
+import { createHmac, randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Client, Connection } from "@temporalio/client";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import {
+  defaultMaxAttempts,
+  retryAfterCapMs,
+  retryDelayMs,
+  retryDelaysMs,
+} from "../src/notifications/delivery-schedule.js";
+import type { DeliveryRecord } from "../src/store/deliveries-store.js";
+import type { Level, Trigger } from "../src/store/records.js";
+import type { SubscriptionSettings } from "../src/store/subscriptions-store.js";
+import { eventIdOf } from "../src/temporal/activities/delivery-activities.js";
+import type { ActivityDeps } from "../src/temporal/activities/index.js";
+import { deliveryWorkflowId } from "../src/temporal/delivery-ids.js";
+import { startExecution } from "../src/temporal/start-execution.js";
+import { newId } from "../src/util/ids.js";
+import { restWithKey } from "./support/api-server.js";
+import { type RunningWorker, startWorker, testTimeouts } from "./support/engine.js";
+import { createAccount, startFlowlog, type TestAccount, type TestFlowlog } from "./support/flowlog.js";
+import {
+  type HttpReceiver,
+  type ReceivedRequest,
+  type ReceiverHandler,
+  sendJson,
+  startReceiver,
+} from "./support/http-receiver.js";
+
+const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
+const taskQueue = `deliveries-${randomUUID()}`;
+/** D19's delays divided by 50: five attempts in seconds (the dev server rounds short waits up to about 1 s). */
+const delayScale = 0.02;
+
+let flowlog: TestFlowlog;
+let worker: RunningWorker;
+let connection: Connection;
+let temporal: Client;
+let alice: TestAccount;
+let bob: TestAccount;
+const receivers: HttpReceiver[] = [];
+
+const workerDeps = (scale: number): ActivityDeps => ({
+  store: flowlog.store,
+  allowPrivateNetworks: true,
+  notifications: {
+    publicBaseUrl: "http://flowlog.test",
+    smtpUrl: undefined,
+    mailFrom: "flowlog <flowlog@test>",
+    delivery: { delayScale: scale },
+  },
+});
+
+beforeAll(async () => {
+  flowlog = await startFlowlog({ taskQueue });
+  worker = await startWorker(temporalServer, workerDeps(delayScale), taskQueue);
+  connection = await Connection.connect({ address: temporalServer.address });
+  temporal = new Client({ connection, namespace: temporalServer.namespace });
+  alice = createAccount(flowlog.store);
+  bob = createAccount(flowlog.store);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await connection?.close();
+  await flowlog?.close();
+  await Promise.all(receivers.map((r) => r.close()));
+});
+
+/** A receiver that records when each request arrived, answering through `handler`. */
+async function receiver(handler: ReceiverHandler = (_, response) => sendJson(response, 200, { ok: true })) {
+  const arrivals: number[] = [];
+  const started = await startReceiver((request, response, index) => {
+    arrivals.push(Date.now());
+    return handler(request, response, index);
+  });
+  receivers.push(started);
+  return Object.assign(started, { arrivals });
+}
+
+/** A workflow that runs without any network: starter, then a response block. */
+function saveWorkflow(account: TestAccount): string {
+  const id = newId("wf");
+  const now = Date.now();
+  flowlog.store.workflows.createWorkflow({
+    id,
+    workspaceId: account.workspaceId,
+    folderId: null,
+    name: "Deliveries test",
+    description: "",
+    version: 1,
+    state: {
+      blocks: {
+        start: { type: "starter", name: "Start", config: {}, enabled: true },
+        done: { type: "response", name: "Done", config: { data: { ok: true } }, enabled: true },
+      },
+      edges: [{ source: "start", target: "done" }],
+      loops: {},
+      parallels: {},
+    },
+    createdAt: now,
+    updatedAt: now,
+  });
+  return id;
+}
+
+function subscribe(
+  account: TestAccount,
+  url: string,
+  options: Partial<SubscriptionSettings> & { secret?: string } = {},
+): string {
+  const { secret = null, ...settings } = options;
+  const id = newId("sub");
+  flowlog.store.notifications.create(
+    {
+      id,
+      workspaceId: account.workspaceId,
+      createdAt: Date.now(),
+      config: { channel: "webhook", url },
+      allWorkflows: true,
+      workflowIds: [],
+      levelFilter: [],
+      triggerFilter: [],
+      include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
+      alertRule: null,
+      active: true,
+      ...settings,
+    },
+    secret,
+  );
+  return id;
+}
+
+async function execute(
+  account: TestAccount,
+  workflowId: string,
+  trigger: Trigger = "manual",
+  queue = taskQueue,
+) {
+  const handle = await startExecution(
+    temporal,
+    {
+      workspaceId: account.workspaceId,
+      workflowId,
+      version: 1,
+      trigger,
+      input: {},
+      billedUserId: account.userId,
+      timeouts: testTimeouts,
+    },
+    { taskQueue: queue },
+  );
+  return { ...(await handle.result()), resultAt: Date.now() };
+}
+
+async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+const deliveriesOf = (subscriptionId: string, account = alice) =>
+  flowlog.store.deliveries.list({ workspaceId: account.workspaceId, subscriptionId }, 100);
+
+function settled(subscriptionId: string): Promise<DeliveryRecord> {
+  return until(`a settled delivery for ${subscriptionId}`, () =>
+    deliveriesOf(subscriptionId).find((d) => d.status !== "pending"),
+  );
+}
+
+const header = (request: ReceivedRequest | undefined, name: string) => String(request?.headers[name]);
+
+describe("The retry schedule (D19, spec 'Other constants')", () => {
+  it("waits 5 s, 15 s, 1 min, 3 min and, for a sixth attempt, 10 min, each plus up to 10 % jitter", () => {
+    expect(retryDelaysMs).toEqual([5_000, 15_000, 60_000, 180_000, 600_000]);
+    expect(defaultMaxAttempts).toBe(5);
+    retryDelaysMs.forEach((step, index) => {
+      expect(retryDelayMs(index + 1, { random: () => 0 })).toBe(step);
+      expect(retryDelayMs(index + 1, { random: () => 0.999_999 })).toBe(Math.round(step * 1.1));
+    });
+  });
+
+  it("honours a longer Retry-After, capped at 10 min, and never waits less than the schedule", () => {
+    const fixed = { random: () => 0 };
+    expect(retryDelayMs(1, { ...fixed, retryAfterMs: 30_000 })).toBe(30_000);
+    expect(retryDelayMs(1, { ...fixed, retryAfterMs: 2 * 3_600_000 })).toBe(retryAfterCapMs);
+    expect(retryDelayMs(2, { ...fixed, retryAfterMs: 1_000 })).toBe(15_000);
+  });
+
+  it("scales every delay by the same factor, so tests keep the ratios", () => {
+    expect(retryDelayMs(2, { random: () => 0, scale: 0.001 })).toBe(15);
+  });
+});
+
+describe("Matching and fan-out (spec 'Events', D19)", () => {
+  it("delivers one signed event per matching subscription, and none to the others", async () => {
+    const workflowId = saveWorkflow(alice);
+    const matching = await receiver();
+    const others = await receiver();
+    const secret = "whsec_test_fan_out";
+    const all = subscribe(alice, matching.origin, { secret });
+    const byId = subscribe(alice, matching.origin, { allWorkflows: false, workflowIds: [workflowId] });
+    const errorsOnly = subscribe(alice, others.origin, { levelFilter: ["error" as Level] });
+    const apiOnly = subscribe(alice, others.origin, { triggerFilter: ["api" as Trigger] });
+    const otherWorkflow = subscribe(alice, others.origin, { allWorkflows: false, workflowIds: ["wf_other"] });
+    subscribe(bob, others.origin);
+
+    const result = await execute(alice, workflowId);
+    const signed = await until("the signed delivery", () =>
+      matching.received.find((r) => r.headers["service-signature"] !== undefined),
+    );
+    // The receiver may have the request before the attempt is recorded: wait for both deliveries.
+    await Promise.all([settled(all), settled(byId)]);
+
+    const event = JSON.parse(signed.body);
+    expect(event).toMatchObject({
+      id: eventIdOf(result.logId),
+      type: "workflow.execution.completed",
+      data: { workflowId, executionId: result.executionId, status: "success", trigger: "manual" },
+    });
+    // D19: the signature covers `<t>.<body>` with t = service-timestamp, checked here independently.
+    const t = header(signed, "service-timestamp");
+    const hex = createHmac("sha256", secret).update(`${t}.${signed.body}`).digest("hex");
+    expect(header(signed, "service-signature")).toBe(`t=${t},v1=${hex}`);
+    expect(header(signed, "idempotency-key")).toBe(header(signed, "service-delivery-id"));
+    expect(matching.received).toHaveLength(2);
+    expect(matching.received.filter((r) => r.headers["service-signature"] === undefined)).toHaveLength(1);
+    for (const none of [errorsOnly, apiOnly, otherWorkflow]) expect(deliveriesOf(none)).toEqual([]);
+    expect(others.received).toEqual([]);
+    expect(deliveriesOf(all)[0]).toMatchObject({ status: "succeeded", attempts: 1, logId: result.logId });
+  });
+
+  it("returns the execution's result without waiting for a slow receiver", async () => {
+    const workflowId = saveWorkflow(alice);
+    const receiverDelayMs = 3_000;
+    let answeredAt = 0;
+    const slow = await receiver(async (_, response) => {
+      await sleep(receiverDelayMs);
+      answeredAt = Date.now();
+      sendJson(response, 200, {});
+    });
+    const subscriptionId = subscribe(alice, slow.origin);
+    const startedAt = Date.now();
+    const result = await execute(alice, workflowId);
+    await settled(subscriptionId);
+    expect(result.resultAt - startedAt).toBeLessThan(receiverDelayMs);
+    expect(result.resultAt).toBeLessThan(slow.arrivals[0] ?? 0);
+    expect(answeredAt).toBeGreaterThan(result.resultAt);
+  });
+});
+
+describe("Webhook delivery retries (D19)", () => {
+  it("a receiver answering 500, 500, 200 gets exactly three attempts, spaced 5 s : 15 s", async () => {
+    // The dev server fires activity retries shorter than about a second only after about a second, which
+    // would hide the ratio; at a quarter of D19's delays (1.25 s, 3.75 s) its timers are exact.
+    const scale = 0.25;
+    const queue = `deliveries-ratio-${randomUUID()}`;
+    const ratioWorker = await startWorker(temporalServer, workerDeps(scale), queue);
+    const workflowId = saveWorkflow(alice);
+    const flaky = await receiver((_, response, index) => sendJson(response, index < 2 ? 500 : 200, {}));
+    const subscriptionId = subscribe(alice, flaky.origin, { secret: "whsec_test_retries" });
+    const delivery = await execute(alice, workflowId, "manual", queue)
+      .then(() => settled(subscriptionId))
+      .finally(() => ratioWorker.stop());
+
+    expect(delivery).toMatchObject({ status: "succeeded", attempts: 3 });
+    expect(flaky.received).toHaveLength(3);
+    const keys = flaky.received.map((r) => header(r, "idempotency-key"));
+    expect(new Set(keys)).toEqual(new Set([delivery.id]));
+    const stamps = flaky.received.map((r) => Number(header(r, "service-timestamp")));
+    expect(stamps[1]).toBeGreaterThan(stamps[0] ?? 0);
+    expect(stamps[2]).toBeGreaterThan(stamps[1] ?? 0);
+    expect(new Set(flaky.received.map((r) => r.body)).size).toBe(1);
+    const [first = 0, second = 0, third = 0] = flaky.arrivals;
+    const gaps = [second - first, third - second];
+    // Each wait is at least its scheduled step; the second about three times the first (15 s : 5 s),
+    // within the 10 % jitter and Temporal's own few milliseconds of dispatch.
+    expect(gaps[0]).toBeGreaterThanOrEqual(retryDelaysMs[0] * scale);
+    expect(gaps[1]).toBeGreaterThanOrEqual(retryDelaysMs[1] * scale);
+    const ratio = (gaps[1] ?? 0) / (gaps[0] ?? 1);
+    expect(ratio).toBeGreaterThan(15 / (5 * 1.1) - 0.15);
+    expect(ratio).toBeLessThan((15 * 1.1) / 5 + 0.15);
+    const attempts = flowlog.store.deliveries.attemptsOf(delivery.id);
+    expect(attempts.map((a) => [a.series, a.attempt, a.outcome, a.httpStatus])).toEqual([
+      [1, 1, "retrying", 500],
+      [1, 2, "retrying", 500],
+      [1, 3, "succeeded", 200],
+    ]);
+  });
+
+  it("a 404 fails the delivery after one attempt", async () => {
+    const workflowId = saveWorkflow(alice);
+    const gone = await receiver((_, response) => sendJson(response, 404, { error: "no such hook" }));
+    const subscriptionId = subscribe(alice, gone.origin);
+    await execute(alice, workflowId);
+    const delivery = await settled(subscriptionId);
+    await sleep(retryDelaysMs[0] * delayScale * 3);
+    expect(delivery).toMatchObject({ status: "failed", attempts: 1 });
+    expect(gone.received).toHaveLength(1);
+  });
+
+  it("stops after five attempts when the receiver keeps failing", async () => {
+    const workflowId = saveWorkflow(alice);
+    const down = await receiver((_, response) => sendJson(response, 503, {}));
+    const subscriptionId = subscribe(alice, down.origin);
+    await execute(alice, workflowId);
+    const delivery = await settled(subscriptionId);
+    expect(delivery).toMatchObject({
+      status: "failed",
+      attempts: 5,
+      lastError: expect.stringMatching(/503/),
+    });
+    expect(down.received).toHaveLength(5);
+    expect(flowlog.store.deliveries.attemptsOf(delivery.id).at(-1)?.outcome).toBe("failed");
+  }, 30_000);
+});
+
+describe("The delivery log, redelivery and the Test RPC (issue 5, item 7; D18)", () => {
+  it("lists deliveries with their attempts, redelivers with the same ids, and keeps workspaces apart", async () => {
+    const workflowId = saveWorkflow(alice);
+    let answer = 404;
+    const hook = await receiver((_, response) => sendJson(response, answer, { answer }));
+    const subscriptionId = subscribe(alice, hook.origin);
+    const { logId } = await execute(alice, workflowId);
+    const delivery = await settled(subscriptionId);
+    const base = flowlog.server.url;
+
+    const list = await restWithKey(
+      base,
+      alice.key,
+      "GET",
+      `/api/v1/workspaces/${alice.workspaceId}/deliveries?subscriptionId=${subscriptionId}&status=failed&limit=5`,
+    );
+    expect(list.status).toBe(200);
+    expect(list.json).toEqual({
+      deliveries: [
+        expect.objectContaining({
+          id: delivery.id,
+          subscriptionId,
+          eventId: eventIdOf(logId),
+          logId,
+          status: "failed",
+          attemptCount: 1,
+          lastError: expect.stringMatching(/404/),
+        }),
+      ],
+    });
+    const succeeded = await restWithKey(
+      base,
+      alice.key,
+      "GET",
+      `/api/v1/workspaces/${alice.workspaceId}/deliveries?subscriptionId=${subscriptionId}&status=succeeded`,
+    );
+    expect(succeeded.json).toEqual({ deliveries: [] });
+
+    const redelivered = await restWithKey(
+      base,
+      alice.key,
+      "POST",
+      `/api/v1/deliveries/${delivery.id}:redeliver`,
+      {},
+    );
+    expect(redelivered.status).toBe(200);
+    expect(redelivered.json).toMatchObject({ series: 2, delivery: { id: delivery.id, status: "pending" } });
+    answer = 200;
+    await until("the redelivery", () =>
+      flowlog.store.deliveries.get(delivery.id)?.status === "succeeded" ? true : undefined,
+    );
+    expect(hook.received).toHaveLength(2);
+    expect(new Set(hook.received.map((r) => header(r, "idempotency-key")))).toEqual(new Set([delivery.id]));
+    expect(new Set(hook.received.map((r) => JSON.parse(r.body).id))).toEqual(new Set([eventIdOf(logId)]));
+
+    const detail = await restWithKey(base, alice.key, "GET", `/api/v1/deliveries/${delivery.id}`);
+    expect(detail.status).toBe(200);
+    expect(detail.json).toMatchObject({
+      delivery: { id: delivery.id, status: "succeeded", attemptCount: 2 },
+      event: { id: eventIdOf(logId), type: "workflow.execution.completed" },
+      attempts: [
+        { series: 1, attempt: 1, outcome: "failed", httpStatus: 404, responseSnippet: '{"answer":404}' },
+        { series: 2, attempt: 1, outcome: "succeeded", httpStatus: 200, responseSnippet: '{"answer":200}' },
+      ],
+    });
+
+    const listOfOther = await restWithKey(
+      base,
+      bob.key,
+      "GET",
+      `/api/v1/workspaces/${alice.workspaceId}/deliveries`,
+    );
+    expect(listOfOther.status).toBe(403);
+    const getOfOther = await restWithKey(base, bob.key, "GET", `/api/v1/deliveries/${delivery.id}`);
+    expect(getOfOther.status).toBe(404);
+    const redeliverOfOther = await restWithKey(
+      base,
+      bob.key,
+      "POST",
+      `/api/v1/deliveries/${delivery.id}:redeliver`,
+      {},
+    );
+    expect(redeliverOfOther.status).toBe(404);
+    const badLimit = await restWithKey(
+      base,
+      alice.key,
+      "GET",
+      `/api/v1/workspaces/${alice.workspaceId}/deliveries?limit=0`,
+    );
+    expect(badLimit.status).toBe(400);
+  });
+
+  it("refuses to redeliver while a series is still running", async () => {
+    const workflowId = saveWorkflow(alice);
+    const hanging = await receiver(async (_, response) => {
+      await sleep(1_500);
+      sendJson(response, 200, {});
+    });
+    const subscriptionId = subscribe(alice, hanging.origin);
+    await execute(alice, workflowId);
+    const delivery = await until("the delivery", () => deliveriesOf(subscriptionId)[0]);
+    const refused = await restWithKey(
+      flowlog.server.url,
+      alice.key,
+      "POST",
+      `/api/v1/deliveries/${delivery.id}:redeliver`,
+      {},
+    );
+    expect(refused.status).toBe(400);
+    await settled(subscriptionId);
+  });
+
+  it("sends a sample event through the real channel once and answers with the attempt", async () => {
+    const hook = await receiver((_, response) => sendJson(response, 202, { accepted: true }));
+    const subscriptionId = subscribe(alice, hook.origin, { secret: "whsec_test_sample" });
+    const tested = await restWithKey(
+      flowlog.server.url,
+      alice.key,
+      "POST",
+      `/api/v1/workspaces/${alice.workspaceId}/notifications/${subscriptionId}:test`,
+      {},
+    );
+    expect(tested.status).toBe(200);
+    expect(tested.json).toMatchObject({
+      attempt: { series: 1, attempt: 1, outcome: "succeeded", httpStatus: 202 },
+    });
+    expect(hook.received).toHaveLength(1);
+    const event = JSON.parse(hook.received[0]?.body ?? "");
+    expect(event).toMatchObject({
+      id: expect.stringMatching(/^evt_test_/),
+      type: "workflow.execution.completed",
+    });
+    expect(header(hook.received[0], "service-delivery-id")).toBe(
+      (tested.json as { deliveryId: string }).deliveryId,
+    );
+
+    const notMine = await restWithKey(
+      flowlog.server.url,
+      bob.key,
+      "POST",
+      `/api/v1/workspaces/${bob.workspaceId}/notifications/${subscriptionId}:test`,
+      {},
+    );
+    expect(notMine.status).toBe(404);
+  });
+});
+
+describe("Durability (D19: deliveries run durably on Temporal)", () => {
+  it("a worker stopped during a retry wait and restarted still completes the delivery, same delivery id", async () => {
+    // Its own queue and unscaled delays: the 5 s wait is long enough to stop one worker and start another.
+    const queue = `deliveries-restart-${randomUUID()}`;
+    const hook = await receiver((_, response, index) => sendJson(response, index === 0 ? 503 : 200, {}));
+    const subscriptionId = subscribe(alice, hook.origin);
+    const delivery = flowlog.store.deliveries.createOnce({
+      id: newId("dlv"),
+      eventId: newId("evt"),
+      eventType: "workflow.execution.completed",
+      subscriptionId,
+      workspaceId: alice.workspaceId,
+      logId: null,
+      event: { id: "evt_restart", type: "workflow.execution.completed", timestamp: Date.now(), data: {} },
+      createdAt: Date.now(),
+    });
+    let first: RunningWorker | undefined = await startWorker(temporalServer, workerDeps(1), queue);
+    const handle = await temporal.workflow.start("deliverNotification", {
+      workflowId: deliveryWorkflowId(delivery.id, 1),
+      taskQueue: queue,
+      args: [{ deliveryId: delivery.id, series: 1 }],
+    });
+    await until("the first attempt", () => (hook.received.length === 1 ? true : undefined));
+    await first.stop();
+    first = undefined;
+    const second = await startWorker(temporalServer, workerDeps(1), queue);
+    try {
+      expect(await handle.result()).toEqual({ deliveryId: delivery.id, series: 1, status: "succeeded" });
+    } finally {
+      await second.stop();
+    }
+    expect(hook.received.map((r) => header(r, "service-delivery-id"))).toEqual([delivery.id, delivery.id]);
+    expect(flowlog.store.deliveries.get(delivery.id)).toMatchObject({ status: "succeeded", attempts: 2 });
+  }, 60_000);
+});

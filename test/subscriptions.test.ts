@@ -1,0 +1,578 @@
+import { readFileSync } from "node:fs";
+import { Code } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NotificationsService } from "../gen/flowlog/notifications/v1/notifications_service_pb.js";
+import { databaseFile } from "../src/store/database.js";
+import { clientWithKey, restWithKey, rpcError } from "./support/api-server.js";
+import {
+  createAccount,
+  createWorkflow,
+  startFlowlog,
+  steppingClock,
+  type TestAccount,
+  type TestFlowlog,
+} from "./support/flowlog.js";
+
+const isoMs = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+let flowlog: TestFlowlog;
+let alice: TestAccount;
+let bob: TestAccount;
+
+beforeAll(async () => {
+  flowlog = await startFlowlog({ clock: steppingClock() });
+  alice = createAccount(flowlog.store);
+  bob = createAccount(flowlog.store);
+});
+afterAll(() => flowlog.close());
+
+type Json = Record<string, unknown>;
+type SubscriptionJson = Json & { id: string; webhook?: Json; active: boolean };
+
+const base = (workspaceId = alice.workspaceId) => `/api/v1/workspaces/${workspaceId}/notifications`;
+
+/** A REST call with Alice's key unless another is given. */
+const call = (method: string, path: string, body?: unknown, key: string = alice.key) =>
+  restWithKey(flowlog.server.url, key, method, path, body);
+
+const webhookTo = (url = "https://receiver.example.test/hooks") => ({
+  channel: "webhook",
+  webhook: { url },
+  allWorkflows: true,
+});
+
+async function createOverRest(body: Json, workspaceId = alice.workspaceId, key = alice.key) {
+  const response = await call("POST", base(workspaceId), body, key);
+  expect(response.status, response.text).toBe(200);
+  return response.json as { subscription: SubscriptionJson; secret?: string };
+}
+
+/** The field violations of a refused create, as REST clients read them (D10). */
+async function refusedFields(body: Json, method = "POST", path = base()): Promise<string[]> {
+  const response = await call(method, path, body);
+  expect(response.status, response.text).toBe(400);
+  const problem = response.json as { code: string; errors: { field: string }[] };
+  expect(problem.code).toBe("invalid_argument");
+  return problem.errors.map((e) => e.field);
+}
+
+describe("subscriptions over REST (D18)", () => {
+  it("creates a webhook subscription and reads it back with every field, active by default", async () => {
+    const workflowId = createWorkflow(flowlog.store, alice.workspaceId);
+    const { subscription, secret } = await createOverRest({
+      channel: "webhook",
+      webhook: { url: "https://receiver.example.test/hooks" },
+      workflowIds: [workflowId],
+      levelFilter: ["error"],
+      triggerFilter: ["api", "schedule"],
+      includeFinalOutput: true,
+      includeUsageData: true,
+      alertRule: { rule: "failure_rate", threshold: 25, windowHours: 24 },
+    });
+    expect(secret).toBeUndefined();
+    expect(subscription).toEqual({
+      id: expect.stringMatching(/^sub_/),
+      workspaceId: alice.workspaceId,
+      channel: "webhook",
+      webhook: { url: "https://receiver.example.test/hooks", hasSecret: false },
+      workflowIds: [workflowId],
+      allWorkflows: false,
+      levelFilter: ["error"],
+      triggerFilter: ["api", "schedule"],
+      includeFinalOutput: true,
+      includeTraceSpans: false,
+      includeRateLimits: false,
+      includeUsageData: true,
+      alertRule: { rule: "failure_rate", threshold: 25, windowHours: 24 },
+      active: true,
+      createdAt: expect.stringMatching(isoMs),
+      updatedAt: expect.stringMatching(isoMs),
+    });
+    const read = await call("GET", `${base()}/${subscription.id}`);
+    expect(read.status).toBe(200);
+    expect((read.json as Json).subscription).toEqual(subscription);
+  });
+
+  it("creates e-mail and slack subscriptions with only their channel's settings", async () => {
+    const email = await createOverRest({
+      channel: "email",
+      email: { recipients: ["ops@example.test", "dev@example.test"] },
+      allWorkflows: true,
+    });
+    expect(email.subscription).toMatchObject({
+      channel: "email",
+      email: { recipients: ["ops@example.test", "dev@example.test"] },
+    });
+    expect(email.subscription).not.toHaveProperty("webhook");
+    const slack = await createOverRest({
+      channel: "slack",
+      slack: { url: "https://hooks.slack.example.test/T000/B000/XXX" },
+      allWorkflows: true,
+    });
+    expect(slack.subscription).toMatchObject({ channel: "slack", slack: { url: expect.any(String) } });
+    expect(slack.subscription).not.toHaveProperty("email");
+  });
+
+  it("lists the workspace's subscriptions oldest first, and never another workspace's", async () => {
+    const { subscription: bobs } = await createOverRest(webhookTo(), bob.workspaceId, bob.key);
+    const first = (await createOverRest(webhookTo("https://a.example.test/"))).subscription;
+    const second = (await createOverRest(webhookTo("https://b.example.test/"))).subscription;
+    const listed = (await call("GET", base())).json as { subscriptions: SubscriptionJson[] };
+    const ids = listed.subscriptions.map((s) => s.id);
+    expect(ids.indexOf(first.id)).toBeLessThan(ids.indexOf(second.id));
+    expect(ids).not.toContain(bobs.id);
+  });
+
+  it("an update changes only the fields it sets", async () => {
+    const workflowId = createWorkflow(flowlog.store, alice.workspaceId);
+    const { subscription } = await createOverRest({
+      ...webhookTo(),
+      levelFilter: ["error"],
+      includeTraceSpans: true,
+    });
+    const response = await call("PATCH", `${base()}/${subscription.id}`, {
+      triggerFilter: ["manual"],
+      workflowIds: [workflowId],
+    });
+    expect(response.status, response.text).toBe(200);
+    const updated = (response.json as { subscription: SubscriptionJson }).subscription;
+    expect(updated).toMatchObject({
+      webhook: { url: "https://receiver.example.test/hooks" },
+      levelFilter: ["error"],
+      triggerFilter: ["manual"],
+      includeTraceSpans: true,
+      allWorkflows: false,
+      workflowIds: [workflowId],
+      createdAt: subscription.createdAt,
+    });
+    expect(updated.updatedAt).not.toBe(subscription.updatedAt);
+  });
+
+  it("an update switches the channel when it gives the new channel's settings", async () => {
+    const { subscription } = await createOverRest({
+      ...webhookTo(),
+      webhook: { url: "https://x.test/", generateSecret: true },
+    });
+    const switched = await call("PATCH", `${base()}/${subscription.id}`, {
+      channel: "email",
+      email: { recipients: ["ops@example.test"] },
+    });
+    expect(switched.status, switched.text).toBe(200);
+    expect((switched.json as Json).subscription).toMatchObject({ channel: "email" });
+    expect((switched.json as Json).subscription).not.toHaveProperty("webhook");
+    expect(await refusedFields({ channel: "slack" }, "PATCH", `${base()}/${subscription.id}`)).toEqual([
+      "slack",
+    ]);
+    // Back to webhook: the earlier secret is gone with the earlier channel.
+    const back = await call("PATCH", `${base()}/${subscription.id}`, {
+      channel: "webhook",
+      webhook: { url: "https://x.test/" },
+    });
+    expect((back.json as { subscription: SubscriptionJson }).subscription.webhook).toEqual({
+      url: "https://x.test/",
+      hasSecret: false,
+    });
+    expect(flowlog.store.notifications.getForDelivery(subscription.id)?.secret).toBeNull();
+  });
+
+  it("an alert rule with an empty rule removes the rule", async () => {
+    const { subscription } = await createOverRest({
+      ...webhookTo(),
+      alertRule: { rule: "cost_threshold", threshold: 2.5 },
+    });
+    expect(subscription.alertRule).toEqual({ rule: "cost_threshold", threshold: 2.5 });
+    const response = await call("PATCH", `${base()}/${subscription.id}`, { alertRule: {} });
+    expect(response.status, response.text).toBe(200);
+    expect((response.json as Json).subscription).not.toHaveProperty("alertRule");
+  });
+
+  it("a deleted subscription is 404 and no longer listed", async () => {
+    const { subscription } = await createOverRest(webhookTo());
+    expect((await call("DELETE", `${base()}/${subscription.id}`)).status).toBe(200);
+    expect((await call("GET", `${base()}/${subscription.id}`)).status).toBe(404);
+    expect((await call("DELETE", `${base()}/${subscription.id}`)).status).toBe(404);
+    expect((await call("PATCH", `${base()}/${subscription.id}`, { levelFilter: ["info"] })).status).toBe(404);
+    const listed = (await call("GET", base())).json as { subscriptions: SubscriptionJson[] };
+    expect(listed.subscriptions.map((s) => s.id)).not.toContain(subscription.id);
+  });
+
+  it("disable and enable switch active and keep every setting", async () => {
+    const { subscription } = await createOverRest({ ...webhookTo(), levelFilter: ["error"] });
+    const disabled = await call("POST", `${base()}/${subscription.id}:disable`, {});
+    expect(disabled.status, disabled.text).toBe(200);
+    expect((disabled.json as Json).subscription).toMatchObject({ active: false, levelFilter: ["error"] });
+    const enabled = await call("POST", `${base()}/${subscription.id}:enable`, {});
+    expect((enabled.json as Json).subscription).toMatchObject({ active: true, levelFilter: ["error"] });
+  });
+});
+
+describe("subscriptions over Connect", () => {
+  it("creates, updates, disables, lists and deletes through the same handlers", async () => {
+    const client = clientWithKey(NotificationsService, flowlog.server.url, alice.key);
+    const created = await client.createSubscription({
+      workspaceId: alice.workspaceId,
+      subscription: {
+        channel: "slack",
+        slack: { url: "https://chat.example.test/hook" },
+        allWorkflows: true,
+      },
+    });
+    const id = created.subscription?.id as string;
+    expect(created.subscription).toMatchObject({ channel: "slack", active: true, allWorkflows: true });
+    const updated = await client.updateSubscription({
+      workspaceId: alice.workspaceId,
+      id,
+      subscription: { triggerFilter: ["chat"] },
+    });
+    expect(updated.subscription?.triggerFilter).toEqual(["chat"]);
+    const disabled = await client.disableSubscription({ workspaceId: alice.workspaceId, id });
+    expect(disabled.subscription?.active).toBe(false);
+    const listed = await client.listSubscriptions({ workspaceId: alice.workspaceId });
+    expect(listed.subscriptions.find((s) => s.id === id)?.active).toBe(false);
+    await client.deleteSubscription({ workspaceId: alice.workspaceId, id });
+    const error = await rpcError(() => client.getSubscription({ workspaceId: alice.workspaceId, id }));
+    expect(error.code).toBe(Code.NotFound);
+  });
+
+  it("names bad fields relative to the subscription over Connect too", async () => {
+    const client = clientWithKey(NotificationsService, flowlog.server.url, alice.key);
+    const error = await rpcError(() =>
+      client.createSubscription({
+        workspaceId: alice.workspaceId,
+        subscription: { channel: "webhook", webhook: { url: "ftp://x.test/" }, allWorkflows: true },
+      }),
+    );
+    expect(error.code).toBe(Code.InvalidArgument);
+    expect(error.message).toContain("webhook.url");
+  });
+});
+
+describe("validation: every error names its field", () => {
+  const cases: [string, Json, string[]][] = [
+    ["a missing channel", { webhook: { url: "https://x.test/" }, allWorkflows: true }, ["channel"]],
+    ["an unknown channel", { channel: "sms", allWorkflows: true }, ["channel"]],
+    ["the channel's settings left out", { channel: "webhook", allWorkflows: true }, ["webhook"]],
+    ["another channel's settings", { ...webhookTo(), slack: { url: "https://x.test/" } }, ["slack"]],
+    ["a webhook without a url", { channel: "webhook", webhook: {}, allWorkflows: true }, ["webhook.url"]],
+    ["a webhook url that does not parse", webhookTo("not a url"), ["webhook.url"]],
+    ["a webhook url with another scheme", webhookTo("ftp://files.example.test/in"), ["webhook.url"]],
+    ["a javascript: url", webhookTo("javascript:alert(1)"), ["webhook.url"]],
+    [
+      "a slack url with another scheme",
+      { channel: "slack", slack: { url: "file:///etc/passwd" }, allWorkflows: true },
+      ["slack.url"],
+    ],
+    [
+      "a short webhook secret",
+      { ...webhookTo(), webhook: { url: "https://x.test/", secret: "short" } },
+      ["webhook.secret"],
+    ],
+    [
+      "a secret and generateSecret both",
+      { ...webhookTo(), webhook: { url: "https://x.test/", secret: "s".repeat(20), generateSecret: true } },
+      ["webhook.secret"],
+    ],
+    [
+      "no e-mail recipients",
+      { channel: "email", email: { recipients: [] }, allWorkflows: true },
+      ["email.recipients"],
+    ],
+    [
+      "eleven e-mail recipients",
+      {
+        channel: "email",
+        email: { recipients: Array.from({ length: 11 }, (_, i) => `u${i}@example.test`) },
+        allWorkflows: true,
+      },
+      ["email.recipients"],
+    ],
+    [
+      "an implausible e-mail address",
+      {
+        channel: "email",
+        email: { recipients: ["a@example.test", "b@example.test", "not-an-address"] },
+        allWorkflows: true,
+      },
+      ["email.recipients[2]"],
+    ],
+    [
+      "an address that would inject a header",
+      { channel: "email", email: { recipients: ["a@example.test\r\nBcc: x@evil.test"] }, allWorkflows: true },
+      ["email.recipients[0]"],
+    ],
+    ["an unknown level", { ...webhookTo(), levelFilter: ["warning", "error"] }, ["levelFilter[0]"]],
+    ["an unknown trigger", { ...webhookTo(), triggerFilter: ["api", "cron"] }, ["triggerFilter[1]"]],
+    ["no workflow selection", { channel: "webhook", webhook: { url: "https://x.test/" } }, ["workflowIds"]],
+    ["workflow ids with allWorkflows", { ...webhookTo(), workflowIds: ["wf_x"] }, ["workflowIds"]],
+    [
+      "a workflow that does not exist",
+      { channel: "webhook", webhook: { url: "https://x.test/" }, workflowIds: ["wf_missing"] },
+      ["workflowIds[0]"],
+    ],
+    [
+      "an unknown alert rule",
+      { ...webhookTo(), alertRule: { rule: "too_slow", threshold: 1 } },
+      ["alertRule.rule"],
+    ],
+    ["a threshold without a rule", { ...webhookTo(), alertRule: { threshold: 3 } }, ["alertRule.rule"]],
+    [
+      "a zero latency threshold",
+      { ...webhookTo(), alertRule: { rule: "latency_threshold", threshold: 0 } },
+      ["alertRule.threshold"],
+    ],
+    [
+      "a fractional count of failures",
+      { ...webhookTo(), alertRule: { rule: "consecutive_failures", threshold: 2.5 } },
+      ["alertRule.threshold"],
+    ],
+    [
+      "a failure rate above 100 percent",
+      { ...webhookTo(), alertRule: { rule: "failure_rate", threshold: 150, windowHours: 24 } },
+      ["alertRule.threshold"],
+    ],
+    [
+      "a negative cost threshold",
+      { ...webhookTo(), alertRule: { rule: "cost_threshold", threshold: -1 } },
+      ["alertRule.threshold"],
+    ],
+    [
+      "a windowed rule without its window",
+      { ...webhookTo(), alertRule: { rule: "error_count", threshold: 3 } },
+      ["alertRule.windowHours"],
+    ],
+    [
+      "a window of zero hours",
+      { ...webhookTo(), alertRule: { rule: "latency_spike", threshold: 50, windowHours: 0 } },
+      ["alertRule.windowHours"],
+    ],
+    [
+      "a window on a rule without one",
+      { ...webhookTo(), alertRule: { rule: "no_activity", threshold: 24, windowHours: 24 } },
+      ["alertRule.windowHours"],
+    ],
+  ];
+
+  it.each(cases)("refuses %s", async (_, body, fields) => {
+    expect(await refusedFields(body)).toEqual(fields);
+  });
+
+  it("reports every bad field at once", async () => {
+    const fields = await refusedFields({
+      channel: "webhook",
+      webhook: { url: "gopher://x.test/" },
+      allWorkflows: true,
+      levelFilter: ["debug"],
+      triggerFilter: ["cron"],
+    });
+    expect(fields).toEqual(["webhook.url", "levelFilter[0]", "triggerFilter[0]"]);
+  });
+
+  it("refuses a workflow of another workspace or a deleted one like a missing one", async () => {
+    const bobsWorkflow = createWorkflow(flowlog.store, bob.workspaceId);
+    const deleted = createWorkflow(flowlog.store, alice.workspaceId);
+    flowlog.store.workflows.deleteWorkflow(deleted, Date.now());
+    const fields = await refusedFields({
+      channel: "webhook",
+      webhook: { url: "https://x.test/" },
+      workflowIds: [bobsWorkflow, deleted],
+    });
+    expect(fields).toEqual(["workflowIds[0]", "workflowIds[1]"]);
+  });
+
+  it("accepts every rule with values in its range", async () => {
+    const rules = [
+      { rule: "consecutive_failures", threshold: 3 },
+      { rule: "failure_rate", threshold: 100, windowHours: 1 },
+      { rule: "latency_threshold", threshold: 0.5 },
+      { rule: "latency_spike", threshold: 300, windowHours: 24 },
+      { rule: "cost_threshold", threshold: 0.01 },
+      { rule: "no_activity", threshold: 26 },
+      { rule: "error_count", threshold: 0, windowHours: 0.5 },
+    ];
+    for (const alertRule of rules) {
+      expect((await createOverRest({ ...webhookTo(), alertRule })).subscription.alertRule).toEqual(alertRule);
+    }
+  });
+
+  it("a request without the subscription body names it", async () => {
+    const response = await call("POST", base(), undefined);
+    expect(response.status).toBe(400);
+  });
+});
+
+describe("the webhook secret is write-only (D18, D24)", () => {
+  it("a generated whsec_ secret is shown once, then only hasSecret", async () => {
+    const { subscription, secret } = await createOverRest({
+      ...webhookTo(),
+      webhook: { url: "https://receiver.example.test/hooks", generateSecret: true },
+    });
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(subscription.webhook).toEqual({ url: "https://receiver.example.test/hooks", hasSecret: true });
+    const path = `${base()}/${subscription.id}`;
+    const moved = await call("PATCH", path, { webhook: { url: "https://moved.example.test/hooks" } });
+    const reads = [
+      await call("GET", path),
+      await call("GET", base()),
+      await call("PATCH", path, { includeRateLimits: true }),
+      moved,
+      await call("POST", `${path}:disable`, {}),
+    ];
+    for (const read of reads) {
+      expect(read.status, read.text).toBe(200);
+      expect(read.text).not.toContain(secret);
+      expect(read.text).not.toContain("whsec_");
+    }
+    // A webhook update without a secret keeps it.
+    expect((moved.json as { subscription: SubscriptionJson }).subscription.webhook?.hasSecret).toBe(true);
+    expect(flowlog.store.notifications.getForDelivery(subscription.id)?.secret).toBe(secret);
+  });
+
+  it("a given secret is stored encrypted: the SQLite file never holds it in plaintext", async () => {
+    const given = `given-secret-${"k".repeat(24)}`;
+    const { subscription, secret } = await createOverRest({
+      ...webhookTo(),
+      webhook: { url: "https://receiver.example.test/hooks", secret: given },
+    });
+    expect(secret).toBeUndefined();
+    expect(subscription.webhook).toEqual({ url: "https://receiver.example.test/hooks", hasSecret: true });
+    const generated = (
+      await createOverRest({ ...webhookTo(), webhook: { url: "https://x.test/", generateSecret: true } })
+    ).secret as string;
+    const file = databaseFile(flowlog.dataDir);
+    const bytes = Buffer.concat(
+      [file, `${file}-wal`].map((f) => {
+        try {
+          return readFileSync(f);
+        } catch {
+          return Buffer.alloc(0);
+        }
+      }),
+    );
+    expect(bytes.includes(given)).toBe(false);
+    expect(bytes.includes(generated)).toBe(false);
+    expect(flowlog.store.notifications.getForDelivery(subscription.id)?.secret).toBe(given);
+  });
+
+  it("an update can rotate the secret (shown once) or remove it", async () => {
+    const { subscription, secret } = await createOverRest({
+      ...webhookTo(),
+      webhook: { url: "https://x.test/", generateSecret: true },
+    });
+    const path = `${base()}/${subscription.id}`;
+    const rotated = await call("PATCH", path, { webhook: { url: "https://x.test/", generateSecret: true } });
+    const rotatedSecret = (rotated.json as { secret: string }).secret;
+    expect(rotatedSecret).toMatch(/^whsec_/);
+    expect(rotatedSecret).not.toBe(secret);
+    expect(flowlog.store.notifications.getForDelivery(subscription.id)?.secret).toBe(rotatedSecret);
+    const removed = await call("PATCH", path, { webhook: { url: "https://x.test/", secret: "" } });
+    expect((removed.json as { subscription: SubscriptionJson }).subscription.webhook?.hasSecret).toBe(false);
+    expect(flowlog.store.notifications.getForDelivery(subscription.id)?.secret).toBeNull();
+  });
+});
+
+describe("workspace isolation (D10)", () => {
+  it("a workspace the caller is not a member of is 403 on every route", async () => {
+    const { subscription } = await createOverRest(webhookTo(), bob.workspaceId, bob.key);
+    const path = `${base(bob.workspaceId)}/${subscription.id}`;
+    const responses = [
+      await call("GET", base(bob.workspaceId)),
+      await call("POST", base(bob.workspaceId), webhookTo()),
+      await call("GET", path),
+      await call("PATCH", path, { levelFilter: ["error"] }),
+      await call("DELETE", path),
+      await call("POST", `${path}:enable`, {}),
+      await call("POST", `${path}:disable`, {}),
+    ];
+    expect(responses.map((r) => r.status)).toEqual([403, 403, 403, 403, 403, 403, 403]);
+    expect(flowlog.store.notifications.get(subscription.id)?.active).toBe(true);
+  });
+
+  it("another workspace's subscription id under the caller's own workspace is 404", async () => {
+    const { subscription } = await createOverRest(webhookTo(), bob.workspaceId, bob.key);
+    const path = `${base()}/${subscription.id}`;
+    const responses = [
+      await call("GET", path),
+      await call("PATCH", path, { levelFilter: ["error"] }),
+      await call("DELETE", path),
+      await call("POST", `${path}:disable`, {}),
+    ];
+    expect(responses.map((r) => r.status)).toEqual([404, 404, 404, 404]);
+    expect(flowlog.store.notifications.get(subscription.id)).toMatchObject({ active: true, levelFilter: [] });
+  });
+
+  it("no key is 401", async () => {
+    expect((await restWithKey(flowlog.server.url, null, "GET", base())).status).toBe(401);
+  });
+});
+
+describe("matching a completed execution (spec Events, D18)", () => {
+  it("selects by workflow, level and trigger; empty filters mean all; inactive and deleted never match", async () => {
+    const account = createAccount(flowlog.store);
+    const store = flowlog.store.notifications;
+    const create = async (body: Json) =>
+      (await createOverRest(body, account.workspaceId, account.key)).subscription.id;
+    const early = createWorkflow(flowlog.store, account.workspaceId, "Early");
+    const other = createWorkflow(flowlog.store, account.workspaceId, "Other");
+    const everything = await create({
+      ...webhookTo(),
+      webhook: { url: "https://x.test/", generateSecret: true },
+    });
+    const errorsOnly = await create({ ...webhookTo(), levelFilter: ["error"] });
+    const scheduledOnly = await create({ ...webhookTo(), triggerFilter: ["schedule", "manual"] });
+    const earlyOnly = await create({
+      channel: "email",
+      email: { recipients: ["a@example.test"] },
+      workflowIds: [early],
+    });
+    const disabled = await create(webhookTo());
+    await call("POST", `${base(account.workspaceId)}/${disabled}:disable`, {}, account.key);
+    const deleted = await create(webhookTo());
+    await call("DELETE", `${base(account.workspaceId)}/${deleted}`, undefined, account.key);
+    // Created after the subscriptions: allWorkflows covers future workflows too.
+    const later = createWorkflow(flowlog.store, account.workspaceId, "Later");
+
+    const matched = (workflowId: string, level: "info" | "error", trigger: "api" | "schedule" | "chat") =>
+      store.matching(account.workspaceId, { workflowId, level, trigger }).map((s) => s.id);
+
+    expect(matched(later, "info", "api")).toEqual([everything]);
+    expect(matched(later, "error", "api")).toEqual([everything, errorsOnly]);
+    expect(matched(later, "info", "schedule")).toEqual([everything, scheduledOnly]);
+    expect(matched(early, "info", "chat")).toEqual([everything, earlyOnly]);
+    expect(matched(other, "error", "schedule")).toEqual([everything, errorsOnly, scheduledOnly]);
+    const alices = store.matching(alice.workspaceId, { workflowId: later, level: "info", trigger: "api" });
+    expect(alices.map((s) => s.id)).not.toContain(everything);
+
+    await call("POST", `${base(account.workspaceId)}/${disabled}:enable`, {}, account.key);
+    expect(matched(later, "info", "api")).toEqual([everything, disabled]);
+  });
+
+  it("hands delivery the channel settings with the decrypted secret", async () => {
+    const account = createAccount(flowlog.store);
+    const { subscription, secret } = await createOverRest(
+      {
+        ...webhookTo(),
+        webhook: { url: "https://x.test/in", generateSecret: true },
+        includeFinalOutput: true,
+      },
+      account.workspaceId,
+      account.key,
+    );
+    const [match] = flowlog.store.notifications.matching(account.workspaceId, {
+      workflowId: "wf_any",
+      level: "info",
+      trigger: "api",
+    });
+    expect(match).toMatchObject({
+      id: subscription.id,
+      config: { channel: "webhook", url: "https://x.test/in" },
+      secret,
+      include: { finalOutput: true, traceSpans: false, rateLimits: false, usage: false },
+      deletedAt: null,
+    });
+    await call("DELETE", `${base(account.workspaceId)}/${subscription.id}`, undefined, account.key);
+    expect(flowlog.store.notifications.getForDelivery(subscription.id)).toMatchObject({
+      secret,
+      deletedAt: expect.any(Number),
+    });
+  });
+});
