@@ -5,11 +5,10 @@ import { executionCost } from "../src/services/pricing/model-prices.js";
 import { agentBaseUrlVariable, agentKeyVariable } from "../src/temporal/activities/block-activities.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { EngineHarness, type RunningWorker, startWorker } from "./support/engine.js";
+import { isoMs } from "./support/formats.js";
 import { type HttpReceiver, type ReceiverHandler, sendJson, startReceiver } from "./support/http-receiver.js";
 
 const temporal = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
-const isoMs = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
 const block = (type: string, name: string, config: JsonObject = {}, enabled = true): BlockJson => ({
   type,
   name,

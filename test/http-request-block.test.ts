@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type HttpRequestConfig,
   HttpRequestConfigError,
@@ -8,22 +8,12 @@ import {
 import { createOutboundDispatcher, refusedAddressClass } from "../src/security/outbound.js";
 import {
   closedPort,
-  type HttpReceiver,
   type ReceiverHandler,
+  receiversClosedAfterEach,
   sendJson,
-  startReceiver,
 } from "./support/http-receiver.js";
 
-const receivers: HttpReceiver[] = [];
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
-});
-
-async function receiver(handler: ReceiverHandler): Promise<HttpReceiver> {
-  const started = await startReceiver(handler);
-  receivers.push(started);
-  return started;
-}
+const receiver = receiversClosedAfterEach();
 
 /** Options that never wait: the delays asked for are recorded, and jitter draws the given fraction. */
 function harness(fraction = 0.5, allowPrivateNetworks = true) {

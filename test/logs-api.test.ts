@@ -12,8 +12,7 @@ import {
   type TestAccount,
   type TestFlowlog,
 } from "./support/flowlog.js";
-
-const isoMs = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+import { isoMs } from "./support/formats.js";
 
 let flowlog: TestFlowlog;
 let alice: TestAccount;

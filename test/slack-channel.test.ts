@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { buildCompletionEvent, type CompletionEvent, logUrlOf } from "../src/notifications/event.js";
 import {
   buildSlackMessage,
@@ -8,18 +8,9 @@ import {
   slackLimits,
 } from "../src/notifications/slack.js";
 import type { LogEntryRecord } from "../src/store/records.js";
-import { type HttpReceiver, type ReceiverHandler, startReceiver } from "./support/http-receiver.js";
+import { receiversClosedAfterEach } from "./support/http-receiver.js";
 
-const receivers: HttpReceiver[] = [];
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
-});
-
-async function receiver(handler: ReceiverHandler): Promise<HttpReceiver> {
-  const started = await startReceiver(handler);
-  receivers.push(started);
-  return started;
-}
+const receiver = receiversClosedAfterEach();
 
 const tokens = { prompt: 1000, completion: 234, total: 1234 };
 const entry: LogEntryRecord = {

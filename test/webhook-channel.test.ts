@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { setTimeout as delay } from "node:timers/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { buildCompletionEvent, type CompletionEvent } from "../src/notifications/event.js";
 import {
   type AttemptResult,
@@ -16,19 +16,11 @@ import {
   closedPort,
   type HttpReceiver,
   type ReceiverHandler,
-  startReceiver,
+  receiversClosedAfterEach,
 } from "./support/http-receiver.js";
 
-const receivers: HttpReceiver[] = [];
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
-});
-
-async function receiver(handler: ReceiverHandler = answering(200)): Promise<HttpReceiver> {
-  const started = await startReceiver(handler);
-  receivers.push(started);
-  return started;
-}
+const startClosedAfterEach = receiversClosedAfterEach();
+const receiver = (handler: ReceiverHandler = answering(200)) => startClosedAfterEach(handler);
 
 function answering(status: number, body = "", headers: Record<string, string> = {}): ReceiverHandler {
   return (_, response) => {

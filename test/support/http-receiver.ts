@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterEach } from "vitest";
 
 export interface ReceivedRequest {
   method: string;
@@ -68,4 +69,17 @@ export async function closedPort(): Promise<number> {
 export function sendJson(response: ServerResponse, status: number, body: unknown, headers = {}): void {
   response.writeHead(status, { "content-type": "application/json", ...headers });
   response.end(JSON.stringify(body));
+}
+
+/** A receiver factory for a test file: every receiver it starts is closed after each test. */
+export function receiversClosedAfterEach(): (handler: ReceiverHandler) => Promise<HttpReceiver> {
+  const open: HttpReceiver[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((receiver) => receiver.close()));
+  });
+  return async (handler) => {
+    const started = await startReceiver(handler);
+    open.push(started);
+    return started;
+  };
 }
