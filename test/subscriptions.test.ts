@@ -147,6 +147,20 @@ describe("subscriptions over REST (D18)", () => {
     expect(updated.updatedAt).not.toBe(subscription.updatedAt);
   });
 
+  it("a PATCH that sends an empty filter sets it back to all (the body's keys are the update mask)", async () => {
+    const { subscription } = await createOverRest({
+      ...webhookTo(),
+      levelFilter: ["error"],
+      triggerFilter: ["api"],
+    });
+    const response = await call("PATCH", `${base()}/${subscription.id}`, { levelFilter: [] });
+    expect(response.status, response.text).toBe(200);
+    expect((response.json as { subscription: SubscriptionJson }).subscription).toMatchObject({
+      levelFilter: [],
+      triggerFilter: ["api"],
+    });
+  });
+
   it("an update switches the channel when it gives the new channel's settings", async () => {
     const { subscription } = await createOverRest({
       ...webhookTo(),
@@ -224,6 +238,16 @@ describe("subscriptions over Connect", () => {
       subscription: { triggerFilter: ["chat"] },
     });
     expect(updated.subscription?.triggerFilter).toEqual(["chat"]);
+    // Without a mask an empty list keeps the filter; a mask naming it clears it.
+    const kept = await client.updateSubscription({ workspaceId: alice.workspaceId, id, subscription: {} });
+    expect(kept.subscription?.triggerFilter).toEqual(["chat"]);
+    const cleared = await client.updateSubscription({
+      workspaceId: alice.workspaceId,
+      id,
+      subscription: {},
+      updateMask: { paths: ["trigger_filter"] },
+    });
+    expect(cleared.subscription?.triggerFilter).toEqual([]);
     const disabled = await client.disableSubscription({ workspaceId: alice.workspaceId, id });
     expect(disabled.subscription?.active).toBe(false);
     const listed = await client.listSubscriptions({ workspaceId: alice.workspaceId });

@@ -194,3 +194,14 @@ function resolveFieldPath(method: DescMethod, message: DescMessage, path: string
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+/** Well-known types whose proto3 JSON form is a string, so a query parameter can carry them. */
+const stringValuedMessages = new Set([
+  "google.protobuf.FieldMask",
+  "google.protobuf.Timestamp",
+  "google.protobuf.Duration",
+]);
+
+export function isStringValuedMessage(field: DescField): boolean {
+  return field.fieldKind === "message" && stringValuedMessages.has(field.message.typeName);
+}

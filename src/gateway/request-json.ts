@@ -1,7 +1,7 @@
 import type { DescField, JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { ScalarType } from "@bufbuild/protobuf";
 import type { FieldViolation } from "../errors/api-errors.js";
-import type { HttpRoute } from "./http-rules.js";
+import { type HttpRoute, isStringValuedMessage } from "./http-rules.js";
 
 /**
  * Turns the parts of a REST request into the proto3 JSON form of the RPC's request message.
@@ -41,7 +41,18 @@ export function buildRequestJson(route: HttpRoute, parts: RestRequestParts): Req
 function bodyJson(route: HttpRoute, body: JsonValue | undefined): JsonObject {
   if (route.body === undefined || body === undefined) return {};
   if (route.body === "*") return isJsonObject(body) ? { ...body } : {};
-  return { [route.body.jsonName]: body };
+  return { [route.body.jsonName]: body, ...patchMask(route, body) };
+}
+
+/**
+ * A PATCH whose body is one field of a request with an `update_mask` changes exactly the keys the client
+ * sent, as grpc-gateway does: so a client can set a list back to empty, which proto3 cannot tell from
+ * leaving it out. A mask given in the query wins.
+ */
+function patchMask(route: HttpRoute, body: JsonValue): JsonObject {
+  const mask = route.method.input.fields.find((f) => f.name === "update_mask");
+  if (route.httpMethod !== "PATCH" || !mask || !isStringValuedMessage(mask) || !isJsonObject(body)) return {};
+  return { [mask.jsonName]: Object.keys(body).join(",") };
 }
 
 export function isJsonObject(value: JsonValue | undefined): value is JsonObject {
@@ -75,10 +86,12 @@ function convertQueryField(field: DescField, values: string[]): Converted {
     }
     return { value: converted };
   }
+  if (values.length > 1) return { violation: `${field.jsonName} must be given once` };
+  // Its JSON form is a string; the request's decoding checks it and names the field if it is wrong.
+  if (isStringValuedMessage(field)) return { value: values[0] as string };
   if (field.fieldKind !== "scalar" && field.fieldKind !== "enum") {
     return { violation: `${field.jsonName} cannot be set from the query string` };
   }
-  if (values.length > 1) return { violation: `${field.jsonName} must be given once` };
   const result = convertScalar(field, values[0] as string);
   return isViolation(result) ? result : { value: result };
 }

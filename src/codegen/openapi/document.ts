@@ -1,5 +1,5 @@
 import type { DescField, DescMessage, DescService } from "@bufbuild/protobuf";
-import { type HttpRoute, listHttpRoutes } from "../../gateway/http-rules.js";
+import { type HttpRoute, isStringValuedMessage, listHttpRoutes } from "../../gateway/http-rules.js";
 import {
   type Caller,
   headerComponents,
@@ -154,14 +154,15 @@ function pathParameters(route: HttpRoute, catalog: SchemaCatalog): JsonSchema[] 
 /** Query parameters carry JSON names; a repeated field is one comma-separated value (D9). */
 function queryParameters(route: HttpRoute, catalog: SchemaCatalog): JsonSchema[] {
   return route.queryFields.map((field) => {
-    if (field.fieldKind === "map" || field.message !== undefined) {
+    if (field.fieldKind === "map" || (field.message !== undefined && !isStringValuedMessage(field))) {
       throw new Error(
         `${route.method.input.typeName}.${field.name} cannot be a query parameter of ${route.template}: ` +
-          "only scalar and enum fields can; bind it in the path or the body",
+          "only scalar, enum and string-valued well-known fields can; bind it in the path or the body",
       );
     }
     const required = catalog.isRequiredInput(field);
-    const schema = catalog.valueSchema(field, "input");
+    // A FieldMask, Timestamp or Duration travels in the query as its JSON string.
+    const schema = isStringValuedMessage(field) ? { type: "string" } : catalog.valueSchema(field, "input");
     const list = field.fieldKind === "list" ? { style: "form", explode: false } : {};
     return { ...parameter(field.jsonName, "query", required, field, schema), ...list };
   });

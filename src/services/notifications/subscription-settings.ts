@@ -36,18 +36,26 @@ export function resolveSettings(
   input: NotificationSubscription,
   current: SubscriptionRecord | undefined,
   isLiveWorkflow: (workflowId: string) => boolean,
+  /** Fields an update mask names (proto names): replaced as given, so an empty filter means all again. */
+  replaced: ReadonlySet<string> = new Set(),
 ): ResolvedSettings {
   const violations: FieldViolation[] = [];
   const channel = channelOf(input, current, violations);
   const destination = channel && destinationOf(channel, input, current, violations);
   const settings = {
     ...selectionOf(input, current, isLiveWorkflow, violations),
-    levelFilter: filterOf("levelFilter", input.levelFilter, levels, current?.levelFilter, violations),
+    levelFilter: filterOf(
+      "levelFilter",
+      input.levelFilter,
+      levels,
+      replaced.has("level_filter") ? undefined : current?.levelFilter,
+      violations,
+    ),
     triggerFilter: filterOf(
       "triggerFilter",
       input.triggerFilter,
       triggers,
-      current?.triggerFilter,
+      replaced.has("trigger_filter") ? undefined : current?.triggerFilter,
       violations,
     ),
     include: {
@@ -216,7 +224,7 @@ function selectionOf(
   return { allWorkflows: false, workflowIds: ids };
 }
 
-/** An empty filter means all (D18); in an update, an empty list keeps the current filter. */
+/** An empty filter means all (D18); in an update without a mask naming it, an empty list keeps the current filter. */
 function filterOf<T extends string>(
   field: string,
   given: string[],

@@ -45,13 +45,14 @@ export function createSubscriptionsService({ store, clock }: SubscriptionsServic
     workspaceId: string,
     input: NotificationSubscription | undefined,
     current?: SubscriptionRecord,
+    replaced: ReadonlySet<string> = new Set(),
   ) => {
     const isLiveWorkflow = (workflowId: string) => {
       const workflow = store.workflows.getWorkflow(workflowId);
       return workflow?.workspaceId === workspaceId && workflow.deletedAt === null;
     };
     // The required-fields interceptor has refused a request without a subscription.
-    return resolveSettings(input as NotificationSubscription, current, isLiveWorkflow);
+    return resolveSettings(input as NotificationSubscription, current, isLiveWorkflow, replaced);
   };
 
   return {
@@ -82,6 +83,7 @@ export function createSubscriptionsService({ store, clock }: SubscriptionsServic
         request.workspaceId,
         request.subscription,
         current,
+        new Set(request.updateMask?.paths),
       );
       const updated = subscriptions.update(current.id, settings, secret, clock());
       return {
