@@ -251,6 +251,21 @@ const migrations: string[] = [
     PRIMARY KEY (delivery_id, series, attempt)
   ) WITHOUT ROWID;
   `,
+  `
+  -- When each (subscription, workflow) alert last fired (D21): the cooldown is claimed by one conditional
+  -- upsert, so two concurrent evaluations can never both fire; the row is also what users see.
+  CREATE TABLE alert_state (
+    subscription_id TEXT NOT NULL REFERENCES notification_subscriptions (id),
+    workflow_id TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    last_fired_at INTEGER NOT NULL,
+    last_event_id TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (subscription_id, workflow_id)
+  ) WITHOUT ROWID;
+  -- The rules read a workflow's recent executions by time (D21 windows).
+  CREATE INDEX log_entries_by_workflow_time ON log_entries (workflow_id, started_at);
+  `,
 ];
 
 export function migrate(db: Database): void {
