@@ -501,3 +501,46 @@ describe("Durability (D19: deliveries run durably on Temporal)", () => {
     expect(flowlog.store.deliveries.get(delivery.id)).toMatchObject({ status: "succeeded", attempts: 2 });
   }, 60_000);
 });
+
+describe("Alert rules on the delivery path (D21)", () => {
+  it("delivers the tripping execution's event with data.alert, once per cooldown, to a rule's subscription", async () => {
+    const alerts = await receiver();
+    const plain = await receiver();
+    const workflowId = saveWorkflow(alice);
+    const only = { allWorkflows: false, workflowIds: [workflowId] };
+    // Every real execution takes at least a millisecond, so this rule fires on each; the level filter is
+    // ignored for a rule (D21).
+    const alerting = subscribe(alice, alerts.origin, {
+      ...only,
+      levelFilter: ["error" as Level],
+      alertRule: { rule: "latency_threshold", threshold: 0.000_001, windowHours: null },
+    });
+    const everyExecution = subscribe(alice, plain.origin, only);
+
+    const first = await execute(alice, workflowId);
+    await execute(alice, workflowId);
+    // One fan-out makes all of an execution's deliveries: once the plain one has both, the rule has spoken.
+    await until("both plain deliveries", () =>
+      deliveriesOf(everyExecution).length === 2 ? true : undefined,
+    );
+    const [delivery] = await until("the alert delivery", () =>
+      deliveriesOf(alerting).length > 0 ? deliveriesOf(alerting) : undefined,
+    );
+    expect(deliveriesOf(alerting)).toHaveLength(1);
+    await settled(alerting);
+    const body = JSON.parse(alerts.received[0]?.body ?? "{}");
+    expect(delivery?.logId).toBe(first.logId);
+    expect(body.type).toBe("workflow.execution.completed");
+    expect(body.data.alert).toEqual({
+      rule: "latency_threshold",
+      reason: expect.stringMatching(/^Execution took [\d.]+ s, above 0\.000001 s$/),
+      threshold: 0.000_001,
+      observed: expect.any(Number),
+      windowHours: null,
+      firedAt: body.data.endedAt,
+    });
+    expect(flowlog.store.alerts.states(alerting)).toMatchObject([
+      { workflowId, rule: "latency_threshold", lastEventId: body.id, reason: body.data.alert.reason },
+    ]);
+  });
+});

@@ -86,6 +86,7 @@ describe("subscriptions over REST (D18)", () => {
       active: true,
       createdAt: expect.stringMatching(isoMs),
       updatedAt: expect.stringMatching(isoMs),
+      alertStates: [],
     });
     const read = await call("GET", `${base()}/${subscription.id}`);
     expect(read.status).toBe(200);
@@ -197,6 +198,29 @@ describe("subscriptions over REST (D18)", () => {
     const response = await call("PATCH", `${base()}/${subscription.id}`, { alertRule: {} });
     expect(response.status, response.text).toBe(200);
     expect((response.json as Json).subscription).not.toHaveProperty("alertRule");
+  });
+
+  it("shows when the rule last fired for each workflow, and why (D21)", async () => {
+    const { subscription } = await createOverRest({
+      ...webhookTo(),
+      alertRule: { rule: "error_count", threshold: 2, windowHours: 24 },
+    });
+    expect(subscription.alertStates).toEqual([]);
+    const reason = "3 executions failed in the last 24 h, more than 2";
+    flowlog.store.alerts.claim({
+      subscriptionId: subscription.id,
+      workflowId: "wf_alerting",
+      rule: "error_count",
+      firedAt: Date.parse("2026-11-01T10:00:00.000Z"),
+      eventId: "evt_alerting",
+      reason,
+    });
+    const response = await call("GET", `${base()}/${subscription.id}`);
+    expect((response.json as Json).subscription).toMatchObject({
+      alertStates: [
+        { workflowId: "wf_alerting", rule: "error_count", lastFiredAt: "2026-11-01T10:00:00.000Z", reason },
+      ],
+    });
   });
 
   it("a deleted subscription is 404 and no longer listed", async () => {

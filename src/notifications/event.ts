@@ -34,8 +34,22 @@ export interface CompletionEvent {
     traceSpans?: JsonValue[];
     rateLimits?: JsonValue;
     usage?: JsonValue;
+    /** Present only when an alert rule fired on this execution (D21). */
+    alert?: AlertPayload;
   };
   links: { log: string; execution: string };
+}
+
+/** D21 `data.alert`: why the alert fired, in the rule's own terms. */
+export interface AlertPayload {
+  rule: string;
+  /** A human sentence. */
+  reason: string;
+  threshold: number;
+  observed: number;
+  windowHours: number | null;
+  /** ISO 8601: when the rule fired, the tripping execution's end. */
+  firedAt: string;
 }
 
 export interface CompletionEventInput {
@@ -45,6 +59,8 @@ export interface CompletionEventInput {
   include: EventIncludes;
   /** Required when rateLimits or usage is included: the same limits object the API returns (D12). */
   limits?: Limits;
+  /** The alert this execution tripped, for a subscription with a rule (D21). */
+  alert?: AlertPayload;
 }
 
 /**
@@ -72,6 +88,7 @@ export function buildCompletionEvent(input: CompletionEventInput): CompletionEve
     if (include.rateLimits) data.rateLimits = limits.workflowExecutionRateLimit ?? null;
     if (include.usage) data.usage = limits.usage ?? null;
   }
+  if (input.alert) data.alert = input.alert;
   return {
     id: input.eventId,
     type: completionEventType,

@@ -2,6 +2,7 @@ import { STATUS_CODES } from "node:http";
 import { fetch, type Response } from "undici";
 import { innermostMessage, retryAfterMs } from "../blocks/retry.js";
 import { createOutboundDispatcher, outboundRefusalOf } from "../security/outbound.js";
+import type { AlertFiredEvent } from "./alert-event.js";
 import type { CompletionEvent } from "./event.js";
 import { signWebhook } from "./signature.js";
 
@@ -82,7 +83,8 @@ export interface WebhookAttempt {
   url: string;
   /** Optional (spec "Authentication" 4): without it no service-signature header is sent. */
   secret?: string;
-  event: CompletionEvent;
+  /** Either event type (D21): the body is the event, whichever it is, and `service-event` names its type. */
+  event: CompletionEvent | AlertFiredEvent;
   /** The delivery's id: service-delivery-id and Idempotency-Key, the same on every attempt (D19). */
   deliveryId: string;
   allowPrivateNetworks: boolean;

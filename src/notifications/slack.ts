@@ -43,10 +43,22 @@ export interface SlackMessageContext {
 export function buildSlackMessage(event: CompletionEvent, context: SlackMessageContext): SlackMessage {
   const { data } = event;
   const succeeded = data.status === "success";
-  const title = `Workflow ${context.workflowName} ${succeeded ? "succeeded" : "failed"}`;
+  const { alert } = data;
+  // An alert leads with its reason (D20, D21), as the e-mail subject does.
+  const title = alert
+    ? `Alert: ${context.workflowName} - ${alert.reason}`
+    : `Workflow ${context.workflowName} ${succeeded ? "succeeded" : "failed"}`;
   const duration = formatDuration(data.totalDurationMs);
   const cost = `$${data.cost.total.toFixed(4)} (${data.cost.tokens.total} tokens)`;
   const details: SlackBlock[] = [
+    ...(alert
+      ? [
+          {
+            type: "section" as const,
+            text: mrkdwn(truncated(`*${escaped(alert.reason)}*`, slackLimits.sectionText)),
+          },
+        ]
+      : []),
     {
       type: "section",
       fields: [

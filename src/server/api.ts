@@ -39,7 +39,7 @@ export function createApi({
       logs: createLogsService({ store, clock }),
       workflows: { ...createWorkflowsService({ store, clock }), ...createCallTriggers(executions) },
       triggers: createTriggersService({ ...executions, publicBaseUrl: config.publicBaseUrl }),
-      notifications: createSubscriptionsService({ store, clock }),
+      notifications: createSubscriptionsService({ store, clock, temporal }),
       deliveries: createDeliveriesService(executions),
       admin: createAdminService(new AccountsService(store.accounts, clock)),
     },

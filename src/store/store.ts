@@ -1,9 +1,11 @@
 import path from "node:path";
 import { loadMasterKey } from "../security/secrets.js";
 import { AccountsStore } from "./accounts-store.js";
+import { AlertsStore } from "./alerts-store.js";
 import { type Db, databaseFile, openDatabase } from "./database.js";
 import { DeliveriesStore } from "./deliveries-store.js";
 import { EnvironmentStore } from "./environment-store.js";
+import { InactivityStore } from "./inactivity-store.js";
 import { LogsStore } from "./logs-store.js";
 import { RateLimitStore } from "./rate-limit-store.js";
 import { SubscriptionsStore } from "./subscriptions-store.js";
@@ -25,6 +27,8 @@ export interface Store {
   usage: UsageStore;
   notifications: SubscriptionsStore;
   deliveries: DeliveriesStore;
+  inactivity: InactivityStore;
+  alerts: AlertsStore;
   close(): void;
 }
 
@@ -50,6 +54,8 @@ export function openStore(location: StoreLocation): Store {
     usage: new UsageStore(db),
     notifications: new SubscriptionsStore(db, masterKey),
     deliveries: new DeliveriesStore(db),
+    inactivity: new InactivityStore(db),
+    alerts: new AlertsStore(db),
     close: () => db.close(),
   };
 }

@@ -5,7 +5,7 @@ import type { Level, Trigger } from "./records.js";
 export const channels = ["webhook", "email", "slack"] as const;
 export type Channel = (typeof channels)[number];
 
-/** D21; evaluated by the alert rules, stored and validated until then. */
+/** D21; src/alerts/rules.ts evaluates the six driven by executions, the no-activity watcher the seventh. */
 export const alertRuleNames = [
   "consecutive_failures",
   "failure_rate",
@@ -211,7 +211,7 @@ export class SubscriptionsStore {
   /**
    * The subscriptions a completed execution notifies (spec "Events"): active, not deleted, selecting its
    * workflow (or all workflows), and whose level and trigger filters admit it (empty = all, D18). Alert
-   * rules are not evaluated here (D21).
+   * rules are not evaluated here, and the level filter does not apply to a subscription with one (D21).
    */
   matching(workspaceId: string, execution: ExecutionFacts): SubscriptionForDelivery[] {
     return (this.statements.activeOfWorkspace.all(workspaceId) as SubscriptionRow[])
@@ -219,7 +219,7 @@ export class SubscriptionsStore {
       .filter(
         (s) =>
           (s.allWorkflows || s.workflowIds.includes(execution.workflowId)) &&
-          (s.levelFilter.length === 0 || s.levelFilter.includes(execution.level)) &&
+          (s.alertRule !== null || s.levelFilter.length === 0 || s.levelFilter.includes(execution.level)) &&
           (s.triggerFilter.length === 0 || s.triggerFilter.includes(execution.trigger)),
       );
   }

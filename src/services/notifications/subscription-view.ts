@@ -3,11 +3,18 @@ import {
   type NotificationSubscription,
   NotificationSubscriptionSchema,
 } from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
+import type { AlertStateRecord } from "../../store/alerts-store.js";
 import type { SubscriptionRecord } from "../../store/subscriptions-store.js";
 import { isoFromMs } from "../../util/time.js";
 
-/** A subscription as the API shows it: the webhook secret only as hasSecret (D18, D24). */
-export function subscriptionView(subscription: SubscriptionRecord): NotificationSubscription {
+/**
+ * A subscription as the API shows it: the webhook secret only as hasSecret (D18, D24), and when its rule
+ * last fired for each workflow (D21).
+ */
+export function subscriptionView(
+  subscription: SubscriptionRecord,
+  alertStates: readonly AlertStateRecord[],
+): NotificationSubscription {
   const { alertRule, config, include } = subscription;
   return create(NotificationSubscriptionSchema, {
     id: subscription.id,
@@ -35,5 +42,11 @@ export function subscriptionView(subscription: SubscriptionRecord): Notification
     active: subscription.active,
     createdAt: isoFromMs(subscription.createdAt),
     updatedAt: isoFromMs(subscription.updatedAt),
+    alertStates: alertStates.map((state) => ({
+      workflowId: state.workflowId,
+      rule: state.rule,
+      lastFiredAt: isoFromMs(state.lastFiredAt),
+      reason: state.reason,
+    })),
   });
 }

@@ -1,4 +1,5 @@
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import type { Client } from "@temporalio/client";
 import type {
   NotificationSubscription,
   NotificationsService,
@@ -6,6 +7,7 @@ import type {
 import { callerOf } from "../../server/caller.js";
 import type { Store } from "../../store/store.js";
 import type { SubscriptionRecord } from "../../store/subscriptions-store.js";
+import { ensureInactivityWatchers } from "../../temporal/start-inactivity-watch.js";
 import { newId } from "../../util/ids.js";
 import { requireMember } from "../workspace-access.js";
 import { resolveSettings } from "./subscription-settings.js";
@@ -14,6 +16,8 @@ import { subscriptionView } from "./subscription-view.js";
 export interface SubscriptionsServiceDependencies {
   store: Store;
   clock: () => number;
+  /** Where the no-activity watchers run (D21). */
+  temporal: { client: Client; taskQueue?: string | undefined };
 }
 
 type Handlers = Partial<ServiceImpl<typeof NotificationsService>>;
@@ -22,8 +26,19 @@ type Handlers = Partial<ServiceImpl<typeof NotificationsService>>;
  * Notification subscriptions of a workspace (D18). Every call needs a member of the workspace in the
  * path (403 otherwise, D10); a subscription of another workspace is 404, like one that does not exist.
  */
-export function createSubscriptionsService({ store, clock }: SubscriptionsServiceDependencies): Handlers {
+export function createSubscriptionsService({
+  store,
+  clock,
+  temporal,
+}: SubscriptionsServiceDependencies): Handlers {
   const subscriptions = store.notifications;
+  const view = (subscription: SubscriptionRecord) =>
+    subscriptionView(subscription, store.alerts.states(subscription.id));
+  /** D21: a no_activity rule is checked by time, so saving or enabling one makes sure its watchers run. */
+  const watched = async (subscription: SubscriptionRecord) => {
+    await ensureInactivityWatchers(temporal, store, subscription, clock());
+    return view(subscription);
+  };
 
   /** A live subscription of the workspace, or 404: also when it was deleted between two statements. */
   const found = (workspaceId: string, id: string, subscription: SubscriptionRecord | undefined) => {
@@ -34,11 +49,11 @@ export function createSubscriptionsService({ store, clock }: SubscriptionsServic
   const visible = (workspaceId: string, id: string) => found(workspaceId, id, subscriptions.get(id));
 
   const setActive =
-    (active: boolean) => (request: { workspaceId: string; id: string }, context: HandlerContext) => {
+    (active: boolean) => async (request: { workspaceId: string; id: string }, context: HandlerContext) => {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
       const current = visible(request.workspaceId, request.id);
       const changed = subscriptions.setActive(current.id, active, clock());
-      return { subscription: subscriptionView(found(request.workspaceId, request.id, changed)) };
+      return { subscription: await watched(found(request.workspaceId, request.id, changed)) };
     };
 
   const resolve = (
@@ -56,27 +71,27 @@ export function createSubscriptionsService({ store, clock }: SubscriptionsServic
   };
 
   return {
-    createSubscription(request, context) {
+    async createSubscription(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
       const { settings, secret, generatedSecret } = resolve(request.workspaceId, request.subscription);
       const subscription = subscriptions.create(
         { id: newId("sub"), workspaceId: request.workspaceId, createdAt: clock(), ...settings },
         secret ?? null,
       );
-      return { subscription: subscriptionView(subscription), secret: generatedSecret };
+      return { subscription: await watched(subscription), secret: generatedSecret };
     },
 
     getSubscription(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
-      return { subscription: subscriptionView(visible(request.workspaceId, request.id)) };
+      return { subscription: view(visible(request.workspaceId, request.id)) };
     },
 
     listSubscriptions(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
-      return { subscriptions: subscriptions.list(request.workspaceId).map(subscriptionView) };
+      return { subscriptions: subscriptions.list(request.workspaceId).map(view) };
     },
 
-    updateSubscription(request, context) {
+    async updateSubscription(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
       const current = visible(request.workspaceId, request.id);
       const { settings, secret, generatedSecret } = resolve(
@@ -87,7 +102,7 @@ export function createSubscriptionsService({ store, clock }: SubscriptionsServic
       );
       const updated = subscriptions.update(current.id, settings, secret, clock());
       return {
-        subscription: subscriptionView(found(request.workspaceId, request.id, updated)),
+        subscription: await watched(found(request.workspaceId, request.id, updated)),
         secret: generatedSecret,
       };
     },

@@ -1,8 +1,11 @@
 import { createHash } from "node:crypto";
 import { ApplicationFailure, Context } from "@temporalio/activity";
+import { evaluateAlertRule } from "../../alerts/rules.js";
+import type { AlertFiredEvent } from "../../notifications/alert-event.js";
 import { deliveryPolicy, retryDelayMs } from "../../notifications/delivery-schedule.js";
 import { buildEmail, sendEmailAttempt } from "../../notifications/email.js";
 import {
+  type AlertPayload,
   buildCompletionEvent,
   type CompletionEvent,
   completionEventType,
@@ -18,8 +21,10 @@ import type {
   DeliveryWithEvent,
 } from "../../store/deliveries-store.js";
 import type { LogEntryRecord } from "../../store/records.js";
-import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
+import type { Store } from "../../store/store.js";
+import type { AlertRuleRecord, SubscriptionForDelivery } from "../../store/subscriptions-store.js";
 import { newId } from "../../util/ids.js";
+import { isoFromMs } from "../../util/time.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
 import type { ActivityDeps } from "./deps.js";
 
@@ -63,14 +68,15 @@ export function deliveryActivities(deps: ActivityDeps) {
       const { store } = deps;
       const entry = store.logs.getEntry(logId);
       if (!entry) throw ApplicationFailure.nonRetryable(`no log entry ${logId}`, "LogEntryNotFound");
-      const subscriptions = store.notifications
-        .matching(entry.workspaceId, entry)
-        // D21: a subscription with an alert rule is notified when its rule fires, not on every execution.
-        .filter((subscription) => subscription.alertRule === null);
       const eventOf = eventsOf(deps, entry);
       const createdAt = Date.now();
-      return subscriptions.map((subscription) => {
-        const event = eventOf(subscription.include);
+      return store.notifications.matching(entry.workspaceId, entry).flatMap((subscription) => {
+        // D21: a subscription with an alert rule is notified when its rule fires, not on every execution.
+        const alert = subscription.alertRule
+          ? firedAlert(store, subscription, subscription.alertRule, entry)
+          : undefined;
+        if (alert === null) return [];
+        const event = eventOf(subscription.include, alert);
         const delivery = store.deliveries.createOnce({
           id: newId("dlv"),
           eventId: event.id,
@@ -81,12 +87,14 @@ export function deliveryActivities(deps: ActivityDeps) {
           event,
           createdAt,
         });
-        return {
-          deliveryId: delivery.id,
-          workspaceId: entry.workspaceId,
-          workflowId: entry.workflowId,
-          subscriptionId: subscription.id,
-        };
+        return [
+          {
+            deliveryId: delivery.id,
+            workspaceId: entry.workspaceId,
+            workflowId: entry.workflowId,
+            subscriptionId: subscription.id,
+          },
+        ];
       });
     },
 
@@ -152,15 +160,43 @@ export function eventIdOf(logId: string): string {
 }
 
 /**
- * The event of one log entry for each set of include flags, built once per set: subscriptions that ask
- * for the same parts share one event. The limits are read once, and only when some subscription wants them.
+ * The alert a subscription's rule raises on this execution (D21), or null when the rule does not fire or
+ * the (subscription, workflow) pair is cooling down. The claim is keyed by the event, so a retried fan-out
+ * finds its own claim again and makes the same delivery.
  */
-function eventsOf(deps: ActivityDeps, entry: LogEntryRecord): (include: EventIncludes) => CompletionEvent {
+function firedAlert(
+  store: Store,
+  subscription: SubscriptionForDelivery,
+  rule: AlertRuleRecord,
+  entry: LogEntryRecord,
+): AlertPayload | null {
+  const fired = evaluateAlertRule(rule, entry, subscription.triggerFilter, store.alerts);
+  if (!fired) return null;
+  const claimed = store.alerts.claim({
+    subscriptionId: subscription.id,
+    workflowId: entry.workflowId,
+    rule: fired.rule,
+    firedAt: entry.endedAt,
+    eventId: eventIdOf(entry.id),
+    reason: fired.reason,
+  });
+  return claimed ? { ...fired, firedAt: isoFromMs(entry.endedAt) } : null;
+}
+
+/**
+ * The event of one log entry for each set of include flags and alert, built once per set: subscriptions
+ * that ask for the same parts share one event. The limits are read once, and only when some subscription
+ * wants them.
+ */
+function eventsOf(
+  deps: ActivityDeps,
+  entry: LogEntryRecord,
+): (include: EventIncludes, alert?: AlertPayload) => CompletionEvent {
   const built = new Map<string, CompletionEvent>();
   const user = entry.billedUserId === null ? undefined : deps.store.accounts.getUser(entry.billedUserId);
   let limits: ReturnType<typeof computeLimits> | undefined;
-  return (include) => {
-    const key = JSON.stringify(include);
+  return (include, alert) => {
+    const key = JSON.stringify([include, alert]);
     const existing = built.get(key);
     if (existing) return existing;
     // An execution billed to nobody has no limits to show: its event carries neither part.
@@ -172,6 +208,7 @@ function eventsOf(deps: ActivityDeps, entry: LogEntryRecord): (include: EventInc
       entry,
       include: withLimits ? include : { ...include, rateLimits: false, usage: false },
       ...(limits ? { limits } : {}),
+      ...(alert ? { alert } : {}),
     });
     built.set(key, event);
     return event;
@@ -183,9 +220,7 @@ async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<Ch
   const subscription = deps.store.notifications.getForDelivery(delivery.subscriptionId);
   if (!subscription || subscription.deletedAt !== null)
     return { outcome: "failed", error: "the subscription was deleted", durationMs: 0 };
-  const event = delivery.event as CompletionEvent;
-  if (event.type !== completionEventType)
-    return { outcome: "failed", error: `cannot send events of type ${event.type}`, durationMs: 0 };
+  const event = delivery.event as CompletionEvent | AlertFiredEvent;
   const { allowPrivateNetworks } = deps;
   const { publicBaseUrl, smtpUrl, mailFrom } = deps.notifications ?? unconfigured;
   const { config } = subscription;
@@ -199,6 +234,11 @@ async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<Ch
         allowPrivateNetworks,
         timeoutMs: deliveryTimeoutMs,
       });
+  }
+  // D21: a webhook carries either event as it is; e-mail and chat format only the completion event yet.
+  if (event.type !== completionEventType)
+    return { outcome: "failed", error: `cannot send events of type ${event.type}`, durationMs: 0 };
+  switch (config.channel) {
     case "slack":
       return sendSlackAttempt({
         url: config.url,
@@ -213,7 +253,11 @@ async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<Ch
         smtpUrl,
         from: mailFrom,
         recipients: config.recipients,
-        email: buildEmail(event, { workflowName: workflowNameOf(deps, event), publicBaseUrl }),
+        email: buildEmail(event, {
+          workflowName: workflowNameOf(deps, event),
+          publicBaseUrl,
+          ...(event.data.alert ? { alertReason: event.data.alert.reason } : {}),
+        }),
         timeoutMs: deliveryTimeoutMs,
       });
   }

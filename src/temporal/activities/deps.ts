@@ -17,4 +17,9 @@ export interface ActivityDeps {
 /** FLOWLOG_PUBLIC_BASE_URL, FLOWLOG_SMTP_URL, FLOWLOG_MAIL_FROM, and the retry policy an operator may raise (D19). */
 export type NotificationSettings = Pick<Config, "publicBaseUrl" | "smtpUrl" | "mailFrom"> & {
   delivery?: Partial<DeliveryPolicy>;
+  /**
+   * How many milliseconds an alert rule's hour lasts (D21 windows, the no-activity X and the cooldown):
+   * 3,600,000 unless tests shrink it, since the dev server cannot skip time.
+   */
+  alertHourMs?: number;
 };

@@ -3,6 +3,7 @@ import { blockActivities } from "./block-activities.js";
 import { deliveryActivities } from "./delivery-activities.js";
 import type { ActivityDeps } from "./deps.js";
 import { executionActivities } from "./execution-activities.js";
+import { inactivityActivities } from "./inactivity-activities.js";
 
 export type { ActivityDeps };
 
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
     ...executionActivities(deps),
     ...blockActivities(deps),
     ...deliveryActivities(deps),
+    ...inactivityActivities(deps),
   };
 }
 

@@ -39,8 +39,11 @@ export async function fanOutNotifications({ logId }: { logId: string }): Promise
   return targets.length;
 }
 
-/** Starts one series of a delivery, unless a replayed fan-out already did (the id names the series). */
-async function startDelivery(target: DeliveryTarget, series: number): Promise<void> {
+/**
+ * Starts one series of a delivery, unless a replayed fan-out already did (the id names the series). The
+ * no-activity watcher starts its alerts' deliveries through it too.
+ */
+export async function startDelivery(target: DeliveryTarget, series: number): Promise<void> {
   try {
     await startChild(deliverNotification, {
       workflowId: deliveryWorkflowId(target.deliveryId, series),

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flowlog/notifications/v1/notifications_service.proto.
  */
 export const file_flowlog_notifications_v1_notifications_service: GenFile = /*@__PURE__*/
-  fileDesc("CjRmbG93bG9nL25vdGlmaWNhdGlvbnMvdjEvbm90aWZpY2F0aW9uc19zZXJ2aWNlLnByb3RvEhhmbG93bG9nLm5vdGlmaWNhdGlvbnMudjEi5QUKGE5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbhIPCgJpZBgBIAEoCUID4EEDEhkKDHdvcmtzcGFjZV9pZBgCIAEoCUID4EEDEg8KB2NoYW5uZWwYAyABKAkSOQoHd2ViaG9vaxgEIAEoCzIoLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5XZWJob29rQ2hhbm5lbBI1CgVlbWFpbBgFIAEoCzImLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5FbWFpbENoYW5uZWwSNQoFc2xhY2sYBiABKAsyJi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuU2xhY2tDaGFubmVsEhQKDHdvcmtmbG93X2lkcxgHIAMoCRIaCg1hbGxfd29ya2Zsb3dzGAggASgISACIAQESFAoMbGV2ZWxfZmlsdGVyGAkgAygJEhYKDnRyaWdnZXJfZmlsdGVyGAogAygJEiEKFGluY2x1ZGVfZmluYWxfb3V0cHV0GAsgASgISAGIAQESIAoTaW5jbHVkZV90cmFjZV9zcGFucxgMIAEoCEgCiAEBEiAKE2luY2x1ZGVfcmF0ZV9saW1pdHMYDSABKAhIA4gBARIfChJpbmNsdWRlX3VzYWdlX2RhdGEYDiABKAhIBIgBARI3CgphbGVydF9ydWxlGA8gASgLMiMuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkFsZXJ0UnVsZRITCgZhY3RpdmUYECABKAhIBYgBARIXCgpjcmVhdGVkX2F0GBEgASgJQgPgQQMSFwoKdXBkYXRlZF9hdBgSIAEoCUID4EEDQhAKDl9hbGxfd29ya2Zsb3dzQhcKFV9pbmNsdWRlX2ZpbmFsX291dHB1dEIWChRfaW5jbHVkZV90cmFjZV9zcGFuc0IWChRfaW5jbHVkZV9yYXRlX2xpbWl0c0IVChNfaW5jbHVkZV91c2FnZV9kYXRhQgkKB19hY3RpdmUikgEKDldlYmhvb2tDaGFubmVsEgsKA3VybBgBIAEoCRIYCgZzZWNyZXQYAiABKAlCA+BBBEgAiAEBEiEKD2dlbmVyYXRlX3NlY3JldBgDIAEoCEID4EEESAGIAQESFwoKaGFzX3NlY3JldBgEIAEoCEID4EEDQgkKB19zZWNyZXRCEgoQX2dlbmVyYXRlX3NlY3JldCIiCgxFbWFpbENoYW5uZWwSEgoKcmVjaXBpZW50cxgBIAMoCSIbCgxTbGFja0NoYW5uZWwSCwoDdXJsGAEgASgJIlgKCUFsZXJ0UnVsZRIMCgRydWxlGAEgASgJEhEKCXRocmVzaG9sZBgCIAEoARIZCgx3aW5kb3dfaG91cnMYAyABKAFIAIgBAUIPCg1fd2luZG93X2hvdXJzIoUBChlDcmVhdGVTdWJzY3JpcHRpb25SZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEk0KDHN1YnNjcmlwdGlvbhgCIAEoCzIyLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5Ob3RpZmljYXRpb25TdWJzY3JpcHRpb25CA+BBAiKGAQoaQ3JlYXRlU3Vic2NyaXB0aW9uUmVzcG9uc2USSAoMc3Vic2NyaXB0aW9uGAEgASgLMjIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLk5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbhITCgZzZWNyZXQYAiABKAlIAIgBAUIJCgdfc2VjcmV0IkQKFkdldFN1YnNjcmlwdGlvblJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISDwoCaWQYAiABKAlCA+BBAiJjChdHZXRTdWJzY3JpcHRpb25SZXNwb25zZRJICgxzdWJzY3JpcHRpb24YASABKAsyMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTm90aWZpY2F0aW9uU3Vic2NyaXB0aW9uIjUKGExpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAiJmChlMaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlEkkKDXN1YnNjcmlwdGlvbnMYASADKAsyMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTm90aWZpY2F0aW9uU3Vic2NyaXB0aW9uIscBChlVcGRhdGVTdWJzY3JpcHRpb25SZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEg8KAmlkGAIgASgJQgPgQQISTQoMc3Vic2NyaXB0aW9uGAMgASgLMjIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLk5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbkID4EECEi8KC3VwZGF0ZV9tYXNrGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayKGAQoaVXBkYXRlU3Vic2NyaXB0aW9uUmVzcG9uc2USSAoMc3Vic2NyaXB0aW9uGAEgASgLMjIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLk5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbhITCgZzZWNyZXQYAiABKAlIAIgBAUIJCgdfc2VjcmV0IkcKGURlbGV0ZVN1YnNjcmlwdGlvblJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISDwoCaWQYAiABKAlCA+BBAiIcChpEZWxldGVTdWJzY3JpcHRpb25SZXNwb25zZSJHChlFbmFibGVTdWJzY3JpcHRpb25SZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEg8KAmlkGAIgASgJQgPgQQIiZgoaRW5hYmxlU3Vic2NyaXB0aW9uUmVzcG9uc2USSAoMc3Vic2NyaXB0aW9uGAEgASgLMjIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLk5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbiJIChpEaXNhYmxlU3Vic2NyaXB0aW9uUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIPCgJpZBgCIAEoCUID4EECImcKG0Rpc2FibGVTdWJzY3JpcHRpb25SZXNwb25zZRJICgxzdWJzY3JpcHRpb24YASABKAsyMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTm90aWZpY2F0aW9uU3Vic2NyaXB0aW9uMvQKChROb3RpZmljYXRpb25zU2VydmljZRLGAQoSQ3JlYXRlU3Vic2NyaXB0aW9uEjMuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkNyZWF0ZVN1YnNjcmlwdGlvblJlcXVlc3QaNC5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuQ3JlYXRlU3Vic2NyaXB0aW9uUmVzcG9uc2UiRYLT5JMCPzoMc3Vic2NyaXB0aW9uIi8vYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vbm90aWZpY2F0aW9ucxK0AQoPR2V0U3Vic2NyaXB0aW9uEjAuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkdldFN1YnNjcmlwdGlvblJlcXVlc3QaMS5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuR2V0U3Vic2NyaXB0aW9uUmVzcG9uc2UiPILT5JMCNhI0L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L25vdGlmaWNhdGlvbnMve2lkfRK1AQoRTGlzdFN1YnNjcmlwdGlvbnMSMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTGlzdFN1YnNjcmlwdGlvbnNSZXF1ZXN0GjMuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkxpc3RTdWJzY3JpcHRpb25zUmVzcG9uc2UiN4LT5JMCMRIvL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L25vdGlmaWNhdGlvbnMSywEKElVwZGF0ZVN1YnNjcmlwdGlvbhIzLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5VcGRhdGVTdWJzY3JpcHRpb25SZXF1ZXN0GjQuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLlVwZGF0ZVN1YnNjcmlwdGlvblJlc3BvbnNlIkqC0+STAkQ6DHN1YnNjcmlwdGlvbjI0L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L25vdGlmaWNhdGlvbnMve2lkfRK9AQoSRGVsZXRlU3Vic2NyaXB0aW9uEjMuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkRlbGV0ZVN1YnNjcmlwdGlvblJlcXVlc3QaNC5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGVsZXRlU3Vic2NyaXB0aW9uUmVzcG9uc2UiPILT5JMCNio0L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L25vdGlmaWNhdGlvbnMve2lkfRLHAQoSRW5hYmxlU3Vic2NyaXB0aW9uEjMuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkVuYWJsZVN1YnNjcmlwdGlvblJlcXVlc3QaNC5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRW5hYmxlU3Vic2NyaXB0aW9uUmVzcG9uc2UiRoLT5JMCQDoBKiI7L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L25vdGlmaWNhdGlvbnMve2lkfTplbmFibGUSywEKE0Rpc2FibGVTdWJzY3JpcHRpb24SNC5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGlzYWJsZVN1YnNjcmlwdGlvblJlcXVlc3QaNS5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGlzYWJsZVN1YnNjcmlwdGlvblJlc3BvbnNlIkeC0+STAkE6ASoiPC9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9ub3RpZmljYXRpb25zL3tpZH06ZGlzYWJsZWIGcHJvdG8z", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_field_mask]);
+  fileDesc("CjRmbG93bG9nL25vdGlmaWNhdGlvbnMvdjEvbm90aWZpY2F0aW9uc19zZXJ2aWNlLnByb3RvEhhmbG93bG9nLm5vdGlmaWNhdGlvbnMudjEipgYKGE5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbhIPCgJpZBgBIAEoCUID4EEDEhkKDHdvcmtzcGFjZV9pZBgCIAEoCUID4EEDEg8KB2NoYW5uZWwYAyABKAkSOQoHd2ViaG9vaxgEIAEoCzIoLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5XZWJob29rQ2hhbm5lbBI1CgVlbWFpbBgFIAEoCzImLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5FbWFpbENoYW5uZWwSNQoFc2xhY2sYBiABKAsyJi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuU2xhY2tDaGFubmVsEhQKDHdvcmtmbG93X2lkcxgHIAMoCRIaCg1hbGxfd29ya2Zsb3dzGAggASgISACIAQESFAoMbGV2ZWxfZmlsdGVyGAkgAygJEhYKDnRyaWdnZXJfZmlsdGVyGAogAygJEiEKFGluY2x1ZGVfZmluYWxfb3V0cHV0GAsgASgISAGIAQESIAoTaW5jbHVkZV90cmFjZV9zcGFucxgMIAEoCEgCiAEBEiAKE2luY2x1ZGVfcmF0ZV9saW1pdHMYDSABKAhIA4gBARIfChJpbmNsdWRlX3VzYWdlX2RhdGEYDiABKAhIBIgBARI3CgphbGVydF9ydWxlGA8gASgLMiMuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkFsZXJ0UnVsZRITCgZhY3RpdmUYECABKAhIBYgBARIXCgpjcmVhdGVkX2F0GBEgASgJQgPgQQMSFwoKdXBkYXRlZF9hdBgSIAEoCUID4EEDEj8KDGFsZXJ0X3N0YXRlcxgTIAMoCzIkLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5BbGVydFN0YXRlQgPgQQNCEAoOX2FsbF93b3JrZmxvd3NCFwoVX2luY2x1ZGVfZmluYWxfb3V0cHV0QhYKFF9pbmNsdWRlX3RyYWNlX3NwYW5zQhYKFF9pbmNsdWRlX3JhdGVfbGltaXRzQhUKE19pbmNsdWRlX3VzYWdlX2RhdGFCCQoHX2FjdGl2ZSKSAQoOV2ViaG9va0NoYW5uZWwSCwoDdXJsGAEgASgJEhgKBnNlY3JldBgCIAEoCUID4EEESACIAQESIQoPZ2VuZXJhdGVfc2VjcmV0GAMgASgIQgPgQQRIAYgBARIXCgpoYXNfc2VjcmV0GAQgASgIQgPgQQNCCQoHX3NlY3JldEISChBfZ2VuZXJhdGVfc2VjcmV0IiIKDEVtYWlsQ2hhbm5lbBISCgpyZWNpcGllbnRzGAEgAygJIhsKDFNsYWNrQ2hhbm5lbBILCgN1cmwYASABKAkiWAoJQWxlcnRSdWxlEgwKBHJ1bGUYASABKAkSEQoJdGhyZXNob2xkGAIgASgBEhkKDHdpbmRvd19ob3VycxgDIAEoAUgAiAEBQg8KDV93aW5kb3dfaG91cnMiVgoKQWxlcnRTdGF0ZRITCgt3b3JrZmxvd19pZBgBIAEoCRIMCgRydWxlGAIgASgJEhUKDWxhc3RfZmlyZWRfYXQYAyABKAkSDgoGcmVhc29uGAQgASgJIoUBChlDcmVhdGVTdWJzY3JpcHRpb25SZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEk0KDHN1YnNjcmlwdGlvbhgCIAEoCzIyLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5Ob3RpZmljYXRpb25TdWJzY3JpcHRpb25CA+BBAiKGAQoaQ3JlYXRlU3Vic2NyaXB0aW9uUmVzcG9uc2USSAoMc3Vic2NyaXB0aW9uGAEgASgLMjIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLk5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbhITCgZzZWNyZXQYAiABKAlIAIgBAUIJCgdfc2VjcmV0IkQKFkdldFN1YnNjcmlwdGlvblJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISDwoCaWQYAiABKAlCA+BBAiJjChdHZXRTdWJzY3JpcHRpb25SZXNwb25zZRJICgxzdWJzY3JpcHRpb24YASABKAsyMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTm90aWZpY2F0aW9uU3Vic2NyaXB0aW9uIjUKGExpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAiJmChlMaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlEkkKDXN1YnNjcmlwdGlvbnMYASADKAsyMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTm90aWZpY2F0aW9uU3Vic2NyaXB0aW9uIscBChlVcGRhdGVTdWJzY3JpcHRpb25SZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEg8KAmlkGAIgASgJQgPgQQISTQoMc3Vic2NyaXB0aW9uGAMgASgLMjIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLk5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbkID4EECEi8KC3VwZGF0ZV9tYXNrGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayKGAQoaVXBkYXRlU3Vic2NyaXB0aW9uUmVzcG9uc2USSAoMc3Vic2NyaXB0aW9uGAEgASgLMjIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLk5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbhITCgZzZWNyZXQYAiABKAlIAIgBAUIJCgdfc2VjcmV0IkcKGURlbGV0ZVN1YnNjcmlwdGlvblJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISDwoCaWQYAiABKAlCA+BBAiIcChpEZWxldGVTdWJzY3JpcHRpb25SZXNwb25zZSJHChlFbmFibGVTdWJzY3JpcHRpb25SZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEg8KAmlkGAIgASgJQgPgQQIiZgoaRW5hYmxlU3Vic2NyaXB0aW9uUmVzcG9uc2USSAoMc3Vic2NyaXB0aW9uGAEgASgLMjIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLk5vdGlmaWNhdGlvblN1YnNjcmlwdGlvbiJIChpEaXNhYmxlU3Vic2NyaXB0aW9uUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIPCgJpZBgCIAEoCUID4EECImcKG0Rpc2FibGVTdWJzY3JpcHRpb25SZXNwb25zZRJICgxzdWJzY3JpcHRpb24YASABKAsyMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTm90aWZpY2F0aW9uU3Vic2NyaXB0aW9uMvQKChROb3RpZmljYXRpb25zU2VydmljZRLGAQoSQ3JlYXRlU3Vic2NyaXB0aW9uEjMuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkNyZWF0ZVN1YnNjcmlwdGlvblJlcXVlc3QaNC5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuQ3JlYXRlU3Vic2NyaXB0aW9uUmVzcG9uc2UiRYLT5JMCPzoMc3Vic2NyaXB0aW9uIi8vYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vbm90aWZpY2F0aW9ucxK0AQoPR2V0U3Vic2NyaXB0aW9uEjAuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkdldFN1YnNjcmlwdGlvblJlcXVlc3QaMS5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuR2V0U3Vic2NyaXB0aW9uUmVzcG9uc2UiPILT5JMCNhI0L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L25vdGlmaWNhdGlvbnMve2lkfRK1AQoRTGlzdFN1YnNjcmlwdGlvbnMSMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTGlzdFN1YnNjcmlwdGlvbnNSZXF1ZXN0GjMuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkxpc3RTdWJzY3JpcHRpb25zUmVzcG9uc2UiN4LT5JMCMRIvL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L25vdGlmaWNhdGlvbnMSywEKElVwZGF0ZVN1YnNjcmlwdGlvbhIzLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5VcGRhdGVTdWJzY3JpcHRpb25SZXF1ZXN0GjQuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLlVwZGF0ZVN1YnNjcmlwdGlvblJlc3BvbnNlIkqC0+STAkQ6DHN1YnNjcmlwdGlvbjI0L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L25vdGlmaWNhdGlvbnMve2lkfRK9AQoSRGVsZXRlU3Vic2NyaXB0aW9uEjMuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkRlbGV0ZVN1YnNjcmlwdGlvblJlcXVlc3QaNC5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGVsZXRlU3Vic2NyaXB0aW9uUmVzcG9uc2UiPILT5JMCNio0L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L25vdGlmaWNhdGlvbnMve2lkfRLHAQoSRW5hYmxlU3Vic2NyaXB0aW9uEjMuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkVuYWJsZVN1YnNjcmlwdGlvblJlcXVlc3QaNC5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRW5hYmxlU3Vic2NyaXB0aW9uUmVzcG9uc2UiRoLT5JMCQDoBKiI7L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L25vdGlmaWNhdGlvbnMve2lkfTplbmFibGUSywEKE0Rpc2FibGVTdWJzY3JpcHRpb24SNC5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGlzYWJsZVN1YnNjcmlwdGlvblJlcXVlc3QaNS5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGlzYWJsZVN1YnNjcmlwdGlvblJlc3BvbnNlIkeC0+STAkE6ASoiPC9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9ub3RpZmljYXRpb25zL3tpZH06ZGlzYWJsZWIGcHJvdG8z", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_field_mask]);
 
 /**
  * Field violations name fields relative to the subscription: webhook.url, email.recipients[2],
@@ -126,6 +126,13 @@ export type NotificationSubscription = Message<"flowlog.notifications.v1.Notific
    * @generated from field: string updated_at = 18;
    */
   updatedAt: string;
+
+  /**
+   * When the alert rule last fired, per workflow of the selection (D21); empty until it has fired.
+   *
+   * @generated from field: repeated flowlog.notifications.v1.AlertState alert_states = 19;
+   */
+  alertStates: AlertState[];
 };
 
 /**
@@ -250,6 +257,44 @@ export const AlertRuleSchema: GenMessage<AlertRule> = /*@__PURE__*/
   messageDesc(file_flowlog_notifications_v1_notifications_service, 4);
 
 /**
+ * The last alert of one (subscription, workflow) pair (D21); the 1-hour cooldown runs from last_fired_at.
+ *
+ * @generated from message flowlog.notifications.v1.AlertState
+ */
+export type AlertState = Message<"flowlog.notifications.v1.AlertState"> & {
+  /**
+   * @generated from field: string workflow_id = 1;
+   */
+  workflowId: string;
+
+  /**
+   * The rule that fired, as in AlertRule.rule.
+   *
+   * @generated from field: string rule = 2;
+   */
+  rule: string;
+
+  /**
+   * @generated from field: string last_fired_at = 3;
+   */
+  lastFiredAt: string;
+
+  /**
+   * The human sentence the alert carried (data.alert.reason).
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.AlertState.
+ * Use `create(AlertStateSchema)` to create a new message.
+ */
+export const AlertStateSchema: GenMessage<AlertState> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 5);
+
+/**
  * @generated from message flowlog.notifications.v1.CreateSubscriptionRequest
  */
 export type CreateSubscriptionRequest = Message<"flowlog.notifications.v1.CreateSubscriptionRequest"> & {
@@ -269,7 +314,7 @@ export type CreateSubscriptionRequest = Message<"flowlog.notifications.v1.Create
  * Use `create(CreateSubscriptionRequestSchema)` to create a new message.
  */
 export const CreateSubscriptionRequestSchema: GenMessage<CreateSubscriptionRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 5);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 6);
 
 /**
  * @generated from message flowlog.notifications.v1.CreateSubscriptionResponse
@@ -293,7 +338,7 @@ export type CreateSubscriptionResponse = Message<"flowlog.notifications.v1.Creat
  * Use `create(CreateSubscriptionResponseSchema)` to create a new message.
  */
 export const CreateSubscriptionResponseSchema: GenMessage<CreateSubscriptionResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 6);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 7);
 
 /**
  * @generated from message flowlog.notifications.v1.GetSubscriptionRequest
@@ -315,7 +360,7 @@ export type GetSubscriptionRequest = Message<"flowlog.notifications.v1.GetSubscr
  * Use `create(GetSubscriptionRequestSchema)` to create a new message.
  */
 export const GetSubscriptionRequestSchema: GenMessage<GetSubscriptionRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 7);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 8);
 
 /**
  * @generated from message flowlog.notifications.v1.GetSubscriptionResponse
@@ -332,7 +377,7 @@ export type GetSubscriptionResponse = Message<"flowlog.notifications.v1.GetSubsc
  * Use `create(GetSubscriptionResponseSchema)` to create a new message.
  */
 export const GetSubscriptionResponseSchema: GenMessage<GetSubscriptionResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 8);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 9);
 
 /**
  * @generated from message flowlog.notifications.v1.ListSubscriptionsRequest
@@ -349,7 +394,7 @@ export type ListSubscriptionsRequest = Message<"flowlog.notifications.v1.ListSub
  * Use `create(ListSubscriptionsRequestSchema)` to create a new message.
  */
 export const ListSubscriptionsRequestSchema: GenMessage<ListSubscriptionsRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 9);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 10);
 
 /**
  * @generated from message flowlog.notifications.v1.ListSubscriptionsResponse
@@ -366,7 +411,7 @@ export type ListSubscriptionsResponse = Message<"flowlog.notifications.v1.ListSu
  * Use `create(ListSubscriptionsResponseSchema)` to create a new message.
  */
 export const ListSubscriptionsResponseSchema: GenMessage<ListSubscriptionsResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 10);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 11);
 
 /**
  * Fields set in subscription change, the others keep their values: an optional field when given, a
@@ -408,7 +453,7 @@ export type UpdateSubscriptionRequest = Message<"flowlog.notifications.v1.Update
  * Use `create(UpdateSubscriptionRequestSchema)` to create a new message.
  */
 export const UpdateSubscriptionRequestSchema: GenMessage<UpdateSubscriptionRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 11);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 12);
 
 /**
  * @generated from message flowlog.notifications.v1.UpdateSubscriptionResponse
@@ -432,7 +477,7 @@ export type UpdateSubscriptionResponse = Message<"flowlog.notifications.v1.Updat
  * Use `create(UpdateSubscriptionResponseSchema)` to create a new message.
  */
 export const UpdateSubscriptionResponseSchema: GenMessage<UpdateSubscriptionResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 12);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 13);
 
 /**
  * @generated from message flowlog.notifications.v1.DeleteSubscriptionRequest
@@ -454,7 +499,7 @@ export type DeleteSubscriptionRequest = Message<"flowlog.notifications.v1.Delete
  * Use `create(DeleteSubscriptionRequestSchema)` to create a new message.
  */
 export const DeleteSubscriptionRequestSchema: GenMessage<DeleteSubscriptionRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 13);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 14);
 
 /**
  * @generated from message flowlog.notifications.v1.DeleteSubscriptionResponse
@@ -467,7 +512,7 @@ export type DeleteSubscriptionResponse = Message<"flowlog.notifications.v1.Delet
  * Use `create(DeleteSubscriptionResponseSchema)` to create a new message.
  */
 export const DeleteSubscriptionResponseSchema: GenMessage<DeleteSubscriptionResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 14);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 15);
 
 /**
  * @generated from message flowlog.notifications.v1.EnableSubscriptionRequest
@@ -489,7 +534,7 @@ export type EnableSubscriptionRequest = Message<"flowlog.notifications.v1.Enable
  * Use `create(EnableSubscriptionRequestSchema)` to create a new message.
  */
 export const EnableSubscriptionRequestSchema: GenMessage<EnableSubscriptionRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 15);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 16);
 
 /**
  * @generated from message flowlog.notifications.v1.EnableSubscriptionResponse
@@ -506,7 +551,7 @@ export type EnableSubscriptionResponse = Message<"flowlog.notifications.v1.Enabl
  * Use `create(EnableSubscriptionResponseSchema)` to create a new message.
  */
 export const EnableSubscriptionResponseSchema: GenMessage<EnableSubscriptionResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 16);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 17);
 
 /**
  * @generated from message flowlog.notifications.v1.DisableSubscriptionRequest
@@ -528,7 +573,7 @@ export type DisableSubscriptionRequest = Message<"flowlog.notifications.v1.Disab
  * Use `create(DisableSubscriptionRequestSchema)` to create a new message.
  */
 export const DisableSubscriptionRequestSchema: GenMessage<DisableSubscriptionRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 17);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 18);
 
 /**
  * @generated from message flowlog.notifications.v1.DisableSubscriptionResponse
@@ -545,7 +590,7 @@ export type DisableSubscriptionResponse = Message<"flowlog.notifications.v1.Disa
  * Use `create(DisableSubscriptionResponseSchema)` to create a new message.
  */
 export const DisableSubscriptionResponseSchema: GenMessage<DisableSubscriptionResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_notifications_v1_notifications_service, 18);
+  messageDesc(file_flowlog_notifications_v1_notifications_service, 19);
 
 /**
  * Notification subscriptions of a workspace and their deliveries (D18-D21).

@@ -1,0 +1,163 @@
+import type { Db } from "./database.js";
+import type { Level, Trigger } from "./records.js";
+import type { AlertRuleName } from "./subscriptions-store.js";
+
+/** D21: one alert per (subscription, workflow) per hour at most; the one place this length is named. */
+export const alertCooldownMs = 60 * 60 * 1000;
+
+/** Which of a workflow's executions a rule sees (D21): the subscription's trigger filter, empty = all. */
+export interface ExecutionScope {
+  workflowId: string;
+  triggers: readonly Trigger[];
+}
+
+/** A time window of a workflow's executions by start time, both ends included. */
+export interface WindowQuery extends ExecutionScope {
+  fromStartedAt: number;
+  untilStartedAt: number;
+  /** A log entry left out of the window: the tripping one, when a rule compares it with the others. */
+  excludeLogId?: string;
+}
+
+export interface WindowStats {
+  executions: number;
+  errors: number;
+  /** null when the window is empty. */
+  averageDurationMs: number | null;
+}
+
+/** What a user sees of a (subscription, workflow) alert (issue 6, item 6). */
+export interface AlertStateRecord {
+  subscriptionId: string;
+  workflowId: string;
+  rule: AlertRuleName;
+  lastFiredAt: number;
+  lastEventId: string;
+  reason: string;
+}
+
+export interface AlertClaim {
+  subscriptionId: string;
+  workflowId: string;
+  rule: AlertRuleName;
+  /** The tripping execution's end (D21 "now"). */
+  firedAt: number;
+  eventId: string;
+  reason: string;
+  /** alertCooldownMs unless a test scales time down (the no-activity watcher's hours). */
+  cooldownMs?: number;
+}
+
+interface AlertStateRow {
+  subscription_id: string;
+  workflow_id: string;
+  rule: AlertRuleName;
+  last_fired_at: number;
+  last_event_id: string;
+  reason: string;
+}
+
+// Every read walks log_entries_by_workflow_time (workflow_id, started_at): a rule reads one workflow's
+// recent rows, never the table (issue 6: fast with millions of log rows). The trigger filter is bound
+// as a JSON array so one prepared statement serves every filter.
+const inScope = `workflow_id = @workflowId
+  AND (json_array_length(@triggers) = 0 OR trigger IN (SELECT value FROM json_each(@triggers)))`;
+
+const sql = {
+  lastLevels: `SELECT level FROM log_entries WHERE ${inScope} AND started_at <= @untilStartedAt
+    ORDER BY started_at DESC LIMIT @limit`,
+  windowStats: `SELECT count(*) AS executions, coalesce(sum(level = 'error'), 0) AS errors,
+      avg(total_duration_ms) AS averageDurationMs
+    FROM log_entries WHERE ${inScope} AND started_at BETWEEN @fromStartedAt AND @untilStartedAt
+      AND id <> @excludeLogId`,
+  firstStartedAt: "SELECT min(started_at) AS first FROM log_entries WHERE workflow_id = ?",
+} as const;
+
+/**
+ * The data behind the alert rules (D21): a workflow's recent executions, and the per (subscription,
+ * workflow) cooldown, claimed by one conditional upsert so that two evaluations, even in two processes,
+ * can never both fire.
+ */
+export class AlertsStore {
+  private readonly statements;
+
+  constructor(private readonly db: Db) {
+    this.statements = {
+      lastLevels: db.prepare(sql.lastLevels),
+      windowStats: db.prepare(sql.windowStats),
+      firstStartedAt: db.prepare(sql.firstStartedAt),
+      // The update happens only once the cooldown is over, or for the same event again: a retried
+      // fan-out must find the claim it already made, not lose its alert.
+      claim: db.prepare(
+        `INSERT INTO alert_state (subscription_id, workflow_id, rule, last_fired_at, last_event_id, reason)
+         VALUES (@subscriptionId, @workflowId, @rule, @firedAt, @eventId, @reason)
+         ON CONFLICT (subscription_id, workflow_id) DO UPDATE SET rule = excluded.rule,
+           last_fired_at = excluded.last_fired_at, last_event_id = excluded.last_event_id,
+           reason = excluded.reason
+         WHERE alert_state.last_fired_at <= excluded.last_fired_at - @cooldownMs
+           OR alert_state.last_event_id = excluded.last_event_id
+         RETURNING subscription_id`,
+      ),
+      states: db.prepare("SELECT * FROM alert_state WHERE subscription_id = ? ORDER BY workflow_id"),
+    };
+  }
+
+  /** The levels of the scope's latest executions started up to `untilStartedAt`, newest first. */
+  lastLevels(scope: ExecutionScope, untilStartedAt: number, limit: number): Level[] {
+    const rows = this.statements.lastLevels.all({ ...scopeParameters(scope), untilStartedAt, limit });
+    return (rows as { level: Level }[]).map((row) => row.level);
+  }
+
+  windowStats(query: WindowQuery): WindowStats {
+    return this.statements.windowStats.get(windowParameters(query)) as WindowStats;
+  }
+
+  /** When the workflow was first seen running, whatever its trigger; undefined before its first execution. */
+  firstStartedAt(workflowId: string): number | undefined {
+    const row = this.statements.firstStartedAt.get(workflowId) as { first: number | null };
+    return row.first ?? undefined;
+  }
+
+  /** True when this alert may be sent: no alert of the pair fired within the cooldown (D21). */
+  claim(alert: AlertClaim): boolean {
+    return this.statements.claim.get({ cooldownMs: alertCooldownMs, ...alert }) !== undefined;
+  }
+
+  /** The last alert of each workflow of a subscription. */
+  states(subscriptionId: string): AlertStateRecord[] {
+    return (this.statements.states.all(subscriptionId) as AlertStateRow[]).map((row) => ({
+      subscriptionId: row.subscription_id,
+      workflowId: row.workflow_id,
+      rule: row.rule,
+      lastFiredAt: row.last_fired_at,
+      lastEventId: row.last_event_id,
+      reason: row.reason,
+    }));
+  }
+
+  /** The plans of the rule queries, for tests that hold them to the index. */
+  explain(): string[] {
+    const parameters = {
+      ...windowParameters({ workflowId: "wf", triggers: ["api"], fromStartedAt: 0, untilStartedAt: 1 }),
+      limit: 1,
+    };
+    return Object.values(sql).flatMap((query) => {
+      const statement = this.db.prepare(`EXPLAIN QUERY PLAN ${query}`);
+      const rows = query.includes("?") ? statement.all("wf") : statement.all(parameters);
+      return (rows as { detail: string }[]).map((row) => row.detail);
+    });
+  }
+}
+
+function scopeParameters(scope: ExecutionScope) {
+  return { workflowId: scope.workflowId, triggers: JSON.stringify(scope.triggers) };
+}
+
+function windowParameters(query: WindowQuery) {
+  return {
+    ...scopeParameters(query),
+    fromStartedAt: query.fromStartedAt,
+    untilStartedAt: query.untilStartedAt,
+    excludeLogId: query.excludeLogId ?? "",
+  };
+}

@@ -1,0 +1,114 @@
+import { createHash } from "node:crypto";
+import { buildAlertFiredEvent } from "../../notifications/alert-event.js";
+import { alertCooldownMs } from "../../store/alerts-store.js";
+import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
+import { newId } from "../../util/ids.js";
+import type { DeliveryTarget } from "../delivery-ids.js";
+import type { InactivityWatch } from "../inactivity-ids.js";
+import type { ActivityDeps } from "./deps.js";
+
+const msPerHour = 3_600_000;
+
+/** What a watcher does next: stop for good, or come back at `dueAt` (now or later). */
+export type InactivityPlan = { kind: "stop" } | { kind: "due"; dueAt: number; waitMs: number };
+
+/**
+ * The side effects of the no-activity watcher (D21): reading the rule and the workflow's last execution,
+ * claiming the cooldown and creating the alert's delivery. The watcher workflow only sleeps and loops.
+ */
+export function inactivityActivities(deps: ActivityDeps) {
+  const hourMs = deps.notifications?.alertHourMs ?? msPerHour;
+  const cooldownMs = (alertCooldownMs / msPerHour) * hourMs;
+
+  /** The watch's subscription and X, while the watch still applies; undefined means stop. */
+  const watched = (watch: InactivityWatch) => {
+    const subscription = deps.store.notifications.getForDelivery(watch.subscriptionId);
+    const workflow = deps.store.workflows.getWorkflow(watch.workflowId);
+    if (!subscription || !workflow || !applies(subscription, watch.workflowId)) return undefined;
+    if (workflow.deletedAt !== null || subscription.alertRule?.rule !== "no_activity") return undefined;
+    const lastExecutionAt = deps.store.inactivity.lastExecutionAt(
+      watch.workflowId,
+      subscription.triggerFilter,
+    );
+    const silentUntil = (lastExecutionAt ?? watch.sinceMs) + subscription.alertRule.threshold * hourMs;
+    return {
+      subscription,
+      workflow,
+      thresholdHours: subscription.alertRule.threshold,
+      lastExecutionAt,
+      silentUntil,
+    };
+  };
+
+  return {
+    /** When the watcher should next look: at the end of the silence, or of the cooldown if that is later. */
+    async planInactivityCheck(watch: InactivityWatch): Promise<InactivityPlan> {
+      const state = watched(watch);
+      if (!state) return { kind: "stop" };
+      const lastFiredAt = deps.store.inactivity.lastFiredAt(watch.subscriptionId, watch.workflowId);
+      const dueAt = Math.max(state.silentUntil, lastFiredAt === null ? 0 : lastFiredAt + cooldownMs);
+      return { kind: "due", dueAt, waitMs: Math.max(0, dueAt - Date.now()) };
+    },
+
+    /**
+     * Fires the alert due at `dueAt` if the workflow is still silent and the cooldown is free: claims it and
+     * creates the delivery of a `workflow.alert.fired` event. The event id follows from the watch and
+     * `dueAt`, so a retried activity finds its own claim and delivery instead of making a second one.
+     */
+    async fireInactivityAlert(input: InactivityWatch & { dueAt: number }): Promise<DeliveryTarget | null> {
+      const state = watched(input);
+      const firedAt = Date.now();
+      if (!state || firedAt < state.silentUntil) return null;
+      const { subscription, workflow } = state;
+      const event = buildAlertFiredEvent({
+        eventId: alertEventIdOf(input, input.dueAt),
+        firedAtMs: firedAt,
+        workflow: { id: workflow.id, name: workflow.name },
+        thresholdHours: state.thresholdHours,
+        observedHours: (firedAt - (state.lastExecutionAt ?? input.sinceMs)) / hourMs,
+        lastExecutionAtMs: state.lastExecutionAt,
+      });
+      const claimed = deps.store.alerts.claim({
+        subscriptionId: subscription.id,
+        workflowId: workflow.id,
+        rule: "no_activity",
+        firedAt,
+        eventId: event.id,
+        reason: event.data.alert.reason,
+        cooldownMs,
+      });
+      if (!claimed) return null;
+      const delivery = deps.store.deliveries.createOnce({
+        id: newId("dlv"),
+        eventId: event.id,
+        eventType: event.type,
+        subscriptionId: subscription.id,
+        workspaceId: subscription.workspaceId,
+        logId: null,
+        event,
+        createdAt: firedAt,
+      });
+      return {
+        deliveryId: delivery.id,
+        workspaceId: subscription.workspaceId,
+        workflowId: workflow.id,
+        subscriptionId: subscription.id,
+      };
+    },
+  };
+}
+
+/** Live, enabled and still selecting the workflow: otherwise the watch is over. */
+function applies(subscription: SubscriptionForDelivery, workflowId: string): boolean {
+  return (
+    subscription.deletedAt === null &&
+    subscription.active &&
+    (subscription.allWorkflows || subscription.workflowIds.includes(workflowId))
+  );
+}
+
+/** One alert event per (watch, due time): the same on every retry of the activity that fires it. */
+function alertEventIdOf(watch: InactivityWatch, dueAt: number): string {
+  const key = `no_activity:${watch.subscriptionId}:${watch.workflowId}:${dueAt}`;
+  return newId("evt", createHash("sha256").update(key).digest().subarray(0, 12));
+}

@@ -1,0 +1,48 @@
+import {
+  condition,
+  continueAsNew,
+  defineSignal,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from "@temporalio/workflow";
+// Types only: activity code never enters the deterministic workflow bundle.
+import type { Activities } from "../activities/index.js";
+import { type InactivityWatch, recheckInactivitySignal } from "../inactivity-ids.js";
+import { startDelivery } from "./deliver-notifications.js";
+
+/** The store reads and writes retry until they land: a locked database must not cost an alert. */
+const { planInactivityCheck, fireInactivityAlert } = proxyActivities<Activities>({
+  startToCloseTimeout: "1 minute",
+  retry: { initialInterval: "1 second", maximumInterval: "1 minute" },
+});
+
+const recheck = defineSignal(recheckInactivitySignal);
+
+/** Checks per run before continuing as new: bounds the history of a watcher that lives for years. */
+const checksPerRun = 200;
+
+/**
+ * D21 `no_activity(X)`: evaluated by time, not on execution. Sleeps on a durable Temporal timer until X
+ * hours after the workflow's last execution (or the end of the cooldown), which survives worker and server
+ * restarts, then looks again: an execution in the meantime pushes the due time on; silence fires one
+ * `workflow.alert.fired` delivery per cooldown. Ends when the subscription no longer watches the workflow.
+ */
+export async function watchInactivity(watch: InactivityWatch): Promise<void> {
+  let woken = false;
+  setHandler(recheck, () => {
+    woken = true;
+  });
+  for (let check = 0; check < checksPerRun && !workflowInfo().continueAsNewSuggested; check++) {
+    const plan = await planInactivityCheck(watch);
+    if (plan.kind === "stop") return;
+    if (plan.waitMs > 0) {
+      woken = false;
+      await condition(() => woken, plan.waitMs);
+      continue;
+    }
+    const target = await fireInactivityAlert({ ...watch, dueAt: plan.dueAt });
+    if (target) await startDelivery(target, 1);
+  }
+  await continueAsNew<typeof watchInactivity>(watch);
+}

@@ -1,0 +1,354 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { evaluateAlertRule } from "../src/alerts/rules.js";
+import { buildEmail } from "../src/notifications/email.js";
+import { buildCompletionEvent } from "../src/notifications/event.js";
+import { buildSlackMessage } from "../src/notifications/slack.js";
+import { alertCooldownMs } from "../src/store/alerts-store.js";
+import type { Level, LogEntryRecord, Trigger } from "../src/store/records.js";
+import { openStore, type Store } from "../src/store/store.js";
+import type { AlertRuleRecord } from "../src/store/subscriptions-store.js";
+import { newId } from "../src/util/ids.js";
+import { createAccount, createWorkflow, execution, type TestAccount } from "./support/flowlog.js";
+
+let store: Store;
+let dataDir: string;
+let account: TestAccount;
+
+beforeAll(() => {
+  dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-alerts-"));
+  store = openStore({ dataDir });
+  account = createAccount(store);
+});
+afterAll(() => store.close());
+
+const t0 = Date.parse("2026-11-01T00:00:00.000Z");
+const hours = (n: number) => n * 60 * 60 * 1000;
+
+interface Run {
+  at: number;
+  level?: Level;
+  trigger?: Trigger;
+  durationMs?: number;
+  cost?: number;
+}
+
+/** Logs one execution of the workflow at a controlled time (D21 "now" is its end). */
+function run(workflowId: string, { at, level = "info", trigger = "api", durationMs = 1000, cost }: Run) {
+  const record = execution(account, workflowId, {
+    startedAt: at,
+    totalDurationMs: durationMs,
+    level,
+    trigger,
+  });
+  if (cost !== undefined) record.entry.cost = { ...record.entry.cost, total: cost };
+  store.logs.insertExecution(record);
+  return record.entry;
+}
+
+function evaluate(rule: AlertRuleRecord, entry: LogEntryRecord, triggers: Trigger[] = []) {
+  return evaluateAlertRule(rule, entry, triggers, store.alerts);
+}
+
+/** Runs the executions in order, answering what the rule says on each (true = fired). */
+function firings(rule: AlertRuleRecord, runs: Run[], triggers: Trigger[] = []): boolean[] {
+  const workflowId = createWorkflow(store, account.workspaceId);
+  return runs.map((r) => evaluate(rule, run(workflowId, r), triggers) !== null);
+}
+
+const minutes = (n: number) => n * 60 * 1000;
+const errorsAt = (...offsets: number[]): Run[] =>
+  offsets.map((offset) => ({ at: t0 + offset, level: "error" }));
+
+describe("consecutive_failures (D21)", () => {
+  const rule: AlertRuleRecord = { rule: "consecutive_failures", threshold: 3, windowHours: null };
+
+  it("fires when the last X executions are all errors, not at X - 1", () => {
+    expect(firings(rule, errorsAt(0, minutes(1), minutes(2)))).toEqual([false, false, true]);
+  });
+
+  it("a success resets the counter", () => {
+    const runs: Run[] = [
+      ...errorsAt(0, minutes(1)),
+      { at: t0 + minutes(2) },
+      ...errorsAt(minutes(3), minutes(4), minutes(5)),
+    ];
+    expect(firings(rule, runs)).toEqual([false, false, false, false, false, true]);
+  });
+
+  it("reports the count and a readable reason", () => {
+    const workflowId = createWorkflow(store, account.workspaceId);
+    const entries = errorsAt(0, minutes(1), minutes(2)).map((r) => run(workflowId, r));
+    expect(evaluate(rule, entries[2] as LogEntryRecord)).toEqual({
+      rule: "consecutive_failures",
+      threshold: 3,
+      windowHours: null,
+      observed: 3,
+      reason: "3 executions failed in a row",
+    });
+  });
+});
+
+describe("failure_rate (D21)", () => {
+  const rule: AlertRuleRecord = { rule: "failure_rate", threshold: 50, windowHours: 24 };
+
+  it("is silent below 5 executions in the window and fires from the fifth", () => {
+    // The first execution, a day and more earlier, only makes the workflow observed for the whole window.
+    const runs: Run[] = [
+      { at: t0 },
+      { at: t0 + hours(30) },
+      ...errorsAt(hours(30) + 1, hours(30) + 2, hours(30) + 3, hours(30) + 4),
+    ];
+    expect(firings(rule, runs)).toEqual([false, false, false, false, false, true]);
+  });
+
+  it("does not fire at exactly X % and fires above it", () => {
+    const runs: Run[] = [
+      { at: t0 },
+      { at: t0 + hours(30) },
+      { at: t0 + hours(30) + 1 },
+      { at: t0 + hours(30) + 2 },
+      ...errorsAt(hours(30) + 3, hours(30) + 4, hours(30) + 5, hours(30) + 6),
+    ];
+    // 3 of 6 in the window = 50 %: silent; 4 of 7: fires.
+    expect(firings(rule, runs).slice(-2)).toEqual([false, true]);
+  });
+
+  it("is silent before the workflow has been observed for Y hours, and fires once it has", () => {
+    const workflowId = createWorkflow(store, account.workspaceId);
+    const early = errorsAt(0, hours(1), hours(2), hours(3), hours(4)).map((r) => run(workflowId, r));
+    expect(evaluate(rule, early[4] as LogEntryRecord)).toBeNull();
+    // Ends exactly Y hours after the first execution started: the window has fully elapsed.
+    const late = run(workflowId, { at: t0 + hours(24) - 1000, level: "error", durationMs: 1000 });
+    expect(evaluate(rule, late)).toMatchObject({ observed: 100, windowHours: 24 });
+  });
+});
+
+describe("latency_threshold (D21)", () => {
+  const rule: AlertRuleRecord = { rule: "latency_threshold", threshold: 10, windowHours: null };
+
+  it("fires above X seconds, not at X", () => {
+    const runs: Run[] = [
+      { at: t0, durationMs: 10_000 },
+      { at: t0 + minutes(1), durationMs: 10_001 },
+    ];
+    expect(firings(rule, runs)).toEqual([false, true]);
+  });
+});
+
+describe("latency_spike (D21)", () => {
+  const rule: AlertRuleRecord = { rule: "latency_spike", threshold: 100, windowHours: 24 };
+  const baseline = (count: number): Run[] =>
+    Array.from({ length: count }, (_, i) => ({ at: t0 + minutes(i), durationMs: 1000 }));
+
+  it("fires above (1 + X/100) x the average of the previous executions, not at it", () => {
+    const workflowId = createWorkflow(store, account.workspaceId);
+    for (const r of baseline(5)) run(workflowId, r);
+    const candidate = (totalDurationMs: number) =>
+      execution(account, workflowId, { startedAt: t0 + minutes(10), totalDurationMs }).entry;
+    expect(evaluate(rule, candidate(2000))).toBeNull();
+    expect(evaluate(rule, candidate(2001))).not.toBeNull();
+  });
+
+  it("uses only the previous executions as the baseline", () => {
+    const workflowId = createWorkflow(store, account.workspaceId);
+    for (const r of baseline(5)) run(workflowId, r);
+    // Started later: not part of this execution's baseline, however slow.
+    run(workflowId, { at: t0 + minutes(30), durationMs: 100_000 });
+    // Were it its own baseline, the average would be 1183 ms and 2100 ms only 77 % above.
+    const spike = run(workflowId, { at: t0 + minutes(10), durationMs: 2100 });
+    expect(evaluate(rule, spike)).toMatchObject({ observed: expect.closeTo(110), threshold: 100 });
+  });
+
+  it("is silent with fewer than 5 previous executions", () => {
+    expect(firings(rule, [...baseline(4), { at: t0 + minutes(10), durationMs: 60_000 }])).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
+  });
+});
+
+describe("cost_threshold (D21)", () => {
+  const rule: AlertRuleRecord = { rule: "cost_threshold", threshold: 0.5, windowHours: null };
+
+  it("fires above X USD, not at X", () => {
+    const runs: Run[] = [
+      { at: t0, cost: 0.5 },
+      { at: t0 + 1, cost: 0.5000001 },
+    ];
+    expect(firings(rule, runs)).toEqual([false, true]);
+  });
+});
+
+describe("error_count (D21)", () => {
+  const rule: AlertRuleRecord = { rule: "error_count", threshold: 2, windowHours: 24 };
+
+  it("counts errors that are not consecutive, and fires at more than X", () => {
+    const runs: Run[] = [
+      ...errorsAt(0),
+      { at: t0 + minutes(1) },
+      ...errorsAt(minutes(2)),
+      { at: t0 + minutes(3) },
+      ...errorsAt(minutes(4)),
+    ];
+    expect(firings(rule, runs)).toEqual([false, false, false, false, true]);
+  });
+
+  it("counts only the last Y hours", () => {
+    expect(firings(rule, errorsAt(0, hours(1), hours(26)))).toEqual([false, false, false]);
+  });
+});
+
+describe("what a rule sees (D21)", () => {
+  const rule: AlertRuleRecord = { rule: "consecutive_failures", threshold: 2, windowHours: null };
+  const mixed: Run[] = [
+    { at: t0, level: "error", trigger: "schedule" },
+    { at: t0 + 1, trigger: "api" },
+    { at: t0 + 2, level: "error", trigger: "schedule" },
+  ];
+
+  it("the trigger filter narrows the executions a rule sees", () => {
+    expect(firings(rule, mixed, ["schedule"])).toEqual([false, false, true]);
+  });
+
+  it("an empty trigger filter means all triggers", () => {
+    expect(firings(rule, mixed, [])).toEqual([false, false, false]);
+  });
+
+  it("the level filter does not apply to a subscription with a rule", () => {
+    const workflowId = createWorkflow(store, account.workspaceId);
+    const id = newId("sub");
+    store.notifications.create(
+      {
+        id,
+        workspaceId: account.workspaceId,
+        createdAt: t0,
+        config: { channel: "webhook", url: "https://example.test/hook" },
+        allWorkflows: false,
+        workflowIds: [workflowId],
+        levelFilter: ["info"],
+        triggerFilter: [],
+        include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
+        alertRule: rule,
+        active: true,
+      },
+      null,
+    );
+    const failed = run(workflowId, { at: t0, level: "error" });
+    expect(store.notifications.matching(account.workspaceId, failed).map((s) => s.id)).toEqual([id]);
+  });
+
+  it("reads one workflow's rows through its time index, never the whole table", () => {
+    const plan = store.alerts.explain();
+    expect(plan.join("\n")).toMatch(/log_entries_by_workflow_time/);
+    expect(plan.filter((step) => /^SCAN (l|log_entries)\b/.test(step))).toEqual([]);
+  });
+});
+
+describe("cooldown (D21)", () => {
+  const claim = (subscriptionId: string, firedAt: number, eventId = newId("evt"), on = store) =>
+    on.alerts.claim({
+      subscriptionId,
+      workflowId: "wf_cooldown",
+      rule: "error_count",
+      firedAt,
+      eventId,
+      reason: "3 failed executions in the last 24 h",
+    });
+
+  function subscription(): string {
+    const id = newId("sub");
+    store.notifications.create(
+      {
+        id,
+        workspaceId: account.workspaceId,
+        createdAt: t0,
+        config: { channel: "webhook", url: "https://example.test/hook" },
+        allWorkflows: true,
+        workflowIds: [],
+        levelFilter: [],
+        triggerFilter: [],
+        include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
+        alertRule: { rule: "error_count", threshold: 2, windowHours: 24 },
+        active: true,
+      },
+      null,
+    );
+    return id;
+  }
+
+  it("suppresses a second alert within the hour and allows it after", () => {
+    const id = subscription();
+    expect(claim(id, t0)).toBe(true);
+    expect(claim(id, t0 + alertCooldownMs - 1)).toBe(false);
+    expect(claim(id, t0 + alertCooldownMs)).toBe(true);
+    expect(store.alerts.states(id)).toMatchObject([
+      { workflowId: "wf_cooldown", rule: "error_count", lastFiredAt: t0 + alertCooldownMs },
+    ]);
+  });
+
+  it("a retried evaluation of the same event finds its own claim", () => {
+    const id = subscription();
+    const eventId = newId("evt");
+    expect(claim(id, t0, eventId)).toBe(true);
+    expect(claim(id, t0, eventId)).toBe(true);
+  });
+
+  it("two concurrent evaluations, on two connections, fire once", async () => {
+    const id = subscription();
+    const other = openStore({ dataDir });
+    try {
+      const results = await Promise.all([
+        Promise.resolve().then(() => claim(id, t0)),
+        Promise.resolve().then(() => claim(id, t0, newId("evt"), other)),
+      ]);
+      expect(results.filter(Boolean)).toHaveLength(1);
+    } finally {
+      other.close();
+    }
+  });
+});
+
+describe("alert payloads (D20, D21)", () => {
+  const alert = {
+    rule: "error_count",
+    reason: "3 executions failed in the last 24 h, more than 2",
+    threshold: 2,
+    observed: 3,
+    windowHours: 24,
+    firedAt: "2026-11-01T10:00:01.234Z",
+  };
+  const alertEvent = () =>
+    buildCompletionEvent({
+      eventId: "evt_alert",
+      timestampMs: t0,
+      entry: execution(account, "wf_alert", { level: "error" }).entry,
+      include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
+      alert,
+    });
+
+  it("the completion event of the tripping execution carries data.alert", () => {
+    const event = alertEvent();
+    expect(event.type).toBe("workflow.execution.completed");
+    expect(event.data.alert).toEqual(alert);
+  });
+
+  it("the e-mail subject and the chat message lead with the reason", () => {
+    const event = alertEvent();
+    const email = buildEmail(event, {
+      workflowName: "Nightly",
+      publicBaseUrl: "http://x.test",
+      alertReason: alert.reason,
+    });
+    expect(email.subject).toBe(`Alert: Nightly - ${alert.reason}`);
+    const slack = buildSlackMessage(event, { workflowName: "Nightly", logUrl: "http://x.test/log" });
+    expect(slack.blocks[0]).toMatchObject({ text: { text: `Alert: Nightly - ${alert.reason}` } });
+    expect(slack.text).toContain(alert.reason);
+    expect(slack.attachments[0]?.blocks[0]).toMatchObject({ text: { text: `*${alert.reason}*` } });
+  });
+});
