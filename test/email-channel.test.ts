@@ -1,7 +1,13 @@
 import { once } from "node:events";
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildEmail, type EmailContent, sendEmailAttempt } from "../src/notifications/email.js";
+import { buildAlertFiredEvent } from "../src/notifications/alert-event.js";
+import {
+  buildAlertFiredEmail,
+  buildEmail,
+  type EmailContent,
+  sendEmailAttempt,
+} from "../src/notifications/email.js";
 import {
   type CompletionEvent,
   type EventIncludes,
@@ -179,6 +185,24 @@ describe("Events: the notification e-mail (D20)", () => {
     expect(mail.parsed.subject).toBe("Workflow Sync Bcc: attacker@example.test succeeded");
     expect(mail.parsed.bcc).toBeUndefined();
     expect(mail.rcptTo).toEqual(["ops@example.test"]);
+  });
+});
+
+describe("an inactivity alert by e-mail (D20, D21)", () => {
+  it("arrives with the reason in the subject and the silence in both parts", async () => {
+    const event = buildAlertFiredEvent({
+      eventId: "evt_alert_mail",
+      firedAtMs: Date.parse("2026-11-22T06:00:00.000Z"),
+      workflow: { id: "wf_nightly", name: "Nightly <report>" },
+      thresholdHours: 6,
+      observedHours: 6.5,
+      lastExecutionAtMs: null,
+    });
+    const email = buildAlertFiredEmail(event);
+    expect(email.subject).toBe(`Alert: Nightly <report> - ${event.data.alert.reason}`);
+    expect(email.text).toContain("never");
+    expect(email.html).not.toContain("<report>");
+    expect((await attempt(email, ["ops@example.test"])).outcome).toBe("succeeded");
   });
 });
 

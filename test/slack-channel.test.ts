@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { buildAlertFiredEvent } from "../src/notifications/alert-event.js";
 import { buildCompletionEvent, type CompletionEvent, logUrlOf } from "../src/notifications/event.js";
 import {
+  buildSlackAlertMessage,
   buildSlackMessage,
   type SlackBlock,
   type SlackMessage,
@@ -125,6 +127,22 @@ describe("D20: the team chat message (Slack incoming webhook, Block Kit)", () =>
     const message = buildSlackMessage(eventOf({ level: "error" }), { workflowName: "Sync", logUrl });
     expect(message.attachments[0]?.color).toBe("danger");
     expect(message.text).toMatch(/^Workflow Sync failed/);
+    expectValidBlockKit(message);
+  });
+
+  it("an inactivity alert (workflow.alert.fired) leads with its reason, coloured danger (D21)", () => {
+    const event = buildAlertFiredEvent({
+      eventId: "evt_alert",
+      firedAtMs: Date.parse("2026-11-22T06:00:00.000Z"),
+      workflow: { id: "wf_nightly", name: "Nightly" },
+      thresholdHours: 6,
+      observedHours: 6.5,
+      lastExecutionAtMs: Date.parse("2026-11-21T23:30:00.000Z"),
+    });
+    const message = buildSlackAlertMessage(event);
+    expect(message.text).toBe(`Alert: Nightly - ${event.data.alert.reason}`);
+    expect(message.attachments[0]?.color).toBe("danger");
+    expect(sectionTexts(message).join("\n")).toContain("2026-11-21T23:30:00.000Z");
     expectValidBlockKit(message);
   });
 

@@ -1,5 +1,6 @@
 import { performance } from "node:perf_hooks";
 import nodemailer, { type NodemailerError } from "nodemailer";
+import type { AlertFiredEvent } from "./alert-event.js";
 import { type CompletionEvent, logUrlOf } from "./event.js";
 import { type AttemptResult, snippetOfBytes } from "./http-channel.js";
 
@@ -58,6 +59,21 @@ interface JsonSection {
  * The notification e-mail of one completion event (D20). Text and HTML are rendered from the same rows and
  * sections, so the two parts cannot say different things.
  */
+/** The no-activity alert (D21) as an e-mail: the reason in the subject, as every alert's (D20). */
+export function buildAlertFiredEmail(event: AlertFiredEvent): EmailContent {
+  const { data } = event;
+  const subject = `Alert: ${oneLine(data.workflowName)} - ${oneLine(data.alert.reason)}`;
+  const rows: Row[] = [
+    { label: "Workflow", value: data.workflowName },
+    { label: "Alert", value: data.alert.reason },
+    { label: "Rule", value: data.alert.rule },
+    { label: "Last execution", value: data.lastExecutionAt ?? "never" },
+    { label: "Fired", value: data.alert.firedAt },
+    { label: "Workflow id", value: data.workflowId },
+  ];
+  return { subject, text: renderText(subject, rows, []), html: renderHtml(subject, rows, []) };
+}
+
 export function buildEmail(event: CompletionEvent, options: EmailOptions): EmailContent {
   const { data } = event;
   const outcome = data.status === "success" ? "succeeded" : "failed";

@@ -1,3 +1,4 @@
+import { type AlertFiredEvent, alertFiredEventType } from "./alert-event.js";
 import type { CompletionEvent } from "./event.js";
 import { type AttemptResult, postJson } from "./http-channel.js";
 
@@ -93,7 +94,7 @@ export function buildSlackMessage(event: CompletionEvent, context: SlackMessageC
 export interface SlackAttempt extends SlackMessageContext {
   /** The incoming-webhook URL; it is the credential, so it never appears in an error (D24). */
   url: string;
-  event: CompletionEvent;
+  event: CompletionEvent | AlertFiredEvent;
   allowPrivateNetworks: boolean;
   timeoutMs?: number;
   now?: () => number;
@@ -103,8 +104,36 @@ export interface SlackAttempt extends SlackMessageContext {
  * One chat attempt, through the same plumbing and classification as webhooks (D20): Slack acknowledges with
  * 200 "ok", answers 429 and 5xx when it wants a retry, and 4xx (invalid_payload, no_service, ...) otherwise.
  */
+/** The no-activity alert (D21) as a chat message: the reason leads, as every alert's does (D20). */
+export function buildSlackAlertMessage(event: AlertFiredEvent): SlackMessage {
+  const { data } = event;
+  const title = `Alert: ${data.workflowName} - ${data.alert.reason}`;
+  const fallback = escaped(title);
+  const details: SlackBlock[] = [
+    { type: "section", text: mrkdwn(truncated(`*${escaped(data.alert.reason)}*`, slackLimits.sectionText)) },
+    {
+      type: "section",
+      fields: [
+        field("Rule", data.alert.rule),
+        field("Threshold", `${data.alert.threshold} h`),
+        field("Silent for", `${data.alert.observed} h`),
+        field("Last execution", data.lastExecutionAt ?? "never"),
+      ],
+    },
+  ];
+  return {
+    text: fallback,
+    blocks: [
+      { type: "header", text: { type: "plain_text", text: truncated(title, slackLimits.headerText) } },
+    ],
+    attachments: [{ color: "danger", fallback, blocks: details }],
+  };
+}
+
 export function sendSlackAttempt(attempt: SlackAttempt): Promise<AttemptResult> {
-  const message = buildSlackMessage(attempt.event, attempt);
+  const { event } = attempt;
+  const message =
+    event.type === alertFiredEventType ? buildSlackAlertMessage(event) : buildSlackMessage(event, attempt);
   return postJson(attempt.url, JSON.stringify(message), {
     allowPrivateNetworks: attempt.allowPrivateNetworks,
     timeoutMs: attempt.timeoutMs,

@@ -3,7 +3,7 @@ import { ApplicationFailure, Context } from "@temporalio/activity";
 import { evaluateAlertRule } from "../../alerts/rules.js";
 import type { AlertFiredEvent } from "../../notifications/alert-event.js";
 import { deliveryPolicy, retryDelayMs } from "../../notifications/delivery-schedule.js";
-import { buildEmail, sendEmailAttempt } from "../../notifications/email.js";
+import { buildAlertFiredEmail, buildEmail, sendEmailAttempt } from "../../notifications/email.js";
 import {
   type AlertPayload,
   buildCompletionEvent,
@@ -234,17 +234,13 @@ async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<Ch
         allowPrivateNetworks,
         timeoutMs: deliveryTimeoutMs,
       });
-  }
-  // D21: a webhook carries either event as it is; e-mail and chat format only the completion event yet.
-  if (event.type !== completionEventType)
-    return { outcome: "failed", error: `cannot send events of type ${event.type}`, durationMs: 0 };
-  switch (config.channel) {
     case "slack":
       return sendSlackAttempt({
         url: config.url,
         event,
         workflowName: workflowNameOf(deps, event),
-        logUrl: logUrlOf(publicBaseUrl, event),
+        // An inactivity alert has no log entry of its own; its message links nothing.
+        logUrl: event.type === completionEventType ? logUrlOf(publicBaseUrl, event) : publicBaseUrl,
         allowPrivateNetworks,
         timeoutMs: deliveryTimeoutMs,
       });
@@ -253,11 +249,14 @@ async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<Ch
         smtpUrl,
         from: mailFrom,
         recipients: config.recipients,
-        email: buildEmail(event, {
-          workflowName: workflowNameOf(deps, event),
-          publicBaseUrl,
-          ...(event.data.alert ? { alertReason: event.data.alert.reason } : {}),
-        }),
+        email:
+          event.type === completionEventType
+            ? buildEmail(event, {
+                workflowName: workflowNameOf(deps, event),
+                publicBaseUrl,
+                ...(event.data.alert ? { alertReason: event.data.alert.reason } : {}),
+              })
+            : buildAlertFiredEmail(event),
         timeoutMs: deliveryTimeoutMs,
       });
   }
@@ -271,6 +270,6 @@ function secretOf(subscription: SubscriptionForDelivery): { secret?: string } {
 }
 
 /** E-mail subjects and chat titles name the workflow (D20); a sample event's workflow has no row. */
-function workflowNameOf(deps: ActivityDeps, event: CompletionEvent): string {
+function workflowNameOf(deps: ActivityDeps, event: { data: { workflowId: string } }): string {
   return deps.store.workflows.getWorkflow(event.data.workflowId)?.name ?? event.data.workflowId;
 }
