@@ -127,6 +127,46 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
     expect(event.data.alert.firedAt).toBe(new Date(event.timestamp).toISOString());
   });
 
+  it("watches a workflow created after a subscription to all workflows (D18: current and future)", async () => {
+    const target = await receiver();
+    const subscribed = await restWithKey(
+      flowlog.server.url,
+      alice.key,
+      "POST",
+      `/api/v1/workspaces/${alice.workspaceId}/notifications`,
+      {
+        channel: "webhook",
+        webhook: { url: target.origin },
+        allWorkflows: true,
+        alertRule: { rule: "no_activity", threshold: 0.5 },
+      },
+    );
+    expect(subscribed.status, subscribed.text).toBe(200);
+    const created = await restWithKey(
+      flowlog.server.url,
+      alice.key,
+      "POST",
+      `/api/v1/workspaces/${alice.workspaceId}/workflows`,
+      {
+        name: "Created later",
+        state: {
+          blocks: { start: { type: "starter", name: "Start" } },
+          edges: [],
+        },
+      },
+    );
+    expect(created.status, created.text).toBe(200);
+    const laterId = (created.json as { workflow: { id: string } }).workflow.id;
+    await until(() => target.received.some((r) => JSON.parse(r.body).data.workflowId === laterId), 15_000);
+    await restWithKey(
+      flowlog.server.url,
+      alice.key,
+      "POST",
+      `/api/v1/workspaces/${alice.workspaceId}/notifications/${(subscribed.json as { subscription: { id: string } }).subscription.id}:disable`,
+      {},
+    );
+  });
+
   it("stays silent while executions keep arriving, and fires once they stop", async () => {
     const workflowId = createWorkflow(flowlog.store, alice.workspaceId);
     const target = await receiver();

@@ -14,6 +14,7 @@ import { createCallTriggers } from "../services/triggers/call-triggers.js";
 import { createTriggersService } from "../services/triggers/triggers-service.js";
 import { createWorkflowsService } from "../services/workflows/workflows-service.js";
 import type { Store } from "../store/store.js";
+import { watchNewWorkflow } from "../temporal/start-inactivity-watch.js";
 import type { ApiServerOptions } from "./api-server.js";
 import { createAuthentication } from "./authentication.js";
 import { createRateLimitInterceptor } from "./rate-limit.js";
@@ -37,7 +38,14 @@ export function createApi({
   return {
     implementations: {
       logs: createLogsService({ store, clock }),
-      workflows: { ...createWorkflowsService({ store, clock }), ...createCallTriggers(executions) },
+      workflows: {
+        ...createWorkflowsService({
+          store,
+          clock,
+          onWorkflowCreated: (workflow) => watchNewWorkflow(temporal, store, workflow.workspaceId, clock()),
+        }),
+        ...createCallTriggers(executions),
+      },
       triggers: createTriggersService({ ...executions, publicBaseUrl: config.publicBaseUrl }),
       notifications: createSubscriptionsService({ store, clock, temporal }),
       deliveries: createDeliveriesService(executions),

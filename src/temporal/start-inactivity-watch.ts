@@ -41,3 +41,14 @@ export async function ensureInactivityWatchers(
     ),
   );
 }
+
+/** D18: "all workflows" includes future ones, so a new workflow gets the watchers of such subscriptions. */
+export async function watchNewWorkflow(
+  temporal: { client: Client; taskQueue?: string | undefined },
+  store: Store,
+  workspaceId: string,
+  now: number,
+): Promise<void> {
+  const all = store.notifications.list(workspaceId).filter((subscription) => subscription.allWorkflows);
+  await Promise.all(all.map((subscription) => ensureInactivityWatchers(temporal, store, subscription, now)));
+}

@@ -13,6 +13,8 @@ import { atVersion, folderView, storedState, workflowView } from "./workflow-vie
 export interface WorkflowsServiceDependencies {
   store: Store;
   clock: () => number;
+  /** Told of each new workflow: subscriptions to "all workflows" include future ones (D18, D21). */
+  onWorkflowCreated?: (workflow: { id: string; workspaceId: string }) => Promise<void>;
 }
 
 type Handlers = Partial<ServiceImpl<typeof WorkflowsService>>;
@@ -30,7 +32,11 @@ export function createWorkflowsService(dependencies: WorkflowsServiceDependencie
   };
 }
 
-function createDefinitionHandlers({ store, clock }: WorkflowsServiceDependencies): Handlers {
+function createDefinitionHandlers({
+  store,
+  clock,
+  onWorkflowCreated,
+}: WorkflowsServiceDependencies): Handlers {
   /** Every problem of the request at once: the folder and each rule the state breaks. */
   const checked = (workspaceId: string, folderId: string | undefined, state: WorkflowState | undefined) => {
     const folder = folderOf(store, workspaceId, folderId);
@@ -40,7 +46,7 @@ function createDefinitionHandlers({ store, clock }: WorkflowsServiceDependencies
   };
 
   return {
-    createWorkflow(request, context) {
+    async createWorkflow(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
       const { folderId, state } = checked(request.workspaceId, request.folderId, request.state);
       const now = clock();
@@ -56,6 +62,7 @@ function createDefinitionHandlers({ store, clock }: WorkflowsServiceDependencies
         updatedAt: now,
       };
       store.workflows.createWorkflow(workflow);
+      await onWorkflowCreated?.(workflow);
       return { workflow: workflowView(workflow) };
     },
 
