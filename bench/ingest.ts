@@ -1,0 +1,127 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { generateExecutions } from "../src/services/seed/generate.js";
+import { Random } from "../src/services/seed/random.js";
+import { seedWorkspace } from "../src/services/seed/seed.js";
+import { type Db, openDatabase } from "../src/store/database.js";
+import type { ExecutionRecord } from "../src/store/records.js";
+import { type Bench, type BenchOptions, perSecond, ratio } from "./support/report.js";
+import { openBenchStore } from "./support/store.js";
+
+const batchSize = 1_000;
+const counts = { quick: { single: 300, batched: 20_000 }, full: { single: 3_000, batched: 50_000 } };
+
+/**
+ * Executions (log entry, snapshot, trace spans) written per second through LogsStore (issue 7, item 3),
+ * one per transaction as the worker writes them and a thousand per transaction as seed does, against
+ * plain prepared INSERTs of the same rows into the same schema on a fresh file of the same settings.
+ */
+export const ingestBench: Bench = {
+  name: "ingest",
+  async run(options: BenchOptions) {
+    const count = options.quick ? counts.quick : counts.full;
+    const records = generate(Math.max(count.single, count.batched));
+    const rows = [
+      compare("single (1 per transaction)", records.slice(0, count.single), 1),
+      compare(`batched (${batchSize} per transaction)`, records.slice(0, count.batched), batchSize),
+    ];
+    return [
+      {
+        title: "ingest: executions written per second (log entry + snapshot + trace spans)",
+        columns: ["mode", "executions", "store /s", "raw /s", "store/raw"],
+        rows,
+        note: "raw: prepared INSERTs into log_entries, log_entry_models and execution_snapshots, one transaction per batch.",
+      },
+    ];
+  },
+};
+
+/** Realistic executions of the demo workflows, generated once so neither side pays for generating them. */
+function generate(count: number): ExecutionRecord[] {
+  const bench = openBenchStore();
+  try {
+    seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: 0, seed: "bench" });
+    const workflows = bench.store.workflows.listWorkflows(bench.workspaceId);
+    const request = { workflows, count, days: 30, now: Date.now(), billedUserId: bench.user.id };
+    return [...generateExecutions(new Random("bench:ingest"), request)];
+  } finally {
+    bench.dispose();
+  }
+}
+
+function compare(mode: string, records: ExecutionRecord[], perTransaction: number): (string | number)[] {
+  const raw = timed(records, perTransaction, rawWriter);
+  const store = timed(records, perTransaction, storeWriter);
+  return [mode, records.length, perSecond(store), perSecond(raw), ratio(store / raw)];
+}
+
+type Writer = () => { write(batch: ExecutionRecord[]): void; dispose(): void };
+
+/** Executions per second writing `records` in batches of `perTransaction` on a fresh file. */
+function timed(records: ExecutionRecord[], perTransaction: number, open: Writer): number {
+  const writer = open();
+  try {
+    const start = performance.now();
+    for (let i = 0; i < records.length; i += perTransaction)
+      writer.write(records.slice(i, i + perTransaction));
+    return records.length / ((performance.now() - start) / 1000);
+  } finally {
+    writer.dispose();
+  }
+}
+
+const storeWriter: Writer = () => {
+  const bench = openBenchStore();
+  const { logs } = bench.store;
+  return {
+    write: (batch) =>
+      batch.length === 1 && batch[0] ? logs.insertExecution(batch[0]) : logs.insertExecutions(batch),
+    dispose: bench.dispose,
+  };
+};
+
+const rawWriter: Writer = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-raw-"));
+  const db = openDatabase(path.join(dir, "raw.sqlite"));
+  const insert = rawInserts(db);
+  const write = db.transaction((batch: ExecutionRecord[]) => {
+    for (const record of batch) insert(record);
+  });
+  return {
+    write,
+    dispose: () => {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+};
+
+/** The baseline: the rows LogsStore writes for one execution, by positional prepared statements. */
+function rawInserts(db: Db): (record: ExecutionRecord) => void {
+  const entry = db.prepare("INSERT INTO log_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  const model = db.prepare("INSERT INTO log_entry_models VALUES (?, ?, ?, ?)");
+  const snapshot = db.prepare("INSERT INTO execution_snapshots VALUES (?, ?)");
+  return ({ entry: e, workflowState }) => {
+    entry.run(
+      e.id,
+      e.workspaceId,
+      e.workflowId,
+      e.folderId,
+      e.executionId,
+      e.billedUserId,
+      e.level,
+      e.trigger,
+      e.startedAt,
+      e.endedAt,
+      e.totalDurationMs,
+      e.cost.total,
+      JSON.stringify({ tokens: e.cost.tokens, models: e.cost.models }),
+      e.files == null ? null : JSON.stringify(e.files),
+      JSON.stringify(e.traceSpans),
+      e.finalOutput === undefined ? null : JSON.stringify(e.finalOutput),
+    );
+    for (const name of Object.keys(e.cost.models)) model.run(e.workspaceId, name, e.startedAt, e.id);
+    snapshot.run(e.executionId, JSON.stringify(workflowState));
+  };
+}

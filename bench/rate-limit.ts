@@ -1,0 +1,103 @@
+import { createContextValues, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
+import { callerKey } from "../src/server/caller.js";
+import { createRateLimitInterceptor } from "../src/server/rate-limit.js";
+import { planLimits } from "../src/services/accounts/plans.js";
+import { seedWorkspace } from "../src/services/seed/seed.js";
+import type { TakeResult } from "../src/store/rate-limit-store.js";
+import type { UserRecord } from "../src/store/records.js";
+import type { Store } from "../src/store/store.js";
+import { type Bench, type BenchOptions, ms, ratio, type Table } from "./support/report.js";
+import { meanMicros, sample } from "./support/sample.js";
+import { openBenchStore } from "./support/store.js";
+
+const shape = planLimits.enterprise.api;
+const calls = { quick: 2_000, full: 20_000 };
+/** Buckets taken from in turn, so the bench does not measure one hot row only. */
+const users = 1_000;
+
+/**
+ * The API rate limit (issue 7, item 6, D11): one token bucket take in shared SQLite state against no
+ * limiter, and the interceptor's cost per request against the same request without it.
+ */
+export const rateLimitBench: Bench = {
+  name: "rate-limit",
+  async run(options: BenchOptions) {
+    const count = options.quick ? calls.quick : calls.full;
+    const bench = openBenchStore();
+    try {
+      seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: 1_000, seed: "bench" });
+      // A clock a minute ahead on every call keeps every bucket full, so every take is allowed and writes.
+      let now = Date.now();
+      const clock = () => (now += 60_000);
+      const noop = (_key: string, _shape: typeof shape, _nowMs: number): TakeResult | undefined => undefined;
+      const take = (i: number) => bench.store.rateLimits.take(`api:usr_${i % users}`, shape, clock());
+      const takeMicros = meanMicros(take, count);
+      const noopMicros = meanMicros((i) => noop(`api:usr_${i % users}`, shape, clock()), count);
+      const takeLatency = sample(() => take(Math.floor(Math.random() * users)), { count, maxMs: 10_000 });
+      return [
+        {
+          title: "rate-limit: one take from a token bucket (SQLite UPSERT, WAL, synchronous=FULL)",
+          columns: ["variant", "calls", "mean µs", "p50 ms", "p99 ms", "max ms", "take/no-op"],
+          rows: [
+            [
+              "take",
+              count,
+              takeMicros.toFixed(1),
+              ms(takeLatency.p50),
+              ms(takeLatency.p99),
+              ms(takeLatency.max),
+              ratio(takeMicros / noopMicros),
+            ],
+            ["no-op", count, noopMicros.toFixed(3), "", "", "", ratio(1)],
+          ],
+        },
+        await perRequest(
+          { store: bench.store, user: bench.user, workspaceId: bench.workspaceId },
+          clock,
+          count,
+        ),
+      ];
+    } finally {
+      bench.dispose();
+    }
+  },
+};
+
+/**
+ * The rate-limit interceptor around a handler that reads one 100-row page of a small store, against
+ * the handler alone: what the step adds to a typical authenticated call, before any transport.
+ */
+async function perRequest(
+  context: { store: Store; user: UserRecord; workspaceId: string },
+  clock: () => number,
+  count: number,
+): Promise<Table> {
+  const { store, user, workspaceId } = context;
+  const page = { order: "desc", limit: 100, withTraceSpans: false, withFinalOutput: false } as const;
+  const handler = async () => {
+    store.logs.list({ workspaceId }, page);
+    return { header: new Headers(), trailer: new Headers() } as UnaryResponse;
+  };
+  const limited = createRateLimitInterceptor(store, clock)(handler);
+  const request = {
+    contextValues: createContextValues().set(callerKey, { keyId: "key_bench", user }),
+  } as unknown as UnaryRequest;
+  const bare = await sampleAsync(() => handler(), count);
+  const withLimit = await sampleAsync(() => limited(request), count);
+  return {
+    title: "rate-limit: per-request overhead of the interceptor (handler reads one 100-row page)",
+    columns: ["variant", "requests", "mean µs", "overhead µs", "with/without"],
+    rows: [
+      ["without limiter", count, bare.toFixed(1), "", ratio(1)],
+      ["with limiter", count, withLimit.toFixed(1), (withLimit - bare).toFixed(1), ratio(withLimit / bare)],
+    ],
+  };
+}
+
+/** Mean microseconds of an async call awaited one at a time, after a short warm-up. */
+async function sampleAsync(fn: () => Promise<unknown>, count: number): Promise<number> {
+  for (let i = 0; i < 50; i++) await fn();
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < count; i++) await fn();
+  return Number(process.hrtime.bigint() - start) / 1_000 / count;
+}

@@ -1,0 +1,43 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { ingestBench } from "./ingest.js";
+import { listQueryBench } from "./list-query.js";
+import { rateLimitBench } from "./rate-limit.js";
+import { type Bench, formatTable } from "./support/report.js";
+
+/** Every bench, in the order `npm run bench` runs them. */
+const benches: Bench[] = [listQueryBench, ingestBench, rateLimitBench];
+const resultsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
+
+/** `npm run bench [-- [--quick] [name...]]`: runs the named benches (all by default), prints and saves each. */
+async function main(args: string[]): Promise<void> {
+  const quick = args.includes("--quick");
+  const names = args.filter((arg) => !arg.startsWith("--"));
+  const unknown = names.filter((name) => !benches.some((b) => b.name === name));
+  if (unknown.length > 0) {
+    throw new Error(`unknown bench ${unknown.join(", ")}; known: ${benches.map((b) => b.name).join(", ")}`);
+  }
+  const selected = names.length > 0 ? benches.filter((b) => names.includes(b.name)) : benches;
+  const machine = {
+    cores: os.availableParallelism(),
+    cpu: os.cpus()[0]?.model ?? "unknown",
+    node: process.version,
+  };
+  console.log(
+    `machine: ${machine.cores} cores, ${machine.cpu}, Node ${machine.node}${quick ? ", --quick" : ""}\n`,
+  );
+  mkdirSync(resultsDir, { recursive: true });
+  for (const bench of selected) {
+    const started = performance.now();
+    const tables = await bench.run({ quick });
+    const seconds = (performance.now() - started) / 1000;
+    for (const table of tables) console.log(`${formatTable(table)}\n`);
+    console.log(`(${bench.name}: ${seconds.toFixed(1)} s)\n`);
+    const result = { bench: bench.name, quick, machine, date: new Date().toISOString(), seconds, tables };
+    writeFileSync(path.join(resultsDir, `${bench.name}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  }
+}
+
+await main(process.argv.slice(2));

@@ -1,0 +1,42 @@
+/** One table of a bench: a title, column names, and rows of already formatted cells. */
+export interface Table {
+  title: string;
+  columns: string[];
+  rows: (string | number)[][];
+  /** What the reader needs to read the figures right. */
+  note?: string;
+}
+
+export interface BenchOptions {
+  /** Smaller stores and fewer samples, so the whole suite stays under two minutes (issue 7). */
+  quick: boolean;
+}
+
+export interface Bench {
+  name: string;
+  run(options: BenchOptions): Promise<Table[]>;
+}
+
+export function formatTable(table: Table): string {
+  const cells = [table.columns, ...table.rows.map((row) => row.map(String))];
+  const widths = table.columns.map((_, c) => Math.max(...cells.map((row) => (row[c] ?? "").length)));
+  const line = (row: string[]) => row.map((cell, c) => cell.padStart(widths[c] ?? 0)).join("  ");
+  const rule = widths.map((w) => "-".repeat(w)).join("  ");
+  const [head, ...body] = cells;
+  const text = [table.title, line(head ?? []), rule, ...body.map(line)];
+  if (table.note) text.push(table.note);
+  return text.join("\n");
+}
+
+/** Milliseconds with three significant figures, so tables stay narrow and comparable. */
+export function ms(value: number): string {
+  return value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toPrecision(3);
+}
+
+export function ratio(value: number): string {
+  return `${value.toFixed(2)}x`;
+}
+
+export function perSecond(value: number): string {
+  return Math.round(value).toLocaleString("en-US");
+}

@@ -1,0 +1,52 @@
+/** A latency distribution in milliseconds. */
+export interface Distribution {
+  samples: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+export interface SampleBudget {
+  /** Samples wanted. */
+  count: number;
+  /** Stop early past this many milliseconds, once at least `minCount` samples are in. */
+  maxMs: number;
+  minCount?: number;
+  /** Untimed runs first, so prepared statements and the page cache are warm. */
+  warmup?: number;
+}
+
+/** Times `fn` one call at a time and returns the distribution of its latency. */
+export function sample(fn: () => unknown, budget: SampleBudget): Distribution {
+  for (let i = 0; i < (budget.warmup ?? 5); i++) fn();
+  const minCount = budget.minCount ?? 20;
+  const times: number[] = [];
+  const start = performance.now();
+  while (times.length < budget.count) {
+    const before = performance.now();
+    fn();
+    const after = performance.now();
+    times.push(after - before);
+    if (times.length >= minCount && after - start > budget.maxMs) break;
+  }
+  return distribution(times);
+}
+
+export function distribution(times: number[]): Distribution {
+  const sorted = [...times].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+  return {
+    samples: sorted.length,
+    p50: at(0.5),
+    p99: at(0.99),
+    max: sorted[sorted.length - 1] ?? Number.NaN,
+  };
+}
+
+/** Calls `fn` `count` times in a tight loop and returns the mean cost of one call in microseconds. */
+export function meanMicros(fn: (i: number) => unknown, count: number): number {
+  for (let i = 0; i < Math.min(count, 1_000); i++) fn(i);
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < count; i++) fn(i);
+  return Number(process.hrtime.bigint() - start) / 1_000 / count;
+}
