@@ -1,6 +1,6 @@
 import { toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { ScheduleNotFoundError } from "@temporalio/client";
 import type { Schedule, TriggersService } from "../../../gen/flowlog/workflows/v1/triggers_service_pb.js";
 import { invalidArgument } from "../../errors/api-errors.js";
@@ -52,6 +52,21 @@ export function createTriggersService(
       createdAt: isoFromMs(schedule.createdAt),
     };
   };
+
+  /** Pause and resume differ only in which way Temporal's schedule is switched. */
+  const setPaused =
+    (paused: boolean) =>
+    async (request: { id: string }, context: HandlerContext): Promise<{ schedule: Schedule }> => {
+      const schedule = visibleSchedule(callerOf(context.values).user, request.id);
+      const handle = scheduleHandle(schedule.id);
+      await missingAsNotFound(
+        schedule.id,
+        paused
+          ? handle.pause("paused through the flowlog API")
+          : handle.unpause("resumed through the flowlog API"),
+      );
+      return { schedule: await describe(schedule) };
+    };
 
   return {
     createWebhook(request, context) {
@@ -154,23 +169,8 @@ export function createTriggersService(
       return { schedules: await Promise.all(store.triggers.listSchedules(request.workflowId).map(describe)) };
     },
 
-    async pauseSchedule(request, context) {
-      const schedule = visibleSchedule(callerOf(context.values).user, request.id);
-      await missingAsNotFound(
-        schedule.id,
-        scheduleHandle(schedule.id).pause("paused through the flowlog API"),
-      );
-      return { schedule: await describe(schedule) };
-    },
-
-    async resumeSchedule(request, context) {
-      const schedule = visibleSchedule(callerOf(context.values).user, request.id);
-      await missingAsNotFound(
-        schedule.id,
-        scheduleHandle(schedule.id).unpause("resumed through the flowlog API"),
-      );
-      return { schedule: await describe(schedule) };
-    },
+    pauseSchedule: setPaused(true),
+    resumeSchedule: setPaused(false),
 
     async deleteSchedule(request, context) {
       const schedule = visibleSchedule(callerOf(context.values).user, request.id);
