@@ -1,7 +1,7 @@
 import { createContextValues, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
+import { loadConfig } from "../src/config/config.js";
 import { callerKey } from "../src/server/caller.js";
 import { createRateLimitInterceptor } from "../src/server/rate-limit.js";
-import { planLimits } from "../src/services/accounts/plans.js";
 import { seedWorkspace } from "../src/services/seed/seed.js";
 import type { TakeResult } from "../src/store/rate-limit-store.js";
 import type { UserRecord } from "../src/store/records.js";
@@ -10,6 +10,8 @@ import { type Bench, type BenchOptions, ms, ratio, type Table } from "./support/
 import { meanMicros, sample } from "./support/sample.js";
 import { openBenchStore } from "./support/store.js";
 
+/** The plan table the server would run with: D12's defaults, or FLOWLOG_PLAN_LIMITS over them. */
+const { planLimits } = loadConfig();
 const shape = planLimits.enterprise.api;
 const calls = { quick: 2_000, full: 20_000 };
 /** Buckets taken from in turn, so the bench does not measure one hot row only. */
@@ -78,7 +80,7 @@ async function perRequest(
     store.logs.list({ workspaceId }, page);
     return { header: new Headers(), trailer: new Headers() } as UnaryResponse;
   };
-  const limited = createRateLimitInterceptor(store, clock)(handler);
+  const limited = createRateLimitInterceptor(store, planLimits, clock)(handler);
   const request = {
     contextValues: createContextValues().set(callerKey, { keyId: "key_bench", user }),
   } as unknown as UnaryRequest;

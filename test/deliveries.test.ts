@@ -8,6 +8,7 @@ import {
   retryDelayMs,
   retryDelaysMs,
 } from "../src/notifications/delivery-schedule.js";
+import { defaultPlanLimits } from "../src/services/accounts/plans.js";
 import type { DeliveryRecord } from "../src/store/deliveries-store.js";
 import type { Level, Trigger } from "../src/store/records.js";
 import type { SubscriptionSettings } from "../src/store/subscriptions-store.js";
@@ -43,6 +44,7 @@ const receivers: HttpReceiver[] = [];
 const workerDeps = (scale: number): ActivityDeps => ({
   store: flowlog.store,
   allowPrivateNetworks: true,
+  planLimits: defaultPlanLimits,
   notifications: {
     publicBaseUrl: "http://flowlog.test",
     smtpUrl: undefined,

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { defaultPlanLimits } from "../src/services/accounts/plans.js";
 import type { ExecutionRecord } from "../src/store/records.js";
 import type { Store } from "../src/store/store.js";
 import { EngineHarness, startWorker } from "./support/engine.js";
@@ -50,6 +51,7 @@ describe("Logs: exactly one log entry per execution (D17)", () => {
     const worker = await startWorker(temporal, {
       store: { ...harness.store, logs },
       allowPrivateNetworks: true,
+      planLimits: defaultPlanLimits,
     });
     try {
       const workflowId = harness.saveWorkflow({
@@ -80,7 +82,7 @@ describe("Logs: exactly one log entry per execution (D17)", () => {
     await once(doomed, "exit");
     const replacement = await startWorker(
       temporal,
-      { store: harness.store, allowPrivateNetworks: true },
+      { store: harness.store, allowPrivateNetworks: true, planLimits: defaultPlanLimits },
       taskQueue,
     );
     try {
@@ -100,7 +102,11 @@ describe("Logs: a cancelled execution is logged too (D17)", () => {
   it("cancelling during a request ends the execution as an error with its one entry", async () => {
     const api = await startReceiver(() => {});
     receivers.push(api);
-    const worker = await startWorker(temporal, { store: harness.store, allowPrivateNetworks: true });
+    const worker = await startWorker(temporal, {
+      store: harness.store,
+      allowPrivateNetworks: true,
+      planLimits: defaultPlanLimits,
+    });
     try {
       const handle = await harness.start(worker.taskQueue, callAndRespond(`${api.origin}/never`));
       await until(() => api.received.length === 1);

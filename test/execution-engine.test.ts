@@ -1,6 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { BlockJson, EdgeJson, SpanJson } from "../src/engine/json-shapes.js";
+import { defaultPlanLimits } from "../src/services/accounts/plans.js";
 import { executionCost } from "../src/services/pricing/model-prices.js";
 import { agentBaseUrlVariable, agentKeyVariable } from "../src/temporal/activities/block-activities.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
@@ -33,7 +34,11 @@ async function receiver(handler: ReceiverHandler): Promise<HttpReceiver> {
 
 beforeAll(async () => {
   harness = await EngineHarness.connect(temporal);
-  worker = await startWorker(temporal, { store: harness.store, allowPrivateNetworks: true });
+  worker = await startWorker(temporal, {
+    store: harness.store,
+    allowPrivateNetworks: true,
+    planLimits: defaultPlanLimits,
+  });
 });
 
 afterAll(async () => {

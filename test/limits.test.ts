@@ -4,7 +4,9 @@ import path from "node:path";
 import { toJson } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LimitsSchema } from "../gen/flowlog/logs/v1/limits_pb.js";
-import { computeLimits, takeExecutionToken } from "../src/services/limits/limits.js";
+import { ConfigError, loadConfig } from "../src/config/config.js";
+import { defaultPlanLimits } from "../src/services/accounts/plans.js";
+import { computeLimits, type ExecutionMode, takeExecutionToken } from "../src/services/limits/limits.js";
 import { type ExecutionRecord, type Plan, plans, type UserRecord } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { isoFromMs } from "../src/util/time.js";
@@ -55,7 +57,11 @@ function execution(billedUserId: string | null, startedAt: number, cost: number)
   };
 }
 
-const usageOf = (user: UserRecord) => computeLimits(store, user, now).usage;
+/** The limits object, and one execution's take, under D12's default plan table. */
+const limitsOf = (user: UserRecord, at = now) => computeLimits(store, defaultPlanLimits, user, at);
+const take = (user: UserRecord, mode: ExecutionMode) =>
+  takeExecutionToken(store, defaultPlanLimits, user, mode, now);
+const usageOf = (user: UserRecord) => limitsOf(user).usage;
 
 describe("Limits object: workflow execution rate limits (spec Limits object, D12)", () => {
   // requests per minute / burst of sync executions, and the usage limit in USD, per D12.
@@ -68,9 +74,7 @@ describe("Limits object: workflow execution rate limits (spec Limits object, D12
 
   it.each(plans)("shows the %s plan's buckets, async five times sync, full before any execution", (plan) => {
     const [requestsPerMinute, maxBurst, limit] = d12[plan];
-    const limits = toJson(LimitsSchema, computeLimits(store, newUser(plan), now), {
-      alwaysEmitImplicit: true,
-    });
+    const limits = toJson(LimitsSchema, limitsOf(newUser(plan)), { alwaysEmitImplicit: true });
     expect(limits).toEqual({
       workflowExecutionRateLimit: {
         sync: { requestsPerMinute, maxBurst, remaining: maxBurst, resetAt: isoFromMs(now) },
@@ -87,32 +91,30 @@ describe("Limits object: workflow execution rate limits (spec Limits object, D12
 
   it("reading the limits takes nothing; an execution takes from its own mode's bucket", () => {
     const user = newUser();
-    computeLimits(store, user, now);
-    computeLimits(store, user, now);
-    expect(takeExecutionToken(store, user, "sync", now)).toEqual({
+    limitsOf(user);
+    limitsOf(user);
+    expect(take(user, "sync")).toEqual({
       allowed: true,
       remaining: 19,
       resetAtMs: now + 6000,
     });
-    const rates = computeLimits(store, user, now).workflowExecutionRateLimit;
+    const rates = limitsOf(user).workflowExecutionRateLimit;
     expect(rates?.syncExecutions).toMatchObject({ remaining: 19, resetAt: isoFromMs(now + 6000) });
     expect(rates?.asyncExecutions).toMatchObject({ remaining: 100, resetAt: isoFromMs(now) });
-    takeExecutionToken(store, user, "async", now);
-    expect(computeLimits(store, user, now).workflowExecutionRateLimit?.asyncExecutions?.remaining).toBe(99);
+    take(user, "async");
+    expect(limitsOf(user).workflowExecutionRateLimit?.asyncExecutions?.remaining).toBe(99);
   });
 
   it("an empty bucket refuses the execution until the plan rate refills it", () => {
     const user = newUser();
-    for (let i = 0; i < 20; i++) expect(takeExecutionToken(store, user, "sync", now).allowed).toBe(true);
-    expect(takeExecutionToken(store, user, "sync", now)).toEqual({
+    for (let i = 0; i < 20; i++) expect(take(user, "sync").allowed).toBe(true);
+    expect(take(user, "sync")).toEqual({
       allowed: false,
       remaining: 0,
       resetAtMs: now + 6000,
       retryAfterSeconds: 6,
     });
-    expect(computeLimits(store, user, now + 6000).workflowExecutionRateLimit?.syncExecutions?.remaining).toBe(
-      1,
-    );
+    expect(limitsOf(user, now + 6000).workflowExecutionRateLimit?.syncExecutions?.remaining).toBe(1);
   });
 });
 
@@ -131,7 +133,7 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
     ]);
     expect(usageOf(user)?.currentPeriodCost).toBe(4);
     expect(usageOf(other)?.currentPeriodCost).toBe(50);
-    expect(computeLimits(store, user, march).usage?.currentPeriodCost).toBe(1000);
+    expect(limitsOf(user, march).usage?.currentPeriodCost).toBe(1000);
   });
 
   it("counts a retried log write once", () => {
@@ -153,5 +155,75 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
     ]);
     expect(usageOf(under)).toMatchObject({ currentPeriodCost: 9.5, limit: 10, isExceeded: false });
     expect(usageOf(at)).toMatchObject({ currentPeriodCost: 100, limit: 100, plan: "pro", isExceeded: true });
+  });
+});
+
+describe("Plan limits are configurable: FLOWLOG_PLAN_LIMITS (D12, all defaults configurable)", () => {
+  const configured = (value: string) => loadConfig({ FLOWLOG_PLAN_LIMITS: value }).planLimits;
+
+  /** The ConfigError a value is refused with; its message must never repeat the value. */
+  function refusal(value: string): ConfigError {
+    try {
+      configured(value);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      expect(error.message).not.toContain(value);
+      return error;
+    }
+    throw new Error("the value was accepted");
+  }
+
+  it("without the variable, the table is D12's defaults", () => {
+    expect(loadConfig({}).planLimits).toEqual(defaultPlanLimits);
+    expect(configured("")).toEqual(defaultPlanLimits);
+  });
+
+  it("merges a deep-partial override over the defaults, leaving every other figure as it was", () => {
+    const table = configured(
+      '{"enterprise":{"api":{"requestsPerMinute":600000,"maxBurst":600000}},"free":{"usageLimitUsd":20}}',
+    );
+    expect(table).toEqual({
+      ...defaultPlanLimits,
+      enterprise: { ...defaultPlanLimits.enterprise, api: { requestsPerMinute: 600000, maxBurst: 600000 } },
+      free: { ...defaultPlanLimits.free, usageLimitUsd: 20 },
+    });
+    const burstOnly = configured('{"pro":{"syncExecutions":{"maxBurst":7}}}').pro.syncExecutions;
+    expect(burstOnly).toEqual({ requestsPerMinute: 30, maxBurst: 7 });
+  });
+
+  it("the limits object reports the configured figures", () => {
+    const table = configured('{"free":{"usageLimitUsd":20,"asyncExecutions":{"maxBurst":3}}}');
+    const limits = computeLimits(store, table, newUser("free"), now);
+    expect(limits.usage).toMatchObject({ limit: 20, isExceeded: false });
+    expect(limits.workflowExecutionRateLimit?.asyncExecutions).toMatchObject({ maxBurst: 3, remaining: 3 });
+  });
+
+  it("refuses an unknown plan or key, naming it by its path", () => {
+    expect(refusal('{"enterprize":{"api":{"maxBurst":5}}}').problems).toEqual([
+      "FLOWLOG_PLAN_LIMITS.enterprize: unknown plan; expected one of free, pro, team, enterprise",
+    ]);
+    expect(refusal('{"team":{"api":{"burst":5}}}').problems).toEqual([
+      "FLOWLOG_PLAN_LIMITS.team.api.burst: unknown bucket setting; expected one of requestsPerMinute, maxBurst",
+    ]);
+  });
+
+  it("refuses a bad number, naming its path and not the number", () => {
+    expect(refusal('{"enterprise":{"api":{"maxBurst":2.5}}}').problems).toEqual([
+      "FLOWLOG_PLAN_LIMITS.enterprise.api.maxBurst: must be a positive integer",
+    ]);
+    expect(
+      refusal('{"pro":{"syncExecutions":{"requestsPerMinute":0}},"free":{"usageLimitUsd":-42}}').problems,
+    ).toEqual([
+      "FLOWLOG_PLAN_LIMITS.free.usageLimitUsd: must be a non-negative number",
+      "FLOWLOG_PLAN_LIMITS.pro.syncExecutions.requestsPerMinute: must be a positive integer",
+    ]);
+    expect(refusal('{"team":{"api":{"requestsPerMinute":"600"}}}').problems).toEqual([
+      "FLOWLOG_PLAN_LIMITS.team.api.requestsPerMinute: must be a positive integer",
+    ]);
+  });
+
+  it("refuses text that is not JSON, or JSON that is not an object, without quoting it", () => {
+    expect(refusal('{"enterprise": sk-not-json').problems).toEqual(["FLOWLOG_PLAN_LIMITS: must be JSON"]);
+    expect(refusal("[600000]").problems).toEqual(["FLOWLOG_PLAN_LIMITS: must be a JSON object"]);
   });
 });

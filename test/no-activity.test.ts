@@ -3,6 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { AlertFiredEvent } from "../src/notifications/alert-event.js";
+import { defaultPlanLimits } from "../src/services/accounts/plans.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { inactivityWatchId } from "../src/temporal/inactivity-ids.js";
 import { restWithKey } from "./support/api-server.js";
@@ -33,6 +34,7 @@ const receivers: HttpReceiver[] = [];
 const workerDeps = (): ActivityDeps => ({
   store: flowlog.store,
   allowPrivateNetworks: true,
+  planLimits: defaultPlanLimits,
   notifications: {
     publicBaseUrl: "http://flowlog.test",
     smtpUrl: undefined,

@@ -9,18 +9,20 @@ import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ListLogsResponseSchema, LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
+import { loadConfig } from "../src/config/config.js";
 import { invalidArgument } from "../src/errors/api-errors.js";
 import type { ApiServer } from "../src/server/api-server.js";
 import type { ApiImplementations } from "../src/server/api-services.js";
 import { callerKey } from "../src/server/caller.js";
 import { createRateLimitInterceptor } from "../src/server/rate-limit.js";
-import { planLimits } from "../src/services/accounts/plans.js";
+import { defaultPlanLimits } from "../src/services/accounts/plans.js";
 import type { Plan } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { isoFromMs } from "../src/util/time.js";
-import { rest, rpcClients, rpcError, startTestApiServer } from "./support/api-server.js";
+import { rest, restWithKey, rpcClients, rpcError, startTestApiServer } from "./support/api-server.js";
+import { createAccount, startFlowlog, type TestFlowlog } from "./support/flowlog.js";
 
-const free = planLimits.free.api;
+const free = defaultPlanLimits.free.api;
 const t0 = Date.UTC(2026, 1, 20, 12, 0, 0);
 let now = t0;
 let dir: string;
@@ -103,7 +105,7 @@ describe("API rate limit: the token bucket (spec Limits, D11)", () => {
 
   it("with burst B, exactly B takes succeed across two processes sharing the file", async () => {
     const key = newUser();
-    const shape = planLimits.enterprise.api;
+    const shape = defaultPlanLimits.enterprise.api;
     const script = await writeTakerScript();
     const children = await Promise.all([
       takerProcess(script, key, shape, 300),
@@ -183,7 +185,7 @@ async function takerProcess(
 describe("API rate limit over every protocol (spec Response headers, Errors 1, D11)", () => {
   let server: ApiServer;
   beforeAll(async () => {
-    const guards = [testAuthentication, createRateLimitInterceptor(store, () => now)];
+    const guards = [testAuthentication, createRateLimitInterceptor(store, defaultPlanLimits, () => now)];
     server = await startTestApiServer({ implementations, guards });
   });
   afterAll(() => server.close());
@@ -309,6 +311,32 @@ describe("API rate limit over every protocol (spec Response headers, Errors 1, D
     const response = await rest(server.url, "/api/v1/logs?workspaceId=w");
     expect(response.status).toBe(200);
     expect(response.headers["x-ratelimit-limit"]).toBeUndefined();
+  });
+});
+
+describe("API rate limit as configured: FLOWLOG_PLAN_LIMITS (D11, D12 all defaults configurable)", () => {
+  let flowlog: TestFlowlog;
+  beforeAll(async () => {
+    const { planLimits } = loadConfig({
+      FLOWLOG_PLAN_LIMITS: JSON.stringify({ enterprise: { api: { requestsPerMinute: 7, maxBurst: 3 } } }),
+    });
+    flowlog = await startFlowlog({ planLimits });
+  });
+  afterAll(() => flowlog.close());
+
+  it("the API server takes from the configured bucket: a burst of 3, then 429, all at 7 per minute", async () => {
+    const { key, workspaceId } = createAccount(flowlog.store, "enterprise");
+    const list = () => restWithKey(flowlog.server.url, key, "GET", `/api/v1/logs?workspaceId=${workspaceId}`);
+    for (const remaining of ["2", "1", "0"]) {
+      const allowed = await list();
+      expect(allowed.status).toBe(200);
+      expect(rateLimitHeaders(new Headers(allowed.headers))).toMatchObject({ limit: "7", remaining });
+    }
+    const refused = await list();
+    expect(refused.status).toBe(429);
+    expect(refused.headers["x-ratelimit-limit"]).toBe("7");
+    // One token every 60/7 s: at most 9 s away.
+    expect(Number(refused.headers["retry-after"])).toBeLessThanOrEqual(9);
   });
 });
 

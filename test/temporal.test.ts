@@ -5,6 +5,7 @@ import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
 import proto from "@temporalio/proto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { defaultPlanLimits } from "../src/services/accounts/plans.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { createFlowlogWorker } from "../src/temporal/worker.js";
@@ -29,7 +30,7 @@ describe("Temporal (issue 2, item 7)", () => {
 
   it("the worker runs a workflow end to end against the real dev server", async () => {
     const taskQueue = `round-trip-${randomUUID()}`;
-    const deps = { store, allowPrivateNetworks: false };
+    const deps = { store, allowPrivateNetworks: false, planLimits: defaultPlanLimits };
     const worker = await createFlowlogWorker({ address, namespace, taskQueue, deps });
     const running = worker.run();
     try {

@@ -7,6 +7,7 @@ import { Code } from "@connectrpc/connect";
 import { Client, Connection, ScheduleNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WorkflowsService } from "../gen/flowlog/workflows/v1/workflows_service_pb.js";
+import { defaultPlanLimits } from "../src/services/accounts/plans.js";
 import { type ExecutionDependencies, runWorkflow } from "../src/services/triggers/executions.js";
 import type { Trigger, UserRecord } from "../src/store/records.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
@@ -53,10 +54,14 @@ beforeAll(async () => {
     else sendJson(response, 200, { echo: message });
   });
   flowlog = await startFlowlog({ clock, taskQueue });
-  worker = await startWorker(temporalServer, { store: flowlog.store, allowPrivateNetworks: true }, taskQueue);
+  worker = await startWorker(
+    temporalServer,
+    { store: flowlog.store, allowPrivateNetworks: true, planLimits: defaultPlanLimits },
+    taskQueue,
+  );
   connection = await Connection.connect({ address: temporalServer.address });
   temporal = new Client({ connection, namespace: temporalServer.namespace });
-  executions = { store: flowlog.store, temporal, taskQueue, clock };
+  executions = { store: flowlog.store, planLimits: defaultPlanLimits, temporal, taskQueue, clock };
   alice = createAccount(flowlog.store);
   bob = createAccount(flowlog.store);
   workflowId = await createWorkflow(alice);

@@ -12,7 +12,12 @@ export async function runWorker(config: Config): Promise<void> {
     const worker = await createFlowlogWorker({
       address,
       namespace: config.temporalNamespace,
-      deps: { store, allowPrivateNetworks: config.allowPrivateNetworks, notifications: config },
+      deps: {
+        store,
+        allowPrivateNetworks: config.allowPrivateNetworks,
+        planLimits: config.planLimits,
+        notifications: config,
+      },
     });
     const running = worker.run();
     console.log(`Worker polling task queue ${FLOWLOG_TASK_QUEUE} at ${address}`);

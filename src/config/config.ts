@@ -1,6 +1,8 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { defaultPlanLimits, type PlanTable } from "../services/accounts/plans.js";
+import { type Plan, plans } from "../store/records.js";
 
 /**
  * Process configuration from environment variables (D4), validated once at start so a
@@ -20,6 +22,8 @@ export interface Config {
   allowPrivateNetworks: boolean;
   /** Bearer token of the admin API; the admin API is disabled while it is unset (issue 3, item 2). */
   operatorToken: string | undefined;
+  /** Every plan's API and execution buckets and usage limit: D12's defaults, FLOWLOG_PLAN_LIMITS over them. */
+  planLimits: PlanTable;
 }
 
 const booleanString = z
@@ -32,6 +36,56 @@ const optionalString = z
   .transform((value) => (value === "" ? undefined : value));
 
 const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
+
+/** An object with only the keys it names; an unknown key is reported at its own path (see problemsOf). */
+function strictObject<Shape extends z.ZodRawShape>(shape: Shape, what: string) {
+  const keys = Object.keys(shape).join(", ");
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? `unknown ${what}; expected one of ${keys}`
+        : "must be a JSON object",
+  });
+}
+
+const positiveInteger = z
+  .number({ error: "must be a positive integer" })
+  .int("must be a positive integer")
+  .positive("must be a positive integer");
+
+const bucketOverride = strictObject(
+  { requestsPerMinute: positiveInteger.optional(), maxBurst: positiveInteger.optional() },
+  "bucket setting",
+).optional();
+
+const planOverride = strictObject(
+  {
+    api: bucketOverride,
+    syncExecutions: bucketOverride,
+    asyncExecutions: bucketOverride,
+    usageLimitUsd: z
+      .number({ error: "must be a non-negative number" })
+      .nonnegative("must be a non-negative number")
+      .optional(),
+  },
+  "limit",
+).optional();
+
+/** FLOWLOG_PLAN_LIMITS: a deep-partial plan table, as JSON (D12: "all defaults are configurable"). */
+const planLimitsOverride = z
+  .string()
+  .transform((text, context): unknown => {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // JSON.parse's message quotes the text, so it is not passed on.
+      context.issues.push({ code: "custom", message: "must be JSON", input: text });
+      return z.NEVER;
+    }
+  })
+  .pipe(strictObject(Object.fromEntries(plans.map((plan) => [plan, planOverride])), "plan"));
+
+type PlanLimitsOverride = Partial<Record<Plan, z.output<typeof planOverride>>>;
 
 const envSchema = z.object({
   PORT: z.coerce
@@ -52,6 +106,7 @@ const envSchema = z.object({
   FLOWLOG_OPERATOR_TOKEN: optionalString.refine((value) => value === undefined || value.length >= 16, {
     error: "must be at least 16 characters",
   }),
+  FLOWLOG_PLAN_LIMITS: optionalString.pipe(planLimitsOverride.optional()),
 });
 
 export class ConfigError extends Error {
@@ -68,10 +123,7 @@ export function loadDotEnv(file = ".env"): void {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    // Issues carry the variable name as their path; values are never echoed (they may be secrets).
-    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`));
-  }
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.flatMap(problemsOf));
   const e = parsed.data;
   return {
     port: e.PORT,
@@ -84,5 +136,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     masterKey: e.FLOWLOG_MASTER_KEY,
     allowPrivateNetworks: e.FLOWLOG_ALLOW_PRIVATE_NETWORKS,
     operatorToken: e.FLOWLOG_OPERATOR_TOKEN,
+    planLimits: withOverrides(defaultPlanLimits, e.FLOWLOG_PLAN_LIMITS ?? {}),
   };
+}
+
+/**
+ * Issues carry the variable name, and inside FLOWLOG_PLAN_LIMITS the keys leading to the value, as their
+ * path; values are never echoed (they may be secrets). Each unknown key is a problem at its own path.
+ */
+function problemsOf(issue: z.core.$ZodIssue): string[] {
+  const at = (path: PropertyKey[]) => path.map(String).join(".");
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => `${at([...issue.path, key])}: ${issue.message}`);
+  }
+  return [`${at(issue.path)}: ${issue.message}`];
+}
+
+function withOverrides(defaults: PlanTable, overrides: PlanLimitsOverride): PlanTable {
+  const table = { ...defaults };
+  for (const plan of plans) {
+    const base = defaults[plan];
+    const override = overrides[plan] ?? {};
+    table[plan] = {
+      api: { ...base.api, ...override.api },
+      syncExecutions: { ...base.syncExecutions, ...override.syncExecutions },
+      asyncExecutions: { ...base.asyncExecutions, ...override.asyncExecutions },
+      usageLimitUsd: override.usageLimitUsd ?? base.usageLimitUsd,
+    };
+  }
+  return table;
 }

@@ -20,7 +20,7 @@ import { createAuthentication } from "./authentication.js";
 import { createRateLimitInterceptor } from "./rate-limit.js";
 
 export interface ApiDependencies {
-  config: Pick<Config, "operatorToken" | "publicBaseUrl">;
+  config: Pick<Config, "operatorToken" | "publicBaseUrl" | "planLimits">;
   store: Store;
   /** Where executions run (D3); tests give their workers' own task queue. */
   temporal: { client: Client; taskQueue?: string };
@@ -34,10 +34,11 @@ export function createApi({
   temporal,
   clock = Date.now,
 }: ApiDependencies): Required<Pick<ApiServerOptions, "implementations" | "guards">> {
-  const executions = { store, temporal: temporal.client, taskQueue: temporal.taskQueue, clock };
+  const { planLimits } = config;
+  const executions = { store, planLimits, temporal: temporal.client, taskQueue: temporal.taskQueue, clock };
   return {
     implementations: {
-      logs: createLogsService({ store, clock }),
+      logs: createLogsService({ store, planLimits, clock }),
       workflows: {
         ...createWorkflowsService({
           store,
@@ -65,7 +66,7 @@ export function createApi({
         operatorToken: config.operatorToken,
         clock,
       }),
-      createRateLimitInterceptor(store, clock),
+      createRateLimitInterceptor(store, planLimits, clock),
     ],
   };
 }

@@ -1,5 +1,6 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { toPublicError } from "../errors/public-error.js";
+import type { PlanTable } from "../services/accounts/plans.js";
 import { type ApiRateLimit, takeApiToken } from "../services/limits/api-rate-limit.js";
 import type { Store } from "../store/store.js";
 import { isoFromMs } from "../util/time.js";
@@ -12,11 +13,15 @@ import { callerKey } from "./caller.js";
  * that into HTTP headers, gRPC and gRPC-Web into trailers. Requests without a caller pass untouched;
  * authentication has already refused the ones that needed one.
  */
-export function createRateLimitInterceptor(store: Store, clock: () => number = Date.now): Interceptor {
+export function createRateLimitInterceptor(
+  store: Store,
+  planLimits: PlanTable,
+  clock: () => number = Date.now,
+): Interceptor {
   return (next) => async (request) => {
     const caller = request.contextValues.get(callerKey);
     if (!caller) return next(request);
-    const limit = takeApiToken(store, caller.user, clock());
+    const limit = takeApiToken(store, planLimits, caller.user, clock());
     const headers = rateLimitHeaders(limit);
     if (!limit.allowed) throw refusal(limit, headers);
     try {

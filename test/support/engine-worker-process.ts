@@ -2,6 +2,8 @@
  * A flowlog worker in a process of its own, for tests that kill it: `node --import tsx` this file with
  * <address> <namespace> <taskQueue> <dataDir>. It prints "ready" once it polls.
  */
+
+import { defaultPlanLimits } from "../../src/services/accounts/plans.js";
 import { openStore } from "../../src/store/store.js";
 import { createFlowlogWorker } from "../../src/temporal/worker.js";
 
@@ -11,7 +13,7 @@ const worker = await createFlowlogWorker({
   address,
   namespace,
   taskQueue,
-  deps: { store, allowPrivateNetworks: true },
+  deps: { store, allowPrivateNetworks: true, planLimits: defaultPlanLimits },
   // The replacement worker takes over the workflow soon after this one dies.
   stickyQueueScheduleToStartTimeoutMs: 1_000,
 });

@@ -5,6 +5,7 @@ import { inject } from "vitest";
 import { createApi } from "../../src/server/api.js";
 import type { ApiServer } from "../../src/server/api-server.js";
 import { apiKeyPrefix, generateApiKey, hashApiKey } from "../../src/services/accounts/api-keys.js";
+import { defaultPlanLimits, type PlanTable } from "../../src/services/accounts/plans.js";
 import type { ExecutionRecord, Plan } from "../../src/store/records.js";
 import { openStore, type Store } from "../../src/store/store.js";
 import { lazyTemporalClient } from "../../src/temporal/client.js";
@@ -22,13 +23,17 @@ export interface TestFlowlog {
 
 /** The whole API on a random port over a fresh SQLite file, as a test file needs it. */
 export async function startFlowlog(
-  options: { clock?: () => number; taskQueue?: string } = {},
+  options: { clock?: () => number; taskQueue?: string; planLimits?: PlanTable } = {},
 ): Promise<TestFlowlog> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-test-"));
   const store = openStore({ dataDir });
   // The run's one dev server (global setup); connected only by tests that start executions.
   const client = lazyTemporalClient(inject("temporalAddress"), inject("temporalNamespace"));
-  const config = { operatorToken, publicBaseUrl: "http://flowlog.test" };
+  const config = {
+    operatorToken,
+    publicBaseUrl: "http://flowlog.test",
+    planLimits: options.planLimits ?? defaultPlanLimits,
+  };
   const temporal = { client, taskQueue: options.taskQueue };
   const server = await startTestApiServer(createApi({ config, store, temporal, clock: options.clock }));
   return {

@@ -21,8 +21,14 @@ const bucket = (requestsPerMinute: number, maxBurst: number): BucketShape => ({
   maxBurst,
 });
 
-/** The spec's plan table and D12's defaults, in one place. */
-export const planLimits: Record<Plan, PlanLimits> = {
+/** Limits for every plan; the running process gets its table from config (FLOWLOG_PLAN_LIMITS, D12). */
+export type PlanTable = Record<Plan, PlanLimits>;
+
+/**
+ * The spec's plan table and D12's defaults, in one place. Only config.ts reads it, to merge
+ * FLOWLOG_PLAN_LIMITS over it; everything else is handed the resulting PlanTable.
+ */
+export const defaultPlanLimits: PlanTable = {
   free: {
     api: bucket(10, 20),
     syncExecutions: bucket(10, 20),

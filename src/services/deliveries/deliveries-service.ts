@@ -30,12 +30,15 @@ import { FLOWLOG_TASK_QUEUE } from "../../temporal/task-queue.js";
 import type { deliverNotification } from "../../temporal/workflows/index.js";
 import { newId } from "../../util/ids.js";
 import { isoFromMs } from "../../util/time.js";
+import type { PlanTable } from "../accounts/plans.js";
 import { computeLimits } from "../limits/limits.js";
 import { defaultPageSize, maxPageSize } from "../logs/list-logs-query.js";
 import { requireMember, visibleTo } from "../workspace-access.js";
 
 export interface DeliveriesServiceDependencies {
   store: Store;
+  /** What the Test RPC's sample event reports as limits (D12). */
+  planLimits: PlanTable;
   temporal: Client;
   /** Tests run workers on their own task queues. */
   taskQueue?: string | undefined;
@@ -109,7 +112,7 @@ export function createDeliveriesService(
         eventId: newId("evt").replace(/^evt_/, "evt_test_"),
         timestampMs: now,
         include: subscription.include,
-        limits: computeLimits(store, user, now),
+        limits: computeLimits(store, deps.planLimits, user, now),
       });
       const delivery = store.deliveries.createOnce({
         id: newId("dlv"),

@@ -1,7 +1,7 @@
 import type { TakeResult } from "../../store/rate-limit-store.js";
 import type { UserRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
-import { planLimits } from "../accounts/plans.js";
+import type { PlanTable } from "../accounts/plans.js";
 
 /** The outcome of one API call's take, with the refill rate the X-RateLimit-Limit header reports (D11). */
 export interface ApiRateLimit extends TakeResult {
@@ -12,7 +12,12 @@ export interface ApiRateLimit extends TakeResult {
  * One bucket per user, shared by every endpoint and protocol (D11): the key names the user, not the
  * API key or the method, so a second key or another protocol does not buy a second allowance.
  */
-export function takeApiToken(store: Store, user: UserRecord, nowMs: number): ApiRateLimit {
+export function takeApiToken(
+  store: Store,
+  planLimits: PlanTable,
+  user: UserRecord,
+  nowMs: number,
+): ApiRateLimit {
   const shape = planLimits[user.plan].api;
   return {
     requestsPerMinute: shape.requestsPerMinute,

@@ -5,12 +5,12 @@ import type { UserRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import type { BucketRef } from "../../store/usage-store.js";
 import { isoFromMs } from "../../util/time.js";
-import { type BucketShape, planLimits } from "../accounts/plans.js";
+import type { BucketShape, PlanTable } from "../accounts/plans.js";
 
 export type ExecutionMode = "sync" | "async";
 
 /** Each user has one sync and one async execution bucket, shaped by the plan (D12). */
-function executionBucket(user: UserRecord, mode: ExecutionMode): BucketRef {
+function executionBucket(planLimits: PlanTable, user: UserRecord, mode: ExecutionMode): BucketRef {
   const limits = planLimits[user.plan];
   return {
     key: `exec-${mode}:${user.id}`,
@@ -21,11 +21,12 @@ function executionBucket(user: UserRecord, mode: ExecutionMode): BucketRef {
 /** Takes a token for one workflow execution; refused when the mode's bucket is empty (D12). */
 export function takeExecutionToken(
   store: Store,
+  planLimits: PlanTable,
   user: UserRecord,
   mode: ExecutionMode,
   nowMs: number,
 ): TakeResult {
-  const { key, shape } = executionBucket(user, mode);
+  const { key, shape } = executionBucket(planLimits, user, mode);
   return store.rateLimits.take(key, shape, nowMs);
 }
 
@@ -33,9 +34,9 @@ export function takeExecutionToken(
  * The limits object of every response body (D12): the execution buckets as they stand, never taken
  * from by reading them, and the month's usage against the plan's limit, all from one statement.
  */
-export function computeLimits(store: Store, user: UserRecord, nowMs: number): Limits {
-  const sync = executionBucket(user, "sync");
-  const async = executionBucket(user, "async");
+export function computeLimits(store: Store, planLimits: PlanTable, user: UserRecord, nowMs: number): Limits {
+  const sync = executionBucket(planLimits, user, "sync");
+  const async = executionBucket(planLimits, user, "async");
   const snapshot = store.usage.snapshot({ userId: user.id, nowMs, sync, async });
   const limit = planLimits[user.plan].usageLimitUsd;
   return create(LimitsSchema, {

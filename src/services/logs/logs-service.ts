@@ -5,6 +5,7 @@ import { WorkflowStateSchema } from "../../../gen/flowlog/workflows/v1/workflow_
 import { callerOf } from "../../server/caller.js";
 import type { UserRecord, WorkflowRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
+import type { PlanTable } from "../accounts/plans.js";
 import { computeLimits } from "../limits/limits.js";
 import { requireMember, visibleTo } from "../workspace-access.js";
 import { encodeCursor } from "./cursor.js";
@@ -13,15 +14,18 @@ import { executionMetadata, logEntryView } from "./log-entry-view.js";
 
 export interface LogsServiceDependencies {
   store: Store;
+  /** What the limits object of every body reports (D12). */
+  planLimits: PlanTable;
   clock: () => number;
 }
 
 /** The external read API for execution logs (spec "Endpoints"). */
 export function createLogsService({
   store,
+  planLimits,
   clock,
 }: LogsServiceDependencies): Partial<ServiceImpl<typeof LogsService>> {
-  const limitsOf = (user: UserRecord) => computeLimits(store, user, clock());
+  const limitsOf = (user: UserRecord) => computeLimits(store, planLimits, user, clock());
 
   return {
     listLogs(request, context) {

@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { UserRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
+import type { PlanTable } from "../accounts/plans.js";
 import { computeLimits, type ExecutionMode, takeExecutionToken } from "../limits/limits.js";
 
 /**
@@ -8,8 +9,14 @@ import { computeLimits, type ExecutionMode, takeExecutionToken } from "../limits
  * the month's usage limit first (refusing by usage must not spend an execution token), then a token
  * from the sync or async bucket. The limits object of the logs API reads the same numbers.
  */
-export function admitExecution(store: Store, user: UserRecord, mode: ExecutionMode, nowMs: number): void {
-  const usage = computeLimits(store, user, nowMs).usage;
+export function admitExecution(
+  store: Store,
+  planLimits: PlanTable,
+  user: UserRecord,
+  mode: ExecutionMode,
+  nowMs: number,
+): void {
+  const usage = computeLimits(store, planLimits, user, nowMs).usage;
   if (usage?.isExceeded) {
     throw new ConnectError(
       `the usage limit of the ${usage.plan} plan (${usage.limit} USD this month) is reached: ` +
@@ -17,7 +24,7 @@ export function admitExecution(store: Store, user: UserRecord, mode: ExecutionMo
       Code.ResourceExhausted,
     );
   }
-  const token = takeExecutionToken(store, user, mode, nowMs);
+  const token = takeExecutionToken(store, planLimits, user, mode, nowMs);
   if (!token.allowed) {
     throw new ConnectError(
       `too many ${mode} executions: the ${user.plan} plan allows a burst of ${mode} executions and then a ` +

@@ -7,12 +7,15 @@ import type { Trigger, UserRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { startExecution } from "../../temporal/start-execution.js";
 import { newId } from "../../util/ids.js";
+import type { PlanTable } from "../accounts/plans.js";
 import type { ExecutionMode } from "../limits/limits.js";
 import { visibleWorkflow } from "../workspace-access.js";
 import { admitExecution } from "./admission.js";
 
 export interface ExecutionDependencies {
   store: Store;
+  /** What each execution is admitted against (D12). */
+  planLimits: PlanTable;
   temporal: Client;
   /** Tests run workers on their own task queues. */
   taskQueue?: string;
@@ -38,7 +41,7 @@ export type Started =
  */
 export async function runWorkflow(deps: ExecutionDependencies, call: ExecutionCall): Promise<Started> {
   const workflow = visibleWorkflow(deps.store, call.user, call.workflowId);
-  admitExecution(deps.store, call.user, call.mode, deps.clock());
+  admitExecution(deps.store, deps.planLimits, call.user, call.mode, deps.clock());
   const executionId = newId("ex");
   const handle = await startExecution(
     deps.temporal,

@@ -201,7 +201,7 @@ function eventsOf(
     if (existing) return existing;
     // An execution billed to nobody has no limits to show: its event carries neither part.
     const withLimits = user !== undefined && (include.rateLimits || include.usage);
-    if (withLimits) limits ??= computeLimits(deps.store, user, Date.now());
+    if (withLimits) limits ??= computeLimits(deps.store, deps.planLimits, user, Date.now());
     const event = buildCompletionEvent({
       eventId: eventIdOf(entry.id),
       timestampMs: entry.endedAt,

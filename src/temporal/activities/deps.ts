@@ -1,5 +1,6 @@
 import type { Config } from "../../config/config.js";
 import type { DeliveryPolicy } from "../../notifications/delivery-schedule.js";
+import type { PlanTable } from "../../services/accounts/plans.js";
 import type { PriceTable } from "../../services/pricing/model-prices.js";
 import type { Store } from "../../store/store.js";
 
@@ -8,6 +9,8 @@ export interface ActivityDeps {
   store: Store;
   /** D22: FLOWLOG_ALLOW_PRIVATE_NETWORKS. */
   allowPrivateNetworks: boolean;
+  /** What scheduled runs are admitted against and events report as limits (D12): FLOWLOG_PLAN_LIMITS. */
+  planLimits: PlanTable;
   /** USD per million tokens by model; the defaults of model-prices.ts when absent. */
   prices?: PriceTable;
   /** How notifications are sent (D19, D20); without it, links in e-mail and chat are relative and e-mail is off. */

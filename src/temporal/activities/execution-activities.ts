@@ -27,7 +27,7 @@ export function executionActivities(deps: ActivityDeps) {
       const user = billedUserId === null ? undefined : deps.store.accounts.getUser(billedUserId);
       if (!user) return;
       try {
-        admitExecution(deps.store, user, "async", Date.now());
+        admitExecution(deps.store, deps.planLimits, user, "async", Date.now());
       } catch (error) {
         if (!(error instanceof ConnectError)) throw error;
         throw ApplicationFailure.nonRetryable(error.rawMessage, "ExecutionRefused");
