@@ -2,13 +2,23 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { deliveryBench } from "./delivery.js";
+import { executionBench } from "./execution.js";
+import { gatewayBench } from "./gateway.js";
 import { ingestBench } from "./ingest.js";
 import { listQueryBench } from "./list-query.js";
 import { rateLimitBench } from "./rate-limit.js";
 import { type Bench, formatTable } from "./support/report.js";
 
 /** Every bench, in the order `npm run bench` runs them. */
-const benches: Bench[] = [listQueryBench, ingestBench, rateLimitBench];
+const benches: Bench[] = [
+  listQueryBench,
+  gatewayBench,
+  ingestBench,
+  executionBench,
+  deliveryBench,
+  rateLimitBench,
+];
 const resultsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
 
 /** `npm run bench [-- [--quick] [name...]]`: runs the named benches (all by default), prints and saves each. */

@@ -1,10 +1,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { loadConfig } from "../src/config/config.js";
 import { ensureTemporal } from "../src/temporal/ensure-temporal.js";
+import { freePort } from "../src/util/free-port.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -34,14 +34,4 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await temporal.stop();
     await rm(dataDir, { recursive: true, force: true });
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject()));
-    });
-    server.on("error", reject);
-  });
 }

@@ -74,7 +74,11 @@ async function answer(
   if (violations.length > 0) throw invalidArgument(violations);
 
   const abort = new AbortController();
-  res.once("close", () => abort.abort());
+  // Only a client that leaves before the answer is sent cancels the call; aborting after every answer
+  // would build a DOMException per request (a few percent of a busy server's time, per the gateway bench).
+  res.once("close", () => {
+    if (!res.writableFinished) abort.abort();
+  });
   const contextValues = createContextValues();
   const response = await handler({
     httpVersion: req.httpVersion,

@@ -65,6 +65,9 @@ const lightColumns =
   "l.id, l.workspace_id, l.workflow_id, l.folder_id, l.execution_id, l.billed_user_id, l.level, l.trigger, " +
   "l.started_at, l.ended_at, l.total_duration_ms, l.cost_total, l.cost_json, l.files_json";
 
+/** One log entry by id, heavy columns included (GET /api/v1/logs/{id}). */
+export const entryByIdSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final_output_json FROM log_entries l WHERE l.id = ?`;
+
 /**
  * Log entries and execution snapshots (D17, D23). Every statement is prepared once; the list query is
  * built from the filters present so that SQLite can walk one index in keyset order (D8).
@@ -92,9 +95,7 @@ export class LogsStore {
     this.insertSnapshot = db.prepare(
       "INSERT OR IGNORE INTO execution_snapshots (execution_id, workflow_state_json) VALUES (?, ?)",
     );
-    this.byId = db.prepare(
-      `SELECT ${lightColumns}, l.trace_spans_json, l.final_output_json FROM log_entries l WHERE l.id = ?`,
-    );
+    this.byId = db.prepare(entryByIdSql);
     this.byExecution = db.prepare(
       `SELECT ${lightColumns}, s.workflow_state_json FROM log_entries l
        JOIN execution_snapshots s ON s.execution_id = l.execution_id WHERE l.execution_id = ?`,

@@ -1,0 +1,117 @@
+import path from "node:path";
+import { Client, Connection } from "@temporalio/client";
+import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
+import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
+import { noopTaskQueue } from "./support/noop-worker.js";
+import type { noopWorkflow } from "./support/noop-workflow.js";
+import { repoRoot, startProcess } from "./support/processes.js";
+import { startItemApi } from "./support/receiver.js";
+import { type Bench, type BenchOptions, ms, perSecond, ratio } from "./support/report.js";
+import { distribution } from "./support/sample.js";
+
+const plans: Record<"quick" | "full", LoadPlan> = {
+  quick: { connections: 8, seconds: 3, warmupSeconds: 1 },
+  full: { connections: 8, seconds: 20, warmupSeconds: 3 },
+};
+
+/**
+ * Executions on Temporal (issue 7, item 4): a one-HTTP-block workflow run by api sync calls to
+ * `POST /api/v1/workflows/{id}/execute` (autocannon, keep-alive), against a workflow of one no-op
+ * activity started and awaited with the Temporal client, on the same dev server, at the same concurrency.
+ */
+export const executionBench: Bench = {
+  name: "execution",
+  async run(options: BenchOptions) {
+    const plan = options.quick ? plans.quick : plans.full;
+    const itemApi = await startItemApi();
+    const stack = await startFlowlogStack();
+    try {
+      const workflowId = await createHttpBlockWorkflow(stack, `${itemApi.url}/items/1`);
+      const flowlog = await executeLoad(stack, workflowId, plan);
+      const baseline = await noopLoad(stack.temporalAddress, plan);
+      const row = (name: string, r: LoadResult) => [
+        name,
+        perSecond(r.requestsPerSecond),
+        ms(r.latency.p50),
+        ms(r.latency.p99),
+        ms(r.latency.max),
+        r.latency.samples,
+        ratio(r.requestsPerSecond / baseline.requestsPerSecond),
+      ];
+      return [
+        {
+          title: `execution: ${plan.connections} executions in flight, ${plan.seconds} s, one Temporal dev server`,
+          columns: ["workflow", "executions/s", "p50 ms", "p99 ms", "max ms", "executions", "vs baseline"],
+          rows: [row("one HTTP block, api sync", flowlog), row("one no-op activity (baseline)", baseline)],
+          note:
+            "HTTP block: POST /api/v1/workflows/{id}/execute through flowlog serve and flowlog worker (loopback " +
+            "item API), latency as the API caller sees it. Baseline: client.workflow.execute of a workflow " +
+            "with one no-op activity. Goal: >= 0.70x the baseline's executions/s.",
+        },
+      ];
+    } finally {
+      await stack.stop();
+      await itemApi.close();
+    }
+  },
+};
+
+/** Sync executions through the REST API, as many in flight as the plan has connections. */
+export async function executeLoad(
+  stack: FlowlogStack,
+  workflowId: string,
+  plan: LoadPlan,
+): Promise<LoadResult> {
+  const target = {
+    url: `http://${stack.api}/api/v1/workflows/${workflowId}/execute`,
+    method: "POST" as const,
+    headers: { ...stack.auth, "content-type": "application/json" },
+    body: '{"input": {}}',
+  };
+  const check = await stack.post<{ got?: { title?: string } }>(`/api/v1/workflows/${workflowId}/execute`, {
+    input: {},
+  });
+  if (check.got?.title !== "bench item") {
+    throw new Error(`the bench workflow answered ${JSON.stringify(check)}, not the item it fetched`);
+  }
+  const result = await httpLoad(target, plan);
+  if (result.failures > 0) throw new Error(`${result.failures} executions failed under load`);
+  return result;
+}
+
+/** The baseline: the no-op workflow's own worker process, and `connections` closed loops of execute. */
+async function noopLoad(temporalAddress: string, plan: LoadPlan): Promise<LoadResult> {
+  const worker = await startProcess(
+    process.execPath,
+    ["--import", "tsx", path.join(repoRoot, "bench/support/noop-worker.ts"), temporalAddress],
+    { ready: /noop worker polling/ },
+  );
+  const connection = await Connection.connect({ address: temporalAddress });
+  try {
+    const client = new Client({ connection });
+    let next = 0;
+    const loops = async (seconds: number) => {
+      const times: number[] = [];
+      const until = performance.now() + seconds * 1000;
+      const loop = async () => {
+        while (performance.now() < until) {
+          const started = performance.now();
+          await client.workflow.execute<typeof noopWorkflow>("noopWorkflow", {
+            taskQueue: noopTaskQueue,
+            workflowId: `bench-noop-${process.pid}-${next++}`,
+          });
+          times.push(performance.now() - started);
+        }
+      };
+      const started = performance.now();
+      await Promise.all(Array.from({ length: plan.connections }, loop));
+      return { times, seconds: (performance.now() - started) / 1000 };
+    };
+    await loops(plan.warmupSeconds);
+    const { times, seconds } = await loops(plan.seconds);
+    return { requestsPerSecond: times.length / seconds, latency: distribution(times), failures: 0 };
+  } finally {
+    await connection.close();
+    await worker.stop();
+  }
+}

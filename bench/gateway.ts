@@ -1,0 +1,199 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { grpcLoad, type HttpTarget, httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
+import {
+  flowlogCli,
+  type RunningProcess,
+  repoRoot,
+  startFlowlog,
+  startProcess,
+} from "./support/processes.js";
+import { type Bench, type BenchOptions, ms, perSecond, ratio, type Table } from "./support/report.js";
+
+interface Plan {
+  entries: number;
+  load: LoadPlan;
+}
+
+const plans: Record<"quick" | "full", Plan> = {
+  quick: { entries: 10_000, load: { connections: 10, seconds: 2, warmupSeconds: 0.5 } },
+  full: { entries: 100_000, load: { connections: 10, seconds: 10, warmupSeconds: 2 } },
+};
+
+/**
+ * The API under load (issue 7, item 2): `flowlog serve` in a process of its own, on a store filled by
+ * `flowlog seed`, hit on loopback by autocannon (REST, Connect) and ghz (gRPC) with keep-alive
+ * connections; beside it a bare `node:http` process running the same SQL on the same file.
+ */
+export const gatewayBench: Bench = {
+  name: "gateway",
+  async run(options: BenchOptions) {
+    const plan = options.quick ? plans.quick : plans.full;
+    const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-gateway-"));
+    const running: RunningProcess[] = [];
+    try {
+      const env = {
+        FLOWLOG_DATA_DIR: dataDir,
+        // The bench measures the limiter's cost, not its refusals: every request still takes a token.
+        FLOWLOG_PLAN_LIMITS: JSON.stringify({
+          enterprise: { api: { requestsPerMinute: 1_000_000_000, maxBurst: 1_000_000_000 } },
+        }),
+      };
+      const account = JSON.parse(await flowlogCli(["bootstrap", "--json", "--plan", "enterprise"], env)) as {
+        workspace: { id: string };
+        key: string;
+      };
+      const workspaceId = account.workspace.id;
+      await flowlogCli(
+        ["seed", "--workspace", workspaceId, "--executions", String(plan.entries), "--seed", "bench"],
+        env,
+      );
+      const flowlog = await startFlowlog(["serve"], {
+        env: { ...env, PORT: "0" },
+        ready: /flowlog API at http:\/\/localhost:(\d+)/,
+      });
+      running.push(flowlog);
+      const bare = async (mode: "page" | "request") => {
+        const server = await startProcess(
+          process.execPath,
+          ["--import", "tsx", path.join(repoRoot, "bench/support/bare-logs-server.ts"), mode, dataDir],
+          { env, ready: /server on port (\d+)/ },
+        );
+        running.push(server);
+        return `127.0.0.1:${server.ready[1]}`;
+      };
+      const servers: Servers = {
+        flowlog: `127.0.0.1:${flowlog.ready[1]}`,
+        barePage: await bare("page"),
+        bareRequest: await bare("request"),
+        key: account.key,
+      };
+      const logId = await firstLogId(servers, workspaceId);
+      const list = { workspaceId, limit: 100 };
+      return [
+        await measureEndpoint(
+          `GET /api/v1/logs?limit=100 (${plan.entries.toLocaleString("en-US")} entries)`,
+          {
+            servers,
+            plan: plan.load,
+            restPath: `/api/v1/logs?workspaceId=${workspaceId}&limit=100`,
+            method: "ListLogs",
+            request: list,
+          },
+        ),
+        await measureEndpoint("GET /api/v1/logs/{id}", {
+          servers,
+          plan: plan.load,
+          restPath: `/api/v1/logs/${logId}`,
+          method: "GetLog",
+          request: { id: logId },
+        }),
+      ];
+    } finally {
+      await Promise.all(running.map((process) => process.stop()));
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
+};
+
+interface Servers {
+  flowlog: string;
+  /** Bare node:http running only the page's SQL. */
+  barePage: string;
+  /** Bare node:http running every statement flowlog runs for the request. */
+  bareRequest: string;
+  key: string;
+}
+
+interface Endpoint {
+  servers: Servers;
+  plan: LoadPlan;
+  restPath: string;
+  /** The LogsService method the REST path maps to. */
+  method: string;
+  request: Record<string, unknown>;
+}
+
+async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table> {
+  const { servers, plan, restPath, method, request } = endpoint;
+  const auth = { "x-api-key": servers.key };
+  const targets: Record<string, HttpTarget> = {
+    "bare: page SQL": { url: `http://${servers.barePage}${restPath}` },
+    "bare: same statements": { url: `http://${servers.bareRequest}${restPath}`, headers: auth },
+    REST: { url: `http://${servers.flowlog}${restPath}`, headers: auth },
+    Connect: {
+      url: `http://${servers.flowlog}/flowlog.logs.v1.LogsService/${method}`,
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json", "connect-protocol-version": "1" },
+      body: JSON.stringify(request),
+    },
+  };
+  await checkSameAnswer(targets);
+  const results: [string, LoadResult][] = [];
+  for (const [name, target] of Object.entries(targets)) results.push([name, await httpLoad(target, plan)]);
+  results.push([
+    "gRPC",
+    await grpcLoad(
+      {
+        address: servers.flowlog,
+        call: `flowlog.logs.v1.LogsService.${method}`,
+        data: request,
+        metadata: auth,
+      },
+      plan,
+    ),
+  ]);
+  const failed = results.filter(([, result]) => result.failures > 0);
+  if (failed.length > 0) {
+    throw new Error(`failed calls under load: ${failed.map(([n, r]) => `${n} ${r.failures}`).join(", ")}`);
+  }
+  const rate = (name: string) => results.find(([n]) => n === name)?.[1].requestsPerSecond ?? Number.NaN;
+  const [pageRate, requestRate] = [rate("bare: page SQL"), rate("bare: same statements")];
+  return {
+    title: `gateway: ${title}, ${plan.connections} keep-alive connections on loopback, ${plan.seconds} s`,
+    columns: ["server", "req/s", "p50 ms", "p99 ms", "max ms", "vs same statements", "vs page SQL"],
+    rows: results.map(([name, r]) => [
+      name,
+      perSecond(r.requestsPerSecond),
+      ms(r.latency.p50),
+      ms(r.latency.p99),
+      ms(r.latency.max),
+      ratio(r.requestsPerSecond / requestRate),
+      ratio(r.requestsPerSecond / pageRate),
+    ]),
+    note:
+      "bare: node:http and JSON.stringify, no framework. page SQL: only the statement that reads the page or entry. " +
+      "same statements: every statement flowlog runs for the request (key lookup, rate-limit take, membership, " +
+      "page, usage snapshot) through the same store code. REST, Connect and gRPC: one flowlog serve process. " +
+      "Goal: REST >= 0.70x the same-statements baseline.",
+  };
+}
+
+/** Picks the newest entry through the REST API itself, so the id is one the API serves. */
+async function firstLogId(servers: Servers, workspaceId: string): Promise<string> {
+  const response = await fetch(`http://${servers.flowlog}/api/v1/logs?workspaceId=${workspaceId}&limit=1`, {
+    headers: { "x-api-key": servers.key },
+  });
+  const body = (await response.json()) as { data?: { id: string }[] };
+  const id = body.data?.[0]?.id;
+  if (!response.ok || !id) throw new Error(`GET /api/v1/logs answered ${response.status}: no entry to read`);
+  return id;
+}
+
+/** Every HTTP target must answer 200 with the same entries before it is timed: same work, same page. */
+async function checkSameAnswer(targets: Record<string, HttpTarget>): Promise<void> {
+  const ids: string[] = [];
+  for (const [name, target] of Object.entries(targets)) {
+    const response = await fetch(target.url, {
+      method: target.method,
+      headers: target.headers,
+      body: target.body,
+    });
+    const body = (await response.json()) as { data?: { id: string } | { id: string }[] };
+    if (!response.ok) throw new Error(`${name} answered ${response.status}: ${JSON.stringify(body)}`);
+    const data = Array.isArray(body.data) ? body.data : [body.data];
+    ids.push(`${data.length}:${data[0]?.id}`);
+  }
+  if (new Set(ids).size !== 1) throw new Error(`the targets answered different pages: ${ids.join(" / ")}`);
+}

@@ -1,0 +1,115 @@
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { loadConfig } from "../../src/config/config.js";
+import { hashApiKey } from "../../src/services/accounts/api-keys.js";
+import { databaseFile, openDatabase } from "../../src/store/database.js";
+import { entryByIdSql, listQuery, type PageRequest } from "../../src/store/logs-store.js";
+import { openStore } from "../../src/store/store.js";
+
+/**
+ * The gateway bench's baselines (issue 7, item 2): bare `node:http` servers over the same SQLite file,
+ * answering `JSON.stringify` of what they read, with no routing framework, interceptors or protobuf.
+ *
+ * - `page`: only the SQL that reads the page or the entry, the rows as SQLite returns them.
+ * - `request`: every statement flowlog runs for the same request, through the same store methods: the
+ *   key lookup, the rate-limit take (a write), the membership check, the page or entry, the workflow
+ *   (for one entry) and the usage snapshot of the limits object.
+ *
+ *     node --import tsx bench/support/bare-logs-server.ts <page|request> <data dir>
+ */
+const [mode, dataDir] = process.argv.slice(2);
+if ((mode !== "page" && mode !== "request") || !dataDir) {
+  throw new Error("usage: bare-logs-server.ts <page|request> <data dir>");
+}
+
+const listPage = (limit: number): PageRequest => ({
+  order: "desc",
+  limit,
+  withTraceSpans: false,
+  withFinalOutput: false,
+});
+
+type Answer = (url: URL, request: IncomingMessage) => unknown;
+
+function pageStatementsOnly(): { list: Answer; get: Answer } {
+  const db = openDatabase(databaseFile(dataDir as string));
+  const byId = db.prepare(entryByIdSql);
+  const lists = new Map<string, ReturnType<typeof db.prepare>>();
+  return {
+    list(url) {
+      const limit = Number(url.searchParams.get("limit") ?? 100);
+      const { sql, params } = listQuery(
+        { workspaceId: url.searchParams.get("workspaceId") ?? "" },
+        listPage(limit),
+      );
+      let statement = lists.get(sql);
+      if (!statement) {
+        statement = db.prepare(sql);
+        lists.set(sql, statement);
+      }
+      // The query reads one row more than the page to tell whether a next page exists, as the store does.
+      return { data: statement.all(params).slice(0, limit) };
+    },
+    get(url) {
+      const row = byId.get(decodeURIComponent(url.pathname.slice("/api/v1/logs/".length)));
+      return row && { data: row };
+    },
+  };
+}
+
+function everyStatementOfTheRequest(): { list: Answer; get: Answer } {
+  const store = openStore({ dataDir: dataDir as string });
+  const { planLimits } = loadConfig();
+  const caller = (request: IncomingMessage) => {
+    const owner = store.accounts.ownerOfKeyHash(hashApiKey(String(request.headers["x-api-key"])));
+    if (!owner) return undefined;
+    const now = Date.now();
+    const limits = planLimits[owner.user.plan];
+    store.rateLimits.take(`api:${owner.user.id}`, limits.api, now);
+    const usage = () =>
+      store.usage.snapshot({
+        userId: owner.user.id,
+        nowMs: now,
+        sync: { key: `exec-sync:${owner.user.id}`, shape: limits.syncExecutions },
+        async: { key: `exec-async:${owner.user.id}`, shape: limits.asyncExecutions },
+      });
+    return { user: owner.user, usage };
+  };
+  return {
+    list(url, request) {
+      const workspaceId = url.searchParams.get("workspaceId") ?? "";
+      const call = caller(request);
+      if (!call || !store.accounts.isMember(call.user.id, workspaceId)) return undefined;
+      const page = store.logs.list({ workspaceId }, listPage(Number(url.searchParams.get("limit") ?? 100)));
+      return { data: page.entries, next: page.next, limits: call.usage() };
+    },
+    get(url, request) {
+      const call = caller(request);
+      const entry = store.logs.getEntry(decodeURIComponent(url.pathname.slice("/api/v1/logs/".length)));
+      if (!call || !entry || !store.accounts.isMember(call.user.id, entry.workspaceId)) return undefined;
+      const workflow = store.workflows.getWorkflow(entry.workflowId);
+      return { data: { ...entry, workflow }, limits: call.usage() };
+    },
+  };
+}
+
+const answers = mode === "page" ? pageStatementsOnly() : everyStatementOfTheRequest();
+const server = createServer((request, response) => {
+  const url = new URL(request.url ?? "/", "http://localhost");
+  const answer =
+    url.pathname === "/api/v1/logs"
+      ? answers.list(url, request)
+      : url.pathname.startsWith("/api/v1/logs/")
+        ? answers.get(url, request)
+        : undefined;
+  response.writeHead(answer ? 200 : 404, { "content-type": "application/json" });
+  response.end(answer ? JSON.stringify(answer) : '{"error":"not found"}');
+});
+
+server.listen(0, "127.0.0.1", () => {
+  console.log(`bare ${mode} server on port ${(server.address() as AddressInfo).port}`);
+});
+process.on("SIGTERM", () => {
+  server.close();
+  server.closeAllConnections();
+});

@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { ensureTemporal } from "../../src/temporal/ensure-temporal.js";
+import { freePort } from "../../src/util/free-port.js";
+import { flowlogCli, type RunningProcess, startFlowlog } from "./processes.js";
+
+/** The whole service as `flowlog dev` runs it, but each part in a process of its own. */
+export interface FlowlogStack {
+  /** host:port of the flowlog API. */
+  api: string;
+  temporalAddress: string;
+  key: string;
+  workspaceId: string;
+  /** The same key as a header, for every API call. */
+  auth: Record<string, string>;
+  /** POSTs JSON to the REST API and returns the parsed answer; throws on anything but 2xx. */
+  post<T>(apiPath: string, body: unknown): Promise<T>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A headless Temporal dev server, `flowlog worker` and `flowlog serve` on a fresh data dir, and an
+ * enterprise account from `flowlog bootstrap`. Limits are raised so the benches measure the work, not the
+ * plan's refusals (every call still takes its tokens), and loopback receivers are allowed (D22).
+ */
+export async function startFlowlogStack(): Promise<FlowlogStack> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-stack-"));
+  const running: RunningProcess[] = [];
+  const temporal = await ensureTemporal({
+    address: undefined,
+    namespace: "default",
+    dataDir: path.join(dataDir, "temporal"),
+    port: await freePort(),
+    headless: true,
+  });
+  const stop = async () => {
+    for (const process of running.reverse()) await process.stop();
+    await temporal.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const unlimited = { requestsPerMinute: 1_000_000_000, maxBurst: 1_000_000_000 };
+    const env = {
+      FLOWLOG_DATA_DIR: dataDir,
+      TEMPORAL_ADDRESS: temporal.address,
+      FLOWLOG_ALLOW_PRIVATE_NETWORKS: "true",
+      FLOWLOG_PLAN_LIMITS: JSON.stringify({
+        enterprise: { api: unlimited, syncExecutions: unlimited, asyncExecutions: unlimited },
+      }),
+    };
+    const account = JSON.parse(await flowlogCli(["bootstrap", "--json", "--plan", "enterprise"], env)) as {
+      workspace: { id: string };
+      key: string;
+    };
+    running.push(await startFlowlog(["worker"], { env, ready: /Worker polling/ }));
+    const serve = await startFlowlog(["serve"], {
+      env: { ...env, PORT: "0" },
+      ready: /API at http:\/\/localhost:(\d+)/,
+    });
+    running.push(serve);
+    const api = `127.0.0.1:${serve.ready[1]}`;
+    const auth = { "x-api-key": account.key };
+    return {
+      api,
+      temporalAddress: temporal.address,
+      key: account.key,
+      workspaceId: account.workspace.id,
+      auth,
+      async post<T>(apiPath: string, body: unknown): Promise<T> {
+        const response = await fetch(`http://${api}${apiPath}`, {
+          method: "POST",
+          headers: { ...auth, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+        const text = await response.text();
+        if (!response.ok) throw new Error(`POST ${apiPath} answered ${response.status}: ${text}`);
+        return JSON.parse(text) as T;
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/**
+ * A workflow of one HTTP-request block between the starter and a response block: the smallest workflow
+ * that does real outside work, calling `url` and answering with what it got.
+ */
+export async function createHttpBlockWorkflow(stack: FlowlogStack, url: string): Promise<string> {
+  const { workflow } = await stack.post<{ workflow: { id: string } }>(
+    `/api/v1/workspaces/${stack.workspaceId}/workflows`,
+    {
+      name: "Bench HTTP block",
+      state: {
+        blocks: {
+          start: { type: "starter", name: "Start" },
+          fetch: { type: "api", name: "API", config: { method: "GET", url } },
+          done: { type: "response", name: "Done", config: { data: { got: "<api.data>" }, status: 200 } },
+        },
+        edges: [
+          { source: "start", target: "fetch" },
+          { source: "fetch", target: "done" },
+        ],
+      },
+    },
+  );
+  return workflow.id;
+}

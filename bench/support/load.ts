@@ -1,0 +1,138 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import autocannon from "autocannon";
+import { type GoBinary, resolveGoBinary } from "../../src/tools/go-binary.js";
+import { type Distribution, distribution } from "./sample.js";
+
+/** What one load run measured: throughput, latency of the successful calls, and every failure. */
+export interface LoadResult {
+  requestsPerSecond: number;
+  latency: Distribution;
+  /** Answers other than 2xx (HTTP) or OK (gRPC), plus connection errors: a bench with any is void. */
+  failures: number;
+}
+
+export interface LoadPlan {
+  connections: number;
+  /** Measured seconds, after `warmupSeconds` of the same load that is thrown away. */
+  seconds: number;
+  warmupSeconds: number;
+}
+
+export interface HttpTarget {
+  url: string;
+  method?: "GET" | "POST";
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/**
+ * HTTP/1.1 load from autocannon with keep-alive connections. Latencies are taken from its per-response
+ * event at hrtime resolution, because its own histogram keeps whole milliseconds only.
+ */
+export async function httpLoad(target: HttpTarget, plan: LoadPlan): Promise<LoadResult> {
+  await autocannonRun(target, plan.connections, plan.warmupSeconds, () => {});
+  const times: number[] = [];
+  const result = await autocannonRun(target, plan.connections, plan.seconds, (responseTime) =>
+    times.push(responseTime),
+  );
+  return {
+    requestsPerSecond: result.requests.total / (result.duration || plan.seconds),
+    latency: distribution(times),
+    failures: result.non2xx + result.errors,
+  };
+}
+
+function autocannonRun(
+  target: HttpTarget,
+  connections: number,
+  seconds: number,
+  onResponse: (responseTime: number) => void,
+): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: target.url,
+        method: target.method ?? "GET",
+        headers: target.headers,
+        body: target.body,
+        connections,
+        duration: seconds,
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+    instance.on("response", (_client, statusCode, _bytes, responseTime) => {
+      if (statusCode >= 200 && statusCode < 300) onResponse(responseTime);
+    });
+  });
+}
+
+/** ghz, a load generator for gRPC, built from its Go module like the Temporal CLI (D25). */
+const ghz: GoBinary = {
+  name: "ghz",
+  module: "github.com/bojand/ghz/cmd/ghz",
+  version: "v0.120.0",
+  withoutGo: "Install ghz (https://ghz.sh), or Go to let the bench build it.",
+  buildTime: "takes about a minute",
+};
+
+export interface GrpcTarget {
+  /** host:port, plaintext HTTP/2. */
+  address: string;
+  /** package.Service.Method, resolved through the server's reflection service. */
+  call: string;
+  data: unknown;
+  metadata: Record<string, string>;
+}
+
+interface GhzReport {
+  count: number;
+  total: number;
+  rps: number;
+  slowest: number;
+  latencyDistribution: { percentage: number; latency: number }[] | null;
+  statusCodeDistribution: Record<string, number>;
+}
+
+/** gRPC load from ghz: `connections` HTTP/2 connections with one call in flight on each. */
+export async function grpcLoad(target: GrpcTarget, plan: LoadPlan): Promise<LoadResult> {
+  const binary = await resolveGoBinary(ghz);
+  const run = async (seconds: number): Promise<GhzReport> => {
+    const { stdout } = await promisify(execFile)(
+      binary,
+      [
+        "--insecure",
+        "--call",
+        target.call,
+        "--data",
+        JSON.stringify(target.data),
+        "--metadata",
+        JSON.stringify(target.metadata),
+        "--connections",
+        String(plan.connections),
+        "--concurrency",
+        String(plan.connections),
+        "--duration",
+        `${seconds}s`,
+        // Calls still in flight when the time is up are left out, not counted as failures.
+        "--duration-stop",
+        "ignore",
+        "--format",
+        "json",
+        target.address,
+      ],
+      { maxBuffer: 64 * 1024 * 1024 },
+    );
+    return JSON.parse(stdout) as GhzReport;
+  };
+  await run(plan.warmupSeconds);
+  const report = await run(plan.seconds);
+  const at = (percentage: number) =>
+    (report.latencyDistribution?.find((d) => d.percentage === percentage)?.latency ?? Number.NaN) / 1e6;
+  const ok = report.statusCodeDistribution.OK ?? 0;
+  return {
+    requestsPerSecond: report.rps,
+    latency: { samples: ok, p50: at(50), p99: at(99), max: report.slowest / 1e6 },
+    failures: report.count - ok,
+  };
+}

@@ -1,0 +1,82 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const flowlogBin = path.join(repoRoot, "bin", "flowlog.js");
+
+/** Runs one `flowlog` command as a user would and returns what it printed on stdout. */
+export async function flowlogCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, [flowlogBin, ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return stdout;
+}
+
+export interface RunningProcess {
+  /** The first match of the ready pattern in its output. */
+  ready: RegExpMatchArray;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a long-running child (a server under load) in a process of its own, so the load generator
+ * and the server under test never share an event loop, and waits for `ready` in its output.
+ */
+export function startProcess(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; ready: RegExp; timeoutMs?: number },
+): Promise<RunningProcess> {
+  const child = spawn(command, args, {
+    cwd: repoRoot,
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${path.basename(args[0] ?? command)} did not start:\n${output.slice(-2000)}`));
+    }, options.timeoutMs ?? 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const ready = output.match(options.ready);
+      if (!ready) return;
+      clearTimeout(timer);
+      child.stdout?.off("data", onData);
+      resolve({ ready, stop: () => stopChild(child) });
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${args[0] ?? command} exited (${signal ?? code}) before it was ready:\n${output}`));
+    });
+  });
+}
+
+/** `node <repo>/bin/flowlog.js <args>` in a process of its own. */
+export function startFlowlog(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; ready: RegExp; timeoutMs?: number },
+): Promise<RunningProcess> {
+  return startProcess(process.execPath, [flowlogBin, ...args], options);
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const force = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    child.once("exit", () => {
+      clearTimeout(force);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
