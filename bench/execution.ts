@@ -68,10 +68,11 @@ export async function executeLoad(
     headers: { ...stack.auth, "content-type": "application/json" },
     body: '{"input": {}}',
   };
-  const check = await stack.post<{ got?: { title?: string } }>(`/api/v1/workflows/${workflowId}/execute`, {
-    input: {},
-  });
-  if (check.got?.title !== "bench item") {
+  const check = await stack.post<{ output?: { got?: { title?: string } } }>(
+    `/api/v1/workflows/${workflowId}/execute`,
+    { input: {} },
+  );
+  if (check.output?.got?.title !== "bench item") {
     throw new Error(`the bench workflow answered ${JSON.stringify(check)}, not the item it fetched`);
   }
   const result = await httpLoad(target, plan);

@@ -1,6 +1,6 @@
 import { createHmac, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Client, Connection } from "@temporalio/client";
+import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   defaultMaxAttempts,
@@ -14,7 +14,7 @@ import type { Level, Trigger } from "../src/store/records.js";
 import type { SubscriptionSettings } from "../src/store/subscriptions-store.js";
 import { eventIdOf } from "../src/temporal/activities/delivery-activities.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
-import { deliveryWorkflowId } from "../src/temporal/delivery-ids.js";
+import { deliveryWorkflowId, fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { startExecution } from "../src/temporal/start-execution.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
@@ -234,6 +234,25 @@ describe("Matching and fan-out (spec 'Events', D19)", () => {
     for (const none of [errorsOnly, apiOnly, otherWorkflow]) expect(deliveriesOf(none)).toEqual([]);
     expect(others.received).toEqual([]);
     expect(deliveriesOf(all)[0]).toMatchObject({ status: "succeeded", attempts: 1, logId: result.logId });
+  });
+
+  it("starts the fan-out only for an execution that some subscription matches", async () => {
+    const carol = createAccount(flowlog.store);
+    const workflowId = saveWorkflow(carol);
+    const listener = await receiver();
+    const fanOutOf = (logId: string) => temporal.workflow.getHandle(fanOutWorkflowId(logId)).describe();
+
+    subscribe(carol, listener.origin, { levelFilter: ["error" as Level] });
+    const unmatched = await execute(carol, workflowId);
+    await expect(fanOutOf(unmatched.logId)).rejects.toBeInstanceOf(WorkflowNotFoundError);
+
+    const matching = subscribe(carol, listener.origin);
+    const matched = await execute(carol, workflowId);
+    await until("carol's delivery", () =>
+      deliveriesOf(matching, carol).find((d) => d.status === "succeeded"),
+    );
+    expect((await fanOutOf(matched.logId)).status.name).toBe("COMPLETED");
+    expect(listener.received).toHaveLength(1);
   });
 
   it("returns the execution's result without waiting for a slow receiver", async () => {

@@ -214,14 +214,23 @@ export class SubscriptionsStore {
    * rules are not evaluated here, and the level filter does not apply to a subscription with one (D21).
    */
   matching(workspaceId: string, execution: ExecutionFacts): SubscriptionForDelivery[] {
-    return (this.statements.activeOfWorkspace.all(workspaceId) as SubscriptionRow[])
-      .map((row) => this.forDelivery(row))
-      .filter(
-        (s) =>
-          (s.allWorkflows || s.workflowIds.includes(execution.workflowId)) &&
-          (s.alertRule !== null || s.levelFilter.length === 0 || s.levelFilter.includes(execution.level)) &&
-          (s.triggerFilter.length === 0 || s.triggerFilter.includes(execution.trigger)),
+    return this.matchingRows(workspaceId, execution).map((row) => this.forDelivery(row));
+  }
+
+  /** Whether `matching` would return any subscription, read without unsealing a secret. */
+  anyMatching(workspaceId: string, execution: ExecutionFacts): boolean {
+    return this.matchingRows(workspaceId, execution).length > 0;
+  }
+
+  private matchingRows(workspaceId: string, execution: ExecutionFacts): SubscriptionRow[] {
+    return (this.statements.activeOfWorkspace.all(workspaceId) as SubscriptionRow[]).filter((row) => {
+      const s = toRecord(row);
+      return (
+        (s.allWorkflows || s.workflowIds.includes(execution.workflowId)) &&
+        (s.alertRule !== null || s.levelFilter.length === 0 || s.levelFilter.includes(execution.level)) &&
+        (s.triggerFilter.length === 0 || s.triggerFilter.includes(execution.trigger))
       );
+    });
   }
 
   /** Deleted ones too (with deletedAt): a delivery in progress decides what a deletion means to it. */

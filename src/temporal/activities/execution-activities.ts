@@ -15,6 +15,12 @@ export interface WorkflowVersionRef {
   version: number;
 }
 
+/** The log entry written, and whether any subscription matches it (D19), so the fan-out has work. */
+export interface WrittenLog {
+  logId: string;
+  notify: boolean;
+}
+
 /** The store side of an execution: the version it runs, and its one log entry (D17). */
 export function executionActivities(deps: ActivityDeps) {
   return {
@@ -57,10 +63,10 @@ export function executionActivities(deps: ActivityDeps) {
      * Idempotent (D17): the log id is derived from the execution id and the store ignores a second insert
      * of an execution, so a retry after a write whose acknowledgement was lost changes nothing.
      */
-    async writeExecutionLog(log: ExecutionLog): Promise<{ logId: string }> {
+    async writeExecutionLog(log: ExecutionLog): Promise<WrittenLog> {
       const entry = logEntryOf(log, deps);
       deps.store.logs.insertExecution({ entry, workflowState: log.workflowState });
-      return { logId: entry.id };
+      return { logId: entry.id, notify: deps.store.notifications.anyMatching(entry.workspaceId, entry) };
     },
   };
 }
