@@ -7,7 +7,3 @@ const { noop } = proxyActivities<typeof noopActivities>({ startToCloseTimeout: "
 export async function noopWorkflow(): Promise<string> {
   return noop();
 }
-
-export async function emptyWorkflow(): Promise<string> {
-  return "ok";
-}

@@ -4,7 +4,7 @@ import {
   type TemporalDevServer,
   type TemporalDevServerOptions,
 } from "./dev-server.js";
-import { registerSearchAttributes } from "./search-attributes.js";
+import { registerSearchAttributes } from "./register-search-attributes.js";
 
 export interface EnsureTemporalOptions extends TemporalDevServerOptions {
   /** An existing frontend (TEMPORAL_ADDRESS); when set, no dev server is started (D3). */
