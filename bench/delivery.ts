@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { executeLoad } from "./execution.js";
+import { executeLoad, noopLoad } from "./execution.js";
 import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
 import type { LoadPlan } from "./support/load.js";
 import { startItemApi, startReceiver } from "./support/receiver.js";
@@ -7,23 +7,17 @@ import { type Bench, type BenchOptions, ms, perSecond, ratio, type Table } from 
 import { distribution } from "./support/sample.js";
 
 interface Plan {
-  load: LoadPlan;
   subscriptionCounts: number[];
+  /** Executions in flight: one alone shows the path's own latency, several show it under load. */
+  concurrency: number[];
+  seconds: number;
   /** How long to wait for the last delivery after the executions stop. */
   drainMs: number;
 }
 
 const plans: Record<"quick" | "full", Plan> = {
-  quick: {
-    load: { connections: 8, seconds: 3, warmupSeconds: 1 },
-    subscriptionCounts: [0, 1, 10],
-    drainMs: 60_000,
-  },
-  full: {
-    load: { connections: 8, seconds: 20, warmupSeconds: 3 },
-    subscriptionCounts: [0, 1, 10],
-    drainMs: 300_000,
-  },
+  quick: { subscriptionCounts: [0, 1, 10], concurrency: [8], seconds: 2, drainMs: 60_000 },
+  full: { subscriptionCounts: [0, 1, 10], concurrency: [1, 8], seconds: 15, drainMs: 300_000 },
 };
 
 interface Receipt {
@@ -32,9 +26,10 @@ interface Receipt {
 }
 
 /**
- * Notifications under load (issue 7, item 5): the execution bench's sync executions with 0 (the
- * baseline), 1 and 10 webhook subscriptions matching every execution; each delivery is timed from the
- * execution's end (the event's `data.endedAt`, the log entry's end) to its arrival at a loopback receiver.
+ * Notifications (issue 7, item 5): the execution bench's sync executions with 0, 1 and 10 webhook
+ * subscriptions matching every execution. Each delivery is timed from the execution's end (the event's
+ * `data.endedAt`, the log entry's end) to its arrival at a loopback receiver; the no-op workflow baseline
+ * of the execution bench, on the same server, says what one Temporal workflow costs there.
  */
 export const deliveryBench: Bench = {
   name: "delivery",
@@ -51,45 +46,58 @@ export const deliveryBench: Bench = {
     try {
       const workflowId = await createHttpBlockWorkflow(stack, `${itemApi.url}/items/1`);
       const rows: (string | number)[][] = [];
-      let baseline: number | undefined;
+      const unsubscribed = new Map<number, number>();
       let subscriptions = 0;
       for (const count of plan.subscriptionCounts) {
-        for (; subscriptions < count; subscriptions++)
+        for (; subscriptions < count; subscriptions++) {
           await subscribe(stack, `${webhook.url}/hooks/${subscriptions}`);
-        receipts = [];
-        const loadStarted = Date.now();
-        const load = await executeLoad(stack, workflowId, plan.load);
-        // Every execution since the subscriptions were made (the warm-up and the check included) delivers.
-        const executions = await executionsSince(stack, loadStarted);
-        const expected = executions * count;
-        const drainUntil = Date.now() + plan.drainMs;
-        while (receipts.length < expected && Date.now() < drainUntil) await sleep(100);
-        if (receipts.length < expected) {
-          throw new Error(`${receipts.length} of ${expected} deliveries arrived within ${plan.drainMs} ms`);
         }
-        baseline ??= load.requestsPerSecond;
-        const latency = distribution(receipts.map((r) => r.arrivedAt - r.endedAt));
-        const lastArrival = Math.max(...receipts.map((r) => r.arrivedAt));
-        rows.push([
-          count,
-          perSecond(load.requestsPerSecond),
-          ratio(load.requestsPerSecond / baseline),
-          ms(load.latency.p99),
-          receipts.length,
-          count === 0 ? "" : perSecond((receipts.length * 1000) / (lastArrival - loadStarted)),
-          count === 0 ? "" : ms(latency.p50),
-          count === 0 ? "" : ms(latency.p99),
-          count === 0 ? "" : ms(latency.max),
-        ]);
+        for (const connections of plan.concurrency) {
+          receipts = [];
+          const loadStarted = Date.now();
+          const load = await executeLoad(stack, workflowId, {
+            connections,
+            seconds: plan.seconds,
+            warmupSeconds: 0.5,
+          });
+          const expected = await allDelivered(stack, loadStarted, count, () => receipts.length, plan.drainMs);
+          if (receipts.length !== expected) {
+            throw new Error(
+              `${receipts.length} deliveries arrived, ${expected} expected (${plan.drainMs} ms)`,
+            );
+          }
+          if (count === 0) unsubscribed.set(connections, load.requestsPerSecond);
+          const latency = distribution(receipts.map((r) => r.arrivedAt - r.endedAt));
+          const lastArrival = Math.max(...receipts.map((r) => r.arrivedAt));
+          const delivered = count > 0;
+          rows.push([
+            count,
+            connections,
+            perSecond(load.requestsPerSecond),
+            ratio(load.requestsPerSecond / (unsubscribed.get(connections) ?? Number.NaN)),
+            ms(load.latency.p50),
+            receipts.length,
+            delivered ? perSecond((receipts.length * 1000) / (lastArrival - loadStarted)) : "",
+            delivered ? ms(latency.p50) : "",
+            delivered ? ms(latency.p99) : "",
+            delivered ? ms(latency.max) : "",
+          ]);
+        }
       }
+      const baseline = await noopLoad(stack.temporalAddress, {
+        connections: 8,
+        seconds: plan.seconds,
+        warmupSeconds: 0.5,
+      });
       return [
         {
-          title: `delivery: webhooks per execution, ${plan.load.connections} sync executions in flight, ${plan.load.seconds} s`,
+          title: `delivery: webhooks per execution (sync executions for ${plan.seconds} s each, one Temporal dev server)`,
           columns: [
             "subscriptions",
+            "in flight",
             "executions/s",
             "vs 0 subscriptions",
-            "execute p99 ms",
+            "execute p50 ms",
             "deliveries",
             "deliveries/s",
             "end→receipt p50 ms",
@@ -99,7 +107,9 @@ export const deliveryBench: Bench = {
           rows,
           note:
             "deliveries/s: deliveries received over the time from the load's start to the last arrival. " +
-            "end→receipt: arrival at the loopback receiver minus the event's data.endedAt.",
+            "end→receipt: arrival at the loopback receiver minus the event's data.endedAt. Baseline on the " +
+            `same server: ${perSecond(baseline.requestsPerSecond)} no-op workflows/s (8 in flight); every ` +
+            "delivery is a workflow of its own (D19), started by the execution's fan-out workflow.",
         } satisfies Table,
       ];
     } finally {
@@ -116,6 +126,28 @@ async function subscribe(stack: FlowlogStack, url: string): Promise<void> {
     webhook: { url },
     allWorkflows: true,
   });
+}
+
+/**
+ * Waits until every execution since `since` (the check and the warm-up included) has its `perExecution`
+ * deliveries. Executions still in flight when the load generator stopped finish later, so the count of
+ * executions is read again on each look, and the wait ends once both counts hold still and agree.
+ */
+async function allDelivered(
+  stack: FlowlogStack,
+  since: number,
+  perExecution: number,
+  received: () => number,
+  drainMs: number,
+): Promise<number> {
+  const until = Date.now() + drainMs;
+  let previous = -1;
+  for (;;) {
+    const expected = (await executionsSince(stack, since)) * perExecution;
+    if ((expected === received() && expected === previous) || Date.now() > until) return expected;
+    previous = expected;
+    await sleep(500);
+  }
 }
 
 /** Executions whose log entry started at or after `since`, counted through the logs API. */

@@ -81,7 +81,7 @@ export async function executeLoad(
 }
 
 /** The baseline: the no-op workflow's own worker process, and `connections` closed loops of execute. */
-async function noopLoad(temporalAddress: string, plan: LoadPlan): Promise<LoadResult> {
+export async function noopLoad(temporalAddress: string, plan: LoadPlan): Promise<LoadResult> {
   const worker = await startProcess(
     process.execPath,
     ["--import", "tsx", path.join(repoRoot, "bench/support/noop-worker.ts"), temporalAddress],
