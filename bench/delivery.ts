@@ -16,7 +16,7 @@ interface Plan {
 }
 
 const plans: Record<"quick" | "full", Plan> = {
-  quick: { subscriptionCounts: [0, 1, 10], concurrency: [8], seconds: 2, drainMs: 60_000 },
+  quick: { subscriptionCounts: [0, 1, 10], concurrency: [8], seconds: 1, drainMs: 60_000 },
   full: { subscriptionCounts: [0, 1, 10], concurrency: [1, 8], seconds: 15, drainMs: 300_000 },
 };
 

@@ -17,7 +17,7 @@ interface Plan {
 }
 
 const plans: Record<"quick" | "full", Plan> = {
-  quick: { entries: 10_000, load: { connections: 10, seconds: 2, warmupSeconds: 0.5 } },
+  quick: { entries: 10_000, load: { connections: 10, seconds: 1.5, warmupSeconds: 0.5 } },
   full: { entries: 100_000, load: { connections: 10, seconds: 10, warmupSeconds: 2 } },
 };
 
@@ -45,10 +45,13 @@ export const gatewayBench: Bench = {
         key: string;
       };
       const workspaceId = account.workspace.id;
+      const seeding = performance.now();
       await flowlogCli(
         ["seed", "--workspace", workspaceId, "--executions", String(plan.entries), "--seed", "bench"],
         env,
       );
+      progress(`seeded ${plan.entries} log entries with flowlog seed`, seeding);
+      const starting = performance.now();
       const flowlog = await startFlowlog(["serve"], {
         env: { ...env, PORT: "0" },
         ready: /flowlog API at http:\/\/localhost:(\d+)/,
@@ -69,6 +72,7 @@ export const gatewayBench: Bench = {
         bareRequest: await bare("request"),
         key: account.key,
       };
+      progress("started flowlog serve and the bare servers", starting);
       const logId = await firstLogId(servers, workspaceId);
       const list = { workspaceId, limit: 100 };
       return [
@@ -96,6 +100,10 @@ export const gatewayBench: Bench = {
     }
   },
 };
+
+function progress(what: string, since: number): void {
+  process.stderr.write(`  ${what} in ${((performance.now() - since) / 1000).toFixed(1)} s\n`);
+}
 
 interface Servers {
   flowlog: string;
@@ -131,7 +139,9 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
   };
   await checkSameAnswer(targets);
   const results: [string, LoadResult][] = [];
+  const loading = performance.now();
   for (const [name, target] of Object.entries(targets)) results.push([name, await httpLoad(target, plan)]);
+  progress(`loaded ${title} over HTTP`, loading);
   results.push([
     "gRPC",
     await grpcLoad(

@@ -17,7 +17,7 @@ interface Plan {
 }
 
 const plans: Record<"quick" | "full", Plan> = {
-  quick: { sizes: [10_000, 100_000], cursorSteps: 100, budget: { count: 200, maxMs: 1_000 } },
+  quick: { sizes: [10_000, 50_000], cursorSteps: 100, budget: { count: 200, maxMs: 300 } },
   full: { sizes: [10_000, 100_000, 1_000_000], cursorSteps: 1_000, budget: { count: 1_000, maxMs: 5_000 } },
 };
 
