@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { executeLoad, noopLoad } from "./execution.js";
 import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
-import type { LoadPlan } from "./support/load.js";
 import { startItemApi, startReceiver } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio, type Table } from "./support/report.js";
 import { distribution } from "./support/sample.js";
