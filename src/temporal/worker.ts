@@ -1,5 +1,6 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { Client, Connection } from "@temporalio/client";
 import { NativeConnection, Worker } from "@temporalio/worker";
 import { type ActivityDeps, createActivities } from "./activities/index.js";
 import { FLOWLOG_TASK_QUEUE } from "./task-queue.js";
@@ -37,25 +38,32 @@ const workflowsPath = fileURLToPath(
 export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promise<FlowlogWorker> {
   installWorkerLogging();
   const connection = await NativeConnection.connect({ address: options.address });
+  // The activities' own client, for the workflows they start (the notification fan-out).
+  const clientConnection = await Connection.connect({ address: options.address }).catch(async (error) => {
+    await connection.close();
+    throw error;
+  });
+  const closeConnections = () => Promise.all([connection.close(), clientConnection.close()]);
   try {
+    const client = new Client({ connection: clientConnection, namespace: options.namespace });
     const worker = await Worker.create({
       connection,
       namespace: options.namespace,
       taskQueue: options.taskQueue ?? FLOWLOG_TASK_QUEUE,
       workflowsPath,
-      activities: createActivities(options.deps),
+      activities: createActivities(options.deps, client),
       ...(options.stickyQueueScheduleToStartTimeoutMs === undefined
         ? {}
         : { stickyQueueScheduleToStartTimeout: options.stickyQueueScheduleToStartTimeoutMs }),
     });
     return {
-      run: () => worker.run().finally(() => connection.close()),
+      run: () => worker.run().finally(closeConnections),
       shutdown: () => {
         if (worker.getState() === "RUNNING") worker.shutdown();
       },
     };
   } catch (error) {
-    await connection.close();
+    await closeConnections();
     throw error;
   }
 }

@@ -1,4 +1,5 @@
 import { Context } from "@temporalio/activity";
+import type { Client } from "@temporalio/client";
 import { blockActivities } from "./block-activities.js";
 import { deliveryActivities } from "./delivery-activities.js";
 import type { ActivityDeps } from "./deps.js";
@@ -10,11 +11,12 @@ export type { ActivityDeps };
 /**
  * Every side effect of our workflows lives in an activity (style: workflows hold only deterministic
  * orchestration). The worker registers everything this returns; workflows import `Activities` as a type.
+ * `temporal` is the worker's own client, for the workflows an activity starts.
  */
-export function createActivities(deps: ActivityDeps) {
+export function createActivities(deps: ActivityDeps, temporal: Client) {
   return {
     greetFromWorker,
-    ...executionActivities(deps),
+    ...executionActivities(deps, temporal),
     ...blockActivities(deps),
     ...deliveryActivities(deps),
     ...inactivityActivities(deps),

@@ -29,9 +29,10 @@ const { prepareDeliveries } = proxyActivities<Activities>({
 });
 
 /**
- * Notifications of one log entry (issue 5, item 3), started by the execution with ParentClosePolicy.ABANDON
- * so that nothing here delays the execution's result (D19: never in its critical path). One delivery per
- * matching subscription, each run by its own workflow: a slow receiver holds up only its own delivery.
+ * Notifications of one log entry (issue 5, item 3), started by the activity that writes the entry (see
+ * start-fan-out.ts) so that nothing here delays the execution's result (D19: never in its critical path).
+ * One delivery per matching subscription, each run by its own workflow: a slow receiver holds up only its
+ * own delivery.
  */
 export async function fanOutNotifications({ logId }: { logId: string }): Promise<number> {
   const targets = await prepareDeliveries({ logId });

@@ -1,13 +1,10 @@
-import { WorkflowExecutionAlreadyStartedError } from "@temporalio/common";
 import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   isCancellation,
-  ParentClosePolicy,
   proxyActivities,
   proxyLocalActivities,
-  startChild,
   workflowInfo,
 } from "@temporalio/workflow";
 import {
@@ -21,10 +18,7 @@ import {
 import { type GraphRunResult, runGraph, type SideEffectBlocks } from "../../engine/run-graph.js";
 // Types only: activity code never enters the deterministic workflow bundle.
 import type { Activities } from "../activities/index.js";
-import { fanOutWorkflowId } from "../delivery-ids.js";
 import { executionIdOf } from "../execution-ids.js";
-import { flowlogSearchAttributes } from "../search-attributes.js";
-import { fanOutNotifications } from "./deliver-notifications.js";
 
 /**
  * One workflow execution (issue 4, item 2): load the exact version, walk its graph with the engine, then
@@ -62,7 +56,7 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
   }
   const { executionId, workspaceId, workflowId, trigger, billedUserId } = input;
   const version = workflow?.version ?? input.version;
-  const written = await CancellationScope.nonCancellable(() =>
+  const { logId } = await CancellationScope.nonCancellable(() =>
     activities.log.writeExecutionLog({
       execution: { executionId, workspaceId, workflowId, version, trigger, billedUserId },
       folderId: workflow?.folderId ?? null,
@@ -75,53 +69,15 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
       workflowState: workflow?.state ?? { blocks: {}, edges: [], loops: {}, parallels: {} },
     }),
   );
-  // Without a matching subscription the fan-out would find nothing to deliver: most executions end here,
-  // two workflow tasks and a child workflow sooner (the execution bench measures the difference).
-  if (written.notify) await notify({ logId: written.logId, workspaceId, workflowId });
   return {
     executionId,
-    logId: written.logId,
+    logId,
     status: run.status,
     output: run.finalOutput,
     httpStatus: run.httpStatus,
     httpBody: run.httpBody,
     ...(run.error === undefined ? {} : { error: run.error }),
   };
-}
-
-/**
- * Notifications start once the log entry exists (issue 5, item 3), without delaying this result (D19:
- * never in the execution's critical path): the fan-out is a child started with ParentClosePolicy.ABANDON
- * and not awaited beyond its start, so it and its deliveries outlive this workflow and retry on their own
- * schedule. Not cancellable: a cancelled execution is logged, and its log notifies like any other.
- */
-async function notify({
-  logId,
-  workspaceId,
-  workflowId,
-}: {
-  logId: string;
-  workspaceId: string;
-  workflowId: string;
-}) {
-  await CancellationScope.nonCancellable(async () => {
-    try {
-      await startChild(fanOutNotifications, {
-        workflowId: fanOutWorkflowId(logId),
-        args: [{ logId }],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        // Once per log entry, even after the first fan-out has closed: deliveries are sent once (D19).
-        workflowIdReusePolicy: "REJECT_DUPLICATE",
-        typedSearchAttributes: [
-          { key: flowlogSearchAttributes.workspaceId, value: workspaceId },
-          { key: flowlogSearchAttributes.workflowId, value: workflowId },
-        ],
-      });
-    } catch (error) {
-      // An execution reset to before this point finds its fan-out already started: its deliveries exist, once (D19).
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
-  });
 }
 
 /**

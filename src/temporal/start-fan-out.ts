@@ -1,0 +1,33 @@
+import { type Client, WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
+import { fanOutWorkflowId } from "./delivery-ids.js";
+import { flowlogSearchAttributes } from "./search-attributes.js";
+import type { fanOutNotifications } from "./workflows/deliver-notifications.js";
+
+export interface FanOutStart {
+  logId: string;
+  workspaceId: string;
+  workflowId: string;
+  taskQueue: string;
+}
+
+/**
+ * Starts the notifications of one log entry (issue 5, item 3) as a workflow of its own. Its id names the
+ * log entry and a second start is refused, so a retried log write, or an execution replayed past it,
+ * starts it once and deliveries are made once (D19).
+ */
+export async function startFanOut(client: Client, start: FanOutStart): Promise<void> {
+  try {
+    await client.workflow.start<typeof fanOutNotifications>("fanOutNotifications", {
+      workflowId: fanOutWorkflowId(start.logId),
+      taskQueue: start.taskQueue,
+      args: [{ logId: start.logId }],
+      workflowIdReusePolicy: "REJECT_DUPLICATE",
+      typedSearchAttributes: [
+        { key: flowlogSearchAttributes.workspaceId, value: start.workspaceId },
+        { key: flowlogSearchAttributes.workflowId, value: start.workflowId },
+      ],
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
