@@ -95,7 +95,7 @@ export const gatewayBench: Bench = {
         }),
       ];
     } finally {
-      await Promise.all(running.map((process) => process.stop()));
+      await Promise.all(running.map((child) => child.stop()));
       rmSync(dataDir, { recursive: true, force: true });
     }
   },

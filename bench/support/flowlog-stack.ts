@@ -35,7 +35,7 @@ export async function startFlowlogStack(): Promise<FlowlogStack> {
     headless: true,
   });
   const stop = async () => {
-    for (const process of running.reverse()) await process.stop();
+    for (const child of running.reverse()) await child.stop();
     await temporal.stop();
     rmSync(dataDir, { recursive: true, force: true });
   };

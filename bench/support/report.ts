@@ -30,6 +30,8 @@ export function formatTable(table: Table): string {
 
 /** Milliseconds with three significant figures, so tables stay narrow and comparable. */
 export function ms(value: number): string {
+  // No sample at all (nothing finished within a short --quick window) reads as a dash, not NaN.
+  if (!Number.isFinite(value)) return "-";
   return value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toPrecision(3);
 }
 
