@@ -58,6 +58,9 @@ function autocannonRun(
         body: target.body,
         connections,
         duration: seconds,
+        // A sync execution waits for its workflow; behind a backlog of deliveries that can pass
+        // autocannon's default 10 s, and a slow answer is a figure, not a failure.
+        timeout: 60,
       },
       (error, result) => (error ? reject(error) : resolve(result)),
     );
