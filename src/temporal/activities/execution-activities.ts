@@ -67,8 +67,13 @@ export function executionActivities(deps: ActivityDeps, temporal: Client) {
       // than as a child of the execution, whose result would wait two more workflow tasks for it (D19:
       // never in the execution's critical path; the delivery bench measured 100 ms per sync execution).
       if (deps.store.notifications.anyMatching(entry.workspaceId, entry)) {
-        const { taskQueue } = Context.current().info;
-        await startFanOut(temporal, { ...entry, logId: entry.id, taskQueue });
+        await startFanOut(temporal, {
+          logId: entry.id,
+          workspaceId: entry.workspaceId,
+          workflowId: entry.workflowId,
+          // The execution's own queue: a local activity runs on the workflow's worker.
+          taskQueue: Context.current().info.taskQueue,
+        });
       }
       return { logId: entry.id };
     },
