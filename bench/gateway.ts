@@ -24,7 +24,8 @@ const plans: Record<"quick" | "full", Plan> = {
 /**
  * The API under load (issue 7, item 2): `flowlog serve` in a process of its own, on a store filled by
  * `flowlog seed`, hit on loopback by autocannon (REST, Connect) and ghz (gRPC) with keep-alive
- * connections; beside it a bare `node:http` process running the same SQL on the same file.
+ * connections; beside it two bare `node:http` processes on the same file, one running only the page's SQL
+ * and one every statement flowlog runs for the request (support/bare-logs-server.ts).
  */
 export const gatewayBench: Bench = {
   name: "gateway",
