@@ -2,6 +2,7 @@ import type { Config } from "../config/config.js";
 import { createApi } from "../server/api.js";
 import { startApiServer } from "../server/api-server.js";
 import { openStore } from "../store/store.js";
+import { activityDepsFrom } from "../temporal/activities/deps.js";
 import { lazyTemporalClient } from "../temporal/client.js";
 import { ensureTemporal } from "../temporal/ensure-temporal.js";
 import { FLOWLOG_TASK_QUEUE } from "../temporal/task-queue.js";
@@ -44,12 +45,7 @@ export async function runDev(config: Config): Promise<void> {
     const worker = await createFlowlogWorker({
       address: temporal.address,
       namespace: config.temporalNamespace,
-      deps: {
-        store,
-        allowPrivateNetworks: config.allowPrivateNetworks,
-        planLimits: config.planLimits,
-        notifications: config,
-      },
+      deps: activityDepsFrom(config, store),
     });
     const running = worker.run();
     console.log(`Worker polling task queue ${FLOWLOG_TASK_QUEUE}. Press Ctrl-C to stop.`);

@@ -1,5 +1,6 @@
 import type { Config } from "../config/config.js";
 import { openStore } from "../store/store.js";
+import { activityDepsFrom } from "../temporal/activities/deps.js";
 import { FLOWLOG_TASK_QUEUE } from "../temporal/task-queue.js";
 import { createFlowlogWorker } from "../temporal/worker.js";
 import { untilStopSignal } from "./signals.js";
@@ -12,12 +13,7 @@ export async function runWorker(config: Config): Promise<void> {
     const worker = await createFlowlogWorker({
       address,
       namespace: config.temporalNamespace,
-      deps: {
-        store,
-        allowPrivateNetworks: config.allowPrivateNetworks,
-        planLimits: config.planLimits,
-        notifications: config,
-      },
+      deps: activityDepsFrom(config, store),
     });
     const running = worker.run();
     console.log(`Worker polling task queue ${FLOWLOG_TASK_QUEUE} at ${address}`);

@@ -26,3 +26,13 @@ export type NotificationSettings = Pick<Config, "publicBaseUrl" | "smtpUrl" | "m
    */
   alertHourMs?: number;
 };
+
+/** The deps a worker process runs with: its configuration (D4) over its store. */
+export function activityDepsFrom(config: Config, store: Store): ActivityDeps {
+  return {
+    store,
+    allowPrivateNetworks: config.allowPrivateNetworks,
+    planLimits: config.planLimits,
+    notifications: config,
+  };
+}
