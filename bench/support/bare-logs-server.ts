@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { loadConfig } from "../../src/config/config.js";
 import { hashApiKey } from "../../src/services/accounts/api-keys.js";
+import { takeApiToken } from "../../src/services/limits/api-rate-limit.js";
+import { executionBucket } from "../../src/services/limits/limits.js";
 import { databaseFile, openDatabase } from "../../src/store/database.js";
 import { entryByIdSql, listQuery, type PageRequest } from "../../src/store/logs-store.js";
 import { openStore } from "../../src/store/store.js";
@@ -64,14 +66,14 @@ function everyStatementOfTheRequest(): { list: Answer; get: Answer } {
     const owner = store.accounts.ownerOfKeyHash(hashApiKey(String(request.headers["x-api-key"])));
     if (!owner) return undefined;
     const now = Date.now();
-    const limits = planLimits[owner.user.plan];
-    store.rateLimits.take(`api:${owner.user.id}`, limits.api, now);
+    takeApiToken(store, planLimits, owner.user, now);
+    // The statement behind computeLimits, without building its protobuf message.
     const usage = () =>
       store.usage.snapshot({
         userId: owner.user.id,
         nowMs: now,
-        sync: { key: `exec-sync:${owner.user.id}`, shape: limits.syncExecutions },
-        async: { key: `exec-async:${owner.user.id}`, shape: limits.asyncExecutions },
+        sync: executionBucket(planLimits, owner.user, "sync"),
+        async: executionBucket(planLimits, owner.user, "async"),
       });
     return { user: owner.user, usage };
   };

@@ -10,7 +10,7 @@ import type { BucketShape, PlanTable } from "../accounts/plans.js";
 export type ExecutionMode = "sync" | "async";
 
 /** Each user has one sync and one async execution bucket, shaped by the plan (D12). */
-function executionBucket(planLimits: PlanTable, user: UserRecord, mode: ExecutionMode): BucketRef {
+export function executionBucket(planLimits: PlanTable, user: UserRecord, mode: ExecutionMode): BucketRef {
   const limits = planLimits[user.plan];
   return {
     key: `exec-${mode}:${user.id}`,
