@@ -3,11 +3,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { grpcLoad, type HttpTarget, httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
 import {
+  bootstrapAccount,
   flowlogCli,
   type RunningProcess,
   repoRoot,
   startFlowlog,
   startProcess,
+  unlimitedPlanLimits,
 } from "./support/processes.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio, type Table } from "./support/report.js";
 
@@ -36,16 +38,10 @@ export const gatewayBench: Bench = {
     try {
       const env = {
         FLOWLOG_DATA_DIR: dataDir,
-        // The bench measures the limiter's cost, not its refusals: every request still takes a token.
-        FLOWLOG_PLAN_LIMITS: JSON.stringify({
-          enterprise: { api: { requestsPerMinute: 1_000_000_000, maxBurst: 1_000_000_000 } },
-        }),
+        FLOWLOG_PLAN_LIMITS: unlimitedPlanLimits,
       };
-      const account = JSON.parse(await flowlogCli(["bootstrap", "--json", "--plan", "enterprise"], env)) as {
-        workspace: { id: string };
-        key: string;
-      };
-      const workspaceId = account.workspace.id;
+      const account = await bootstrapAccount(env);
+      const { workspaceId } = account;
       const seeding = performance.now();
       await flowlogCli(
         ["seed", "--workspace", workspaceId, "--executions", String(plan.entries), "--seed", "bench"],

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { ensureTemporal } from "../../src/temporal/ensure-temporal.js";
 import { freePort } from "../../src/util/free-port.js";
-import { flowlogCli, type RunningProcess, startFlowlog } from "./processes.js";
+import { bootstrapAccount, type RunningProcess, startFlowlog, unlimitedPlanLimits } from "./processes.js";
 
 /** The whole service as `flowlog dev` runs it, but each part in a process of its own. */
 export interface FlowlogStack {
@@ -40,19 +40,13 @@ export async function startFlowlogStack(): Promise<FlowlogStack> {
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    const unlimited = { requestsPerMinute: 1_000_000_000, maxBurst: 1_000_000_000 };
     const env = {
       FLOWLOG_DATA_DIR: dataDir,
       TEMPORAL_ADDRESS: temporal.address,
       FLOWLOG_ALLOW_PRIVATE_NETWORKS: "true",
-      FLOWLOG_PLAN_LIMITS: JSON.stringify({
-        enterprise: { api: unlimited, syncExecutions: unlimited, asyncExecutions: unlimited },
-      }),
+      FLOWLOG_PLAN_LIMITS: unlimitedPlanLimits,
     };
-    const account = JSON.parse(await flowlogCli(["bootstrap", "--json", "--plan", "enterprise"], env)) as {
-      workspace: { id: string };
-      key: string;
-    };
+    const account = await bootstrapAccount(env);
     running.push(await startFlowlog(["worker"], { env, ready: /Worker polling/ }));
     const serve = await startFlowlog(["serve"], {
       env: { ...env, PORT: "0" },
@@ -65,7 +59,7 @@ export async function startFlowlogStack(): Promise<FlowlogStack> {
       api,
       temporalAddress: temporal.address,
       key: account.key,
-      workspaceId: account.workspace.id,
+      workspaceId: account.workspaceId,
       auth,
       async post<T>(apiPath: string, body: unknown): Promise<T> {
         const response = await fetch(`http://${api}${apiPath}`, {

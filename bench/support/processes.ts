@@ -16,6 +16,26 @@ export async function flowlogCli(args: string[], env: NodeJS.ProcessEnv): Promis
   return stdout;
 }
 
+/**
+ * FLOWLOG_PLAN_LIMITS for the benches: the enterprise plan's API and execution buckets too large to empty,
+ * so a bench measures the work and not the plan's refusals; every call still takes its token.
+ */
+const unlimited = { requestsPerMinute: 1_000_000_000, maxBurst: 1_000_000_000 };
+export const unlimitedPlanLimits = JSON.stringify({
+  enterprise: { api: unlimited, syncExecutions: unlimited, asyncExecutions: unlimited },
+});
+
+/** `flowlog bootstrap --json --plan enterprise` in the data dir `env` names: a workspace and its key. */
+export async function bootstrapAccount(
+  env: NodeJS.ProcessEnv,
+): Promise<{ workspaceId: string; key: string }> {
+  const printed = JSON.parse(await flowlogCli(["bootstrap", "--json", "--plan", "enterprise"], env)) as {
+    workspace: { id: string };
+    key: string;
+  };
+  return { workspaceId: printed.workspace.id, key: printed.key };
+}
+
 export interface RunningProcess {
   /** The first match of the ready pattern in its output. */
   ready: RegExpMatchArray;
