@@ -3,6 +3,17 @@ import path from "node:path";
 import { z } from "zod";
 import { defaultPlanLimits, type PlanTable } from "../services/accounts/plans.js";
 import { type Plan, plans } from "../store/records.js";
+import {
+  type ConnectionLimits,
+  type ConnectionLimitsOverride,
+  connectionLimitsOverride,
+  defaultConnectionLimits,
+  defaultQuotas,
+  type Quotas,
+  type QuotasOverride,
+  quotasOverride,
+  withOverride,
+} from "./quotas.js";
 
 /**
  * Process configuration from environment variables (D4), validated once at start so a
@@ -24,6 +35,10 @@ export interface Config {
   operatorToken: string | undefined;
   /** Every plan's API and execution buckets and usage limit: D12's defaults, FLOWLOG_PLAN_LIMITS over them. */
   planLimits: PlanTable;
+  /** What one request, execution and workspace may consume: D26's defaults, FLOWLOG_QUOTAS over them. */
+  quotas: Quotas;
+  /** Connection timeouts and the connection cap: D27's defaults, FLOWLOG_CONNECTIONS over them. */
+  connections: ConnectionLimits;
 }
 
 const booleanString = z
@@ -71,19 +86,21 @@ const planOverride = strictObject(
   "limit",
 ).optional();
 
+/** JSON text, parsed; its value is then checked by the schema the variable names. */
+const jsonText = z.string().transform((text, context): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    // JSON.parse's message quotes the text, so it is not passed on.
+    context.issues.push({ code: "custom", message: "must be JSON", input: text });
+    return z.NEVER;
+  }
+});
+
 /** FLOWLOG_PLAN_LIMITS: a deep-partial plan table, as JSON (D12: "all defaults are configurable"). */
-const planLimitsOverride = z
-  .string()
-  .transform((text, context): unknown => {
-    try {
-      return JSON.parse(text);
-    } catch {
-      // JSON.parse's message quotes the text, so it is not passed on.
-      context.issues.push({ code: "custom", message: "must be JSON", input: text });
-      return z.NEVER;
-    }
-  })
-  .pipe(strictObject(Object.fromEntries(plans.map((plan) => [plan, planOverride])), "plan"));
+const planLimitsOverride = jsonText.pipe(
+  strictObject(Object.fromEntries(plans.map((plan) => [plan, planOverride])), "plan"),
+);
 
 type PlanLimitsOverride = Partial<Record<Plan, z.output<typeof planOverride>>>;
 
@@ -107,6 +124,8 @@ const envSchema = z.object({
     error: "must be at least 16 characters",
   }),
   FLOWLOG_PLAN_LIMITS: optionalString.pipe(planLimitsOverride.optional()),
+  FLOWLOG_QUOTAS: optionalString.pipe(jsonText.pipe(quotasOverride).optional()),
+  FLOWLOG_CONNECTIONS: optionalString.pipe(jsonText.pipe(connectionLimitsOverride).optional()),
 });
 
 export class ConfigError extends Error {
@@ -137,6 +156,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateNetworks: e.FLOWLOG_ALLOW_PRIVATE_NETWORKS,
     operatorToken: e.FLOWLOG_OPERATOR_TOKEN,
     planLimits: withOverrides(defaultPlanLimits, e.FLOWLOG_PLAN_LIMITS ?? {}),
+    quotas: withOverride(defaultQuotas, e.FLOWLOG_QUOTAS as QuotasOverride | undefined),
+    connections: withOverride(
+      defaultConnectionLimits,
+      e.FLOWLOG_CONNECTIONS as ConnectionLimitsOverride | undefined,
+    ),
   };
 }
 

@@ -5,6 +5,7 @@ import { NotificationsService } from "../../gen/flowlog/notifications/v1/notific
 import { TriggersService } from "../../gen/flowlog/workflows/v1/triggers_service_pb.js";
 import { WorkflowsService } from "../../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import type { Config } from "../config/config.js";
+import type { Quotas } from "../config/quotas.js";
 import { AccountsService } from "../services/accounts/accounts-service.js";
 import { createAdminService } from "../services/accounts/admin-service.js";
 import { createDeliveriesService } from "../services/deliveries/deliveries-service.js";
@@ -20,7 +21,7 @@ import { createAuthentication } from "./authentication.js";
 import { createRateLimitInterceptor } from "./rate-limit.js";
 
 export interface ApiDependencies {
-  config: Pick<Config, "operatorToken" | "publicBaseUrl" | "planLimits">;
+  config: Pick<Config, "operatorToken" | "publicBaseUrl" | "planLimits"> & { quotas?: Quotas };
   store: Store;
   /** Where executions run (D3); tests give their workers' own task queue. */
   temporal: { client: Client; taskQueue?: string };

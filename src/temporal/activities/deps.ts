@@ -1,4 +1,5 @@
 import type { Config } from "../../config/config.js";
+import type { Quotas } from "../../config/quotas.js";
 import type { DeliveryPolicy } from "../../notifications/delivery-schedule.js";
 import type { PlanTable } from "../../services/accounts/plans.js";
 import type { PriceTable } from "../../services/pricing/model-prices.js";
@@ -11,6 +12,8 @@ export interface ActivityDeps {
   allowPrivateNetworks: boolean;
   /** What scheduled runs are admitted against and events report as limits (D12): FLOWLOG_PLAN_LIMITS. */
   planLimits: PlanTable;
+  /** D26's bounds on what one execution and one workspace may consume; the defaults when absent. */
+  quotas?: Quotas;
   /** USD per million tokens by model; the defaults of model-prices.ts when absent. */
   prices?: PriceTable;
   /** How notifications are sent (D19, D20); without it, links in e-mail and chat are relative and e-mail is off. */
@@ -33,6 +36,7 @@ export function activityDepsFrom(config: Config, store: Store): ActivityDeps {
     store,
     allowPrivateNetworks: config.allowPrivateNetworks,
     planLimits: config.planLimits,
+    quotas: config.quotas,
     notifications: config,
   };
 }

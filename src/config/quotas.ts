@@ -1,0 +1,136 @@
+import { z } from "zod";
+
+/**
+ * What one request, one execution and one workspace may consume (D26), and how long a connection may take
+ * to say what it wants (D27). Every figure is a product decision with a default here; FLOWLOG_QUOTAS and
+ * FLOWLOG_CONNECTIONS override any of them (config.ts), so the rest of the code is handed these tables and
+ * never spells a limit itself.
+ */
+export interface Quotas {
+  /** A request body on any protocol, counted after decompression (D26, D29). */
+  requestBodyBytes: number;
+  /** Values in one list parameter (workflowIds, folderIds, triggers, ...). */
+  listParameterValues: number;
+  workflow: {
+    /** Blocks in one workflow definition. */
+    maxBlocks: number;
+    /** Block runs in one execution, loop iterations and parallel branches counted at every depth. */
+    maxBlockRuns: number;
+    /** Schedules of one workflow. */
+    maxSchedules: number;
+    /** The shortest interval between two runs of one schedule. */
+    minScheduleIntervalSeconds: number;
+  };
+  /** Bounds on the HTTP-request block's own settings (D16), checked on save and again at run time. */
+  httpBlock: {
+    maxRetries: number;
+    maxTimeoutMs: number;
+    minRetryBaseMs: number;
+    maxRetryMaxMs: number;
+  };
+  /** The most of a reply that is read, decoded: HTTP and agent blocks, and delivery answers. */
+  replyBytes: {
+    block: number;
+    delivery: number;
+  };
+  workspace: {
+    subscriptions: number;
+    environmentVariables: number;
+    environmentValueBytes: number;
+    /** Block activities of one workspace running at once on one worker; the rest wait their turn. */
+    concurrentBlockActivities: number;
+  };
+  /** Failed authentications one client address may make per minute before it is refused with 429. */
+  failedAuthenticationsPerMinute: number;
+  /** How long a sync execution's caller waits before a 504 with the executionId (the run goes on). */
+  syncExecutionDeadlineMs: number;
+}
+
+export interface ConnectionLimits {
+  /** A request's headers must arrive within this. */
+  headersTimeoutMs: number;
+  /** A request's whole body must arrive within this. */
+  bodyTimeoutMs: number;
+  /** An idle HTTP/1.1 keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** An HTTP/2 session with no activity is closed after this. */
+  http2IdleTimeoutMs: number;
+  /** A new connection must show which protocol it speaks within this. */
+  protocolDetectionTimeoutMs: number;
+  /** Open connections per process; more are closed at once. */
+  maxConnections: number;
+}
+
+const mebibyte = 1024 * 1024;
+
+export const defaultQuotas: Quotas = {
+  requestBodyBytes: mebibyte,
+  listParameterValues: 100,
+  workflow: { maxBlocks: 200, maxBlockRuns: 1000, maxSchedules: 10, minScheduleIntervalSeconds: 60 },
+  httpBlock: { maxRetries: 10, maxTimeoutMs: 120_000, minRetryBaseMs: 100, maxRetryMaxMs: 60_000 },
+  replyBytes: { block: 10 * mebibyte, delivery: 64 * 1024 },
+  workspace: {
+    subscriptions: 50,
+    environmentVariables: 200,
+    environmentValueBytes: 64 * 1024,
+    concurrentBlockActivities: 20,
+  },
+  failedAuthenticationsPerMinute: 20,
+  syncExecutionDeadlineMs: 5 * 60_000,
+};
+
+export const defaultConnectionLimits: ConnectionLimits = {
+  headersTimeoutMs: 10_000,
+  bodyTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  http2IdleTimeoutMs: 60_000,
+  protocolDetectionTimeoutMs: 5_000,
+  maxConnections: 1_000,
+};
+
+type Table = { [key: string]: number | Table };
+type DeepPartial<T> = { [K in keyof T]?: T[K] extends number ? number : DeepPartial<T[K]> };
+
+const positiveInteger = z
+  .number({ error: "must be a positive integer" })
+  .int("must be a positive integer")
+  .positive("must be a positive integer");
+
+/**
+ * The override schema of a table: the same keys, each optional, every number a positive integer (a quota of
+ * zero or less would refuse everything, which is what disabling a feature is for, not a quota). Derived from
+ * the defaults, so a new quota needs no second declaration.
+ */
+export function overrideSchema(defaults: Table, what: string): z.ZodType<unknown> {
+  const shape: Record<string, z.ZodType<unknown>> = {};
+  for (const [key, value] of Object.entries(defaults)) {
+    shape[key] = (typeof value === "number" ? positiveInteger : overrideSchema(value, what)).optional();
+  }
+  const keys = Object.keys(shape).join(", ");
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? `unknown ${what}; expected one of ${keys}`
+        : "must be a JSON object",
+  });
+}
+
+/** The defaults with an override laid over them, key by key at every depth. */
+export function withOverride<T extends object>(defaults: T, override: DeepPartial<T> | undefined): T {
+  if (!override) return defaults;
+  const merged: Record<string, unknown> = { ...(defaults as Record<string, unknown>) };
+  for (const [key, value] of Object.entries(override)) {
+    if (value === undefined) continue;
+    const base = (defaults as Record<string, unknown>)[key];
+    merged[key] = typeof value === "object" ? withOverride(base as object, value as object) : value;
+  }
+  return merged as T;
+}
+
+export const quotasOverride = overrideSchema(defaultQuotas as unknown as Table, "quota");
+export const connectionLimitsOverride = overrideSchema(
+  defaultConnectionLimits as unknown as Table,
+  "connection limit",
+);
+export type QuotasOverride = DeepPartial<Quotas>;
+export type ConnectionLimitsOverride = DeepPartial<ConnectionLimits>;

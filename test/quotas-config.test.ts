@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config/config.js";
+import { defaultConnectionLimits, defaultQuotas } from "../src/config/quotas.js";
+
+function problemsOf(env: NodeJS.ProcessEnv): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error("the configuration was accepted");
+}
+
+describe("Quotas and connection limits are configurable: FLOWLOG_QUOTAS (D26), FLOWLOG_CONNECTIONS (D27)", () => {
+  it("without the variables, the tables are the decisions' defaults", () => {
+    const config = loadConfig({});
+    expect(config.quotas).toEqual(defaultQuotas);
+    expect(config.connections).toEqual(defaultConnectionLimits);
+    expect(config.quotas.requestBodyBytes).toBe(1024 * 1024);
+    expect(config.quotas.workspace.concurrentBlockActivities).toBe(20);
+    expect(config.connections.headersTimeoutMs).toBe(10_000);
+  });
+
+  it("merges a deep-partial override, leaving every other figure as it was", () => {
+    const config = loadConfig({
+      FLOWLOG_QUOTAS: '{"requestBodyBytes": 4096, "workspace": {"subscriptions": 5}}',
+      FLOWLOG_CONNECTIONS: '{"maxConnections": 10}',
+    });
+    expect(config.quotas).toEqual({
+      ...defaultQuotas,
+      requestBodyBytes: 4096,
+      workspace: { ...defaultQuotas.workspace, subscriptions: 5 },
+    });
+    expect(config.connections).toEqual({ ...defaultConnectionLimits, maxConnections: 10 });
+  });
+
+  it("refuses an unknown key, a bad number or text that is not JSON, naming the path", () => {
+    expect(problemsOf({ FLOWLOG_QUOTAS: '{"workspace": {"subscription": 5}}' })).toEqual([
+      expect.stringMatching(
+        /^FLOWLOG_QUOTAS\.workspace\.subscription: unknown quota; expected one of subscriptions,/,
+      ),
+    ]);
+    expect(problemsOf({ FLOWLOG_QUOTAS: '{"httpBlock": {"maxRetries": 0}}' })).toEqual([
+      "FLOWLOG_QUOTAS.httpBlock.maxRetries: must be a positive integer",
+    ]);
+    expect(problemsOf({ FLOWLOG_CONNECTIONS: '{"bodyTimeoutMs": "30s"}' })).toEqual([
+      "FLOWLOG_CONNECTIONS.bodyTimeoutMs: must be a positive integer",
+    ]);
+    expect(problemsOf({ FLOWLOG_CONNECTIONS: "{nope" })).toEqual(["FLOWLOG_CONNECTIONS: must be JSON"]);
+  });
+});
