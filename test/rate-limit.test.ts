@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ListLogsResponseSchema, LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
@@ -13,8 +13,10 @@ import { loadConfig } from "../src/config/config.js";
 import { invalidArgument } from "../src/errors/api-errors.js";
 import type { ApiServer } from "../src/server/api-server.js";
 import type { ApiImplementations } from "../src/server/api-services.js";
-import { callerKey } from "../src/server/caller.js";
-import { createRateLimitInterceptor } from "../src/server/rate-limit.js";
+import type { Authenticator } from "../src/server/authentication.js";
+import { createFailedAuthenticationThrottle } from "../src/server/failed-authentication.js";
+import { createFrontDoor } from "../src/server/front-door.js";
+import { createApiRateLimiter } from "../src/server/rate-limit.js";
 import { defaultPlanLimits } from "../src/services/accounts/plans.js";
 import type { Plan } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
@@ -185,8 +187,12 @@ async function takerProcess(
 describe("API rate limit over every protocol (spec Response headers, Errors 1, D11)", () => {
   let server: ApiServer;
   beforeAll(async () => {
-    const guards = [testAuthentication, createRateLimitInterceptor(store, defaultPlanLimits, () => now)];
-    server = await startTestApiServer({ implementations, guards });
+    const frontDoor = createFrontDoor({
+      authenticator: testAuthenticator,
+      rateLimiter: createApiRateLimiter(store, defaultPlanLimits, () => now),
+      failedAuthentications: createFailedAuthenticationThrottle(20, () => now),
+    });
+    server = await startTestApiServer({ implementations, frontDoor });
   });
   afterAll(() => server.close());
 
@@ -349,19 +355,17 @@ function rateLimitHeaders(headers: Headers): { limit?: string; remaining?: strin
 }
 
 /**
- * Authentication is the lead's interceptor, with its own end-to-end tests on real keys; this stand-in
- * names the caller from a header, so the rate limit can be tested on its own behind it.
+ * Authentication has its own end-to-end tests on real keys; this stand-in names the caller from a header,
+ * so the rate limit can be tested on its own behind it.
  */
-const testAuthentication: Interceptor = (next) => async (request) => {
-  const id = request.header.get("x-test-user");
-  if (id) {
-    const plan = (request.header.get("x-test-plan") ?? "free") as Plan;
-    request.contextValues.set(callerKey, {
-      keyId: `key-of-${id}`,
-      user: { id, email: `${id}@example.test`, plan, createdAt: 0 },
-    });
-  }
-  return next(request);
+const testAuthenticator: Authenticator = {
+  authenticates: () => true,
+  authenticate(_method, header) {
+    const id = header.get("x-test-user");
+    if (!id) return undefined;
+    const plan = (header.get("x-test-plan") ?? "free") as Plan;
+    return { keyId: `key-of-${id}`, user: { id, email: `${id}@example.test`, plan, createdAt: 0 } };
+  },
 };
 
 const implementations: ApiImplementations = {

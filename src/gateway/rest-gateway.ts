@@ -1,5 +1,5 @@
 import type { JsonValue } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
+import { Code, ConnectError, type ContextValues, createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { readAllBytes } from "@connectrpc/connect/protocol";
 import { errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
@@ -7,8 +7,11 @@ import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import { invalidArgument } from "../errors/api-errors.js";
 import { problemFromError } from "../errors/problem.js";
 import { toPublicError } from "../errors/public-error.js";
+import { clientAddressKey, type FrontDoor, withRateHeaders } from "../server/front-door.js";
+import { clientAddress } from "../server/rpc-handler.js";
 import { bodyViolations } from "./body-errors.js";
 import { type HttpRoute, matchRoutes } from "./http-rules.js";
+import { BodyTooLarge, readRequestBody } from "./request-body.js";
 import { buildRequestJson } from "./request-json.js";
 import { restStatusKey } from "./rest-status.js";
 
@@ -19,15 +22,27 @@ export type NodeResponse = Parameters<NodeHandler>[1];
 /** Answers a REST request; resolves false when no annotated route has the path. */
 export type RestGateway = (req: NodeRequest, res: NodeResponse) => Promise<boolean>;
 
-const maxBodyBytes = 1024 * 1024;
+export interface RestGatewayOptions {
+  routes: HttpRoute[];
+  /** The Connect handlers, without the front door: the gateway admits each request itself, in D28's order. */
+  handlers: UniversalHandler[];
+  frontDoor: FrontDoor;
+  /** The largest body accepted, after decompression (D26). */
+  maxBodyBytes: number;
+}
 
 /**
  * The REST/JSON gateway (D2). Each annotated route is answered by calling the RPC's Connect
  * handler in-process with the Connect JSON protocol, so REST requests pass through the very
- * same interceptors (auth, rate limit, errors) and serializer as gRPC, gRPC-Web and Connect;
+ * same front door, interceptors (rate headers, errors) and serializer as gRPC, gRPC-Web and Connect;
  * a successful response body is the handler's JSON, byte for byte.
  */
-export function createRestGateway(routes: HttpRoute[], handlers: UniversalHandler[]): RestGateway {
+export function createRestGateway({
+  routes,
+  handlers,
+  frontDoor,
+  maxBodyBytes,
+}: RestGatewayOptions): RestGateway {
   const handlerByPath = new Map(handlers.map((h) => [h.requestPath, h]));
   const handlerOf = new Map(
     routes.map((route) => {
@@ -50,10 +65,20 @@ export function createRestGateway(routes: HttpRoute[], handlers: UniversalHandle
       return true;
     }
     const handler = handlerOf.get(chosen.route) as UniversalHandler;
+    // D28: authenticate and take the token from the headers, before the body is read or the request checked.
+    const contextValues = createContextValues().set(clientAddressKey, clientAddress(req.socket));
+    const header = forwardedHeaders(req);
+    const refusal = frontDoor.admit({ method: chosen.route.method, header, contextValues });
+    if (refusal) {
+      writeRefusal(req, res, refusal);
+      return true;
+    }
     try {
-      await answer(req, res, chosen.route, handler, chosen.pathValues, url.searchParams);
+      const request = { pathValues: chosen.pathValues, query: url.searchParams, header, contextValues };
+      await answer(req, res, chosen.route, handler, request, maxBodyBytes);
     } catch (error) {
-      writeProblem(res, toPublicError(error, "rest gateway"));
+      // Reading or checking the request failed after admission: the answer still carries the rate headers.
+      writeRefusal(req, res, withRateHeaders(toPublicError(error, "rest gateway"), contextValues));
     }
     return true;
   };
@@ -64,11 +89,11 @@ async function answer(
   res: NodeResponse,
   route: HttpRoute,
   handler: UniversalHandler,
-  pathValues: string[],
-  query: URLSearchParams,
+  request: { pathValues: string[]; query: URLSearchParams; header: Headers; contextValues: ContextValues },
+  maxBodyBytes: number,
 ): Promise<void> {
-  const body = route.body === undefined ? undefined : await readJsonBody(req);
-  const built = buildRequestJson(route, { pathValues, query, body });
+  const body = route.body === undefined ? undefined : await readJsonBody(req, maxBodyBytes);
+  const built = buildRequestJson(route, { pathValues: request.pathValues, query: request.query, body });
   if (!built.ok) throw invalidArgument(built.violations);
   const violations = body === undefined ? [] : bodyViolations(route.method.input, built.json);
   if (violations.length > 0) throw invalidArgument(violations);
@@ -79,12 +104,12 @@ async function answer(
   res.once("close", () => {
     if (!res.writableFinished) abort.abort();
   });
-  const contextValues = createContextValues();
+  const { contextValues } = request;
   const response = await handler({
     httpVersion: req.httpVersion,
     url: `http://gateway${handler.requestPath}`,
     method: "POST",
-    header: forwardedHeaders(req),
+    header: request.header,
     body: built.json,
     signal: abort.signal,
     contextValues,
@@ -104,16 +129,8 @@ async function answer(
   writeProblem(res, error);
 }
 
-async function readJsonBody(req: NodeRequest): Promise<JsonValue | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBodyBytes)
-      throw invalidArgument([{ field: "body", message: "body must be at most 1 MiB" }]);
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
+async function readJsonBody(req: NodeRequest, maxBodyBytes: number): Promise<JsonValue | undefined> {
+  const text = (await readRequestBody(req, maxBodyBytes)).toString("utf8");
   if (text.trim() === "") return undefined;
   const contentType = String(req.headers["content-type"] ?? "application/json");
   if (!/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
@@ -124,6 +141,12 @@ async function readJsonBody(req: NodeRequest): Promise<JsonValue | undefined> {
   } catch {
     throw invalidArgument([{ field: "body", message: "body is not valid JSON" }]);
   }
+}
+
+/** A refusal before the handler ran; a body left unread ends the HTTP/1.1 connection rather than draining it. */
+function writeRefusal(req: NodeRequest, res: NodeResponse, error: ConnectError): void {
+  if (req.httpVersionMajor === 1 && !req.readableEnded) res.setHeader("connection", "close");
+  writeProblem(res, error, error instanceof BodyTooLarge ? 413 : undefined);
 }
 
 /** Request headers the protocol layer owns are not forwarded; everything else (x-api-key, ...) is. */

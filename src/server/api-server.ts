@@ -1,8 +1,7 @@
 import type { AddressInfo, Socket } from "node:net";
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { Config } from "../config/config.js";
+import { defaultConnectionLimits, defaultQuotas } from "../config/quotas.js";
 import { listHttpRoutes } from "../gateway/http-rules.js";
 import {
   createRestGateway,
@@ -12,10 +11,11 @@ import {
   writeProblem,
 } from "../gateway/rest-gateway.js";
 import { type ApiImplementations, apiServices, registerApiServices } from "./api-services.js";
-import { createInterceptors } from "./interceptors.js";
+import { type FrontDoor, openDoor } from "./front-door.js";
 import { createOnePortServer } from "./one-port.js";
 import { loadOpenApiDocument } from "./openapi-document.js";
 import { registerReflection } from "./reflection.js";
+import { createRpcHandler } from "./rpc-handler.js";
 
 export interface ApiServer {
   /** Base URL with the port actually bound (useful when PORT is 0). */
@@ -25,41 +25,43 @@ export interface ApiServer {
 }
 
 /**
- * Serves gRPC, gRPC-Web, Connect and the REST gateway on one port (D2). The Connect adapter
- * answers RPC paths; anything else falls through to the gateway, then to the OpenAPI document.
+ * Serves gRPC, gRPC-Web, Connect and the REST gateway on one port (D2). The RPC handler answers RPC
+ * paths; anything else falls through to the gateway, then to the OpenAPI document.
  */
 export interface ApiServerOptions {
   /** Interface to bind; all interfaces when unset. */
   host?: string;
   implementations?: ApiImplementations;
-  /** Authentication and rate limiting, run before the handlers on every protocol. */
-  guards?: Interceptor[];
+  /** Authentication and the API rate limit, checked from the headers before a body is read (D28). */
+  frontDoor?: FrontDoor;
 }
 
 export async function startApiServer(
-  config: Pick<Config, "port">,
+  config: Pick<Config, "port"> & Partial<Pick<Config, "quotas" | "connections">>,
   options: ApiServerOptions = {},
 ): Promise<ApiServer> {
-  let handlers: UniversalHandler[] = [];
   const openApi = loadOpenApiDocument();
-  let gateway: RestGateway | undefined;
+  const frontDoor = options.frontDoor ?? openDoor;
+  const quotas = config.quotas ?? defaultQuotas;
 
-  const adapter = connectNodeAdapter({
-    interceptors: createInterceptors(options.guards),
-    // Implicit values are always written (D7: totalDurationMs 0, cost.total 0 and isExceeded
-    // false are facts, not omissions); REST bodies are these bytes too.
-    jsonOptions: { alwaysEmitImplicit: true },
+  const rpc = createRpcHandler({
+    frontDoor,
+    readMaxBytes: quotas.requestBodyBytes,
     routes(router) {
       registerApiServices(router, options.implementations ?? {});
       registerReflection(router, apiServices);
-      handlers = router.handlers;
     },
     fallback: (req, res) => void fallback(req, res),
   });
-  gateway = createRestGateway(listHttpRoutes(apiServices), handlers);
+  const gateway: RestGateway = createRestGateway({
+    routes: listHttpRoutes(apiServices),
+    handlers: rpc.handlers,
+    frontDoor,
+    maxBodyBytes: quotas.requestBodyBytes,
+  });
 
   async function fallback(req: NodeRequest, res: NodeResponse): Promise<void> {
-    if (await gateway?.(req, res)) return;
+    if (await gateway(req, res)) return;
     const path = new URL(req.url ?? "/", "http://x").pathname;
     if (req.method === "GET" && path === "/api/v1/openapi.json") {
       res.writeHead(200, { "content-type": "application/json" });
@@ -69,7 +71,7 @@ export async function startApiServer(
     writeProblem(res, new ConnectError(`no route for ${req.method} ${path}`, Code.NotFound));
   }
 
-  const server = createOnePortServer(adapter);
+  const server = createOnePortServer(rpc.listener, config.connections ?? defaultConnectionLimits);
   const sockets = new Set<Socket>();
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);

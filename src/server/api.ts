@@ -5,7 +5,7 @@ import { NotificationsService } from "../../gen/flowlog/notifications/v1/notific
 import { TriggersService } from "../../gen/flowlog/workflows/v1/triggers_service_pb.js";
 import { WorkflowsService } from "../../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import type { Config } from "../config/config.js";
-import type { Quotas } from "../config/quotas.js";
+import { defaultQuotas, type Quotas } from "../config/quotas.js";
 import { AccountsService } from "../services/accounts/accounts-service.js";
 import { createAdminService } from "../services/accounts/admin-service.js";
 import { createDeliveriesService } from "../services/deliveries/deliveries-service.js";
@@ -17,8 +17,10 @@ import { createWorkflowsService } from "../services/workflows/workflows-service.
 import type { Store } from "../store/store.js";
 import { watchNewWorkflow } from "../temporal/start-inactivity-watch.js";
 import type { ApiServerOptions } from "./api-server.js";
-import { createAuthentication } from "./authentication.js";
-import { createRateLimitInterceptor } from "./rate-limit.js";
+import { createAuthenticator } from "./authentication.js";
+import { createFailedAuthenticationThrottle } from "./failed-authentication.js";
+import { createFrontDoor } from "./front-door.js";
+import { createApiRateLimiter } from "./rate-limit.js";
 
 export interface ApiDependencies {
   config: Pick<Config, "operatorToken" | "publicBaseUrl" | "planLimits"> & { quotas?: Quotas };
@@ -28,14 +30,15 @@ export interface ApiDependencies {
   clock?: () => number;
 }
 
-/** The services behind the port and the guards in front of them, built from the store (D23). */
+/** The services behind the port and the front door before them, built from the store (D23). */
 export function createApi({
   config,
   store,
   temporal,
   clock = Date.now,
-}: ApiDependencies): Required<Pick<ApiServerOptions, "implementations" | "guards">> {
+}: ApiDependencies): Required<Pick<ApiServerOptions, "implementations" | "frontDoor">> {
   const { planLimits } = config;
+  const quotas = config.quotas ?? defaultQuotas;
   const executions = { store, planLimits, temporal: temporal.client, taskQueue: temporal.taskQueue, clock };
   return {
     implementations: {
@@ -53,8 +56,8 @@ export function createApi({
       deliveries: createDeliveriesService(executions),
       admin: createAdminService(new AccountsService(store.accounts, clock)),
     },
-    guards: [
-      createAuthentication({
+    frontDoor: createFrontDoor({
+      authenticator: createAuthenticator({
         accounts: store.accounts,
         userKeyServices: [
           LogsService,
@@ -67,7 +70,8 @@ export function createApi({
         operatorToken: config.operatorToken,
         clock,
       }),
-      createRateLimitInterceptor(store, planLimits, clock),
-    ],
+      rateLimiter: createApiRateLimiter(store, planLimits, clock),
+      failedAuthentications: createFailedAuthenticationThrottle(quotas.failedAuthenticationsPerMinute, clock),
+    }),
   };
 }

@@ -1,10 +1,10 @@
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { AdminService } from "../../gen/flowlog/admin/v1/admin_service_pb.js";
 import { hashApiKey } from "../services/accounts/api-keys.js";
 import { checkOperatorToken } from "../services/accounts/operator-token.js";
 import type { AccountsStore } from "../store/accounts-store.js";
-import { callerKey } from "./caller.js";
+import type { Caller } from "./caller.js";
 
 export interface AuthenticationOptions {
   accounts: AccountsStore;
@@ -16,34 +16,45 @@ export interface AuthenticationOptions {
   clock: () => number;
 }
 
+/** Who is calling, judged from the request's headers alone: the front door asks before any body is read. */
+export interface Authenticator {
+  /** Whether a caller of the method proves who it is: a user key, the operator token, or a token of its own. */
+  authenticates(method: DescMethod): boolean;
+  /** The user behind the key, or undefined where the method has none; throws `unauthenticated`. */
+  authenticate(method: DescMethod, header: Headers): Caller | undefined;
+}
+
 /** last_used_at is a hint for humans; one write per key per minute keeps it off the hot path. */
 const touchIntervalMs = 60_000;
 
 /**
- * Who is calling (D5, D10). User-key services need `x-api-key` (HTTP header or gRPC metadata):
- * none, unknown or revoked is `unauthenticated`. The admin service needs the operator token
- * instead. Reflection needs nothing.
+ * User-key services need `x-api-key` (HTTP header or gRPC metadata): none, unknown or revoked is
+ * `unauthenticated` (D5, D10). The admin service needs the operator token instead. Reflection needs nothing.
  */
-export function createAuthentication(options: AuthenticationOptions): Interceptor {
+export function createAuthenticator(options: AuthenticationOptions): Authenticator {
   const guarded = new Set(options.userKeyServices.map((s) => s.typeName));
   const exempt = new Set(options.selfAuthenticatingMethods);
   const lastTouched = new Map<string, number>();
-  return (next) => async (request) => {
-    if (request.service.typeName === AdminService.typeName) {
-      checkOperatorToken(request.header.get("authorization"), options.operatorToken);
-      return next(request);
-    }
-    if (!guarded.has(request.service.typeName) || exempt.has(request.method)) return next(request);
-    const key = request.header.get("x-api-key");
-    if (!key) throw new ConnectError("missing x-api-key header", Code.Unauthenticated);
-    const owner = options.accounts.ownerOfKeyHash(hashApiKey(key));
-    if (!owner) throw new ConnectError("invalid or revoked API key", Code.Unauthenticated);
-    const now = options.clock();
-    if (now - (lastTouched.get(owner.keyId) ?? 0) >= touchIntervalMs) {
-      lastTouched.set(owner.keyId, now);
-      options.accounts.touchApiKey(owner.keyId, now);
-    }
-    request.contextValues.set(callerKey, owner);
-    return next(request);
+  const needsUserKey = (method: DescMethod) => guarded.has(method.parent.typeName) && !exempt.has(method);
+  return {
+    authenticates: (method) =>
+      method.parent.typeName === AdminService.typeName || guarded.has(method.parent.typeName),
+    authenticate(method, header) {
+      if (method.parent.typeName === AdminService.typeName) {
+        checkOperatorToken(header.get("authorization"), options.operatorToken);
+        return undefined;
+      }
+      if (!needsUserKey(method)) return undefined;
+      const key = header.get("x-api-key");
+      if (!key) throw new ConnectError("missing x-api-key header", Code.Unauthenticated);
+      const owner = options.accounts.ownerOfKeyHash(hashApiKey(key));
+      if (!owner) throw new ConnectError("invalid or revoked API key", Code.Unauthenticated);
+      const now = options.clock();
+      if (now - (lastTouched.get(owner.keyId) ?? 0) >= touchIntervalMs) {
+        lastTouched.set(owner.keyId, now);
+        options.accounts.touchApiKey(owner.keyId, now);
+      }
+      return owner;
+    },
   };
 }

@@ -1,21 +1,12 @@
 import type { Interceptor } from "@connectrpc/connect";
-import { toPublicError } from "../errors/public-error.js";
+import type { FrontDoor } from "./front-door.js";
 import { requiredFields } from "./required-fields.js";
 
 /**
- * The interceptor chain every protocol shares (REST enters through the same handlers), outermost
- * first. The guards (authentication, then the API rate limit, D11) run before the validation of
- * required fields: a caller without a key learns nothing about the request's shape.
+ * The interceptor chain every protocol shares (REST enters through the same handlers), outermost first:
+ * the front door's (rate headers on every answer, faults made public, D10, D11), then validation of
+ * required fields. Authentication and the token take happen before either, at the front door (D28).
  */
-export function createInterceptors(guards: Interceptor[] = []): Interceptor[] {
-  return [errorBoundary, ...guards, requiredFields];
+export function createInterceptors(frontDoor: FrontDoor): Interceptor[] {
+  return [frontDoor.interceptor, requiredFields];
 }
-
-/** Faults become `internal` with no internals in the message (D10); deliberate errors pass. */
-const errorBoundary: Interceptor = (next) => async (request) => {
-  try {
-    return await next(request);
-  } catch (error) {
-    throw toPublicError(error, `${request.method.parent.typeName}/${request.method.name}`);
-  }
-};

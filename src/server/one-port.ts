@@ -1,6 +1,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import type { ConnectionLimits } from "../config/quotas.js";
 
 type Handler = (
   req: http.IncomingMessage | http2.Http2ServerRequest,
@@ -10,15 +11,49 @@ type Handler = (
 /** The client connection preface of HTTP/2 (RFC 9113 §3.4). */
 const h2Preface = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
 
+/** Streams of one HTTP/2 connection open at once; Node's default is unlimited. */
+const maxConcurrentStreams = 100;
+
+/** The long-lived reflection stream of gRPC tools is exempt from the body deadline of unary calls. */
+const streamingPaths = /^\/grpc\.reflection\./;
+
 /**
  * One cleartext port for HTTP/1.1 and HTTP/2 with prior knowledge (how grpcurl -plaintext,
  * Python's insecure_channel and Go clients speak gRPC): the first bytes of a connection tell
  * which protocol it speaks, and the connection is handed to the matching Node server.
+ *
+ * No connection may sit on the port for free (D27): a new connection must show its protocol within the
+ * detection timeout, a request's headers and its whole body must arrive within theirs on either protocol,
+ * idle keep-alive connections and HTTP/2 sessions are closed, and connections beyond the cap are refused.
  */
-export function createOnePortServer(handler: Handler): net.Server {
-  const h1 = http.createServer(handler);
-  const h2 = http2.createServer({}, handler);
-  return net.createServer((socket) => {
+export function createOnePortServer(handler: Handler, limits: ConnectionLimits): net.Server {
+  const h1 = http.createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      // Node measures requestTimeout from the request's first byte, so it can be no shorter than the headers'.
+      requestTimeout: Math.max(limits.bodyTimeoutMs, limits.headersTimeoutMs),
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
+    },
+    handler,
+  );
+  // Node checks the headers and request timeouts from a timer that starts when its server listens; this one
+  // is handed its connections by the sniffer instead, so the timer is started by hand.
+  h1.emit("listening");
+  const h2 = http2.createServer({ settings: { maxConcurrentStreams } }, handler);
+  h2.on("session", (session) => session.setTimeout(limits.http2IdleTimeoutMs, () => session.destroy()));
+  h2.on("stream", (stream, headers) => {
+    if (streamingPaths.test(String(headers[":path"]))) return;
+    const late = setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), limits.bodyTimeoutMs);
+    late.unref();
+    stream.once("end", () => clearTimeout(late));
+    stream.once("close", () => clearTimeout(late));
+  });
+
+  const server = net.createServer((socket) => {
+    const undetected = () => socket.destroy();
+    socket.setTimeout(limits.protocolDetectionTimeoutMs);
+    socket.once("timeout", undetected);
     let received = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
@@ -26,6 +61,8 @@ export function createOnePortServer(handler: Handler): net.Server {
       const couldBeH2 = received.subarray(0, length).equals(h2Preface.subarray(0, length));
       if (couldBeH2 && received.length < h2Preface.length) return;
       socket.off("data", onData);
+      socket.off("timeout", undetected);
+      socket.setTimeout(0);
       socket.pause();
       socket.unshift(received);
       if (couldBeH2) {
@@ -40,4 +77,7 @@ export function createOnePortServer(handler: Handler): net.Server {
     socket.on("data", onData);
     socket.on("error", () => socket.destroy());
   });
+  server.maxConnections = limits.maxConnections;
+  server.once("close", () => h1.close());
+  return server;
 }

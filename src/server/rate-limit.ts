@@ -1,39 +1,31 @@
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { toPublicError } from "../errors/public-error.js";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { PlanTable } from "../services/accounts/plans.js";
 import { type ApiRateLimit, takeApiToken } from "../services/limits/api-rate-limit.js";
 import type { Store } from "../store/store.js";
 import { isoFromMs } from "../util/time.js";
-import { callerKey } from "./caller.js";
+import type { Caller } from "./caller.js";
+
+/** One authenticated request's take: the X-RateLimit-* headers every answer carries, and the refusal if empty. */
+export interface RateLimitOutcome {
+  headers: Headers;
+  refusal?: ConnectError;
+}
+
+export type ApiRateLimiter = (caller: Caller) => RateLimitOutcome;
 
 /**
- * The API rate limit (D11), placed after authentication: every authenticated request takes one token
- * from its user's bucket, and every answer after that point, errors included, reports the bucket in
- * X-RateLimit-* headers. Errors carry them as metadata: the Connect protocol and the REST gateway turn
- * that into HTTP headers, gRPC and gRPC-Web into trailers. Requests without a caller pass untouched;
- * authentication has already refused the ones that needed one.
+ * The API rate limit (D11): every authenticated request takes one token from its user's bucket, and every
+ * answer after that point, errors included, reports the bucket in X-RateLimit-* headers (D28).
  */
-export function createRateLimitInterceptor(
+export function createApiRateLimiter(
   store: Store,
   planLimits: PlanTable,
   clock: () => number = Date.now,
-): Interceptor {
-  return (next) => async (request) => {
-    const caller = request.contextValues.get(callerKey);
-    if (!caller) return next(request);
+): ApiRateLimiter {
+  return (caller) => {
     const limit = takeApiToken(store, planLimits, caller.user, clock());
     const headers = rateLimitHeaders(limit);
-    if (!limit.allowed) throw refusal(limit, headers);
-    try {
-      const response = await next(request);
-      setAll(response.header, headers);
-      return response;
-    } catch (error) {
-      // A fault becomes its public form here rather than in the error boundary, so it keeps the headers.
-      const publicError = toPublicError(error, `${request.service.typeName}/${request.method.name}`);
-      setAll(publicError.metadata, headers);
-      throw publicError;
-    }
+    return limit.allowed ? { headers } : { headers, refusal: refusal(limit, headers) };
   };
 }
 
@@ -53,8 +45,4 @@ function refusal(limit: ApiRateLimit, headers: Headers): ConnectError {
     Code.ResourceExhausted,
     metadata,
   );
-}
-
-function setAll(target: Headers, source: Headers): void {
-  for (const [name, value] of source) target.set(name, value);
 }

@@ -1,0 +1,160 @@
+import type { DescMethod } from "@bufbuild/protobuf";
+import {
+  type ConnectError,
+  type ContextValues,
+  createContextKey,
+  type Interceptor,
+} from "@connectrpc/connect";
+import type {
+  UniversalHandler,
+  UniversalServerRequest,
+  UniversalServerResponse,
+} from "@connectrpc/connect/protocol";
+import { isFailedAuthentication } from "../errors/failed-authentication.js";
+import { toPublicError } from "../errors/public-error.js";
+import type { Authenticator } from "./authentication.js";
+import { callerKey } from "./caller.js";
+import type { FailedAuthenticationThrottle } from "./failed-authentication.js";
+import type { ApiRateLimiter } from "./rate-limit.js";
+
+/**
+ * The first two checks of D28, on every protocol, made from the request's headers before its body is read:
+ * authenticate (401, no rate headers), then take the API token (429). Only then is the body read, decoded
+ * and validated (400), and the service authorizes (403/404) and runs. So a stranger's request costs no
+ * body read, no decompression and no parse, and every authenticated request, valid or not, takes a token
+ * and is answered with the X-RateLimit-* headers.
+ */
+export interface FrontDoor {
+  /** Admits the request (its caller and rate headers go into its context values) or returns the refusal. */
+  admit(request: AdmissionRequest): ConnectError | undefined;
+  /** Puts the rate headers on every answer after admission and records failed authentications in services. */
+  readonly interceptor: Interceptor;
+}
+
+export interface AdmissionRequest {
+  method: DescMethod;
+  header: Headers;
+  contextValues: ContextValues;
+}
+
+/** The remote address of the connection a request came on: what failed authentications are counted by. */
+export const clientAddressKey = createContextKey<string>("unknown", { description: "client address" });
+
+/** The X-RateLimit-* headers of an admitted request's take (D11). */
+const rateHeadersKey = createContextKey<Headers | undefined>(undefined, {
+  description: "rate limit headers",
+});
+
+/** The front door's refusal, answered by the interceptor where the protocol reads no body (Connect GET). */
+const refusalKey = createContextKey<ConnectError | undefined>(undefined, {
+  description: "front door refusal",
+});
+
+export interface FrontDoorParts {
+  authenticator: Authenticator;
+  rateLimiter: ApiRateLimiter;
+  failedAuthentications: FailedAuthenticationThrottle;
+}
+
+export function createFrontDoor({
+  authenticator,
+  rateLimiter,
+  failedAuthentications,
+}: FrontDoorParts): FrontDoor {
+  function check({ method, header, contextValues }: AdmissionRequest): ConnectError | undefined {
+    if (!authenticator.authenticates(method)) return undefined;
+    const address = contextValues.get(clientAddressKey);
+    const throttled = failedAuthentications.refusal(address);
+    if (throttled) return throttled;
+    let caller: ReturnType<Authenticator["authenticate"]>;
+    try {
+      caller = authenticator.authenticate(method, header);
+    } catch (error) {
+      const refusal = toPublicError(error, `authenticate ${method.parent.typeName}/${method.name}`);
+      if (isFailedAuthentication(refusal)) failedAuthentications.record(address);
+      return refusal;
+    }
+    if (!caller) return undefined;
+    contextValues.set(callerKey, caller);
+    const { headers, refusal } = rateLimiter(caller);
+    contextValues.set(rateHeadersKey, headers);
+    return refusal;
+  }
+
+  const interceptor: Interceptor = (next) => async (request) => {
+    const headers = request.contextValues.get(rateHeadersKey);
+    const refusal = request.contextValues.get(refusalKey);
+    try {
+      if (refusal) throw refusal;
+      const response = await next(request);
+      if (headers) setAll(response.header, headers);
+      return response;
+    } catch (error) {
+      const publicError = toPublicError(error, `${request.service.typeName}/${request.method.name}`);
+      // A method that checks its own token (the inbound webhook) reports a wrong one as it finds it.
+      if (!refusal && isFailedAuthentication(publicError))
+        failedAuthentications.record(request.contextValues.get(clientAddressKey));
+      if (headers) setAll(publicError.metadata, headers);
+      throw publicError;
+    }
+  };
+
+  return {
+    admit(request) {
+      const refusal = check(request);
+      if (refusal) request.contextValues.set(refusalKey, refusal);
+      return refusal;
+    },
+    interceptor,
+  };
+}
+
+/** The error with the admitted request's rate headers on it, for answers made outside the interceptors. */
+export function withRateHeaders(error: ConnectError, contextValues: ContextValues): ConnectError {
+  const headers = contextValues.get(rateHeadersKey);
+  if (headers) setAll(error.metadata, headers);
+  return error;
+}
+
+/** A door that admits everyone without a caller: a server built with handlers only, as some tests use. */
+export const openDoor: FrontDoor = {
+  admit: () => undefined,
+  interceptor: (next) => async (request) => {
+    try {
+      return await next(request);
+    } catch (error) {
+      throw toPublicError(error, `${request.service.typeName}/${request.method.name}`);
+    }
+  },
+};
+
+/**
+ * The Connect handler behind the front door. A refused request's body is replaced by one that fails with
+ * the refusal when read: the handler then answers the refusal in its own protocol's form (a Connect error
+ * body, gRPC trailers, a gRPC-Web trailer frame) without having read a byte of what the client sent.
+ */
+export function behindFrontDoor(handler: UniversalHandler, frontDoor: FrontDoor): UniversalHandler {
+  const guarded = async (request: UniversalServerRequest): Promise<UniversalServerResponse> => {
+    const contextValues = request.contextValues;
+    if (!contextValues) return handler(request);
+    const refusal = frontDoor.admit({ method: handler.method, header: request.header, contextValues });
+    return handler(refusal ? { ...request, body: refused(refusal) } : request);
+  };
+  return Object.assign(guarded, {
+    requestPath: handler.requestPath,
+    method: handler.method,
+    service: handler.service,
+    protocolNames: handler.protocolNames,
+    allowedMethods: handler.allowedMethods,
+    supportedContentType: handler.supportedContentType,
+  }) as UniversalHandler;
+}
+
+async function* refused(refusal: ConnectError): AsyncIterable<Uint8Array> {
+  yield* [];
+  throw refusal;
+}
+
+function setAll(target: Headers, source: Headers): void {
+  for (const [name, value] of source) target.set(name, value);
+}

@@ -1,0 +1,75 @@
+import type { Socket } from "node:net";
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  createConnectRouter,
+  createContextValues,
+} from "@connectrpc/connect";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import {
+  compressionBrotli,
+  compressionGzip,
+  universalRequestFromNodeRequest,
+  universalResponseToNodeResponse,
+} from "@connectrpc/connect-node";
+import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
+import { logger } from "../logging/logger.js";
+import { behindFrontDoor, clientAddressKey, type FrontDoor } from "./front-door.js";
+import { createInterceptors } from "./interceptors.js";
+
+export interface RpcHandlerOptions {
+  routes(router: ConnectRouter): void;
+  frontDoor: FrontDoor;
+  /** The largest request message accepted, counted after decompression (D26, D29). */
+  readMaxBytes: number;
+  /** Requests the RPC paths do not name. */
+  fallback(req: NodeRequest, res: NodeResponse): void;
+}
+
+export interface RpcHandler {
+  /** The Node request listener of the RPC paths (gRPC, gRPC-Web, Connect); other paths go to the fallback. */
+  listener(req: NodeRequest, res: NodeResponse): void;
+  /** The handlers without the front door, for a caller that admits requests itself (the REST gateway). */
+  handlers: UniversalHandler[];
+}
+
+/**
+ * What connect-node's adapter does, with each handler put behind the front door: the request is admitted
+ * from its headers before the handler reads its body (D28). Compressed requests are accepted (gzip, br)
+ * within `readMaxBytes`, which Connect checks on the decompressed size.
+ */
+export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
+  const router = createConnectRouter({
+    interceptors: createInterceptors(options.frontDoor),
+    // Implicit values are always written (D7: totalDurationMs 0, cost.total 0 and isExceeded
+    // false are facts, not omissions); REST bodies are these bytes too.
+    jsonOptions: { alwaysEmitImplicit: true },
+    acceptCompression: [compressionGzip, compressionBrotli],
+    readMaxBytes: options.readMaxBytes,
+  });
+  options.routes(router);
+  const paths = new Map(router.handlers.map((h) => [h.requestPath, behindFrontDoor(h, options.frontDoor)]));
+
+  return {
+    handlers: router.handlers,
+    listener(req, res) {
+      const handler = paths.get(req.url?.split("?", 1)[0] ?? "");
+      if (!handler) {
+        options.fallback(req, res);
+        return;
+      }
+      const contextValues = createContextValues().set(clientAddressKey, clientAddress(req.socket));
+      handler(universalRequestFromNodeRequest(req, res, undefined, contextValues))
+        .then((response) => universalResponseToNodeResponse(response, res))
+        .catch((reason) => {
+          if (ConnectError.from(reason).code === Code.Aborted) return;
+          logger.error({ err: reason, rpc: handler.requestPath }, "rpc handler failed");
+        });
+    },
+  };
+}
+
+export function clientAddress(socket: Socket | undefined): string {
+  return socket?.remoteAddress ?? "unknown";
+}
