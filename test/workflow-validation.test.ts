@@ -1,6 +1,7 @@
 import { fromJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { WorkflowStateSchema } from "../gen/flowlog/workflows/v1/workflow_pb.js";
+import { defaultQuotas } from "../src/config/quotas.js";
 import type { WorkflowStateJson } from "../src/engine/json-shapes.js";
 import { WorkflowGraph } from "../src/engine/workflow-graph.js";
 import { validateWorkflowState } from "../src/services/workflows/validation.js";
@@ -354,5 +355,139 @@ describe("block configs", () => {
       "state.blocks.check.config",
       "block check: conditions[0].expression: assignment is not allowed",
     );
+  });
+});
+
+describe("limits on one execution (D26)", () => {
+  const loop = (nodes: string[], iterations: number): ContainerJson => ({ type: "for", nodes, iterations });
+  const call = (name: string, config: Config = {}) =>
+    block("api", name, { method: "GET", url: "https://example.test/", ...config });
+
+  it("more blocks than the limit are refused on state.blocks, naming the limit", () => {
+    const at = violationsAfter((s) => {
+      for (let i = 0; i < 194; i++) s.blocks[`extra${i}`] = block("response", `Extra ${i}`);
+    });
+    expect(at).toEqual([]);
+    expectOne(
+      violationsAfter((s) => {
+        for (let i = 0; i < 195; i++) s.blocks[`extra${i}`] = block("response", `Extra ${i}`);
+      }),
+      "state.blocks",
+      "a workflow has at most 200 blocks; this one has 201",
+    );
+  });
+
+  it("a loop of 100 iterations around a loop of 20 api calls is refused on the outer loop's iterations", () => {
+    expectOne(
+      violationsAfter((s) => {
+        s.blocks.fetch = call("Fetch");
+        s.loops.inner = loop(["fetch"], 20);
+        s.loops.outer = loop(["inner"], 100);
+      }),
+      "state.loops.outer.iterations",
+      "loop outer can run 2000 blocks in one execution (100 iterations), more than the limit of 1000 block runs per execution",
+    );
+  });
+
+  it("runs multiply at every depth, through parallels too: 10 x 10 x 9 passes, 10 x 10 x 11 is refused", () => {
+    const nested = (innermost: number) =>
+      violationsAfter((s) => {
+        s.blocks.fetch = call("Fetch");
+        s.loops.c = loop(["fetch"], innermost);
+        s.parallels.b = { type: "count", count: 10, nodes: ["c"] };
+        s.loops.a = loop(["b"], 10);
+      });
+    expect(nested(9)).toEqual([]);
+    expectOne(nested(11), "state.loops.a.iterations", "loop a can run 1100 blocks");
+  });
+
+  it("loops that each fit but together exceed the limit are refused on the state", () => {
+    expectOne(
+      violationsAfter((s) => {
+        s.blocks.one = call("One");
+        s.blocks.two = call("Two");
+        s.loops.first = loop(["one"], 600);
+        s.loops.second = loop(["two"], 600);
+      }),
+      "state",
+      "the workflow can run 1206 blocks in one execution, more than the limit of 1000 block runs per execution",
+    );
+  });
+
+  it("a forEach counts its collection once on save: its length is bounded at run time", () => {
+    expect(
+      violationsAfter((s) => {
+        s.blocks.fetch = call("Fetch");
+        s.loops.inner = loop(["fetch"], 900);
+        s.loops.items = { type: "forEach", nodes: ["summarize", "inner"], collection: "<api.data.items>" };
+      }),
+    ).toEqual([]);
+  });
+
+  it("the HTTP block's retries, timeout and backoff are bounded, each named by its config path", () => {
+    const violations = violationsAfter((s) => {
+      s.blocks.api1.config = {
+        ...s.blocks.api1.config,
+        retries: 11,
+        timeoutMs: 120_001,
+        retryBaseMs: 99,
+        retryMaxMs: 60_001,
+      };
+    });
+    expect(violations).toEqual([
+      {
+        field: "state.blocks.api1.config.retries",
+        message: "block api1: retries must be at most 10, not 11",
+      },
+      {
+        field: "state.blocks.api1.config.timeoutMs",
+        message: "block api1: timeoutMs must be at most 120000, not 120001",
+      },
+      {
+        field: "state.blocks.api1.config.retryBaseMs",
+        message: "block api1: retryBaseMs must be at least 100, not 99",
+      },
+      {
+        field: "state.blocks.api1.config.retryMaxMs",
+        message: "block api1: retryMaxMs must be at most 60000, not 60001",
+      },
+    ]);
+    const atTheLimits = violationsAfter((s) => {
+      s.blocks.api1.config = {
+        ...s.blocks.api1.config,
+        retries: 10,
+        timeoutMs: 120_000,
+        retryBaseMs: 100,
+        retryMaxMs: 60_000,
+      };
+    });
+    expect(atTheLimits).toEqual([]);
+  });
+
+  it("the limits are the configured ones (FLOWLOG_QUOTAS), not constants", () => {
+    const quotas = {
+      ...defaultQuotas,
+      workflow: { ...defaultQuotas.workflow, maxBlocks: 5 },
+      httpBlock: { ...defaultQuotas.httpBlock, maxRetries: 2 },
+    };
+    const state = validState();
+    state.blocks.api1.config = { ...state.blocks.api1.config, retries: 3 };
+    expect(validateWorkflowState(parse(state), quotas)).toEqual([
+      { field: "state.blocks", message: "a workflow has at most 5 blocks; this one has 6" },
+      { field: "state.blocks.api1.config.retries", message: "block api1: retries must be at most 2, not 3" },
+    ]);
+  });
+
+  it("block ids such as constructor and __proto__ are names like any other", () => {
+    expect(
+      violationsAfter((s) => {
+        s.blocks.constructor = call("Constructor");
+        s.blocks.toString = call("To String");
+        s.edges.push(
+          { source: "start", target: "constructor" },
+          { source: "constructor", target: "toString" },
+        );
+      }),
+    ).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import { type ConditionConfig, checkConditionConfig } from "../../engine/conditi
 import { maxBranches, maxIterations } from "../../engine/containers.js";
 import { errorHandle } from "../../engine/workflow-graph.js";
 import type { FieldViolation } from "../../errors/api-errors.js";
+import { ownValue } from "../../util/own-property.js";
 import { findCycles, type IndexedEdge } from "./cycles.js";
 
 /**
@@ -47,6 +48,12 @@ const settings = {
   loop: { for: "iterations", forEach: "collection" },
   parallel: { count: "count", collection: "collection" },
 } as const;
+
+/** How often a container runs is set by iterations, count or collection; undefined for an unknown type. */
+export function settingOf(container: Container): string | undefined {
+  const types: Record<string, string> = settings[container.kind];
+  return Object.hasOwn(types, container.type) ? types[container.type] : undefined;
+}
 
 /** The engine's bounds on Temporal history (engine/containers.ts). */
 const maxAmount = { iterations: maxIterations, count: maxBranches };
@@ -98,11 +105,10 @@ function checkContainers(state: WorkflowState, graph: Map<string, GraphNode>): F
 }
 
 function settingProblems(id: string, container: Container): FieldViolation[] {
-  const types: Record<string, string> = settings[container.kind];
-  const setting = types[container.type];
+  const setting = settingOf(container);
   const name = `${container.kind} ${id}`;
   if (setting === undefined) {
-    const known = Object.keys(types).join(" or ");
+    const known = Object.keys(settings[container.kind]).join(" or ");
     return [
       { field: `${container.path}.type`, message: `${name} has type "${container.type}"; use ${known}` },
     ];
@@ -127,7 +133,8 @@ function memberProblem(
   if (!node) return `lists ${member}, which is no block, loop or parallel`;
   if (member === container) return "cannot contain itself";
   if (node.parent !== container) return `lists ${member}, which is already inside ${node.parent}`;
-  if (state.blocks[member]?.type === "starter") return "cannot contain the starter block: it runs first";
+  if (ownValue(state.blocks, member)?.type === "starter")
+    return "cannot contain the starter block: it runs first";
   if (isInside(graph, container, member)) return `lists ${member}, which contains ${container} in turn`;
   return undefined;
 }
@@ -178,7 +185,7 @@ function scopeOf(graph: Map<string, GraphNode>, id: string): string {
 
 /** A condition's edges leave by one of its branch ids, or by the error path. */
 function handleProblem(state: WorkflowState, source: string, handle: string | undefined): string | undefined {
-  const block = state.blocks[source];
+  const block = ownValue(state.blocks, source);
   if (block?.type !== "condition" || handle === undefined || handle === errorHandle) return undefined;
   // A config that is not a ConditionConfig is reported on the block itself.
   if (checkConditionConfig(block.config).length > 0) return undefined;

@@ -1,18 +1,30 @@
 import { toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { WorkflowState } from "../../../gen/flowlog/workflows/v1/workflow_pb.js";
+import { defaultQuotas } from "../../config/quotas.js";
 import { checkConditionConfig } from "../../engine/condition.js";
 import { checkReferenceSyntax, normalizeBlockName } from "../../engine/references.js";
 import type { FieldViolation } from "../../errors/api-errors.js";
 import { checkGraph, containersOf } from "./graph-rules.js";
+import { checkQuotas, type WorkflowQuotas } from "./quota-rules.js";
 
 /**
  * The rules a workflow passes to be saved (D13, issue 4 item 1), so that what the engine runs has the
  * shape it expects. Each violation names the field by its path in the request, such as
- * `state.blocks.api1.config.url` or `state.edges[2].target`, and its message names the block or edge.
+ * `state.blocks.api1.config.url` or `state.edges[2].target`, and its message names the block or edge
+ * or the limit (D26) it exceeds.
  */
-export function validateWorkflowState(state: WorkflowState): FieldViolation[] {
-  return [...checkStarter(state), ...checkBlocks(state), ...checkGraph(state), ...checkCollections(state)];
+export function validateWorkflowState(
+  state: WorkflowState,
+  quotas: WorkflowQuotas = defaultQuotas,
+): FieldViolation[] {
+  return [
+    ...checkStarter(state),
+    ...checkBlocks(state),
+    ...checkGraph(state),
+    ...checkCollections(state),
+    ...checkQuotas(state, quotas),
+  ];
 }
 
 const blockTypes = ["starter", "api", "agent", "condition", "response"];
@@ -24,7 +36,9 @@ type Config = Record<string, unknown>;
 type Problem = (field: string, message: string) => FieldViolation;
 
 function checkStarter(state: WorkflowState): FieldViolation[] {
-  const starters = Object.keys(state.blocks).filter((id) => state.blocks[id]?.type === "starter");
+  const starters = Object.entries(state.blocks)
+    .filter(([, block]) => block.type === "starter")
+    .map(([id]) => id);
   if (starters.length === 1) return [];
   const found = starters.length === 0 ? "none" : `${starters.length} (${starters.join(", ")})`;
   return [{ field: "state.blocks", message: `a workflow needs exactly one starter block; found ${found}` }];

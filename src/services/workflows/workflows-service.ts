@@ -1,6 +1,7 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { WorkflowState } from "../../../gen/flowlog/workflows/v1/workflow_pb.js";
 import type { WorkflowsService } from "../../../gen/flowlog/workflows/v1/workflows_service_pb.js";
+import type { Quotas } from "../../config/quotas.js";
 import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
 import { callerOf } from "../../server/caller.js";
 import type { Store } from "../../store/store.js";
@@ -13,6 +14,8 @@ import { atVersion, folderView, storedState, workflowView } from "./workflow-vie
 export interface WorkflowsServiceDependencies {
   store: Store;
   clock: () => number;
+  /** What a saved workflow and a workspace may hold (D26): its size and runs, environment variables. */
+  quotas: Quotas;
   /** Told of each new workflow: subscriptions to "all workflows" include future ones (D18, D21). */
   onWorkflowCreated?: (workflow: { id: string; workspaceId: string }) => Promise<void>;
 }
@@ -35,12 +38,13 @@ export function createWorkflowsService(dependencies: WorkflowsServiceDependencie
 function createDefinitionHandlers({
   store,
   clock,
+  quotas,
   onWorkflowCreated,
 }: WorkflowsServiceDependencies): Handlers {
   /** Every problem of the request at once: the folder and each rule the state breaks. */
   const checked = (workspaceId: string, folderId: string | undefined, state: WorkflowState | undefined) => {
     const folder = folderOf(store, workspaceId, folderId);
-    const violations = [...folder.violations, ...(state ? validateWorkflowState(state) : [])];
+    const violations = [...folder.violations, ...(state ? validateWorkflowState(state, quotas) : [])];
     if (violations.length > 0) throw invalidArgument(violations);
     return { folderId: folder.id, state: state && storedState(state) };
   };
