@@ -2,8 +2,7 @@ import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { AgentBlockError, type AgentCallOptions, runAgentBlock } from "../src/blocks/agent.js";
-import { createOutboundDispatcher } from "../src/security/outbound.js";
+import { AgentBlockError, type AgentCallSettings, runAgentBlock } from "../src/blocks/agent.js";
 
 /**
  * The agent block against a real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions wire
@@ -84,14 +83,14 @@ const status = (code: number, headers: Record<string, string> = {}): Reply => {
 };
 
 /** Waits recorded instead of slept, and the midpoint of the jitter, so delays can be checked exactly. */
-function recordedWaits(extra: Partial<AgentCallOptions> = {}) {
+function recordedWaits(extra: Partial<AgentCallSettings> = {}) {
   const waits: number[] = [];
-  const options: Partial<AgentCallOptions> = {
+  const options: AgentCallSettings = {
     sleep: async (ms) => {
       waits.push(ms);
     },
     random: () => 0.5,
-    dispatcher: createOutboundDispatcher({ allowPrivateNetworks: true }),
+    allowPrivateNetworks: true,
     ...extra,
   };
   return { waits, options };
@@ -340,9 +339,7 @@ describe("agent block: errors are clear and never hold the key (D24)", () => {
 
 describe("agent block: outbound requests go through the D22 guard", () => {
   it("a provider on a private address is refused without a retry unless private networks are allowed", async () => {
-    const { waits, options } = recordedWaits({
-      dispatcher: createOutboundDispatcher({ allowPrivateNetworks: false }),
-    });
+    const { waits, options } = recordedWaits({ allowPrivateNetworks: false });
     const error = await agentError(runAgentBlock(config, provider(), options));
     expect(received).toHaveLength(0);
     expect(waits).toEqual([]);

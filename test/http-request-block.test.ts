@@ -5,7 +5,7 @@ import {
   type HttpRequestOptions,
   runHttpRequest,
 } from "../src/blocks/http-request.js";
-import { createOutboundDispatcher, refusedAddressClass } from "../src/security/outbound.js";
+import { createOutboundDispatcher, refusedAddressClass } from "../src/outbound/address-guard.js";
 import {
   closedPort,
   type ReceiverHandler,
@@ -347,7 +347,7 @@ describe("Retries: timeouts, 429, 5xx and connection failures, with backoff and 
   });
 });
 
-describe("Limits: response bodies over 10 MB fail the block (D16)", () => {
+describe("Limits: response bodies over 10 MiB, decoded, fail the block (D16, D26)", () => {
   const megabyte = Buffer.alloc(1024 * 1024, "a");
 
   function streaming(megabytes: number, extraBytes = 0): ReceiverHandler {
@@ -370,13 +370,17 @@ describe("Limits: response bodies over 10 MB fail the block (D16)", () => {
   it("one byte more fails without retrying, and the transfer is cut off", async () => {
     const api = await receiver(streaming(10, 1));
     const result = await run({ method: "GET", url: api.origin });
-    expect(result).toMatchObject({ data: null, error: "response body exceeds the 10 MB limit", attempts: 1 });
+    expect(result).toMatchObject({
+      data: null,
+      error: "response body exceeds 10485760 bytes (D26)",
+      attempts: 1,
+    });
   });
 
   it("an endless body is cut off at the limit", async () => {
     const api = await receiver(streaming(Number.POSITIVE_INFINITY));
     const result = await run({ method: "GET", url: api.origin });
-    expect(result).toMatchObject({ error: "response body exceeds the 10 MB limit", attempts: 1 });
+    expect(result).toMatchObject({ error: "response body exceeds 10485760 bytes (D26)", attempts: 1 });
   });
 });
 

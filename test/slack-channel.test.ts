@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { defaultQuotas } from "../src/config/quotas.js";
 import { buildAlertFiredEvent } from "../src/notifications/alert-event.js";
 import { buildCompletionEvent, type CompletionEvent, logUrlOf } from "../src/notifications/event.js";
 import {
@@ -196,6 +197,7 @@ describe("D20: sending to the chat webhook", () => {
       workflowName: "Nightly report",
       logUrl,
       allowPrivateNetworks: true,
+      replyLimitBytes: defaultQuotas.replyBytes.delivery,
     });
     expect(result).toMatchObject({ outcome: "succeeded", httpStatus: 200, responseSnippet: "ok" });
     const [request] = slack.received;
@@ -222,6 +224,7 @@ describe("D20: sending to the chat webhook", () => {
       workflowName: "W",
       logUrl,
       allowPrivateNetworks: true,
+      replyLimitBytes: defaultQuotas.replyBytes.delivery,
     });
     expect(result).toMatchObject({ outcome, httpStatus: status });
     expect(result.error).not.toContain("secretpath");

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
+import { defaultQuotas } from "../src/config/quotas.js";
 import { buildCompletionEvent, type CompletionEvent } from "../src/notifications/event.js";
 import {
   type AttemptResult,
@@ -62,7 +63,14 @@ const secret = "whsec_test_Zm9vYmFyYmF6";
 
 function attempt(target: HttpReceiver | string, extra: Partial<WebhookAttempt> = {}): Promise<AttemptResult> {
   const url = typeof target === "string" ? target : `${target.origin}/hooks/flowlog`;
-  return sendWebhookAttempt({ url, event, deliveryId: "dlv_1", allowPrivateNetworks: true, ...extra });
+  return sendWebhookAttempt({
+    url,
+    event,
+    deliveryId: "dlv_1",
+    allowPrivateNetworks: true,
+    replyLimitBytes: defaultQuotas.replyBytes.delivery,
+    ...extra,
+  });
 }
 
 /** An independent HMAC-SHA256 (Python's hmac) over `<t>.<body>`, the body handed over as raw bytes. */
@@ -248,7 +256,10 @@ describe("D22: outbound requests to private networks", () => {
 
   it("apply to a name resolving to a private address as well (localhost)", async () => {
     const hook = await receiver();
-    const result = await postJson(`http://localhost:${hook.port}/`, "{}", { allowPrivateNetworks: false });
+    const result = await postJson(`http://localhost:${hook.port}/`, "{}", {
+      allowPrivateNetworks: false,
+      replyLimitBytes: defaultQuotas.replyBytes.delivery,
+    });
     expect(result).toMatchObject({ outcome: "failed" });
     expect(result.error).toMatch(/localhost .*refused/);
     expect(hook.received).toHaveLength(0);

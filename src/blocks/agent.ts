@@ -1,6 +1,12 @@
-import { type Dispatcher, fetch } from "undici";
+import { Headers } from "undici";
 import { z } from "zod";
-import { outboundRefusalOf } from "../security/outbound.js";
+import { defaultQuotas } from "../config/quotas.js";
+import { exchange, type OutboundReply } from "../outbound/exchange.js";
+import { OutboundFailure } from "../outbound/failure.js";
+import { createRedactor } from "../outbound/redaction.js";
+import { type Attempted, type RetryLoopOptions, withRetries } from "../outbound/retry-loop.js";
+import { isRetryableStatus, retryAfterMs } from "../outbound/retry-policy.js";
+import { parseOutboundUrl } from "../outbound/url-policy.js";
 import {
   costOf,
   defaultModelPrices,
@@ -8,7 +14,6 @@ import {
   type TokenCost,
 } from "../services/pricing/model-prices.js";
 import type { TokenCounts } from "../store/records.js";
-import { innermostMessage, retryAfterMs, retryDelay } from "./retry.js";
 
 /**
  * The agent block (D13): one call to an OpenAI-compatible chat-completions endpoint, priced from the
@@ -57,29 +62,30 @@ export interface AgentOutput {
   cost: TokenCost;
 }
 
-export interface AgentCallOptions {
+export interface AgentCallOptions extends RetryLoopOptions {
+  /** D22: FLOWLOG_ALLOW_PRIVATE_NETWORKS; the provider's address is judged like every outbound target's. */
+  allowPrivateNetworks: boolean;
   /** Retries after the first attempt, for 429, 5xx, timeouts and connection failures. */
   retries: number;
   /** For one attempt, from sending the request to reading the whole answer. */
   timeoutMs: number;
   baseDelayMs: number;
   maxDelayMs: number;
-  sleep: (ms: number) => Promise<void>;
-  /** In [0, 1): the jitter of the backoff. */
-  random: () => number;
-  /** The D22 guard from createOutboundDispatcher; the engine always passes it. */
-  dispatcher?: Dispatcher;
+  /** D26: the most of an answer that is read, decoded; a longer one fails the block. */
+  replyLimitBytes: number;
   prices: PriceTable;
 }
 
+/** What a caller sets: whether private networks are reachable (D22) always, the rest when it differs. */
+export type AgentCallSettings = Partial<AgentCallOptions> & Pick<AgentCallOptions, "allowPrivateNetworks">;
+
 /** The backoff of D16's HTTP-request block; answers from language models take longer, hence the timeout. */
-const defaults: AgentCallOptions = {
+const defaults: Omit<AgentCallOptions, "allowPrivateNetworks"> = {
   retries: 3,
   timeoutMs: 60_000,
   baseDelayMs: 1_000,
   maxDelayMs: 30_000,
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-  random: Math.random,
+  replyLimitBytes: defaultQuotas.replyBytes.block,
   prices: defaultModelPrices,
 };
 
@@ -107,25 +113,22 @@ export class AgentBlockError extends Error {
 export async function runAgentBlock(
   config: unknown,
   provider: AgentProvider,
-  options: Partial<AgentCallOptions> = {},
+  options: AgentCallSettings,
 ): Promise<AgentOutput> {
   const settings = { ...defaults, ...options };
   const request = chatRequest(config, provider);
-  for (let attempt = 1; ; attempt++) {
-    const outcome = await attemptCall(request, provider.apiKey, settings);
-    if (!("failure" in outcome)) return outcome;
-    const { failure } = outcome;
-    if (!failure.retryable || attempt > settings.retries) {
-      const tries = attempt > 1 ? ` (after ${attempt} attempts)` : "";
-      throw new AgentBlockError(failure.code, `${failure.message}${tries}`, failure.status);
-    }
-    const backoff = { baseMs: settings.baseDelayMs, maxMs: settings.maxDelayMs };
-    await settings.sleep(retryDelay(attempt - 1, failure.retryAfterMs, backoff, settings.random));
-  }
+  const schedule = { retries: settings.retries, baseMs: settings.baseDelayMs, maxMs: settings.maxDelayMs };
+  const { result, attempts } = await withRetries(schedule, settings, () =>
+    attemptCall(request, provider.apiKey, settings),
+  );
+  if (!("failure" in result)) return result;
+  const { failure } = result;
+  const tries = attempts.length > 1 ? ` (after ${attempts.length} attempts)` : "";
+  throw new AgentBlockError(failure.code, `${failure.message}${tries}`, failure.status);
 }
 
 interface ChatRequest {
-  url: string;
+  url: URL;
   body: string;
   /** The model asked for, reported when the answer names none. */
   model: string;
@@ -160,71 +163,86 @@ function chatMessages(config: {
   ];
 }
 
-function completionsUrl(baseUrl: string): string {
-  const url = URL.canParse(baseUrl) ? new URL(baseUrl) : undefined;
-  if (url?.protocol !== "http:" && url?.protocol !== "https:") {
-    throw new AgentBlockError("invalid_config", "the agent provider's base URL is not an http(s) URL");
+function completionsUrl(baseUrl: string): URL {
+  const url = parseOutboundUrl(`${baseUrl.replace(/\/+$/, "")}/v1/chat/completions`);
+  if (!(url instanceof URL)) {
+    throw new AgentBlockError("invalid_config", `the agent provider's base URL ${url.problem}`);
   }
-  return `${baseUrl.replace(/\/+$/, "")}/v1/chat/completions`;
+  return url;
 }
+
+type CallResult = AgentOutput | { failure: Failure };
 
 async function attemptCall(
   request: ChatRequest,
   apiKey: string,
   settings: AgentCallOptions,
-): Promise<AgentOutput | { failure: Failure }> {
-  let status: number;
-  let headers: Headers;
-  let answer: string;
+): Promise<Attempted<CallResult>> {
+  const headers = new Headers({ "content-type": "application/json", accept: "application/json" });
+  if (apiKey !== "") headers.set("authorization", `Bearer ${apiKey}`);
+  let reply: OutboundReply;
   try {
-    const response = await fetch(request.url, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json",
-        ...(apiKey === "" ? {} : { authorization: `Bearer ${apiKey}` }),
+    // The key goes to the configured provider only: a redirect is an answer, never followed.
+    reply = await exchange(
+      { method: "POST", url: request.url, headers, body: request.body },
+      {
+        allowPrivateNetworks: settings.allowPrivateNetworks,
+        timeoutMs: settings.timeoutMs,
+        signal: settings.signal,
+        replyLimit: { bytes: settings.replyLimitBytes, beyond: "fail" },
       },
-      body: request.body,
-      // The key goes to the configured provider only: a redirect is an answer, never followed.
-      redirect: "manual",
-      signal: AbortSignal.timeout(settings.timeoutMs),
-      ...(settings.dispatcher ? { dispatcher: settings.dispatcher } : {}),
-    });
-    ({ status, headers } = response);
-    answer = await response.text();
+    );
   } catch (error) {
-    return { failure: transportFailure(error, request.url, settings.timeoutMs) };
+    return attempted(null, { failure: transportFailure(error, request.url, settings.timeoutMs) });
   }
-  if (status < 200 || status > 299) return { failure: httpFailure(status, headers, answer, apiKey) };
-  return readCompletion(answer, request.model, settings.prices);
+  return attempted(reply.status, answerOf(reply, request.model, apiKey, settings.prices));
 }
 
-function transportFailure(error: unknown, url: string, timeoutMs: number): Failure {
-  const refusal = outboundRefusalOf(error);
-  if (refusal) return { code: "outbound_refused", message: refusal.message, retryable: false };
-  if (hasName(error, "TimeoutError")) {
-    return {
-      code: "provider_timeout",
-      message: `agent provider did not answer within ${timeoutMs} ms`,
-      retryable: true,
-    };
-  }
-  const reason = innermostMessage(error);
-  return {
-    code: "provider_unreachable",
-    message: `agent provider ${origin(url)} unreachable: ${reason}`,
-    retryable: true,
-  };
+function attempted(status: number | null, result: CallResult): Attempted<CallResult> {
+  if (!("failure" in result)) return { result, status, error: null, retryable: false };
+  const { failure } = result;
+  const { message: error, retryable, retryAfterMs } = failure;
+  return { result, status, error, retryable, retryAfterMs };
 }
 
-function httpFailure(status: number, headers: Headers, answer: string, apiKey: string): Failure {
-  const detail = redact(providerMessage(answer), apiKey).slice(0, 300);
+function answerOf(reply: OutboundReply, askedModel: string, apiKey: string, prices: PriceTable): CallResult {
+  const answer = new TextDecoder().decode(reply.body);
+  if (reply.status < 200 || reply.status > 299) return { failure: httpFailure(reply, answer, apiKey) };
+  return readCompletion(answer, askedModel, prices);
+}
+
+/** The caller's cancellation is not the provider's failure: it ends the block as it is. */
+function transportFailure(error: unknown, url: URL, timeoutMs: number): Failure {
+  if (!(error instanceof OutboundFailure)) throw error;
+  switch (error.kind) {
+    case "timeout":
+      return {
+        code: "provider_timeout",
+        message: `agent provider did not answer within ${timeoutMs} ms`,
+        retryable: true,
+      };
+    case "unreachable":
+      return {
+        code: "provider_unreachable",
+        message: `agent provider ${url.origin} unreachable: ${error.message}`,
+        retryable: true,
+      };
+    case "refused":
+      return { code: "outbound_refused", message: error.message, retryable: false };
+    default:
+      return { code: "provider_bad_answer", message: `agent provider's ${error.message}`, retryable: false };
+  }
+}
+
+function httpFailure(reply: OutboundReply, answer: string, apiKey: string): Failure {
+  // Providers may echo the key they refused; it must not reach a log (D24). Masked before any truncation.
+  const detail = createRedactor([apiKey]).text(providerMessage(answer)).slice(0, 300);
   return {
     code: "provider_http_error",
-    message: `agent provider answered HTTP ${status}${detail === "" ? "" : `: ${detail}`}`,
-    retryable: status === 429 || status >= 500,
-    status,
-    retryAfterMs: retryAfterMs(headers.get("retry-after")),
+    message: `agent provider answered HTTP ${reply.status}${detail === "" ? "" : `: ${detail}`}`,
+    retryable: isRetryableStatus(reply.status),
+    status: reply.status,
+    retryAfterMs: retryAfterMs(reply.headers.get("retry-after")),
   };
 }
 
@@ -238,11 +256,7 @@ const completionSchema = z.object({
   }),
 });
 
-function readCompletion(
-  answer: string,
-  askedModel: string,
-  prices: PriceTable,
-): AgentOutput | { failure: Failure } {
+function readCompletion(answer: string, askedModel: string, prices: PriceTable): CallResult {
   const parsed = completionSchema.safeParse(parseJson(answer));
   if (!parsed.success) {
     const message = `agent provider's answer is not a chat completion: ${issues(parsed.error)}`;
@@ -269,11 +283,6 @@ function providerMessage(answer: string): string {
   return text.trim();
 }
 
-/** Providers may echo the key they refused; it must not reach a log (D24). Done before any truncation. */
-function redact(text: string, apiKey: string): string {
-  return apiKey === "" ? text : text.replaceAll(apiKey, "[redacted]");
-}
-
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -284,15 +293,6 @@ function parseJson(text: string): unknown {
 
 function issues(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; ");
-}
-
-function hasName(error: unknown, name: string): boolean {
-  for (let cause = error; cause instanceof Error; cause = cause.cause) if (cause.name === name) return true;
-  return false;
-}
-
-function origin(url: string): string {
-  return new URL(url).origin;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

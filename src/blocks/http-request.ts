@@ -1,8 +1,12 @@
 import { STATUS_CODES } from "node:http";
-import { setTimeout as delay } from "node:timers/promises";
-import { type Dispatcher, fetch, Headers, type Response } from "undici";
-import { createOutboundDispatcher, outboundRefusalOf } from "../security/outbound.js";
-import { innermostMessage, retryAfterMs, retryDelay } from "./retry.js";
+import { Headers } from "undici";
+import { defaultQuotas, type Quotas } from "../config/quotas.js";
+import { findReferences } from "../engine/references.js";
+import { exchange, type OutboundReply, type OutboundRequest } from "../outbound/exchange.js";
+import { OutboundFailure } from "../outbound/failure.js";
+import { type AttemptRecord, type RetryLoopOptions, withRetries } from "../outbound/retry-loop.js";
+import { isRetryableStatus, retryAfterMs } from "../outbound/retry-policy.js";
+import { parseOutboundUrl } from "../outbound/url-policy.js";
 
 export const httpMethods = ["GET", "POST", "PUT", "DELETE", "PATCH"] as const;
 export type HttpMethod = (typeof httpMethods)[number];
@@ -30,25 +34,12 @@ export interface HttpRequestConfig {
   timeoutMs?: number;
 }
 
-export interface HttpRequestOptions {
+export interface HttpRequestOptions extends RetryLoopOptions {
   allowPrivateNetworks: boolean;
-  /** Cancels the request and any wait between attempts; the run then rejects with the signal's reason. */
-  signal?: AbortSignal;
-  sleep?: (ms: number) => Promise<void>;
-  random?: () => number;
-  onAttempt?: (attempt: AttemptInfo) => void;
-}
-
-/** One attempt, for trace spans (D17). Times are Unix milliseconds. */
-export interface AttemptInfo {
-  attempt: number;
-  startedAt: number;
-  endedAt: number;
-  durationMs: number;
-  status: number | null;
-  error: string | null;
-  /** Wait before the next attempt, or null when this attempt was the last. */
-  retryInMs: number | null;
+  /** D26's bounds on the block's settings and on its reply; the defaults when absent. */
+  quotas?: Pick<Quotas, "httpBlock" | "replyBytes">;
+  /** Lower-case names of the headers written with a `{{secret}}` (secretHeaderNames): kept from other origins. */
+  secretHeaders?: ReadonlySet<string>;
 }
 
 /**
@@ -61,7 +52,7 @@ export interface HttpRequestResult {
   headers: Record<string, string>;
   error: string | null;
   attempts: number;
-  timings: AttemptInfo[];
+  timings: AttemptRecord[];
 }
 
 /** A configuration the block cannot run with; no request was sent. */
@@ -79,7 +70,6 @@ export class HttpRequestConfigError extends Error {
 
 /** D16. */
 export const httpRequestDefaults = { retries: 3, retryBaseMs: 1000, retryMaxMs: 30_000, timeoutMs: 30_000 };
-const maxResponseBytes = 10 * 1024 * 1024;
 /** Enough for http-to-https and trailing-slash hops; a longer chain is a loop or a misconfiguration. */
 const maxRedirects = 5;
 
@@ -91,55 +81,52 @@ export async function runHttpRequest(
   config: HttpRequestConfig,
   options: HttpRequestOptions,
 ): Promise<HttpRequestResult> {
+  const quotas = options.quotas ?? defaultQuotas;
   const request = prepareRequest(config);
-  const policy = policyOf(config);
-  const random = options.random ?? Math.random;
-  const timings: AttemptInfo[] = [];
-  for (;;) {
-    options.signal?.throwIfAborted();
-    const startedAt = Date.now();
-    const { retryable, retryAfterMs, ...outputs } = await attempt(request, policy.timeoutMs, options);
-    const endedAt = Date.now();
-    const retryInMs =
-      retryable && timings.length < policy.retries
-        ? retryDelay(
-            timings.length,
-            retryAfterMs,
-            { baseMs: policy.retryBaseMs, maxMs: policy.retryMaxMs },
-            random,
-          )
-        : null;
-    const timing: AttemptInfo = {
-      attempt: timings.length + 1,
-      startedAt,
-      endedAt,
-      durationMs: endedAt - startedAt,
-      status: outputs.status,
-      error: outputs.error,
-      retryInMs,
-    };
-    timings.push(timing);
-    options.onAttempt?.(timing);
-    if (retryInMs === null) return { ...outputs, attempts: timings.length, timings };
-    await pause(retryInMs, options);
-  }
+  const policy = policyOf(config, quotas.httpBlock);
+  const exchangeOptions = {
+    allowPrivateNetworks: options.allowPrivateNetworks,
+    timeoutMs: policy.timeoutMs,
+    signal: options.signal,
+    replyLimit: { bytes: quotas.replyBytes.block, beyond: "fail" as const },
+    redirects: { maxHops: maxRedirects, secretHeaders: options.secretHeaders ?? new Set<string>() },
+  };
+  const schedule = { retries: policy.retries, baseMs: policy.retryBaseMs, maxMs: policy.retryMaxMs };
+  const { result, attempts } = await withRetries(schedule, options, async () => {
+    const outcome = await exchange(request, exchangeOptions).then(answered, (error: unknown) => {
+      if (!(error instanceof OutboundFailure)) throw error;
+      return failed(error, policy.timeoutMs);
+    });
+    return { result: outcome, ...outcome };
+  });
+  const { data, status, headers, error } = result;
+  return { data, status, headers, error, attempts: attempts.length, timings: attempts };
 }
 
-interface PreparedRequest {
-  method: HttpMethod;
-  url: URL;
-  headers: Headers;
-  body: string | undefined;
+/**
+ * The names of the headers whose name or value is written with a `{{NAME}}` reference, given the config as
+ * written and as resolved (D14, D24). The two have the same shape, since resolving keeps every pair in place.
+ */
+export function secretHeaderNames(
+  written: { headers?: unknown },
+  resolved: { headers?: unknown },
+): Set<string> {
+  const writtenPairs = entriesOf(written.headers as KeyValuePairs | undefined);
+  return new Set(
+    entriesOf(resolved.headers as KeyValuePairs | undefined)
+      .filter((_, index) => findReferences(writtenPairs[index]).env.length > 0)
+      .flatMap(([name]) => (typeof name === "string" ? [name.toLowerCase()] : [])),
+  );
 }
 
 interface AttemptOutcome extends Pick<HttpRequestResult, "data" | "status" | "headers" | "error"> {
   retryable: boolean;
-  retryAfterMs?: number;
+  retryAfterMs?: number | undefined;
 }
 
 type RetryPolicy = typeof httpRequestDefaults;
 
-function prepareRequest(config: HttpRequestConfig): PreparedRequest {
+function prepareRequest(config: HttpRequestConfig): OutboundRequest {
   const method = methodOf(config.method);
   const headers = headersOf(config.headers);
   return { method, url: urlOf(config), headers, body: bodyOf(config.body, method, headers) };
@@ -164,17 +151,10 @@ function urlOf(config: HttpRequestConfig): URL {
     if (value === undefined) throw new HttpRequestConfigError("pathParams", `has no value for {${name}}`);
     return encodeURIComponent(textOf("pathParams", value));
   });
-  const url = URL.canParse(filled) ? new URL(filled) : undefined;
-  const problem = url ? targetProblem(url) : "must be an absolute http or https URL";
-  if (!url || problem) throw new HttpRequestConfigError("url", problem ?? "");
+  const url = parseOutboundUrl(filled);
+  if (!(url instanceof URL)) throw new HttpRequestConfigError("url", url.problem);
   appendQuery(url, config.query);
   return url;
-}
-
-function targetProblem(url: URL): string | undefined {
-  if (url.protocol !== "http:" && url.protocol !== "https:") return "must use http or https";
-  if (url.username || url.password) return "must not carry credentials (send them in a header)";
-  return undefined;
 }
 
 /** Appended as encoded text, not through searchParams, which would re-encode the URL's own query. */
@@ -199,16 +179,20 @@ function headersOf(pairs: KeyValuePairs | undefined): Headers {
 
 /** A row left blank in the editor is no pair; a value without a key is a mistake worth naming. */
 function pairsOf(field: string, pairs: KeyValuePairs | undefined | null): Array<[string, string]> {
-  if (pairs === undefined || pairs === null) return [];
-  const entries: Array<[unknown, unknown]> = Array.isArray(pairs)
-    ? pairs.map((pair: { key?: unknown; value?: unknown }) => [pair?.key, pair?.value])
-    : Object.entries(pairs);
-  return entries.flatMap(([key, value]): Array<[string, string]> => {
+  return entriesOf(pairs).flatMap(([key, value]): Array<[string, string]> => {
     if (key === "" && (value === "" || value === undefined)) return [];
     if (typeof key !== "string" || key === "")
       throw new HttpRequestConfigError(field, "has a pair without a key");
     return [[key, textOf(field, value)]];
   });
+}
+
+/** Pairs as [key, value], unchecked: a list of {key, value} or an object. */
+function entriesOf(pairs: KeyValuePairs | undefined | null): Array<[unknown, unknown]> {
+  if (pairs === undefined || pairs === null) return [];
+  return Array.isArray(pairs)
+    ? pairs.map((pair: { key?: unknown; value?: unknown }) => [pair?.key, pair?.value])
+    : Object.entries(pairs);
 }
 
 function textOf(field: string, value: unknown): string {
@@ -246,122 +230,42 @@ function wholeNumber(field: keyof RetryPolicy, value: unknown, minimum: number):
   return value;
 }
 
-function policyOf(config: HttpRequestConfig): RetryPolicy {
+/**
+ * The block's settings within D26's bounds. Save-time validation refuses settings beyond them; a workflow
+ * stored before it must still not run unbounded, so they are clamped here too. The backoff's cap is kept at
+ * least the lowest base, so a cap of 0 cannot undo the floor.
+ */
+function policyOf(config: HttpRequestConfig, bounds: Quotas["httpBlock"]): RetryPolicy {
+  const clamp = (value: number, low: number, high: number) => Math.min(Math.max(value, low), high);
   return {
-    retries: wholeNumber("retries", config.retries, 0),
-    retryBaseMs: wholeNumber("retryBaseMs", config.retryBaseMs, 0),
-    retryMaxMs: wholeNumber("retryMaxMs", config.retryMaxMs, 0),
-    timeoutMs: wholeNumber("timeoutMs", config.timeoutMs, 1),
+    retries: Math.min(wholeNumber("retries", config.retries, 0), bounds.maxRetries),
+    retryBaseMs: Math.max(wholeNumber("retryBaseMs", config.retryBaseMs, 0), bounds.minRetryBaseMs),
+    retryMaxMs: clamp(
+      wholeNumber("retryMaxMs", config.retryMaxMs, 0),
+      bounds.minRetryBaseMs,
+      bounds.maxRetryMaxMs,
+    ),
+    timeoutMs: Math.min(wholeNumber("timeoutMs", config.timeoutMs, 1), bounds.maxTimeoutMs),
   };
 }
 
-/** An injected sleep cannot see the signal, so cancellation is checked again once the wait ends. */
-async function pause(ms: number, options: HttpRequestOptions): Promise<void> {
-  const sleep = options.sleep ?? ((wait: number) => delay(wait, undefined, { signal: options.signal }));
-  await sleep(ms).catch((error: unknown) => {
-    options.signal?.throwIfAborted();
-    throw error;
-  });
-  options.signal?.throwIfAborted();
-}
-
-/** A failure no retry can change: a refused address is refused again, a large body is large again. */
-class PermanentFailure extends Error {}
-
-async function attempt(
-  request: PreparedRequest,
-  timeoutMs: number,
-  options: HttpRequestOptions,
-): Promise<AttemptOutcome> {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-  try {
-    const response = await fetchFollowingRedirects(request, signal, createOutboundDispatcher(options));
-    return await outcomeOf(response);
-  } catch (error) {
-    options.signal?.throwIfAborted();
-    if (timeout.aborted) return failure(`request timed out after ${timeoutMs} ms`, true);
-    if (error instanceof PermanentFailure) return failure(error.message, false);
-    const refusal = outboundRefusalOf(error);
-    if (refusal) return failure(refusal.message, false);
-    return failure(`connection failed: ${innermostMessage(error)}`, true);
-  }
-}
-
-function failure(error: string, retryable: boolean): AttemptOutcome {
-  return { data: null, status: null, headers: {}, error, retryable };
-}
-
-const redirectStatuses = new Set([301, 302, 303, 307, 308]);
-const credentialHeaders = ["authorization", "cookie", "proxy-authorization"];
-const bodyHeaders = [
-  "content-type",
-  "content-length",
-  "content-encoding",
-  "content-language",
-  "content-location",
-];
-
-/**
- * Redirects are followed here rather than by fetch so the chain stops at `maxRedirects`, and every hop
- * goes through the same guarded dispatcher, which judges each hop's address again (D22).
- */
-async function fetchFollowingRedirects(
-  request: PreparedRequest,
-  signal: AbortSignal,
-  dispatcher: Dispatcher,
-): Promise<Response> {
-  let hop = request;
-  for (let redirects = 0; ; redirects++) {
-    const { method, url, headers, body } = hop;
-    const response = await fetch(url, { method, headers, body, redirect: "manual", signal, dispatcher });
-    const location = redirectStatuses.has(response.status) ? response.headers.get("location") : null;
-    if (location === null) return response;
-    await response.body?.cancel();
-    if (redirects === maxRedirects) throw new PermanentFailure(`stopped after ${maxRedirects} redirects`);
-    hop = redirected(hop, response.status, location);
-  }
-}
-
-/** The fetch standard's rules: credentials stay with their origin, 303 (and 301/302 after POST) become GET. */
-function redirected(previous: PreparedRequest, status: number, location: string): PreparedRequest {
-  const url = URL.canParse(location, previous.url.href) ? new URL(location, previous.url) : undefined;
-  const problem = url ? targetProblem(url) : "must be a valid URL";
-  if (!url || problem) throw new PermanentFailure(`redirect target ${problem}`);
-  const headers = new Headers(previous.headers);
-  if (url.origin !== previous.url.origin) for (const name of credentialHeaders) headers.delete(name);
-  const becomesGet =
-    (status === 303 && previous.method !== "GET") ||
-    ((status === 301 || status === 302) && previous.method === "POST");
-  if (!becomesGet) return { ...previous, url, headers };
-  for (const name of bodyHeaders) headers.delete(name);
-  return { method: "GET", url, headers, body: undefined };
-}
-
-async function outcomeOf(response: Response): Promise<AttemptOutcome> {
-  const { status } = response;
-  const retryable = status === 429 || status >= 500;
-  const text = await cappedText(response);
+function answered(reply: OutboundReply): AttemptOutcome {
+  const { status } = reply;
+  const retryable = isRetryableStatus(status);
   return {
-    data: dataOf(text, response.headers.get("content-type")),
+    data: dataOf(new TextDecoder().decode(reply.body), reply.headers.get("content-type")),
     status,
-    headers: headersObject(response.headers),
+    headers: headersObject(reply.headers),
     error: status >= 400 ? `request failed with status ${status} ${STATUS_CODES[status] ?? ""}`.trim() : null,
     retryable,
-    retryAfterMs: retryable ? retryAfterMs(response.headers.get("retry-after")) : undefined,
+    retryAfterMs: retryable ? retryAfterMs(reply.headers.get("retry-after")) : undefined,
   };
 }
 
-/** Counted as it streams, so an endless or huge body is cut off at the limit rather than buffered (D16). */
-async function cappedText(response: Response): Promise<string> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body ?? []) {
-    size += chunk.byteLength;
-    if (size > maxResponseBytes) throw new PermanentFailure("response body exceeds the 10 MB limit");
-    chunks.push(chunk);
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+/** The block has said "request timed out after" since D16; every other failure speaks for itself. */
+function failed(failure: OutboundFailure, timeoutMs: number): AttemptOutcome {
+  const error = failure.kind === "timeout" ? `request timed out after ${timeoutMs} ms` : failure.message;
+  return { data: null, status: null, headers: {}, error, retryable: failure.retryable };
 }
 
 /**

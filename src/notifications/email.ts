@@ -1,5 +1,6 @@
 import { performance } from "node:perf_hooks";
 import nodemailer, { type NodemailerError } from "nodemailer";
+import { createRedactor } from "../outbound/redaction.js";
 import type { AlertFiredEvent } from "./alert-event.js";
 import { type CompletionEvent, logUrlOf } from "./event.js";
 import { type AttemptResult, snippetOfBytes } from "./http-channel.js";
@@ -125,7 +126,7 @@ export async function sendEmailAttempt(attempt: EmailAttempt): Promise<AttemptRe
   if (count < 1 || count > maxEmailRecipients) {
     return refuse(`an e-mail needs 1 to ${maxEmailRecipients} recipients, not ${count}`);
   }
-  const secrets = secretsOf(attempt.smtpUrl);
+  const redact = createRedactor(secretsOf(attempt.smtpUrl)).text;
   const transport = nodemailer.createTransport({
     url: attempt.smtpUrl,
     connectionTimeout: attempt.timeoutMs,
@@ -148,7 +149,7 @@ export async function sendEmailAttempt(attempt: EmailAttempt): Promise<AttemptRe
     return {
       outcome: "succeeded",
       durationMs: elapsed(),
-      responseSnippet: snippetOfBytes(Buffer.from(redact(response, secrets))),
+      responseSnippet: snippetOfBytes(Buffer.from(redact(response))),
     };
   } catch (error) {
     const failure = error as NodemailerError;
@@ -156,9 +157,9 @@ export async function sendEmailAttempt(attempt: EmailAttempt): Promise<AttemptRe
       failure.code === "EABORT" ? `no complete answer within ${attempt.timeoutMs} ms` : failure.message;
     return {
       outcome: isTransient(failure) ? "retry" : "failed",
-      error: redact(message || String(error), secrets),
+      error: redact(message || String(error)),
       durationMs: elapsed(),
-      responseSnippet: snippetOfBytes(Buffer.from(redact(failure.response ?? "", secrets))),
+      responseSnippet: snippetOfBytes(Buffer.from(redact(failure.response ?? ""))),
     };
   } finally {
     transport.close();
@@ -189,10 +190,6 @@ function secretsOf(smtpUrl: string): string[] {
     // A malformed escape is still the raw password, which is already listed.
   }
   return [smtpUrl, password, decoded];
-}
-
-function redact(text: string, secrets: readonly string[]): string {
-  return secrets.reduce((result, secret) => result.split(secret).join("[redacted]"), text);
 }
 
 /** A header is one line: a name with a line break must not add headers or break the subject. */

@@ -1,7 +1,9 @@
 import { STATUS_CODES } from "node:http";
-import { fetch, type Response } from "undici";
-import { innermostMessage, retryAfterMs } from "../blocks/retry.js";
-import { createOutboundDispatcher, outboundRefusalOf } from "../security/outbound.js";
+import { Headers } from "undici";
+import { exchange, type OutboundReply } from "../outbound/exchange.js";
+import { OutboundFailure } from "../outbound/failure.js";
+import { isRetryableStatus, retryAfterMs } from "../outbound/retry-policy.js";
+import { parseOutboundUrl } from "../outbound/url-policy.js";
 import type { AlertFiredEvent } from "./alert-event.js";
 import type { CompletionEvent } from "./event.js";
 import { signWebhook } from "./signature.js";
@@ -28,6 +30,11 @@ export interface PostOptions {
   /** Extra headers; content-type is always application/json. */
   headers?: Record<string, string>;
   allowPrivateNetworks: boolean;
+  /**
+   * D26: how much of the receiver's answer is read. The answer is only a receipt whose first kilobyte the
+   * attempt log keeps, so a longer one is cut there and the rest left unread: it never fails a delivery.
+   */
+  replyLimitBytes: number;
   timeoutMs?: number;
   now?: () => number;
 }
@@ -47,35 +54,25 @@ export async function postJson(url: string, body: string, options: PostOptions):
     ...result,
     durationMs: now() - startedAt,
   });
-  const problem = urlProblem(url);
-  if (problem) return finish({ outcome: "failed", responseSnippet: "", error: `url ${problem}` });
-  const timeout = AbortSignal.timeout(timeoutMs);
+  const target = parseOutboundUrl(url);
+  if (!(target instanceof URL)) {
+    return finish({ outcome: "failed", responseSnippet: "", error: `url ${target.problem}` });
+  }
+  const headers = new Headers({ ...options.headers, "content-type": "application/json" });
   try {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { ...options.headers, "content-type": "application/json" },
-      body,
-      redirect: "manual",
-      signal: timeout,
-      dispatcher: createOutboundDispatcher({ allowPrivateNetworks: options.allowPrivateNetworks }),
-    });
-    const responseSnippet = await snippetOf(response);
-    return finish({ ...classify(response, now()), responseSnippet });
+    const reply = await exchange(
+      { method: "POST", url: target, headers, body },
+      {
+        allowPrivateNetworks: options.allowPrivateNetworks,
+        timeoutMs,
+        replyLimit: { bytes: options.replyLimitBytes, beyond: "cut" },
+      },
+    );
+    return finish({ ...classify(reply, now()), responseSnippet: snippetOfBytes(reply.body) });
   } catch (error) {
-    if (timeout.aborted) {
-      return finish({
-        outcome: "retry",
-        responseSnippet: "",
-        error: `no complete answer within ${timeoutMs} ms`,
-      });
-    }
-    const refusal = outboundRefusalOf(error);
-    if (refusal) return finish({ outcome: "failed", responseSnippet: "", error: refusal.message });
-    return finish({
-      outcome: "retry",
-      responseSnippet: "",
-      error: `connection failed: ${innermostMessage(error)}`,
-    });
+    if (!(error instanceof OutboundFailure)) throw error;
+    const outcome = error.retryable ? "retry" : "failed";
+    return finish({ outcome, responseSnippet: "", error: error.message });
   }
 }
 
@@ -88,6 +85,8 @@ export interface WebhookAttempt {
   /** The delivery's id: service-delivery-id and Idempotency-Key, the same on every attempt (D19). */
   deliveryId: string;
   allowPrivateNetworks: boolean;
+  /** D26: quotas.replyBytes.delivery. */
+  replyLimitBytes: number;
   timeoutMs?: number;
   now?: () => number;
 }
@@ -110,26 +109,21 @@ export function sendWebhookAttempt(attempt: WebhookAttempt): Promise<AttemptResu
   return postJson(attempt.url, body, {
     headers,
     allowPrivateNetworks: attempt.allowPrivateNetworks,
+    replyLimitBytes: attempt.replyLimitBytes,
     timeoutMs: attempt.timeoutMs,
     now,
   });
 }
 
-/** Checked before sending: fetch would reject these with an error that looks like a network failure. */
-function urlProblem(url: string): string | undefined {
-  const parsed = URL.canParse(url) ? new URL(url) : undefined;
-  if (parsed?.protocol !== "http:" && parsed?.protocol !== "https:")
-    return "must be an absolute http or https URL";
-  if (parsed.username || parsed.password) return "must not carry credentials";
-  return undefined;
-}
-
-function classify(response: Response, nowMs: number): Omit<AttemptResult, "durationMs" | "responseSnippet"> {
-  const { status } = response;
+function classify(
+  reply: OutboundReply,
+  nowMs: number,
+): Omit<AttemptResult, "durationMs" | "responseSnippet"> {
+  const { status } = reply;
   if (status >= 200 && status < 300) return { outcome: "succeeded", httpStatus: status };
   const answered = `receiver answered ${status} ${STATUS_CODES[status] ?? ""}`.trim();
-  if (status === 429 || status >= 500) {
-    const wait = retryAfterMs(response.headers.get("retry-after"), nowMs);
+  if (isRetryableStatus(status)) {
+    const wait = retryAfterMs(reply.headers.get("retry-after"), nowMs);
     return {
       outcome: "retry",
       httpStatus: status,
@@ -141,26 +135,8 @@ function classify(response: Response, nowMs: number): Omit<AttemptResult, "durat
   return { outcome: "failed", httpStatus: status, error: `${answered}${redirect}` };
 }
 
-/**
- * The first 1 KB of the body as text. The rest is not read, so a huge answer costs nothing; a multi-byte
- * character cut at the limit is dropped rather than shown as a replacement character.
- */
 /** The first kilobyte of an answer as text, never ending in half a character (D19: the attempt log). */
 export function snippetOfBytes(bytes: Uint8Array): string {
   const cut = bytes.subarray(0, responseSnippetBytes);
   return new TextDecoder().decode(cut, { stream: bytes.length > responseSnippetBytes });
-}
-
-async function snippetOf(response: Response): Promise<string> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = response.body?.getReader();
-  while (reader && size < responseSnippetBytes) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.byteLength;
-  }
-  await reader?.cancel();
-  return snippetOfBytes(Buffer.concat(chunks));
 }

@@ -96,14 +96,12 @@ export interface SlackAttempt extends SlackMessageContext {
   url: string;
   event: CompletionEvent | AlertFiredEvent;
   allowPrivateNetworks: boolean;
+  /** D26: quotas.replyBytes.delivery. */
+  replyLimitBytes: number;
   timeoutMs?: number;
   now?: () => number;
 }
 
-/**
- * One chat attempt, through the same plumbing and classification as webhooks (D20): Slack acknowledges with
- * 200 "ok", answers 429 and 5xx when it wants a retry, and 4xx (invalid_payload, no_service, ...) otherwise.
- */
 /** The no-activity alert (D21) as a chat message: the reason leads, as every alert's does (D20). */
 export function buildSlackAlertMessage(event: AlertFiredEvent): SlackMessage {
   const { data } = event;
@@ -130,12 +128,17 @@ export function buildSlackAlertMessage(event: AlertFiredEvent): SlackMessage {
   };
 }
 
+/**
+ * One chat attempt, through the same plumbing and classification as webhooks (D20): Slack acknowledges with
+ * 200 "ok", answers 429 and 5xx when it wants a retry, and 4xx (invalid_payload, no_service, ...) otherwise.
+ */
 export function sendSlackAttempt(attempt: SlackAttempt): Promise<AttemptResult> {
   const { event } = attempt;
   const message =
     event.type === alertFiredEventType ? buildSlackAlertMessage(event) : buildSlackMessage(event, attempt);
   return postJson(attempt.url, JSON.stringify(message), {
     allowPrivateNetworks: attempt.allowPrivateNetworks,
+    replyLimitBytes: attempt.replyLimitBytes,
     timeoutMs: attempt.timeoutMs,
     now: attempt.now,
   });

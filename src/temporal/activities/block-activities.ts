@@ -1,26 +1,35 @@
 import { Context } from "@temporalio/activity";
 import { AgentBlockError, type AgentProvider, runAgentBlock as callAgent } from "../../blocks/agent.js";
-import { type HttpRequestConfig, HttpRequestConfigError, runHttpRequest } from "../../blocks/http-request.js";
+import {
+  type HttpRequestConfig,
+  HttpRequestConfigError,
+  runHttpRequest,
+  secretHeaderNames,
+} from "../../blocks/http-request.js";
+import { defaultQuotas } from "../../config/quotas.js";
 import type { AgentOutput, ApiOutput, BlockOutcome, BlockRequest } from "../../engine/execution-types.js";
 import { findReferences, ReferenceResolutionError, resolveReferences } from "../../engine/references.js";
-import { createOutboundDispatcher } from "../../security/outbound.js";
+import { createRedactor } from "../../outbound/redaction.js";
 import { SecretDecryptionError } from "../../security/secrets.js";
 import type { ActivityDeps } from "./deps.js";
 
 /**
  * The blocks with side effects (D13), one activity each. Only here do `{{NAME}}` references meet their
  * values (D24): the workflow hands over the config as written, and everything handed back has the values
- * of the variables used replaced by `[redacted]`, so an API that echoes a token leaks it into neither
- * Temporal history nor the log. A block's own failures are outcomes, never thrown: Temporal retries only
- * what the block could not report (its worker died, the database was locked).
+ * of the variables used replaced by `[redacted]`, encoded forms included, so an API that echoes a token
+ * leaks it into neither Temporal history nor the log. A block's own failures are outcomes, never thrown:
+ * Temporal retries only what the block could not report (its worker died, the database was locked).
  */
 export function blockActivities(deps: ActivityDeps) {
+  const quotas = deps.quotas ?? defaultQuotas;
   return {
     runApiBlock(request: BlockRequest): Promise<BlockOutcome<ApiOutput>> {
       return withSecrets(deps, request, [], async (config) => {
         const { data, status, headers, error, attempts } = await heartbeating((context) =>
           runHttpRequest(config as HttpRequestConfig, {
             allowPrivateNetworks: deps.allowPrivateNetworks,
+            quotas,
+            secretHeaders: secretHeaderNames(request.config, config as HttpRequestConfig),
             signal: context.cancellationSignal,
             sleep: (ms) => context.sleep(ms),
             onAttempt: () => context.heartbeat(),
@@ -35,7 +44,9 @@ export function blockActivities(deps: ActivityDeps) {
       return withSecrets(deps, request, [agentKeyVariable], async (config, env) => {
         const output = await heartbeating((context) =>
           callAgent(config, agentProvider(env), {
-            dispatcher: createOutboundDispatcher(deps),
+            allowPrivateNetworks: deps.allowPrivateNetworks,
+            replyLimitBytes: quotas.replyBytes.block,
+            signal: context.cancellationSignal,
             sleep: (ms) => context.sleep(ms),
             ...(deps.prices ? { prices: deps.prices } : {}),
           }),
@@ -83,24 +94,7 @@ async function withSecrets<Output>(
     outcome = { output: { error: message }, error: message };
   }
   const used = [...findReferences(request.config).env, ...alsoSecret].map((name) => env[name]);
-  return redact(outcome, used) as BlockOutcome<Output>;
-}
-
-/** Shorter values would mangle ordinary text wherever they happen to occur; they protect nothing anyway. */
-const minRedactedLength = 4;
-
-function redact(value: unknown, secrets: (string | undefined)[]): unknown {
-  const values = secrets.filter((s): s is string => s !== undefined && s.length >= minRedactedLength);
-  if (values.length === 0) return value;
-  const scrub = (v: unknown): unknown => {
-    if (typeof v === "string")
-      return values.reduce((text, secret) => text.replaceAll(secret, "[redacted]"), v);
-    if (Array.isArray(v)) return v.map(scrub);
-    if (v !== null && typeof v === "object")
-      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, scrub(x)]));
-    return v;
-  };
-  return scrub(value);
+  return createRedactor(used).value(outcome);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { evaluateAlertRule } from "../../alerts/rules.js";
+import { defaultQuotas } from "../../config/quotas.js";
 import type { AlertFiredEvent } from "../../notifications/alert-event.js";
 import { deliveryPolicy, retryDelayMs } from "../../notifications/delivery-schedule.js";
 import { buildAlertFiredEmail, buildEmail, sendEmailAttempt } from "../../notifications/email.js";
@@ -222,6 +223,7 @@ async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<Ch
     return { outcome: "failed", error: "the subscription was deleted", durationMs: 0 };
   const event = delivery.event as CompletionEvent | AlertFiredEvent;
   const { allowPrivateNetworks } = deps;
+  const replyLimitBytes = (deps.quotas ?? defaultQuotas).replyBytes.delivery;
   const { publicBaseUrl, smtpUrl, mailFrom } = deps.notifications ?? unconfigured;
   const { config } = subscription;
   switch (config.channel) {
@@ -232,6 +234,7 @@ async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<Ch
         event,
         deliveryId: delivery.id,
         allowPrivateNetworks,
+        replyLimitBytes,
         timeoutMs: deliveryTimeoutMs,
       });
     case "slack":
@@ -242,6 +245,7 @@ async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<Ch
         // An inactivity alert has no log entry of its own; its message links nothing.
         logUrl: event.type === completionEventType ? logUrlOf(publicBaseUrl, event) : publicBaseUrl,
         allowPrivateNetworks,
+        replyLimitBytes,
         timeoutMs: deliveryTimeoutMs,
       });
     case "email":

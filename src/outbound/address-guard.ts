@@ -112,9 +112,9 @@ function guardedConnector(): buildConnector.connector {
 const dispatchers = new Map<boolean, Dispatcher>();
 
 /**
- * The dispatcher every outbound request of the service hands to undici's fetch (D22), one per setting so
- * connections are pooled. Every connection it opens is judged, so a redirect hop fetched through it is
- * judged again; whether to follow redirects at all is the caller's choice (D19 refuses them).
+ * The dispatcher every outbound request goes through (D22): exchange.ts hands it to undici's fetch for
+ * every hop, so no caller can leave it out. One per setting so connections are pooled. Every connection it
+ * opens is judged, so a redirect hop is judged again.
  */
 export function createOutboundDispatcher(options: { allowPrivateNetworks: boolean }): Dispatcher {
   let dispatcher = dispatchers.get(options.allowPrivateNetworks);

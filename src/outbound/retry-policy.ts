@@ -1,6 +1,16 @@
 /**
- * The retry timing shared by the blocks that call out (D16): exponential backoff with full jitter, so
- * many executions hitting one struggling API spread out, and a server's Retry-After honoured over it.
+ * When an outbound request is worth another attempt, and how long to wait first: the one classification
+ * the HTTP and agent blocks (D16) and the webhook and chat channels (D19, D20) share.
+ */
+
+/** 429 and 5xx say "not now"; every other answer would be the same answer again. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
+/**
+ * Exponential backoff with full jitter (D16), so many executions hitting one struggling API spread out,
+ * and a server's Retry-After honoured over it.
  */
 export interface Backoff {
   baseMs: number;
@@ -24,12 +34,4 @@ export function retryAfterMs(value: string | null, nowMs = Date.now()): number |
   if (/^\d+$/.test(text)) return Number(text) * 1000;
   const date = /^[A-Za-z]{3}/.test(text) ? Date.parse(text) : Number.NaN;
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
-}
-
-/** undici wraps socket errors in "fetch failed"; the innermost cause says what happened. */
-export function innermostMessage(error: unknown): string {
-  let cause = error;
-  while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
-  if (!(cause instanceof Error)) return String(cause);
-  return cause.message || (cause as NodeJS.ErrnoException).code || cause.name;
 }
