@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LogFilter, PageRequest } from "../src/store/logs-store.js";
+import { type LogFilter, listQuery, type PageRequest } from "../src/store/logs-store.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { createAccount, createWorkflow, execution, type TestAccount } from "./support/flowlog.js";
 
@@ -72,6 +72,64 @@ describe("the list query reads only the rows of its page (D8)", () => {
           plan.join("\n"),
         ).toBe(true);
       }
+    }
+  });
+});
+
+describe("list filters are one bound value whatever their length (D26, issue 11)", () => {
+  const page: PageRequest = { order: "desc", limit: 100, withTraceSpans: false, withFinalOutput: false };
+  const ids = (count: number, prefix = "wf_absent_") =>
+    Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+
+  it.each([
+    ["workflowIds", { workflowIds: ["wf_1", "wf_2"] }],
+    ["folderIds and triggers", { folderIds: ["fld_1", "fld_2"], triggers: ["api", "chat"] }],
+    ["workflowIds and a model", { workflowIds: ["wf_1", "wf_2"], model: "gpt-4o" }],
+    ["triggers and a level", { triggers: ["api", "schedule"], level: "error" }],
+  ] as [string, Omit<LogFilter, "workspaceId">][])(
+    "several %s: the rows are searched by index in keyset order; the only scan is of the list itself",
+    (_, filter) => {
+      for (const order of ["asc", "desc"] as const) {
+        for (const after of [undefined, { startedAt: 5, id: "log_x" }]) {
+          const plan = store.logs.explainList(
+            { workspaceId: account.workspaceId, ...filter },
+            { ...page, order, after },
+          );
+          const text = plan.join("\n");
+          expect(text).not.toMatch(/TEMP B-TREE/);
+          expect(text).toMatch(/^SEARCH l /m);
+          const scans = plan.filter((step) => step.startsWith("SCAN"));
+          expect(
+            scans.every((step) => step.startsWith("SCAN json_each")),
+            text,
+          ).toBe(true);
+        }
+      }
+    },
+  );
+
+  it("the SQL of a list of 2, 100 or 10,000 values is the same statement, with the list as one parameter", () => {
+    const sqlOf = (count: number) =>
+      listQuery({ workspaceId: account.workspaceId, workflowIds: ids(count) }, page);
+
+    const [two, hundred, tenThousand] = [sqlOf(2), sqlOf(100), sqlOf(10_000)];
+
+    expect(hundred.sql).toBe(two.sql);
+    expect(tenThousand.sql).toBe(two.sql);
+    expect(Object.keys(tenThousand.params).sort()).toEqual(Object.keys(two.params).sort());
+  });
+
+  it("a filter of 10,000 workflow ids (40,000 too, past SQLite's parameter cap) lists exactly the matching entries", () => {
+    const own = createAccount(store);
+    const wanted = [createWorkflow(store, own.workspaceId), createWorkflow(store, own.workspaceId)];
+    const other = createWorkflow(store, own.workspaceId);
+    const written = [...wanted, other].map((workflowId) => execution(own, workflowId));
+    store.logs.insertExecutions(written);
+
+    for (const count of [10_000, 40_000]) {
+      const workflowIds = [...ids(count - wanted.length), ...wanted];
+      const listed = store.logs.list({ workspaceId: own.workspaceId, workflowIds }, page);
+      expect(listed.entries.map((entry) => entry.workflowId).sort()).toEqual([...wanted].sort());
     }
   });
 });

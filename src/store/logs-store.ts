@@ -70,7 +70,8 @@ export const entryByIdSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final
 
 /**
  * Log entries and execution snapshots (D17, D23). Every statement is prepared once; the list query is
- * built from the filters present so that SQLite can walk one index in keyset order (D8).
+ * built from the filters present so that SQLite can walk one index in keyset order (D8), and its shapes
+ * are bounded by those combinations, whatever the values (listQuery).
  */
 export class LogsStore {
   private readonly insertEntry;
@@ -185,12 +186,19 @@ export function listQuery(
     params.model = filter.model;
     key = { startedAt: "m.started_at", id: "m.log_id" };
   }
+  // A list is one bound value, so the SQL text does not depend on its length: the statement cache holds
+  // one statement per combination of filters present, and no list meets SQLite's 32,766-parameter cap
+  // (issue 11). One value stays an equality, so SQLite can walk the index led by that column in keyset
+  // order; several are a JSON array read by json_each, planned like the IN list it replaces.
   const inList = (column: string, name: string, values: string[] | undefined) => {
     if (!values?.length) return;
-    where.push(`${column} IN (${values.map((_, i) => `@${name}${i}`).join(", ")})`);
-    values.forEach((value, i) => {
-      params[`${name}${i}`] = value;
-    });
+    if (values.length === 1) {
+      where.push(`${column} = @${name}`);
+      params[name] = values[0];
+      return;
+    }
+    where.push(`${column} IN (SELECT value FROM json_each(@${name}))`);
+    params[name] = JSON.stringify(values);
   };
   const compare = (sql: string, name: string, value: unknown) => {
     if (value === undefined) return;
