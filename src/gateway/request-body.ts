@@ -46,11 +46,16 @@ export async function readRequestBody(req: NodeRequest, maxBytes: number): Promi
   }
   const chunks: Buffer[] = [];
   let size = 0;
+  // pipeline() rejects with its own error when the destination stops the decoder early, so the reason is kept.
+  let tooLarge: BodyTooLarge | undefined;
   const collect = async (source: AsyncIterable<Buffer | string>) => {
     for await (const piece of source) {
       const chunk = typeof piece === "string" ? Buffer.from(piece) : piece;
       size += chunk.length;
-      if (size > maxBytes) throw new BodyTooLarge(maxBytes);
+      if (size > maxBytes) {
+        tooLarge = new BodyTooLarge(maxBytes);
+        throw tooLarge;
+      }
       chunks.push(chunk);
     }
   };
@@ -59,6 +64,7 @@ export async function readRequestBody(req: NodeRequest, maxBytes: number): Promi
     if (decoder) await pipeline(source, decoder(), collect);
     else await collect(source);
   } catch (error) {
+    if (tooLarge) throw tooLarge;
     if (error instanceof ConnectError) throw error;
     throw invalidArgument([{ field: "body", message: `the body is not valid ${encoding} data` }]);
   }

@@ -138,7 +138,14 @@ export function behindFrontDoor(handler: UniversalHandler, frontDoor: FrontDoor)
     const contextValues = request.contextValues;
     if (!contextValues) return handler(request);
     const refusal = frontDoor.admit({ method: handler.method, header: request.header, contextValues });
-    return handler(refusal ? { ...request, body: refused(refusal) } : request);
+    const response = await handler(refusal ? { ...request, body: refused(refusal) } : request);
+    // What the handler refuses before the interceptors run (a body over the limit, a malformed message) is
+    // still an authenticated answer, and carries the rate headers too (D28).
+    const headers = contextValues.get(rateHeadersKey);
+    if (!headers) return response;
+    const header = response.header ?? new Headers();
+    setAll(header, headers);
+    return { ...response, header };
   };
   return Object.assign(guarded, {
     requestPath: handler.requestPath,

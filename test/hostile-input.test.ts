@@ -1,0 +1,502 @@
+import http from "node:http";
+import http2 from "node:http2";
+import net from "node:net";
+import { promisify } from "node:util";
+import zlib from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStore, type Store } from "../src/store/store.js";
+import { createAccount, type TestAccount } from "./support/flowlog.js";
+import { type ServeProcess, startServeProcess } from "./support/serve-process.js";
+
+/**
+ * Issue 11: what a stranger or a tenant can send the real `flowlog serve` over real sockets, and what it
+ * answers. Every case asserts the documented refusal and that the server still answers a normal request
+ * afterwards; the bombs also assert that the server's peak resident memory grew by less than 64 MB.
+ */
+
+const mib = 1024 * 1024;
+const memoryBudget = 64 * mib;
+const listLogsPath = "/flowlog.logs.v1.LogsService/ListLogs";
+
+/** Compresses `total` zero bytes without holding them: a small body that decodes to a huge one. */
+async function zeroBomb(compressor: zlib.Gzip | zlib.BrotliCompress, total: number): Promise<Buffer> {
+  const out: Buffer[] = [];
+  compressor.on("data", (chunk: Buffer) => out.push(chunk));
+  const chunk = Buffer.alloc(16 * mib);
+  for (let written = 0; written < total; written += chunk.length) {
+    if (!compressor.write(chunk)) await new Promise((resolve) => compressor.once("drain", resolve));
+  }
+  await new Promise<void>((resolve) => compressor.end(resolve));
+  return Buffer.concat(out);
+}
+
+/** A gRPC message frame: the compressed flag, the length, the bytes. */
+function grpcFrame(bytes: Buffer, compressed: boolean): Buffer {
+  const header = Buffer.alloc(5);
+  header.writeUInt8(compressed ? 1 : 0, 0);
+  header.writeUInt32BE(bytes.length, 1);
+  return Buffer.concat([header, bytes]);
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** One HTTP/1.1 request with its own connection, optionally from another loopback address. */
+function h1Request(
+  url: string,
+  init: { method?: string; path: string; headers?: Record<string, string>; body?: Buffer; from?: string },
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(init.path, url);
+    const request = http.request(
+      {
+        host: "127.0.0.1",
+        port: target.port,
+        path: target.pathname + target.search,
+        method: init.method ?? "GET",
+        headers: { connection: "close", ...init.headers },
+        localAddress: init.from,
+        agent: false,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: response.headers as Record<string, string>,
+            body: Buffer.concat(chunks).toString("utf8"),
+          }),
+        );
+      },
+    );
+    request.on("error", reject);
+    request.end(init.body);
+  });
+}
+
+/** One gRPC call over HTTP/2 with prior knowledge, frames as given: its HTTP status, headers and trailers. */
+function grpcCall(
+  url: string,
+  init: { path: string; headers?: Record<string, string>; body: Buffer },
+): Promise<{ status: number; grpcStatus: string | undefined; grpcMessage: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(url);
+    session.on("error", reject);
+    const stream = session.request({
+      ":method": "POST",
+      ":path": init.path,
+      "content-type": "application/grpc",
+      te: "trailers",
+      ...init.headers,
+    });
+    let status = 0;
+    let headerStatus: string | undefined;
+    let headerMessage: string | undefined;
+    stream.on("response", (headers) => {
+      status = Number(headers[":status"]);
+      headerStatus = headers["grpc-status"] as string | undefined;
+      headerMessage = headers["grpc-message"] as string | undefined;
+    });
+    let trailers: http2.IncomingHttpHeaders = {};
+    stream.on("trailers", (received) => {
+      trailers = received;
+    });
+    stream.on("data", () => {});
+    stream.on("close", () => {
+      session.close();
+      resolve({
+        status,
+        grpcStatus: (trailers["grpc-status"] as string | undefined) ?? headerStatus,
+        grpcMessage: decodeURIComponent(
+          (trailers["grpc-message"] as string | undefined) ?? headerMessage ?? "",
+        ),
+      });
+    });
+    stream.on("error", reject);
+    stream.end(init.body);
+  });
+}
+
+/** Resolves when the server closes the socket; the test's own timeout fails a server that never does. */
+function closedByServer(socket: net.Socket): Promise<void> {
+  return new Promise((resolve) => {
+    socket.on("error", () => {});
+    socket.on("close", () => resolve());
+    socket.resume();
+  });
+}
+
+function rawConnection(url: string): Promise<net.Socket> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), "127.0.0.1", () => resolve(socket));
+    socket.once("error", reject);
+  });
+}
+
+let server: ServeProcess;
+let store: Store;
+let account: TestAccount;
+let brotliBomb: Buffer;
+let gzipBomb: Buffer;
+
+/** A normal authenticated request; every case ends by checking that the server still answers one. */
+async function normalRequest(): Promise<number> {
+  const answer = await h1Request(server.url, {
+    path: `/api/v1/logs?workspaceId=${account.workspaceId}&limit=1`,
+    headers: { "x-api-key": account.key },
+  });
+  return answer.status;
+}
+
+/** Runs the attack and returns by how much the server's peak resident memory rose above where it stood. */
+async function peakGrowth(attack: () => Promise<void>): Promise<number> {
+  const before = server.memory().rss;
+  server.resetPeakMemory();
+  await attack();
+  return server.memory().peak - before;
+}
+
+beforeAll(async () => {
+  server = await startServeProcess({
+    FLOWLOG_CONNECTIONS: JSON.stringify({
+      headersTimeoutMs: 1_000,
+      bodyTimeoutMs: 2_000,
+      keepAliveTimeoutMs: 1_000,
+      http2IdleTimeoutMs: 2_000,
+      protocolDetectionTimeoutMs: 1_000,
+      maxConnections: 40,
+    }),
+  });
+  store = openStore({ dataDir: server.dataDir });
+  account = createAccount(store, "enterprise");
+  // The issue's bomb: 1 GB of zeros in 2 KB of brotli. gzip tops out near 1:1000, so its bomb holds 256 MB.
+  brotliBomb = await zeroBomb(
+    zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } }),
+    1024 * mib,
+  );
+  gzipBomb = await zeroBomb(zlib.createGzip({ level: 9 }), 256 * mib);
+  // Warm the server up, so the bombs' figures are not the first request's compilation.
+  for (let i = 0; i < 20; i++) expect(await normalRequest()).toBe(200);
+});
+
+afterAll(async () => {
+  store?.close();
+  await server?.stop();
+});
+
+describe("request bodies are bounded after decompression, before they are buffered (D26, D29)", () => {
+  it("refuses a stranger's brotli bomb as unauthenticated without decoding it", async () => {
+    const growth = await peakGrowth(async () => {
+      const answer = await h1Request(server.url, {
+        method: "POST",
+        path: listLogsPath,
+        headers: {
+          "content-type": "application/proto",
+          "content-encoding": "br",
+          "connect-protocol-version": "1",
+        },
+        body: brotliBomb,
+      });
+      expect(answer.status).toBe(401);
+      expect(JSON.parse(answer.body)).toMatchObject({ code: "unauthenticated" });
+      expect(answer.headers["x-ratelimit-limit"]).toBeUndefined();
+    });
+    expect(growth).toBeLessThan(memoryBudget);
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("refuses an authenticated brotli and gzip bomb over Connect with resource_exhausted naming the limit", async () => {
+    for (const [encoding, bomb] of [
+      ["br", brotliBomb],
+      ["gzip", gzipBomb],
+    ] as const) {
+      const growth = await peakGrowth(async () => {
+        const answer = await h1Request(server.url, {
+          method: "POST",
+          path: listLogsPath,
+          headers: {
+            "content-type": "application/proto",
+            "content-encoding": encoding,
+            "connect-protocol-version": "1",
+            "x-api-key": account.key,
+          },
+          body: bomb,
+        });
+        expect(answer.status, encoding).toBe(429);
+        const error = JSON.parse(answer.body) as { code: string; message: string };
+        expect(error.code, encoding).toBe("resource_exhausted");
+        expect(error.message, encoding).toMatch(/1048576/);
+        expect(answer.headers["x-ratelimit-limit"], encoding).toBeDefined();
+      });
+      expect(growth, encoding).toBeLessThan(memoryBudget);
+    }
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("refuses a gzip bomb in a gRPC frame, from a stranger and from a tenant", async () => {
+    const frame = grpcFrame(gzipBomb, true);
+    const growth = await peakGrowth(async () => {
+      const stranger = await grpcCall(server.url, {
+        path: listLogsPath,
+        headers: { "grpc-encoding": "gzip" },
+        body: frame,
+      });
+      expect(stranger.grpcStatus).toBe("16"); // UNAUTHENTICATED
+      const tenant = await grpcCall(server.url, {
+        path: listLogsPath,
+        headers: { "grpc-encoding": "gzip", "x-api-key": account.key },
+        body: frame,
+      });
+      expect(tenant.grpcStatus).toBe("8"); // RESOURCE_EXHAUSTED
+      expect(tenant.grpcMessage).toMatch(/1048576/);
+    });
+    expect(growth).toBeLessThan(memoryBudget);
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("refuses a brotli bomb in a gRPC-Web frame over HTTP/1.1", async () => {
+    const growth = await peakGrowth(async () => {
+      const answer = await h1Request(server.url, {
+        method: "POST",
+        path: listLogsPath,
+        headers: {
+          "content-type": "application/grpc-web+proto",
+          "grpc-encoding": "br",
+          "x-api-key": account.key,
+        },
+        body: grpcFrame(brotliBomb, true),
+      });
+      expect(`${JSON.stringify(answer.headers)}${answer.body}`).toMatch(/grpc-status"?:"?\s*8/);
+    });
+    expect(growth).toBeLessThan(memoryBudget);
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("answers a REST body over the limit with 413, compressed or not, naming the limit", async () => {
+    const path = `/api/v1/workspaces/${account.workspaceId}/workflows`;
+    const headers = { "content-type": "application/json", "x-api-key": account.key };
+    const growth = await peakGrowth(async () => {
+      for (const [name, extra, body] of [
+        ["gzip bomb", { "content-encoding": "gzip" }, gzipBomb],
+        ["brotli bomb", { "content-encoding": "br" }, brotliBomb],
+        ["plain 2 MiB", {}, Buffer.from(JSON.stringify({ name: "x".repeat(2 * mib) }))],
+      ] as const) {
+        const answer = await h1Request(server.url, {
+          method: "POST",
+          path,
+          headers: { ...headers, ...extra },
+          body,
+        });
+        expect(answer.status, name).toBe(413);
+        expect(JSON.parse(answer.body), name).toMatchObject({
+          status: 413,
+          code: "resource_exhausted",
+          detail: expect.stringMatching(/1048576 bytes/),
+        });
+        expect(answer.headers["x-ratelimit-remaining"], name).toBeDefined();
+      }
+    });
+    expect(growth).toBeLessThan(memoryBudget);
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("accepts a gzip-compressed REST body within the limit (D29)", async () => {
+    const workflow = { name: "compressed", state: { blocks: { start: { type: "starter", name: "Start" } } } };
+    const body = await promisify(zlib.gzip)(JSON.stringify(workflow));
+    const answer = await h1Request(server.url, {
+      method: "POST",
+      path: `/api/v1/workspaces/${account.workspaceId}/workflows`,
+      headers: { "content-type": "application/json", "content-encoding": "gzip", "x-api-key": account.key },
+      body,
+    });
+    expect(answer.status, answer.body).toBe(200);
+    expect(JSON.parse(answer.body)).toMatchObject({ workflow: { name: "compressed" } });
+  });
+
+  it("answers a malformed binary message with invalid_argument, never internal", async () => {
+    const garbage = Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]);
+    const connect = await h1Request(server.url, {
+      method: "POST",
+      path: listLogsPath,
+      headers: {
+        "content-type": "application/proto",
+        "connect-protocol-version": "1",
+        "x-api-key": account.key,
+      },
+      body: garbage,
+    });
+    expect(connect.status).toBe(400);
+    expect(JSON.parse(connect.body)).toMatchObject({ code: "invalid_argument" });
+    const grpc = await grpcCall(server.url, {
+      path: listLogsPath,
+      headers: { "x-api-key": account.key },
+      body: grpcFrame(garbage, false),
+    });
+    expect(grpc.grpcStatus).toBe("3"); // INVALID_ARGUMENT
+    expect(await normalRequest()).toBe(200);
+  });
+});
+
+describe("order of checks: authenticate, take the token, validate, authorize (D28)", () => {
+  it("every invalid REST request with a valid key takes a token and carries the rate headers", async () => {
+    // The free plan's burst is 20 and one token comes back every 6 s: the 21st invalid request in a row is 429.
+    const free = createAccount(store, "free");
+    const path = `/api/v1/logs?workspaceId=${free.workspaceId}&limit=abc`;
+    const answers: Answer[] = [];
+    for (let i = 0; i < 21; i++)
+      answers.push(await h1Request(server.url, { path, headers: { "x-api-key": free.key } }));
+    const first = answers[0] as Answer;
+    expect(first.status).toBe(400);
+    expect(JSON.parse(first.body)).toMatchObject({ code: "invalid_argument", errors: [{ field: "limit" }] });
+    expect(first.headers["x-ratelimit-remaining"]).toBe("19");
+    expect(
+      answers
+        .slice(0, 20)
+        .every((answer) => answer.status === 400 && answer.headers["x-ratelimit-limit"] === "10"),
+    ).toBe(true);
+    expect(answers[20]?.status).toBe(429);
+  });
+
+  it("an invalid request without a key is 401 with no rate headers, before its parameters are looked at", async () => {
+    const answer = await h1Request(server.url, { path: "/api/v1/logs?limit=abc" });
+    expect(answer.status).toBe(401);
+    expect(answer.headers["x-ratelimit-limit"]).toBeUndefined();
+  });
+
+  it("a workspace the key cannot see is 403 after validation, with the rate headers", async () => {
+    const answer = await h1Request(server.url, {
+      path: "/api/v1/logs?workspaceId=ws_someone_else",
+      headers: { "x-api-key": account.key },
+    });
+    expect(answer.status).toBe(403);
+    expect(answer.headers["x-ratelimit-limit"]).toBeDefined();
+  });
+});
+
+describe("connections cannot be held open for free (D27)", () => {
+  it("closes a connection that never says which protocol it speaks", async () => {
+    const socket = await rawConnection(server.url);
+    await closedByServer(socket);
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("closes an HTTP/1.1 connection whose headers never finish", async () => {
+    const socket = await rawConnection(server.url);
+    socket.write("GET /api/v1/logs HTTP/1.1\r\nHost: x\r\nx-api-key: ");
+    const trickle = setInterval(() => socket.writable && socket.write("a"), 200);
+    await closedByServer(socket);
+    clearInterval(trickle);
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("closes an HTTP/1.1 request whose body never finishes", async () => {
+    const socket = await rawConnection(server.url);
+    socket.write(
+      `POST /api/v1/workspaces/${account.workspaceId}/workflows HTTP/1.1\r\nHost: x\r\n` +
+        `x-api-key: ${account.key}\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{`,
+    );
+    const trickle = setInterval(() => socket.writable && socket.write(" "), 200);
+    await closedByServer(socket);
+    clearInterval(trickle);
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("closes an idle HTTP/1.1 keep-alive connection", async () => {
+    const socket = await rawConnection(server.url);
+    socket.write(
+      `GET /api/v1/logs?workspaceId=${account.workspaceId}&limit=1 HTTP/1.1\r\nHost: x\r\nx-api-key: ${account.key}\r\n\r\n`,
+    );
+    await closedByServer(socket);
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("ends an HTTP/2 stream whose body never finishes, and an idle HTTP/2 session", async () => {
+    const session = http2.connect(server.url);
+    const closed = new Promise<void>((resolve) => session.on("close", () => resolve()));
+    session.on("error", () => {});
+    const stream = session.request({
+      ":method": "POST",
+      ":path": listLogsPath,
+      "content-type": "application/grpc",
+      "x-api-key": account.key,
+    });
+    stream.on("error", () => {});
+    stream.write(Buffer.from([0, 0, 0, 0, 100]));
+    const streamClosed = new Promise<void>((resolve) => stream.on("close", () => resolve()));
+    await streamClosed;
+    await closed;
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("refuses connections beyond the per-process cap, and serves again once they close", async () => {
+    const sockets = await Promise.all(Array.from({ length: 45 }, () => rawConnection(server.url)));
+    // Node closes each connection over the cap as it is accepted.
+    const closedAtOnce = await Promise.all(
+      sockets.map(
+        (socket) =>
+          new Promise<boolean>((resolve) => {
+            socket.on("error", () => {});
+            socket.once("close", () => resolve(true));
+            setTimeout(() => resolve(false), 300);
+          }),
+      ),
+    );
+    expect(closedAtOnce.filter(Boolean).length).toBeGreaterThanOrEqual(5);
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await normalRequest()).toBe(200);
+  });
+});
+
+describe("failed authentication is throttled per client address (D26)", () => {
+  it("refuses an address's 21st failure in a minute with 429 and Retry-After, and spares other addresses", async () => {
+    const from = "127.0.0.77";
+    const guess = () =>
+      h1Request(server.url, {
+        path: `/api/v1/logs?workspaceId=${account.workspaceId}`,
+        headers: { "x-api-key": "flk_guessed" },
+        from,
+      });
+    for (let i = 0; i < 20; i++) expect((await guess()).status).toBe(401);
+    const throttled = await guess();
+    expect(throttled.status).toBe(429);
+    expect(JSON.parse(throttled.body)).toMatchObject({ code: "resource_exhausted" });
+    expect(Number(throttled.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    // While throttled, the address gets no verdict on any key, a right one included.
+    const right = await h1Request(server.url, {
+      path: `/api/v1/logs?workspaceId=${account.workspaceId}`,
+      headers: { "x-api-key": account.key },
+      from,
+    });
+    expect(right.status).toBe(429);
+    // Wrong webhook-trigger tokens count too: the throttle answers before the token is looked at.
+    const webhook = await h1Request(server.url, {
+      method: "POST",
+      path: "/api/v1/webhooks/wf_x/whk_guess",
+      headers: { "content-type": "application/json" },
+      body: Buffer.from("{}"),
+      from,
+    });
+    expect(webhook.status).toBe(429);
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("counts wrong webhook-trigger tokens as failed authentications", async () => {
+    const from = "127.0.0.78";
+    const guess = () =>
+      h1Request(server.url, {
+        method: "POST",
+        path: "/api/v1/webhooks/wf_x/whk_guess",
+        headers: { "content-type": "application/json" },
+        body: Buffer.from("{}"),
+        from,
+      });
+    for (let i = 0; i < 20; i++) expect((await guess()).status).toBe(404);
+    expect((await guess()).status).toBe(429);
+  });
+});
