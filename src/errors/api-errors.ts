@@ -1,6 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
+import {
+  BadRequestSchema,
+  ErrorInfoSchema,
+  PreconditionFailureSchema,
+} from "../../gen/google/rpc/error_details_pb.js";
 
 /**
  * Errors are values created where the fact is known (style.md); every protocol carries the
@@ -30,4 +34,73 @@ export function fieldViolations(error: ConnectError): FieldViolation[] {
   return error
     .findDetails(BadRequestSchema)
     .flatMap((detail) => detail.fieldViolations.map((v) => ({ field: v.field, message: v.description })));
+}
+
+/**
+ * D26: a list parameter holds at most `max` values. The violation names the field and the limit, so a
+ * client learns both at once; a longer list never reaches the store.
+ */
+export function listLengthViolations(
+  field: string,
+  values: readonly unknown[],
+  max: number,
+): FieldViolation[] {
+  if (values.length <= max) return [];
+  return [{ field, message: `${field} holds ${values.length} values; at most ${max} are allowed (D26)` }];
+}
+
+/** A count quota (D26) as a refusal names it: its FLOWLOG_QUOTAS path, who holds what, and how many. */
+export interface CountQuota {
+  /** The quota's path in FLOWLOG_QUOTAS, e.g. `workspace.subscriptions`. */
+  quota: string;
+  /** Who has reached it, e.g. `workspace ws_...`. */
+  holder: string;
+  /** What is counted, plural, e.g. `subscriptions`. */
+  counted: string;
+  count: number;
+  max: number;
+}
+
+/**
+ * D26: a count quota reached is failed_precondition (400 on REST), not resource_exhausted: waiting does
+ * not help, deleting something or raising the quota does. The google.rpc.PreconditionFailure detail names
+ * the quota by its FLOWLOG_QUOTAS path, so a gRPC client can tell which one without parsing the message.
+ */
+export function quotaReached({ quota, holder, counted, count, max }: CountQuota): ConnectError {
+  const message = `${holder} has ${count} ${counted}, the most allowed is ${max} (D26 quota ${quota})`;
+  const detail = create(PreconditionFailureSchema, {
+    violations: [{ type: "QUOTA", subject: quota, description: message }],
+  });
+  return new ConnectError(message, Code.FailedPrecondition, undefined, [
+    { desc: PreconditionFailureSchema, value: detail },
+  ]);
+}
+
+/** The response header and google.rpc.ErrorInfo metadata key that carry an execution's id on an error. */
+export const executionIdHeader = "Flowlog-Execution-Id";
+const errorDomain = "flowlog";
+
+/**
+ * A sync execution that outlived the caller's deadline: 504 deadline_exceeded. The execution goes on and
+ * is logged, so the error carries its executionId three ways: in the message, in a response header, and
+ * in a google.rpc.ErrorInfo detail (the REST problem shows it as `executionId`).
+ */
+export function syncDeadlineExceeded(executionId: string, deadlineMs: number): ConnectError {
+  const detail = create(ErrorInfoSchema, {
+    reason: "SYNC_EXECUTION_DEADLINE_EXCEEDED",
+    domain: errorDomain,
+    metadata: { executionId },
+  });
+  return new ConnectError(
+    `execution ${executionId} did not finish within the ${deadlineMs} ms a sync call waits; it goes on ` +
+      `and is logged: read it later with GET /api/v1/logs?executionId=${executionId}`,
+    Code.DeadlineExceeded,
+    { [executionIdHeader]: executionId },
+    [{ desc: ErrorInfoSchema, value: detail }],
+  );
+}
+
+/** The executionId an error carries (syncDeadlineExceeded), if any. */
+export function executionIdOf(error: ConnectError): string | undefined {
+  return error.findDetails(ErrorInfoSchema).find((info) => info.domain === errorDomain)?.metadata.executionId;
 }
