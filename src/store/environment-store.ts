@@ -1,6 +1,6 @@
 import { decryptSecret, encryptSecret } from "../security/secrets.js";
 import type { Db } from "./database.js";
-import type { EnvironmentVariableRecord } from "./records.js";
+import type { CappedCreate, EnvironmentVariableRecord } from "./records.js";
 
 interface VariableRow {
   workspace_id: string;
@@ -15,6 +15,7 @@ interface VariableRow {
  */
 export class EnvironmentStore {
   private readonly statements;
+  private readonly cappedSet;
 
   constructor(
     db: Db,
@@ -33,13 +34,32 @@ export class EnvironmentStore {
       ),
       sealedOf: db.prepare("SELECT name, sealed_value FROM environment_variables WHERE workspace_id = ?"),
       delete: db.prepare("DELETE FROM environment_variables WHERE workspace_id = ? AND name = ?"),
+      exists: db.prepare("SELECT 1 FROM environment_variables WHERE workspace_id = ? AND name = ?").pluck(),
+      count: db.prepare("SELECT count(*) FROM environment_variables WHERE workspace_id = ?").pluck(),
     };
+    this.cappedSet = db.transaction(
+      (row: SealedVariable, max: number): CappedCreate<EnvironmentVariableRecord> => {
+        const replaces = this.statements.exists.get(row.workspaceId, row.name) !== undefined;
+        const count = this.statements.count.get(row.workspaceId) as number;
+        if (!replaces && count >= max) return { full: count };
+        return { created: toVariable(this.statements.upsert.get(row) as VariableRow) };
+      },
+    );
   }
 
-  /** Creates the variable or replaces its value. */
-  set(workspaceId: string, name: string, value: string, at: number): EnvironmentVariableRecord {
+  /**
+   * Creates the variable or replaces its value. A new name is refused when the workspace already has
+   * `max` variables (D26, the API's quota); replacing a value never is. Fixtures leave `max` out.
+   */
+  set(
+    workspaceId: string,
+    name: string,
+    value: string,
+    at: number,
+    max = Number.POSITIVE_INFINITY,
+  ): CappedCreate<EnvironmentVariableRecord> {
     const sealedValue = encryptSecret(this.masterKey, value, secretContext(workspaceId, name));
-    return toVariable(this.statements.upsert.get({ workspaceId, name, sealedValue, at }) as VariableRow);
+    return this.cappedSet.immediate({ workspaceId, name, sealedValue, at }, max);
   }
 
   list(workspaceId: string): EnvironmentVariableRecord[] {
@@ -61,6 +81,13 @@ export class EnvironmentStore {
       ]),
     );
   }
+}
+
+interface SealedVariable {
+  workspaceId: string;
+  name: string;
+  sealedValue: Buffer;
+  at: number;
 }
 
 /** Binds a ciphertext to its variable: copied to another variable or workspace, it fails to decrypt. */

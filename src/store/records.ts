@@ -111,3 +111,10 @@ export interface ExecutionRecord {
   /** Protobuf JSON of flowlog.workflows.v1.WorkflowState. */
   workflowState: unknown;
 }
+
+/**
+ * What a create under a count quota (D26) returns: the new record, or the count already there that
+ * refused it. The store counts and inserts in one immediate transaction, so creates running at once, in
+ * any process sharing the file, never pass the quota together.
+ */
+export type CappedCreate<T> = { created: T } | { full: number };

@@ -1,6 +1,6 @@
 import { decryptSecret, encryptSecret } from "../security/secrets.js";
 import type { Db } from "./database.js";
-import type { Level, Trigger } from "./records.js";
+import type { CappedCreate, Level, Trigger } from "./records.js";
 
 export const channels = ["webhook", "email", "slack"] as const;
 export type Channel = (typeof channels)[number];
@@ -77,6 +77,9 @@ export interface ExecutionFacts {
   trigger: Trigger;
 }
 
+/** A subscription as a create gives it. */
+type NewSubscription = { id: string; workspaceId: string; createdAt: number } & SubscriptionSettings;
+
 /** A new webhook secret, or null to remove it; undefined (in update) keeps the stored one. */
 export type SecretChange = string | null | undefined;
 
@@ -108,6 +111,7 @@ interface SubscriptionRow {
  */
 export class SubscriptionsStore {
   private readonly statements;
+  private readonly cappedCreate;
 
   constructor(
     db: Db,
@@ -140,6 +144,11 @@ export class SubscriptionsStore {
         "UPDATE notification_subscriptions SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL",
       ),
       byId: db.prepare("SELECT * FROM notification_subscriptions WHERE id = ?"),
+      liveCount: db
+        .prepare(
+          "SELECT count(*) FROM notification_subscriptions WHERE workspace_id = ? AND deleted_at IS NULL",
+        )
+        .pluck(),
       byWorkspace: db.prepare(
         `SELECT * FROM notification_subscriptions WHERE workspace_id = ? AND deleted_at IS NULL
          ORDER BY created_at, id`,
@@ -150,20 +159,35 @@ export class SubscriptionsStore {
          WHERE workspace_id = ? AND active = 1 AND deleted_at IS NULL ORDER BY created_at, id`,
       ),
     };
+    this.cappedCreate = db.transaction(
+      (
+        subscription: NewSubscription,
+        sealed: Buffer | null,
+        max: number,
+      ): CappedCreate<SubscriptionRecord> => {
+        const count = this.statements.liveCount.get(subscription.workspaceId) as number;
+        if (count >= max) return { full: count };
+        const row = this.statements.insert.get({
+          ...settingsParameters(subscription),
+          id: subscription.id,
+          workspace_id: subscription.workspaceId,
+          secret_sealed: sealed,
+          at: subscription.createdAt,
+        }) as SubscriptionRow;
+        return { created: toRecord(row) };
+      },
+    );
   }
 
+  /** Creates the subscription unless its workspace already has `max` live ones (D26, the API's quota). */
   create(
-    subscription: { id: string; workspaceId: string; createdAt: number } & SubscriptionSettings,
+    subscription: NewSubscription,
     secret: string | null,
-  ): SubscriptionRecord {
-    const row = this.statements.insert.get({
-      ...settingsParameters(subscription),
-      id: subscription.id,
-      workspace_id: subscription.workspaceId,
-      secret_sealed: secret === null ? null : this.seal(subscription.workspaceId, subscription.id, secret),
-      at: subscription.createdAt,
-    }) as SubscriptionRow;
-    return toRecord(row);
+    max = Number.POSITIVE_INFINITY,
+  ): CappedCreate<SubscriptionRecord> {
+    // Sealed before the transaction: the write lock is held for the count and the insert only.
+    const sealed = secret === null ? null : this.seal(subscription.workspaceId, subscription.id, secret);
+    return this.cappedCreate.immediate(subscription, sealed, max);
   }
 
   /** undefined when there is no such subscription or it was deleted. */

@@ -1,4 +1,5 @@
 import type { Db } from "./database.js";
+import type { CappedCreate } from "./records.js";
 
 export interface WebhookRecord {
   workflowId: string;
@@ -17,10 +18,13 @@ export interface ScheduleRecord {
 
 /**
  * The inbound webhook of each workflow, stored by the SHA-256 of its token like API keys (D5), and the
- * schedules whose timing Temporal Schedules own (D15); pausing is Temporal's state, not ours.
+ * schedules whose timing Temporal Schedules own (D15); pausing is Temporal's state, not ours. A schedule
+ * row exists as long as its Temporal Schedule may: written before it is created, removed after it is
+ * deleted, so a row left by a failure is the record of what is still to end (D31).
  */
 export class TriggersStore {
   private readonly statements;
+  private readonly reserveSchedule;
 
   constructor(db: Db) {
     this.statements = {
@@ -48,7 +52,18 @@ export class TriggersStore {
          FROM workflow_schedules WHERE workflow_id = ? ORDER BY created_at, id`,
       ),
       deleteSchedule: db.prepare("DELETE FROM workflow_schedules WHERE id = ?"),
+      scheduleCount: db.prepare("SELECT count(*) FROM workflow_schedules WHERE workflow_id = ?").pluck(),
+      workflowIsLive: db.prepare("SELECT 1 FROM workflows WHERE id = ? AND deleted_at IS NULL").pluck(),
     };
+    this.reserveSchedule = db.transaction(
+      (schedule: ScheduleRecord, max: number): CappedCreate<ScheduleRecord> | undefined => {
+        if (this.statements.workflowIsLive.get(schedule.workflowId) === undefined) return undefined;
+        const count = this.statements.scheduleCount.get(schedule.workflowId) as number;
+        if (count >= max) return { full: count };
+        this.statements.insertSchedule.run(schedule);
+        return { created: schedule };
+      },
+    );
   }
 
   setWebhook(webhook: WebhookRecord, tokenHash: Buffer): void {
@@ -64,8 +79,13 @@ export class TriggersStore {
     return this.statements.webhookByToken.get(workflowId, tokenHash) as WebhookRecord | undefined;
   }
 
-  addSchedule(schedule: ScheduleRecord): void {
-    this.statements.insertSchedule.run(schedule);
+  /**
+   * Records a schedule of a live workflow, before its Temporal Schedule exists, unless the workflow
+   * already has `max` (D26). Undefined when the workflow is deleted: a deletion (D31) ends every schedule
+   * recorded before it, and none can be recorded after it.
+   */
+  addSchedule(schedule: ScheduleRecord, max: number): CappedCreate<ScheduleRecord> | undefined {
+    return this.reserveSchedule.immediate(schedule, max);
   }
 
   getSchedule(id: string): ScheduleRecord | undefined {

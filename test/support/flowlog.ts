@@ -2,6 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { inject } from "vitest";
+import type { Quotas } from "../../src/config/quotas.js";
 import { createApi } from "../../src/server/api.js";
 import type { ApiServer } from "../../src/server/api-server.js";
 import { apiKeyPrefix, generateApiKey, hashApiKey } from "../../src/services/accounts/api-keys.js";
@@ -23,7 +24,7 @@ export interface TestFlowlog {
 
 /** The whole API on a random port over a fresh SQLite file, as a test file needs it. */
 export async function startFlowlog(
-  options: { clock?: () => number; taskQueue?: string; planLimits?: PlanTable } = {},
+  options: { clock?: () => number; taskQueue?: string; planLimits?: PlanTable; quotas?: Quotas } = {},
 ): Promise<TestFlowlog> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-test-"));
   const store = openStore({ dataDir });
@@ -33,6 +34,7 @@ export async function startFlowlog(
     operatorToken,
     publicBaseUrl: "http://flowlog.test",
     planLimits: options.planLimits ?? defaultPlanLimits,
+    quotas: options.quotas,
   };
   const temporal = { client, taskQueue: options.taskQueue };
   const server = await startTestApiServer(createApi({ config, store, temporal, clock: options.clock }));

@@ -1,5 +1,5 @@
 import type { ListLogsRequest } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
-import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
+import { type FieldViolation, invalidArgument, listLengthViolations } from "../../errors/api-errors.js";
 import type { LogFilter, Order, PageRequest } from "../../store/logs-store.js";
 import { type Level, levels, type Trigger, triggers } from "../../store/records.js";
 import { msFromIso } from "../../util/time.js";
@@ -16,10 +16,15 @@ export interface ListLogsQuery {
 
 /**
  * Validates every parameter of GET /api/v1/logs before anything reaches the store (D8, D9, D10),
- * collecting all violations so a client fixes its request in one round.
+ * collecting all violations so a client fixes its request in one round. Each list holds at most
+ * `maxListValues` values (D26).
  */
-export function parseListLogsRequest(request: ListLogsRequest): ListLogsQuery {
-  const violations: FieldViolation[] = [];
+export function parseListLogsRequest(request: ListLogsRequest, maxListValues: number): ListLogsQuery {
+  const violations: FieldViolation[] = [
+    ...listLengthViolations("workflowIds", request.workflowIds, maxListValues),
+    ...listLengthViolations("folderIds", request.folderIds, maxListValues),
+    ...listLengthViolations("triggers", request.triggers, maxListValues),
+  ];
   const fail = (field: string, message: string) => violations.push({ field, message });
 
   const limit = request.limit ?? defaultPageSize;

@@ -2,6 +2,7 @@ import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { LogsService } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { WorkflowStateSchema } from "../../../gen/flowlog/workflows/v1/workflow_pb.js";
+import type { Quotas } from "../../config/quotas.js";
 import { callerOf } from "../../server/caller.js";
 import type { UserRecord, WorkflowRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
@@ -16,6 +17,8 @@ export interface LogsServiceDependencies {
   store: Store;
   /** What the limits object of every body reports (D12). */
   planLimits: PlanTable;
+  /** How many values a list filter may hold (D26). */
+  quotas: Pick<Quotas, "listParameterValues">;
   clock: () => number;
 }
 
@@ -23,6 +26,7 @@ export interface LogsServiceDependencies {
 export function createLogsService({
   store,
   planLimits,
+  quotas,
   clock,
 }: LogsServiceDependencies): Partial<ServiceImpl<typeof LogsService>> {
   const limitsOf = (user: UserRecord) => computeLimits(store, planLimits, user, clock());
@@ -30,7 +34,7 @@ export function createLogsService({
   return {
     listLogs(request, context) {
       const { user } = callerOf(context.values);
-      const query = parseListLogsRequest(request);
+      const query = parseListLogsRequest(request, quotas.listParameterValues);
       requireMember(store, user, request.workspaceId);
       const page = store.logs.list(query.filter, query.page);
       const workflows = query.details === "full" ? workflowsOf(store, page.entries) : new Map();

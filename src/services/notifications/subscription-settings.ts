@@ -4,7 +4,7 @@ import type {
   NotificationSubscription,
   WebhookChannel,
 } from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
-import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
+import { type FieldViolation, invalidArgument, listLengthViolations } from "../../errors/api-errors.js";
 import { newSecretToken } from "../../security/tokens.js";
 import { levels, triggers } from "../../store/records.js";
 import {
@@ -31,15 +31,23 @@ export interface ResolvedSettings {
  * The settings a create (no current subscription) or an update results in: what the input sets changes,
  * the rest keeps its current value (the rules are in the .proto, at UpdateSubscriptionRequest). Every bad
  * field is reported at once, named relative to the subscription; nothing reaches the store otherwise.
+ * Each list holds at most `maxListValues` values (D26).
  */
 export function resolveSettings(
   input: NotificationSubscription,
   current: SubscriptionRecord | undefined,
   isLiveWorkflow: (workflowId: string) => boolean,
+  maxListValues: number,
   /** Fields an update mask names (proto names): replaced as given, so an empty filter means all again. */
   replaced: ReadonlySet<string> = new Set(),
 ): ResolvedSettings {
-  const violations: FieldViolation[] = [];
+  const violations: FieldViolation[] = [
+    ...listLengthViolations("workflowIds", input.workflowIds, maxListValues),
+    ...listLengthViolations("levelFilter", input.levelFilter, maxListValues),
+    ...listLengthViolations("triggerFilter", input.triggerFilter, maxListValues),
+  ];
+  // Past the limit, a list is refused whole: one violation, not one per value.
+  if (violations.length > 0) throw invalidArgument(violations);
   const channel = channelOf(input, current, violations);
   const destination = channel && destinationOf(channel, input, current, violations);
   const settings = {

@@ -4,6 +4,8 @@ import type {
   NotificationSubscription,
   NotificationsService,
 } from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
+import type { Quotas } from "../../config/quotas.js";
+import { quotaReached } from "../../errors/api-errors.js";
 import { callerOf } from "../../server/caller.js";
 import type { Store } from "../../store/store.js";
 import type { SubscriptionRecord } from "../../store/subscriptions-store.js";
@@ -18,6 +20,8 @@ export interface SubscriptionsServiceDependencies {
   clock: () => number;
   /** Where the no-activity watchers run (D21). */
   temporal: { client: Client; taskQueue?: string | undefined };
+  /** Subscriptions per workspace and values per list (D26). */
+  quotas: Pick<Quotas, "listParameterValues" | "workspace">;
 }
 
 type Handlers = Partial<ServiceImpl<typeof NotificationsService>>;
@@ -30,6 +34,7 @@ export function createSubscriptionsService({
   store,
   clock,
   temporal,
+  quotas,
 }: SubscriptionsServiceDependencies): Handlers {
   const subscriptions = store.notifications;
   const view = (subscription: SubscriptionRecord) =>
@@ -67,18 +72,36 @@ export function createSubscriptionsService({
       return workflow?.workspaceId === workspaceId && workflow.deletedAt === null;
     };
     // The required-fields interceptor has refused a request without a subscription.
-    return resolveSettings(input as NotificationSubscription, current, isLiveWorkflow, replaced);
+    return resolveSettings(
+      input as NotificationSubscription,
+      current,
+      isLiveWorkflow,
+      quotas.listParameterValues,
+      replaced,
+    );
   };
 
   return {
     async createSubscription(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
       const { settings, secret, generatedSecret } = resolve(request.workspaceId, request.subscription);
-      const subscription = subscriptions.create(
+      const max = quotas.workspace.subscriptions;
+      const created = subscriptions.create(
         { id: newId("sub"), workspaceId: request.workspaceId, createdAt: clock(), ...settings },
         secret ?? null,
+        max,
       );
-      return { subscription: await watched(subscription), secret: generatedSecret };
+      if ("full" in created) {
+        const holder = `workspace ${request.workspaceId}`;
+        throw quotaReached({
+          quota: "workspace.subscriptions",
+          holder,
+          counted: "subscriptions",
+          count: created.full,
+          max,
+        });
+      }
+      return { subscription: await watched(created.created), secret: generatedSecret };
     },
 
     getSubscription(request, context) {

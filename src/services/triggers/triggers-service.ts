@@ -1,9 +1,10 @@
 import { toJson } from "@bufbuild/protobuf";
-import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import { type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import { ScheduleNotFoundError } from "@temporalio/client";
+import { type Client, ScheduleNotFoundError } from "@temporalio/client";
 import type { Schedule, TriggersService } from "../../../gen/flowlog/workflows/v1/triggers_service_pb.js";
-import { invalidArgument } from "../../errors/api-errors.js";
+import { invalidArgument, quotaReached } from "../../errors/api-errors.js";
+import { FailedAuthentication } from "../../errors/failed-authentication.js";
 import { setRestStatus } from "../../gateway/rest-status.js";
 import { hashToken, newSecretToken } from "../../security/tokens.js";
 import { callerOf } from "../../server/caller.js";
@@ -15,6 +16,8 @@ import { newId } from "../../util/ids.js";
 import { isoFromMs } from "../../util/time.js";
 import { visibleWorkflow } from "../workspace-access.js";
 import { type ExecutionDependencies, runWorkflow } from "./executions.js";
+import { scheduleFrequency } from "./schedule-interval.js";
+import { deleteTemporalSchedule, scheduleTemporalId } from "./temporal-schedules.js";
 
 export interface TriggersDependencies extends ExecutionDependencies {
   publicBaseUrl: string;
@@ -95,7 +98,7 @@ export function createTriggersService(
       // The token authenticates; a wrong token and a workflow without a webhook answer alike.
       const webhook = store.triggers.webhookByToken(request.workflowId, hashToken(request.token));
       const user = webhook && store.accounts.getUser(webhook.billedUserId);
-      if (!webhook || !user) throw new ConnectError("no such webhook", Code.NotFound);
+      if (!webhook || !user) throw new FailedAuthentication("no such webhook", Code.NotFound);
       const { executionId } = await runWorkflow(deps, {
         user,
         workflowId: request.workflowId,
@@ -110,56 +113,43 @@ export function createTriggersService(
     async createSchedule(request, context) {
       const { user } = callerOf(context.values);
       const workflow = visibleWorkflow(store, user, request.workflowId);
+      const cron = request.cron.trim();
+      const tooFrequent = frequencyProblem(cron, deps.quotas.workflow.minScheduleIntervalSeconds);
+      if (tooFrequent) throw invalidArgument([{ field: "cron", message: tooFrequent }]);
       const schedule: ScheduleRecord = {
         id: newId("sch"),
         workflowId: workflow.id,
-        cron: request.cron.trim(),
+        cron,
         billedUserId: user.id,
         createdAt: clock(),
       };
-      try {
-        await temporal.schedule.create({
-          scheduleId: scheduleTemporalId(schedule.id),
-          spec: { cronExpressions: [schedule.cron] },
-          action: {
-            type: "startWorkflow",
-            workflowType: "executeWorkflow",
-            workflowId: executionWorkflowId(`scheduled-${schedule.id}`),
-            taskQueue: deps.taskQueue ?? FLOWLOG_TASK_QUEUE,
-            typedSearchAttributes: executionSearchAttributes({
-              ...workflow,
-              workflowId: workflow.id,
-              trigger: "schedule",
-            }),
-            args: [
-              {
-                // Each run takes its executionId from its own Temporal workflow id (the schedule appends
-                // the fire time), so every scheduled execution is logged once under its own id.
-                executionId: "",
-                workspaceId: workflow.workspaceId,
-                workflowId: workflow.id,
-                version: 0,
-                trigger: "schedule",
-                input: request.input ? toJson(ValueSchema, request.input) : null,
-                billedUserId: user.id,
-              },
-            ],
-          },
+      // The row first (D26 counted in the same transaction), then the Temporal Schedule: no schedule ever
+      // runs without a row through which it can be paused, deleted and ended with its workflow (D31).
+      const max = deps.quotas.workflow.maxSchedules;
+      const reserved = store.triggers.addSchedule(schedule, max);
+      if (!reserved) throw new ConnectError(`workflow ${workflow.id} not found`, Code.NotFound);
+      if ("full" in reserved) {
+        const holder = `workflow ${workflow.id}`;
+        throw quotaReached({
+          quota: "workflow.maxSchedules",
+          holder,
+          counted: "schedules",
+          count: reserved.full,
+          max,
         });
+      }
+      try {
+        await createTemporalSchedule(temporal, deps.taskQueue, schedule, workflow, request.input);
       } catch (error) {
-        // The SDK reports the server's "Invalid schedule spec" as a TypeError holding only the reason
-        // ("Minute is not in range [0-59]"); the cron is the one part of the spec the caller gave.
-        if (error instanceof TypeError) {
-          throw invalidArgument([
-            {
-              field: "cron",
-              message: `cron is not a valid cron expression (${error.message}): ${request.cron}`,
-            },
-          ]);
-        }
+        store.triggers.deleteSchedule(schedule.id);
         throw error;
       }
-      store.triggers.addSchedule(schedule);
+      // Deleted while Temporal was creating it: the deletion may have looked before the schedule existed.
+      if (store.workflows.getWorkflow(workflow.id)?.deletedAt !== null) {
+        await deleteTemporalSchedule(temporal, schedule.id);
+        store.triggers.deleteSchedule(schedule.id);
+        throw new ConnectError(`workflow ${workflow.id} not found`, Code.NotFound);
+      }
       return { schedule: await describe(schedule) };
     },
 
@@ -174,11 +164,7 @@ export function createTriggersService(
 
     async deleteSchedule(request, context) {
       const schedule = visibleSchedule(callerOf(context.values).user, request.id);
-      await scheduleHandle(schedule.id)
-        .delete()
-        .catch((error: unknown) => {
-          if (!(error instanceof ScheduleNotFoundError)) throw error;
-        });
+      await deleteTemporalSchedule(temporal, schedule.id);
       store.triggers.deleteSchedule(schedule.id);
       return {};
     },
@@ -194,7 +180,66 @@ async function missingAsNotFound(id: string, call: Promise<void>): Promise<void>
   });
 }
 
-/** The Temporal Schedule behind a flowlog schedule, as operators find it in the Temporal UI. */
-function scheduleTemporalId(id: string): string {
-  return `flowlog-${id}`;
+/** D26: a cron that fires more often than the quota allows, or that cannot be read well enough to tell. */
+function frequencyProblem(cron: string, minSeconds: number): string | undefined {
+  const frequency = scheduleFrequency(cron);
+  if (!frequency) return undefined;
+  if ("unreadable" in frequency) return `cron ${cron}: ${frequency.unreadable}`;
+  if (frequency.shortestGapSeconds >= minSeconds) return undefined;
+  return (
+    `cron ${cron} fires ${frequency.shortestGapSeconds} s apart; runs of a schedule must be at least ` +
+    `${minSeconds} s apart (D26)`
+  );
+}
+
+/** The Temporal Schedule that starts the workflow's current version at each cron time (D15). */
+async function createTemporalSchedule(
+  temporal: Client,
+  taskQueue: string | undefined,
+  schedule: ScheduleRecord,
+  workflow: { id: string; workspaceId: string },
+  input: Value | undefined,
+): Promise<void> {
+  try {
+    await temporal.schedule.create({
+      scheduleId: scheduleTemporalId(schedule.id),
+      spec: { cronExpressions: [schedule.cron] },
+      action: {
+        type: "startWorkflow",
+        workflowType: "executeWorkflow",
+        workflowId: executionWorkflowId(`scheduled-${schedule.id}`),
+        taskQueue: taskQueue ?? FLOWLOG_TASK_QUEUE,
+        typedSearchAttributes: executionSearchAttributes({
+          workspaceId: workflow.workspaceId,
+          workflowId: workflow.id,
+          trigger: "schedule",
+        }),
+        args: [
+          {
+            // Each run takes its executionId from its own Temporal workflow id (the schedule appends
+            // the fire time), so every scheduled execution is logged once under its own id.
+            executionId: "",
+            workspaceId: workflow.workspaceId,
+            workflowId: workflow.id,
+            version: 0,
+            trigger: "schedule",
+            input: input ? toJson(ValueSchema, input) : null,
+            billedUserId: schedule.billedUserId,
+          },
+        ],
+      },
+    });
+  } catch (error) {
+    // The SDK reports the server's "Invalid schedule spec" as a TypeError holding only the reason
+    // ("Minute is not in range [0-59]"); the cron is the one part of the spec the caller gave.
+    if (error instanceof TypeError) {
+      throw invalidArgument([
+        {
+          field: "cron",
+          message: `cron is not a valid cron expression (${error.message}): ${schedule.cron}`,
+        },
+      ]);
+    }
+    throw error;
+  }
 }

@@ -1,6 +1,7 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { WorkflowsService } from "../../../gen/flowlog/workflows/v1/workflows_service_pb.js";
-import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
+import type { Quotas } from "../../config/quotas.js";
+import { type FieldViolation, invalidArgument, quotaReached } from "../../errors/api-errors.js";
 import { callerOf } from "../../server/caller.js";
 import type { EnvironmentVariableRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
@@ -10,7 +11,6 @@ import { requireMember } from "../workspace-access.js";
 /** What `{{NAME}}` reads (engine/references.ts), so every saved variable can be referenced (D14). */
 const namePattern = /^[A-Za-z_]\w*$/;
 const maxNameLength = 128;
-const maxValueBytes = 64 * 1024;
 
 /**
  * The workspace's environment variables (D14). A value goes in and never comes out: responses carry
@@ -19,17 +19,30 @@ const maxValueBytes = 64 * 1024;
 export function createEnvironmentHandlers({
   store,
   clock,
+  quotas,
 }: {
   store: Store;
   clock: () => number;
+  /** Variables per workspace and bytes per value (D26). */
+  quotas: Pick<Quotas, "workspace">;
 }): Partial<ServiceImpl<typeof WorkflowsService>> {
+  const { environmentVariables: max, environmentValueBytes } = quotas.workspace;
   return {
     setEnvironmentVariable(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
-      const violations = [...nameProblems(request.name), ...valueProblems(request.value)];
+      const violations = [
+        ...nameProblems(request.name),
+        ...valueProblems(request.value, environmentValueBytes),
+      ];
       if (violations.length > 0) throw invalidArgument(violations);
-      const variable = store.environment.set(request.workspaceId, request.name, request.value, clock());
-      return { variable: variableView(variable) };
+      const { workspaceId, name, value } = request;
+      const set = store.environment.set(workspaceId, name, value, clock(), max);
+      if ("full" in set) {
+        const holder = `workspace ${workspaceId}`;
+        const quota = "workspace.environmentVariables";
+        throw quotaReached({ quota, holder, counted: "environment variables", count: set.full, max });
+      }
+      return { variable: variableView(set.created) };
     },
 
     listEnvironmentVariables(request, context) {
@@ -53,9 +66,9 @@ function nameProblems(name: string): FieldViolation[] {
   return [{ field: "name", message }];
 }
 
-function valueProblems(value: string): FieldViolation[] {
-  if (Buffer.byteLength(value, "utf8") <= maxValueBytes) return [];
-  return [{ field: "value", message: `value must be at most ${maxValueBytes} bytes` }];
+function valueProblems(value: string, maxBytes: number): FieldViolation[] {
+  if (Buffer.byteLength(value, "utf8") <= maxBytes) return [];
+  return [{ field: "value", message: `value must be at most ${maxBytes} bytes of UTF-8 (D26)` }];
 }
 
 function variableView(variable: EnvironmentVariableRecord) {
