@@ -127,6 +127,7 @@ describe("GET /api/v1/logs", () => {
 
   it("errors are problem+json with the rate-limit headers, and 429 adds Retry-After (D10, D11)", () => {
     const statuses = Object.keys(listLogs.responses);
+    // A GET has no body to be too large: 413 is listed only where a request has one (D26).
     expect(statuses).toEqual(["200", "400", "401", "403", "404", "429", "500", "501", "default"]);
     for (const status of statuses.filter((s) => s !== "200")) {
       const response = deref(listLogs.responses[status]);
@@ -194,6 +195,25 @@ describe("JSON shapes (D7)", () => {
       "sync",
       "async",
     ]);
+  });
+});
+
+describe("limits (D26, D28)", () => {
+  it("a request with a body may be refused with 413, carrying the rate-limit headers", () => {
+    const createWorkflow = document.paths["/api/v1/workspaces/{workspaceId}/workflows"].post;
+    const tooLarge = deref(createWorkflow.responses["413"]);
+    expect(tooLarge.description).toMatch(/1 MiB/);
+    expect(Object.keys(tooLarge.headers)).toEqual([
+      "X-RateLimit-Limit",
+      "X-RateLimit-Remaining",
+      "X-RateLimit-Reset",
+    ]);
+  });
+
+  it("an operator's 429 (failed authentications throttled) says when to retry, without a user's bucket", () => {
+    const createUser = document.paths["/api/v1/admin/users"].post;
+    expect(Object.keys(deref(createUser.responses["429"]).headers)).toEqual(["Retry-After"]);
+    expect(deref(createUser.responses["401"]).headers).toBeUndefined();
   });
 });
 

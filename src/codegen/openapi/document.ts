@@ -139,7 +139,7 @@ function operation(route: HttpRoute, operationId: string, catalog: SchemaCatalog
         headers: responseHeaders(caller, 200),
         content: { "application/json": { schema: catalog.messageRef(route.method.output, "output") } },
       },
-      ...problemResponseRefs(caller),
+      ...problemResponseRefs(caller, route.body !== undefined),
     },
   };
 }

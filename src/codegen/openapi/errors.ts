@@ -9,7 +9,7 @@ export type Caller = "user" | "operator";
 const PROBLEM_REF = { $ref: "#/components/schemas/Problem" };
 
 /** D10: the statuses of the REST paths and what each means there. */
-const PROBLEMS: Record<number, { description: string; callers: readonly Caller[] }> = {
+const PROBLEMS: Record<number, { description: string; callers: readonly Caller[]; withBodyOnly?: true }> = {
   400: {
     description: "A missing or invalid parameter; errors names each bad field.",
     callers: ["user", "operator"],
@@ -20,7 +20,16 @@ const PROBLEMS: Record<number, { description: string; callers: readonly Caller[]
     description: "Not found, or not visible to the key: existence is never leaked.",
     callers: ["user", "operator"],
   },
-  429: { description: "The API rate limit is exhausted; Retry-After says when to retry.", callers: ["user"] },
+  413: {
+    description: "The request body is over the limit (1 MiB by default, counted after decompression).",
+    callers: ["user", "operator"],
+    withBodyOnly: true,
+  },
+  429: {
+    description:
+      "The API rate limit is exhausted, or the client address failed authentication too often; Retry-After says when to retry.",
+    callers: ["user", "operator"],
+  },
   500: { description: "An unexpected error; the body holds no internals.", callers: ["user", "operator"] },
   501: {
     description: "The RPC is declared but has no handler in this build.",
@@ -52,16 +61,27 @@ export function headerComponents(): Record<string, JsonSchema> {
   return { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER_HEADER };
 }
 
-/** Operator calls are not counted against a user's bucket, and a 401 comes before the bucket is known. */
+/**
+ * Operator calls are not counted against a user's bucket, and a 401 comes before the bucket is known (D28);
+ * a 429 of either may be the throttle on failed authentications, which says only when to retry.
+ */
 export function responseHeaders(caller: Caller, status: number): JsonSchema | undefined {
-  if (caller === "operator" || status === 401) return undefined;
-  const names = Object.keys(status === 429 ? headerComponents() : RATE_LIMIT_HEADERS);
+  const names = [
+    ...(caller === "operator" || status === 401 ? [] : Object.keys(RATE_LIMIT_HEADERS)),
+    ...(status === 429 ? Object.keys(RETRY_AFTER_HEADER) : []),
+  ];
+  if (names.length === 0) return undefined;
   return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 }
 
-/** References to the shared error responses, keyed by status. */
-export function problemResponseRefs(caller: Caller): Record<string, JsonSchema> {
-  const statuses = [...problemsOf(caller).map(([status]) => status), "default"];
+/** References to the shared error responses, keyed by status; 413 only where the request has a body. */
+export function problemResponseRefs(caller: Caller, hasBody: boolean): Record<string, JsonSchema> {
+  const statuses = [
+    ...problemsOf(caller)
+      .filter(([status]) => hasBody || !PROBLEMS[Number(status)]?.withBodyOnly)
+      .map(([status]) => status),
+    "default",
+  ];
   return Object.fromEntries(
     statuses.map((status) => [status, { $ref: `#/components/responses/${responseName(caller, status)}` }]),
   );
