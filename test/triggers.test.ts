@@ -7,6 +7,7 @@ import { Code } from "@connectrpc/connect";
 import { Client, Connection, ScheduleNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WorkflowsService } from "../gen/flowlog/workflows/v1/workflows_service_pb.js";
+import { defaultQuotas } from "../src/config/quotas.js";
 import { defaultPlanLimits } from "../src/services/accounts/plans.js";
 import { type ExecutionDependencies, runWorkflow } from "../src/services/triggers/executions.js";
 import type { Trigger, UserRecord } from "../src/store/records.js";
@@ -61,7 +62,14 @@ beforeAll(async () => {
   );
   connection = await Connection.connect({ address: temporalServer.address });
   temporal = new Client({ connection, namespace: temporalServer.namespace });
-  executions = { store: flowlog.store, planLimits: defaultPlanLimits, temporal, taskQueue, clock };
+  executions = {
+    store: flowlog.store,
+    planLimits: defaultPlanLimits,
+    quotas: defaultQuotas,
+    temporal,
+    taskQueue,
+    clock,
+  };
   alice = createAccount(flowlog.store);
   bob = createAccount(flowlog.store);
   workflowId = await createWorkflow(alice);

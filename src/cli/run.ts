@@ -35,7 +35,7 @@ export function registerRunCommand(program: Command, openContext: () => CommandC
         );
         try {
           const run = await runWorkflow(
-            { store, planLimits: config.planLimits, temporal, clock: Date.now },
+            { store, planLimits: config.planLimits, quotas: config.quotas, temporal, clock: Date.now },
             {
               user: runningUser(store, workflowId, options.user),
               workflowId,

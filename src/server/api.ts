@@ -13,6 +13,7 @@ import { createLogsService } from "../services/logs/logs-service.js";
 import { createSubscriptionsService } from "../services/notifications/subscriptions-service.js";
 import { createCallTriggers } from "../services/triggers/call-triggers.js";
 import { createTriggersService } from "../services/triggers/triggers-service.js";
+import { endWorkflowTriggers } from "../services/triggers/workflow-retirement.js";
 import { createWorkflowsService } from "../services/workflows/workflows-service.js";
 import type { Store } from "../store/store.js";
 import { watchNewWorkflow } from "../temporal/start-inactivity-watch.js";
@@ -39,20 +40,29 @@ export function createApi({
 }: ApiDependencies): Required<Pick<ApiServerOptions, "implementations" | "frontDoor">> {
   const { planLimits } = config;
   const quotas = config.quotas ?? defaultQuotas;
-  const executions = { store, planLimits, temporal: temporal.client, taskQueue: temporal.taskQueue, clock };
+  const executions = {
+    store,
+    planLimits,
+    quotas,
+    temporal: temporal.client,
+    taskQueue: temporal.taskQueue,
+    clock,
+  };
   return {
     implementations: {
-      logs: createLogsService({ store, planLimits, clock }),
+      logs: createLogsService({ store, planLimits, quotas, clock }),
       workflows: {
         ...createWorkflowsService({
           store,
           clock,
+          quotas,
           onWorkflowCreated: (workflow) => watchNewWorkflow(temporal, store, workflow.workspaceId, clock()),
+          onWorkflowDeleted: (workflow) => endWorkflowTriggers({ store, temporal }, workflow),
         }),
         ...createCallTriggers(executions),
       },
       triggers: createTriggersService({ ...executions, publicBaseUrl: config.publicBaseUrl }),
-      notifications: createSubscriptionsService({ store, clock, temporal }),
+      notifications: createSubscriptionsService({ store, clock, temporal, quotas }),
       deliveries: createDeliveriesService(executions),
       admin: createAdminService(new AccountsService(store.accounts, clock)),
     },

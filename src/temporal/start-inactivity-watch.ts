@@ -1,4 +1,4 @@
-import type { Client } from "@temporalio/client";
+import { type Client, WorkflowNotFoundError } from "@temporalio/client";
 import type { Store } from "../store/store.js";
 import type { SubscriptionRecord } from "../store/subscriptions-store.js";
 import { deliverySearchAttributes } from "./delivery-ids.js";
@@ -51,4 +51,27 @@ export async function watchNewWorkflow(
 ): Promise<void> {
   const all = store.notifications.list(workspaceId).filter((subscription) => subscription.allWorkflows);
   await Promise.all(all.map((subscription) => ensureInactivityWatchers(temporal, store, subscription, now)));
+}
+
+/**
+ * D31: a deleted workflow's watchers end now, not at their next wake-up, which may be days away. Any live
+ * subscription of the workspace may have one (a disabled one, or one whose rule changed, still sleeps
+ * until it looks again), so each is terminated by its fixed id; one that never ran or already stopped is
+ * nothing to end.
+ */
+export async function endInactivityWatchers(
+  client: Client,
+  store: Store,
+  workflow: { id: string; workspaceId: string },
+): Promise<void> {
+  await Promise.all(
+    store.notifications.list(workflow.workspaceId).map((subscription) =>
+      client.workflow
+        .getHandle(inactivityWatchId(subscription.id, workflow.id))
+        .terminate(`workflow ${workflow.id} was deleted (D31)`)
+        .catch((error: unknown) => {
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+        }),
+    ),
+  );
 }

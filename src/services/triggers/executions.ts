@@ -1,8 +1,10 @@
 import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import type { Value } from "@bufbuild/protobuf/wkt";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import type { Client } from "@temporalio/client";
+import { type Client, isGrpcDeadlineError } from "@temporalio/client";
+import type { Quotas } from "../../config/quotas.js";
 import type { ExecutionResult } from "../../engine/execution-types.js";
+import { syncDeadlineExceeded } from "../../errors/api-errors.js";
 import type { Trigger, UserRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { startExecution } from "../../temporal/start-execution.js";
@@ -16,6 +18,8 @@ export interface ExecutionDependencies {
   store: Store;
   /** What each execution is admitted against (D12). */
   planLimits: PlanTable;
+  /** How long a sync caller waits, and the schedule quotas (D26). */
+  quotas: Quotas;
   temporal: Client;
   /** Tests run workers on their own task queues. */
   taskQueue?: string;
@@ -35,9 +39,10 @@ export type Started =
   | { executionId: string; result: ExecutionResult };
 
 /**
- * Every trigger comes through here (D15): the workflow must be visible to the user, the execution is
- * admitted against the user's plan (D12), then it runs the workflow's current version on Temporal. A sync
- * call waits for the result; an async one returns as soon as Temporal has accepted the execution.
+ * Every trigger comes through here (D15): the workflow must be visible to the user (a deleted one is not,
+ * D31), the execution is admitted against the user's plan (D12), then it runs the workflow's current
+ * version on Temporal. A sync call waits for the result, at most quotas.syncExecutionDeadlineMs; an async
+ * one returns as soon as Temporal has accepted the execution.
  */
 export async function runWorkflow(deps: ExecutionDependencies, call: ExecutionCall): Promise<Started> {
   const workflow = visibleWorkflow(deps.store, call.user, call.workflowId);
@@ -57,7 +62,27 @@ export async function runWorkflow(deps: ExecutionDependencies, call: ExecutionCa
     { taskQueue: deps.taskQueue },
   );
   if (call.mode === "async") return { executionId };
-  return { executionId, result: await handle.result() };
+  return { executionId, result: await resultWithin(deps, handle, executionId) };
+}
+
+/**
+ * The execution's result, or 504 deadline_exceeded naming it once the sync deadline passes (issue 11).
+ * The deadline bounds only the wait: the long poll for the result is cut, the execution goes on and is
+ * logged like any other.
+ */
+async function resultWithin(
+  deps: ExecutionDependencies,
+  handle: { result(): Promise<ExecutionResult> },
+  executionId: string,
+): Promise<ExecutionResult> {
+  const deadlineMs = deps.quotas.syncExecutionDeadlineMs;
+  // Wall time, not deps.clock: that clock drives the buckets (D12), and tests freeze it.
+  try {
+    return await deps.temporal.withDeadline(Date.now() + deadlineMs, () => handle.result());
+  } catch (error) {
+    if (isGrpcDeadlineError(error)) throw syncDeadlineExceeded(executionId, deadlineMs);
+    throw error;
+  }
 }
 
 /** The response block's output as the API returns it. */

@@ -4,9 +4,10 @@ import type { WorkflowsService } from "../../../gen/flowlog/workflows/v1/workflo
 import type { Quotas } from "../../config/quotas.js";
 import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
 import { callerOf } from "../../server/caller.js";
+import type { StoredWorkflowRecord, UserRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { newId } from "../../util/ids.js";
-import { requireMember, visibleWorkflow } from "../workspace-access.js";
+import { requireMember, visibleTo, visibleWorkflow } from "../workspace-access.js";
 import { createEnvironmentHandlers } from "./environment-handlers.js";
 import { validateWorkflowState } from "./validation.js";
 import { atVersion, folderView, storedState, workflowView } from "./workflow-view.js";
@@ -18,6 +19,11 @@ export interface WorkflowsServiceDependencies {
   quotas: Quotas;
   /** Told of each new workflow: subscriptions to "all workflows" include future ones (D18, D21). */
   onWorkflowCreated?: (workflow: { id: string; workspaceId: string }) => Promise<void>;
+  /**
+   * Told of each deleted workflow, to end its schedules, webhook and watchers (D31); told again when a
+   * deletion that failed half-way is retried.
+   */
+  onWorkflowDeleted?: (workflow: { id: string; workspaceId: string }) => Promise<void>;
 }
 
 type Handlers = Partial<ServiceImpl<typeof WorkflowsService>>;
@@ -40,6 +46,7 @@ function createDefinitionHandlers({
   clock,
   quotas,
   onWorkflowCreated,
+  onWorkflowDeleted,
 }: WorkflowsServiceDependencies): Handlers {
   /** Every problem of the request at once: the folder and each rule the state breaks. */
   const checked = (workspaceId: string, folderId: string | undefined, state: WorkflowState | undefined) => {
@@ -96,9 +103,10 @@ function createDefinitionHandlers({
       return { workflow: workflowView(workflow) };
     },
 
-    deleteWorkflow(request, context) {
-      const workflow = visibleWorkflow(store, callerOf(context.values).user, request.id);
+    async deleteWorkflow(request, context) {
+      const workflow = deletableWorkflow(store, callerOf(context.values).user, request.id);
       store.workflows.deleteWorkflow(workflow.id, clock());
+      await onWorkflowDeleted?.(workflow);
       return {};
     },
   };
@@ -123,6 +131,19 @@ function createFolderHandlers({ store, clock }: WorkflowsServiceDependencies): H
       return { folders: store.workflows.listFolders(request.workspaceId).map(folderView) };
     },
   };
+}
+
+/**
+ * A workflow the caller may delete: a live one, or a deleted one whose schedules are not all ended yet
+ * (the deletion failed half-way, D31), so that deleting it again finishes the job. Otherwise a deleted
+ * workflow is "not found", like one that never existed.
+ */
+function deletableWorkflow(store: Store, user: UserRecord, id: string): StoredWorkflowRecord {
+  const workflow = store.workflows.getWorkflow(id);
+  if (workflow?.deletedAt == null || store.triggers.listSchedules(id).length === 0) {
+    return visibleWorkflow(store, user, id);
+  }
+  return visibleTo(store, user, workflow, (w) => w.workspaceId, `workflow ${id}`);
 }
 
 /**

@@ -1,0 +1,278 @@
+import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { Client, Connection, ScheduleNotFoundError } from "@temporalio/client";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { defaultQuotas } from "../src/config/quotas.js";
+import { defaultPlanLimits } from "../src/services/accounts/plans.js";
+import type { LogFilter } from "../src/store/logs-store.js";
+import { inactivityWatchId } from "../src/temporal/inactivity-ids.js";
+import { restWithKey } from "./support/api-server.js";
+import { type RunningWorker, startWorker } from "./support/engine.js";
+import {
+  createAccount,
+  startFlowlog,
+  steppingClock,
+  type TestAccount,
+  type TestFlowlog,
+} from "./support/flowlog.js";
+import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
+
+const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
+const taskQueue = `lifecycle-${randomUUID()}`;
+const cli = fileURLToPath(new URL("../bin/flowlog.js", import.meta.url));
+/** How long the sync deadline suite's flowlog lets a sync caller wait (D26's syncExecutionDeadlineMs). */
+const tinyDeadlineMs = 1_500;
+/** The upstream holds a "slow" request this long: well past the tiny deadline, within the test's timeout. */
+const slowMs = 5_000;
+
+type Json = Record<string, unknown>;
+
+let flowlog: TestFlowlog;
+let hurried: TestFlowlog;
+let worker: RunningWorker;
+let hurriedWorker: RunningWorker;
+let upstream: HttpReceiver;
+let connection: Connection;
+let temporal: Client;
+let alice: TestAccount;
+
+beforeAll(async () => {
+  // The upstream the api block calls: it echoes the message, after slowMs when the message is "slow".
+  upstream = await startReceiver(async (request, response) => {
+    const { message } = JSON.parse(request.body || "{}") as { message?: string };
+    if (message === "slow") await new Promise((resolve) => setTimeout(resolve, slowMs));
+    sendJson(response, 200, { echo: message });
+  });
+  flowlog = await startFlowlog({ clock: steppingClock(), taskQueue });
+  worker = await startWorker(
+    temporalServer,
+    { store: flowlog.store, allowPrivateNetworks: true, planLimits: defaultPlanLimits },
+    taskQueue,
+  );
+  connection = await Connection.connect({ address: temporalServer.address });
+  temporal = new Client({ connection, namespace: temporalServer.namespace });
+  alice = createAccount(flowlog.store);
+});
+
+afterAll(async () => {
+  await hurriedWorker?.stop();
+  await hurried?.close();
+  await worker?.stop();
+  await connection?.close();
+  await flowlog?.close();
+  await upstream?.close();
+});
+
+const call = (method: string, path: string, body?: unknown, key: string | null = alice.key, on = flowlog) =>
+  restWithKey(on.server.url, key, method, path, body);
+
+/** Through the API, so it has a version to run: the api block calls the upstream, the response echoes it. */
+async function createWorkflow(account = alice, on = flowlog): Promise<string> {
+  const response = await call(
+    "POST",
+    `/api/v1/workspaces/${account.workspaceId}/workflows`,
+    {
+      name: "Echo",
+      state: {
+        blocks: {
+          start: { type: "starter", name: "Start" },
+          api: {
+            type: "api",
+            name: "API",
+            config: { method: "POST", url: `${upstream.origin}/echo`, body: { message: "<start.message>" } },
+          },
+          answer: { type: "response", name: "Answer", config: { data: { echo: "<api.data.echo>" } } },
+        },
+        edges: [
+          { source: "start", target: "api" },
+          { source: "api", target: "answer" },
+        ],
+      },
+    },
+    account.key,
+    on,
+  );
+  expect(response.status, response.text).toBe(200);
+  return (response.json as { workflow: { id: string } }).workflow.id;
+}
+
+/** The workflow's log entries as the store lists them, newest first. */
+const entriesOf = (workflowId: string, extra: Partial<LogFilter> = {}) =>
+  flowlog.store.logs.list(
+    { workspaceId: alice.workspaceId, workflowIds: [workflowId], ...extra },
+    { order: "desc", limit: 100, withTraceSpans: false, withFinalOutput: false },
+  ).entries;
+
+const scheduleDescription = (id: string) => temporal.schedule.getHandle(`flowlog-${id}`).describe();
+
+/** `flowlog run`, the manual trigger, against this test's data dir and the run's dev server. */
+const flowlogRun = (...args: string[]) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    const env = {
+      ...process.env,
+      FLOWLOG_DATA_DIR: flowlog.dataDir,
+      TEMPORAL_ADDRESS: temporalServer.address,
+      TEMPORAL_NAMESPACE: temporalServer.namespace,
+    };
+    execFile(process.execPath, [cli, "run", ...args], { env, timeout: 30_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    );
+  });
+
+describe("deleting a workflow (D31)", () => {
+  it("ends its schedules, webhook and watchers; runs in flight are logged; new runs are 404 on every trigger; its logs stay", async () => {
+    const workflowId = await createWorkflow();
+    const schedules = [];
+    for (const cron of ["0 0 1 1 *", "0 12 * * *"]) {
+      const created = await call("POST", `/api/v1/workflows/${workflowId}/schedules`, { cron });
+      expect(created.status, created.text).toBe(200);
+      schedules.push((created.json as { schedule: { id: string } }).schedule.id);
+    }
+    const webhook = await call("POST", `/api/v1/workflows/${workflowId}/webhook`, {});
+    const webhookPath = new URL((webhook.json as { url: string }).url).pathname;
+    const watched = await call("POST", `/api/v1/workspaces/${alice.workspaceId}/notifications`, {
+      channel: "webhook",
+      webhook: { url: `${upstream.origin}/hook` },
+      workflowIds: [workflowId],
+      alertRule: { rule: "no_activity", threshold: 24 },
+    });
+    expect(watched.status, watched.text).toBe(200);
+    const watcher = temporal.workflow.getHandle(
+      inactivityWatchId((watched.json as { subscription: { id: string } }).subscription.id, workflowId),
+    );
+    expect((await watcher.describe()).status.name).toBe("RUNNING");
+    const done = await call("POST", `/api/v1/workflows/${workflowId}/execute`, {
+      input: { message: "before" },
+    });
+    expect(done.status, done.text).toBe(200);
+    const inFlight = await call("POST", `/api/v1/workflows/${workflowId}/execute`, {
+      input: { message: "slow" },
+      async: true,
+    });
+    expect(inFlight.status, inFlight.text).toBe(202);
+
+    const deleted = await call("DELETE", `/api/v1/workflows/${workflowId}`);
+
+    expect(deleted.status, deleted.text).toBe(200);
+    for (const id of schedules) await expect(scheduleDescription(id)).rejects.toThrow(ScheduleNotFoundError);
+    expect(flowlog.store.triggers.listSchedules(workflowId)).toEqual([]);
+    expect((await call("POST", webhookPath, { message: "after" }, null)).status).toBe(404);
+    expect((await watcher.describe()).status.name).toBe("TERMINATED");
+
+    const refusals = await Promise.all([
+      call("POST", `/api/v1/workflows/${workflowId}/execute`, { input: { message: "after" } }),
+      call("POST", `/api/v1/workflows/${workflowId}/execute`, { input: { message: "after" }, async: true }),
+      call("POST", `/api/v1/workflows/${workflowId}/chat`, { message: "after" }),
+      call("POST", `/api/v1/workflows/${workflowId}/schedules`, { cron: "0 0 1 1 *" }),
+    ]);
+    expect(refusals.map((answer) => answer.status)).toEqual([404, 404, 404, 404]);
+    const manual = await flowlogRun(workflowId, "--input", '{"message":"after"}');
+    expect(manual).toMatchObject({ code: 2, stderr: `error: workflow ${workflowId} not found\n` });
+
+    // The run in flight when the workflow was deleted finishes and is logged (D17), beside the earlier one.
+    const { executionId } = inFlight.json as { executionId: string };
+    await expect
+      .poll(() => entriesOf(workflowId, { executionId }), { timeout: 20_000, interval: 100 })
+      .toHaveLength(1);
+    const params = new URLSearchParams({ workspaceId: alice.workspaceId, workflowIds: workflowId });
+    const listed = await call("GET", `/api/v1/logs?${params}`);
+    expect(listed.status, listed.text).toBe(200);
+    const data = (listed.json as { data: Json[] }).data;
+    expect(data.map((entry) => entry.executionId).sort()).toEqual(
+      [executionId, (done.json as { executionId: string }).executionId].sort(),
+    );
+    expect(data.every((entry) => entry.level === "info")).toBe(true);
+    expect((await call("DELETE", `/api/v1/workflows/${workflowId}`)).status).toBe(404);
+  });
+
+  it("a deletion that stopped half-way, its schedules still running, is finished by deleting again", async () => {
+    const workflowId = await createWorkflow();
+    const created = await call("POST", `/api/v1/workflows/${workflowId}/schedules`, { cron: "0 0 1 1 *" });
+    const { id } = (created.json as { schedule: { id: string } }).schedule;
+    // What a failure after marking the workflow deleted leaves: the mark, and the rows of live schedules.
+    flowlog.store.workflows.deleteWorkflow(workflowId, Date.now());
+    expect((await scheduleDescription(id)).state.paused).toBe(false);
+
+    const again = await call("DELETE", `/api/v1/workflows/${workflowId}`);
+
+    expect(again.status, again.text).toBe(200);
+    await expect(scheduleDescription(id)).rejects.toThrow(ScheduleNotFoundError);
+    expect(flowlog.store.triggers.listSchedules(workflowId)).toEqual([]);
+    expect((await call("DELETE", `/api/v1/workflows/${workflowId}`)).status).toBe(404);
+  });
+
+  it("another workspace's member cannot delete it, even half-deleted: 404", async () => {
+    const workflowId = await createWorkflow();
+    await call("POST", `/api/v1/workflows/${workflowId}/schedules`, { cron: "0 0 1 1 *" });
+    const bob = createAccount(flowlog.store);
+
+    expect((await call("DELETE", `/api/v1/workflows/${workflowId}`, undefined, bob.key)).status).toBe(404);
+    flowlog.store.workflows.deleteWorkflow(workflowId, Date.now());
+    expect((await call("DELETE", `/api/v1/workflows/${workflowId}`, undefined, bob.key)).status).toBe(404);
+    expect((await call("DELETE", `/api/v1/workflows/${workflowId}`)).status).toBe(200);
+  });
+});
+
+describe("sync execution deadline (D26 syncExecutionDeadlineMs)", () => {
+  beforeAll(async () => {
+    // A second flowlog, with its own store and worker, whose sync callers wait only tinyDeadlineMs.
+    const hurriedQueue = `${taskQueue}-hurried`;
+    hurried = await startFlowlog({
+      clock: steppingClock(),
+      taskQueue: hurriedQueue,
+      quotas: { ...defaultQuotas, syncExecutionDeadlineMs: tinyDeadlineMs },
+    });
+    hurriedWorker = await startWorker(
+      temporalServer,
+      { store: hurried.store, allowPrivateNetworks: true, planLimits: defaultPlanLimits },
+      hurriedQueue,
+    );
+    hurriedAccount = createAccount(hurried.store);
+    workflowId = await createWorkflow(hurriedAccount, hurried);
+  });
+
+  let hurriedAccount: TestAccount;
+  let workflowId: string;
+  const onHurried = (method: string, path: string, body: unknown) =>
+    call(method, path, body, hurriedAccount.key, hurried);
+
+  it.each([
+    [
+      "execute",
+      (id: string) => onHurried("POST", `/api/v1/workflows/${id}/execute`, { input: { message: "slow" } }),
+    ],
+    ["chat", (id: string) => onHurried("POST", `/api/v1/workflows/${id}/chat`, { message: "slow" })],
+  ])(
+    "a sync %s past the deadline is 504 deadline_exceeded with its executionId; the run goes on and is logged",
+    async (_, run) => {
+      const startedAt = Date.now();
+
+      const answer = await run(workflowId);
+
+      expect(Date.now() - startedAt).toBeLessThan(slowMs);
+      expect(answer.status, answer.text).toBe(504);
+      const problem = answer.json as { code: string; detail: string; executionId: string };
+      expect(problem).toMatchObject({
+        code: "deadline_exceeded",
+        executionId: expect.stringMatching(/^ex_/),
+      });
+      expect(problem.detail).toContain(problem.executionId);
+      expect(answer.headers["flowlog-execution-id"]).toBe(problem.executionId);
+      const filter = { workspaceId: hurriedAccount.workspaceId, executionId: problem.executionId };
+      const page = { order: "desc", limit: 1, withTraceSpans: false, withFinalOutput: false } as const;
+      await expect
+        .poll(() => hurried.store.logs.list(filter, page).entries, { timeout: 20_000, interval: 100 })
+        .toEqual([expect.objectContaining({ level: "info", executionId: problem.executionId })]);
+    },
+  );
+
+  it("a sync call that finishes within the deadline answers as usual", async () => {
+    const answer = await onHurried("POST", `/api/v1/workflows/${workflowId}/execute`, {
+      input: { message: "quick" },
+    });
+
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.json).toMatchObject({ status: "success" });
+  });
+});
