@@ -68,7 +68,7 @@ function nameProblems(name: string): FieldViolation[] {
 
 function valueProblems(value: string, maxBytes: number): FieldViolation[] {
   if (Buffer.byteLength(value, "utf8") <= maxBytes) return [];
-  return [{ field: "value", message: `value must be at most ${maxBytes} bytes of UTF-8 (D26)` }];
+  return [{ field: "value", message: `value must be at most ${maxBytes} bytes` }];
 }
 
 function variableView(variable: EnvironmentVariableRecord) {
