@@ -99,7 +99,9 @@ export function responseComponents(callers: ReadonlySet<Caller>): Record<string,
   return sortKeys(Object.fromEntries(entries));
 }
 
-const OTHER_ERROR = "Any other error, such as 409 already_exists, in the same form.";
+const OTHER_ERROR =
+  "Any other error in the same form, such as 409 already_exists, or 504 deadline_exceeded when a sync execution " +
+  "outlasts its deadline (its executionId is in the body and the Flowlog-Execution-Id header).";
 
 /** `[status, description]` of each error `caller` can get. */
 function problemsOf(caller: Caller): [string, string][] {
@@ -131,6 +133,11 @@ export function problemSchema(): JsonSchema {
       status: { type: "integer", description: "The HTTP status code." },
       detail: { type: "string", description: "What went wrong, for a human." },
       code: { type: "string", enum: connectCodes() },
+      executionId: {
+        type: "string",
+        description:
+          "On a 504 of a sync execution (deadline_exceeded) only: the execution that goes on and will be logged.",
+      },
       errors: {
         description: "Invalid input only: one entry per bad field.",
         type: "array",
