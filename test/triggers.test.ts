@@ -4,16 +4,20 @@ import { fileURLToPath } from "node:url";
 import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
-import { Client, Connection, ScheduleNotFoundError } from "@temporalio/client";
+import { Client, Connection, ScheduleNotFoundError, WorkflowNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WorkflowsService } from "../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import { defaultQuotas } from "../src/config/quotas.js";
 import { defaultPlanLimits } from "../src/services/accounts/plans.js";
 import { type ExecutionDependencies, runWorkflow } from "../src/services/triggers/executions.js";
 import type { Trigger, UserRecord } from "../src/store/records.js";
+import { logIdOf } from "../src/temporal/activities/execution-activities.js";
+import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
+import { executionIdOf } from "../src/temporal/execution-ids.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { executionWorkflowId } from "../src/temporal/start-execution.js";
 import { FLOWLOG_TASK_QUEUE } from "../src/temporal/task-queue.js";
+import { newId } from "../src/util/ids.js";
 import { isoFromMs } from "../src/util/time.js";
 import { clientWithKey, restWithKey, rpcError } from "./support/api-server.js";
 import { type RunningWorker, startWorker } from "./support/engine.js";
@@ -510,7 +514,25 @@ describe("execution limits (D12): refusals are 429 with a clear message", () => 
       usage: { currentPeriodCost: 10, limit: 10, plan: "free", isExceeded: true },
     });
 
-    // A schedule has no request to refuse: its run is refused when it fires, and logged as an error.
+    // A schedule has no request to refuse: its run is refused when it fires. A refused run is no execution
+    // (issue 11): no log entry, and no notification although this subscription matches every entry. The
+    // Temporal run fails with the reason, where operators look.
+    flowlog.store.notifications.create(
+      {
+        id: newId("sub"),
+        workspaceId: gina.workspaceId,
+        createdAt: now,
+        config: { channel: "webhook", url: `${upstream.origin}/hook` },
+        allWorkflows: true,
+        workflowIds: [],
+        levelFilter: [],
+        triggerFilter: [],
+        include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
+        alertRule: null,
+        active: true,
+      },
+      "hook-secret",
+    );
     const created = await call(
       "POST",
       `/api/v1/workflows/${ginaWorkflow}/schedules`,
@@ -518,12 +540,25 @@ describe("execution limits (D12): refusals are 429 with a clear message", () => 
       gina.key,
     );
     const { id } = (created.json as { schedule: { id: string } }).schedule;
-    await temporal.schedule.getHandle(`flowlog-${id}`).trigger();
-    const scheduled = await loggedEntry({ trigger: "schedule" }, { account: gina, workflowId: ginaWorkflow });
-    expect(scheduled.level).toBe("error");
-    expect(scheduled.executionData.finalOutput).toEqual({
-      error: expect.stringMatching(/usage limit of the free plan/),
+    const schedule = temporal.schedule.getHandle(`flowlog-${id}`);
+    await schedule.trigger();
+    let fired: string | undefined;
+    await expect
+      .poll(async () => {
+        fired = (await schedule.describe()).info.recentActions[0]?.action.workflow.workflowId;
+        return fired;
+      })
+      .toBeDefined();
+    const run = temporal.workflow.getHandle(fired as string);
+
+    await expect(run.result()).rejects.toMatchObject({
+      cause: { type: "ExecutionRefused", message: expect.stringMatching(/usage limit of the free plan/) },
     });
+    const executionId = executionIdOf(fired as string);
+    expect(flowlog.store.logs.getExecution(executionId)).toBeUndefined();
+    await expect(
+      temporal.workflow.getHandle(fanOutWorkflowId(logIdOf(executionId))).describe(),
+    ).rejects.toThrow(WorkflowNotFoundError);
     expect((await call("DELETE", `/api/v1/schedules/${id}`, undefined, gina.key)).status).toBe(200);
   });
 });

@@ -22,7 +22,11 @@ export interface ContainerRun {
 /** Runs one scope (a container's members) in a frame; resolves to the error that failed it. */
 export type WalkScope = (container: string, frame: OutputFrame) => Promise<string | undefined>;
 
-/** Bounds on Temporal history (each block run is a few events): beyond these, a loop or parallel fails. */
+/**
+ * Bounds on what a save can state (graph-rules.ts checks them): a for loop's iterations and a parallel's
+ * branches, all started at once. A forEach loop's items are only known at run time; the execution's block
+ * runs bound it instead (D26, run-budget.ts), so a long list stops at that limit rather than up front.
+ */
 export const maxIterations = 1_000;
 export const maxBranches = 100;
 
@@ -34,7 +38,7 @@ export async function runLoop(
   walk: WalkScope,
 ): Promise<ContainerRun> {
   const items = loop.type === "forEach" ? collectionOf(id, loop.collection, frame) : undefined;
-  const count = countOf(id, items?.length ?? loop.iterations, maxIterations);
+  const count = items ? items.length : countOf(id, loop.iterations, maxIterations);
   const input = { type: loop.type, iterations: count };
   const results: unknown[] = [];
   for (let index = 0; index < count; index++) {

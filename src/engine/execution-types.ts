@@ -60,12 +60,20 @@ export const defaultActivityTimeouts: ActivityTimeouts = {
   retryMaxMs: 30_000,
 };
 
-/** The version an execution runs, with the workflow's folder for its log entry. */
+/** The failure type of a scheduled run refused by admission (D12): the run fails and writes nothing. */
+export const executionRefusedFailure = "ExecutionRefused";
+
+/**
+ * The version an execution runs, with the workflow's folder for its log entry, and the worker's bound on
+ * its block runs (D26: FLOWLOG_QUOTAS). Read with the version, so history records the figure and a replay
+ * runs against the same one even if the operator changed it since.
+ */
 export interface LoadedWorkflow {
   folderId: string | null;
   /** The version loaded: the one asked for, or the current one when 0 was asked (schedules). */
   version: number;
   state: WorkflowStateJson;
+  maxBlockRuns: number;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { ModelUsage } from "../services/pricing/model-prices.js";
+import { ownValue } from "../util/own-property.js";
 import { type ContainerRun, runLoop, runParallel, type WalkScope } from "./containers.js";
 import type {
   AgentOutput,
@@ -12,6 +13,7 @@ import type { BlockJson, SpanJson, WorkflowStateJson } from "./json-shapes.js";
 import { type ResponseOutput, runCondition, runResponse } from "./local-blocks.js";
 import { OutputFrame } from "./output-frame.js";
 import { findReferences, normalizeBlockName, resolveReferences } from "./references.js";
+import { RunBudget } from "./run-budget.js";
 import { traceSpan } from "./trace-span.js";
 import { errorHandle, type Scope, WorkflowGraph } from "./workflow-graph.js";
 
@@ -30,6 +32,8 @@ import { errorHandle, type Scope, WorkflowGraph } from "./workflow-graph.js";
  *   (containers.ts); its output goes under its id.
  * - Outputs are keyed by normalized block name (D14); every block run is a trace span, and the runs inside
  *   a container are the children of its span, ids suffixed `-i<iteration>` / `-b<branch>` (D17).
+ * - An execution makes at most `maxBlockRuns` block runs (D26): the block that would exceed it does not
+ *   run, and the execution ends in error there, whatever error edges say.
  */
 export interface SideEffectBlocks {
   api(request: BlockRequest): Promise<BlockOutcome<ApiOutput>>;
@@ -43,6 +47,8 @@ export interface GraphRunOptions {
   blocks: SideEffectBlocks;
   /** The workflow clock: deterministic time in Temporal workflows. */
   now(): number;
+  /** D26: the most block runs this execution may make. */
+  maxBlockRuns: number;
 }
 
 export interface GraphRunResult {
@@ -97,12 +103,15 @@ interface BlockRun {
 
 class GraphRun {
   private readonly usages: ModelUsage[] = [];
+  private readonly budget: RunBudget;
   private response: ResponseOutput | undefined;
 
   constructor(
     private readonly graph: WorkflowGraph,
     private readonly options: GraphRunOptions,
-  ) {}
+  ) {
+    this.budget = new RunBudget(options.maxBlockRuns);
+  }
 
   async run(): Promise<GraphRunResult> {
     const top = new OutputFrame({}, "", []);
@@ -133,6 +142,7 @@ class GraphRun {
     for (const node of scope.order) {
       if (!reached.has(node)) continue;
       const step = await this.runNode(node, frame);
+      if (this.budget.exhausted !== undefined) return this.budget.exhausted;
       const next = takenEdges(scope, node, step);
       if (next === undefined) return step.error;
       for (const target of next) reached.add(target);
@@ -142,21 +152,35 @@ class GraphRun {
 
   private runNode(id: string, frame: OutputFrame): Promise<Step> {
     const { blocks, loops, parallels } = this.graph.state;
-    const walk: WalkScope = (container, inner) => this.walk(container, inner);
-    const loop = loops[id];
-    if (loop) return this.runContainer(id, "loop", frame, (spans) => runLoop(id, loop, frame, spans, walk));
-    const parallel = parallels[id];
+    const loop = ownValue(loops, id);
+    if (loop) {
+      return this.runContainer(id, "loop", frame, (spans) => runLoop(id, loop, frame, spans, this.iterate));
+    }
+    const parallel = ownValue(parallels, id);
     if (parallel) {
+      const walk: WalkScope = (container, inner) => this.walk(container, inner);
       return this.runContainer(id, "parallel", frame, (spans) =>
         runParallel(id, parallel, frame, spans, walk),
       );
     }
-    const block = blocks[id];
+    const block = ownValue(blocks, id);
     if (!block)
       return Promise.resolve({ error: `an edge leads to ${id}, which is not a block of this workflow` });
     if (block.enabled === false) return Promise.resolve({ skipped: true });
+    if (!this.budget.take()) return Promise.resolve({ error: this.budget.exhausted });
     return this.runBlock(id, block, frame);
   }
+
+  /**
+   * One loop iteration. One that ran no block (its members disabled, an inner loop over an empty list)
+   * still takes a run, so a forEach over a long list cannot spin without bound inside one workflow task.
+   */
+  private readonly iterate: WalkScope = async (container, frame) => {
+    const before = this.budget.used;
+    const error = await this.walk(container, frame);
+    if (error !== undefined || this.budget.used !== before || this.budget.take()) return error;
+    return this.budget.exhausted;
+  };
 
   private async runBlock(id: string, block: BlockJson, frame: OutputFrame): Promise<Step> {
     const start = this.options.now();

@@ -1,3 +1,4 @@
+import { ownValue } from "../util/own-property.js";
 import type { EdgeJson, WorkflowStateJson } from "./json-shapes.js";
 
 /**
@@ -47,7 +48,7 @@ export class WorkflowGraph {
     const order = topologicalOrder(nodes, edges);
     const entries =
       container === undefined
-        ? nodes.filter((id) => this.state.blocks[id]?.type === "starter")
+        ? nodes.filter((id) => ownValue(this.state.blocks, id)?.type === "starter")
         : nodes.filter((id) => !edges.some((e) => e.target === id));
     if (entries.length === 0) {
       throw new WorkflowGraphError(
@@ -58,7 +59,8 @@ export class WorkflowGraph {
   }
 
   private membersOf(container: string): string[] {
-    const members = this.state.loops[container]?.nodes ?? this.state.parallels[container]?.nodes;
+    const { loops, parallels } = this.state;
+    const members = ownValue(loops, container)?.nodes ?? ownValue(parallels, container)?.nodes;
     if (!members) throw new WorkflowGraphError(`${container} is neither a loop nor a parallel`);
     return members;
   }

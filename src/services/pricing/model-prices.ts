@@ -1,4 +1,5 @@
 import type { CostRecord, ModelCostRecord, TokenCounts } from "../../store/records.js";
+import { ownValue } from "../../util/own-property.js";
 
 /** What a model costs, in USD per million tokens. */
 export interface ModelPrice {
@@ -44,13 +45,13 @@ export type TokenCost = Omit<ModelCostRecord, "tokens">;
  * boundary (so `gpt-4o-mini-2024-07-18` is gpt-4o-mini, not gpt-4o). Undefined when unpriced.
  */
 export function priceOf(model: string, prices: PriceTable = defaultModelPrices): ModelPrice | undefined {
-  const exact = prices[model];
+  const exact = ownValue(prices, model);
   if (exact) return exact;
   let best: string | undefined;
   for (const name of Object.keys(prices)) {
     if (model.startsWith(`${name}-`) && name.length > (best?.length ?? 0)) best = name;
   }
-  return best === undefined ? undefined : prices[best];
+  return best === undefined ? undefined : ownValue(prices, best);
 }
 
 /**
@@ -85,14 +86,21 @@ export function executionCost(
     tokens.total += promptTokens + completionTokens;
     tokensByModel.set(model, tokens);
   }
-  const cost: CostRecord = { total: 0, tokens: { prompt: 0, completion: 0, total: 0 }, models: {} };
-  for (const [model, tokens] of tokensByModel) {
-    const modelCost = { ...costOf(model, tokens.prompt, tokens.completion, prices), tokens };
-    cost.models[model] = modelCost;
+  const models = [...tokensByModel].map(([model, tokens]): [string, ModelCostRecord] => [
+    model,
+    { ...costOf(model, tokens.prompt, tokens.completion, prices), tokens },
+  ]);
+  // fromEntries defines each key, so a model named `__proto__` is an entry, not the object's prototype.
+  const cost: CostRecord = {
+    total: 0,
+    tokens: { prompt: 0, completion: 0, total: 0 },
+    models: Object.fromEntries(models),
+  };
+  for (const [, modelCost] of models) {
     cost.total = roundUsd(cost.total + modelCost.total);
-    cost.tokens.prompt += tokens.prompt;
-    cost.tokens.completion += tokens.completion;
-    cost.tokens.total += tokens.total;
+    cost.tokens.prompt += modelCost.tokens.prompt;
+    cost.tokens.completion += modelCost.tokens.completion;
+    cost.tokens.total += modelCost.tokens.total;
   }
   return cost;
 }

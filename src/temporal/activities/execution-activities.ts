@@ -2,7 +2,12 @@ import { createHash } from "node:crypto";
 import { ConnectError } from "@connectrpc/connect";
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import type { Client } from "@temporalio/client";
-import type { ExecutionLog, LoadedWorkflow } from "../../engine/execution-types.js";
+import { defaultQuotas } from "../../config/quotas.js";
+import {
+  type ExecutionLog,
+  executionRefusedFailure,
+  type LoadedWorkflow,
+} from "../../engine/execution-types.js";
 import { asWorkflowState } from "../../engine/json-shapes.js";
 import { executionCost } from "../../services/pricing/model-prices.js";
 import { admitExecution } from "../../services/triggers/admission.js";
@@ -22,8 +27,8 @@ export function executionActivities(deps: ActivityDeps, temporal: Client) {
   return {
     /**
      * A schedule has no caller to refuse at request time, so its runs are admitted here, against the
-     * async bucket and the month's usage of the user who created it (D12); a refusal fails the run,
-     * which is then logged as an error saying why.
+     * async bucket and the month's usage of the user who created it (D12). A refusal fails the run
+     * before anything is written or notified (execute-workflow.ts).
      */
     async admitScheduledRun({ billedUserId }: { billedUserId: string | null }): Promise<void> {
       const user = billedUserId === null ? undefined : deps.store.accounts.getUser(billedUserId);
@@ -32,11 +37,14 @@ export function executionActivities(deps: ActivityDeps, temporal: Client) {
         admitExecution(deps.store, deps.planLimits, user, "async", Date.now());
       } catch (error) {
         if (!(error instanceof ConnectError)) throw error;
-        throw ApplicationFailure.nonRetryable(error.rawMessage, "ExecutionRefused");
+        throw ApplicationFailure.nonRetryable(error.rawMessage, executionRefusedFailure);
       }
     },
 
-    /** Fails for good (no retry helps) when the workspace has no such workflow version. */
+    /**
+     * Fails for good (no retry helps) when the workspace has no such workflow version. The worker's block
+     * run limit (D26) travels with it into the workflow, which may not read configuration itself.
+     */
     async loadWorkflowVersion({
       workspaceId,
       workflowId,
@@ -52,7 +60,12 @@ export function executionActivities(deps: ActivityDeps, temporal: Client) {
           "WorkflowVersionNotFound",
         );
       }
-      return { folderId: workflow.folderId, version: wanted, state: asWorkflowState(saved.state) };
+      return {
+        folderId: workflow.folderId,
+        version: wanted,
+        state: asWorkflowState(saved.state),
+        maxBlockRuns: (deps.quotas ?? defaultQuotas).workflow.maxBlockRuns,
+      };
     },
 
     /**
@@ -60,8 +73,7 @@ export function executionActivities(deps: ActivityDeps, temporal: Client) {
      * of an execution, so a retry after a write whose acknowledgement was lost changes nothing.
      */
     async writeExecutionLog(log: ExecutionLog): Promise<{ logId: string }> {
-      const entry = logEntryOf(log, deps);
-      deps.store.logs.insertExecution({ entry, workflowState: log.workflowState });
+      const entry = insertOrRecordRefusal(deps, logEntryOf(log, deps), log.workflowState);
       // Notifications start once the entry exists (issue 5, item 3), and only when a subscription matches:
       // otherwise the fan-out would find nothing to deliver. Started here, one call to the server, rather
       // than as a child of the execution, whose result would wait two more workflow tasks for it (D19:
@@ -101,6 +113,42 @@ function logEntryOf(log: ExecutionLog, deps: ActivityDeps): LogEntryRecord {
   };
 }
 
-function logIdOf(executionId: string): string {
+/** A store refusal that outlasts this many attempts is taken as a poisoned entry, not a passing lock. */
+const attemptsBeforeErrorEntry = 3;
+
+/**
+ * Writes the entry, or, when the store keeps refusing it, an error entry saying why (issue 11). The log
+ * write retries without limit, since every execution must have its entry (D17): an entry the store can
+ * never take (a NaN cost against a NOT NULL column, before priceOf read own properties only) would
+ * retry for ever, hang the sync caller and leave no log. The error entry leaves out the parts that can
+ * carry such poison (spans, output, the cost breakdown) and keeps a finite total, so billing stands. It
+ * has the same id, so whichever insert lands first is the execution's one entry.
+ */
+function insertOrRecordRefusal(
+  deps: ActivityDeps,
+  entry: LogEntryRecord,
+  workflowState: ExecutionLog["workflowState"],
+): LogEntryRecord {
+  try {
+    deps.store.logs.insertExecution({ entry, workflowState });
+    return entry;
+  } catch (error) {
+    if (Context.current().info.attempt < attemptsBeforeErrorEntry) throw error;
+    const reason = `the store refused this execution's log entry (${(error as Error).message}); it is kept without its trace spans, output and cost breakdown`;
+    const total = Number.isFinite(entry.cost.total) ? entry.cost.total : 0;
+    const refused: LogEntryRecord = {
+      ...entry,
+      level: "error",
+      cost: { total, tokens: { prompt: 0, completion: 0, total: 0 }, models: {} },
+      traceSpans: [],
+      finalOutput: { error: reason },
+    };
+    deps.store.logs.insertExecution({ entry: refused, workflowState });
+    return refused;
+  }
+}
+
+/** An execution's one log id (D17), derived so that every attempt of the write names the same entry. */
+export function logIdOf(executionId: string): string {
   return newId("log", createHash("sha256").update(executionId).digest().subarray(0, 12));
 }

@@ -13,6 +13,7 @@ import {
   defaultActivityTimeouts,
   type ExecutionInput,
   type ExecutionResult,
+  executionRefusedFailure,
   type LoadedWorkflow,
 } from "../../engine/execution-types.js";
 import { type GraphRunResult, runGraph, type SideEffectBlocks } from "../../engine/run-graph.js";
@@ -28,6 +29,11 @@ import { executionIdOf } from "../execution-ids.js";
  *
  * The result is returned even when the execution failed (status error, httpStatus 500), so a sync trigger
  * reads it the same way either way; a cancelled execution is logged as failed.
+ *
+ * A scheduled run that admission refuses (D12) is no execution: it writes no log entry and so notifies
+ * nobody (issue 11; a refused `@every` schedule would otherwise flood logs and subscribers). The Temporal
+ * workflow fails with the reason instead, which operators see in the Temporal UI and the schedule's
+ * recent actions, as failed rather than hidden among completed runs.
  */
 export async function executeWorkflow(scheduled: ExecutionInput): Promise<ExecutionResult> {
   const startedAt = Date.now();
@@ -50,8 +56,11 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
       input: input.input,
       blocks: activities.blocks,
       now: () => Date.now(),
+      maxBlockRuns: workflow.maxBlockRuns,
     });
   } catch (error) {
+    const refusal = refusalOf(error);
+    if (refusal !== undefined) throw ApplicationFailure.nonRetryable(refusal, executionRefusedFailure);
     run = stoppedRun(error);
   }
   const { executionId, workspaceId, workflowId, trigger, billedUserId } = input;
@@ -83,7 +92,8 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
 /**
  * Temporal retries an activity only for what the activity could not report itself: a worker that died
  * (noticed by the heartbeat timeout) or a store briefly unavailable. The log write retries until it lands,
- * since every execution must have its entry (D17).
+ * since every execution must have its entry (D17); an entry the store keeps refusing is written as an
+ * error entry instead (execution-activities.ts), so only a store that takes nothing at all keeps it going.
  *
  * The two store reads and writes are local activities: short SQLite statements on the worker's own
  * connection, run without a round trip through the server's task queues. A local activity whose worker
@@ -123,6 +133,14 @@ async function settled<Output>(outcome: Promise<BlockOutcome<Output>>): Promise<
     if (message === undefined) throw error;
     return { output: { error: message }, error: message };
   }
+}
+
+/** Why admission refused the run, or undefined for any other failure. */
+function refusalOf(error: unknown): string | undefined {
+  const failure = error instanceof ActivityFailure ? error.cause : error;
+  return failure instanceof ApplicationFailure && failure.type === executionRefusedFailure
+    ? failure.message
+    : undefined;
 }
 
 /** The execution stopped before or during its graph: cancelled, or its version could not be loaded. */
