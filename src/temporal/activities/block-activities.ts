@@ -11,6 +11,8 @@ import type { AgentOutput, ApiOutput, BlockOutcome, BlockRequest } from "../../e
 import { findReferences, ReferenceResolutionError, resolveReferences } from "../../engine/references.js";
 import { createRedactor } from "../../outbound/redaction.js";
 import { SecretDecryptionError } from "../../security/secrets.js";
+import { ownValue } from "../../util/own-property.js";
+import { BlockAdmission } from "./block-admission.js";
 import type { ActivityDeps } from "./deps.js";
 
 /**
@@ -18,41 +20,47 @@ import type { ActivityDeps } from "./deps.js";
  * values (D24): the workflow hands over the config as written, and everything handed back has the values
  * of the variables used replaced by `[redacted]`, encoded forms included, so an API that echoes a token
  * leaks it into neither Temporal history nor the log. A block's own failures are outcomes, never thrown:
- * Temporal retries only what the block could not report (its worker died, the database was locked).
+ * Temporal retries only what the block could not report (its worker died, the database was locked) and a
+ * busy workspace (block-admission.ts).
  */
 export function blockActivities(deps: ActivityDeps) {
   const quotas = deps.quotas ?? defaultQuotas;
+  const admission = new BlockAdmission(quotas.workspace.concurrentBlockActivities);
   return {
     runApiBlock(request: BlockRequest): Promise<BlockOutcome<ApiOutput>> {
-      return withSecrets(deps, request, [], async (config) => {
-        const { data, status, headers, error, attempts } = await heartbeating((context) =>
-          runHttpRequest(config as HttpRequestConfig, {
-            allowPrivateNetworks: deps.allowPrivateNetworks,
-            quotas,
-            secretHeaders: secretHeaderNames(request.config, config as HttpRequestConfig),
-            signal: context.cancellationSignal,
-            sleep: (ms) => context.sleep(ms),
-            onAttempt: () => context.heartbeat(),
-          }),
-        );
-        const output = { data, status, headers, error, attempts };
-        return error === null ? { output } : { output, error };
-      });
+      return admission.run(request.workspaceId, (beat) =>
+        withSecrets(deps, request, [], async (config) => {
+          const { data, status, headers, error, attempts } = await heartbeating(beat, (context) =>
+            runHttpRequest(config as HttpRequestConfig, {
+              allowPrivateNetworks: deps.allowPrivateNetworks,
+              quotas,
+              secretHeaders: secretHeaderNames(request.config, config as HttpRequestConfig),
+              signal: context.cancellationSignal,
+              sleep: (ms) => context.sleep(ms),
+              onAttempt: beat,
+            }),
+          );
+          const output = { data, status, headers, error, attempts };
+          return error === null ? { output } : { output, error };
+        }),
+      );
     },
 
     runAgentBlock(request: BlockRequest): Promise<BlockOutcome<AgentOutput>> {
-      return withSecrets(deps, request, [agentKeyVariable], async (config, env) => {
-        const output = await heartbeating((context) =>
-          callAgent(config, agentProvider(env), {
-            allowPrivateNetworks: deps.allowPrivateNetworks,
-            replyLimitBytes: quotas.replyBytes.block,
-            signal: context.cancellationSignal,
-            sleep: (ms) => context.sleep(ms),
-            ...(deps.prices ? { prices: deps.prices } : {}),
-          }),
-        );
-        return { output };
-      });
+      return admission.run(request.workspaceId, (beat) =>
+        withSecrets(deps, request, [agentKeyVariable], async (config, env) => {
+          const output = await heartbeating(beat, (context) =>
+            callAgent(config, agentProvider(env), {
+              allowPrivateNetworks: deps.allowPrivateNetworks,
+              replyLimitBytes: quotas.replyBytes.block,
+              signal: context.cancellationSignal,
+              sleep: (ms) => context.sleep(ms),
+              ...(deps.prices ? { prices: deps.prices } : {}),
+            }),
+          );
+          return { output };
+        }),
+      );
     },
   };
 }
@@ -93,7 +101,7 @@ async function withSecrets<Output>(
     const message = (error as Error).message;
     outcome = { output: { error: message }, error: message };
   }
-  const used = [...findReferences(request.config).env, ...alsoSecret].map((name) => env[name]);
+  const used = [...findReferences(request.config).env, ...alsoSecret].map((name) => ownValue(env, name));
   return createRedactor(used).value(outcome);
 }
 
@@ -101,10 +109,10 @@ async function withSecrets<Output>(
  * Heartbeats through a whole request, not only between attempts: a 30 s request (D16) outlasts the
  * heartbeat timeout, which must stay short so that a dead worker's block moves to another worker soon.
  */
-async function heartbeating<T>(work: (context: Context) => Promise<T>): Promise<T> {
+async function heartbeating<T>(beat: () => void, work: (context: Context) => Promise<T>): Promise<T> {
   const context = Context.current();
   const every = Math.max(100, (context.info.heartbeatTimeoutMs ?? 30_000) / 3);
-  const timer = setInterval(() => context.heartbeat(), every);
+  const timer = setInterval(beat, every);
   try {
     return await work(context);
   } finally {

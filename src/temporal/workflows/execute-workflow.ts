@@ -112,10 +112,12 @@ function activitiesWith(timeouts: ActivityTimeouts) {
   const log = proxyLocalActivities<Activities>({ startToCloseTimeout: "30 seconds", retry });
   // A block's own timeouts and retries (D16: 30 s per request, 3 retries by default, configurable) bound
   // its run; this generous ceiling only catches what they do not. Heartbeats notice a lost worker early.
+  // No maximum attempts: an attempt refused while its workspace is busy (D26) must not use up the block's
+  // retries; the activity bounds the attempts that start work itself (block-admission.ts).
   const block = proxyActivities<Activities>({
     startToCloseTimeout: "30 minutes",
     heartbeatTimeout: timeouts.heartbeatMs,
-    retry: { ...retry, maximumAttempts: 3 },
+    retry,
   });
   const blocks: SideEffectBlocks = {
     api: (request) => settled(block.runApiBlock(request)),

@@ -1,0 +1,82 @@
+import { ApplicationFailure, Context } from "@temporalio/activity";
+import { ApplicationFailureCategory } from "@temporalio/common";
+
+/**
+ * Whether an attempt of a block activity (api, agent) may start on this worker.
+ *
+ * D26: at most `perWorkspace` block activities of one workspace run at once on a worker, so one tenant
+ * cannot hold every activity slot. An attempt over the cap fails at once, freeing its slot, with a
+ * retryable WorkspaceBusy failure whose `nextRetryDelay` the server waits out: the block waits its turn
+ * in Temporal, not in a slot, and the wait adds no history events (an activity's retries are recorded
+ * only with its last attempt). A waiting workflow is therefore never starved of a slot by another
+ * tenant, only by its own workspace's running blocks.
+ *
+ * Since busy attempts must not use up the block's retries, the block activity has no maximum attempts
+ * (execute-workflow.ts). What Temporal retried it for before, an attempt that started work and never
+ * finished (its worker died, the store failed), is bounded here instead: each admitted attempt records
+ * in its heartbeat details how many attempts started work, and the fourth is refused for good.
+ */
+export class BlockAdmission {
+  private readonly running = new Map<string, number>();
+
+  constructor(private readonly perWorkspace: number) {}
+
+  /**
+   * Runs `work` once the attempt is admitted. `beat` heartbeats with this attempt's details: every
+   * heartbeat of the attempt must carry them, since each one replaces the last.
+   */
+  async run<T>(workspaceId: string, work: (beat: () => void) => Promise<T>): Promise<T> {
+    const running = this.running.get(workspaceId) ?? 0;
+    if (running >= this.perWorkspace) throw workspaceBusy(this.perWorkspace);
+    const context = Context.current();
+    const started = startedAttempts(context) + 1;
+    if (started > maxStartedAttempts) {
+      throw ApplicationFailure.nonRetryable(
+        `the block started ${maxStartedAttempts} times and never finished: its worker was lost or its store failed each time`,
+        "BlockAttemptsExhausted",
+      );
+    }
+    const details: AttemptDetails = { started };
+    const beat = () => context.heartbeat(details);
+    this.running.set(workspaceId, running + 1);
+    try {
+      beat();
+      return await work(beat);
+    } finally {
+      const left = (this.running.get(workspaceId) ?? 1) - 1;
+      if (left === 0) this.running.delete(workspaceId);
+      else this.running.set(workspaceId, left);
+    }
+  }
+}
+
+/** The three attempts Temporal's retry policy allowed a block before D26 (execute-workflow.ts). */
+const maxStartedAttempts = 3;
+
+interface AttemptDetails {
+  started: number;
+}
+
+function startedAttempts(context: Context): number {
+  const details = context.info.heartbeatDetails as Partial<AttemptDetails> | undefined;
+  return typeof details?.started === "number" ? details.started : 0;
+}
+
+/**
+ * Waits grow from 200 ms to 2 s with the attempts: a block that just missed a slot comes back soon, a
+ * long queue polls the worker gently. Jitter spreads waiters that were refused together.
+ */
+const firstBusyWaitMs = 200;
+const longestBusyWaitMs = 2_000;
+
+function workspaceBusy(perWorkspace: number): ApplicationFailure {
+  const { attempt } = Context.current().info;
+  const wait = Math.min(longestBusyWaitMs, firstBusyWaitMs * 1.5 ** (attempt - 1));
+  return ApplicationFailure.create({
+    type: "WorkspaceBusy",
+    message: `${perWorkspace} block activities of this workspace are running on this worker; waiting for one to end`,
+    nextRetryDelay: Math.round(wait / 2 + Math.random() * (wait / 2)),
+    // A wait, not an error: the SDK logs it at debug level and leaves it out of failure metrics.
+    category: ApplicationFailureCategory.BENIGN,
+  });
+}

@@ -1,0 +1,163 @@
+import type { ServerResponse } from "node:http";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { defaultQuotas } from "../src/config/quotas.js";
+import type { BlockJson, SpanJson } from "../src/engine/json-shapes.js";
+import { defaultPlanLimits } from "../src/services/accounts/plans.js";
+import type { Store } from "../src/store/store.js";
+import { newId } from "../src/util/ids.js";
+import { EngineHarness, type RunningWorker, startWorker } from "./support/engine.js";
+import { createAccount } from "./support/flowlog.js";
+import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
+
+const temporal = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
+/** Small enough that the flood below outnumbers the worker's 100 activity slots many times over. */
+const perWorkspace = 5;
+const quotas = {
+  ...defaultQuotas,
+  workspace: { ...defaultQuotas.workspace, concurrentBlockActivities: perWorkspace },
+};
+
+let harness: EngineHarness;
+let worker: RunningWorker;
+const receivers: HttpReceiver[] = [];
+
+beforeAll(async () => {
+  harness = await EngineHarness.connect(temporal);
+  worker = await startWorker(temporal, {
+    store: harness.store,
+    allowPrivateNetworks: true,
+    planLimits: defaultPlanLimits,
+    quotas,
+  });
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await harness?.close();
+  await Promise.all(receivers.map((r) => r.close()));
+});
+
+const starter: BlockJson = { type: "starter", name: "Start", config: {}, enabled: true };
+const call = (url: string): BlockJson => ({
+  type: "api",
+  name: "Call",
+  config: { method: "GET", url, retries: 0, timeoutMs: 120_000 },
+  enabled: true,
+});
+
+/** A workflow of `branches` api calls at once (a count parallel), saved in `workspaceId`. */
+function fanOut(store: Store, workspaceId: string, url: string, branches: number): string {
+  const id = newId("wf");
+  const now = Date.now();
+  const state = {
+    blocks: { start: starter, call: call(url) },
+    edges: [{ source: "start", target: "calls" }],
+    loops: {},
+    parallels: { calls: { type: "count", count: branches, nodes: ["call"] } },
+  };
+  store.workflows.createWorkflow({
+    ...{ id, workspaceId, folderId: null, name: "Flood", description: "", version: 1, state },
+    createdAt: now,
+    updatedAt: now,
+  });
+  return id;
+}
+
+/**
+ * A slow upstream: it holds every request until released, and records the most requests it held at once.
+ */
+async function heldReceiver() {
+  const held: ServerResponse[] = [];
+  let released = false;
+  let inFlight = 0;
+  let mostAtOnce = 0;
+  const receiver = await startReceiver((_, response) => {
+    inFlight++;
+    mostAtOnce = Math.max(mostAtOnce, inFlight);
+    response.on("finish", () => inFlight--);
+    if (released) sendJson(response, 200, { ok: true });
+    else held.push(response);
+  });
+  receivers.push(receiver);
+  return {
+    receiver,
+    mostAtOnce: () => mostAtOnce,
+    release: () => {
+      released = true;
+      for (const response of held.splice(0)) sendJson(response, 200, { ok: true });
+    },
+  };
+}
+
+describe("One tenant cannot hold the worker (D26)", () => {
+  it("while one workspace floods the worker with slow blocks, another workspace's execution completes", async () => {
+    const slow = await heldReceiver();
+    const flooder = createAccount(harness.store);
+    // 2 x 60 api blocks: more than the worker's 100 activity slots, all waiting on the slow upstream.
+    const floods = await Promise.all(
+      [60, 60].map((branches) =>
+        harness.start(
+          worker.taskQueue,
+          fanOut(harness.store, flooder.workspaceId, `${slow.receiver.origin}/slow`, branches),
+          {},
+          { workspaceId: flooder.workspaceId, billedUserId: flooder.userId },
+        ),
+      ),
+    );
+    await expect.poll(() => slow.receiver.received.length, { timeout: 20_000 }).toBe(perWorkspace);
+
+    const quick = await startReceiver((_, response) => sendJson(response, 200, { quick: true }));
+    receivers.push(quick);
+    const quiet = harness.saveWorkflow({
+      blocks: { start: starter, call: call(`${quick.origin}/quick`) },
+      edges: [{ source: "start", target: "call" }],
+    });
+    const { result } = await harness.run(worker.taskQueue, quiet);
+
+    // The quiet tenant's block ran and answered while the flood still waited on its upstream.
+    expect(result).toMatchObject({ status: "success", output: { data: { quick: true } } });
+    expect(slow.receiver.received).toHaveLength(perWorkspace);
+    for (const flood of floods) expect((await flood.describe()).status.name).toBe("RUNNING");
+
+    slow.release();
+    const flooded = await Promise.all(floods.map((flood) => flood.result()));
+    // Every waiting block had its turn in the end: the waits used up none of its retries.
+    for (const run of flooded) expect(run.status).toBe("success");
+    expect(slow.receiver.received).toHaveLength(120);
+    expect(slow.mostAtOnce()).toBe(perWorkspace);
+    const [first] = flooded;
+    const spans = harness.logged(first as (typeof flooded)[number]).entry.traceSpans as SpanJson[];
+    expect(spans[1]?.children.filter((span) => span.status === "success")).toHaveLength(60);
+  }, 120_000);
+
+  it("a block whose attempts start and never finish is given up after three", async () => {
+    let starts = 0;
+    // The store fails under the block every time: what a lost worker looks like to the next attempt.
+    const environment = Object.create(harness.store.environment) as Store["environment"];
+    environment.getDecrypted = () => {
+      starts++;
+      throw new Error("database disk image is malformed");
+    };
+    const failing = await startWorker(temporal, {
+      store: { ...harness.store, environment },
+      allowPrivateNetworks: true,
+      planLimits: defaultPlanLimits,
+      quotas,
+    });
+    try {
+      const workflowId = harness.saveWorkflow({
+        blocks: { start: starter, call: call("http://127.0.0.1:9/never") },
+        edges: [{ source: "start", target: "call" }],
+      });
+
+      const { result, logged } = await harness.run(failing.taskQueue, workflowId);
+
+      expect(starts).toBe(3);
+      expect(result.status).toBe("error");
+      expect(result.error).toContain("the block started 3 times and never finished");
+      expect(logged.entry.level).toBe("error");
+    } finally {
+      await failing.stop();
+    }
+  });
+});
