@@ -202,6 +202,29 @@ describe("deleting a workflow (D31)", () => {
     expect((await call("DELETE", `/api/v1/workflows/${workflowId}`)).status).toBe(404);
   });
 
+  it("a schedule that outlived a half-finished deletion runs nothing when it fires: no entry, a refused run", async () => {
+    const workflowId = await createWorkflow();
+    const created = await call("POST", `/api/v1/workflows/${workflowId}/schedules`, { cron: "0 0 1 1 *" });
+    const { id } = (created.json as { schedule: { id: string } }).schedule;
+    flowlog.store.workflows.deleteWorkflow(workflowId, Date.now());
+    const schedule = temporal.schedule.getHandle(`flowlog-${id}`);
+
+    await schedule.trigger();
+    let fired: string | undefined;
+    await expect
+      .poll(async () => {
+        fired = (await schedule.describe()).info.recentActions[0]?.action.workflow.workflowId;
+        return fired;
+      })
+      .toBeDefined();
+
+    await expect(temporal.workflow.getHandle(fired as string).result()).rejects.toMatchObject({
+      cause: { type: "ExecutionRefused", message: expect.stringMatching(/was deleted/) },
+    });
+    expect(entriesOf(workflowId)).toEqual([]);
+    expect((await call("DELETE", `/api/v1/workflows/${workflowId}`)).status).toBe(200);
+  });
+
   it("another workspace's member cannot delete it, even half-deleted: 404", async () => {
     const workflowId = await createWorkflow();
     await call("POST", `/api/v1/workflows/${workflowId}/schedules`, { cron: "0 0 1 1 *" });

@@ -30,7 +30,20 @@ export function executionActivities(deps: ActivityDeps, temporal: Client) {
      * async bucket and the month's usage of the user who created it (D12). A refusal fails the run
      * before anything is written or notified (execute-workflow.ts).
      */
-    async admitScheduledRun({ billedUserId }: { billedUserId: string | null }): Promise<void> {
+    async admitScheduledRun({
+      billedUserId,
+      workflowId,
+    }: {
+      billedUserId: string | null;
+      workflowId: string;
+    }): Promise<void> {
+      // D31: a schedule that outlived its workflow's deletion (Temporal was down then) starts nothing.
+      if (typeof deps.store.workflows.getWorkflow(workflowId)?.deletedAt === "number") {
+        throw ApplicationFailure.nonRetryable(
+          `workflow ${workflowId} was deleted; its schedule runs nothing`,
+          executionRefusedFailure,
+        );
+      }
       const user = billedUserId === null ? undefined : deps.store.accounts.getUser(billedUserId);
       if (!user) return;
       try {

@@ -49,7 +49,7 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
   try {
     const { workspaceId, workflowId, version } = input;
     if (input.trigger === "schedule")
-      await activities.store.admitScheduledRun({ billedUserId: input.billedUserId });
+      await activities.store.admitScheduledRun({ billedUserId: input.billedUserId, workflowId });
     workflow = await activities.store.loadWorkflowVersion({ workspaceId, workflowId, version });
     run = await runGraph(workflow.state, {
       workspaceId,
