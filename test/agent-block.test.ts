@@ -259,6 +259,20 @@ describe("agent block: errors are clear and never hold the key (D24)", () => {
     expect(error.message).not.toContain(apiKey);
   });
 
+  it("a provider echoing the key URL-encoded, base64 or JSON-escaped leaks it in none of those forms", async () => {
+    const key = 'sk-live "k3y"/+with space';
+    const echoes = [
+      encodeURIComponent(key),
+      Buffer.from(key).toString("base64"),
+      Buffer.from(`user:${key}`).toString("base64"),
+      JSON.stringify(key).slice(1, -1),
+    ];
+    replies = [(response) => json(response, 401, { error: { message: `refused: ${echoes.join(" | ")}` } })];
+    const error = await agentError(runAgentBlock(config, { baseUrl, apiKey: key }, recordedWaits().options));
+    expect(error.message).toMatch(/^agent provider answered HTTP 401: refused: .*\[redacted\]/);
+    for (const echo of echoes) expect(error.message).not.toContain(echo);
+  });
+
   it("a 400 with a plain-text body is not retried and carries that text", async () => {
     replies = [
       (response) => {
