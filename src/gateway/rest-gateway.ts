@@ -7,7 +7,7 @@ import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import { invalidArgument } from "../errors/api-errors.js";
 import { problemFromError } from "../errors/problem.js";
 import { toPublicError } from "../errors/public-error.js";
-import { clientAddressKey, type FrontDoor, withRateHeaders } from "../server/front-door.js";
+import { clientAddressKey, type FrontDoor, rateHeadersOf } from "../server/front-door.js";
 import { clientAddress } from "../server/rpc-handler.js";
 import { bodyViolations } from "./body-errors.js";
 import { type HttpRoute, matchRoutes } from "./http-rules.js";
@@ -69,6 +69,8 @@ export function createRestGateway({
     const contextValues = createContextValues().set(clientAddressKey, clientAddress(req.socket));
     const header = forwardedHeaders(req);
     const refusal = frontDoor.admit({ method: chosen.route.method, header, contextValues });
+    // Every answer after admission, refusals and invalid requests included, carries the rate headers.
+    rateHeadersOf(contextValues)?.forEach((value, name) => res.setHeader(name, value));
     if (refusal) {
       writeRefusal(req, res, refusal);
       return true;
@@ -78,7 +80,7 @@ export function createRestGateway({
       await answer(req, res, chosen.route, handler, request, maxBodyBytes);
     } catch (error) {
       // Reading or checking the request failed after admission: the answer still carries the rate headers.
-      writeRefusal(req, res, withRateHeaders(toPublicError(error, "rest gateway"), contextValues));
+      writeRefusal(req, res, toPublicError(error, "rest gateway"));
     }
     return true;
   };

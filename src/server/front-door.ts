@@ -82,19 +82,15 @@ export function createFrontDoor({
   }
 
   const interceptor: Interceptor = (next) => async (request) => {
-    const headers = request.contextValues.get(rateHeadersKey);
     const refusal = request.contextValues.get(refusalKey);
     try {
       if (refusal) throw refusal;
-      const response = await next(request);
-      if (headers) setAll(response.header, headers);
-      return response;
+      return await next(request);
     } catch (error) {
       const publicError = toPublicError(error, `${request.service.typeName}/${request.method.name}`);
       // A method that checks its own token (the inbound webhook) reports a wrong one as it finds it.
       if (!refusal && isFailedAuthentication(publicError))
         failedAuthentications.record(request.contextValues.get(clientAddressKey));
-      if (headers) setAll(publicError.metadata, headers);
       throw publicError;
     }
   };
@@ -109,11 +105,13 @@ export function createFrontDoor({
   };
 }
 
-/** The error with the admitted request's rate headers on it, for answers made outside the interceptors. */
-export function withRateHeaders(error: ConnectError, contextValues: ContextValues): ConnectError {
-  const headers = contextValues.get(rateHeadersKey);
-  if (headers) setAll(error.metadata, headers);
-  return error;
+/**
+ * The admitted request's X-RateLimit-* headers (D11), for the answer's own headers: every answer after
+ * admission carries them, whatever produced it (the service, an interceptor, the protocol's decoding).
+ * They go on the answer once, at the edge: an error's metadata would repeat them in gRPC's trailers.
+ */
+export function rateHeadersOf(contextValues: ContextValues): Headers | undefined {
+  return contextValues.get(rateHeadersKey);
 }
 
 /** A door that admits everyone without a caller: a server built with handlers only, as some tests use. */
@@ -139,8 +137,8 @@ export function behindFrontDoor(handler: UniversalHandler, frontDoor: FrontDoor)
     if (!contextValues) return handler(request);
     const refusal = frontDoor.admit({ method: handler.method, header: request.header, contextValues });
     const response = await handler(refusal ? { ...request, body: refused(refusal) } : request);
-    // What the handler refuses before the interceptors run (a body over the limit, a malformed message) is
-    // still an authenticated answer, and carries the rate headers too (D28).
+    // Every answer after admission, errors included, carries the rate headers (D28): also what the handler
+    // refuses before any interceptor runs (a body over the limit, a malformed message).
     const headers = contextValues.get(rateHeadersKey);
     if (!headers) return response;
     const header = response.header ?? new Headers();

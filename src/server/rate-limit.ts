@@ -25,7 +25,7 @@ export function createApiRateLimiter(
   return (caller) => {
     const limit = takeApiToken(store, planLimits, caller.user, clock());
     const headers = rateLimitHeaders(limit);
-    return limit.allowed ? { headers } : { headers, refusal: refusal(limit, headers) };
+    return limit.allowed ? { headers } : { headers, refusal: refusal(limit) };
   };
 }
 
@@ -37,12 +37,11 @@ function rateLimitHeaders(limit: ApiRateLimit): Headers {
   });
 }
 
-function refusal(limit: ApiRateLimit, headers: Headers): ConnectError {
-  const metadata = new Headers(headers);
-  metadata.set("Retry-After", String(limit.retryAfterSeconds));
+/** The 429 (D11); the X-RateLimit-* headers are put on the answer by the front door, as on every answer. */
+function refusal(limit: ApiRateLimit): ConnectError {
   return new ConnectError(
     `rate limit exceeded: ${limit.requestsPerMinute} requests per minute; retry after ${limit.retryAfterSeconds} s`,
     Code.ResourceExhausted,
-    metadata,
+    new Headers({ "Retry-After": String(limit.retryAfterSeconds) }),
   );
 }
