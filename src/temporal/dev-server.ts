@@ -62,6 +62,9 @@ function devServerArgs(options: TemporalDevServerOptions, port: number): string[
     ["--db-filename", path.join(options.dataDir, "temporal.sqlite")],
     // warn would print a screenful of poll errors on every shutdown; errors land in the start failure message.
     ["--log-level", "error"],
+    // Task queues dispatch by fairness key, which each execution sets to its workspace (start-execution.ts),
+    // so one tenant's backlog does not hold another's tasks behind it (issue 11).
+    ["--dynamic-config-value", "matching.enableFairness=true"],
     options.headless ? ["--headless"] : ["--ui-port", String(options.uiPort ?? 8233)],
     options.namespace === "default" ? [] : ["--namespace", options.namespace],
     // Registered with the namespace on a fresh database; registerSearchAttributes covers existing ones.

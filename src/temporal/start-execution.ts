@@ -1,4 +1,5 @@
 import { type Client, WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from "@temporalio/client";
+import type { Priority } from "@temporalio/common";
 import type { ExecutionInput } from "../engine/execution-types.js";
 import { newId } from "../util/ids.js";
 import { executionWorkflowId } from "./execution-ids.js";
@@ -14,11 +15,6 @@ export type ExecutionHandle = WorkflowHandle<typeof executeWorkflow>;
 /** A request to run one workflow version; without an executionId a new one is made. */
 export type ExecutionRequest = Omit<ExecutionInput, "executionId"> & { executionId?: string };
 
-/**
- * Starts an execution, or hands back the one already started with this executionId, running or closed:
- * a trigger retrying its request never runs a workflow twice. The search attributes let operators filter
- * executions by workspace, workflow and trigger in the Temporal UI.
- */
 /** How operators find executions in the Temporal UI: by workspace, workflow and trigger. */
 export function executionSearchAttributes(
   input: Pick<ExecutionInput, "workspaceId" | "workflowId" | "trigger">,
@@ -30,6 +26,19 @@ export function executionSearchAttributes(
   ];
 }
 
+/**
+ * Each workspace is its own fairness key (issue 11, D26): the task queues dispatch the workflow and activity
+ * tasks of busy workspaces in turn rather than first come, first served, so a burst of one tenant's
+ * executions does not queue another's behind it. The activities of an execution inherit the key.
+ */
+export function executionPriority(workspaceId: string): Priority {
+  return { fairnessKey: workspaceId };
+}
+
+/**
+ * Starts an execution, or hands back the one already started with this executionId, running or closed:
+ * a trigger retrying its request never runs a workflow twice.
+ */
 export async function startExecution(
   client: Client,
   request: ExecutionRequest,
@@ -45,6 +54,7 @@ export async function startExecution(
       workflowIdReusePolicy: "REJECT_DUPLICATE",
       workflowIdConflictPolicy: "USE_EXISTING",
       typedSearchAttributes: executionSearchAttributes(input),
+      priority: executionPriority(input.workspaceId),
     });
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;

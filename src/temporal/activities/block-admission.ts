@@ -63,11 +63,13 @@ function startedAttempts(context: Context): number {
 }
 
 /**
- * Waits grow from 200 ms to 2 s with the attempts: a block that just missed a slot comes back soon, a
- * long queue polls the worker gently. Jitter spreads waiters that were refused together.
+ * Waits grow from 200 ms to 5 s with the attempts: a block that just missed a slot comes back soon, a
+ * long queue polls the worker gently. Every retry is a task the server dispatches, so a long queue's
+ * retries would slow every other workspace's tasks (bench/README.md, fairness); with many waiters one of
+ * them still comes back soon after a slot frees. Jitter spreads waiters that were refused together.
  */
 const firstBusyWaitMs = 200;
-const longestBusyWaitMs = 2_000;
+const longestBusyWaitMs = 5_000;
 
 function workspaceBusy(perWorkspace: number): ApplicationFailure {
   const { attempt } = Context.current().info;
