@@ -4,6 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { deliveryBench } from "./delivery.js";
 import { executionBench } from "./execution.js";
+import { fairnessBench } from "./fairness.js";
 import { gatewayBench } from "./gateway.js";
 import { ingestBench } from "./ingest.js";
 import { listQueryBench } from "./list-query.js";
@@ -16,6 +17,7 @@ const benches: Bench[] = [
   gatewayBench,
   ingestBench,
   executionBench,
+  fairnessBench,
   deliveryBench,
   rateLimitBench,
 ];

@@ -15,7 +15,9 @@ export interface FlowlogStack {
   /** The same key as a header, for every API call. */
   auth: Record<string, string>;
   /** POSTs JSON to the REST API and returns the parsed answer; throws on anything but 2xx. */
-  post<T>(apiPath: string, body: unknown): Promise<T>;
+  post<T>(apiPath: string, body: unknown, key?: string): Promise<T>;
+  /** Another enterprise account, in a workspace of its own: a second tenant. */
+  addAccount(): Promise<{ workspaceId: string; key: string }>;
   stop(): Promise<void>;
 }
 
@@ -24,7 +26,7 @@ export interface FlowlogStack {
  * enterprise account from `flowlog bootstrap`. Limits are raised so the benches measure the work, not the
  * plan's refusals (every call still takes its tokens), and loopback receivers are allowed (D22).
  */
-export async function startFlowlogStack(): Promise<FlowlogStack> {
+export async function startFlowlogStack(extraEnv: Record<string, string> = {}): Promise<FlowlogStack> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-stack-"));
   const running: RunningProcess[] = [];
   const temporal = await ensureTemporal({
@@ -45,6 +47,7 @@ export async function startFlowlogStack(): Promise<FlowlogStack> {
       TEMPORAL_ADDRESS: temporal.address,
       FLOWLOG_ALLOW_PRIVATE_NETWORKS: "true",
       FLOWLOG_PLAN_LIMITS: unlimitedPlanLimits,
+      ...extraEnv,
     };
     const account = await bootstrapAccount(env);
     running.push(await startFlowlog(["worker"], { env, ready: /Worker polling/ }));
@@ -61,16 +64,17 @@ export async function startFlowlogStack(): Promise<FlowlogStack> {
       key: account.key,
       workspaceId: account.workspaceId,
       auth,
-      async post<T>(apiPath: string, body: unknown): Promise<T> {
+      async post<T>(apiPath: string, body: unknown, key = account.key): Promise<T> {
         const response = await fetch(`http://${api}${apiPath}`, {
           method: "POST",
-          headers: { ...auth, "content-type": "application/json" },
+          headers: { "x-api-key": key, "content-type": "application/json" },
           body: JSON.stringify(body),
         });
         const text = await response.text();
         if (!response.ok) throw new Error(`POST ${apiPath} answered ${response.status}: ${text}`);
         return JSON.parse(text) as T;
       },
+      addAccount: () => bootstrapAccount(env),
       stop,
     };
   } catch (error) {
@@ -83,9 +87,13 @@ export async function startFlowlogStack(): Promise<FlowlogStack> {
  * A workflow of one HTTP-request block between the starter and a response block: the smallest workflow
  * that does real outside work, calling `url` and answering with what it got.
  */
-export async function createHttpBlockWorkflow(stack: FlowlogStack, url: string): Promise<string> {
+export async function createHttpBlockWorkflow(
+  stack: FlowlogStack,
+  url: string,
+  account: { workspaceId: string; key: string } = stack,
+): Promise<string> {
   const { workflow } = await stack.post<{ workflow: { id: string } }>(
-    `/api/v1/workspaces/${stack.workspaceId}/workflows`,
+    `/api/v1/workspaces/${account.workspaceId}/workflows`,
     {
       name: "Bench HTTP block",
       state: {
@@ -100,6 +108,7 @@ export async function createHttpBlockWorkflow(stack: FlowlogStack, url: string):
         ],
       },
     },
+    account.key,
   );
   return workflow.id;
 }

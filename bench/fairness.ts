@@ -1,0 +1,99 @@
+import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
+import { startItemApi, startReceiver } from "./support/receiver.js";
+import { type Bench, type BenchOptions, ms, type Table } from "./support/report.js";
+import { type Distribution, distribution } from "./support/sample.js";
+
+/** How big the flood is, how long its upstream holds each request, and how many quiet executions are timed. */
+const plans = {
+  quick: { flood: 150, holdMs: 2_000, quietRuns: 5 },
+  full: { flood: 150, holdMs: 10_000, quietRuns: 20 },
+};
+
+/** No per-workspace cap in practice: what the worker did before issue 11. */
+const uncapped = JSON.stringify({ workspace: { concurrentBlockActivities: 100_000 } });
+
+/**
+ * One tenant cannot hold the worker (issue 11, D26): one workspace floods the worker with more api blocks
+ * than it has activity slots (100), each held by its upstream; another workspace's one-block sync execution
+ * is timed meanwhile. Against the same execution with no flood, and against the flood with the
+ * per-workspace cap lifted, each in the same run. Goal: the quiet tenant's execution within 2 s.
+ */
+export const fairnessBench: Bench = {
+  name: "fairness",
+  async run(options: BenchOptions): Promise<Table[]> {
+    const plan = options.quick ? plans.quick : plans.full;
+    const capped = await quietUnderFlood(plan, {});
+    const lifted = await quietUnderFlood(plan, { FLOWLOG_QUOTAS: uncapped });
+    const row = (name: string, d: Distribution) => [name, d.samples, ms(d.p50), ms(d.p99), ms(d.max)];
+    return [
+      {
+        title:
+          `fairness: another workspace's one-block sync execution while one workspace runs ${plan.flood} api ` +
+          `blocks held ${plan.holdMs / 1000} s each (worker: 100 activity slots)`,
+        columns: ["quiet tenant's execution", "executions", "p50 ms", "p99 ms", "max ms"],
+        rows: [
+          row("no flood (baseline)", capped.alone),
+          row("during the flood, 20 blocks per workspace (D26)", capped.flooded),
+          row("during the flood, no per-workspace cap", lifted.flooded),
+        ],
+        note:
+          "Each quiet execution is a sync POST /api/v1/workflows/{id}/execute of a starter, an api block on a " +
+          "loopback item API and a response block, one at a time. Goal: within 2 s during the flood.",
+      },
+    ];
+  },
+};
+
+async function quietUnderFlood(
+  plan: (typeof plans)["full"],
+  env: Record<string, string>,
+): Promise<{ alone: Distribution; flooded: Distribution }> {
+  const itemApi = await startItemApi();
+  let floodRequests = 0;
+  const held = await startReceiver((_request, _body, _arrivedAt, response) => {
+    floodRequests++;
+    setTimeout(() => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end("{}");
+    }, plan.holdMs);
+  });
+  const stack = await startFlowlogStack(env);
+  try {
+    const flooder = await stack.addAccount();
+    const floodWorkflow = await createHttpBlockWorkflow(stack, `${held.url}/held`, flooder);
+    const quietWorkflow = await createHttpBlockWorkflow(stack, `${itemApi.url}/items/1`);
+    const quiet = () => timedQuietRuns(stack, quietWorkflow, plan.quietRuns);
+    const alone = await quiet();
+    await Promise.all(
+      Array.from({ length: plan.flood }, () =>
+        stack.post(`/api/v1/workflows/${floodWorkflow}/execute`, { input: {}, async: true }, flooder.key),
+      ),
+    );
+    // The flood in full swing: its blocks hold every slot they may (20 with the cap, all 100 without), and
+    // the burst of its workflows' starts is behind it. (That burst is workflow tasks, which D26's cap on
+    // block activities does not govern: the async execution bucket of D12 does.)
+    while (floodRequests < 20) await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const flooded = await quiet();
+    return { alone, flooded };
+  } finally {
+    await stack.stop();
+    await held.close();
+    await itemApi.close();
+  }
+}
+
+async function timedQuietRuns(stack: FlowlogStack, workflowId: string, runs: number): Promise<Distribution> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    const answer = await stack.post<{ output?: { got?: { title?: string } } }>(
+      `/api/v1/workflows/${workflowId}/execute`,
+      { input: {} },
+    );
+    if (answer.output?.got?.title !== "bench item")
+      throw new Error(`the quiet execution answered ${JSON.stringify(answer)}`);
+    times.push(performance.now() - started);
+  }
+  return distribution(times);
+}
