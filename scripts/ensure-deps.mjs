@@ -7,7 +7,8 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 
 const installed = "node_modules/.package-lock.json";
 const inputs = ["package-lock.json", ...readdirSync("patches").map((name) => `patches/${name}`)];
-const stale = !existsSync(installed) || inputs.some((file) => statSync(file).mtimeMs > statSync(installed).mtimeMs);
+const stale =
+  !existsSync(installed) || inputs.some((file) => statSync(file).mtimeMs > statSync(installed).mtimeMs);
 if (stale) {
   // `npm install` rather than `npm ci`: it installs the locked versions all the same, and it accepts a
   // lock file that records only the platform builds a registry mirror serves (npm ci refuses those).
