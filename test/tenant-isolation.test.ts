@@ -130,6 +130,47 @@ describe("One tenant cannot hold the worker (D26)", () => {
     expect(spans[1]?.children.filter((span) => span.status === "success")).toHaveLength(60);
   }, 120_000);
 
+  it("a worker restarted during the flood: the quiet tenant still runs, every flood block runs, each execution is logged once", async () => {
+    const deps = { store: harness.store, allowPrivateNetworks: true, planLimits: defaultPlanLimits, quotas };
+    const first = await startWorker(temporal, deps);
+    const slow = await heldReceiver();
+    const flooder = createAccount(harness.store);
+    const flood = await harness.start(
+      first.taskQueue,
+      fanOut(harness.store, flooder.workspaceId, `${slow.receiver.origin}/slow`, 30),
+      {},
+      { workspaceId: flooder.workspaceId, billedUserId: flooder.userId },
+    );
+    await expect.poll(() => slow.receiver.received.length, { timeout: 20_000 }).toBe(perWorkspace);
+
+    // The worker goes away with five blocks running and 25 waiting; another takes its task queue.
+    await first.stop();
+    const second = await startWorker(temporal, deps, first.taskQueue);
+    try {
+      const quick = await startReceiver((_, response) => sendJson(response, 200, { quick: true }));
+      receivers.push(quick);
+      const quiet = harness.saveWorkflow({
+        blocks: { start: starter, call: call(`${quick.origin}/quick`) },
+        edges: [{ source: "start", target: "call" }],
+      });
+      const { result } = await harness.run(second.taskQueue, quiet);
+      expect(result).toMatchObject({ status: "success", output: { data: { quick: true } } });
+      expect((await flood.describe()).status.name).toBe("RUNNING");
+
+      slow.release();
+      const flooded = await flood.result();
+      expect(flooded.status).toBe("success");
+      const spans = harness.logged(flooded).entry.traceSpans as SpanJson[];
+      expect(spans[1]?.children.filter((span) => span.status === "success")).toHaveLength(30);
+      expect(harness.store.logs.getExecution(flooded.executionId)?.entry.id).toBe(flooded.logId);
+      // The five blocks cut off by the restart ran again on the new worker: 30 + 5 requests in all.
+      expect(slow.receiver.received).toHaveLength(35);
+      expect(slow.mostAtOnce()).toBeLessThanOrEqual(2 * perWorkspace);
+    } finally {
+      await second.stop();
+    }
+  }, 120_000);
+
   it("a block whose attempts start and never finish is given up after three", async () => {
     let starts = 0;
     // The store fails under the block every time: what a lost worker looks like to the next attempt.
