@@ -342,6 +342,65 @@ describe("request bodies are bounded after decompression, before they are buffer
   });
 });
 
+describe("what one request may ask for is bounded (D26)", () => {
+  it("a 10,000-id filter is refused naming the parameter and its limit, over Connect and REST", async () => {
+    const ids = Array.from({ length: 10_000 }, (_, i) => `wf_${i.toString().padStart(16, "0")}`);
+    const connect = await h1Request(server.url, {
+      method: "POST",
+      path: listLogsPath,
+      headers: {
+        "content-type": "application/json",
+        "connect-protocol-version": "1",
+        "x-api-key": account.key,
+      },
+      body: Buffer.from(JSON.stringify({ workspaceId: account.workspaceId, workflowIds: ids })),
+    });
+    expect(connect.status).toBe(400);
+    expect(JSON.parse(connect.body)).toMatchObject({
+      code: "invalid_argument",
+      message: expect.stringMatching(/workflowIds.*100/),
+    });
+    const rest = await h1Request(server.url, {
+      path: `/api/v1/logs?workspaceId=${account.workspaceId}&workflowIds=${ids.slice(0, 101).join(",")}`,
+      headers: { "x-api-key": account.key },
+    });
+    expect(rest.status).toBe(400);
+    expect(JSON.parse(rest.body)).toMatchObject({ errors: [{ field: "workflowIds" }] });
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("a workflow that could run 2,000 api blocks is refused on save, naming the loop", async () => {
+    const api = {
+      type: "api",
+      name: "API",
+      config: { method: "GET", url: "https://example.com", retries: 1000000 },
+    };
+    const answer = await h1Request(server.url, {
+      method: "POST",
+      path: `/api/v1/workspaces/${account.workspaceId}/workflows`,
+      headers: { "content-type": "application/json", "x-api-key": account.key },
+      body: Buffer.from(
+        JSON.stringify({
+          name: "unbounded",
+          state: {
+            blocks: { start: { type: "starter", name: "Start" }, api },
+            edges: [{ source: "start", target: "outer" }],
+            loops: {
+              outer: { type: "for", iterations: 100, nodes: ["inner"] },
+              inner: { type: "for", iterations: 20, nodes: ["api"] },
+            },
+          },
+        }),
+      ),
+    });
+    expect(answer.status, answer.body).toBe(400);
+    const fields = (JSON.parse(answer.body) as { errors: { field: string }[] }).errors.map((e) => e.field);
+    expect(fields).toEqual(expect.arrayContaining(["state.blocks.api.config.retries"]));
+    expect(fields.some((field) => field.startsWith("state.loops") || field === "state")).toBe(true);
+    expect(await normalRequest()).toBe(200);
+  });
+});
+
 describe("order of checks: authenticate, take the token, validate, authorize (D28)", () => {
   it("every invalid REST request with a valid key takes a token and carries the rate headers", async () => {
     // The free plan's burst is 20 and one token comes back every 6 s: the 21st invalid request in a row is 429.
