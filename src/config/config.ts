@@ -3,6 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { defaultPlanLimits, type PlanTable } from "../services/accounts/plans.js";
 import { type Plan, plans } from "../store/records.js";
+import { jsonText, positiveInteger, strictObject } from "./json-settings.js";
 import {
   type ConnectionLimits,
   type ConnectionLimitsOverride,
@@ -52,22 +53,6 @@ const optionalString = z
 
 const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
 
-/** An object with only the keys it names; an unknown key is reported at its own path (see problemsOf). */
-function strictObject<Shape extends z.ZodRawShape>(shape: Shape, what: string) {
-  const keys = Object.keys(shape).join(", ");
-  return z.strictObject(shape, {
-    error: (issue) =>
-      issue.code === "unrecognized_keys"
-        ? `unknown ${what}; expected one of ${keys}`
-        : "must be a JSON object",
-  });
-}
-
-const positiveInteger = z
-  .number({ error: "must be a positive integer" })
-  .int("must be a positive integer")
-  .positive("must be a positive integer");
-
 const bucketOverride = strictObject(
   { requestsPerMinute: positiveInteger.optional(), maxBurst: positiveInteger.optional() },
   "bucket setting",
@@ -85,17 +70,6 @@ const planOverride = strictObject(
   },
   "limit",
 ).optional();
-
-/** JSON text, parsed; its value is then checked by the schema the variable names. */
-const jsonText = z.string().transform((text, context): unknown => {
-  try {
-    return JSON.parse(text);
-  } catch {
-    // JSON.parse's message quotes the text, so it is not passed on.
-    context.issues.push({ code: "custom", message: "must be JSON", input: text });
-    return z.NEVER;
-  }
-});
 
 /** FLOWLOG_PLAN_LIMITS: a deep-partial plan table, as JSON (D12: "all defaults are configurable"). */
 const planLimitsOverride = jsonText.pipe(

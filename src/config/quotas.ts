@@ -1,4 +1,5 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { positiveInteger, strictObject } from "./json-settings.js";
 
 /**
  * What one request, one execution and one workspace may consume (D26), and how long a connection may take
@@ -91,11 +92,6 @@ export const defaultConnectionLimits: ConnectionLimits = {
 type Table = { [key: string]: number | Table };
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends number ? number : DeepPartial<T[K]> };
 
-const positiveInteger = z
-  .number({ error: "must be a positive integer" })
-  .int("must be a positive integer")
-  .positive("must be a positive integer");
-
 /**
  * The override schema of a table: the same keys, each optional, every number a positive integer (a quota of
  * zero or less would refuse everything, which is what disabling a feature is for, not a quota). Derived from
@@ -106,13 +102,7 @@ export function overrideSchema(defaults: Table, what: string): z.ZodType<unknown
   for (const [key, value] of Object.entries(defaults)) {
     shape[key] = (typeof value === "number" ? positiveInteger : overrideSchema(value, what)).optional();
   }
-  const keys = Object.keys(shape).join(", ");
-  return z.strictObject(shape, {
-    error: (issue) =>
-      issue.code === "unrecognized_keys"
-        ? `unknown ${what}; expected one of ${keys}`
-        : "must be a JSON object",
-  });
+  return strictObject(shape, what);
 }
 
 /** The defaults with an override laid over them, key by key at every depth. */
