@@ -70,7 +70,7 @@ export function createRestGateway({
     const header = forwardedHeaders(req);
     const refusal = frontDoor.admit({ method: chosen.route.method, header, contextValues });
     // Every answer after admission, refusals and invalid requests included, carries the rate headers.
-    rateHeadersOf(contextValues)?.forEach((value, name) => res.setHeader(name, value));
+    for (const [name, value] of rateHeadersOf(contextValues) ?? []) res.setHeader(name, value);
     if (refusal) {
       writeRefusal(req, res, refusal);
       return true;
