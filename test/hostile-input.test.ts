@@ -444,24 +444,26 @@ describe("connections cannot be held open for free (D27)", () => {
     expect(await normalRequest()).toBe(200);
   });
 
-  it("closes an HTTP/1.1 connection whose headers never finish", async () => {
+  /** Sends `start`, then one more byte every 200 ms, until the server closes the connection. */
+  async function trickleUntilClosed(start: string, drip: string): Promise<void> {
     const socket = await rawConnection(server.url);
-    socket.write("GET /api/v1/logs HTTP/1.1\r\nHost: x\r\nx-api-key: ");
-    const trickle = setInterval(() => socket.writable && socket.write("a"), 200);
+    socket.write(start);
+    const trickle = setInterval(() => socket.writable && socket.write(drip), 200);
     await closedByServer(socket);
     clearInterval(trickle);
+  }
+
+  it("closes an HTTP/1.1 connection whose headers never finish", async () => {
+    await trickleUntilClosed("GET /api/v1/logs HTTP/1.1\r\nHost: x\r\nx-api-key: ", "a");
     expect(await normalRequest()).toBe(200);
   });
 
   it("closes an HTTP/1.1 request whose body never finishes", async () => {
-    const socket = await rawConnection(server.url);
-    socket.write(
+    await trickleUntilClosed(
       `POST /api/v1/workspaces/${account.workspaceId}/workflows HTTP/1.1\r\nHost: x\r\n` +
         `x-api-key: ${account.key}\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{`,
+      " ",
     );
-    const trickle = setInterval(() => socket.writable && socket.write(" "), 200);
-    await closedByServer(socket);
-    clearInterval(trickle);
     expect(await normalRequest()).toBe(200);
   });
 
@@ -513,49 +515,40 @@ describe("connections cannot be held open for free (D27)", () => {
 });
 
 describe("failed authentication is throttled per client address (D26)", () => {
-  it("refuses an address's 21st failure in a minute with 429 and Retry-After, and spares other addresses", async () => {
-    const from = "127.0.0.77";
-    const guess = () =>
-      h1Request(server.url, {
-        path: `/api/v1/logs?workspaceId=${account.workspaceId}`,
-        headers: { "x-api-key": "flk_guessed" },
-        from,
-      });
-    for (let i = 0; i < 20; i++) expect((await guess()).status).toBe(401);
-    const throttled = await guess();
-    expect(throttled.status).toBe(429);
-    expect(JSON.parse(throttled.body)).toMatchObject({ code: "resource_exhausted" });
-    expect(Number(throttled.headers["retry-after"])).toBeGreaterThanOrEqual(1);
-    // While throttled, the address gets no verdict on any key, a right one included.
-    const right = await h1Request(server.url, {
+  /** A logs request with `key`, from another loopback address than the other tests use. */
+  const withKey = (from: string, key: string) =>
+    h1Request(server.url, {
       path: `/api/v1/logs?workspaceId=${account.workspaceId}`,
-      headers: { "x-api-key": account.key },
+      headers: { "x-api-key": key },
       from,
     });
-    expect(right.status).toBe(429);
-    // Wrong webhook-trigger tokens count too: the throttle answers before the token is looked at.
-    const webhook = await h1Request(server.url, {
+  /** A call of an inbound webhook with a token that does not exist. */
+  const webhookGuess = (from: string) =>
+    h1Request(server.url, {
       method: "POST",
       path: "/api/v1/webhooks/wf_x/whk_guess",
       headers: { "content-type": "application/json" },
       body: Buffer.from("{}"),
       from,
     });
-    expect(webhook.status).toBe(429);
+
+  it("refuses an address's 21st failure in a minute with 429 and Retry-After, and spares other addresses", async () => {
+    const from = "127.0.0.77";
+    for (let i = 0; i < 20; i++) expect((await withKey(from, "flk_guessed")).status).toBe(401);
+    const throttled = await withKey(from, "flk_guessed");
+    expect(throttled.status).toBe(429);
+    expect(JSON.parse(throttled.body)).toMatchObject({ code: "resource_exhausted" });
+    expect(Number(throttled.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    // While throttled, the address gets no verdict on any credential, a right key included.
+    expect((await withKey(from, account.key)).status).toBe(429);
+    expect((await webhookGuess(from)).status).toBe(429);
+    // Another address is not affected.
     expect(await normalRequest()).toBe(200);
   });
 
   it("counts wrong webhook-trigger tokens as failed authentications", async () => {
     const from = "127.0.0.78";
-    const guess = () =>
-      h1Request(server.url, {
-        method: "POST",
-        path: "/api/v1/webhooks/wf_x/whk_guess",
-        headers: { "content-type": "application/json" },
-        body: Buffer.from("{}"),
-        from,
-      });
-    for (let i = 0; i < 20; i++) expect((await guess()).status).toBe(404);
-    expect((await guess()).status).toBe(429);
+    for (let i = 0; i < 20; i++) expect((await webhookGuess(from)).status).toBe(404);
+    expect((await webhookGuess(from)).status).toBe(429);
   });
 });

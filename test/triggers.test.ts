@@ -29,6 +29,7 @@ import {
   type TestFlowlog,
 } from "./support/flowlog.js";
 import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
+import { fireSchedule } from "./support/schedules.js";
 
 const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
 const taskQueue = `triggers-${randomUUID()}`;
@@ -540,21 +541,12 @@ describe("execution limits (D12): refusals are 429 with a clear message", () => 
       gina.key,
     );
     const { id } = (created.json as { schedule: { id: string } }).schedule;
-    const schedule = temporal.schedule.getHandle(`flowlog-${id}`);
-    await schedule.trigger();
-    let fired: string | undefined;
-    await expect
-      .poll(async () => {
-        fired = (await schedule.describe()).info.recentActions[0]?.action.workflow.workflowId;
-        return fired;
-      })
-      .toBeDefined();
-    const run = temporal.workflow.getHandle(fired as string);
+    const run = await fireSchedule(temporal, `flowlog-${id}`);
 
     await expect(run.result()).rejects.toMatchObject({
       cause: { type: "ExecutionRefused", message: expect.stringMatching(/usage limit of the free plan/) },
     });
-    const executionId = executionIdOf(fired as string);
+    const executionId = executionIdOf(run.workflowId);
     expect(flowlog.store.logs.getExecution(executionId)).toBeUndefined();
     await expect(
       temporal.workflow.getHandle(fanOutWorkflowId(logIdOf(executionId))).describe(),

@@ -17,6 +17,7 @@ import {
   type TestFlowlog,
 } from "./support/flowlog.js";
 import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
+import { fireSchedule } from "./support/schedules.js";
 
 const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
 const taskQueue = `lifecycle-${randomUUID()}`;
@@ -207,18 +208,10 @@ describe("deleting a workflow (D31)", () => {
     const created = await call("POST", `/api/v1/workflows/${workflowId}/schedules`, { cron: "0 0 1 1 *" });
     const { id } = (created.json as { schedule: { id: string } }).schedule;
     flowlog.store.workflows.deleteWorkflow(workflowId, Date.now());
-    const schedule = temporal.schedule.getHandle(`flowlog-${id}`);
 
-    await schedule.trigger();
-    let fired: string | undefined;
-    await expect
-      .poll(async () => {
-        fired = (await schedule.describe()).info.recentActions[0]?.action.workflow.workflowId;
-        return fired;
-      })
-      .toBeDefined();
+    const run = await fireSchedule(temporal, `flowlog-${id}`);
 
-    await expect(temporal.workflow.getHandle(fired as string).result()).rejects.toMatchObject({
+    await expect(run.result()).rejects.toMatchObject({
       cause: { type: "ExecutionRefused", message: expect.stringMatching(/was deleted/) },
     });
     expect(entriesOf(workflowId)).toEqual([]);
