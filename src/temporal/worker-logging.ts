@@ -11,8 +11,9 @@ let installed = false;
 export function installWorkerLogging(): void {
   if (installed) return;
   // The SDK's info lines (webpack bundle statistics, state changes) drown flowlog's own start-up
-  // messages; they show when FLOWLOG_LOG_LEVEL is debug or trace.
-  const level = logger.isLevelEnabled("debug") ? logger.level : "warn";
+  // messages; they show when FLOWLOG_LOG_LEVEL is debug or trace. Never louder than the process's own
+  // level: under vitest (silent) the failures tests provoke on purpose would bury a real one (issue 14).
+  const level = logger.isLevelEnabled("debug") || !logger.isLevelEnabled("warn") ? logger.level : "warn";
   const temporalLogger = logger.child({ component: "temporal-worker" }, { level });
   const forward = ({ level, message, meta }: LogEntry) =>
     temporalLogger[level.toLowerCase() as Lowercase<typeof level>](meta ?? {}, message);
