@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { generateExecutions } from "../src/services/seed/generate.js";
-import { Random } from "../src/services/seed/random.js";
-import { seedWorkspace } from "../src/services/seed/seed.js";
+import { generateExecutions } from "../src/seed/generate.js";
+import { Random } from "../src/seed/random.js";
+import { seedWorkspace } from "../src/seed/seed.js";
 import { type Db, openDatabase } from "../src/store/database.js";
 import type { ExecutionRecord } from "../src/store/records.js";
 import { type Bench, type BenchOptions, perSecond, ratio } from "./support/report.js";

@@ -1,4 +1,4 @@
-import { seedWorkspace } from "../src/services/seed/seed.js";
+import { seedWorkspace } from "../src/seed/seed.js";
 import type { Db } from "../src/store/database.js";
 import { databaseFile, openDatabase } from "../src/store/database.js";
 import { type LogFilter, listQuery, type PageKey, type PageRequest } from "../src/store/logs-store.js";

@@ -7,8 +7,8 @@ import {
   retryAfterCapMs,
   retryDelayMs,
   retryDelaysMs,
-} from "../src/notifications/delivery-schedule.js";
-import { defaultPlanLimits } from "../src/services/accounts/plans.js";
+} from "../src/domain/delivery-schedule.js";
+import { defaultPlanLimits } from "../src/domain/plans.js";
 import type { DeliveryRecord } from "../src/store/deliveries-store.js";
 import type { Level, Trigger } from "../src/store/records.js";
 import type { SubscriptionSettings } from "../src/store/subscriptions-store.js";

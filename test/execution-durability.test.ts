@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { defaultPlanLimits } from "../src/services/accounts/plans.js";
+import { defaultPlanLimits } from "../src/domain/plans.js";
 import type { ExecutionRecord } from "../src/store/records.js";
 import type { Store } from "../src/store/store.js";
 import { EngineHarness, startWorker } from "./support/engine.js";

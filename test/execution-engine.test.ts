@@ -1,8 +1,8 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { executionCost } from "../src/domain/model-prices.js";
+import { defaultPlanLimits } from "../src/domain/plans.js";
 import type { BlockJson, EdgeJson, SpanJson } from "../src/engine/json-shapes.js";
-import { defaultPlanLimits } from "../src/services/accounts/plans.js";
-import { executionCost } from "../src/services/pricing/model-prices.js";
 import { agentBaseUrlVariable, agentKeyVariable } from "../src/temporal/activities/block-activities.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { EngineHarness, type RunningWorker, startWorker } from "./support/engine.js";

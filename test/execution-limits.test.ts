@@ -1,8 +1,8 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { defaultPlanLimits } from "../src/domain/plans.js";
 import type { BlockJson, SpanJson } from "../src/engine/json-shapes.js";
-import { defaultPlanLimits } from "../src/services/accounts/plans.js";
 import { databaseFile } from "../src/store/database.js";
 import { agentBaseUrlVariable } from "../src/temporal/activities/block-activities.js";
 import { EngineHarness, type RunningWorker, startWorker } from "./support/engine.js";

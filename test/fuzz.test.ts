@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedWorkspace } from "../src/services/seed/seed.js";
+import { seedWorkspace } from "../src/seed/seed.js";
 import { type RestResponse, rest } from "./support/api-server.js";
 import {
   createAccount,

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { loadConfig } from "../src/config/config.js";
-import { ensureTemporal } from "../src/temporal/ensure-temporal.js";
+import { ensureTemporal } from "../src/temporal/dev/ensure-temporal.js";
 import { freePort } from "../src/util/free-port.js";
 
 declare module "vitest" {

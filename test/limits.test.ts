@@ -5,9 +5,9 @@ import { toJson } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LimitsSchema } from "../gen/flowlog/logs/v1/limits_pb.js";
 import { ConfigError, loadConfig } from "../src/config/config.js";
-import { defaultPlanLimits } from "../src/services/accounts/plans.js";
-import { computeLimits, type ExecutionMode, takeExecutionToken } from "../src/services/limits/limits.js";
-import { type ExecutionRecord, type Plan, plans, type UserRecord } from "../src/store/records.js";
+import { computeLimits, type ExecutionMode, takeExecutionToken } from "../src/domain/limits.js";
+import { defaultPlanLimits, type Plan, plans } from "../src/domain/plans.js";
+import type { ExecutionRecord, UserRecord } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { isoFromMs } from "../src/util/time.js";
 

@@ -10,10 +10,10 @@ import {
 import { WorkflowsService } from "../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import { BadRequestSchema } from "../gen/google/rpc/error_details_pb.js";
 import { invalidArgument } from "../src/errors/api-errors.js";
-import { setRestStatus } from "../src/gateway/rest-status.js";
 import type { ApiServer } from "../src/server/api-server.js";
 import type { ApiImplementations } from "../src/server/api-services.js";
 import { openApiDocumentPath } from "../src/server/openapi-document.js";
+import { setRestStatus } from "../src/services/rest-status.js";
 import { rest, rpcClients, rpcError, startTestApiServer } from "./support/api-server.js";
 
 // Test handlers drive the real server: each workspaceId selects an outcome, so every protocol

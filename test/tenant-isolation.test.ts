@@ -1,8 +1,8 @@
 import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { defaultQuotas } from "../src/config/quotas.js";
+import { defaultPlanLimits } from "../src/domain/plans.js";
 import type { BlockJson, SpanJson } from "../src/engine/json-shapes.js";
-import { defaultPlanLimits } from "../src/services/accounts/plans.js";
 import type { Store } from "../src/store/store.js";
 import { newId } from "../src/util/ids.js";
 import { EngineHarness, type RunningWorker, startWorker } from "./support/engine.js";

@@ -8,7 +8,7 @@ import { Client, Connection, ScheduleNotFoundError, WorkflowNotFoundError } from
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WorkflowsService } from "../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import { defaultQuotas } from "../src/config/quotas.js";
-import { defaultPlanLimits } from "../src/services/accounts/plans.js";
+import { defaultPlanLimits } from "../src/domain/plans.js";
 import { type ExecutionDependencies, runWorkflow } from "../src/services/triggers/executions.js";
 import type { Trigger, UserRecord } from "../src/store/records.js";
 import { logIdOf } from "../src/temporal/activities/execution-activities.js";

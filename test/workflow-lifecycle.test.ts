@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { Client, Connection, ScheduleNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { defaultQuotas } from "../src/config/quotas.js";
-import { defaultPlanLimits } from "../src/services/accounts/plans.js";
+import { defaultPlanLimits } from "../src/domain/plans.js";
 import type { LogFilter } from "../src/store/logs-store.js";
 import { inactivityWatchId } from "../src/temporal/inactivity-ids.js";
 import { restWithKey } from "./support/api-server.js";

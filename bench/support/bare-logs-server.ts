@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { loadConfig } from "../../src/config/config.js";
+import { takeApiToken } from "../../src/domain/api-rate-limit.js";
+import { executionBucket } from "../../src/domain/limits.js";
 import { hashApiKey } from "../../src/services/accounts/api-keys.js";
-import { takeApiToken } from "../../src/services/limits/api-rate-limit.js";
-import { executionBucket } from "../../src/services/limits/limits.js";
 import { databaseFile, openDatabase } from "../../src/store/database.js";
 import { entryByIdSql, listQuery, type PageRequest } from "../../src/store/logs-store.js";
 import { openStore } from "../../src/store/store.js";

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { ensureTemporal } from "../../src/temporal/ensure-temporal.js";
+import { ensureTemporal } from "../../src/temporal/dev/ensure-temporal.js";
 import { freePort } from "../../src/util/free-port.js";
 import { bootstrapAccount, type RunningProcess, startFlowlog, unlimitedPlanLimits } from "./processes.js";
 

@@ -1,18 +1,13 @@
 import { Headers } from "undici";
 import { z } from "zod";
 import { defaultQuotas } from "../config/quotas.js";
+import { costOf, defaultModelPrices, type PriceTable, type TokenCost } from "../domain/model-prices.js";
 import { exchange, type OutboundReply } from "../outbound/exchange.js";
 import { OutboundFailure } from "../outbound/failure.js";
 import { createRedactor } from "../outbound/redaction.js";
 import { type Attempted, type RetryLoopOptions, withRetries } from "../outbound/retry-loop.js";
 import { isRetryableStatus, retryAfterMs } from "../outbound/retry-policy.js";
 import { parseOutboundUrl } from "../outbound/url-policy.js";
-import {
-  costOf,
-  defaultModelPrices,
-  type PriceTable,
-  type TokenCost,
-} from "../services/pricing/model-prices.js";
 import type { TokenCounts } from "../store/records.js";
 
 /**

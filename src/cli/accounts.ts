@@ -12,6 +12,7 @@ import {
   WorkspaceSchema,
 } from "../../gen/flowlog/admin/v1/admin_service_pb.js";
 import type { Config } from "../config/config.js";
+import { plans } from "../domain/plans.js";
 import {
   AccountsService,
   type Bootstrapped,
@@ -19,7 +20,6 @@ import {
   defaultWorkspaceName,
 } from "../services/accounts/accounts-service.js";
 import { apiKeyMessage, userMessage, workspaceMessage } from "../services/accounts/admin-service.js";
-import { plans } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { withContext } from "./context.js";
 

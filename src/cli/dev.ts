@@ -4,7 +4,7 @@ import { startApiServer } from "../server/api-server.js";
 import { openStore } from "../store/store.js";
 import { activityDepsFrom } from "../temporal/activities/deps.js";
 import { lazyTemporalClient } from "../temporal/client.js";
-import { ensureTemporal } from "../temporal/ensure-temporal.js";
+import { ensureTemporal } from "../temporal/dev/ensure-temporal.js";
 import { FLOWLOG_TASK_QUEUE } from "../temporal/task-queue.js";
 import { createFlowlogWorker } from "../temporal/worker.js";
 import { untilStopSignal } from "./signals.js";

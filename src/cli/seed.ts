@@ -1,7 +1,7 @@
 import { ConnectError } from "@connectrpc/connect";
 import { type Command, InvalidArgumentError } from "commander";
 import type { Config } from "../config/config.js";
-import { seedWorkspace } from "../services/seed/seed.js";
+import { seedWorkspace } from "../seed/seed.js";
 import type { Store } from "../store/store.js";
 
 interface SeedCommandOptions {

@@ -1,8 +1,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { defaultPlanLimits, type PlanTable } from "../services/accounts/plans.js";
-import { type Plan, plans } from "../store/records.js";
+import { defaultPlanLimits, type Plan, type PlanTable, plans } from "../domain/plans.js";
 import { jsonText, positiveInteger, strictObject } from "./json-settings.js";
 import {
   type ConnectionLimits,

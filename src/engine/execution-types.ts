@@ -1,7 +1,7 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { AgentOutput } from "../blocks/agent.js";
 import type { HttpRequestResult } from "../blocks/http-request.js";
-import type { ModelUsage } from "../services/pricing/model-prices.js";
+import type { ModelUsage } from "../domain/model-prices.js";
 import type { Trigger } from "../store/records.js";
 import type { SpanJson, WorkflowStateJson } from "./json-shapes.js";
 

@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import type { ModelUsage } from "../services/pricing/model-prices.js";
+import type { ModelUsage } from "../domain/model-prices.js";
 import { ownValue } from "../util/own-property.js";
 import { type ContainerRun, runLoop, runParallel, type WalkScope } from "./containers.js";
 import type {

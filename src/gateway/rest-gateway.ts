@@ -9,11 +9,11 @@ import { problemFromError } from "../errors/problem.js";
 import { toPublicError } from "../errors/public-error.js";
 import { clientAddressKey, type FrontDoor, rateHeadersOf } from "../server/front-door.js";
 import { clientAddress } from "../server/rpc-handler.js";
+import { restStatusKey } from "../services/rest-status.js";
 import { bodyViolations } from "./body-errors.js";
 import { type HttpRoute, matchRoutes } from "./http-rules.js";
 import { BodyTooLarge, readRequestBody } from "./request-body.js";
 import { buildRequestJson } from "./request-json.js";
-import { restStatusKey } from "./rest-status.js";
 
 type NodeHandler = NonNullable<ConnectNodeAdapterOptions["fallback"]>;
 export type NodeRequest = Parameters<NodeHandler>[0];

@@ -3,8 +3,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { AdminService } from "../../gen/flowlog/admin/v1/admin_service_pb.js";
 import { hashApiKey } from "../services/accounts/api-keys.js";
 import { checkOperatorToken } from "../services/accounts/operator-token.js";
+import type { Caller } from "../services/caller.js";
 import type { AccountsStore } from "../store/accounts-store.js";
-import type { Caller } from "./caller.js";
 
 export interface AuthenticationOptions {
   accounts: AccountsStore;

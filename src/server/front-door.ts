@@ -12,8 +12,8 @@ import type {
 } from "@connectrpc/connect/protocol";
 import { isFailedAuthentication } from "../errors/failed-authentication.js";
 import { toPublicError } from "../errors/public-error.js";
+import { callerKey } from "../services/caller.js";
 import type { Authenticator } from "./authentication.js";
-import { callerKey } from "./caller.js";
 import type { FailedAuthenticationThrottle } from "./failed-authentication.js";
 import type { ApiRateLimiter } from "./rate-limit.js";
 

@@ -1,9 +1,9 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { PlanTable } from "../services/accounts/plans.js";
-import { type ApiRateLimit, takeApiToken } from "../services/limits/api-rate-limit.js";
+import { type ApiRateLimit, takeApiToken } from "../domain/api-rate-limit.js";
+import type { PlanTable } from "../domain/plans.js";
+import type { Caller } from "../services/caller.js";
 import type { Store } from "../store/store.js";
 import { isoFromMs } from "../util/time.js";
-import type { Caller } from "./caller.js";
 
 /** One authenticated request's take: the X-RateLimit-* headers every answer carries, and the refusal if empty. */
 export interface RateLimitOutcome {

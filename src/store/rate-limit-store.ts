@@ -1,25 +1,6 @@
-import type { BucketShape } from "../services/accounts/plans.js";
+import type { BucketShape } from "../domain/plans.js";
+import { type BucketRow, type BucketState, bucketState, type TakeResult } from "../domain/token-bucket.js";
 import type { Db } from "./database.js";
-
-/** A bucket as of one instant. */
-export interface BucketState {
-  /** Whole tokens available. */
-  remaining: number;
-  /** When the next whole token arrives; the instant itself when the bucket is full. */
-  resetAtMs: number;
-}
-
-export interface TakeResult extends BucketState {
-  allowed: boolean;
-  /** Whole seconds, rounded up, until a token is available; only when refused. */
-  retryAfterSeconds?: number;
-}
-
-/** What a statement returns about one bucket: its exact tokens and the instant they are counted at. */
-export interface BucketRow {
-  tokens: number;
-  asOf: number;
-}
 
 /** The named parameters that `peekBucketSql(_, name)` and the take read, for one bucket shape. */
 export function bucketParams(name: string, shape: BucketShape): Record<string, number> {
@@ -103,15 +84,4 @@ export class RateLimitStore {
     >;
     return bucketState(bucketRowOf(row, "bucket"), shape, nowMs);
   }
-}
-
-/**
- * Whole tokens and the time of the next whole one. Tokens are counted at `asOf`, which is later than
- * `nowMs` only when another process's clock is ahead; the next token is due from then.
- */
-export function bucketState({ tokens, asOf }: BucketRow, shape: BucketShape, nowMs: number): BucketState {
-  const remaining = Math.floor(tokens);
-  if (tokens >= shape.maxBurst) return { remaining, resetAtMs: nowMs };
-  const msToNextToken = ((remaining + 1 - tokens) * 60_000) / shape.requestsPerMinute;
-  return { remaining, resetAtMs: asOf + Math.ceil(msToNextToken) };
 }

@@ -1,7 +1,8 @@
 /** What the store keeps, in the product's words (D5, D17). Times are Unix milliseconds. */
 
-export const plans = ["free", "pro", "team", "enterprise"] as const;
-export type Plan = (typeof plans)[number];
+import type { Plan } from "../domain/plans.js";
+
+export type { Plan };
 
 export const levels = ["info", "error"] as const;
 export type Level = (typeof levels)[number];

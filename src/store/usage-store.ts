@@ -1,6 +1,7 @@
-import type { BucketShape } from "../services/accounts/plans.js";
+import type { BucketShape } from "../domain/plans.js";
+import type { BucketRow } from "../domain/token-bucket.js";
 import type { Db } from "./database.js";
-import { type BucketRow, bucketParams, bucketRowOf, peekBucketSql } from "./rate-limit-store.js";
+import { bucketParams, bucketRowOf, peekBucketSql } from "./rate-limit-store.js";
 
 /** A token bucket by key, with the shape it has for its user's plan. */
 export interface BucketRef {

@@ -1,15 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { z } from "zod";
+import { type Plan, plans } from "../../domain/plans.js";
 import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
 import type { AccountsStore } from "../../store/accounts-store.js";
-import {
-  type ApiKeyRecord,
-  type Plan,
-  plans,
-  type UserRecord,
-  type WorkspaceRecord,
-} from "../../store/records.js";
+import type { ApiKeyRecord, UserRecord, WorkspaceRecord } from "../../store/records.js";
 import { newId } from "../../util/ids.js";
 import { apiKeyPrefix, generateApiKey, hashApiKey } from "./api-keys.js";
 

@@ -8,9 +8,10 @@ import type {
   DeliverySchema,
   ListDeliveriesRequest,
 } from "../../../gen/flowlog/notifications/v1/deliveries_service_pb.js";
+import { computeLimits } from "../../domain/limits.js";
+import type { PlanTable } from "../../domain/plans.js";
 import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
 import { completionEventType, sampleCompletionEvent } from "../../notifications/event.js";
-import { callerOf } from "../../server/caller.js";
 import {
   type DeliveryAttemptRecord,
   type DeliveryFilter,
@@ -30,8 +31,7 @@ import { FLOWLOG_TASK_QUEUE } from "../../temporal/task-queue.js";
 import type { deliverNotification } from "../../temporal/workflows/index.js";
 import { newId } from "../../util/ids.js";
 import { isoFromMs } from "../../util/time.js";
-import type { PlanTable } from "../accounts/plans.js";
-import { computeLimits } from "../limits/limits.js";
+import { callerOf } from "../caller.js";
 import { defaultPageSize, maxPageSize } from "../logs/list-logs-query.js";
 import { requireMember, visibleTo } from "../workspace-access.js";
 

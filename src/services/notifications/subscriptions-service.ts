@@ -6,11 +6,11 @@ import type {
 } from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
 import type { Quotas } from "../../config/quotas.js";
 import { quotaReached } from "../../errors/api-errors.js";
-import { callerOf } from "../../server/caller.js";
 import type { Store } from "../../store/store.js";
 import type { SubscriptionRecord } from "../../store/subscriptions-store.js";
 import { ensureInactivityWatchers } from "../../temporal/start-inactivity-watch.js";
 import { newId } from "../../util/ids.js";
+import { callerOf } from "../caller.js";
 import { requireMember } from "../workspace-access.js";
 import { resolveSettings } from "./subscription-settings.js";
 import { subscriptionView } from "./subscription-view.js";

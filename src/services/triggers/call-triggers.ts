@@ -1,7 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { WorkflowsService } from "../../../gen/flowlog/workflows/v1/workflows_service_pb.js";
-import { setRestStatus } from "../../gateway/rest-status.js";
-import { callerOf } from "../../server/caller.js";
+import { callerOf } from "../caller.js";
+import { setRestStatus } from "../rest-status.js";
 import { type ExecutionDependencies, outputValue, runWorkflow } from "./executions.js";
 
 /**

@@ -3,16 +3,16 @@ import type { Value } from "@bufbuild/protobuf/wkt";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { type Client, isGrpcDeadlineError } from "@temporalio/client";
 import type { Quotas } from "../../config/quotas.js";
+import { admitExecution } from "../../domain/admission.js";
+import type { ExecutionMode } from "../../domain/limits.js";
+import type { PlanTable } from "../../domain/plans.js";
 import type { ExecutionResult } from "../../engine/execution-types.js";
 import { syncDeadlineExceeded } from "../../errors/api-errors.js";
 import type { Trigger, UserRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { startExecution } from "../../temporal/start-execution.js";
 import { newId } from "../../util/ids.js";
-import type { PlanTable } from "../accounts/plans.js";
-import type { ExecutionMode } from "../limits/limits.js";
 import { visibleWorkflow } from "../workspace-access.js";
-import { admitExecution } from "./admission.js";
 
 export interface ExecutionDependencies {
   store: Store;

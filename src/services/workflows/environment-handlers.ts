@@ -2,10 +2,10 @@ import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { WorkflowsService } from "../../../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import type { Quotas } from "../../config/quotas.js";
 import { type FieldViolation, invalidArgument, quotaReached } from "../../errors/api-errors.js";
-import { callerOf } from "../../server/caller.js";
 import type { EnvironmentVariableRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { isoFromMs } from "../../util/time.js";
+import { callerOf } from "../caller.js";
 import { requireMember } from "../workspace-access.js";
 
 /** What `{{NAME}}` reads (engine/references.ts), so every saved variable can be referenced (D14). */

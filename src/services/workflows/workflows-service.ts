@@ -3,10 +3,10 @@ import type { WorkflowState } from "../../../gen/flowlog/workflows/v1/workflow_p
 import type { WorkflowsService } from "../../../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import type { Quotas } from "../../config/quotas.js";
 import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
-import { callerOf } from "../../server/caller.js";
 import type { StoredWorkflowRecord, UserRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { newId } from "../../util/ids.js";
+import { callerOf } from "../caller.js";
 import { requireMember, visibleTo, visibleWorkflow } from "../workspace-access.js";
 import { createEnvironmentHandlers } from "./environment-handlers.js";
 import { validateWorkflowState } from "./validation.js";

@@ -2,8 +2,9 @@ import { createHash } from "node:crypto";
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { evaluateAlertRule } from "../../alerts/rules.js";
 import { defaultQuotas } from "../../config/quotas.js";
+import { deliveryPolicy, retryDelayMs } from "../../domain/delivery-schedule.js";
+import { computeLimits } from "../../domain/limits.js";
 import type { AlertFiredEvent } from "../../notifications/alert-event.js";
-import { deliveryPolicy, retryDelayMs } from "../../notifications/delivery-schedule.js";
 import { buildAlertFiredEmail, buildEmail, sendEmailAttempt } from "../../notifications/email.js";
 import {
   type AlertPayload,
@@ -15,7 +16,6 @@ import {
 } from "../../notifications/event.js";
 import { deliveryTimeoutMs, sendWebhookAttempt } from "../../notifications/http-channel.js";
 import { sendSlackAttempt } from "../../notifications/slack.js";
-import { computeLimits } from "../../services/limits/limits.js";
 import type {
   AttemptOutcome,
   DeliveryAttemptRecord,

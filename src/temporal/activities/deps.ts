@@ -1,8 +1,8 @@
 import type { Config } from "../../config/config.js";
 import type { Quotas } from "../../config/quotas.js";
-import type { DeliveryPolicy } from "../../notifications/delivery-schedule.js";
-import type { PlanTable } from "../../services/accounts/plans.js";
-import type { PriceTable } from "../../services/pricing/model-prices.js";
+import type { DeliveryPolicy } from "../../domain/delivery-schedule.js";
+import type { PriceTable } from "../../domain/model-prices.js";
+import type { PlanTable } from "../../domain/plans.js";
 import type { Store } from "../../store/store.js";
 
 /** What the worker's activities reach the outside through; the worker process builds it from its config. */

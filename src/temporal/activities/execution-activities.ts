@@ -3,14 +3,14 @@ import { ConnectError } from "@connectrpc/connect";
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import type { Client } from "@temporalio/client";
 import { defaultQuotas } from "../../config/quotas.js";
+import { admitExecution } from "../../domain/admission.js";
+import { executionCost } from "../../domain/model-prices.js";
 import {
   type ExecutionLog,
   executionRefusedFailure,
   type LoadedWorkflow,
 } from "../../engine/execution-types.js";
 import { asWorkflowState } from "../../engine/json-shapes.js";
-import { executionCost } from "../../services/pricing/model-prices.js";
-import { admitExecution } from "../../services/triggers/admission.js";
 import type { LogEntryRecord } from "../../store/records.js";
 import { newId } from "../../util/ids.js";
 import { startFanOut } from "../start-fan-out.js";

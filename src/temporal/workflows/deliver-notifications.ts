@@ -6,7 +6,7 @@ import {
   proxyActivities,
   startChild,
 } from "@temporalio/workflow";
-import { maxAttemptsCeiling, retryDelaysMs } from "../../notifications/delivery-schedule.js";
+import { maxAttemptsCeiling, retryDelaysMs } from "../../domain/delivery-schedule.js";
 import type { DeliveryInput } from "../activities/delivery-activities.js";
 // Types only: activity code never enters the deterministic workflow bundle.
 import type { Activities } from "../activities/index.js";

@@ -1,10 +1,10 @@
 import { Connection } from "@temporalio/client";
+import { registerSearchAttributes } from "../register-search-attributes.js";
 import {
   startTemporalDevServer,
   type TemporalDevServer,
   type TemporalDevServerOptions,
 } from "./dev-server.js";
-import { registerSearchAttributes } from "./register-search-attributes.js";
 
 export interface EnsureTemporalOptions extends TemporalDevServerOptions {
   /** An existing frontend (TEMPORAL_ADDRESS); when set, no dev server is started (D3). */

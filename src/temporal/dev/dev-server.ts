@@ -4,8 +4,8 @@ import { createServer } from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Connection } from "@temporalio/client";
+import { flowlogSearchAttributes } from "../search-attributes.js";
 import { resolveTemporalCli } from "./cli-binary.js";
-import { flowlogSearchAttributes } from "./search-attributes.js";
 
 export interface TemporalDevServerOptions {
   /** Holds `temporal.sqlite`, so executions survive a restart of `flowlog dev` (D3). */

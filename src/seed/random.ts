@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type IdKind, newId } from "../../util/ids.js";
+import { type IdKind, newId } from "../util/ids.js";
 
 /**
  * A seeded pseudo-random source (sfc32, seeded from SHA-256 of the seed text): the same seed yields the

@@ -1,8 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { UserRecord } from "../../store/records.js";
-import type { Store } from "../../store/store.js";
-import type { PlanTable } from "../accounts/plans.js";
-import { computeLimits, type ExecutionMode, takeExecutionToken } from "../limits/limits.js";
+import type { UserRecord } from "../store/records.js";
+import type { Store } from "../store/store.js";
+import { computeLimits, type ExecutionMode, takeExecutionToken } from "./limits.js";
+import type { PlanTable } from "./plans.js";
 
 /**
  * Admits one workflow execution for the user who pays for it (D12), or refuses it with a clear error:

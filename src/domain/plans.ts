@@ -1,4 +1,6 @@
-import type { Plan } from "../../store/records.js";
+/** The plans of the spec's tables (D5). */
+export const plans = ["free", "pro", "team", "enterprise"] as const;
+export type Plan = (typeof plans)[number];
 
 /** A token bucket's shape: the sustained rate and how many tokens it can hold. */
 export interface BucketShape {

@@ -1,11 +1,11 @@
 import { create } from "@bufbuild/protobuf";
-import { type Limits, LimitsSchema, type RateLimitBucket } from "../../../gen/flowlog/logs/v1/limits_pb.js";
-import { type BucketState, bucketState, type TakeResult } from "../../store/rate-limit-store.js";
-import type { UserRecord } from "../../store/records.js";
-import type { Store } from "../../store/store.js";
-import type { BucketRef } from "../../store/usage-store.js";
-import { isoFromMs } from "../../util/time.js";
-import type { BucketShape, PlanTable } from "../accounts/plans.js";
+import { type Limits, LimitsSchema, type RateLimitBucket } from "../../gen/flowlog/logs/v1/limits_pb.js";
+import type { UserRecord } from "../store/records.js";
+import type { Store } from "../store/store.js";
+import type { BucketRef } from "../store/usage-store.js";
+import { isoFromMs } from "../util/time.js";
+import type { BucketShape, PlanTable } from "./plans.js";
+import { type BucketState, bucketState, type TakeResult } from "./token-bucket.js";
 
 export type ExecutionMode = "sync" | "async";
 

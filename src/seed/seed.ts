@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
-import type { ExecutionRecord, WorkflowRecord } from "../../store/records.js";
-import type { Store } from "../../store/store.js";
-import type { FolderRecord } from "../../store/workflows-store.js";
+import { type FieldViolation, invalidArgument } from "../errors/api-errors.js";
+import type { ExecutionRecord, WorkflowRecord } from "../store/records.js";
+import type { Store } from "../store/store.js";
+import type { FolderRecord } from "../store/workflows-store.js";
 import { demoWorkflows } from "./demo-workflows.js";
 import { generateExecutions } from "./generate.js";
 import { Random } from "./random.js";

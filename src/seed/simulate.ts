@@ -1,15 +1,15 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { costOf, type ModelUsage } from "../domain/model-prices.js";
 import type {
   BlockJson,
   LoopJson,
   ParallelJson,
   SpanJson,
   WorkflowStateJson,
-} from "../../engine/json-shapes.js";
-import { normalizeBlockName, ReferenceResolutionError, resolveReferences } from "../../engine/references.js";
-import type { Trigger } from "../../store/records.js";
-import { isoFromMs } from "../../util/time.js";
-import { costOf, type ModelUsage } from "../pricing/model-prices.js";
+} from "../engine/json-shapes.js";
+import { normalizeBlockName, ReferenceResolutionError, resolveReferences } from "../engine/references.js";
+import type { Trigger } from "../store/records.js";
+import { isoFromMs } from "../util/time.js";
 import type { Random } from "./random.js";
 
 /** What one simulated execution of a workflow produced (D17). */

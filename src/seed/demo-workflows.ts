@@ -1,6 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { BlockJson, EdgeJson, WorkflowStateJson } from "../../engine/json-shapes.js";
-import type { WorkflowRecord } from "../../store/records.js";
+import type { BlockJson, EdgeJson, WorkflowStateJson } from "../engine/json-shapes.js";
+import type { WorkflowRecord } from "../store/records.js";
 import type { Random } from "./random.js";
 
 /** The models demo agents use, spread over workflows so the model filter has several to choose from. */

@@ -1,7 +1,7 @@
-import type { WorkflowStateJson } from "../../engine/json-shapes.js";
-import { asWorkflowState } from "../../engine/json-shapes.js";
-import type { ExecutionRecord, Trigger, WorkflowRecord } from "../../store/records.js";
-import { executionCost } from "../pricing/model-prices.js";
+import { executionCost } from "../domain/model-prices.js";
+import type { WorkflowStateJson } from "../engine/json-shapes.js";
+import { asWorkflowState } from "../engine/json-shapes.js";
+import type { ExecutionRecord, Trigger, WorkflowRecord } from "../store/records.js";
 import type { Random } from "./random.js";
 import { simulateRun } from "./simulate.js";
 

@@ -1,7 +1,7 @@
-import type { TakeResult } from "../../store/rate-limit-store.js";
-import type { UserRecord } from "../../store/records.js";
-import type { Store } from "../../store/store.js";
-import type { PlanTable } from "../accounts/plans.js";
+import type { UserRecord } from "../store/records.js";
+import type { Store } from "../store/store.js";
+import type { PlanTable } from "./plans.js";
+import type { TakeResult } from "./token-bucket.js";
 
 /** The outcome of one API call's take, with the refill rate the X-RateLimit-Limit header reports (D11). */
 export interface ApiRateLimit extends TakeResult {

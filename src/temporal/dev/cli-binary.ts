@@ -1,4 +1,4 @@
-import { type GoBinary, resolveGoBinary } from "../tools/go-binary.js";
+import { type GoBinary, resolveGoBinary } from "../../tools/go-binary.js";
 
 /** D25: v1.5.1 is the newest CLI tag that `go install` can build (later tags carry `replace` directives). */
 export const temporalCli: GoBinary = {

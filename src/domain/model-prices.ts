@@ -1,5 +1,5 @@
-import type { CostRecord, ModelCostRecord, TokenCounts } from "../../store/records.js";
-import { ownValue } from "../../util/own-property.js";
+import type { CostRecord, ModelCostRecord, TokenCounts } from "../store/records.js";
+import { ownValue } from "../util/own-property.js";
 
 /** What a model costs, in USD per million tokens. */
 export interface ModelPrice {
