@@ -147,7 +147,10 @@ async function readJsonBody(req: NodeRequest, maxBodyBytes: number): Promise<Jso
 
 /** A refusal before the handler ran; a body left unread ends the HTTP/1.1 connection rather than draining it. */
 function writeRefusal(req: NodeRequest, res: NodeResponse, error: ConnectError): void {
-  if (req.httpVersionMajor === 1 && !req.readableEnded) res.setHeader("connection", "close");
+  const bodyLeft =
+    !req.readableEnded &&
+    (Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined);
+  if (req.httpVersionMajor === 1 && bodyLeft) res.setHeader("connection", "close");
   writeProblem(res, error, error instanceof BodyTooLarge ? 413 : undefined);
 }
 
