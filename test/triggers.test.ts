@@ -19,7 +19,7 @@ import { executionWorkflowId } from "../src/temporal/start-execution.js";
 import { FLOWLOG_TASK_QUEUE } from "../src/temporal/task-queue.js";
 import { newId } from "../src/util/ids.js";
 import { isoFromMs } from "../src/util/time.js";
-import { clientWithKey, restWithKey, rpcError } from "./support/api-server.js";
+import { clientWithKey, restWithKey, rpcClients, rpcError } from "./support/api-server.js";
 import { type RunningWorker, startWorker } from "./support/engine.js";
 import {
   createAccount,
@@ -227,9 +227,29 @@ describe("api trigger: POST /api/v1/workflows/{id}/execute (D15)", () => {
     expect(answer.status, answer.text).toBe(202);
     expect(answer.json).toMatchObject({ executionId: expect.stringMatching(/^ex_/) });
     expect(answer.json).not.toHaveProperty("output");
+    // D30: an async execution has no result yet, so no status at all (not "").
+    expect(answer.json).not.toHaveProperty("status");
     const entry = await loggedEntry({ executionId: (answer.json as Answer).executionId });
     expect(entry).toMatchObject({ trigger: "api", level: "info" });
     expect(entry.executionData.finalOutput).toMatchObject({ data: { echo: "later" } });
+  });
+
+  it("over every RPC protocol an async answer has no status set and a sync one has it (D30)", async () => {
+    for (const [protocol, client] of rpcClients(WorkflowsService, flowlog.server.url)) {
+      const headers = { "x-api-key": alice.key };
+      const later = await client.executeWorkflow(
+        { id: workflowId, input: asValue({ message: "later" }), async: true },
+        { headers },
+      );
+      const now = await client.executeWorkflow(
+        { id: workflowId, input: asValue({ message: "now" }) },
+        { headers },
+      );
+
+      expect(later.executionId, protocol).toMatch(/^ex_/);
+      expect(later.status, protocol).toBeUndefined();
+      expect(now.status, protocol).toBe("success");
+    }
   });
 });
 
