@@ -156,6 +156,27 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
     expect(usageOf(under)).toMatchObject({ currentPeriodCost: 9.5, limit: 10, isExceeded: false });
     expect(usageOf(at)).toMatchObject({ currentPeriodCost: 100, limit: 100, plan: "pro", isExceeded: true });
   });
+
+  it("is the exact decimal sum of the executions' nano-dollar costs, with no float noise (D30)", () => {
+    const tenths = newUser();
+    store.logs.insertExecutions([execution(tenths.id, now, 0.1), execution(tenths.id, now, 0.2)]);
+    expect(usageOf(tenths)?.currentPeriodCost).toBe(0.3);
+
+    // Agent-sized costs in whole nano-dollars (as model-prices.ts rounds them), many of them: a float
+    // running total drifts (216.815694400001 in issue 14); the month's sum must not.
+    const busy = newUser("enterprise");
+    const nanos = Array.from({ length: 2000 }, (_, i) => 108_407_847 + ((i * 7_919) % 1_000));
+    const exactNanos = nanos.reduce((sum, n) => sum + BigInt(n), 0n);
+    const drifting = nanos.reduce((sum, n) => sum + n / 1e9, 0);
+    expect(drifting).not.toBe(Number(exactNanos) / 1e9);
+    store.logs.insertExecutions(nanos.map((n) => execution(busy.id, now, n / 1e9)));
+
+    const cost = usageOf(busy)?.currentPeriodCost ?? Number.NaN;
+    expect(cost).toBe(Number(exactNanos) / 1e9);
+    expect(String(cost).split(".")[1]?.length ?? 0).toBeLessThanOrEqual(9);
+    const json = toJson(LimitsSchema, limitsOf(busy), { alwaysEmitImplicit: true }) as { usage: unknown };
+    expect(JSON.stringify(json.usage)).toContain(`"currentPeriodCost":${String(Number(exactNanos) / 1e9)},`);
+  });
 });
 
 describe("Plan limits are configurable: FLOWLOG_PLAN_LIMITS (D12, all defaults configurable)", () => {

@@ -266,6 +266,25 @@ const migrations: string[] = [
   -- The rules read a workflow's recent executions by time (D21 windows).
   CREATE INDEX log_entries_by_workflow_time ON log_entries (workflow_id, started_at);
   `,
+  `
+  -- USD amounts are exact to 1e-9 (D30): each execution's cost is whole nano-dollars, and the month's sum
+  -- is rounded to them at every addition, so it is the exact decimal sum (up to 2^53 nano-USD) instead of
+  -- a float that drifts one addition at a time (216.815694400001). Existing sums are taken again.
+  DROP TRIGGER usage_periods_add;
+  CREATE TRIGGER usage_periods_add AFTER INSERT ON log_entries WHEN NEW.billed_user_id IS NOT NULL
+  BEGIN
+    INSERT INTO usage_periods (user_id, period_start, cost)
+    VALUES (NEW.billed_user_id, unixepoch(NEW.started_at / 1000, 'unixepoch', 'start of month') * 1000,
+      round(NEW.cost_total, 9))
+    ON CONFLICT (user_id, period_start) DO UPDATE SET cost = round(cost + excluded.cost, 9);
+  END;
+
+  DELETE FROM usage_periods;
+  INSERT INTO usage_periods (user_id, period_start, cost)
+  SELECT billed_user_id, unixepoch(started_at / 1000, 'unixepoch', 'start of month') * 1000,
+    round(sum(round(cost_total, 9)), 9)
+  FROM log_entries WHERE billed_user_id IS NOT NULL GROUP BY 1, 2;
+  `,
 ];
 
 export function migrate(db: Database): void {
