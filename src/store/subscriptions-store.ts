@@ -1,3 +1,5 @@
+import type { AlertRuleName } from "../domain/alert-rules.js";
+import { admitsExecution } from "../domain/subscription-matching.js";
 import { decryptSecret, encryptSecret } from "../security/secrets.js";
 import type { Db } from "./database.js";
 import type { CappedCreate, Level, Trigger } from "./records.js";
@@ -5,17 +7,8 @@ import type { CappedCreate, Level, Trigger } from "./records.js";
 export const channels = ["webhook", "email", "slack"] as const;
 export type Channel = (typeof channels)[number];
 
-/** D21; src/alerts/rules.ts evaluates the six driven by executions, the no-activity watcher the seventh. */
-export const alertRuleNames = [
-  "consecutive_failures",
-  "failure_rate",
-  "latency_threshold",
-  "latency_spike",
-  "cost_threshold",
-  "no_activity",
-  "error_count",
-] as const;
-export type AlertRuleName = (typeof alertRuleNames)[number];
+// The rule names are the keys of the alert-rule table (D21); re-exported beside the record that holds one.
+export type { AlertRuleName } from "../domain/alert-rules.js";
 
 /** Where a subscription sends: the settings of its one channel (D18, D20). */
 export type ChannelConfig =
@@ -233,9 +226,8 @@ export class SubscriptionsStore {
   }
 
   /**
-   * The subscriptions a completed execution notifies (spec "Events"): active, not deleted, selecting its
-   * workflow (or all workflows), and whose level and trigger filters admit it (empty = all, D18). Alert
-   * rules are not evaluated here, and the level filter does not apply to a subscription with one (D21).
+   * The subscriptions a completed execution notifies (spec "Events"): active, not deleted, and admitting
+   * it (domain/subscription-matching.ts). Alert rules are not evaluated here.
    */
   matching(workspaceId: string, execution: ExecutionFacts): SubscriptionForDelivery[] {
     return this.matchingRows(workspaceId, execution).map((row) => this.forDelivery(row));
@@ -247,14 +239,9 @@ export class SubscriptionsStore {
   }
 
   private matchingRows(workspaceId: string, execution: ExecutionFacts): SubscriptionRow[] {
-    return (this.statements.activeOfWorkspace.all(workspaceId) as SubscriptionRow[]).filter((row) => {
-      const s = toRecord(row);
-      return (
-        (s.allWorkflows || s.workflowIds.includes(execution.workflowId)) &&
-        (s.alertRule !== null || s.levelFilter.length === 0 || s.levelFilter.includes(execution.level)) &&
-        (s.triggerFilter.length === 0 || s.triggerFilter.includes(execution.trigger))
-      );
-    });
+    return (this.statements.activeOfWorkspace.all(workspaceId) as SubscriptionRow[]).filter((row) =>
+      admitsExecution(toRecord(row), execution),
+    );
   }
 
   /** Deleted ones too (with deletedAt): a delivery in progress decides what a deletion means to it. */

@@ -4,13 +4,12 @@ import type {
   NotificationSubscription,
   WebhookChannel,
 } from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
+import { alertRuleNames, alertRules, type NumberRange } from "../../domain/alert-rules.js";
 import { type FieldViolation, invalidArgument, listLengthViolations } from "../../errors/api-errors.js";
 import { newSecretToken } from "../../security/tokens.js";
 import { levels, triggers } from "../../store/records.js";
 import {
-  type AlertRuleName,
   type AlertRuleRecord,
-  alertRuleNames,
   type Channel,
   type ChannelConfig,
   channels,
@@ -252,25 +251,6 @@ function filterOf<T extends string>(
   return [...new Set(given)] as T[];
 }
 
-/** What X means for each rule (D21), with its range; windowHours is Y, for the rules that have one. */
-const ruleShapes: Record<AlertRuleName, { threshold: Range & { what: string }; windowed: boolean }> = {
-  consecutive_failures: {
-    threshold: { what: "a number of executions", min: 1, integer: true },
-    windowed: false,
-  },
-  failure_rate: { threshold: { what: "a percentage", min: 0, max: 100 }, windowed: true },
-  latency_threshold: { threshold: { what: "seconds", above: 0 }, windowed: false },
-  // A spike is relative to the average: 300 (four times as slow) is as valid as 50.
-  latency_spike: { threshold: { what: "a percentage", above: 0 }, windowed: true },
-  cost_threshold: { threshold: { what: "USD", above: 0 }, windowed: false },
-  no_activity: { threshold: { what: "hours", above: 0, max: 8760 }, windowed: false },
-  // "More than X errors": 0 alerts on the first error.
-  error_count: { threshold: { what: "a number of errors", min: 0, integer: true }, windowed: true },
-};
-
-/** Windows look back over stored executions: at most 30 days. */
-const windowRange: Range = { above: 0, max: 720 };
-
 /** Given in an update, the rule replaces the current one; with an empty rule it removes it. */
 function alertRuleOf(
   given: AlertRule | undefined,
@@ -287,21 +267,22 @@ function alertRuleOf(
     });
     return null;
   }
-  const shape = ruleShapes[rule];
-  const thresholdProblem = rangeProblem(threshold, shape.threshold);
+  // The rule's fields, their units and ranges are its entry in the alert-rule table (D21).
+  const fields = alertRules[rule];
+  const thresholdProblem = rangeProblem(threshold, fields.threshold.range);
   if (thresholdProblem) {
     violations.push({
       field: "alertRule.threshold",
-      message: `alertRule.threshold of ${rule} is ${shape.threshold.what}: ${thresholdProblem}`,
+      message: `alertRule.threshold of ${rule} is ${fields.threshold.described}: ${thresholdProblem}`,
     });
   }
-  if (shape.windowed) {
+  if (fields.windowHours) {
     const windowProblem =
-      windowHours === undefined ? "it is required" : rangeProblem(windowHours, windowRange);
+      windowHours === undefined ? "it is required" : rangeProblem(windowHours, fields.windowHours.range);
     if (windowProblem) {
       violations.push({
         field: "alertRule.windowHours",
-        message: `alertRule.windowHours of ${rule} is hours: ${windowProblem}`,
+        message: `alertRule.windowHours of ${rule} is ${fields.windowHours.described}: ${windowProblem}`,
       });
     }
   } else if (windowHours !== undefined) {
@@ -310,14 +291,7 @@ function alertRuleOf(
   return { rule, threshold, windowHours: windowHours ?? null };
 }
 
-interface Range {
-  min?: number;
-  above?: number;
-  max?: number;
-  integer?: boolean;
-}
-
-function rangeProblem(value: number, range: Range): string | undefined {
+function rangeProblem(value: number, range: NumberRange): string | undefined {
   if (!Number.isFinite(value)) return "it must be a finite number";
   if (range.integer && !Number.isInteger(value)) return "it must be a whole number";
   if (range.above !== undefined && value <= range.above) return `it must be greater than ${range.above}`;

@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import { alertRules } from "../../domain/alert-rules.js";
+import { selectsWorkflow } from "../../domain/subscription-matching.js";
 import { buildAlertFiredEvent } from "../../notifications/alert-event.js";
 import { alertCooldownMs } from "../../store/alerts-store.js";
 import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
@@ -30,7 +32,11 @@ export function inactivityActivities(deps: ActivityDeps) {
       watch.workflowId,
       subscription.triggerFilter,
     );
-    const silentUntil = (lastExecutionAt ?? watch.sinceMs) + subscription.alertRule.threshold * hourMs;
+    const silentUntil = alertRules.no_activity.silentUntil(
+      lastExecutionAt ?? watch.sinceMs,
+      subscription.alertRule.threshold,
+      hourMs,
+    );
     return {
       subscription,
       workflow,
@@ -100,11 +106,7 @@ export function inactivityActivities(deps: ActivityDeps) {
 
 /** Live, enabled and still selecting the workflow: otherwise the watch is over. */
 function applies(subscription: SubscriptionForDelivery, workflowId: string): boolean {
-  return (
-    subscription.deletedAt === null &&
-    subscription.active &&
-    (subscription.allWorkflows || subscription.workflowIds.includes(workflowId))
-  );
+  return subscription.deletedAt === null && subscription.active && selectsWorkflow(subscription, workflowId);
 }
 
 /** One alert event per (watch, due time): the same on every retry of the activity that fires it. */

@@ -1,0 +1,236 @@
+import type { AlertsStore, ExecutionScope } from "../store/alerts-store.js";
+import type { LogEntryRecord } from "../store/records.js";
+
+/**
+ * The alert rules of D21, one entry each: the rule's name (its key), what it fires on in the README's words
+ * (X is `threshold`, Y is `windowHours`), the fields it takes with their units and ranges, and its check.
+ * Validation (services/notifications/subscription-settings.ts), storage (the rule name a subscription
+ * keeps), evaluation (alerts/rules.ts on executions, the no-activity watcher by time) and the README's rule
+ * table (held to this one by test/readme-alert-rules.test.ts) all read it: a new rule is a new entry here.
+ */
+
+/** A bound on a rule's number, checked when a subscription is saved. */
+export interface NumberRange {
+  min?: number;
+  above?: number;
+  max?: number;
+  integer?: boolean;
+}
+
+/** One number a rule takes. */
+export interface RuleField {
+  /** The unit, as the README's rule table names it. */
+  unit: string;
+  /** The unit in an error message: "alertRule.threshold of failure_rate is a percentage: ...". */
+  described: string;
+  range: NumberRange;
+}
+
+/** The part of the store the execution-driven checks read: one workflow's recent executions. */
+export type ExecutionHistory = Pick<AlertsStore, "lastLevels" | "windowStats" | "firstStartedAt">;
+
+/** What a check sees when a workflow's execution completes (D21). */
+export interface ExecutionCheck {
+  /** X of the rule. */
+  threshold: number;
+  /** Y of the rule, in hours; validation on save guarantees it for the rules that take one. */
+  windowHours: number | null;
+  entry: LogEntryRecord;
+  /** The workflow's executions that pass the subscription's trigger filter. */
+  scope: ExecutionScope;
+  history: ExecutionHistory;
+  /** D21 "now": the tripping execution's end, so a replayed evaluation sees the same window. */
+  now: number;
+}
+
+/** What a check reports when its rule fires: the measure, in the unit of X, and a human sentence (D20). */
+export interface Firing {
+  observed: number;
+  reason: string;
+}
+
+interface RuleCommon {
+  /** When the rule fires, in the README's words. */
+  firesWhen: string;
+  threshold: RuleField;
+  /** null for the rules that take no window (a given one is refused). */
+  windowHours: RuleField | null;
+}
+
+/**
+ * Judged on each completed execution. Each check sees only executions started no later than the tripping
+ * one, so its answer does not depend on when the fan-out runs. The error-driven rules (failure_rate,
+ * error_count) trip only on an error: a success cannot be the execution that tripped them.
+ */
+interface ExecutionRule extends RuleCommon {
+  judged: "on-execution";
+  check(input: ExecutionCheck): Firing | null;
+}
+
+/** Judged by a durable Temporal timer, not on execution (D21): there is no execution to look at. */
+interface TimerRule extends RuleCommon {
+  judged: "by-timer";
+  /** When the silence that fires the rule is complete, counted from the last activity. */
+  silentUntil(lastActivityAt: number, threshold: number, hourMs: number): number;
+}
+
+export type AlertRuleSpec = ExecutionRule | TimerRule;
+
+/** D21: failure_rate and latency_spike say nothing about fewer executions than this. */
+export const minimumExecutions = 5;
+
+const msPerHour = 60 * 60 * 1000;
+
+/** Y of the windowed rules: windows look back over stored executions, at most 30 days. */
+const lookback: RuleField = { unit: "hours", described: "hours", range: { above: 0, max: 720 } };
+
+/** In this order in the API's "one of" message. */
+export const alertRules = {
+  consecutive_failures: {
+    firesWhen: "the last X executions all failed",
+    threshold: { unit: "executions", described: "a number of executions", range: { min: 1, integer: true } },
+    windowHours: null,
+    judged: "on-execution",
+    check({ threshold, entry, scope, history }) {
+      const count = Math.ceil(threshold);
+      const levels = history.lastLevels(scope, entry.startedAt, count);
+      if (levels.length < count || levels.some((level) => level !== "error")) return null;
+      return { observed: count, reason: `${count} executions failed in a row` };
+    },
+  },
+
+  failure_rate: {
+    firesWhen:
+      `errors / executions over the last Y hours > X %, with at least ${minimumExecutions} executions ` +
+      "and the workflow seen for Y hours",
+    threshold: { unit: "percent", described: "a percentage", range: { min: 0, max: 100 } },
+    windowHours: lookback,
+    judged: "on-execution",
+    check({ threshold, windowHours, entry, scope, history, now }) {
+      if (entry.level !== "error") return null;
+      const { windowMs, hours } = windowOf(windowHours);
+      const first = history.firstStartedAt(entry.workflowId);
+      // Not before the workflow has been watched for a whole window: a young workflow's rate is noise.
+      if (first === undefined || first > now - windowMs) return null;
+      const stats = history.windowStats({
+        ...scope,
+        fromStartedAt: now - windowMs,
+        untilStartedAt: entry.startedAt,
+      });
+      if (stats.executions < minimumExecutions) return null;
+      const rate = (stats.errors / stats.executions) * 100;
+      if (rate <= threshold) return null;
+      return {
+        observed: rate,
+        reason:
+          `${format(rate)}% of executions failed in the last ${hours} (${stats.errors} of ${stats.executions}), ` +
+          `above ${format(threshold)}%`,
+      };
+    },
+  },
+
+  latency_threshold: {
+    firesWhen: "an execution takes longer than X seconds",
+    threshold: { unit: "seconds", described: "seconds", range: { above: 0 } },
+    windowHours: null,
+    judged: "on-execution",
+    check({ threshold, entry }) {
+      const seconds = entry.totalDurationMs / 1000;
+      if (seconds <= threshold) return null;
+      return {
+        observed: seconds,
+        reason: `Execution took ${format(seconds)} s, above ${format(threshold)} s`,
+      };
+    },
+  },
+
+  latency_spike: {
+    firesWhen:
+      "an execution is X % slower than the average of the previous ones in the last Y hours " +
+      `(at least ${minimumExecutions})`,
+    // A spike is relative to the average: 300 (four times as slow) is as valid as 50.
+    threshold: { unit: "percent", described: "a percentage", range: { above: 0 } },
+    windowHours: lookback,
+    judged: "on-execution",
+    check({ threshold, windowHours, entry, scope, history, now }) {
+      const { windowMs, hours } = windowOf(windowHours);
+      const previous = history.windowStats({
+        ...scope,
+        fromStartedAt: now - windowMs,
+        untilStartedAt: entry.startedAt,
+        excludeLogId: entry.id,
+      });
+      if (previous.executions < minimumExecutions || !previous.averageDurationMs) return null;
+      const increase =
+        ((entry.totalDurationMs - previous.averageDurationMs) / previous.averageDurationMs) * 100;
+      if (increase <= threshold) return null;
+      return {
+        observed: increase,
+        reason:
+          `Execution took ${format(entry.totalDurationMs / 1000)} s, ${format(increase)}% above the average ` +
+          `${format(previous.averageDurationMs / 1000)} s of the last ${hours}`,
+      };
+    },
+  },
+
+  cost_threshold: {
+    firesWhen: "an execution costs more than X USD",
+    threshold: { unit: "USD", described: "USD", range: { above: 0 } },
+    windowHours: null,
+    judged: "on-execution",
+    check({ threshold, entry }) {
+      if (entry.cost.total <= threshold) return null;
+      return {
+        observed: entry.cost.total,
+        reason: `Execution cost $${format(entry.cost.total)}, above $${format(threshold)}`,
+      };
+    },
+  },
+
+  no_activity: {
+    firesWhen: "no execution for X hours (a durable Temporal timer, not an execution, notices it)",
+    threshold: { unit: "hours", described: "hours", range: { above: 0, max: 8760 } },
+    windowHours: null,
+    judged: "by-timer",
+    silentUntil: (lastActivityAt, threshold, hourMs) => lastActivityAt + threshold * hourMs,
+  },
+
+  error_count: {
+    firesWhen: "more than X errors in the last Y hours",
+    // "More than X errors": 0 alerts on the first error.
+    threshold: { unit: "errors", described: "a number of errors", range: { min: 0, integer: true } },
+    windowHours: lookback,
+    judged: "on-execution",
+    check({ threshold, windowHours, entry, scope, history, now }) {
+      if (entry.level !== "error") return null;
+      const { windowMs, hours } = windowOf(windowHours);
+      const { errors } = history.windowStats({
+        ...scope,
+        fromStartedAt: now - windowMs,
+        untilStartedAt: entry.startedAt,
+      });
+      if (errors <= threshold) return null;
+      return {
+        observed: errors,
+        reason: `${errors} executions failed in the last ${hours}, more than ${format(threshold)}`,
+      };
+    },
+  },
+} satisfies Record<string, AlertRuleSpec>;
+
+export type AlertRuleName = keyof typeof alertRules;
+
+export const alertRuleNames = Object.keys(alertRules) as readonly AlertRuleName[];
+
+function windowOf(windowHours: number | null): { windowMs: number; hours: string } {
+  // Validation on save requires a window for the rules that read one (D21).
+  const hours = windowHours ?? 0;
+  return { windowMs: hours * msPerHour, hours: `${format(hours)} h` };
+}
+
+/** Readable numbers in a sentence: at most two decimals, more only for amounts below a cent. */
+function format(value: number): string {
+  return Math.abs(value) < 0.01 && value !== 0
+    ? String(Number(value.toPrecision(2)))
+    : String(Math.round(value * 100) / 100);
+}
