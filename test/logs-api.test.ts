@@ -150,6 +150,87 @@ describe("GET /api/v1/logs: the spec's list form", () => {
   });
 });
 
+describe("presence: a part not asked for is absent, one asked for and empty is present (D30)", () => {
+  let carol: TestAccount;
+  let bare: string;
+  beforeAll(() => {
+    // An execution that used no model and ran no block: every part it could carry is empty.
+    carol = createAccount(flowlog.store, "team");
+    bare = createWorkflow(flowlog.store, carol.workspaceId, "Bare");
+    flowlog.store.logs.insertExecution(
+      execution(carol, bare, {
+        cost: { total: 0, tokens: { prompt: 0, completion: 0, total: 0 }, models: {} },
+        traceSpans: [],
+        finalOutput: undefined,
+      }),
+    );
+  });
+  const listed = async (query: string) => {
+    const answer = await get(`/api/v1/logs?workspaceId=${carol.workspaceId}${query}`, carol.key);
+    expect(answer.status, answer.text).toBe(200);
+    return (answer.json as { data: Json[] }).data[0] as Json;
+  };
+  const overRpc = async (request: {
+    details?: string;
+    includeTraceSpans?: boolean;
+    includeFinalOutput?: boolean;
+  }) => {
+    const entries = [];
+    for (const [name, client] of rpcClients(LogsService, flowlog.server.url)) {
+      const response = await client.listLogs(
+        { workspaceId: alice.workspaceId, limit: 1, ...request },
+        { headers: { "x-api-key": alice.key } },
+      );
+      entries.push([name, response.data[0]] as const);
+    }
+    return entries;
+  };
+
+  it("details=full with no model used has cost.models {}; asked-for empty trace spans are []", async () => {
+    expect(await listed("&details=full")).toMatchObject({ cost: { total: 0, models: {} } });
+    expect(await listed("&includeTraceSpans=true&includeFinalOutput=true")).toMatchObject({
+      executionData: { traceSpans: [], finalOutput: null },
+    });
+  });
+
+  it("includeTraceSpans alone gives traceSpans and no finalOutput, on REST and every RPC protocol", async () => {
+    const entry = (await get(`/api/v1/logs?workspaceId=${alice.workspaceId}&limit=1&includeTraceSpans=true`))
+      .json as { data: { executionData: Json }[] };
+    expect(entry.data[0]?.executionData.traceSpans).toHaveLength(1);
+    expect(entry.data[0]?.executionData).not.toHaveProperty("finalOutput");
+    for (const [name, rpcEntry] of await overRpc({ includeTraceSpans: true })) {
+      expect(rpcEntry?.executionData?.traceSpans, name).toHaveLength(1);
+      expect(rpcEntry?.executionData?.finalOutput, name).toBeUndefined();
+    }
+  });
+
+  it("includeFinalOutput gives finalOutput; basic entries carry no workflow, tokens or executionData", async () => {
+    for (const [name, rpcEntry] of await overRpc({ includeFinalOutput: true })) {
+      expect(rpcEntry?.executionData?.finalOutput?.kind.case, name).toBe("structValue");
+    }
+    for (const [name, rpcEntry] of await overRpc({})) {
+      expect(rpcEntry?.cost?.total, name).toBe(0.0123);
+      expect(rpcEntry?.cost?.tokens, name).toBeUndefined();
+      expect(rpcEntry?.workflow, name).toBeUndefined();
+      expect(rpcEntry?.executionData, name).toBeUndefined();
+    }
+    const basic = await listed("");
+    expect(basic.cost).toMatchObject({ total: 0 });
+    expect(basic.cost).not.toHaveProperty("tokens");
+    expect(basic).not.toHaveProperty("workflow");
+    expect(basic).not.toHaveProperty("executionData");
+  });
+
+  // Not yet kept (issue 14, item 6): proto3 gives repeated and map fields no presence, and the server writes
+  // implicit values (D7), so these two parts are written empty. Drop `.fails` when they are absent.
+  it.fails("details=basic has no cost.models", async () => {
+    expect(await listed("")).not.toHaveProperty("cost.models");
+  });
+  it.fails("includeFinalOutput alone has no traceSpans", async () => {
+    expect((await listed("&includeFinalOutput=true")).executionData).not.toHaveProperty("traceSpans");
+  });
+});
+
 describe("date filters (D9)", () => {
   it("reads a time without an offset as UTC, whatever the server's time zone", async () => {
     const zone = process.env.TZ;
