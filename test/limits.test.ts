@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { toJson } from "@bufbuild/protobuf";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LimitsSchema } from "../gen/flowlog/logs/v1/limits_pb.js";
 import { ConfigError, loadConfig } from "../src/config/config.js";
@@ -176,6 +177,30 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
     expect(String(cost).split(".")[1]?.length ?? 0).toBeLessThanOrEqual(9);
     const json = toJson(LimitsSchema, limitsOf(busy), { alwaysEmitImplicit: true }) as { usage: unknown };
     expect(JSON.stringify(json.usage)).toContain(`"currentPeriodCost":${String(Number(exactNanos) / 1e9)},`);
+  });
+
+  it("reads a month summed as floats before the upgrade as its exact sum once migrated (D30)", () => {
+    const file = path.join(dir, "before-d30.sqlite");
+    const user = newUser();
+    const before = openStore({ file });
+    before.logs.insertExecutions(
+      Array.from({ length: 20 }, (_, i) => execution(user.id, now, (10_840_784_720 + i) / 1e9)),
+    );
+    before.close();
+    // The state an older flowlog left: a drifted running total, the D30 migration (the last) not yet applied.
+    const db = new Database(file);
+    const version = db.pragma("user_version", { simple: true }) as number;
+    db.prepare("UPDATE usage_periods SET cost = cost + 1e-12").run();
+    db.pragma(`user_version = ${version - 1}`);
+    db.close();
+
+    const after = openStore({ file });
+    try {
+      const cost = computeLimits(after, defaultPlanLimits, user, now).usage?.currentPeriodCost;
+      expect(cost).toBe(216.81569459);
+    } finally {
+      after.close();
+    }
   });
 });
 
