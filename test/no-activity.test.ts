@@ -214,6 +214,22 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
     expect(target.received).toHaveLength(0);
   });
 
+  it("stops watching a workflow the subscription no longer selects, without alerting on it", async () => {
+    const [dropped, kept] = [1, 2].map(() => createWorkflow(flowlog.store, alice.workspaceId));
+    const target = await receiver();
+    const subscriptionId = await watch(dropped as string, target.origin, 0.25);
+    const subscription = `/api/v1/workspaces/${alice.workspaceId}/notifications/${subscriptionId}`;
+    const reselected = await restWithKey(flowlog.server.url, alice.key, "PATCH", subscription, {
+      workflowIds: [kept],
+    });
+    expect(reselected.status, reselected.text).toBe(200);
+    await temporal.workflow.getHandle(inactivityWatchId(subscriptionId, dropped as string)).result();
+    const alerted = target.received.map((_, index) => eventOf(target, index).data.workflowId);
+    expect(alerted).not.toContain(dropped);
+    // The kept workflow's watcher would go on alerting every (scaled) hour: end it with the subscription.
+    await restWithKey(flowlog.server.url, alice.key, "POST", `${subscription}:disable`);
+  });
+
   it("survives a worker restart: the timer is Temporal's, and a new worker fires it", async () => {
     const workflowId = createWorkflow(flowlog.store, alice.workspaceId);
     const target = await receiver();
