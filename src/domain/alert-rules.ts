@@ -18,7 +18,7 @@ export interface NumberRange {
 }
 
 /** One number a rule takes. */
-export interface RuleField {
+interface RuleField {
   /** The unit, as the README's rule table names it. */
   unit: string;
   /** The unit in an error message: "alertRule.threshold of failure_rate is a percentage: ...". */
@@ -30,7 +30,7 @@ export interface RuleField {
 export type ExecutionHistory = Pick<AlertsStore, "lastLevels" | "windowStats" | "firstStartedAt">;
 
 /** What a check sees when a workflow's execution completes (D21). */
-export interface ExecutionCheck {
+interface ExecutionCheck {
   /** X of the rule. */
   threshold: number;
   /** Y of the rule, in hours; validation on save guarantees it for the rules that take one. */
@@ -44,7 +44,7 @@ export interface ExecutionCheck {
 }
 
 /** What a check reports when its rule fires: the measure, in the unit of X, and a human sentence (D20). */
-export interface Firing {
+interface Firing {
   observed: number;
   reason: string;
 }
@@ -70,14 +70,17 @@ interface ExecutionRule extends RuleCommon {
 /** Judged by a durable Temporal timer, not on execution (D21): there is no execution to look at. */
 interface TimerRule extends RuleCommon {
   judged: "by-timer";
-  /** When the silence that fires the rule is complete, counted from the last activity. */
+  /**
+   * When the silence that fires the rule is complete, counted from the last activity; `hourMs` is the
+   * length of an hour, which tests shrink.
+   */
   silentUntil(lastActivityAt: number, threshold: number, hourMs: number): number;
 }
 
 export type AlertRuleSpec = ExecutionRule | TimerRule;
 
 /** D21: failure_rate and latency_spike say nothing about fewer executions than this. */
-export const minimumExecutions = 5;
+const minimumExecutions = 5;
 
 const msPerHour = 60 * 60 * 1000;
 
