@@ -2,10 +2,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { defaultPlanLimits } from "../src/domain/plans.js";
 import type { ExecutionRecord } from "../src/store/records.js";
 import type { Store } from "../src/store/store.js";
-import { EngineHarness, startWorker } from "./support/engine.js";
+import { EngineHarness, startWorker, testDeps } from "./support/engine.js";
 import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
 
 const temporal = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
@@ -48,11 +47,7 @@ describe("Logs: exactly one log entry per execution (D17)", () => {
       if (attempts === 1) throw new Error("connection lost after commit");
       return inserted;
     };
-    const worker = await startWorker(temporal, {
-      store: { ...harness.store, logs },
-      allowPrivateNetworks: true,
-      planLimits: defaultPlanLimits,
-    });
+    const worker = await startWorker(temporal, testDeps({ ...harness.store, logs }));
     try {
       const workflowId = harness.saveWorkflow({
         blocks: { start: { type: "starter", name: "Start", config: {}, enabled: true } },
@@ -80,11 +75,7 @@ describe("Logs: exactly one log entry per execution (D17)", () => {
 
     doomed.kill("SIGKILL");
     await once(doomed, "exit");
-    const replacement = await startWorker(
-      temporal,
-      { store: harness.store, allowPrivateNetworks: true, planLimits: defaultPlanLimits },
-      taskQueue,
-    );
+    const replacement = await startWorker(temporal, testDeps(harness.store), taskQueue);
     try {
       const result = await handle.result();
 
@@ -102,11 +93,7 @@ describe("Logs: a cancelled execution is logged too (D17)", () => {
   it("cancelling during a request ends the execution as an error with its one entry", async () => {
     const api = await startReceiver(() => {});
     receivers.push(api);
-    const worker = await startWorker(temporal, {
-      store: harness.store,
-      allowPrivateNetworks: true,
-      planLimits: defaultPlanLimits,
-    });
+    const worker = await startWorker(temporal, testDeps(harness.store));
     try {
       const handle = await harness.start(worker.taskQueue, callAndRespond(`${api.origin}/never`));
       await until(() => api.received.length === 1);

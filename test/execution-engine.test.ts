@@ -1,11 +1,10 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { executionCost } from "../src/domain/model-prices.js";
-import { defaultPlanLimits } from "../src/domain/plans.js";
 import type { BlockJson, EdgeJson, SpanJson } from "../src/engine/json-shapes.js";
 import { agentBaseUrlVariable, agentKeyVariable } from "../src/temporal/activities/block-activities.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
-import { EngineHarness, type RunningWorker, startWorker } from "./support/engine.js";
+import { EngineHarness, type RunningWorker, startWorker, testDeps } from "./support/engine.js";
 import { isoMs } from "./support/formats.js";
 import { type HttpReceiver, type ReceiverHandler, sendJson, startReceiver } from "./support/http-receiver.js";
 
@@ -34,11 +33,7 @@ async function receiver(handler: ReceiverHandler): Promise<HttpReceiver> {
 
 beforeAll(async () => {
   harness = await EngineHarness.connect(temporal);
-  worker = await startWorker(temporal, {
-    store: harness.store,
-    allowPrivateNetworks: true,
-    planLimits: defaultPlanLimits,
-  });
+  worker = await startWorker(temporal, testDeps(harness.store));
 });
 
 afterAll(async () => {

@@ -1,11 +1,10 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { defaultPlanLimits } from "../src/domain/plans.js";
 import type { BlockJson, SpanJson } from "../src/engine/json-shapes.js";
 import { databaseFile } from "../src/store/database.js";
 import { agentBaseUrlVariable } from "../src/temporal/activities/block-activities.js";
-import { EngineHarness, type RunningWorker, startWorker } from "./support/engine.js";
+import { EngineHarness, type RunningWorker, startWorker, testDeps } from "./support/engine.js";
 import { type HttpReceiver, type ReceiverHandler, sendJson, startReceiver } from "./support/http-receiver.js";
 
 const temporal = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
@@ -30,11 +29,7 @@ async function receiver(handler: ReceiverHandler): Promise<HttpReceiver> {
 beforeAll(async () => {
   harness = await EngineHarness.connect(temporal);
   // The default quotas (D26): 1,000 block runs per execution.
-  worker = await startWorker(temporal, {
-    store: harness.store,
-    allowPrivateNetworks: true,
-    planLimits: defaultPlanLimits,
-  });
+  worker = await startWorker(temporal, testDeps(harness.store));
 });
 
 afterAll(async () => {

@@ -19,7 +19,6 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { AgentBlockError, runAgentBlock } from "../src/blocks/agent.js";
 import { type HttpRequestOptions, runHttpRequest } from "../src/blocks/http-request.js";
 import { defaultQuotas, type Quotas } from "../src/config/quotas.js";
-import { defaultPlanLimits } from "../src/domain/plans.js";
 import type { SpanJson } from "../src/engine/json-shapes.js";
 import { buildCompletionEvent, type CompletionEvent } from "../src/notifications/event.js";
 import { sendWebhookAttempt } from "../src/notifications/http-channel.js";
@@ -27,7 +26,7 @@ import { sendSlackAttempt } from "../src/notifications/slack.js";
 import { readCapped } from "../src/outbound/capped-read.js";
 import { createRedactor } from "../src/outbound/redaction.js";
 import type { LogEntryRecord } from "../src/store/records.js";
-import { EngineHarness, type RunningWorker, startWorker } from "./support/engine.js";
+import { EngineHarness, type RunningWorker, startWorker, testDeps } from "./support/engine.js";
 import { receiversClosedAfterEach, sendJson } from "./support/http-receiver.js";
 
 /**
@@ -276,11 +275,7 @@ describe("Redirects and redaction through a real execution (D14, D24, issue 11)"
 
   beforeAll(async () => {
     harness = await EngineHarness.connect(temporal);
-    worker = await startWorker(temporal, {
-      store: harness.store,
-      allowPrivateNetworks: true,
-      planLimits: defaultPlanLimits,
-    });
+    worker = await startWorker(temporal, testDeps(harness.store));
     harness.store.environment.set(harness.account.workspaceId, "PARTNER_KEY", partnerKey, Date.now());
   });
 

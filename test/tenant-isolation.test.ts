@@ -1,11 +1,10 @@
 import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { defaultQuotas } from "../src/config/quotas.js";
-import { defaultPlanLimits } from "../src/domain/plans.js";
 import type { BlockJson, SpanJson } from "../src/engine/json-shapes.js";
 import type { Store } from "../src/store/store.js";
 import { newId } from "../src/util/ids.js";
-import { EngineHarness, type RunningWorker, startWorker } from "./support/engine.js";
+import { EngineHarness, type RunningWorker, startWorker, testDeps } from "./support/engine.js";
 import { createAccount } from "./support/flowlog.js";
 import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
 
@@ -23,12 +22,7 @@ const receivers: HttpReceiver[] = [];
 
 beforeAll(async () => {
   harness = await EngineHarness.connect(temporal);
-  worker = await startWorker(temporal, {
-    store: harness.store,
-    allowPrivateNetworks: true,
-    planLimits: defaultPlanLimits,
-    quotas,
-  });
+  worker = await startWorker(temporal, testDeps(harness.store, { quotas }));
 });
 
 afterAll(async () => {
@@ -131,7 +125,7 @@ describe("One tenant cannot hold the worker (D26)", () => {
   }, 120_000);
 
   it("a worker restarted during the flood: the quiet tenant still runs, every flood block runs, each execution is logged once", async () => {
-    const deps = { store: harness.store, allowPrivateNetworks: true, planLimits: defaultPlanLimits, quotas };
+    const deps = testDeps(harness.store, { quotas });
     const first = await startWorker(temporal, deps);
     const slow = await heldReceiver();
     const flooder = createAccount(harness.store);
@@ -179,12 +173,7 @@ describe("One tenant cannot hold the worker (D26)", () => {
       starts++;
       throw new Error("database disk image is malformed");
     };
-    const failing = await startWorker(temporal, {
-      store: { ...harness.store, environment },
-      allowPrivateNetworks: true,
-      planLimits: defaultPlanLimits,
-      quotas,
-    });
+    const failing = await startWorker(temporal, testDeps({ ...harness.store, environment }, { quotas }));
     try {
       const workflowId = harness.saveWorkflow({
         blocks: { start: starter, call: call("http://127.0.0.1:9/never") },

@@ -20,7 +20,7 @@ import { FLOWLOG_TASK_QUEUE } from "../src/temporal/task-queue.js";
 import { newId } from "../src/util/ids.js";
 import { isoFromMs } from "../src/util/time.js";
 import { clientWithKey, restWithKey, rpcClients, rpcError } from "./support/api-server.js";
-import { type RunningWorker, startWorker } from "./support/engine.js";
+import { type RunningWorker, startWorker, testDeps } from "./support/engine.js";
 import {
   createAccount,
   execution,
@@ -60,11 +60,7 @@ beforeAll(async () => {
     else sendJson(response, 200, { echo: message });
   });
   flowlog = await startFlowlog({ clock, taskQueue });
-  worker = await startWorker(
-    temporalServer,
-    { store: flowlog.store, allowPrivateNetworks: true, planLimits: defaultPlanLimits },
-    taskQueue,
-  );
+  worker = await startWorker(temporalServer, testDeps(flowlog.store), taskQueue);
   connection = await Connection.connect({ address: temporalServer.address });
   temporal = new Client({ connection, namespace: temporalServer.namespace });
   executions = {

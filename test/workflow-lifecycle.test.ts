@@ -4,11 +4,10 @@ import { fileURLToPath } from "node:url";
 import { Client, Connection, ScheduleNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { defaultQuotas } from "../src/config/quotas.js";
-import { defaultPlanLimits } from "../src/domain/plans.js";
 import type { LogFilter } from "../src/store/logs-store.js";
 import { inactivityWatchId } from "../src/temporal/inactivity-ids.js";
 import { restWithKey } from "./support/api-server.js";
-import { type RunningWorker, startWorker } from "./support/engine.js";
+import { type RunningWorker, startWorker, testDeps } from "./support/engine.js";
 import {
   createAccount,
   startFlowlog,
@@ -46,11 +45,7 @@ beforeAll(async () => {
     sendJson(response, 200, { echo: message });
   });
   flowlog = await startFlowlog({ clock: steppingClock(), taskQueue });
-  worker = await startWorker(
-    temporalServer,
-    { store: flowlog.store, allowPrivateNetworks: true, planLimits: defaultPlanLimits },
-    taskQueue,
-  );
+  worker = await startWorker(temporalServer, testDeps(flowlog.store), taskQueue);
   connection = await Connection.connect({ address: temporalServer.address });
   temporal = new Client({ connection, namespace: temporalServer.namespace });
   alice = createAccount(flowlog.store);
@@ -239,11 +234,7 @@ describe("sync execution deadline (D26 syncExecutionDeadlineMs)", () => {
       taskQueue: hurriedQueue,
       quotas: { ...defaultQuotas, syncExecutionDeadlineMs: tinyDeadlineMs },
     });
-    hurriedWorker = await startWorker(
-      temporalServer,
-      { store: hurried.store, allowPrivateNetworks: true, planLimits: defaultPlanLimits },
-      hurriedQueue,
-    );
+    hurriedWorker = await startWorker(temporalServer, testDeps(hurried.store), hurriedQueue);
     hurriedAccount = createAccount(hurried.store);
     workflowId = await createWorkflow(hurriedAccount, hurried);
   });

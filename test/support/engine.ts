@@ -3,6 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
+import { defaultPlanLimits } from "../../src/domain/plans.js";
 import type { ExecutionInput, ExecutionResult } from "../../src/engine/execution-types.js";
 import type { WorkflowStateJson } from "../../src/engine/json-shapes.js";
 import type { ExecutionRecord } from "../../src/store/records.js";
@@ -22,6 +23,11 @@ export interface RunningWorker {
 }
 
 /** A real worker in this process on its own task queue, so test files never take each other's tasks. */
+/** What a test's worker runs with: its store, loopback receivers allowed (D22), D12's plan table. */
+export function testDeps(store: Store, extra: Partial<ActivityDeps> = {}): ActivityDeps {
+  return { store, allowPrivateNetworks: true, planLimits: defaultPlanLimits, ...extra };
+}
+
 export async function startWorker(
   temporal: { address: string; namespace: string },
   deps: ActivityDeps,
