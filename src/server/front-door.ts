@@ -27,7 +27,10 @@ import type { ApiRateLimiter } from "./rate-limit.js";
 export interface FrontDoor {
   /** Admits the request (its caller and rate headers go into its context values) or returns the refusal. */
   admit(request: AdmissionRequest): ConnectError | undefined;
-  /** Puts the rate headers on every answer after admission and records failed authentications in services. */
+  /**
+   * Answers the refusal where the protocol reads no body (Connect GET), makes faults public (D10), and
+   * counts the failed authentications that services find themselves (the inbound webhook's token).
+   */
   readonly interceptor: Interceptor;
 }
 
