@@ -77,10 +77,14 @@ async function resultWithin(
 ): Promise<ExecutionResult> {
   const deadlineMs = deps.quotas.syncExecutionDeadlineMs;
   // Wall time, not deps.clock: that clock drives the buckets (D12), and tests freeze it.
+  const deadline = Date.now() + deadlineMs;
   try {
-    return await deps.temporal.withDeadline(Date.now() + deadlineMs, () => handle.result());
+    return await deps.temporal.withDeadline(deadline, () => handle.result());
   } catch (error) {
-    if (isGrpcDeadlineError(error)) throw syncDeadlineExceeded(executionId, deadlineMs);
+    // A wait that ran out of time is the deadline, whatever error ended it: under load the client may be
+    // backing off from a throttled call (resource_exhausted) when the deadline passes, and reports that.
+    if (isGrpcDeadlineError(error) || Date.now() >= deadline)
+      throw syncDeadlineExceeded(executionId, deadlineMs);
     throw error;
   }
 }
