@@ -6,7 +6,7 @@ import { agentBaseUrlVariable, agentKeyVariable } from "../src/temporal/activiti
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { EngineHarness, type RunningWorker, startWorker, testDeps } from "./support/engine.js";
 import { isoMs } from "./support/formats.js";
-import { type HttpReceiver, type ReceiverHandler, sendJson, startReceiver } from "./support/http-receiver.js";
+import { receiversClosedAfterAll, sendJson } from "./support/http-receiver.js";
 
 const temporal = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
 const block = (type: string, name: string, config: JsonObject = {}, enabled = true): BlockJson => ({
@@ -23,13 +23,7 @@ const respond = (data: JsonObject["data"], extra: JsonObject = {}) =>
 
 let harness: EngineHarness;
 let worker: RunningWorker;
-const receivers: HttpReceiver[] = [];
-
-async function receiver(handler: ReceiverHandler): Promise<HttpReceiver> {
-  const started = await startReceiver(handler);
-  receivers.push(started);
-  return started;
-}
+const receiver = receiversClosedAfterAll();
 
 beforeAll(async () => {
   harness = await EngineHarness.connect(temporal);
@@ -39,7 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker?.stop();
   await harness?.close();
-  await Promise.all(receivers.map((r) => r.close()));
 });
 
 const run = (workflowId: string, input: JsonObject = {}) => harness.run(worker.taskQueue, workflowId, input);

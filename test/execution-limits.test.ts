@@ -5,7 +5,7 @@ import type { BlockJson, SpanJson } from "../src/engine/json-shapes.js";
 import { databaseFile } from "../src/store/database.js";
 import { agentBaseUrlVariable } from "../src/temporal/activities/block-activities.js";
 import { EngineHarness, type RunningWorker, startWorker, testDeps } from "./support/engine.js";
-import { type HttpReceiver, type ReceiverHandler, sendJson, startReceiver } from "./support/http-receiver.js";
+import { receiversClosedAfterAll, sendJson } from "./support/http-receiver.js";
 
 const temporal = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
 const block = (type: string, name: string, config: JsonObject = {}): BlockJson => ({
@@ -18,13 +18,7 @@ const starter = block("starter", "Start");
 
 let harness: EngineHarness;
 let worker: RunningWorker;
-const receivers: HttpReceiver[] = [];
-
-async function receiver(handler: ReceiverHandler): Promise<HttpReceiver> {
-  const started = await startReceiver(handler);
-  receivers.push(started);
-  return started;
-}
+const receiver = receiversClosedAfterAll();
 
 beforeAll(async () => {
   harness = await EngineHarness.connect(temporal);
@@ -35,7 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker?.stop();
   await harness?.close();
-  await Promise.all(receivers.map((r) => r.close()));
 });
 
 const run = (workflowId: string, input: JsonObject = {}) => harness.run(worker.taskQueue, workflowId, input);

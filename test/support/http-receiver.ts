@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach } from "vitest";
+import { afterAll, afterEach } from "vitest";
 
 export interface ReceivedRequest {
   method: string;
@@ -73,11 +73,20 @@ export function sendJson(response: ServerResponse, status: number, body: unknown
 
 /** A receiver factory for a test file: every receiver it starts is closed after each test. */
 export function receiversClosedAfterEach(): (handler: ReceiverHandler) => Promise<HttpReceiver> {
+  return receiversClosedBy(afterEach);
+}
+
+/** A receiver factory for a test file: every receiver it starts is closed once the file's tests are done. */
+export function receiversClosedAfterAll(): (handler: ReceiverHandler) => Promise<HttpReceiver> {
+  return receiversClosedBy(afterAll);
+}
+
+function receiversClosedBy(hook: (close: () => Promise<void>) => void) {
   const open: HttpReceiver[] = [];
-  afterEach(async () => {
+  hook(async () => {
     await Promise.all(open.splice(0).map((receiver) => receiver.close()));
   });
-  return async (handler) => {
+  return async (handler: ReceiverHandler): Promise<HttpReceiver> => {
     const started = await startReceiver(handler);
     open.push(started);
     return started;
