@@ -3,7 +3,17 @@
 // than package-lock.json or a patch in patches/ (applied by patch-package after every install). Plain Node,
 // no dependencies: it runs before any are installed.
 import { execSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 
 const installed = "node_modules/.package-lock.json";
 const inputs = ["package-lock.json", ...readdirSync("patches").map((name) => `patches/${name}`)];
@@ -14,4 +24,30 @@ if (stale) {
   // lock file that records only the platform builds a registry mirror serves (npm ci refuses those).
   console.error("Installing npm packages (npm install)...");
   execSync("npm install --no-audit --no-fund", { stdio: "inherit" });
+}
+
+// buf.validate's own .proto (protovalidate, issue 14): the Go module proxy serves the protovalidate
+// repository with its proto sources, so `go mod download` fetches it into Go's module cache and we copy
+// the one file buf compiles against into the git-ignored tools folder. Its version follows the rules that
+// @bufbuild/protovalidate, the validator the server runs, understands.
+const protovalidate = { module: "github.com/bufbuild/protovalidate", version: "v1.2.2" };
+const protoRoot = ".tools/proto/protovalidate";
+const validateProto = `${protoRoot}/buf/validate/validate.proto`;
+const stamp = `${protoRoot}/VERSION`;
+if (
+  !existsSync(validateProto) ||
+  !existsSync(stamp) ||
+  readFileSync(stamp, "utf8") !== protovalidate.version
+) {
+  console.error(`Fetching buf/validate/validate.proto (${protovalidate.module}@${protovalidate.version})...`);
+  const download = execSync(`go mod download -json ${protovalidate.module}@${protovalidate.version}`, {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const { Dir: moduleDir } = JSON.parse(download);
+  mkdirSync(`${protoRoot}/buf/validate`, { recursive: true });
+  rmSync(validateProto, { force: true });
+  copyFileSync(`${moduleDir}/proto/protovalidate/buf/validate/validate.proto`, validateProto);
+  chmodSync(validateProto, 0o644);
+  writeFileSync(stamp, protovalidate.version);
 }

@@ -240,8 +240,10 @@ describe("regeneration", () => {
     for (const entry of ["proto", "buf.yaml", "buf.gen.yaml"]) {
       cpSync(join(root, entry), join(scratch, entry), { recursive: true });
     }
-    // The plugin runs from src/ and reads buf's npm-provided protos, as in the repository.
-    for (const entry of ["node_modules", "src"]) symlinkSync(join(root, entry), join(scratch, entry));
+    // The plugin runs from src/ and reads buf's npm-provided protos and the fetched buf/validate, as in
+    // the repository.
+    for (const entry of ["node_modules", "src", ".tools"])
+      symlinkSync(join(root, entry), join(scratch, entry));
     const proto = join(scratch, "proto/flowlog/logs/v1/logs_service.proto");
     const original = readFileSync(proto, "utf8");
     expect(original).toContain('{get: "/api/v1/logs"}');

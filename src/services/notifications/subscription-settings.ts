@@ -6,8 +6,9 @@ import type {
 } from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
 import { alertRuleNames, alertRules, type NumberRange } from "../../domain/alert-rules.js";
 import { type FieldViolation, invalidArgument, listLengthViolations } from "../../errors/api-errors.js";
+import { parseOutboundUrl } from "../../outbound/url-policy.js";
 import { newSecretToken } from "../../security/tokens.js";
-import { levels, triggers } from "../../store/records.js";
+import type { Level, Trigger } from "../../store/records.js";
 import {
   type AlertRuleRecord,
   type Channel,
@@ -51,19 +52,13 @@ export function resolveSettings(
   const destination = channel && destinationOf(channel, input, current, violations);
   const settings = {
     ...selectionOf(input, current, isLiveWorkflow, violations),
-    levelFilter: filterOf(
-      "levelFilter",
+    levelFilter: filterOf<Level>(
       input.levelFilter,
-      levels,
       replaced.has("level_filter") ? undefined : current?.levelFilter,
-      violations,
     ),
-    triggerFilter: filterOf(
-      "triggerFilter",
+    triggerFilter: filterOf<Trigger>(
       input.triggerFilter,
-      triggers,
       replaced.has("trigger_filter") ? undefined : current?.triggerFilter,
-      violations,
     ),
     include: {
       finalOutput: input.includeFinalOutput ?? current?.include.finalOutput ?? false,
@@ -84,12 +79,10 @@ function channelOf(
   current: SubscriptionRecord | undefined,
   violations: FieldViolation[],
 ): Channel | undefined {
+  // The .proto declares the values a given channel may take; a create must give one.
   const channel = input.channel || current?.config.channel;
   if (isOneOf(channels, channel)) return channel;
-  violations.push({
-    field: "channel",
-    message: channel ? `channel must be one of ${channels.join(", ")}` : "channel is required",
-  });
+  violations.push({ field: "channel", message: "channel is required" });
   return undefined;
 }
 
@@ -118,7 +111,7 @@ function destinationOf(
   }
   // Another channel never keeps a webhook secret.
   if (channel === "email")
-    return { config: emailConfig(input.email as EmailChannel, violations), secret: null };
+    return { config: { channel, recipients: (input.email as EmailChannel).recipients }, secret: null };
   if (channel === "slack") {
     const url = checkedUrl("slack.url", input.slack?.url ?? "", violations);
     return { config: { channel, url }, secret: null };
@@ -126,9 +119,10 @@ function destinationOf(
   return webhookDestination(input.webhook as WebhookChannel, violations);
 }
 
-const secretLength = { min: 16, max: 256 };
-
-/** A given secret replaces the stored one ("" removes it); generateSecret makes one; neither keeps it. */
+/**
+ * A given secret replaces the stored one ("" removes it); generateSecret makes one; neither keeps it. Its
+ * length is declared in the .proto.
+ */
 function webhookDestination(webhook: WebhookChannel, violations: FieldViolation[]): Destination {
   const config: ChannelConfig = {
     channel: "webhook",
@@ -140,11 +134,6 @@ function webhookDestination(webhook: WebhookChannel, violations: FieldViolation[
       field: "webhook.secret",
       message: "give webhook.secret or webhook.generateSecret, not both",
     });
-  } else if (secret !== undefined && secret !== "" && !withinLength(secret, secretLength)) {
-    violations.push({
-      field: "webhook.secret",
-      message: `webhook.secret must be ${secretLength.min} to ${secretLength.max} characters`,
-    });
   }
   if (generateSecret) {
     const generatedSecret = newSecretToken("whsec");
@@ -153,47 +142,14 @@ function webhookDestination(webhook: WebhookChannel, violations: FieldViolation[
   return { config, secret: secret === "" ? null : secret };
 }
 
-const maxRecipients = 10;
-// A plausible address: something@domain.tld, with nothing that could break out of an address header.
-const emailAddress = /^[^\s@<>()[\],;:"\\]+@[^\s@<>()[\],;:"\\]+\.[^\s@<>()[\],;:"\\.]+$/;
-
-function emailConfig(email: EmailChannel, violations: FieldViolation[]): ChannelConfig {
-  const { recipients } = email;
-  if (recipients.length < 1 || recipients.length > maxRecipients) {
-    violations.push({
-      field: "email.recipients",
-      message: `email.recipients must hold 1 to ${maxRecipients} addresses (D20)`,
-    });
-  }
-  recipients.forEach((address, index) => {
-    const field = `email.recipients[${index}]`;
-    if (!emailAddress.test(address) || address.length > 254) {
-      violations.push({ field, message: `${field} is not an e-mail address` });
-    }
-  });
-  return { channel: "email", recipients };
-}
-
-const maxUrlLength = 2048;
-
-/** An absolute http(s) URL: the only schemes a webhook or chat delivery may use. */
+/**
+ * Where a delivery may go (D19, D20): the outbound URL policy every request flowlog sends is held to. That
+ * the URL is given, absolute and at most 2048 characters is declared in the .proto.
+ */
 function checkedUrl(field: string, value: string, violations: FieldViolation[]): string {
-  const url = parseUrl(value);
-  if (value === "") violations.push({ field, message: `${field} is required` });
-  else if (value.length > maxUrlLength)
-    violations.push({ field, message: `${field} must be at most ${maxUrlLength} characters` });
-  else if (!url) violations.push({ field, message: `${field} must be an absolute http or https URL` });
-  else if (url.protocol !== "http:" && url.protocol !== "https:")
-    violations.push({ field, message: `${field} must use http or https, not ${url.protocol.slice(0, -1)}` });
+  const url = parseOutboundUrl(value);
+  if ("problem" in url) violations.push({ field, message: `${field} ${url.problem}` });
   return value;
-}
-
-function parseUrl(value: string): URL | undefined {
-  try {
-    return new URL(value);
-  } catch {
-    return undefined;
-  }
 }
 
 /** allWorkflows true selects every current and future workflow; otherwise named live workflows. */
@@ -232,22 +188,9 @@ function selectionOf(
 }
 
 /** An empty filter means all (D18); in an update without a mask naming it, an empty list keeps the current filter. */
-function filterOf<T extends string>(
-  field: string,
-  given: string[],
-  allowed: readonly T[],
-  kept: T[] | undefined,
-  violations: FieldViolation[],
-): T[] {
+function filterOf<T extends string>(given: string[], kept: T[] | undefined): T[] {
+  // The values a filter may hold are declared in the .proto.
   if (given.length === 0) return kept ?? [];
-  given.forEach((value, index) => {
-    if (!isOneOf(allowed, value)) {
-      violations.push({
-        field: `${field}[${index}]`,
-        message: `${field}[${index}] must be one of ${allowed.join(", ")}`,
-      });
-    }
-  });
   return [...new Set(given)] as T[];
 }
 
@@ -298,10 +241,6 @@ function rangeProblem(value: number, range: NumberRange): string | undefined {
   if (range.min !== undefined && value < range.min) return `it must be at least ${range.min}`;
   if (range.max !== undefined && value > range.max) return `it must be at most ${range.max}`;
   return undefined;
-}
-
-function withinLength(value: string, { min, max }: { min: number; max: number }): boolean {
-  return value.length >= min && value.length <= max;
 }
 
 function isOneOf<T extends string>(allowed: readonly T[], value: string | undefined): value is T {

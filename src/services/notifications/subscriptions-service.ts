@@ -71,7 +71,7 @@ export function createSubscriptionsService({
       const workflow = store.workflows.getWorkflow(workflowId);
       return workflow?.workspaceId === workspaceId && workflow.deletedAt === null;
     };
-    // The required-fields interceptor has refused a request without a subscription.
+    // The validation interceptor has refused a request without a subscription.
     return resolveSettings(
       input as NotificationSubscription,
       current,

@@ -8,10 +8,6 @@ import { isoFromMs } from "../../util/time.js";
 import { callerOf } from "../caller.js";
 import { requireMember } from "../workspace-access.js";
 
-/** What `{{NAME}}` reads (engine/references.ts), so every saved variable can be referenced (D14). */
-const namePattern = /^[A-Za-z_]\w*$/;
-const maxNameLength = 128;
-
 /**
  * The workspace's environment variables (D14). A value goes in and never comes out: responses carry
  * names and times, and no message names a value (D24).
@@ -30,10 +26,8 @@ export function createEnvironmentHandlers({
   return {
     setEnvironmentVariable(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
-      const violations = [
-        ...nameProblems(request.name),
-        ...valueProblems(request.value, environmentValueBytes),
-      ];
+      // The name's form is declared in the .proto; the value's size is a quota (D26).
+      const violations = valueProblems(request.value, environmentValueBytes);
       if (violations.length > 0) throw invalidArgument(violations);
       const { workspaceId, name, value } = request;
       const set = store.environment.set(workspaceId, name, value, clock(), max);
@@ -58,12 +52,6 @@ export function createEnvironmentHandlers({
       return {};
     },
   };
-}
-
-function nameProblems(name: string): FieldViolation[] {
-  if (namePattern.test(name) && name.length <= maxNameLength) return [];
-  const message = `name must be up to ${maxNameLength} letters, digits and _, not starting with a digit`;
-  return [{ field: "name", message }];
 }
 
 function valueProblems(value: string, maxBytes: number): FieldViolation[] {
