@@ -106,11 +106,33 @@ describe("GET /api/v1/logs", () => {
     expect(parameters.every((p) => p.in === "query")).toBe(true);
     const described = parameters.map((p): [string, string] => {
       if (p.schema.type !== "array") return [p.name, p.schema.type];
-      expect(p.schema.items).toEqual({ type: "string" });
+      expect(p.schema.items.type).toBe("string");
       expect([p.style, p.explode]).toEqual(["form", false]);
       return [p.name, "list"];
     });
     expect(described).toEqual(specParameters);
+  });
+
+  // Issue 14: the buf.validate rules of the .proto, which the server enforces, are in the document, so a
+  // client (and schemathesis's positive-data check) knows the valid values without trying them.
+  it("states the values the spec allows: enums, the page-size range, non-negative costs, date forms", () => {
+    const schemaOf = (name: string) => (listLogs.parameters as Json[]).find((p) => p.name === name)?.schema;
+    expect(schemaOf("level").enum).toEqual(["info", "error"]);
+    expect(schemaOf("order").enum).toEqual(["desc", "asc"]);
+    expect(schemaOf("details").enum).toEqual(["basic", "full"]);
+    expect(schemaOf("triggers").items.enum).toEqual(["api", "webhook", "schedule", "manual", "chat"]);
+    expect(schemaOf("limit")).toMatchObject({ minimum: 1, maximum: 1000 });
+    expect(schemaOf("minCost")).toMatchObject({ minimum: 0 });
+    expect(schemaOf("maxCost")).toMatchObject({ minimum: 0 });
+    expect(schemaOf("workspaceId")).toMatchObject({ minLength: 1 });
+    expect(schemaOf("cursor")).toMatchObject({ minLength: 1 });
+    for (const name of ["startDate", "endDate"]) {
+      const pattern = new RegExp(schemaOf(name).pattern);
+      for (const valid of ["2026-11-14", "2026-11-14T08:30:00Z", "2026-11-14T08:30:00.123+02:00"])
+        expect(pattern.test(valid), `${name} ${valid}`).toBe(true);
+      for (const invalid of ["yesterday", "2026-13-01", "2026-11-14 08:30", "2026-11-14T25:00:00Z"])
+        expect(pattern.test(invalid), `${name} ${invalid}`).toBe(false);
+    }
   });
 
   // The proto marks it with (google.api.field_behavior) = REQUIRED, which the generator reads.

@@ -111,6 +111,9 @@ function wordingOf(violation: Violation): string {
   if (rule === "gte" && (type === "double" || type === "float"))
     return `must be a number of at least ${value("gte")}`;
   if (rule === "finite") return "must be a finite number";
+  const examples = value("example");
+  if (rule === "pattern" && Array.isArray(examples) && examples.length > 0)
+    return `must be written like ${examples.join(" or ")}`;
   if (violation.ruleId === "required") return "is required";
   return violation.message;
 }

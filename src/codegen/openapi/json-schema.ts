@@ -2,6 +2,7 @@ import type { AnyDesc, DescEnum, DescExtension, DescField, DescFile, DescMessage
 import { getOption, hasOption, ScalarType } from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { getComments } from "@bufbuild/protoplugin";
+import { declaredRules } from "./validate-rules.js";
 
 export type JsonSchema = { [key: string]: unknown };
 
@@ -98,17 +99,22 @@ export class SchemaCatalog {
     return both && wellKnownSchema(message) === undefined ? `${message.typeName}-Input` : message.typeName;
   }
 
-  /** The schema of a value of `field`, without description. */
+  /** The schema of a value of `field`, without description; a request's also states its buf.validate rules. */
   valueSchema(field: DescField, direction: Direction): JsonSchema {
+    const rules = direction === "input" ? declaredRules(field, this.isRequiredInput(field)) : noRules;
     switch (field.fieldKind) {
       case "scalar":
-        return scalarSchema(field.scalar, field.name);
+        return { ...scalarSchema(field.scalar, field.name), ...rules.own };
       case "enum":
         return enumRef(field.enum);
       case "message":
         return this.messageRef(field.message, direction);
       case "list":
-        return { type: "array", items: this.elementSchema(field, direction) };
+        return {
+          type: "array",
+          items: { ...this.elementSchema(field, direction), ...rules.items },
+          ...rules.own,
+        };
       case "map":
         return { type: "object", additionalProperties: this.elementSchema(field, direction) };
     }
@@ -120,6 +126,8 @@ export class SchemaCatalog {
     return scalarSchema(field.scalar as ScalarType, field.name);
   }
 }
+
+const noRules = { own: {}, items: {} };
 
 /** With `alwaysEmitImplicit`, every field without explicit presence is in the JSON, even when empty. */
 function alwaysWritten(field: DescField): boolean {
