@@ -1,4 +1,5 @@
 import type { SpanJson } from "./json-shapes.js";
+import { defineOwn } from "./references.js";
 
 /**
  * One run of a scope (D13): the outputs its blocks can reference (D14), everything visible where it
@@ -17,8 +18,8 @@ export class OutputFrame {
   ) {}
 
   set(name: string, value: unknown): void {
-    define(this.outputs, name, value);
-    define(this.own, name, value);
+    defineOwn(this.outputs, name, value);
+    defineOwn(this.own, name, value);
     this.lastOutput = value;
   }
 
@@ -29,13 +30,8 @@ export class OutputFrame {
 
   absorb(child: OutputFrame): void {
     for (const [name, value] of Object.entries(child.own)) {
-      define(this.outputs, name, value);
-      define(this.own, name, value);
+      defineOwn(this.outputs, name, value);
+      defineOwn(this.own, name, value);
     }
   }
-}
-
-/** A block named `__proto__` is just a name: defined, never assigned through the prototype setter. */
-function define(target: Record<string, unknown>, name: string, value: unknown): void {
-  Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
 }
