@@ -21,7 +21,7 @@ export const ingestBench: Bench = {
   name: "ingest",
   async run(options: BenchOptions) {
     const count = options.quick ? counts.quick : counts.full;
-    const records = generate(Math.max(count.single, count.batched));
+    const records = await generate(Math.max(count.single, count.batched));
     const rows = [
       compare("single (1 per transaction)", records.slice(0, count.single), 1),
       compare(`batched (${batchSize} per transaction)`, records.slice(0, count.batched), batchSize),
@@ -38,13 +38,15 @@ export const ingestBench: Bench = {
 };
 
 /** Realistic executions of the demo workflows, generated once so neither side pays for generating them. */
-function generate(count: number): ExecutionRecord[] {
+async function generate(count: number): Promise<ExecutionRecord[]> {
   const bench = openBenchStore();
   try {
-    seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: 0, seed: "bench" });
+    await seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: 0, seed: "bench" });
     const workflows = bench.store.workflows.listWorkflows(bench.workspaceId);
     const request = { workflows, count, days: 30, now: Date.now(), billedUserId: bench.user.id };
-    return [...generateExecutions(new Random("bench:ingest"), request)];
+    const records: ExecutionRecord[] = [];
+    for await (const record of generateExecutions(new Random("bench:ingest"), request)) records.push(record);
+    return records;
   } finally {
     bench.dispose();
   }

@@ -30,16 +30,16 @@ export const listQueryBench: Bench = {
   async run(options: BenchOptions) {
     const plan = options.quick ? plans.quick : plans.full;
     const tables: Table[] = [];
-    for (const size of plan.sizes) tables.push(measureStore(size, plan));
+    for (const size of plan.sizes) tables.push(await measureStore(size, plan));
     return tables;
   },
 };
 
-function measureStore(size: number, plan: Plan): Table {
+async function measureStore(size: number, plan: Plan): Promise<Table> {
   const bench = openBenchStore();
   const now = Date.now();
   const seeding = performance.now();
-  seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: size, seed: "bench", now });
+  await seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: size, seed: "bench", now });
   process.stderr.write(
     `  seeded ${size} log entries in ${((performance.now() - seeding) / 1000).toFixed(1)} s\n`,
   );

@@ -26,7 +26,7 @@ export const rateLimitBench: Bench = {
     const count = options.quick ? calls.quick : calls.full;
     const bench = openBenchStore();
     try {
-      seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: 1_000, seed: "bench" });
+      await seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: 1_000, seed: "bench" });
       // A clock a minute ahead on every call keeps every bucket full, so every take is allowed and writes.
       let now = Date.now();
       const clock = () => (now += 60_000);

@@ -4,23 +4,26 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { Command, CommanderError } from "commander";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { TraceSpanSchema } from "../gen/flowlog/logs/v1/log_entry_pb.js";
 import { WorkflowStateSchema } from "../gen/flowlog/workflows/v1/workflow_pb.js";
 import { registerSeedCommand } from "../src/cli/seed.js";
 import { loadConfig } from "../src/config/config.js";
+import { defaultQuotas } from "../src/config/quotas.js";
 import { costOf, executionCost, priceOf } from "../src/domain/model-prices.js";
-import type { SpanJson } from "../src/engine/json-shapes.js";
+import type { BlockRequest } from "../src/engine/execution-types.js";
+import { asWorkflowState, type SpanJson, type WorkflowStateJson } from "../src/engine/json-shapes.js";
+import { type GraphRunResult, runGraph, type SideEffectBlocks } from "../src/engine/run-graph.js";
 import { demoWorkflows } from "../src/seed/demo-workflows.js";
 import { generateExecutions } from "../src/seed/generate.js";
 import { Random } from "../src/seed/random.js";
 import { seedWorkspace } from "../src/seed/seed.js";
+import { SimulatedClock } from "../src/seed/simulated-clock.js";
 import { databaseFile } from "../src/store/database.js";
 import { type LogEntryRecord, levels, triggers, type WorkflowRecord } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
-import { refusal } from "./support/api-server.js";
 
 const isoTimestamp = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const dayMs = 86_400_000;
@@ -70,6 +73,51 @@ function flatten(spans: SpanJson[]): SpanJson[] {
 
 const spansOf = (entry: LogEntryRecord) => flatten(entry.traceSpans as SpanJson[]);
 
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}
+
+async function rejection(call: Promise<unknown>): Promise<ConnectError> {
+  const error = await call.then(
+    () => new Error("the call was not refused"),
+    (reason: unknown) => reason,
+  );
+  if (error instanceof ConnectError) return error;
+  throw error;
+}
+
+/**
+ * The engine run again on the entry's workflow, its api and agent blocks answering with what the entry's
+ * spans recorded for them at the same simulated times: the seeded entry must be exactly that run.
+ */
+async function replay(entry: LogEntryRecord, state: WorkflowStateJson): Promise<GraphRunResult> {
+  const recorded = spansOf(entry).filter((s) => s.type === "api" || s.type === "agent");
+  const clock = new SimulatedClock(entry.startedAt);
+  const answer = async (request: BlockRequest) => {
+    const span = recorded.find(
+      (s) => s.id.split("-")[0] === request.blockId && Date.parse(s.startTime) === clock.now(),
+    );
+    if (!span) throw new Error(`no recorded run of ${request.blockId} at ${clock.now()}`);
+    recorded.splice(recorded.indexOf(span), 1);
+    await clock.sleep(span.durationMs);
+    return span.error === undefined ? { output: span.output } : { output: span.output, error: span.error };
+  };
+  const starter = spansOf(entry).find((s) => s.type === "starter");
+  const run = await clock.run(
+    runGraph(state, {
+      workspaceId: entry.workspaceId,
+      input: starter?.output ?? null,
+      blocks: { api: answer, agent: answer } as SideEffectBlocks,
+      now: clock.now,
+      maxBlockRuns: defaultQuotas.workflow.maxBlockRuns,
+    }),
+  );
+  expect(recorded).toEqual([]);
+  return run;
+}
+
 describe("model prices", () => {
   it("prices a call per million tokens, input and output apart", () => {
     expect(costOf("gpt-4o", 1_000_000, 1_000_000)).toEqual({ input: 2.5, output: 10, total: 12.5 });
@@ -113,10 +161,17 @@ describe("seeded log entries (issue 3, item 7; spec 'Log entry'; D17)", () => {
   let userId: string;
   let entries: LogEntryRecord[];
   let workflows: Map<string, WorkflowRecord>;
-  beforeAll(() => {
+  beforeAll(async () => {
     store = openStore({ file: databaseFile(freshDataDir()) });
     ({ workspaceId, userId } = workspaceIn(store, "demo"));
-    const result = seedWorkspace(store, { workspaceId, executions, workflows: 5, days, seed: "test", now });
+    const result = await seedWorkspace(store, {
+      workspaceId,
+      executions,
+      workflows: 5,
+      days,
+      seed: "test",
+      now,
+    });
     expect(result).toEqual({ seed: "test", workflowsCreated: 5, executionsWritten: executions });
     entries = allEntries(store, workspaceId);
     workflows = new Map(store.workflows.listWorkflows(workspaceId).map((w) => [w.id, w]));
@@ -203,7 +258,7 @@ describe("seeded log entries (issue 3, item 7; spec 'Log entry'; D17)", () => {
     expect(models.size).toBeGreaterThanOrEqual(4);
   });
 
-  it("costs nothing for workflows without an agent, and agent spans carry model, tokens and cost", () => {
+  it("costs nothing for workflows without an agent, and agent spans that answered carry model, tokens and cost", () => {
     const agentless = [...workflows.values()].filter(
       (w) => !JSON.stringify(w.state).includes('"type":"agent"'),
     );
@@ -213,7 +268,7 @@ describe("seeded log entries (issue 3, item 7; spec 'Log entry'; D17)", () => {
     for (const entry of free)
       expect(entry.cost).toEqual({ total: 0, tokens: { prompt: 0, completion: 0, total: 0 }, models: {} });
     for (const entry of entries) {
-      const agents = spansOf(entry).filter((s) => s.type === "agent");
+      const agents = spansOf(entry).filter((s) => s.type === "agent" && s.status === "success");
       for (const span of agents) {
         expect(typeof span.model).toBe("string");
         expect(span.tokens?.total).toBe((span.tokens?.prompt ?? 0) + (span.tokens?.completion ?? 0));
@@ -252,22 +307,29 @@ describe("seeded log entries (issue 3, item 7; spec 'Log entry'; D17)", () => {
     }
   });
 
-  it("has the response block's output as finalOutput, else the last block's", () => {
+  it("has the response block's output as finalOutput, else the last top-level node's", () => {
     for (const entry of entries) {
-      const blocks = spansOf(entry).filter((s) => s.children.length === 0);
-      const response = blocks.findLast((s) => s.type === "response" && s.status === "success");
-      expect(entry.finalOutput).toEqual((response ?? blocks[blocks.length - 1])?.output);
+      const response = spansOf(entry).findLast((s) => s.type === "response" && s.status === "success");
+      const spans = entry.traceSpans as SpanJson[];
+      expect(entry.finalOutput).toEqual((response ?? spans[spans.length - 1])?.output);
     }
   });
 
-  it("adds nothing when re-run with the same seed, and no workflows once there are enough", () => {
-    const again = seedWorkspace(store, { workspaceId, executions, workflows: 5, days, seed: "test", now });
+  it("adds nothing when re-run with the same seed, and no workflows once there are enough", async () => {
+    const again = await seedWorkspace(store, {
+      workspaceId,
+      executions,
+      workflows: 5,
+      days,
+      seed: "test",
+      now,
+    });
     expect(again).toEqual({ seed: "test", workflowsCreated: 0, executionsWritten: 0 });
     expect(allEntries(store, workspaceId)).toHaveLength(executions);
   });
 
-  it("tops up to more workflows and adds new executions under another seed", () => {
-    const more = seedWorkspace(store, {
+  it("tops up to more workflows and adds new executions under another seed", async () => {
+    const more = await seedWorkspace(store, {
       workspaceId,
       executions: 100,
       workflows: 7,
@@ -279,13 +341,59 @@ describe("seeded log entries (issue 3, item 7; spec 'Log entry'; D17)", () => {
     expect(store.workflows.listWorkflows(workspaceId)).toHaveLength(7);
   });
 
-  it("refuses an unknown workspace and out-of-range counts", () => {
-    expect(refusal(() => seedWorkspace(store, { workspaceId: "ws_nope", executions: 1 })).code).toBe(
+  it("refuses an unknown workspace and out-of-range counts", async () => {
+    expect((await rejection(seedWorkspace(store, { workspaceId: "ws_nope", executions: 1 }))).code).toBe(
       Code.NotFound,
     );
-    const bad = refusal(() => seedWorkspace(store, { workspaceId, executions: -1, workflows: 0, days: 0 }));
+    const bad = await rejection(seedWorkspace(store, { workspaceId, executions: -1, workflows: 0, days: 0 }));
     expect(bad.code).toBe(Code.InvalidArgument);
     expect(bad.rawMessage).toContain("workflows must be an integer from 1 to 1000");
+  });
+});
+
+describe("seeded executions are runs of the engine (issue 14, item 4)", () => {
+  let store: Store;
+  let workspaceId: string;
+  let userId: string;
+  let entries: LogEntryRecord[];
+  let states: Map<string, WorkflowStateJson>;
+  beforeAll(async () => {
+    store = openStore({ file: databaseFile(freshDataDir()) });
+    ({ workspaceId, userId } = workspaceIn(store, "engine"));
+    await seedWorkspace(store, { workspaceId, executions: 400, workflows: 5, days: 2, seed: "engine", now });
+    entries = allEntries(store, workspaceId);
+    states = new Map(store.workflows.listWorkflows(workspaceId).map((w) => [w.id, asWorkflowState(w.state)]));
+  });
+  afterAll(() => store.close());
+
+  it("has the spans, final output, level and cost the engine makes of the simulated outcomes", async () => {
+    const levels = new Set<string>();
+    for (const entry of entries) {
+      const run = await replay(entry, states.get(entry.workflowId) as WorkflowStateJson);
+      expect(entry.traceSpans).toEqual(run.spans);
+      expect(entry.finalOutput).toEqual(run.finalOutput);
+      expect(entry.level).toBe(run.status === "error" ? "error" : "info");
+      expect(entry.cost).toEqual(executionCost(run.usages));
+      levels.add(entry.level);
+    }
+    expect(levels).toEqual(new Set(["info", "error"]));
+  });
+
+  it("writes what the generator makes in place from the same seed, whichever thread runs it", async () => {
+    const generated = await collect(
+      generateExecutions(new Random(`engine:${workspaceId}:executions`), {
+        workflows: store.workflows.listWorkflows(workspaceId),
+        count: 400,
+        days: 2,
+        now,
+        billedUserId: userId,
+      }),
+    );
+    const byStart = (a: LogEntryRecord, b: LogEntryRecord) =>
+      a.startedAt - b.startedAt || a.id.localeCompare(b.id);
+    // Through JSON, as the store keeps them.
+    const expected = JSON.parse(JSON.stringify(generated.map((r) => r.entry))) as LogEntryRecord[];
+    expect(entries.sort(byStart)).toEqual(expected.sort(byStart));
   });
 });
 
@@ -297,16 +405,17 @@ describe("the generator is deterministic", () => {
     count: 5,
     now,
   });
-  const generate = (seed: string) => [
-    ...generateExecutions(new Random(seed), { workflows, count: 300, days: 3, now, billedUserId: null }),
-  ];
+  const generate = (seed: string) =>
+    collect(
+      generateExecutions(new Random(seed), { workflows, count: 300, days: 3, now, billedUserId: null }),
+    );
 
-  it("gives the same executions, identifiers included, for the same seed", () => {
-    expect(generate("s1")).toEqual(generate("s1"));
+  it("gives the same executions, identifiers included, for the same seed", async () => {
+    expect(await generate("s1")).toEqual(await generate("s1"));
   });
 
-  it("gives other executions for another seed", () => {
-    expect(generate("s2")[0]?.entry.id).not.toBe(generate("s1")[0]?.entry.id);
+  it("gives other executions for another seed", async () => {
+    expect((await generate("s2"))[0]?.entry.id).not.toBe((await generate("s1"))[0]?.entry.id);
   });
 });
 

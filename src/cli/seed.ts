@@ -28,11 +28,11 @@ export function registerSeedCommand(
     .option("--workflows <m>", "workflows the workspace should have at least", wholeNumber, 5)
     .option("--days <d>", "spread execution starts over the last D days", wholeNumber, 30)
     .option("--seed <text>", "reproduce an earlier data set (printed at the end of every run)")
-    .action((options: SeedCommandOptions, command: Command) => {
+    .action(async (options: SeedCommandOptions, command: Command) => {
       const { store } = openContext();
       let refusal: ConnectError | undefined;
       try {
-        runSeed(store, options);
+        await runSeed(store, options);
       } catch (error) {
         if (!(error instanceof ConnectError)) throw error;
         refusal = error;
@@ -44,10 +44,10 @@ export function registerSeedCommand(
     });
 }
 
-function runSeed(store: Store, options: SeedCommandOptions): void {
+async function runSeed(store: Store, options: SeedCommandOptions): Promise<void> {
   const bar = progressBar(process.stderr);
   const started = performance.now();
-  const result = seedWorkspace(store, {
+  const result = await seedWorkspace(store, {
     workspaceId: options.workspace,
     executions: options.executions,
     workflows: options.workflows,

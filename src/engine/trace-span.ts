@@ -19,7 +19,7 @@ export interface SpanParts {
   children?: SpanJson[];
 }
 
-/** A span in the protobuf JSON of flowlog.logs.v1.TraceSpan, shaped like the seeded ones (simulate.ts). */
+/** A span in the protobuf JSON of flowlog.logs.v1.TraceSpan; the seeder's spans come from here too. */
 export function traceSpan(parts: SpanParts): SpanJson {
   return {
     id: parts.id,

@@ -32,6 +32,33 @@ const edge = (source: string, target: string, sourceHandle?: string): EdgeJson =
 const agent = (name: string, model: string, prompt: string): BlockJson =>
   block("agent", name, { model, systemPrompt: "You are a concise assistant.", prompt, temperature: 0.2 });
 
+const prompts = {
+  classify: "Classify the urgency of: <fetchticket.data>",
+  summarize: "Summarise in two sentences: <loop.item>",
+  digest: "Write a digest from: <summarize.content>",
+  score: "Score this lead from 0 to 100: <lookup.data>",
+  answer: "<start.message>",
+};
+
+/**
+ * What the demo agents answer, by the prompt they are given, for the seeder's simulated agent: replies
+ * the workflows' conditions can read (a class, a score), so runs take every branch.
+ */
+export const demoAgentReplies: Readonly<Record<string, readonly string[]>> = {
+  [prompts.classify]: ["urgent", "routine", "routine", "routine"],
+  [prompts.summarize]: [
+    "The billing service moves to usage-based pricing in March. Existing plans keep their price for a year.",
+    "Tuesday's outage lasted 40 minutes and hit EU workspaces. A faulty config push was rolled back.",
+  ],
+  [prompts.digest]: ["Three articles cover the new pricing; two cover the outage on Tuesday."],
+  [prompts.score]: ["82", "91", "74", "65", "38"],
+  [prompts.answer]: [
+    "Open Settings, then API keys, and create a key for the workspace.",
+    "The endpoint answered 410: the webhook URL was removed. Update it under Triggers.",
+    "The free plan includes 1,000 executions a month and 7 days of logs.",
+  ],
+};
+
 /** A two-way condition (ConditionConfig of the engine): the "if" branch when the expression holds, else "else". */
 const condition = (name: string, expression: string): BlockJson =>
   block("condition", name, { conditions: [{ id: "if", expression }, { id: "else" }] });
@@ -51,7 +78,7 @@ const templates: Template[] = [
       blocks: {
         starter: block("starter", "Start", { inputFormat: [{ name: "ticketId", type: "string" }] }),
         fetch: api("Fetch ticket", "GET", "https://helpdesk.example.com/api/tickets/{ticketId}"),
-        classify: agent("Classify", model(0), "Classify the urgency of: <fetchticket.data>"),
+        classify: agent("Classify", model(0), prompts.classify),
         urgent: condition("Is urgent", '<classify.content> == "urgent"'),
         escalate: block("response", "Escalate", { data: { escalated: true, summary: "<classify.content>" } }),
         reply: block("response", "Reply", { data: { escalated: false, summary: "<classify.content>" } }),
@@ -74,8 +101,8 @@ const templates: Template[] = [
       blocks: {
         starter: block("starter", "Start", {}),
         list: api("List articles", "GET", "https://news.example.com/api/articles?since=24h"),
-        summarize: agent("Summarize", model(0), "Summarise in two sentences: <loop.currentItem>"),
-        digest: agent("Write digest", model(1), "Write a digest from: <summarize.content>"),
+        summarize: agent("Summarize", model(0), prompts.summarize),
+        digest: agent("Write digest", model(1), prompts.digest),
         respond: block("response", "Respond", { data: { digest: "<writedigest.content>" } }),
       },
       edges: [
@@ -95,7 +122,7 @@ const templates: Template[] = [
       blocks: {
         starter: block("starter", "Start", { inputFormat: [{ name: "email", type: "string" }] }),
         lookup: api("Lookup", "POST", "https://enrich.example.com/v2/lookup"),
-        score: agent("Score", model(0), "Score this lead from 0 to 100: <lookup.data>"),
+        score: agent("Score", model(0), prompts.score),
         qualified: condition("Qualified", "<score.content> >= 70"),
         accept: block("response", "Accept", { data: { qualified: true } }),
         reject: block("response", "Reject", { data: { qualified: false } }),
@@ -138,7 +165,7 @@ const templates: Template[] = [
     state: (model) => ({
       blocks: {
         starter: block("starter", "Start", { inputFormat: [{ name: "message", type: "string" }] }),
-        answer: agent("Answer", model(0), "<start.message>"),
+        answer: agent("Answer", model(0), prompts.answer),
         respond: block("response", "Respond", { data: { answer: "<answer.content>" } }),
       },
       edges: [edge("starter", "answer"), edge("answer", "respond")],

@@ -29,14 +29,23 @@ const errorRate = 0.08;
 /** A share of starts comes in bursts that share one millisecond, the case keyset paging must get right (D8). */
 const burstRate = 0.03;
 const fileRate = 0.02;
+/**
+ * Executions simulated at once, each on its own clock and its own fork of the random source, so the
+ * data does not depend on how they interleave; together they share the turns of the event loop their
+ * clocks move on (simulated-clock.ts).
+ */
+const concurrentRuns = 64;
 
 /**
  * Realistic executions for the given workflows, reproducible from the random source. Starts are spread
  * evenly over the window with jitter, oldest first, some in bursts of 2 to 10 on the exact same
- * millisecond; scheduled runs snap back to the whole minute, as a cron fires. A generator, so a million
- * rows never sit in memory.
+ * millisecond; scheduled runs snap back to the whole minute, as a cron fires. Each is a run of the engine
+ * (simulate.ts). A generator, so a million rows never sit in memory.
  */
-export function* generateExecutions(rng: Random, request: GenerateRequest): Generator<ExecutionRecord> {
+export async function* generateExecutions(
+  rng: Random,
+  request: GenerateRequest,
+): AsyncGenerator<ExecutionRecord> {
   const { workflows, count, days, now } = request;
   if (workflows.length === 0) return;
   const states = new Map(workflows.map((w) => [w.id, asWorkflowState(w.state)]));
@@ -45,6 +54,7 @@ export function* generateExecutions(rng: Random, request: GenerateRequest): Gene
   const windowStart = now - days * dayMs + minuteMs;
   // Half an hour's room at the end, more than the slowest demo graph's worst case, so no run is still going at `now`.
   const slotMs = (now - 30 * minuteMs - windowStart) / count;
+  const running: Promise<ExecutionRecord>[] = [];
   for (let index = 0; index < count; ) {
     const size = rng.chance(burstRate) ? Math.min(rng.int(2, 10), count - index) : 1;
     const trigger = rng.weighted(triggerWeights);
@@ -52,44 +62,42 @@ export function* generateExecutions(rng: Random, request: GenerateRequest): Gene
     const startedAt = trigger === "schedule" ? at - (at % minuteMs) : at;
     for (let k = 0; k < size; k++) {
       const workflow = rng.weighted(popularity);
-      yield execution(
-        rng,
-        request,
-        workflow,
-        states.get(workflow.id) as WorkflowStateJson,
-        trigger,
-        startedAt,
-      );
+      const state = states.get(workflow.id) as WorkflowStateJson;
+      running.push(execution(rng.fork(), request, workflow, state, trigger, startedAt));
     }
     index += size;
+    if (running.length >= concurrentRuns) yield* await Promise.all(running.splice(0));
   }
+  yield* await Promise.all(running);
 }
 
-function execution(
+async function execution(
   rng: Random,
   request: GenerateRequest,
   workflow: WorkflowRecord,
   state: WorkflowStateJson,
   trigger: Trigger,
   startedAt: number,
-): ExecutionRecord {
+): Promise<ExecutionRecord> {
   const id = rng.id("log");
   const executionId = rng.id("ex");
-  const run = simulateRun(rng, state, { startedAt, trigger, fail: rng.chance(errorRate) });
+  const { workspaceId } = workflow;
+  const start = { workspaceId, startedAt, trigger, fail: rng.chance(errorRate) };
+  const { run, endedAt } = await simulateRun(rng, state, start);
   return {
     entry: {
       id,
-      workspaceId: workflow.workspaceId,
+      workspaceId,
       workflowId: workflow.id,
       folderId: workflow.folderId,
       executionId,
       billedUserId: request.billedUserId,
       // D17: the level follows the outcome.
-      level: run.failed ? "error" : "info",
+      level: run.status === "error" ? "error" : "info",
       trigger,
       startedAt,
-      endedAt: run.endedAt,
-      totalDurationMs: run.endedAt - startedAt,
+      endedAt,
+      totalDurationMs: endedAt - startedAt,
       cost: executionCost(run.usages),
       files: rng.chance(fileRate) ? [reportFile(rng, executionId)] : null,
       traceSpans: run.spans,

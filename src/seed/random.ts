@@ -11,13 +11,18 @@ export class Random {
   private c: number;
   private d: number;
 
-  constructor(seed: string) {
-    const digest = createHash("sha256").update(seed).digest();
-    this.a = digest.readUInt32LE(0);
-    this.b = digest.readUInt32LE(4);
-    this.c = digest.readUInt32LE(8);
-    this.d = digest.readUInt32LE(12);
+  /** A seed text, or the four words of state a fork draws. */
+  constructor(seed: string | readonly [number, number, number, number]) {
+    const digest = typeof seed === "string" ? createHash("sha256").update(seed).digest() : undefined;
+    [this.a, this.b, this.c, this.d] = digest
+      ? [digest.readUInt32LE(0), digest.readUInt32LE(4), digest.readUInt32LE(8), digest.readUInt32LE(12)]
+      : (seed as readonly [number, number, number, number]);
     for (let i = 0; i < 12; i++) this.next();
+  }
+
+  /** A source of its own, seeded from this one: what it draws no longer depends on when it draws. */
+  fork(): Random {
+    return new Random([this.word(), this.word(), this.word(), this.word()]);
   }
 
   /** Uniform in [0, 1). */
@@ -71,7 +76,11 @@ export class Random {
   /** An identifier from util/ids, its random bytes drawn from this source so seeded data repeats. */
   id(kind: IdKind): string {
     const bytes = Buffer.alloc(12);
-    for (let i = 0; i < 12; i += 4) bytes.writeUInt32LE(Math.floor(this.next() * 4294967296), i);
+    for (let i = 0; i < 12; i += 4) bytes.writeUInt32LE(this.word(), i);
     return newId(kind, bytes);
+  }
+
+  private word(): number {
+    return Math.floor(this.next() * 4294967296);
   }
 }

@@ -41,7 +41,7 @@ const limits = { executions: 100_000_000, workflows: 1_000, days: 3_650 };
  * through LogsStore.insertExecutions, the same path the worker uses, a batch per transaction so that a
  * million rows cost a few hundred fsyncs rather than a million (D23).
  */
-export function seedWorkspace(store: Store, options: SeedOptions): SeedResult {
+export async function seedWorkspace(store: Store, options: SeedOptions): Promise<SeedResult> {
   const { workspaceId, executions } = options;
   const workflowCount = options.workflows ?? defaults.workflows;
   const days = options.days ?? defaults.days;
@@ -59,7 +59,7 @@ export function seedWorkspace(store: Store, options: SeedOptions): SeedResult {
     now,
     billedUserId: store.accounts.membersOf(workspaceId)[0] ?? null,
   });
-  const executionsWritten = writeInBatches(store, records, executions, options);
+  const executionsWritten = await writeInBatches(store, records, executions, options);
   return { seed, workflowsCreated, executionsWritten };
 }
 
@@ -105,12 +105,12 @@ function topUpWorkflows(
   return workflows.length;
 }
 
-function writeInBatches(
+async function writeInBatches(
   store: Store,
-  records: Iterable<ExecutionRecord>,
+  records: AsyncIterable<ExecutionRecord>,
   total: number,
   options: Pick<SeedOptions, "batchSize" | "onProgress">,
-): number {
+): Promise<number> {
   const batchSize = options.batchSize ?? defaults.batchSize;
   let batch: ExecutionRecord[] = [];
   let done = 0;
@@ -121,7 +121,7 @@ function writeInBatches(
     batch = [];
     options.onProgress?.(done, total);
   };
-  for (const record of records) {
+  for await (const record of records) {
     batch.push(record);
     if (batch.length === batchSize) flush();
   }
