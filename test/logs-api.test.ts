@@ -193,6 +193,38 @@ describe("presence: a part not asked for is absent, one asked for and empty is p
     });
   });
 
+  // The JSON as written, on REST and on Connect's JSON form, which share the serializer.
+  const writtenJson = async (request: Record<string, unknown>) => {
+    const restAnswer = await get(
+      `/api/v1/logs?${new URLSearchParams({ workspaceId: carol.workspaceId, ...Object.fromEntries(Object.entries(request).map(([k, v]) => [k, String(v)])) })}`,
+      carol.key,
+    );
+    const connectAnswer = await rest(flowlog.server.url, "/flowlog.logs.v1.LogsService/ListLogs", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": carol.key },
+      body: JSON.stringify({ workspaceId: carol.workspaceId, ...request }),
+    });
+    return [
+      ["REST", (restAnswer.json as { data: Json[] }).data[0] as Json],
+      ["Connect JSON", (connectAnswer.json as { data: Json[] }).data[0] as Json],
+    ] as const;
+  };
+
+  it("details=basic has no cost.models, even for an entry that used no model", async () => {
+    for (const [protocol, entry] of await writtenJson({})) {
+      expect(entry.cost, protocol).toEqual({ total: 0 });
+    }
+    for (const [protocol, entry] of await writtenJson({ details: "full" })) {
+      expect(entry.cost, protocol).toMatchObject({ models: {} });
+    }
+  });
+
+  it("includeFinalOutput alone gives finalOutput and no traceSpans, even with no spans to show", async () => {
+    for (const [protocol, entry] of await writtenJson({ includeFinalOutput: true })) {
+      expect(entry.executionData, protocol).toEqual({ finalOutput: null });
+    }
+  });
+
   it("includeTraceSpans alone gives traceSpans and no finalOutput, on REST and every RPC protocol", async () => {
     const entry = (await get(`/api/v1/logs?workspaceId=${alice.workspaceId}&limit=1&includeTraceSpans=true`))
       .json as { data: { executionData: Json }[] };

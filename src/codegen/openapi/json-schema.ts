@@ -12,7 +12,8 @@ export type JsonSchema = { [key: string]: unknown };
  */
 export type Direction = "input" | "output";
 
-/** google.api.FieldBehavior.REQUIRED */
+/** google.api.FieldBehavior.OPTIONAL and REQUIRED */
+const FIELD_BEHAVIOR_OPTIONAL = 1;
 const FIELD_BEHAVIOR_REQUIRED = 2;
 
 /**
@@ -60,9 +61,22 @@ export class SchemaCatalog {
 
   /** Whether the server rejects a request that leaves `field` out. */
   isRequiredInput(field: DescField): boolean {
-    if (this.fieldBehavior === undefined || !hasOption(field, this.fieldBehavior)) return false;
-    const behaviors = getOption(field, this.fieldBehavior) as unknown as number[];
-    return behaviors.includes(FIELD_BEHAVIOR_REQUIRED);
+    return this.behaviorsOf(field).includes(FIELD_BEHAVIOR_REQUIRED);
+  }
+
+  /**
+   * With `alwaysEmitImplicit`, every field without explicit presence is in the JSON, even when empty,
+   * except a list or map marked OPTIONAL: the server leaves it out when not asked for (D30).
+   */
+  private alwaysWritten(field: DescField): boolean {
+    if (field.fieldKind === "list" || field.fieldKind === "map")
+      return !this.behaviorsOf(field).includes(FIELD_BEHAVIOR_OPTIONAL);
+    return field.presence === FeatureSet_FieldPresence.IMPLICIT;
+  }
+
+  private behaviorsOf(field: DescField): number[] {
+    if (this.fieldBehavior === undefined || !hasOption(field, this.fieldBehavior)) return [];
+    return getOption(field, this.fieldBehavior) as unknown as number[];
   }
 
   /** The message as an object schema, leaving out `omit` (fields a request takes from the path). */
@@ -73,7 +87,7 @@ export class SchemaCatalog {
   ): JsonSchema {
     const fields = message.fields.filter((field) => !omit.has(field));
     const required = fields
-      .filter((field) => (direction === "output" ? alwaysWritten(field) : this.isRequiredInput(field)))
+      .filter((field) => (direction === "output" ? this.alwaysWritten(field) : this.isRequiredInput(field)))
       .map((field) => field.jsonName);
     const properties = Object.fromEntries(fields.map((f) => [f.jsonName, this.fieldSchema(f, direction)]));
     return withDescription(
@@ -128,12 +142,6 @@ export class SchemaCatalog {
 }
 
 const noRules = { own: {}, items: {} };
-
-/** With `alwaysEmitImplicit`, every field without explicit presence is in the JSON, even when empty. */
-function alwaysWritten(field: DescField): boolean {
-  if (field.fieldKind === "list" || field.fieldKind === "map") return true;
-  return field.presence === FeatureSet_FieldPresence.IMPLICIT;
-}
 
 function scalarSchema(scalar: ScalarType, fieldName: string): JsonSchema {
   switch (scalar) {

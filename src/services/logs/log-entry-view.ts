@@ -4,6 +4,7 @@ import type { Limits } from "../../../gen/flowlog/logs/v1/limits_pb.js";
 import {
   type Cost,
   CostSchema,
+  ExecutionDataSchema,
   type LogEntry,
   LogEntrySchema,
   TraceSpanSchema,
@@ -11,6 +12,7 @@ import {
 import type { ExecutionMetadata } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { ExecutionMetadataSchema } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
 import type { CostRecord, LogEntryRecord, WorkflowRecord } from "../../store/records.js";
+import { leaveOut } from "../../util/presence.js";
 import { isoFromMs } from "../../util/time.js";
 
 /** Which fields a view of a log entry carries (spec "Log entry", D9). */
@@ -38,7 +40,10 @@ export function logEntryView(
     startedAt: isoFromMs(record.startedAt),
     endedAt: isoFromMs(record.endedAt),
     totalDurationMs: record.totalDurationMs,
-    cost: view.full ? fullCost(record.cost) : create(CostSchema, { total: record.cost.total }),
+    // D30: basic asks for the total only; models is absent, not {}.
+    cost: view.full
+      ? fullCost(record.cost)
+      : leaveOut(create(CostSchema, { total: record.cost.total }), "models"),
     files: jsonValue(record.files),
   });
   if (view.full) {
@@ -50,13 +55,14 @@ export function logEntryView(
     };
   }
   if (view.traceSpans || view.finalOutput) {
-    entry.executionData = {
-      $typeName: "flowlog.logs.v1.ExecutionData",
+    const executionData = create(ExecutionDataSchema, {
       traceSpans: view.traceSpans
         ? record.traceSpans.map((span) => fromJson(TraceSpanSchema, span as JsonValue))
         : [],
       finalOutput: view.finalOutput ? jsonValue(record.finalOutput ?? null) : undefined,
-    };
+    });
+    // D30: traceSpans not asked for is absent, not [] (finalOutput has presence of its own).
+    entry.executionData = view.traceSpans ? executionData : leaveOut(executionData, "traceSpans");
   }
   if (view.limits) entry.limits = view.limits;
   return entry;

@@ -6,6 +6,7 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Limits } from "./limits_pb.js";
 import { file_flowlog_logs_v1_limits } from "./limits_pb.js";
+import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
 import type { Value } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flowlog/logs/v1/log_entry.proto.
  */
 export const file_flowlog_logs_v1_log_entry: GenFile = /*@__PURE__*/
-  fileDesc("Ch9mbG93bG9nL2xvZ3MvdjEvbG9nX2VudHJ5LnByb3RvEg9mbG93bG9nLmxvZ3MudjEigwMKCExvZ0VudHJ5EgoKAmlkGAEgASgJEhMKC3dvcmtmbG93X2lkGAIgASgJEhQKDGV4ZWN1dGlvbl9pZBgDIAEoCRINCgVsZXZlbBgEIAEoCRIPCgd0cmlnZ2VyGAUgASgJEhIKCnN0YXJ0ZWRfYXQYBiABKAkSEAoIZW5kZWRfYXQYByABKAkSGQoRdG90YWxfZHVyYXRpb25fbXMYCCABKA0SIwoEY29zdBgJIAEoCzIVLmZsb3dsb2cubG9ncy52MS5Db3N0EiUKBWZpbGVzGAogASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEjIKCHdvcmtmbG93GAsgASgLMiAuZmxvd2xvZy5sb2dzLnYxLldvcmtmbG93U3VtbWFyeRI2Cg5leGVjdXRpb25fZGF0YRgMIAEoCzIeLmZsb3dsb2cubG9ncy52MS5FeGVjdXRpb25EYXRhEicKBmxpbWl0cxgNIAEoCzIXLmZsb3dsb2cubG9ncy52MS5MaW1pdHMiQAoPV29ya2Zsb3dTdW1tYXJ5EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkiwAEKBENvc3QSDQoFdG90YWwYASABKAESKwoGdG9rZW5zGAIgASgLMhsuZmxvd2xvZy5sb2dzLnYxLlRva2VuVXNhZ2USMQoGbW9kZWxzGAMgAygLMiEuZmxvd2xvZy5sb2dzLnYxLkNvc3QuTW9kZWxzRW50cnkaSQoLTW9kZWxzRW50cnkSCwoDa2V5GAEgASgJEikKBXZhbHVlGAIgASgLMhouZmxvd2xvZy5sb2dzLnYxLk1vZGVsQ29zdDoCOAEiPwoKVG9rZW5Vc2FnZRIOCgZwcm9tcHQYASABKA0SEgoKY29tcGxldGlvbhgCIAEoDRINCgV0b3RhbBgDIAEoDSJmCglNb2RlbENvc3QSDQoFaW5wdXQYASABKAESDgoGb3V0cHV0GAIgASgBEg0KBXRvdGFsGAMgASgBEisKBnRva2VucxgEIAEoCzIbLmZsb3dsb2cubG9ncy52MS5Ub2tlblVzYWdlIm4KDUV4ZWN1dGlvbkRhdGESLwoLdHJhY2Vfc3BhbnMYASADKAsyGi5mbG93bG9nLmxvZ3MudjEuVHJhY2VTcGFuEiwKDGZpbmFsX291dHB1dBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSKAAwoJVHJhY2VTcGFuEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDAoEdHlwZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSEgoKc3RhcnRfdGltZRgFIAEoCRIQCghlbmRfdGltZRgGIAEoCRITCgtkdXJhdGlvbl9tcxgHIAEoDRIlCgVpbnB1dBgIIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRImCgZvdXRwdXQYCSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSEgoFZXJyb3IYCiABKAlIAIgBARISCgVtb2RlbBgLIAEoCUgBiAEBEisKBnRva2VucxgMIAEoCzIbLmZsb3dsb2cubG9ncy52MS5Ub2tlblVzYWdlEhEKBGNvc3QYDSABKAFIAogBARIsCghjaGlsZHJlbhgOIAMoCzIaLmZsb3dsb2cubG9ncy52MS5UcmFjZVNwYW5CCAoGX2Vycm9yQggKBl9tb2RlbEIHCgVfY29zdGIGcHJvdG8z", [file_flowlog_logs_v1_limits, file_google_protobuf_struct]);
+  fileDesc("Ch9mbG93bG9nL2xvZ3MvdjEvbG9nX2VudHJ5LnByb3RvEg9mbG93bG9nLmxvZ3MudjEigwMKCExvZ0VudHJ5EgoKAmlkGAEgASgJEhMKC3dvcmtmbG93X2lkGAIgASgJEhQKDGV4ZWN1dGlvbl9pZBgDIAEoCRINCgVsZXZlbBgEIAEoCRIPCgd0cmlnZ2VyGAUgASgJEhIKCnN0YXJ0ZWRfYXQYBiABKAkSEAoIZW5kZWRfYXQYByABKAkSGQoRdG90YWxfZHVyYXRpb25fbXMYCCABKA0SIwoEY29zdBgJIAEoCzIVLmZsb3dsb2cubG9ncy52MS5Db3N0EiUKBWZpbGVzGAogASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEjIKCHdvcmtmbG93GAsgASgLMiAuZmxvd2xvZy5sb2dzLnYxLldvcmtmbG93U3VtbWFyeRI2Cg5leGVjdXRpb25fZGF0YRgMIAEoCzIeLmZsb3dsb2cubG9ncy52MS5FeGVjdXRpb25EYXRhEicKBmxpbWl0cxgNIAEoCzIXLmZsb3dsb2cubG9ncy52MS5MaW1pdHMiQAoPV29ya2Zsb3dTdW1tYXJ5EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkixQEKBENvc3QSDQoFdG90YWwYASABKAESKwoGdG9rZW5zGAIgASgLMhsuZmxvd2xvZy5sb2dzLnYxLlRva2VuVXNhZ2USNgoGbW9kZWxzGAMgAygLMiEuZmxvd2xvZy5sb2dzLnYxLkNvc3QuTW9kZWxzRW50cnlCA+BBARpJCgtNb2RlbHNFbnRyeRILCgNrZXkYASABKAkSKQoFdmFsdWUYAiABKAsyGi5mbG93bG9nLmxvZ3MudjEuTW9kZWxDb3N0OgI4ASI/CgpUb2tlblVzYWdlEg4KBnByb21wdBgBIAEoDRISCgpjb21wbGV0aW9uGAIgASgNEg0KBXRvdGFsGAMgASgNImYKCU1vZGVsQ29zdBINCgVpbnB1dBgBIAEoARIOCgZvdXRwdXQYAiABKAESDQoFdG90YWwYAyABKAESKwoGdG9rZW5zGAQgASgLMhsuZmxvd2xvZy5sb2dzLnYxLlRva2VuVXNhZ2UicwoNRXhlY3V0aW9uRGF0YRI0Cgt0cmFjZV9zcGFucxgBIAMoCzIaLmZsb3dsb2cubG9ncy52MS5UcmFjZVNwYW5CA+BBARIsCgxmaW5hbF9vdXRwdXQYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUigAMKCVRyYWNlU3BhbhIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHR5cGUYAyABKAkSDgoGc3RhdHVzGAQgASgJEhIKCnN0YXJ0X3RpbWUYBSABKAkSEAoIZW5kX3RpbWUYBiABKAkSEwoLZHVyYXRpb25fbXMYByABKA0SJQoFaW5wdXQYCCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSJgoGb3V0cHV0GAkgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhIKBWVycm9yGAogASgJSACIAQESEgoFbW9kZWwYCyABKAlIAYgBARIrCgZ0b2tlbnMYDCABKAsyGy5mbG93bG9nLmxvZ3MudjEuVG9rZW5Vc2FnZRIRCgRjb3N0GA0gASgBSAKIAQESLAoIY2hpbGRyZW4YDiADKAsyGi5mbG93bG9nLmxvZ3MudjEuVHJhY2VTcGFuQggKBl9lcnJvckIICgZfbW9kZWxCBwoFX2Nvc3RiBnByb3RvMw", [file_flowlog_logs_v1_limits, file_google_api_field_behavior, file_google_protobuf_struct]);
 
 /**
  * One log entry per workflow execution (spec "Log entry"). The list form carries the
@@ -158,7 +159,8 @@ export type Cost = Message<"flowlog.logs.v1.Cost"> & {
   tokens?: TokenUsage | undefined;
 
   /**
-   * Per model: what its input, output and both cost, and the tokens it used.
+   * Per model: what its input, output and both cost, and the tokens it used. Absent with details=basic,
+   * {} when no model was used (D30).
    *
    * @generated from field: map<string, flowlog.logs.v1.ModelCost> models = 3;
    */
@@ -236,7 +238,8 @@ export const ModelCostSchema: GenMessage<ModelCost> = /*@__PURE__*/
  */
 export type ExecutionData = Message<"flowlog.logs.v1.ExecutionData"> & {
   /**
-   * One span per block run; loop iterations and parallel branches nest as children (D17).
+   * One span per block run; loop iterations and parallel branches nest as children (D17). Absent
+   * without includeTraceSpans, [] when asked for and the execution ran no block (D30).
    *
    * @generated from field: repeated flowlog.logs.v1.TraceSpan trace_spans = 1;
    */

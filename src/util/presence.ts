@@ -1,0 +1,95 @@
+import {
+  type DescField,
+  type DescMessage,
+  type JsonObject,
+  type JsonValue,
+  type JsonWriteOptions,
+  type Message,
+  toJson,
+} from "@bufbuild/protobuf";
+
+/**
+ * D30: a part the caller did not ask for is absent, one asked for and empty is present. proto3 gives a
+ * list or map no presence, and the JSON the API writes emits implicit fields (D7: `cost.total: 0` is a
+ * fact), so an empty `traceSpans` would be written `[]` whether asked for or not. A view marks on the
+ * message object the fields it leaves out; `toJsonWithPresence` writes the JSON without them. The binary
+ * form needs nothing: an empty list is absent there anyway.
+ */
+const leftOut = new WeakMap<object, ReadonlySet<string>>();
+const markedTypes = new Set<string>();
+
+/** Marks `fields` (local names) of `message` as not asked for; returns the message. */
+export function leaveOut<T extends Message>(message: T, ...fields: (keyof T & string)[]): T {
+  leftOut.set(message, new Set([...(leftOut.get(message) ?? []), ...fields]));
+  if (!markedTypes.has(message.$typeName)) {
+    markedTypes.add(message.$typeName);
+    reachCache.clear();
+  }
+  return message;
+}
+
+/** `toJson`, less the fields marked with `leaveOut` anywhere in the message. */
+export function toJsonWithPresence(
+  schema: DescMessage,
+  message: Message,
+  options?: Partial<JsonWriteOptions>,
+) {
+  const json = toJson(schema, message, options);
+  if (mayHoldMarks(schema)) prune(schema, message, json, options?.useProtoFieldName ?? false);
+  return json;
+}
+
+function prune(schema: DescMessage, message: Message, json: JsonValue, protoNames: boolean): void {
+  if (json === null || typeof json !== "object" || Array.isArray(json)) return;
+  const object = json as JsonObject;
+  const omitted = leftOut.get(message);
+  for (const field of schema.fields) {
+    const key = protoNames ? field.name : field.jsonName;
+    if (omitted?.has(field.localName)) {
+      delete object[key];
+      continue;
+    }
+    const child = field.message;
+    if (!child || !mayHoldMarks(child) || object[key] === undefined) continue;
+    const value = fieldValue(message, field);
+    if (field.fieldKind === "message" && value) {
+      prune(child, value as Message, object[key], protoNames);
+    } else if (field.fieldKind === "list") {
+      const items = object[key] as JsonValue[];
+      for (const [index, item] of (value as Message[]).entries()) {
+        prune(child, item, items[index] ?? null, protoNames);
+      }
+    } else if (field.fieldKind === "map") {
+      const entries = object[key] as JsonObject;
+      for (const [mapKey, item] of Object.entries(value as Record<string, Message>)) {
+        prune(child, item, entries[mapKey] ?? null, protoNames);
+      }
+    }
+  }
+}
+
+function fieldValue(message: Message, field: DescField): unknown {
+  const record = message as unknown as Record<string, unknown>;
+  if (!field.oneof) return record[field.localName];
+  const selected = record[field.oneof.localName] as { case?: string; value?: unknown };
+  return selected.case === field.localName ? selected.value : undefined;
+}
+
+/** Whether a message of `schema` can contain a marked message; well-known types are written as values. */
+const reachCache = new Map<string, boolean>();
+
+function mayHoldMarks(schema: DescMessage, visiting = new Set<string>()): boolean {
+  const cached = reachCache.get(schema.typeName);
+  if (cached !== undefined) return cached;
+  if (markedTypes.has(schema.typeName)) return remember(schema, true);
+  if (schema.typeName.startsWith("google.protobuf.") || visiting.has(schema.typeName)) return false;
+  visiting.add(schema.typeName);
+  const reaches = schema.fields.some((field) => field.message && mayHoldMarks(field.message, visiting));
+  visiting.delete(schema.typeName);
+  return visiting.size === 0 ? remember(schema, reaches) : reaches;
+}
+
+function remember(schema: DescMessage, reaches: boolean): boolean {
+  reachCache.set(schema.typeName, reaches);
+  return reaches;
+}
