@@ -193,6 +193,7 @@ describe("an inactivity alert by e-mail (D20, D21)", () => {
     const event = buildAlertFiredEvent({
       eventId: "evt_alert_mail",
       firedAtMs: Date.parse("2026-11-22T06:00:00.000Z"),
+      rule: "no_activity",
       workflow: { id: "wf_nightly", name: "Nightly <report>" },
       thresholdHours: 6,
       observedHours: 6.5,

@@ -135,6 +135,7 @@ describe("D20: the team chat message (Slack incoming webhook, Block Kit)", () =>
     const event = buildAlertFiredEvent({
       eventId: "evt_alert",
       firedAtMs: Date.parse("2026-11-22T06:00:00.000Z"),
+      rule: "no_activity",
       workflow: { id: "wf_nightly", name: "Nightly" },
       thresholdHours: 6,
       observedHours: 6.5,

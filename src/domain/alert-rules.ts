@@ -75,6 +75,13 @@ interface TimerRule extends RuleCommon {
    * length of an hour, which tests shrink.
    */
   silentUntil(lastActivityAt: number, threshold: number, hourMs: number): number;
+  /** The human sentence of the alert (D20), from the silence observed, in the unit of X. */
+  reason(input: {
+    workflowName: string;
+    observed: number;
+    threshold: number;
+    lastActivityAt: string | null;
+  }): string;
 }
 
 export type AlertRuleSpec = ExecutionRule | TimerRule;
@@ -196,6 +203,9 @@ export const alertRules = {
     windowHours: null,
     judged: "by-timer",
     silentUntil: (lastActivityAt, threshold, hourMs) => lastActivityAt + threshold * hourMs,
+    reason: ({ workflowName, observed, threshold, lastActivityAt }) =>
+      `No execution of ${workflowName} in ${format(observed)} hours (threshold ${format(threshold)} hours; ` +
+      `${lastActivityAt === null ? "it has never run" : `last run ${lastActivityAt}`})`,
   },
 
   error_count: {
@@ -224,6 +234,16 @@ export const alertRules = {
 export type AlertRuleName = keyof typeof alertRules;
 
 export const alertRuleNames = Object.keys(alertRules) as readonly AlertRuleName[];
+
+/** The rule of that name if a durable timer judges it (D21: no_activity), so it needs a watcher. */
+export function timerRuleOf(name: string | undefined): { name: AlertRuleName; spec: TimerRule } | undefined {
+  const spec: AlertRuleSpec | undefined = name === undefined ? undefined : ownRule(name);
+  return spec?.judged === "by-timer" ? { name: name as AlertRuleName, spec } : undefined;
+}
+
+function ownRule(name: string): AlertRuleSpec | undefined {
+  return Object.hasOwn(alertRules, name) ? alertRules[name as AlertRuleName] : undefined;
+}
 
 function windowOf(windowHours: number | null): { windowMs: number; hours: string } {
   // Validation on save requires a window for the rules that read one (D21).

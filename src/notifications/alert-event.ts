@@ -1,3 +1,4 @@
+import { type AlertRuleName, timerRuleOf } from "../domain/alert-rules.js";
 import { isoFromMs } from "../util/time.js";
 import type { AlertPayload } from "./event.js";
 
@@ -22,9 +23,12 @@ export interface AlertFiredEvent {
   };
 }
 
-export interface NoActivityAlert {
+/** An alert fired by a durable timer rather than an execution (D21: no_activity). */
+export interface TimerAlert {
   eventId: string;
   firedAtMs: number;
+  /** The rule, a timer-judged one of the alert-rule table. */
+  rule: AlertRuleName;
   workflow: { id: string; name: string };
   /** X of the rule, in hours. */
   thresholdHours: number;
@@ -33,11 +37,18 @@ export interface NoActivityAlert {
   lastExecutionAtMs: number | null;
 }
 
-/** The one builder of the no-activity alert (D21), for every channel. */
-export function buildAlertFiredEvent(input: NoActivityAlert): AlertFiredEvent {
-  const { workflow, thresholdHours, lastExecutionAtMs } = input;
+/** The one builder of a timer-fired alert (D21), for every channel; its sentence is the rule's. */
+export function buildAlertFiredEvent(input: TimerAlert): AlertFiredEvent {
+  const { rule, workflow, thresholdHours, lastExecutionAtMs } = input;
   const observed = Math.round(input.observedHours * 100) / 100;
-  const since = lastExecutionAtMs === null ? "it has never run" : `last run ${isoFromMs(lastExecutionAtMs)}`;
+  const lastActivityAt = lastExecutionAtMs === null ? null : isoFromMs(lastExecutionAtMs);
+  const reason = timerRuleOf(rule)?.spec.reason({
+    workflowName: workflow.name,
+    observed,
+    threshold: thresholdHours,
+    lastActivityAt,
+  });
+  if (reason === undefined) throw new Error(`${rule} is not an alert rule judged by a timer`);
   return {
     id: input.eventId,
     type: alertFiredEventType,
@@ -46,15 +57,15 @@ export function buildAlertFiredEvent(input: NoActivityAlert): AlertFiredEvent {
       workflowId: workflow.id,
       workflowName: workflow.name,
       alert: {
-        rule: "no_activity",
-        reason: `No execution of ${workflow.name} in ${observed} hours (threshold ${thresholdHours} hours; ${since})`,
+        rule,
+        reason,
         threshold: thresholdHours,
         observed,
         // The silence the rule waits for is its window (D21: no execution in X hours).
         windowHours: thresholdHours,
         firedAt: isoFromMs(input.firedAtMs),
       },
-      lastExecutionAt: lastExecutionAtMs === null ? null : isoFromMs(lastExecutionAtMs),
+      lastExecutionAt: lastActivityAt,
     },
   };
 }

@@ -1,4 +1,5 @@
 import { type Client, WorkflowNotFoundError } from "@temporalio/client";
+import { timerRuleOf } from "../domain/alert-rules.js";
 import type { Store } from "../store/store.js";
 import type { SubscriptionRecord } from "../store/subscriptions-store.js";
 import { deliverySearchAttributes } from "./delivery-ids.js";
@@ -19,7 +20,7 @@ export async function ensureInactivityWatchers(
   subscription: SubscriptionRecord,
   now: number,
 ): Promise<void> {
-  if (!subscription.active || subscription.alertRule?.rule !== "no_activity") return;
+  if (!subscription.active || !timerRuleOf(subscription.alertRule?.rule)) return;
   const workflowIds = subscription.allWorkflows
     ? store.workflows.listWorkflows(subscription.workspaceId).map((workflow) => workflow.id)
     : subscription.workflowIds;

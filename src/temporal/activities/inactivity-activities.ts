@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { alertRules } from "../../domain/alert-rules.js";
+import { timerRuleOf } from "../../domain/alert-rules.js";
 import { selectsWorkflow } from "../../domain/subscription-matching.js";
 import { buildAlertFiredEvent } from "../../notifications/alert-event.js";
 import { alertCooldownMs } from "../../store/alerts-store.js";
@@ -27,17 +27,19 @@ export function inactivityActivities(deps: ActivityDeps) {
     const subscription = deps.store.notifications.getForDelivery(watch.subscriptionId);
     const workflow = deps.store.workflows.getWorkflow(watch.workflowId);
     if (!subscription || !workflow || !applies(subscription, watch.workflowId)) return undefined;
-    if (workflow.deletedAt !== null || subscription.alertRule?.rule !== "no_activity") return undefined;
+    const rule = timerRuleOf(subscription.alertRule?.rule);
+    if (workflow.deletedAt !== null || !subscription.alertRule || !rule) return undefined;
     const lastExecutionAt = deps.store.inactivity.lastExecutionAt(
       watch.workflowId,
       subscription.triggerFilter,
     );
-    const silentUntil = alertRules.no_activity.silentUntil(
+    const silentUntil = rule.spec.silentUntil(
       lastExecutionAt ?? watch.sinceMs,
       subscription.alertRule.threshold,
       hourMs,
     );
     return {
+      rule: rule.name,
       subscription,
       workflow,
       thresholdHours: subscription.alertRule.threshold,
@@ -69,6 +71,7 @@ export function inactivityActivities(deps: ActivityDeps) {
       const event = buildAlertFiredEvent({
         eventId: alertEventIdOf(input, input.dueAt),
         firedAtMs: firedAt,
+        rule: state.rule,
         workflow: { id: workflow.id, name: workflow.name },
         thresholdHours: state.thresholdHours,
         observedHours: (firedAt - (state.lastExecutionAt ?? input.sinceMs)) / hourMs,
@@ -77,7 +80,7 @@ export function inactivityActivities(deps: ActivityDeps) {
       const claimed = deps.store.alerts.claim({
         subscriptionId: subscription.id,
         workflowId: workflow.id,
-        rule: "no_activity",
+        rule: state.rule,
         firedAt,
         eventId: event.id,
         reason: event.data.alert.reason,
@@ -111,6 +114,7 @@ function applies(subscription: SubscriptionForDelivery, workflowId: string): boo
 
 /** One alert event per (watch, due time): the same on every retry of the activity that fires it. */
 function alertEventIdOf(watch: InactivityWatch, dueAt: number): string {
+  // The key's text is part of stored event ids: it stays as it was when no_activity was the only timer rule.
   const key = `no_activity:${watch.subscriptionId}:${watch.workflowId}:${dueAt}`;
   return newId("evt", createHash("sha256").update(key).digest().subarray(0, 12));
 }
