@@ -14,7 +14,8 @@ import type { Level, Trigger } from "../src/store/records.js";
 import type { SubscriptionSettings } from "../src/store/subscriptions-store.js";
 import { eventIdOf } from "../src/temporal/activities/delivery-activities.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
-import { deliveryWorkflowId, fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
+import { deliveryTaskQueue, fanOutWorkflowId, redeliveryWorkflowId } from "../src/temporal/delivery-ids.js";
+import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { startExecution } from "../src/temporal/start-execution.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
@@ -248,11 +249,40 @@ describe("Matching and fan-out (spec 'Events', D19)", () => {
 
     const matching = subscribe(carol, listener.origin);
     const matched = await execute(carol, workflowId);
-    await until("carol's delivery", () =>
-      deliveriesOf(matching, carol).find((d) => d.status === "succeeded"),
-    );
+    // Issue 12: the fan-out makes the delivery itself, as an activity, and ends with it.
+    expect(await temporal.workflow.getHandle(fanOutWorkflowId(matched.logId)).result()).toBe(1);
     expect((await fanOutOf(matched.logId)).status.name).toBe("COMPLETED");
+    const [delivery] = deliveriesOf(matching, carol);
+    expect(delivery?.status).toBe("succeeded");
     expect(listener.received).toHaveLength(1);
+  });
+
+  it("makes each delivery an activity of the fan-out, found in Temporal by delivery and subscription id", async () => {
+    const dave = createAccount(flowlog.store);
+    const workflowId = saveWorkflow(dave);
+    const listener = await receiver();
+    const subscriptions = [subscribe(dave, listener.origin), subscribe(dave, listener.origin)];
+    const { logId } = await execute(dave, workflowId);
+    const fanOut = temporal.workflow.getHandle(fanOutWorkflowId(logId));
+    expect(await fanOut.result()).toBe(2);
+    const deliveryIds = subscriptions.flatMap((s) => deliveriesOf(s, dave).map((d) => d.id));
+    expect(deliveryIds).toHaveLength(2);
+    // One workflow for both, each delivery one activity with the delivery id as its activity id.
+    const history = await fanOut.fetchHistory();
+    const scheduled = (history.events ?? []).flatMap((event) => {
+      const attributes = event.activityTaskScheduledEventAttributes;
+      return attributes?.activityType?.name === "attemptDelivery" ? [attributes.activityId] : [];
+    });
+    expect(scheduled.sort()).toEqual([...deliveryIds].sort());
+    expect(
+      (await fanOut.describe()).typedSearchAttributes.get(flowlogSearchAttributes.deliveryIds)?.sort(),
+    ).toEqual([...deliveryIds].sort());
+    expect(
+      (await fanOut.describe()).typedSearchAttributes.get(flowlogSearchAttributes.subscriptionIds)?.sort(),
+    ).toEqual([...subscriptions].sort());
+    expect(listener.received.map((r) => header(r, "service-delivery-id")).sort()).toEqual(
+      [...deliveryIds].sort(),
+    );
   });
 
   it("returns the execution's result without waiting for a slow receiver", async () => {
@@ -505,8 +535,8 @@ describe("Durability (D19: deliveries run durably on Temporal)", () => {
     });
     let first: RunningWorker | undefined = await startWorker(temporalServer, workerDeps(1), queue);
     const handle = await temporal.workflow.start("deliverNotification", {
-      workflowId: deliveryWorkflowId(delivery.id, 1),
-      taskQueue: queue,
+      workflowId: redeliveryWorkflowId(delivery.id, 1),
+      taskQueue: deliveryTaskQueue(queue),
       args: [{ deliveryId: delivery.id, series: 1 }],
     });
     await until("the first attempt", () => (hook.received.length === 1 ? true : undefined));

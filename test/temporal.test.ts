@@ -47,11 +47,12 @@ describe("Temporal (issue 2, item 7)", () => {
     }
   });
 
-  it("our search attributes are registered on the namespace as keywords", async () => {
+  it("our search attributes are registered on the namespace with their types (keywords, keyword lists)", async () => {
     const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
-    const keyword = proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+    const types = proto.temporal.api.enums.v1.IndexedValueType;
     for (const key of Object.values(flowlogSearchAttributes)) {
-      expect(customAttributes?.[key.name], key.name).toBe(keyword);
+      expect(customAttributes?.[key.name], key.name).toBe(types[`INDEXED_VALUE_TYPE_${key.type}`]);
     }
+    expect(customAttributes?.FlowlogDeliveryIds).toBe(types.INDEXED_VALUE_TYPE_KEYWORD_LIST);
   });
 });

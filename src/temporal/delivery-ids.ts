@@ -1,18 +1,33 @@
 import { flowlogSearchAttributes } from "./search-attributes.js";
 
 /**
- * How deliveries appear in the Temporal UI (issue 5, item 7): one workflow per attempt series of a
- * delivery, named after it, so operators find a delivery by the id a receiver saw in service-delivery-id.
- * Pure, for the workflows that start them and the API that redelivers alike. Starting a name twice is a
- * no-op, which is what makes the fan-out idempotent on (event, subscription) (D19).
+ * How deliveries appear in Temporal (issue 12, D19 as amended): an execution's deliveries are activities of
+ * its fan-out workflow, `notify-<logId>`, one per subscription with the delivery id as activity id; the
+ * fan-out carries the subscription and delivery ids as search attributes, so operators find a delivery by
+ * the id a receiver saw in service-delivery-id. A redelivery or a test send is a workflow of its own. Pure,
+ * for the workflows that start them and the API alike. Starting a name twice is a no-op, which is what makes
+ * each idempotent (D19).
  */
-export function deliveryWorkflowId(deliveryId: string, series: number): string {
-  return `delivery-${deliveryId}-${series}`;
+export function redeliveryWorkflowId(deliveryId: string, series: number): string {
+  return `redeliver-${deliveryId}-${series}`;
+}
+
+/** The Test RPC's single attempt (D18). */
+export function testDeliveryWorkflowId(deliveryId: string): string {
+  return `test-${deliveryId}`;
 }
 
 /** The one fan-out of an execution's log entry; a replayed execution finds it already started. */
 export function fanOutWorkflowId(logId: string): string {
   return `notify-${logId}`;
+}
+
+/**
+ * Deliveries run on a task queue of their own, polled by the same worker process with its own slots: a
+ * flood of slow receivers can never take the activity slots executions need (D19: never in their path).
+ */
+export function deliveryTaskQueue(executionTaskQueue: string): string {
+  return `${executionTaskQueue}-deliveries`;
 }
 
 export interface DeliveryTarget {
@@ -23,13 +38,32 @@ export interface DeliveryTarget {
   subscriptionId: string;
 }
 
-/** Operators filter deliveries by subscription (and workspace, workflow) in the Temporal UI. */
-export function deliverySearchAttributes(target: Omit<DeliveryTarget, "deliveryId">) {
+/**
+ * Operators filter a redelivery, a test send or a no-activity watcher by subscription (and workspace,
+ * workflow, delivery) in the Temporal UI.
+ */
+export function deliverySearchAttributes(
+  target: Omit<DeliveryTarget, "deliveryId"> & { deliveryId?: string },
+) {
   return [
     { key: flowlogSearchAttributes.workspaceId, value: target.workspaceId },
     { key: flowlogSearchAttributes.subscriptionId, value: target.subscriptionId },
+    ...(target.deliveryId === undefined
+      ? []
+      : [{ key: flowlogSearchAttributes.deliveryIds, value: [target.deliveryId] }]),
     ...(target.workflowId === undefined
       ? []
       : [{ key: flowlogSearchAttributes.workflowId, value: target.workflowId }]),
+  ];
+}
+
+/** The fan-out's: every subscription it notifies and every delivery it makes. */
+export function fanOutSearchAttributes(targets: readonly DeliveryTarget[]) {
+  return [
+    {
+      key: flowlogSearchAttributes.subscriptionIds,
+      value: [...new Set(targets.map((t) => t.subscriptionId))],
+    },
+    { key: flowlogSearchAttributes.deliveryIds, value: targets.map((t) => t.deliveryId) },
   ];
 }

@@ -12,4 +12,8 @@ export const flowlogSearchAttributes = {
   workflowId: defineSearchAttributeKey("FlowlogWorkflowId", SearchAttributeType.KEYWORD),
   trigger: defineSearchAttributeKey("FlowlogTrigger", SearchAttributeType.KEYWORD),
   subscriptionId: defineSearchAttributeKey("FlowlogSubscriptionId", SearchAttributeType.KEYWORD),
+  /** A fan-out's subscriptions (issue 12): one workflow delivers to several. */
+  subscriptionIds: defineSearchAttributeKey("FlowlogSubscriptionIds", SearchAttributeType.KEYWORD_LIST),
+  /** The deliveries a workflow makes, by the id receivers see in service-delivery-id. */
+  deliveryIds: defineSearchAttributeKey("FlowlogDeliveryIds", SearchAttributeType.KEYWORD_LIST),
 } as const;

@@ -1,8 +1,9 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client, Connection } from "@temporalio/client";
-import { NativeConnection, Worker } from "@temporalio/worker";
+import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from "@temporalio/worker";
 import { type ActivityDeps, createActivities } from "./activities/index.js";
+import { deliveryTaskQueue } from "./delivery-ids.js";
 import { FLOWLOG_TASK_QUEUE } from "./task-queue.js";
 import { installWorkerLogging } from "./worker-logging.js";
 
@@ -46,20 +47,31 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
   const closeConnections = () => Promise.all([connection.close(), clientConnection.close()]);
   try {
     const client = new Client({ connection: clientConnection, namespace: options.namespace });
-    const worker = await Worker.create({
-      connection,
-      namespace: options.namespace,
-      taskQueue: options.taskQueue ?? FLOWLOG_TASK_QUEUE,
-      workflowsPath,
-      activities: createActivities(options.deps, client),
-      ...(options.stickyQueueScheduleToStartTimeoutMs === undefined
-        ? {}
-        : { stickyQueueScheduleToStartTimeout: options.stickyQueueScheduleToStartTimeoutMs }),
-    });
+    const taskQueue = options.taskQueue ?? FLOWLOG_TASK_QUEUE;
+    // Both queues run the same workflows and activities; each has its own slots (issue 12).
+    const workflowBundle = await bundleWorkflowCode({ workflowsPath, logger: Runtime.instance().logger });
+    const activities = createActivities(options.deps, client);
+    const workerOn = (queue: string) =>
+      Worker.create({
+        connection,
+        namespace: options.namespace,
+        taskQueue: queue,
+        workflowBundle,
+        activities,
+        ...(options.stickyQueueScheduleToStartTimeoutMs === undefined
+          ? {}
+          : { stickyQueueScheduleToStartTimeout: options.stickyQueueScheduleToStartTimeoutMs }),
+      });
+    // Executions, their blocks and the no-activity watchers; then notifications, which never wait for a
+    // slot an execution holds, nor hold one it needs (D19).
+    const workers = [await workerOn(taskQueue), await workerOn(deliveryTaskQueue(taskQueue))];
     return {
-      run: () => worker.run().finally(closeConnections),
+      run: () =>
+        Promise.all(workers.map((worker) => worker.run()))
+          .then(() => undefined)
+          .finally(closeConnections),
       shutdown: () => {
-        if (worker.getState() === "RUNNING") worker.shutdown();
+        for (const worker of workers) if (worker.getState() === "RUNNING") worker.shutdown();
       },
     };
   } catch (error) {

@@ -23,7 +23,9 @@ import type { DeliveryInput } from "../../temporal/activities/delivery-activitie
 import {
   type DeliveryTarget,
   deliverySearchAttributes,
-  deliveryWorkflowId,
+  deliveryTaskQueue,
+  redeliveryWorkflowId,
+  testDeliveryWorkflowId,
 } from "../../temporal/delivery-ids.js";
 import { FLOWLOG_TASK_QUEUE } from "../../temporal/task-queue.js";
 // A type only: the API server never loads workflow code.
@@ -57,8 +59,10 @@ export function createDeliveriesService(
 
   const startSeries = (target: DeliveryTarget, input: DeliveryInput) =>
     deps.temporal.workflow.start<typeof deliverNotification>("deliverNotification", {
-      workflowId: deliveryWorkflowId(input.deliveryId, input.series),
-      taskQueue: deps.taskQueue ?? FLOWLOG_TASK_QUEUE,
+      workflowId: input.once
+        ? testDeliveryWorkflowId(input.deliveryId)
+        : redeliveryWorkflowId(input.deliveryId, input.series),
+      taskQueue: deliveryTaskQueue(deps.taskQueue ?? FLOWLOG_TASK_QUEUE),
       args: [input],
       workflowIdReusePolicy: "REJECT_DUPLICATE",
       typedSearchAttributes: deliverySearchAttributes(target),

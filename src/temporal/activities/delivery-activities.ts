@@ -100,6 +100,35 @@ export function deliveryActivities(deps: ActivityDeps) {
     },
 
     /**
+     * Ends a series whose last attempt was lost with its worker (a timeout, not an outcome): the delivery is
+     * marked failed with that reason, so it never stays pending; a redelivery sends it again with the same
+     * Idempotency-Key. An attempt that recorded its outcome before the worker died keeps it.
+     */
+    async settleLostDelivery(input: DeliveryInput): Promise<"succeeded" | "failed"> {
+      const { store } = deps;
+      const delivery = store.deliveries.get(input.deliveryId);
+      if (!delivery || delivery.status !== "pending")
+        return delivery?.status === "succeeded" ? "succeeded" : "failed";
+      const recorded = store.deliveries.attemptsOf(delivery.id).filter((a) => a.series === input.series);
+      const now = Date.now();
+      store.deliveries.recordAttempt(
+        {
+          deliveryId: delivery.id,
+          series: input.series,
+          attempt: (recorded.at(-1)?.attempt ?? 0) + 1,
+          startedAt: now,
+          durationMs: 0,
+          outcome: "failed",
+          httpStatus: null,
+          responseSnippet: null,
+          error: "the worker running the last attempt was lost; the receiver may or may not have the event",
+        },
+        "failed",
+      );
+      return "failed";
+    },
+
+    /**
      * One attempt (D19), its number Temporal's: sends the stored event through the subscription's channel
      * and records the attempt with where the delivery now stands. A transient failure is thrown with the
      * schedule's next delay as `nextRetryDelay`, so the wait is a durable Temporal timer; a failure that

@@ -13,6 +13,7 @@ import {
 import { asWorkflowState } from "../../engine/json-shapes.js";
 import type { LogEntryRecord } from "../../store/records.js";
 import { newId } from "../../util/ids.js";
+import { deliveryTaskQueue } from "../delivery-ids.js";
 import { startFanOut } from "../start-fan-out.js";
 import type { ActivityDeps } from "./deps.js";
 
@@ -97,7 +98,7 @@ export function executionActivities(deps: ActivityDeps, temporal: Client) {
           workspaceId: entry.workspaceId,
           workflowId: entry.workflowId,
           // The execution's own queue: a local activity runs on the workflow's worker.
-          taskQueue: Context.current().info.taskQueue,
+          taskQueue: deliveryTaskQueue(Context.current().info.taskQueue),
         });
       }
       return { logId: entry.id };

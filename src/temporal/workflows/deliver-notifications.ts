@@ -3,14 +3,16 @@ import {
   ActivityFailure,
   ApplicationFailure,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   startChild,
+  upsertSearchAttributes,
 } from "@temporalio/workflow";
 import { maxAttemptsCeiling, retryDelaysMs } from "../../domain/delivery-schedule.js";
 import type { DeliveryInput } from "../activities/delivery-activities.js";
 // Types only: activity code never enters the deterministic workflow bundle.
 import type { Activities } from "../activities/index.js";
-import { type DeliveryTarget, deliverySearchAttributes, deliveryWorkflowId } from "../delivery-ids.js";
+import { type DeliveryTarget, deliverySearchAttributes, fanOutSearchAttributes } from "../delivery-ids.js";
 
 /** How a delivery's series ended; the attempts themselves are in the delivery log. */
 export interface DeliveryResult {
@@ -20,54 +22,54 @@ export interface DeliveryResult {
 }
 
 /**
- * The store write of the fan-out retries until it lands: an execution's notifications must not be lost to
- * a briefly locked database.
+ * The store writes retry until they land: an execution's notifications must not be lost to a briefly
+ * locked database, nor a delivery left pending.
  */
-const { prepareDeliveries } = proxyActivities<Activities>({
+const { prepareDeliveries, settleLostDelivery } = proxyActivities<Activities>({
   startToCloseTimeout: "1 minute",
   retry: { initialInterval: "1 second", maximumInterval: "1 minute" },
 });
 
 /**
+ * Issue 12: deliveries are activities of the workflow that makes them, not workflows of their own. A
+ * history written before that (a fan-out or watcher in flight across the upgrade) replays the old way.
+ */
+export const deliveriesAsActivities = "deliveries-as-activities";
+
+/**
  * Notifications of one log entry (issue 5, item 3), started by the activity that writes the entry (see
  * start-fan-out.ts) so that nothing here delays the execution's result (D19: never in its critical path).
- * One delivery per matching subscription, each run by its own workflow: a slow receiver holds up only its
- * own delivery.
+ * One delivery per matching subscription, each an attempt series of its own activity (issue 12): a slow
+ * receiver holds up only its own delivery.
  */
 export async function fanOutNotifications({ logId }: { logId: string }): Promise<number> {
   const targets = await prepareDeliveries({ logId });
-  await Promise.all(targets.map((target) => startDelivery(target, 1)));
+  if (!patched(deliveriesAsActivities)) {
+    await Promise.all(targets.map((target) => startLegacyDelivery(target, 1)));
+    return targets.length;
+  }
+  if (targets.length > 0) upsertSearchAttributes(fanOutSearchAttributes(targets));
+  await Promise.all(targets.map((target) => deliverSeries({ deliveryId: target.deliveryId, series: 1 })));
   return targets.length;
 }
 
-/**
- * Starts one series of a delivery, unless a replayed fan-out already did (the id names the series). The
- * no-activity watcher starts its alerts' deliveries through it too.
- */
-export async function startDelivery(target: DeliveryTarget, series: number): Promise<void> {
-  try {
-    await startChild(deliverNotification, {
-      workflowId: deliveryWorkflowId(target.deliveryId, series),
-      args: [{ deliveryId: target.deliveryId, series }],
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      // Once per id, even after the first has closed: a second start would send the notification again.
-      workflowIdReusePolicy: "REJECT_DUPLICATE",
-      typedSearchAttributes: deliverySearchAttributes(target),
-    });
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-  }
+/** A redelivery or a test send (D18, D19): one attempt series, started by the API. */
+export async function deliverNotification(input: DeliveryInput): Promise<DeliveryResult> {
+  return deliverSeries(input);
 }
 
 /**
- * One attempt series of a delivery (D19) as Temporal activity retries: each attempt is one activity run
- * that records itself, and the schedule's waits (5 s, 15 s, 1 min, 3 min, plus jitter) are the
- * `nextRetryDelay` each transient failure carries, so they are durable timers that outlive any worker. The
- * activity decides when a series ends (the operator's attempt limit); the policy here only bounds what
- * it cannot report, such as a worker lost mid-attempt.
+ * One attempt series of a delivery (D19) as one activity and its retries: each attempt is a run that
+ * records itself, and the schedule's waits (5 s, 15 s, 1 min, 3 min, plus jitter) are the `nextRetryDelay`
+ * each transient failure carries, so they are durable timers that outlive any worker. The activity decides
+ * when a series ends (the operator's attempt limit); the policy here only bounds what it cannot report,
+ * such as a worker lost mid-attempt. A series whose last attempt was lost that way is settled as failed:
+ * a delivery never stays pending.
  */
-export async function deliverNotification(input: DeliveryInput): Promise<DeliveryResult> {
+export async function deliverSeries(input: DeliveryInput, taskQueue?: string): Promise<DeliveryResult> {
   const { attemptDelivery } = proxyActivities<Activities>({
+    activityId: input.deliveryId,
+    ...(taskQueue === undefined ? {} : { taskQueue }),
     // The exchange itself is bounded at 30 s (D19); SMTP dialogues and a slow store get the rest.
     startToCloseTimeout: "1 minute",
     retry: {
@@ -82,7 +84,25 @@ export async function deliverNotification(input: DeliveryInput): Promise<Deliver
     await attemptDelivery(input);
     return { ...result, status: "succeeded" };
   } catch (error) {
-    if (!(error instanceof ActivityFailure && error.cause instanceof ApplicationFailure)) throw error;
+    if (!(error instanceof ActivityFailure)) throw error;
+    if (!(error.cause instanceof ApplicationFailure)) {
+      return { ...result, status: await settleLostDelivery(input) };
+    }
     return { ...result, status: "failed" };
+  }
+}
+
+/** Before issue 12: a delivery workflow per series. Kept for histories that replay it. */
+export async function startLegacyDelivery(target: DeliveryTarget, series: number): Promise<void> {
+  try {
+    await startChild(deliverNotification, {
+      workflowId: `delivery-${target.deliveryId}-${series}`,
+      args: [{ deliveryId: target.deliveryId, series }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: "REJECT_DUPLICATE",
+      typedSearchAttributes: deliverySearchAttributes(target),
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
   }
 }

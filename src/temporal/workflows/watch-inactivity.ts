@@ -2,14 +2,18 @@ import {
   condition,
   continueAsNew,
   defineSignal,
+  patched,
   proxyActivities,
   setHandler,
+  upsertSearchAttributes,
   workflowInfo,
 } from "@temporalio/workflow";
 // Types only: activity code never enters the deterministic workflow bundle.
 import type { Activities } from "../activities/index.js";
+import { deliveryTaskQueue } from "../delivery-ids.js";
 import { type InactivityWatch, recheckInactivitySignal } from "../inactivity-ids.js";
-import { startDelivery } from "./deliver-notifications.js";
+import { flowlogSearchAttributes } from "../search-attributes.js";
+import { deliveriesAsActivities, deliverSeries, startLegacyDelivery } from "./deliver-notifications.js";
 
 /** The store reads and writes retry until they land: a locked database must not cost an alert. */
 const { planInactivityCheck, fireInactivityAlert } = proxyActivities<Activities>({
@@ -26,10 +30,12 @@ const checksPerRun = 200;
  * D21 `no_activity(X)`: evaluated by time, not on execution. Sleeps on a durable Temporal timer until X
  * hours after the workflow's last execution (or the end of the cooldown), which survives worker and server
  * restarts, then looks again: an execution in the meantime pushes the due time on; silence fires one
- * `workflow.alert.fired` delivery per cooldown. Ends when the subscription no longer watches the workflow.
+ * `workflow.alert.fired` delivery per cooldown, which it makes itself (an activity series, as a fan-out
+ * does). Ends when the subscription no longer watches the workflow.
  */
 export async function watchInactivity(watch: InactivityWatch): Promise<void> {
   let woken = false;
+  const delivered: string[] = [];
   setHandler(recheck, () => {
     woken = true;
   });
@@ -42,7 +48,18 @@ export async function watchInactivity(watch: InactivityWatch): Promise<void> {
       continue;
     }
     const target = await fireInactivityAlert({ ...watch, dueAt: plan.dueAt });
-    if (target) await startDelivery(target, 1);
+    if (!target) continue;
+    if (!patched(deliveriesAsActivities)) {
+      await startLegacyDelivery(target, 1);
+      continue;
+    }
+    // The alert's delivery is an activity of this watcher, on the deliveries' task queue (issue 12).
+    delivered.push(target.deliveryId);
+    upsertSearchAttributes([{ key: flowlogSearchAttributes.deliveryIds, value: [...delivered] }]);
+    await deliverSeries(
+      { deliveryId: target.deliveryId, series: 1 },
+      deliveryTaskQueue(workflowInfo().taskQueue),
+    );
   }
   await continueAsNew<typeof watchInactivity>(watch);
 }
