@@ -14,6 +14,10 @@ const plans: Record<"quick" | "full", LoadPlan> = {
   full: { connections: 8, seconds: 20, warmupSeconds: 3 },
 };
 
+/** One execution at a time and eight, on each kind of dev server `flowlog dev` can start (issue 12). */
+const concurrencies = [1, 8];
+const persistences = ["file", "memory"] as const;
+
 /**
  * Executions on Temporal (issue 7, item 4): a one-HTTP-block workflow run by api sync calls to
  * `POST /api/v1/workflows/{id}/execute` (autocannon, keep-alive), against a workflow of one no-op
@@ -24,33 +28,57 @@ export const executionBench: Bench = {
   async run(options: BenchOptions) {
     const plan = options.quick ? plans.quick : plans.full;
     const itemApi = await startItemApi();
-    const stack = await startFlowlogStack();
+    const tables = [];
     try {
-      const workflowId = await createHttpBlockWorkflow(stack, `${itemApi.url}/items/1`);
-      const flowlog = await executeLoad(stack, workflowId, plan);
-      const baseline = await noopLoad(stack.temporalAddress, plan);
-      const row = (name: string, r: LoadResult) => [
-        name,
-        perSecond(r.requestsPerSecond),
-        ms(r.latency.p50),
-        ms(r.latency.p99),
-        ms(r.latency.max),
-        r.latency.samples,
-        ratio(r.requestsPerSecond / baseline.requestsPerSecond),
-      ];
-      return [
-        {
-          title: `execution: ${plan.connections} executions in flight, ${plan.seconds} s, one Temporal dev server`,
-          columns: ["workflow", "executions/s", "p50 ms", "p99 ms", "max ms", "executions", "vs baseline"],
-          rows: [row("one HTTP block, api sync", flowlog), row("one no-op activity (baseline)", baseline)],
-          note:
-            "HTTP block: POST /api/v1/workflows/{id}/execute through flowlog serve and flowlog worker (loopback " +
-            "item API), latency as the API caller sees it. Baseline: client.workflow.execute of a workflow " +
-            "with one no-op activity. Goal: >= 0.70x the baseline's executions/s.",
-        },
-      ];
+      for (const persistence of persistences) {
+        const stack = await startFlowlogStack({}, persistence);
+        try {
+          const workflowId = await createHttpBlockWorkflow(stack, `${itemApi.url}/items/1`);
+          const rows = [];
+          for (const connections of concurrencies) {
+            const at = { ...plan, connections };
+            const flowlog = await executeLoad(stack, workflowId, at);
+            const baseline = await noopLoad(stack.temporalAddress, at);
+            const row = (name: string, r: LoadResult) => [
+              name,
+              connections,
+              perSecond(r.requestsPerSecond),
+              ms(r.latency.p50),
+              ms(r.latency.p99),
+              ms(r.latency.max),
+              r.latency.samples,
+              ratio(r.requestsPerSecond / baseline.requestsPerSecond),
+            ];
+            rows.push(
+              row("one HTTP block, api sync", flowlog),
+              row("one no-op activity (baseline)", baseline),
+            );
+          }
+          tables.push({
+            title: `execution: ${plan.seconds} s per row, one Temporal dev server with its state in ${persistence === "file" ? "a file (flowlog dev's default)" : "memory (FLOWLOG_TEMPORAL_DEV_DB=memory)"}`,
+            columns: [
+              "workflow",
+              "in flight",
+              "executions/s",
+              "p50 ms",
+              "p99 ms",
+              "max ms",
+              "executions",
+              "vs baseline",
+            ],
+            rows,
+            note:
+              "HTTP block: POST /api/v1/workflows/{id}/execute through flowlog serve and flowlog worker (loopback " +
+              "item API), latency as the API caller sees it. Baseline: client.workflow.execute of a workflow " +
+              "with one no-op activity, at the same concurrency. Goals (issue 12): no-op p50 <= 50 ms and " +
+              "HTTP block p50 <= 80 ms at 1 in flight; HTTP block >= 0.8x the baseline's executions/s at 8.",
+          });
+        } finally {
+          await stack.stop();
+        }
+      }
+      return tables;
     } finally {
-      await stack.stop();
       await itemApi.close();
     }
   },

@@ -26,10 +26,15 @@ export interface FlowlogStack {
  * enterprise account from `flowlog bootstrap`. Limits are raised so the benches measure the work, not the
  * plan's refusals (every call still takes its tokens), and loopback receivers are allowed (D22).
  */
-export async function startFlowlogStack(extraEnv: Record<string, string> = {}): Promise<FlowlogStack> {
+export async function startFlowlogStack(
+  extraEnv: Record<string, string> = {},
+  /** The dev server's persistence, as FLOWLOG_TEMPORAL_DEV_DB sets it for `flowlog dev` (file by default). */
+  temporalDb: "file" | "memory" = "file",
+): Promise<FlowlogStack> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-stack-"));
   const running: RunningProcess[] = [];
   const temporal = await ensureTemporal({
+    persistence: temporalDb,
     address: undefined,
     namespace: "default",
     dataDir: path.join(dataDir, "temporal"),

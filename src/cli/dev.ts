@@ -24,6 +24,7 @@ export async function runDev(config: Config): Promise<void> {
       address: config.temporalAddress,
       namespace: config.temporalNamespace,
       dataDir: config.dataDir,
+      persistence: config.temporalDevDb,
     });
     stops.push(() => temporal.stop());
     console.log(
@@ -31,6 +32,11 @@ export async function runDev(config: Config): Promise<void> {
         ? `Temporal dev server on ${temporal.address}, Web UI at ${temporal.uiUrl}`
         : `Temporal at ${temporal.address} (TEMPORAL_ADDRESS)`,
     );
+    if (temporal.uiUrl && config.temporalDevDb === "memory") {
+      console.log(
+        "  Its state is in memory (FLOWLOG_TEMPORAL_DEV_DB=memory): executions in flight end with it.",
+      );
+    }
 
     const withTemporal: Config = { ...config, temporalAddress: temporal.address };
     const store = openStore(config);

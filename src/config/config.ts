@@ -26,6 +26,8 @@ export interface Config {
   /** Existing Temporal frontend; when unset, `flowlog dev` starts a dev server (D3). */
   temporalAddress: string | undefined;
   temporalNamespace: string;
+  /** Where `flowlog dev`'s Temporal dev server keeps its state (issue 12): a file by default. */
+  temporalDevDb: "file" | "memory";
   smtpUrl: string | undefined;
   mailFrom: string;
   /** Base64 or hex 32-byte key; generated into the data dir when absent (D4, D24). */
@@ -88,6 +90,7 @@ const envSchema = z.object({
   FLOWLOG_PUBLIC_BASE_URL: httpUrl.optional(),
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().min(1, "must not be empty").default("default"),
+  FLOWLOG_TEMPORAL_DEV_DB: z.enum(["file", "memory"], { error: "must be file or memory" }).default("file"),
   FLOWLOG_SMTP_URL: z.url({ protocol: /^smtps?$/, error: "must be an smtp:// or smtps:// URL" }).optional(),
   FLOWLOG_MAIL_FROM: z.string().default("flowlog <flowlog@localhost>"),
   FLOWLOG_MASTER_KEY: optionalString,
@@ -123,6 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: (e.FLOWLOG_PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     temporalAddress: e.TEMPORAL_ADDRESS,
     temporalNamespace: e.TEMPORAL_NAMESPACE,
+    temporalDevDb: e.FLOWLOG_TEMPORAL_DEV_DB,
     smtpUrl: e.FLOWLOG_SMTP_URL,
     mailFrom: e.FLOWLOG_MAIL_FROM,
     masterKey: e.FLOWLOG_MASTER_KEY,

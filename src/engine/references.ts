@@ -57,17 +57,21 @@ export function resolveReferences(value: unknown, scope: ReferenceScope): unknow
   return mapStrings(value, (text) => resolveString(text, scope));
 }
 
-/** The blocks (normalized names) and environment variables that `value` references, each once. */
-export function findReferences(value: unknown): { blocks: string[]; env: string[] } {
+/** The blocks (normalized names) and environment variables a value references, each once. */
+export interface FoundReferences {
+  blocks: string[];
+  env: string[];
+}
+
+export function findReferences(value: unknown): FoundReferences {
   const blocks = new Set<string>();
   const env = new Set<string>();
-  mapStrings(value, (text) => {
-    if (!mayHoldReference(text)) return text;
+  visitStrings(value, (text) => {
+    if (!mayHoldReference(text)) return;
     for (const match of text.matchAll(anyReference)) {
       if (match[1] !== undefined) blocks.add(normalizeBlockName(match[1]));
       if (match[3] !== undefined) env.add(match[3]);
     }
-    return text;
   });
   return { blocks: [...blocks], env: [...env] };
 }
@@ -79,11 +83,10 @@ export function findReferences(value: unknown): { blocks: string[]; env: string[
  */
 export function checkReferenceSyntax(value: unknown): string[] {
   const problems: string[] = [];
-  mapStrings(value, (text, path) => {
+  visitStrings(value, (text, path) => {
     for (const problem of [...envSyntaxProblems(text), ...blockSyntaxProblems(text)]) {
       problems.push(path === "" ? problem : `${path}: ${problem}`);
     }
-    return text;
   });
   return problems;
 }
@@ -204,18 +207,34 @@ function excerpt(text: string): string {
   return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }
 
-/** Rebuilds `value` with every string passed through `onString`, which also learns where it sits. */
-function mapStrings(value: unknown, onString: (text: string, path: string) => unknown, path = ""): unknown {
-  if (typeof value === "string") return onString(value, path);
-  if (Array.isArray(value)) return value.map((item, i) => mapStrings(item, onString, `${path}[${i}]`));
+/** Rebuilds `value` with every string passed through `onString`. */
+function mapStrings(value: unknown, onString: (text: string) => unknown): unknown {
+  if (typeof value === "string") return onString(value);
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, onString));
   if (value !== null && typeof value === "object") {
     const mapped: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      defineOwn(mapped, key, mapStrings(item, onString, path === "" ? key : `${path}.${key}`));
+    for (const key in value) {
+      if (Object.hasOwn(value, key)) {
+        defineOwn(mapped, key, mapStrings((value as Record<string, unknown>)[key], onString));
+      }
     }
     return mapped;
   }
   return value;
+}
+
+/**
+ * Passes every string of `value` to `visit` with where it sits (`a.b[0]`), for validation messages;
+ * resolving, the hot path of every block run, maps strings without building paths.
+ */
+function visitStrings(value: unknown, visit: (text: string, path: string) => void, path = ""): void {
+  if (typeof value === "string") visit(value, path);
+  else if (Array.isArray(value)) value.forEach((item, i) => visitStrings(item, visit, `${path}[${i}]`));
+  else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      visitStrings(item, visit, path === "" ? key : `${path}.${key}`);
+    }
+  }
 }
 
 /**

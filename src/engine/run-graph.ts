@@ -12,7 +12,7 @@ import type {
 import type { BlockJson, SpanJson, WorkflowStateJson } from "./json-shapes.js";
 import { type ResponseOutput, runCondition, runResponse } from "./local-blocks.js";
 import { OutputFrame } from "./output-frame.js";
-import { findReferences, normalizeBlockName, resolveReferences } from "./references.js";
+import { normalizeBlockName, resolveReferences } from "./references.js";
 import { RunBudget } from "./run-budget.js";
 import { traceSpan } from "./trace-span.js";
 import { errorHandle, type Scope, WorkflowGraph } from "./workflow-graph.js";
@@ -63,9 +63,14 @@ export interface GraphRunResult {
   usages: ModelUsage[];
 }
 
-export async function runGraph(state: WorkflowStateJson, options: GraphRunOptions): Promise<GraphRunResult> {
+/** A prebuilt graph of the workflow may stand for its state, to run the same workflow many times. */
+export async function runGraph(
+  workflow: WorkflowStateJson | WorkflowGraph,
+  options: GraphRunOptions,
+): Promise<GraphRunResult> {
+  const graph = workflow instanceof WorkflowGraph ? workflow : new WorkflowGraph(workflow);
   try {
-    return await new GraphRun(new WorkflowGraph(state), options).run();
+    return await new GraphRun(graph, options).run();
   } catch (error) {
     throw error instanceof Interrupted ? error.reason : error;
   }
@@ -254,7 +259,8 @@ class GraphRun {
       return failedRun(config, error.message);
     }
     const outputs = Object.fromEntries(
-      findReferences(config)
+      this.graph
+        .referencesOf(blockId)
         .blocks.filter((name) => Object.hasOwn(frame.outputs, name))
         .map((name) => [name, frame.outputs[name]]),
     );

@@ -1,5 +1,6 @@
 import { ownValue } from "../util/own-property.js";
 import type { EdgeJson, WorkflowStateJson } from "./json-shapes.js";
+import { type FoundReferences, findReferences } from "./references.js";
 
 /**
  * The shape of a workflow as the engine walks it (D13). Loops and parallels are nodes of the graph under
@@ -25,10 +26,25 @@ export class WorkflowGraphError extends Error {
   }
 }
 
+/**
+ * Built from the state alone and read-only after, so one graph can serve any number of runs of the same
+ * workflow (the seeder runs each demo workflow thousands of times): what it works out, it works out once.
+ */
 export class WorkflowGraph {
   private readonly scopes = new Map<string, Scope>();
+  private readonly references = new Map<string, FoundReferences>();
 
   constructor(readonly state: WorkflowStateJson) {}
+
+  /** What a block's config references (D14): the outputs an activity is handed, the variables refused. */
+  referencesOf(block: string): FoundReferences {
+    let found = this.references.get(block);
+    if (!found) {
+      found = findReferences(ownValue(this.state.blocks, block)?.config ?? {});
+      this.references.set(block, found);
+    }
+    return found;
+  }
 
   /** The scope of a container's members, or the top level for undefined. Throws WorkflowGraphError. */
   scope(container?: string): Scope {
@@ -55,7 +71,9 @@ export class WorkflowGraph {
         container === undefined ? "the workflow has no starter block" : `${container} has no first member`,
       );
     }
-    return { order, entries, edgesFrom: (node) => edges.filter((e) => e.source === node) };
+    const outgoing = new Map<string, EdgeJson[]>();
+    for (const e of edges) outgoing.set(e.source, [...(outgoing.get(e.source) ?? []), e]);
+    return { order, entries, edgesFrom: (node) => outgoing.get(node) ?? [] };
   }
 
   private membersOf(container: string): string[] {

@@ -1,6 +1,6 @@
 import { executionCost } from "../domain/model-prices.js";
-import type { WorkflowStateJson } from "../engine/json-shapes.js";
 import { asWorkflowState } from "../engine/json-shapes.js";
+import { WorkflowGraph } from "../engine/workflow-graph.js";
 import type { ExecutionRecord, Trigger, WorkflowRecord } from "../store/records.js";
 import type { Random } from "./random.js";
 import { simulateRun } from "./simulate.js";
@@ -48,7 +48,8 @@ export async function* generateExecutions(
 ): AsyncGenerator<ExecutionRecord> {
   const { workflows, count, days, now } = request;
   if (workflows.length === 0) return;
-  const states = new Map(workflows.map((w) => [w.id, asWorkflowState(w.state)]));
+  // One graph per workflow, built once: each serves every run of its workflow.
+  const graphs = new Map(workflows.map((w) => [w.id, new WorkflowGraph(asWorkflowState(w.state))]));
   // Busy workflows and quiet ones: the n-th is picked in proportion to 1/(n+1).
   const popularity = workflows.map((w, n) => [w, 1 / (n + 1)] as const);
   const windowStart = now - days * dayMs + minuteMs;
@@ -62,8 +63,8 @@ export async function* generateExecutions(
     const startedAt = trigger === "schedule" ? at - (at % minuteMs) : at;
     for (let k = 0; k < size; k++) {
       const workflow = rng.weighted(popularity);
-      const state = states.get(workflow.id) as WorkflowStateJson;
-      running.push(execution(rng.fork(), request, workflow, state, trigger, startedAt));
+      const graph = graphs.get(workflow.id) as WorkflowGraph;
+      running.push(execution(rng.fork(), request, workflow, graph, trigger, startedAt));
     }
     index += size;
     if (running.length >= concurrentRuns) yield* await Promise.all(running.splice(0));
@@ -75,7 +76,7 @@ async function execution(
   rng: Random,
   request: GenerateRequest,
   workflow: WorkflowRecord,
-  state: WorkflowStateJson,
+  graph: WorkflowGraph,
   trigger: Trigger,
   startedAt: number,
 ): Promise<ExecutionRecord> {
@@ -83,7 +84,7 @@ async function execution(
   const executionId = rng.id("ex");
   const { workspaceId } = workflow;
   const start = { workspaceId, startedAt, trigger, fail: rng.chance(errorRate) };
-  const { run, endedAt } = await simulateRun(rng, state, start);
+  const { run, endedAt } = await simulateRun(rng, graph, start);
   return {
     entry: {
       id,

@@ -4,6 +4,7 @@ import { costOf } from "../domain/model-prices.js";
 import type { AgentOutput, ApiOutput, BlockOutcome, BlockRequest } from "../engine/execution-types.js";
 import type { WorkflowStateJson } from "../engine/json-shapes.js";
 import { type GraphRunResult, runGraph, type SideEffectBlocks } from "../engine/run-graph.js";
+import type { WorkflowGraph } from "../engine/workflow-graph.js";
 import type { Trigger } from "../store/records.js";
 import { isoFromMs } from "../util/time.js";
 import { demoAgentReplies } from "./demo-workflows.js";
@@ -29,16 +30,13 @@ export interface SimulatedRun {
  * answering from the random source: HTTP statuses and latencies, agent replies and token counts, and
  * failures as the real blocks report them. Spans, final output, usages and failure are the engine's.
  */
-export async function simulateRun(
-  rng: Random,
-  state: WorkflowStateJson,
-  start: RunStart,
-): Promise<SimulatedRun> {
+export async function simulateRun(rng: Random, graph: WorkflowGraph, start: RunStart): Promise<SimulatedRun> {
+  const { state } = graph;
   const clock = new SimulatedClock(start.startedAt);
   const input = triggerInput(rng, state, start);
   const blocks = simulatedBlocks(rng, clock, start.fail ? failingBlock(rng, state) : undefined);
   const run = await clock.run(
-    runGraph(state, {
+    runGraph(graph, {
       workspaceId: start.workspaceId,
       input,
       blocks,

@@ -22,6 +22,8 @@ export async function startFanOut(client: Client, start: FanOutStart): Promise<v
       taskQueue: start.taskQueue,
       args: [{ logId: start.logId }],
       workflowIdReusePolicy: "REJECT_DUPLICATE",
+      // On the worker's own connection (worker.ts), its first task can come straight back to this process.
+      requestEagerStart: true,
       typedSearchAttributes: [
         { key: flowlogSearchAttributes.workspaceId, value: start.workspaceId },
         { key: flowlogSearchAttributes.workflowId, value: start.workflowId },

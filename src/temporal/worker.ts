@@ -1,6 +1,6 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client, Connection } from "@temporalio/client";
+import { Client } from "@temporalio/client";
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from "@temporalio/worker";
 import { type ActivityDeps, createActivities } from "./activities/index.js";
 import { deliveryTaskQueue } from "./delivery-ids.js";
@@ -39,14 +39,12 @@ const workflowsPath = fileURLToPath(
 export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promise<FlowlogWorker> {
   installWorkerLogging();
   const connection = await NativeConnection.connect({ address: options.address });
-  // The activities' own client, for the workflows they start (the notification fan-out).
-  const clientConnection = await Connection.connect({ address: options.address }).catch(async (error) => {
-    await connection.close();
-    throw error;
-  });
-  const closeConnections = () => Promise.all([connection.close(), clientConnection.close()]);
+  const closeConnections = () => connection.close();
   try {
-    const client = new Client({ connection: clientConnection, namespace: options.namespace });
+    // The activities' own client, for the workflows they start (the notification fan-out). On the workers'
+    // connection, a start may ask for eager execution: the server hands the new workflow's first task
+    // straight back to this process when it has a free slot, skipping a trip through matching.
+    const client = new Client({ connection, namespace: options.namespace });
     const taskQueue = options.taskQueue ?? FLOWLOG_TASK_QUEUE;
     // Both queues run the same workflows and activities; each has its own slots (issue 12).
     const workflowBundle = await bundleWorkflowCode({ workflowsPath, logger: Runtime.instance().logger });

@@ -10,6 +10,12 @@ import { resolveTemporalCli } from "./cli-binary.js";
 export interface TemporalDevServerOptions {
   /** Holds `temporal.sqlite`, so executions survive a restart of `flowlog dev` (D3). */
   dataDir: string;
+  /**
+   * `file` (the default) keeps Temporal's state in `temporal.sqlite`, so in-flight executions and
+   * deliveries survive a restart; `memory` keeps it in memory only, faster under load and gone at exit
+   * (FLOWLOG_TEMPORAL_DEV_DB, issue 12).
+   */
+  persistence?: "file" | "memory";
   namespace: string;
   /** Frontend gRPC port; 7233 by default. */
   port?: number;
@@ -59,12 +65,22 @@ function devServerArgs(options: TemporalDevServerOptions, port: number): string[
     "start-dev",
     ["--ip", "127.0.0.1"],
     ["--port", String(port)],
-    ["--db-filename", path.join(options.dataDir, "temporal.sqlite")],
+    options.persistence === "memory" ? [] : ["--db-filename", path.join(options.dataDir, "temporal.sqlite")],
     // warn would print a screenful of poll errors on every shutdown; errors land in the start failure message.
     ["--log-level", "error"],
     // Task queues dispatch by fairness key, which each execution sets to its workspace (start-execution.ts),
     // so one tenant's backlog does not hold another's tasks behind it (issue 11).
     ["--dynamic-config-value", "matching.enableFairness=true"],
+    // The history service reads the tasks it hands to matching (a workflow task to run, an activity to
+    // dispatch) at most this often per shard, and the dev server has one shard: the default, 20 reads a
+    // second, held every task up to 50 ms (35-45 ms each at p50) and capped the whole server's hand-offs.
+    // A read happens only when a task was written, so a higher rate costs nothing when idle (issue 12;
+    // bench/README.md has the measurements).
+    ["--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000"],
+    ["--dynamic-config-value", "history.timerProcessorMaxPollRPS=1000"],
+    // A workflow task that schedules activities gets them back in its completion's answer when the worker
+    // has free slots, skipping one round trip through matching per activity.
+    ["--dynamic-config-value", "system.enableActivityEagerExecution=true"],
     options.headless ? ["--headless"] : ["--ui-port", String(options.uiPort ?? 8233)],
     options.namespace === "default" ? [] : ["--namespace", options.namespace],
     // Registered with the namespace on a fresh database; registerSearchAttributes covers existing ones.

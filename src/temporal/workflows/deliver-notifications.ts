@@ -5,6 +5,7 @@ import {
   ParentClosePolicy,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   startChild,
   upsertSearchAttributes,
 } from "@temporalio/workflow";
@@ -23,12 +24,17 @@ export interface DeliveryResult {
 
 /**
  * The store writes retry until they land: an execution's notifications must not be lost to a briefly
- * locked database, nor a delivery left pending.
+ * locked database, nor a delivery left pending. They are short SQLite statements on the worker's own
+ * connection, so they run as local activities, without a round trip through the server's task queues
+ * (as the execution's own store work does); both are idempotent, so a replay that runs one again is safe.
  */
-const { prepareDeliveries, settleLostDelivery } = proxyActivities<Activities>({
+const storeRetry = { initialInterval: "1 second", maximumInterval: "1 minute" };
+const { prepareDeliveries, settleLostDelivery } = proxyLocalActivities<Activities>({
   startToCloseTimeout: "1 minute",
-  retry: { initialInterval: "1 second", maximumInterval: "1 minute" },
+  retry: storeRetry,
 });
+/** Before issue 12, the fan-out's store write was an activity; old histories replay it as one. */
+const legacy = proxyActivities<Activities>({ startToCloseTimeout: "1 minute", retry: storeRetry });
 
 /**
  * Issue 12: deliveries are activities of the workflow that makes them, not workflows of their own. A
@@ -43,11 +49,12 @@ export const deliveriesAsActivities = "deliveries-as-activities";
  * receiver holds up only its own delivery.
  */
 export async function fanOutNotifications({ logId }: { logId: string }): Promise<number> {
-  const targets = await prepareDeliveries({ logId });
   if (!patched(deliveriesAsActivities)) {
+    const targets = await legacy.prepareDeliveries({ logId });
     await Promise.all(targets.map((target) => startLegacyDelivery(target, 1)));
     return targets.length;
   }
+  const targets = await prepareDeliveries({ logId });
   if (targets.length > 0) upsertSearchAttributes(fanOutSearchAttributes(targets));
   await Promise.all(targets.map((target) => deliverSeries({ deliveryId: target.deliveryId, series: 1 })));
   return targets.length;
