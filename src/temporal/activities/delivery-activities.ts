@@ -107,8 +107,7 @@ export function deliveryActivities(deps: ActivityDeps) {
     async settleLostDelivery(input: DeliveryInput): Promise<"succeeded" | "failed"> {
       const { store } = deps;
       const delivery = store.deliveries.get(input.deliveryId);
-      if (!delivery || delivery.status !== "pending")
-        return delivery?.status === "succeeded" ? "succeeded" : "failed";
+      if (delivery?.status !== "pending") return delivery?.status === "succeeded" ? "succeeded" : "failed";
       const recorded = store.deliveries.attemptsOf(delivery.id).filter((a) => a.series === input.series);
       const now = Date.now();
       store.deliveries.recordAttempt(
