@@ -229,8 +229,9 @@ function mapStrings(value: unknown, onString: (text: string) => unknown): unknow
  */
 function visitStrings(value: unknown, visit: (text: string, path: string) => void, path = ""): void {
   if (typeof value === "string") visit(value, path);
-  else if (Array.isArray(value)) value.forEach((item, i) => visitStrings(item, visit, `${path}[${i}]`));
-  else if (value !== null && typeof value === "object") {
+  else if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) visitStrings(item, visit, `${path}[${i}]`);
+  } else if (value !== null && typeof value === "object") {
     for (const [key, item] of Object.entries(value)) {
       visitStrings(item, visit, path === "" ? key : `${path}.${key}`);
     }
