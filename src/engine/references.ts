@@ -36,7 +36,6 @@ const blockReference = /<([A-Za-z_][\w-]*)((?:\.[\w-]+|\[\d+\])+)>/;
 const envReference = /\{\{\s*([A-Za-z_]\w*)\s*\}\}/;
 const anyReference = new RegExp(`${blockReference.source}|${envReference.source}`, "g");
 const wholeReference = new RegExp(`^(?:${blockReference.source}|${envReference.source})$`);
-const pathStep = /\.([\w-]+)|\[(\d+)\]/g;
 /** Text that starts like a block reference (`<name.` or `<name[`) up to a `>`, whitespace or the end. */
 const referenceAttempt = /<[A-Za-z_][\w-]*[.[][\w.[\]-]*(?:>|(?=\s|$))/g;
 /** Text from a `{{` to the nearest `}}`, or to the end when none follows. */
@@ -150,16 +149,32 @@ function readOutput(
     throw new ReferenceResolutionError(reference, `no block named "${name}" has run before this one`);
   }
   let current: unknown = outputs[name];
-  let walked = name;
-  for (const [step, key = "", index] of path.matchAll(pathStep)) {
-    const next = stepInto(current, index ?? key);
+  for (let at = 0; at < path.length; ) {
+    const end = stepEnd(path, at);
+    const next = stepInto(current, path[at] === "[" ? path.slice(at + 1, end - 1) : path.slice(at + 1, end));
     if (next === undefined) {
-      throw new ReferenceResolutionError(reference, `${walked} (${typeName(current)}) has no ${step}`);
+      const walked = name + path.slice(0, at);
+      throw new ReferenceResolutionError(
+        reference,
+        `${walked} (${typeName(current)}) has no ${path.slice(at, end)}`,
+      );
     }
     current = next;
-    walked += step;
+    at = end;
   }
   return current;
+}
+
+/**
+ * Where the step of a matched path that starts at `at` ends: after its `]`, or where the next `.` or `[`
+ * starts. The path matched the reference pattern, so this is all it takes to split it, without a regex
+ * for every reference resolved.
+ */
+function stepEnd(path: string, at: number): number {
+  if (path[at] === "[") return path.indexOf("]", at) + 1;
+  let end = at + 1;
+  while (end < path.length && path[end] !== "." && path[end] !== "[") end++;
+  return end;
 }
 
 function stepInto(value: unknown, key: string): unknown {

@@ -191,8 +191,10 @@ class GraphRun {
     const start = this.options.now();
     const run = await this.blockRun(id, block, frame);
     const { name, type } = block;
+    const { input, output, error, agent } = run;
+    const end = this.options.now();
     frame.spans.push(
-      traceSpan({ ...run, id: id + frame.suffix, name, type, start, end: this.options.now() }),
+      traceSpan({ id: id + frame.suffix, name, type, start, end, input, output, error, agent }),
     );
     frame.set(normalizeBlockName(name), run.output);
     return { error: run.error, branch: run.branch };

@@ -19,20 +19,29 @@ export interface SpanParts {
   children?: SpanJson[];
 }
 
-/** A span in the protobuf JSON of flowlog.logs.v1.TraceSpan; the seeder's spans come from here too. */
+/**
+ * A span in the protobuf JSON of flowlog.logs.v1.TraceSpan; the seeder's spans come from here too. The
+ * optional fields are set in one order, so the stored JSON has one key order, and without spreading
+ * conditional objects, which cost the seeder (issue 14, item 4) more than the rest of the span.
+ */
 export function traceSpan(parts: SpanParts): SpanJson {
-  return {
+  const { input, output, error, agent } = parts;
+  const span: Omit<SpanJson, "children"> = {
     id: parts.id,
     name: parts.name,
     type: parts.type,
-    status: parts.error === undefined ? "success" : "error",
+    status: error === undefined ? "success" : "error",
     startTime: isoFromMs(parts.start),
     endTime: isoFromMs(parts.end),
     durationMs: parts.end - parts.start,
-    ...(parts.input === undefined ? {} : { input: parts.input as JsonValue }),
-    ...(parts.output === undefined ? {} : { output: parts.output as JsonValue }),
-    ...(parts.error === undefined ? {} : { error: parts.error }),
-    ...(parts.agent ?? {}),
-    children: parts.children ?? [],
   };
+  if (input !== undefined) span.input = input as JsonValue;
+  if (output !== undefined) span.output = output as JsonValue;
+  if (error !== undefined) span.error = error;
+  if (agent !== undefined) {
+    span.model = agent.model;
+    span.tokens = agent.tokens;
+    span.cost = agent.cost;
+  }
+  return Object.assign(span, { children: parts.children ?? [] });
 }
