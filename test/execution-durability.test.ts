@@ -4,6 +4,8 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ExecutionRecord } from "../src/store/records.js";
 import type { Store } from "../src/store/store.js";
+import { deliveryTaskQueue, testDeliveryWorkflowId } from "../src/temporal/delivery-ids.js";
+import { newId } from "../src/util/ids.js";
 import { EngineHarness, startWorker, testDeps } from "./support/engine.js";
 import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
 
@@ -88,6 +90,112 @@ describe("Logs: exactly one log entry per execution (D17)", () => {
     }
   });
 });
+
+describe("A killed worker loses nothing on the delivery path either (issue 12, D19)", () => {
+  it("SIGKILL during a block and again during its webhook: one entry, and the event arrives, same ids", async () => {
+    const upstream = await startReceiver((_, response, index) => {
+      if (index > 0) sendJson(response, 200, { answeredAttempt: index + 1 });
+    });
+    const hook = await startReceiver((_, response, index) => {
+      if (index > 0) sendJson(response, 200, { ok: true });
+    });
+    receivers.push(upstream, hook);
+    const subscriptionId = subscribeWebhook(hook.origin);
+    const taskQueue = `engine-kill-delivery-${Date.now()}`;
+    const duringBlock = await spawnWorker(taskQueue);
+    const handle = await harness.start(taskQueue, callAndRespond(`${upstream.origin}/slow`));
+    await until(() => upstream.received.length === 1);
+    duringBlock.kill("SIGKILL");
+    await once(duringBlock, "exit");
+
+    const duringDelivery = await spawnWorker(taskQueue);
+    const result = await handle.result();
+    expect(harness.entriesOf(result.executionId)).toHaveLength(1);
+    // The first delivery attempt is held by the receiver when its worker dies.
+    await until(() => hook.received.length === 1, 30_000);
+    duringDelivery.kill("SIGKILL");
+    await once(duringDelivery, "exit");
+
+    const replacement = await startWorker(temporal, testDeps(harness.store), taskQueue);
+    try {
+      await until(() => deliveryOf(subscriptionId)?.status === "succeeded", 60_000);
+    } finally {
+      await replacement.stop();
+    }
+    const delivery = deliveryOf(subscriptionId);
+    const ids = hook.received.map((r) => [r.headers["service-delivery-id"], r.headers["idempotency-key"]]);
+    expect(ids).toEqual([
+      [delivery?.id, delivery?.id],
+      [delivery?.id, delivery?.id],
+    ]);
+    expect(harness.entriesOf(result.executionId)).toHaveLength(1);
+  }, 120_000);
+
+  it("a test send whose only attempt dies with its worker ends failed, never pending", async () => {
+    const hook = await startReceiver(() => {});
+    receivers.push(hook);
+    const subscriptionId = subscribeWebhook(hook.origin);
+    const delivery = harness.store.deliveries.createOnce({
+      id: newId("dlv"),
+      eventId: newId("evt"),
+      eventType: "workflow.execution.completed",
+      subscriptionId,
+      workspaceId: harness.account.workspaceId,
+      logId: null,
+      event: { id: "evt_lost", type: "workflow.execution.completed", timestamp: Date.now(), data: {} },
+      createdAt: Date.now(),
+    });
+    const taskQueue = `engine-kill-test-send-${Date.now()}`;
+    const doomed = await spawnWorker(taskQueue);
+    const handle = await harness.client.workflow.start("deliverNotification", {
+      workflowId: testDeliveryWorkflowId(delivery.id),
+      taskQueue: deliveryTaskQueue(taskQueue),
+      args: [{ deliveryId: delivery.id, series: 1, once: true }],
+    });
+    await until(() => hook.received.length === 1);
+    doomed.kill("SIGKILL");
+    await once(doomed, "exit");
+    const replacement = await startWorker(temporal, testDeps(harness.store), taskQueue);
+    try {
+      expect(await handle.result()).toEqual({ deliveryId: delivery.id, series: 1, status: "failed" });
+    } finally {
+      await replacement.stop();
+    }
+    expect(harness.store.deliveries.get(delivery.id)).toMatchObject({ status: "failed" });
+    expect(harness.store.deliveries.attemptsOf(delivery.id).at(-1)).toMatchObject({
+      outcome: "failed",
+      error: expect.stringContaining("lost"),
+    });
+  }, 60_000);
+});
+
+/** A webhook subscription of the harness's workspace to every workflow. */
+function subscribeWebhook(url: string): string {
+  const id = newId("sub");
+  harness.store.notifications.create(
+    {
+      id,
+      workspaceId: harness.account.workspaceId,
+      createdAt: Date.now(),
+      config: { channel: "webhook", url },
+      allWorkflows: true,
+      workflowIds: [],
+      levelFilter: [],
+      triggerFilter: [],
+      include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
+      alertRule: null,
+      active: true,
+    },
+    null,
+  );
+  return id;
+}
+
+function deliveryOf(subscriptionId: string) {
+  return harness.store.deliveries
+    .list({ workspaceId: harness.account.workspaceId, subscriptionId }, 10)
+    .at(0);
+}
 
 describe("Logs: a cancelled execution is logged too (D17)", () => {
   it("cancelling during a request ends the execution as an error with its one entry", async () => {

@@ -1,4 +1,4 @@
-import { Context } from "@temporalio/activity";
+import type { Context } from "@temporalio/activity";
 import { AgentBlockError, type AgentProvider, runAgentBlock as callAgent } from "../../blocks/agent.js";
 import {
   type HttpRequestConfig,
@@ -14,6 +14,7 @@ import { SecretDecryptionError } from "../../security/secrets.js";
 import { ownValue } from "../../util/own-property.js";
 import { BlockAdmission } from "./block-admission.js";
 import type { ActivityDeps } from "./deps.js";
+import { heartbeating } from "./heartbeating.js";
 
 /**
  * The blocks with side effects (D13), one activity each. Only here do `{{NAME}}` references meet their
@@ -103,19 +104,4 @@ async function withSecrets<Output>(
   }
   const used = [...findReferences(request.config).env, ...alsoSecret].map((name) => ownValue(env, name));
   return createRedactor(used).value(outcome);
-}
-
-/**
- * Heartbeats through a whole request, not only between attempts: a 30 s request (D16) outlasts the
- * heartbeat timeout, which must stay short so that a dead worker's block moves to another worker soon.
- */
-async function heartbeating<T>(beat: () => void, work: (context: Context) => Promise<T>): Promise<T> {
-  const context = Context.current();
-  const every = Math.max(100, (context.info.heartbeatTimeoutMs ?? 30_000) / 3);
-  const timer = setInterval(beat, every);
-  try {
-    return await work(context);
-  } finally {
-    clearInterval(timer);
-  }
 }

@@ -28,6 +28,7 @@ import { newId } from "../../util/ids.js";
 import { isoFromMs } from "../../util/time.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
 import type { ActivityDeps } from "./deps.js";
+import { heartbeating } from "./heartbeating.js";
 
 /** One attempt series of one delivery (D19); a redelivery is series + 1 of the same delivery. */
 export interface DeliveryInput {
@@ -140,7 +141,10 @@ export function deliveryActivities(deps: ActivityDeps) {
       if (!delivery)
         throw ApplicationFailure.nonRetryable(`no delivery ${input.deliveryId}`, "DeliveryNotFound");
       const startedAt = Date.now();
-      const result = await send(deps, delivery);
+      const result = await heartbeating(
+        () => Context.current().heartbeat(),
+        () => send(deps, delivery),
+      );
       const last = input.once || attempt >= policy.maxAttempts;
       const outcome: AttemptOutcome =
         result.outcome === "succeeded"

@@ -77,8 +77,10 @@ export async function deliverSeries(input: DeliveryInput, taskQueue?: string): P
   const { attemptDelivery } = proxyActivities<Activities>({
     activityId: input.deliveryId,
     ...(taskQueue === undefined ? {} : { taskQueue }),
-    // The exchange itself is bounded at 30 s (D19); SMTP dialogues and a slow store get the rest.
+    // The exchange itself is bounded at 30 s (D19); SMTP dialogues and a slow store get the rest. The
+    // attempt heartbeats throughout, so one lost with its worker is retried (or settled) within seconds.
     startToCloseTimeout: "1 minute",
+    heartbeatTimeout: "10 seconds",
     retry: {
       maximumAttempts: input.once ? 1 : maxAttemptsCeiling,
       initialInterval: retryDelaysMs[0],
