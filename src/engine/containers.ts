@@ -2,7 +2,7 @@ import type { JsonValue } from "@bufbuild/protobuf";
 import type { LoopJson, ParallelJson, SpanJson } from "./json-shapes.js";
 import { outputsOnly } from "./local-blocks.js";
 import type { OutputFrame } from "./output-frame.js";
-import { resolveReferences } from "./references.js";
+import { findReferences, resolveReferences } from "./references.js";
 
 /**
  * Loops and parallels (D13): their members run once per iteration, in order, or once per branch, all at
@@ -80,7 +80,8 @@ export async function runParallel(
 
 /** A forEach loop's or collection parallel's items: a list, or a reference to one. */
 function collectionOf(id: string, collection: JsonValue | undefined, frame: OutputFrame): unknown[] {
-  const items = resolveReferences(collection, outputsOnly(collection, "loop or parallel", frame.outputs));
+  const scope = outputsOnly(findReferences(collection), "loop or parallel", frame.outputs);
+  const items = resolveReferences(collection, scope);
   if (!Array.isArray(items)) throw new Error(`${id}: the collection is not a list`);
   return items;
 }

@@ -1,6 +1,11 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { conditionConfigOf, selectConditionBranch } from "./condition.js";
-import { findReferences, type ReferenceScope, resolveReferences } from "./references.js";
+import {
+  type FoundReferences,
+  findReferences,
+  type ReferenceScope,
+  resolveReferences,
+} from "./references.js";
 
 /**
  * The condition and response blocks (D13): without side effects, so they run inside the deterministic
@@ -31,13 +36,14 @@ export class BlockConfigError extends Error {
 /**
  * Values of `{{NAME}}` exist only inside activities (D24): what runs in the workflow ends up in its
  * history, which the Temporal UI shows, and in outputs that reach logs. So these blocks refuse them.
+ * `references` are those of the config (findReferences); the engine finds a block's once per graph.
  */
 export function outputsOnly(
-  config: unknown,
+  references: FoundReferences,
   type: string,
   outputs: ReferenceScope["outputs"],
 ): ReferenceScope {
-  const [name] = findReferences(config).env;
+  const [name] = references.env;
   if (name !== undefined) {
     throw new BlockConfigError(
       `{{${name}}} cannot be used in a ${type} block: environment variables are secrets (D24), ` +
@@ -47,8 +53,12 @@ export function outputsOnly(
   return { outputs, env: {} };
 }
 
-export function runCondition(config: JsonObject, outputs: ReferenceScope["outputs"]): ConditionRun {
-  const scope = outputsOnly(config, "condition", outputs);
+export function runCondition(
+  config: JsonObject,
+  outputs: ReferenceScope["outputs"],
+  references = findReferences(config),
+): ConditionRun {
+  const scope = outputsOnly(references, "condition", outputs);
   const branch = selectConditionBranch(conditionConfigOf(config), scope) ?? null;
   return { output: { selectedPath: branch }, branch };
 }
@@ -56,8 +66,9 @@ export function runCondition(config: JsonObject, outputs: ReferenceScope["output
 export function runResponse(
   config: JsonObject,
   outputs: ReferenceScope["outputs"],
+  references = findReferences(config),
 ): { output: ResponseOutput } {
-  const resolved = resolveReferences(config, outputsOnly(config, "response", outputs)) as JsonObject;
+  const resolved = resolveReferences(config, outputsOnly(references, "response", outputs)) as JsonObject;
   return {
     output: {
       data: resolved.data ?? null,

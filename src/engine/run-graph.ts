@@ -208,20 +208,21 @@ class GraphRun {
       case "agent":
         return this.agentRun(id, config, frame);
       default:
-        return this.localRun(block.type, config, frame);
+        return this.localRun(id, block.type, config, frame);
     }
   }
 
-  private localRun(type: string, config: JsonObject, frame: OutputFrame): BlockRun {
+  private localRun(id: string, type: string, config: JsonObject, frame: OutputFrame): BlockRun {
+    const references = this.graph.referencesOf(id);
     const input = type === "starter" ? this.options.input : displayConfig(config, frame);
     try {
       switch (type) {
         case "starter":
           return { input, output: this.options.input };
         case "condition":
-          return { input, ...runCondition(config, frame.outputs) };
+          return { input, ...runCondition(config, frame.outputs, references) };
         case "response": {
-          const { output } = runResponse(config, frame.outputs);
+          const { output } = runResponse(config, frame.outputs, references);
           this.response = output;
           return { input, output };
         }
