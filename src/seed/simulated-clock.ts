@@ -1,5 +1,3 @@
-import { setImmediate } from "node:timers/promises";
-
 /**
  * Workflow time as Temporal keeps it for an execution: it stands still while the workflow computes, and
  * moves on only when every branch waits for a block, to the moment the earliest of them finishes. So the
@@ -32,7 +30,7 @@ export class SimulatedClock {
       settled = true;
     });
     while (!settled) {
-      await setImmediate();
+      await nextTurn();
       if (!settled && !this.wakeEarliest()) throw new Error("the simulated execution waits for nothing");
     }
     return result;
@@ -50,4 +48,9 @@ export class SimulatedClock {
     timer.wake();
     return true;
   }
+}
+
+/** The next macrotask; the callback form, which costs less than node:timers/promises' setImmediate. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
