@@ -18,6 +18,7 @@ import type { Authenticator } from "../src/server/authentication.js";
 import { createFailedAuthenticationThrottle } from "../src/server/failed-authentication.js";
 import { createFrontDoor } from "../src/server/front-door.js";
 import { createApiRateLimiter } from "../src/server/rate-limit.js";
+import { openDatabase, writerWithoutFsync } from "../src/store/database.js";
 import type { Plan } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { isoFromMs } from "../src/util/time.js";
@@ -183,6 +184,37 @@ async function takerProcess(
   });
   return { process: child, allowed };
 }
+
+describe("Durability of bucket state (D23 as amended)", () => {
+  it("a write through writerWithoutFsync commits at synchronous=NORMAL, and the connection is FULL again after, even when it throws", () => {
+    const db = openDatabase(path.join(dir, "durability.sqlite"));
+    const level = () => db.pragma("synchronous", { simple: true });
+    const withoutFsync = writerWithoutFsync(db);
+    expect(level()).toBe(2);
+    expect(withoutFsync(() => level())).toBe(1);
+    expect(level()).toBe(2);
+    expect(() =>
+      withoutFsync(() => {
+        throw new Error("the write failed");
+      }),
+    ).toThrow("the write failed");
+    expect(level()).toBe(2);
+    db.close();
+  });
+
+  it("the API bucket's take commits without an fsync and the execution bucket's with one; both are shared state", () => {
+    const key = newUser();
+    expect(store.rateLimits.take(key, free, now, false)).toMatchObject({ allowed: true, remaining: 19 });
+    expect(store.rateLimits.take(key, free, now)).toMatchObject({ allowed: true, remaining: 18 });
+    // A second connection to the file (another process) reads what both committed.
+    const other = openStore({ file: path.join(dir, "flowlog.sqlite") });
+    try {
+      expect(other.rateLimits.peek(key, free, now).remaining).toBe(18);
+    } finally {
+      other.close();
+    }
+  });
+});
 
 describe("API rate limit over every protocol (spec Response headers, Errors 1, D11)", () => {
   let server: ApiServer;
