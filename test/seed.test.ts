@@ -379,7 +379,7 @@ describe("seeded executions are runs of the engine (issue 14, item 4)", () => {
     expect(levels).toEqual(new Set(["info", "error"]));
   });
 
-  it("writes what the generator makes in place from the same seed, whichever thread runs it", async () => {
+  it("writes what the generator makes from the same seed", async () => {
     const generated = await collect(
       generateExecutions(new Random(`engine:${workspaceId}:executions`), {
         workflows: store.workflows.listWorkflows(workspaceId),
