@@ -1,4 +1,3 @@
-import type { Context } from "@temporalio/activity";
 import { AgentBlockError, type AgentProvider, runAgentBlock as callAgent } from "../../blocks/agent.js";
 import {
   type HttpRequestConfig,
