@@ -26,6 +26,8 @@ export interface Config {
   /** Existing Temporal frontend; when unset, `flowlog dev` starts a dev server (D3). */
   temporalAddress: string | undefined;
   temporalNamespace: string;
+  /** D29: answers are compressed only from this many bytes, and only when the client accepts it. */
+  compressMinBytes: number;
   /** Where `flowlog dev`'s Temporal dev server keeps its state (issue 12): a file by default. */
   temporalDevDb: "file" | "memory";
   smtpUrl: string | undefined;
@@ -90,6 +92,11 @@ const envSchema = z.object({
   FLOWLOG_PUBLIC_BASE_URL: httpUrl.optional(),
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().min(1, "must not be empty").default("default"),
+  FLOWLOG_COMPRESS_MIN_BYTES: z.coerce
+    .number({ error: "must be a whole number of bytes" })
+    .int("must be a whole number of bytes")
+    .min(0, "must be at least 0")
+    .default(65_536),
   FLOWLOG_TEMPORAL_DEV_DB: z.enum(["file", "memory"], { error: "must be file or memory" }).default("file"),
   FLOWLOG_SMTP_URL: z.url({ protocol: /^smtps?$/, error: "must be an smtp:// or smtps:// URL" }).optional(),
   FLOWLOG_MAIL_FROM: z.string().default("flowlog <flowlog@localhost>"),
@@ -127,6 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalAddress: e.TEMPORAL_ADDRESS,
     temporalNamespace: e.TEMPORAL_NAMESPACE,
     temporalDevDb: e.FLOWLOG_TEMPORAL_DEV_DB,
+    compressMinBytes: e.FLOWLOG_COMPRESS_MIN_BYTES,
     smtpUrl: e.FLOWLOG_SMTP_URL,
     mailFrom: e.FLOWLOG_MAIL_FROM,
     masterKey: e.FLOWLOG_MASTER_KEY,

@@ -14,6 +14,7 @@ import { bodyViolations } from "./body-errors.js";
 import { type HttpRoute, matchRoutes } from "./http-rules.js";
 import { BodyTooLarge, readRequestBody } from "./request-body.js";
 import { buildRequestJson } from "./request-json.js";
+import { chooseEncoding, defaultCompressMinBytes, encode } from "./response-encoding.js";
 
 type NodeHandler = NonNullable<ConnectNodeAdapterOptions["fallback"]>;
 export type NodeRequest = Parameters<NodeHandler>[0];
@@ -29,6 +30,8 @@ export interface RestGatewayOptions {
   frontDoor: FrontDoor;
   /** The largest body accepted, after decompression (D26). */
   maxBodyBytes: number;
+  /** D29: answers from this many bytes are compressed for a client that accepts it. */
+  compressMinBytes?: number;
 }
 
 /**
@@ -42,6 +45,7 @@ export function createRestGateway({
   handlers,
   frontDoor,
   maxBodyBytes,
+  compressMinBytes = defaultCompressMinBytes,
 }: RestGatewayOptions): RestGateway {
   const handlerByPath = new Map(handlers.map((h) => [h.requestPath, h]));
   const handlerOf = new Map(
@@ -77,7 +81,7 @@ export function createRestGateway({
     }
     try {
       const request = { pathValues: chosen.pathValues, query: url.searchParams, header, contextValues };
-      await answer(req, res, chosen.route, handler, request, maxBodyBytes);
+      await answer(req, res, chosen.route, handler, request, { maxBodyBytes, compressMinBytes });
     } catch (error) {
       // Reading or checking the request failed after admission: the answer still carries the rate headers.
       writeRefusal(req, res, toPublicError(error, "rest gateway"));
@@ -92,7 +96,7 @@ async function answer(
   route: HttpRoute,
   handler: UniversalHandler,
   request: { pathValues: string[]; query: URLSearchParams; header: Headers; contextValues: ContextValues },
-  maxBodyBytes: number,
+  { maxBodyBytes, compressMinBytes }: { maxBodyBytes: number; compressMinBytes: number },
 ): Promise<void> {
   const body = route.body === undefined ? undefined : await readJsonBody(req, maxBodyBytes);
   const built = buildRequestJson(route, { pathValues: request.pathValues, query: request.query, body });
@@ -119,8 +123,16 @@ async function answer(
   const bytes = response.body ? await readAllBytes(response.body, Number.MAX_SAFE_INTEGER) : new Uint8Array();
   copyHeaders(response.header, res);
   if (response.status === 200) {
-    res.writeHead(contextValues.get(restStatusKey), { "content-type": "application/json" });
-    res.end(bytes);
+    const encoding = chooseEncoding(req.headers["accept-encoding"], bytes.length, compressMinBytes);
+    const headers = { "content-type": "application/json", vary: "accept-encoding" };
+    if (encoding === undefined) {
+      res.writeHead(contextValues.get(restStatusKey), headers);
+      res.end(bytes);
+      return;
+    }
+    const encoded = await encode(bytes, encoding);
+    res.writeHead(contextValues.get(restStatusKey), { ...headers, "content-encoding": encoding });
+    res.end(encoded);
     return;
   }
   const error = errorFromJsonBytes(

@@ -3,6 +3,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { Config } from "../config/config.js";
 import { defaultConnectionLimits, defaultQuotas } from "../config/quotas.js";
 import { listHttpRoutes } from "../gateway/http-rules.js";
+import { defaultCompressMinBytes } from "../gateway/response-encoding.js";
 import {
   createRestGateway,
   type NodeRequest,
@@ -37,16 +38,18 @@ export interface ApiServerOptions {
 }
 
 export async function startApiServer(
-  config: Pick<Config, "port"> & Partial<Pick<Config, "quotas" | "connections">>,
+  config: Pick<Config, "port"> & Partial<Pick<Config, "quotas" | "connections" | "compressMinBytes">>,
   options: ApiServerOptions = {},
 ): Promise<ApiServer> {
   const openApi = loadOpenApiDocument();
   const frontDoor = options.frontDoor ?? openDoor;
   const quotas = config.quotas ?? defaultQuotas;
+  const compressMinBytes = config.compressMinBytes ?? defaultCompressMinBytes;
 
   const rpc = createRpcHandler({
     frontDoor,
     readMaxBytes: quotas.requestBodyBytes,
+    compressMinBytes,
     routes(router) {
       registerApiServices(router, options.implementations ?? {});
       registerReflection(router, apiServices);
@@ -58,6 +61,7 @@ export async function startApiServer(
     handlers: rpc.handlers,
     frontDoor,
     maxBodyBytes: quotas.requestBodyBytes,
+    compressMinBytes,
   });
 
   async function fallback(req: NodeRequest, res: NodeResponse): Promise<void> {

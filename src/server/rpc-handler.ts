@@ -25,6 +25,11 @@ export interface RpcHandlerOptions {
   frontDoor: FrontDoor;
   /** The largest request message accepted, counted after decompression (D26, D29). */
   readMaxBytes: number;
+  /**
+   * D29: answers smaller than this go uncompressed even to a client that accepts gzip (every gRPC client
+   * advertises it; compressing a 2 KB entry cost more than it saved).
+   */
+  compressMinBytes: number;
   /** Requests the RPC paths do not name. */
   fallback(req: NodeRequest, res: NodeResponse): void;
 }
@@ -50,6 +55,7 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
     jsonOptions: { alwaysEmitImplicit: true, writeJson: toJsonWithPresence } as Partial<JsonWriteOptions>,
     acceptCompression: [compressionGzip, compressionBrotli],
     readMaxBytes: options.readMaxBytes,
+    compressMinBytes: options.compressMinBytes,
   });
   options.routes(router);
   const paths = new Map(router.handlers.map((h) => [h.requestPath, behindFrontDoor(h, options.frontDoor)]));
