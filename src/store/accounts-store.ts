@@ -1,3 +1,4 @@
+import { AuthCache } from "./auth-cache.js";
 import { type Db, writerWithoutFsync } from "./database.js";
 import type { ApiKeyRecord, Plan, UserRecord, WorkspaceRecord } from "./records.js";
 
@@ -21,9 +22,11 @@ export class AccountsStore {
   private readonly statements;
 
   private readonly withoutFsync;
+  private readonly cache;
 
   constructor(private readonly db: Db) {
     this.withoutFsync = writerWithoutFsync(db);
+    this.cache = new AuthCache(db);
     this.statements = {
       insertUser: db.prepare(
         "INSERT INTO users (id, email, plan, created_at) VALUES (@id, @email, @plan, @createdAt)",
@@ -77,6 +80,7 @@ export class AccountsStore {
       this.statements.insertWorkspace.run(workspace);
       for (const userId of memberUserIds) this.statements.addMember.run(userId, workspace.id);
     })();
+    this.cache.clear();
   }
 
   getWorkspace(id: string): WorkspaceRecord | undefined {
@@ -92,10 +96,15 @@ export class AccountsStore {
 
   addMember(workspaceId: string, userId: string): void {
     this.statements.addMember.run(userId, workspaceId);
+    this.cache.clear();
   }
 
+  /** Cached (auth-cache.ts): a removed member is refused from the first request after the change commits. */
   isMember(userId: string, workspaceId: string): boolean {
-    return this.statements.isMember.get(userId, workspaceId) !== undefined;
+    return this.cache.get(
+      `member\0${userId}\0${workspaceId}`,
+      () => this.statements.isMember.get(userId, workspaceId) !== undefined,
+    );
   }
 
   membersOf(workspaceId: string): string[] {
@@ -117,15 +126,26 @@ export class AccountsStore {
 
   /** Marks the key revoked; false when there is no such key or it was revoked already. */
   revokeApiKey(id: string, now: number): boolean {
-    return this.statements.revokeKey.run(now, id).changes > 0;
+    const revoked = this.statements.revokeKey.run(now, id).changes > 0;
+    this.cache.clear();
+    return revoked;
   }
 
-  /** The live key with this hash and its user, or undefined for an unknown or revoked key. */
+  /**
+   * The live key with this hash and its user, or undefined for an unknown or revoked key. Cached
+   * (auth-cache.ts): a revoked key is refused from the first request after the revocation commits.
+   */
   ownerOfKeyHash(hash: Buffer): KeyOwner | undefined {
-    const row = this.statements.ownerOfHash.get(hash) as (UserRecord & { keyId: string }) | undefined;
-    if (!row) return undefined;
-    const { keyId, ...user } = row;
-    return { keyId, user: { ...user, plan: user.plan as Plan } };
+    return this.cache.get(
+      `key\0${hash.toString("base64")}`,
+      () => {
+        const row = this.statements.ownerOfHash.get(hash) as (UserRecord & { keyId: string }) | undefined;
+        if (!row) return undefined;
+        const { keyId, ...user } = row;
+        return { keyId, user: { ...user, plan: user.plan as Plan } };
+      },
+      (owner) => owner !== undefined,
+    );
   }
 
   /**

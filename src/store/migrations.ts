@@ -285,6 +285,28 @@ const migrations: string[] = [
     round(sum(round(cost_total, 9)), 9)
   FROM log_entries WHERE billed_user_id IS NOT NULL GROUP BY 1, 2;
   `,
+  `
+  -- Issue 13: every change that can alter who a key is, or which workspaces a user may see, moves this
+  -- revision in the same transaction, so a process caching keys and memberships (accounts-store.ts) sees
+  -- a revocation or a removed member as soon as it commits, whichever process made it. Idempotent, as a
+  -- test re-runs it.
+  CREATE TABLE IF NOT EXISTS auth_revision (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+  INSERT OR IGNORE INTO auth_revision (id, n) VALUES (1, 0);
+  CREATE TRIGGER IF NOT EXISTS auth_revision_key_revoked AFTER UPDATE OF revoked_at, user_id, hash ON api_keys
+  BEGIN UPDATE auth_revision SET n = n + 1; END;
+  CREATE TRIGGER IF NOT EXISTS auth_revision_key_deleted AFTER DELETE ON api_keys
+  BEGIN UPDATE auth_revision SET n = n + 1; END;
+  CREATE TRIGGER IF NOT EXISTS auth_revision_user_changed AFTER UPDATE ON users
+  BEGIN UPDATE auth_revision SET n = n + 1; END;
+  CREATE TRIGGER IF NOT EXISTS auth_revision_user_deleted AFTER DELETE ON users
+  BEGIN UPDATE auth_revision SET n = n + 1; END;
+  CREATE TRIGGER IF NOT EXISTS auth_revision_member_added AFTER INSERT ON memberships
+  BEGIN UPDATE auth_revision SET n = n + 1; END;
+  CREATE TRIGGER IF NOT EXISTS auth_revision_member_changed AFTER UPDATE ON memberships
+  BEGIN UPDATE auth_revision SET n = n + 1; END;
+  CREATE TRIGGER IF NOT EXISTS auth_revision_member_removed AFTER DELETE ON memberships
+  BEGIN UPDATE auth_revision SET n = n + 1; END;
+  `,
 ];
 
 export function migrate(db: Database): void {

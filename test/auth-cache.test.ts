@@ -1,0 +1,113 @@
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { databaseFile } from "../src/store/database.js";
+import { openStore, type Store } from "../src/store/store.js";
+import { rest } from "./support/api-server.js";
+import { createAccount, startFlowlog, type TestAccount, type TestFlowlog } from "./support/flowlog.js";
+
+// Issue 13: the API process caches keys and memberships; a change made by another process (the CLI, a
+// second `flowlog serve`) must take effect from the first request after it commits, under load too.
+
+let flowlog: TestFlowlog;
+/** Another process's connection to the same file. */
+let other: Store;
+
+beforeAll(async () => {
+  flowlog = await startFlowlog();
+  other = openStore({ dataDir: flowlog.dataDir });
+});
+afterAll(async () => {
+  other?.close();
+  await flowlog?.close();
+});
+
+const listLogs = (account: TestAccount) =>
+  rest(flowlog.server.url, `/api/v1/logs?workspaceId=${account.workspaceId}&limit=1`, {
+    headers: { "x-api-key": account.key },
+  });
+
+/**
+ * Requests in a closed loop from `workers` callers around a change: those answered before the change began
+ * and those sent after it committed (requests in flight across it may go either way).
+ */
+async function underLoad(account: TestAccount, change: () => void, workers = 8) {
+  const answers: { sentAt: number; answeredAt: number; status: number }[] = [];
+  let running = true;
+  const loop = async () => {
+    while (running) {
+      const sentAt = performance.now();
+      const { status } = await listLogs(account);
+      answers.push({ sentAt, answeredAt: performance.now(), status });
+    }
+  };
+  const loops = Array.from({ length: workers }, loop);
+  // Enough answers on each side, however slow the machine.
+  const enough = async (count: () => number) => {
+    const deadline = Date.now() + 10_000;
+    while (count() < 20 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  await enough(() => answers.length);
+  const changeStartedAt = performance.now();
+  change();
+  const committedAt = performance.now();
+  await enough(() => answers.filter((a) => a.sentAt > committedAt).length);
+  running = false;
+  await Promise.all(loops);
+  return {
+    before: answers.filter((a) => a.answeredAt < changeStartedAt).map((a) => a.status),
+    after: answers.filter((a) => a.sentAt > committedAt).map((a) => a.status),
+  };
+}
+
+describe("Keys and memberships cached by the API process (issue 13)", () => {
+  it("a member removed by another process is refused (403) by every request sent after the change commits", async () => {
+    const bob = createAccount(flowlog.store);
+    const db = new Database(databaseFile(flowlog.dataDir));
+    try {
+      const { before, after } = await underLoad(bob, () => {
+        db.prepare("DELETE FROM memberships WHERE user_id = ? AND workspace_id = ?").run(
+          bob.userId,
+          bob.workspaceId,
+        );
+      });
+      expect(new Set(before)).toEqual(new Set([200]));
+      expect(after.length).toBeGreaterThan(10);
+      expect(new Set(after)).toEqual(new Set([403]));
+    } finally {
+      db.close();
+    }
+  });
+
+  it("a key revoked through the process's own connection is refused at once too", async () => {
+    const carol = createAccount(flowlog.store);
+    expect((await listLogs(carol)).status).toBe(200);
+    flowlog.store.accounts.revokeApiKey(carol.keyId, Date.now());
+    expect((await listLogs(carol)).status).toBe(401);
+  });
+
+  it("a member added by another process is let in at once (no refusal is cached past the change)", async () => {
+    const dave = createAccount(flowlog.store);
+    const erin = createAccount(flowlog.store);
+    const intoErins = () =>
+      rest(flowlog.server.url, `/api/v1/logs?workspaceId=${erin.workspaceId}&limit=1`, {
+        headers: { "x-api-key": dave.key },
+      });
+    expect((await intoErins()).status).toBe(403);
+    other.accounts.addMember(erin.workspaceId, dave.userId);
+    expect((await intoErins()).status).toBe(200);
+  });
+
+  // Last: the failed authentications it provokes throttle the test client's address.
+  it("a key revoked by another process is refused by every request sent after the revocation commits", async () => {
+    const alice = createAccount(flowlog.store);
+    const { before, after } = await underLoad(alice, () => {
+      expect(other.accounts.revokeApiKey(alice.keyId, Date.now())).toBe(true);
+    });
+    expect(before.length).toBeGreaterThan(10);
+    expect(new Set(before)).toEqual(new Set([200]));
+    // Refused as unauthenticated, and soon throttled as repeated failures (429); never let in.
+    expect(after.length).toBeGreaterThan(10);
+    expect(after).toContain(401);
+    expect(after.filter((status) => status !== 401 && status !== 429)).toEqual([]);
+  });
+});
