@@ -65,7 +65,17 @@ function devServerArgs(options: TemporalDevServerOptions, port: number): string[
     "start-dev",
     ["--ip", "127.0.0.1"],
     ["--port", String(port)],
-    options.persistence === "memory" ? [] : ["--db-filename", path.join(options.dataDir, "temporal.sqlite")],
+    options.persistence === "memory"
+      ? []
+      : [
+          ["--db-filename", path.join(options.dataDir, "temporal.sqlite")],
+          // WAL without an fsync per commit: state survives any restart or crash of the process (the WAL is
+          // in the OS's cache), and only a power cut can lose its last moments. Every task the server hands
+          // over is a commit: with the SQLite default (a rollback journal synced at each commit) a no-op
+          // workflow took 70 ms at p50 instead of 45 (issue 12, bench/README.md).
+          ["--sqlite-pragma", "journal_mode=wal"],
+          ["--sqlite-pragma", "synchronous=normal"],
+        ],
     // warn would print a screenful of poll errors on every shutdown; errors land in the start failure message.
     ["--log-level", "error"],
     // Task queues dispatch by fairness key, which each execution sets to its workspace (start-execution.ts),
