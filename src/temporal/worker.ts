@@ -63,14 +63,28 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
     // Executions, their blocks and the no-activity watchers; then notifications, which never wait for a
     // slot an execution holds, nor hold one it needs (D19).
     const workers = [await workerOn(taskQueue), await workerOn(deliveryTaskQueue(taskQueue))];
+    const shutdown = () => {
+      for (const worker of workers) if (worker.getState() === "RUNNING") worker.shutdown();
+    };
     return {
-      run: () =>
-        Promise.all(workers.map((worker) => worker.run()))
-          .then(() => undefined)
-          .finally(closeConnections),
-      shutdown: () => {
-        for (const worker of workers) if (worker.getState() === "RUNNING") worker.shutdown();
+      // One worker failing stops the other, and the connection closes only once both have stopped.
+      async run() {
+        try {
+          const results = await Promise.allSettled(
+            workers.map((worker) =>
+              worker.run().catch((error: unknown) => {
+                shutdown();
+                throw error;
+              }),
+            ),
+          );
+          const failed = results.find((result) => result.status === "rejected");
+          if (failed) throw failed.reason;
+        } finally {
+          await closeConnections();
+        }
       },
+      shutdown,
     };
   } catch (error) {
     await closeConnections();
