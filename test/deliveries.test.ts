@@ -20,7 +20,13 @@ import { startExecution } from "../src/temporal/start-execution.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
 import { type RunningWorker, startWorker, testTimeouts } from "./support/engine.js";
-import { createAccount, startFlowlog, type TestAccount, type TestFlowlog } from "./support/flowlog.js";
+import {
+  createAccount,
+  startFlowlog,
+  subscribeWebhook,
+  type TestAccount,
+  type TestFlowlog,
+} from "./support/flowlog.js";
 import {
   type HttpReceiver,
   type ReceivedRequest,
@@ -112,26 +118,7 @@ function subscribe(
   url: string,
   options: Partial<SubscriptionSettings> & { secret?: string } = {},
 ): string {
-  const { secret = null, ...settings } = options;
-  const id = newId("sub");
-  flowlog.store.notifications.create(
-    {
-      id,
-      workspaceId: account.workspaceId,
-      createdAt: Date.now(),
-      config: { channel: "webhook", url },
-      allWorkflows: true,
-      workflowIds: [],
-      levelFilter: [],
-      triggerFilter: [],
-      include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
-      alertRule: null,
-      active: true,
-      ...settings,
-    },
-    secret,
-  );
-  return id;
+  return subscribeWebhook(flowlog.store, account.workspaceId, url, options);
 }
 
 async function execute(

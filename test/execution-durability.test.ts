@@ -7,6 +7,7 @@ import type { Store } from "../src/store/store.js";
 import { deliveryTaskQueue, testDeliveryWorkflowId } from "../src/temporal/delivery-ids.js";
 import { newId } from "../src/util/ids.js";
 import { EngineHarness, startWorker, testDeps } from "./support/engine.js";
+import { subscribeWebhook } from "./support/flowlog.js";
 import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
 
 const temporal = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
@@ -100,7 +101,7 @@ describe("A killed worker loses nothing on the delivery path either (issue 12, D
       if (index > 0) sendJson(response, 200, { ok: true });
     });
     receivers.push(upstream, hook);
-    const subscriptionId = subscribeWebhook(hook.origin);
+    const subscriptionId = subscribeWebhook(harness.store, harness.account.workspaceId, hook.origin);
     const taskQueue = `engine-kill-delivery-${Date.now()}`;
     const duringBlock = await spawnWorker(taskQueue);
     const handle = await harness.start(taskQueue, callAndRespond(`${upstream.origin}/slow`));
@@ -134,7 +135,7 @@ describe("A killed worker loses nothing on the delivery path either (issue 12, D
   it("a test send whose only attempt dies with its worker ends failed, never pending", async () => {
     const hook = await startReceiver(() => {});
     receivers.push(hook);
-    const subscriptionId = subscribeWebhook(hook.origin);
+    const subscriptionId = subscribeWebhook(harness.store, harness.account.workspaceId, hook.origin);
     const delivery = harness.store.deliveries.createOnce({
       id: newId("dlv"),
       eventId: newId("evt"),
@@ -168,28 +169,6 @@ describe("A killed worker loses nothing on the delivery path either (issue 12, D
     });
   }, 60_000);
 });
-
-/** A webhook subscription of the harness's workspace to every workflow. */
-function subscribeWebhook(url: string): string {
-  const id = newId("sub");
-  harness.store.notifications.create(
-    {
-      id,
-      workspaceId: harness.account.workspaceId,
-      createdAt: Date.now(),
-      config: { channel: "webhook", url },
-      allWorkflows: true,
-      workflowIds: [],
-      levelFilter: [],
-      triggerFilter: [],
-      include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
-      alertRule: null,
-      active: true,
-    },
-    null,
-  );
-  return id;
-}
 
 function deliveryOf(subscriptionId: string) {
   return harness.store.deliveries

@@ -9,6 +9,7 @@ import type { ApiServer } from "../../src/server/api-server.js";
 import { apiKeyPrefix, generateApiKey, hashApiKey } from "../../src/services/accounts/api-keys.js";
 import type { ExecutionRecord, Plan } from "../../src/store/records.js";
 import { openStore, type Store } from "../../src/store/store.js";
+import type { SubscriptionSettings } from "../../src/store/subscriptions-store.js";
 import { lazyTemporalClient } from "../../src/temporal/client.js";
 import { newId } from "../../src/util/ids.js";
 import { startTestApiServer } from "./api-server.js";
@@ -72,6 +73,38 @@ export function createAccount(store: Store, plan: Plan = "enterprise"): TestAcco
     hashApiKey(key),
   );
   return { userId, workspaceId, key, keyId };
+}
+
+/**
+ * A webhook subscription of the workspace, made directly in the store: every workflow, level and trigger,
+ * nothing extra in the event, active, unsigned unless a secret is given; `settings` override any of that.
+ */
+export function subscribeWebhook(
+  store: Store,
+  workspaceId: string,
+  url: string,
+  options: Partial<SubscriptionSettings> & { secret?: string } = {},
+): string {
+  const { secret = null, ...settings } = options;
+  const id = newId("sub");
+  store.notifications.create(
+    {
+      id,
+      workspaceId,
+      createdAt: Date.now(),
+      config: { channel: "webhook", url },
+      allWorkflows: true,
+      workflowIds: [],
+      levelFilter: [],
+      triggerFilter: [],
+      include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
+      alertRule: null,
+      active: true,
+      ...settings,
+    },
+    secret,
+  );
+  return id;
 }
 
 /** A workflow in the account's workspace, with a small graph to snapshot. */
