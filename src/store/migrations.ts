@@ -307,6 +307,21 @@ const migrations: string[] = [
   CREATE TRIGGER IF NOT EXISTS auth_revision_member_removed AFTER DELETE ON memberships
   BEGIN UPDATE auth_revision SET n = n + 1; END;
   `,
+  `
+  -- Webhook operations (issue 18). D33: the secret a rotation replaced keeps signing until its expiry.
+  ALTER TABLE notification_subscriptions ADD COLUMN previous_secret_sealed BLOB;
+  ALTER TABLE notification_subscriptions ADD COLUMN previous_secret_expires_at INTEGER;
+  -- D35: the run of failed deliveries that can disable an endpoint, and why flowlog disabled it.
+  ALTER TABLE notification_subscriptions ADD COLUMN failing_since INTEGER;
+  ALTER TABLE notification_subscriptions ADD COLUMN failed_deliveries INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE notification_subscriptions ADD COLUMN disabled_reason TEXT;
+  ALTER TABLE notification_subscriptions ADD COLUMN disabled_at INTEGER;
+  -- D34: a firing stays until the rule stops holding; firing and resolution alternate per pair.
+  ALTER TABLE alert_state ADD COLUMN status TEXT NOT NULL DEFAULT 'firing' CHECK (status IN ('firing', 'resolved'));
+  ALTER TABLE alert_state ADD COLUMN resolved_at INTEGER;
+  ALTER TABLE alert_state ADD COLUMN resolution_reason TEXT;
+  ALTER TABLE alert_state ADD COLUMN resolved_event_id TEXT;
+  `,
 ];
 
 export function migrate(db: Database): void {
