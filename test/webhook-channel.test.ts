@@ -145,7 +145,7 @@ describe("Authentication 3: the signature", () => {
 
   it("signWebhook is t=<ms>,v1=<lowercase hex HMAC-SHA256 of '<t>.<body>'>", () => {
     const body = JSON.stringify(event);
-    const header = signWebhook(secret, 1767323046300, body);
+    const header = signWebhook([secret], 1767323046300, body);
     expect(header).toBe(`t=1767323046300,v1=${pythonSignature(secret, "1767323046300", body)}`);
   });
 });
@@ -313,7 +313,7 @@ describe("Errors 2: verifying a delivery on the receiver's side", () => {
     const signedAt = 1767323046300;
     const headers = {
       "service-timestamp": String(signedAt),
-      "service-signature": signWebhook(secret, signedAt, body),
+      "service-signature": signWebhook([secret], signedAt, body),
     };
     expect(verifyWebhook({ secret, body, headers, now: () => signedAt + 299_000 })).toBe(true);
     expect(verifyWebhook({ secret, body, headers, now: () => signedAt + 300_001 })).toBe(false);

@@ -68,10 +68,21 @@ export interface CountQuota {
  */
 export function quotaReached({ quota, holder, counted, count, max }: CountQuota): ConnectError {
   const message = `${holder} has ${count} ${counted}, the most allowed is ${max} (D26 quota ${quota})`;
-  const detail = create(PreconditionFailureSchema, {
-    violations: [{ type: "QUOTA", subject: quota, description: message }],
-  });
-  return new ConnectError(message, Code.FailedPrecondition, undefined, [
+  return preconditionFailed({ type: "QUOTA", subject: quota, description: message });
+}
+
+/**
+ * failed_precondition (400 on REST): a well-formed request the resource's state refuses, such as a secret
+ * rotation on a subscription that has no webhook. The google.rpc.PreconditionFailure detail says which
+ * precondition (`type`) of what (`subject`).
+ */
+export function preconditionFailed(violation: {
+  type: string;
+  subject: string;
+  description: string;
+}): ConnectError {
+  const detail = create(PreconditionFailureSchema, { violations: [violation] });
+  return new ConnectError(violation.description, Code.FailedPrecondition, undefined, [
     { desc: PreconditionFailureSchema, value: detail },
   ]);
 }

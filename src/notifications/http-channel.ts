@@ -80,6 +80,11 @@ export interface WebhookAttempt {
   url: string;
   /** Optional (spec "Authentication" 4): without it no service-signature header is sent. */
   secret?: string;
+  /**
+   * D33: the secret a rotation replaced, while its grace period lasts at this attempt: the header then
+   * carries a second `v1`, made with it.
+   */
+  previousSecret?: string;
   /** Either event type (D21): the body is the event, whichever it is, and `service-event` names its type. */
   event: CompletionEvent | AlertFiredEvent;
   /** The delivery's id: service-delivery-id and Idempotency-Key, the same on every attempt (D19). */
@@ -105,7 +110,10 @@ export function sendWebhookAttempt(attempt: WebhookAttempt): Promise<AttemptResu
     "service-delivery-id": attempt.deliveryId,
     "Idempotency-Key": attempt.deliveryId,
   };
-  if (attempt.secret) headers["service-signature"] = signWebhook(attempt.secret, timestampMs, body);
+  if (attempt.secret) {
+    const secrets = attempt.previousSecret ? [attempt.secret, attempt.previousSecret] : [attempt.secret];
+    headers["service-signature"] = signWebhook(secrets, timestampMs, body);
+  }
   return postJson(attempt.url, body, {
     headers,
     allowPrivateNetworks: attempt.allowPrivateNetworks,

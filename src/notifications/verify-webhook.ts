@@ -6,6 +6,10 @@
  * `<t>.<body>` keyed with the subscription's secret, where t equals service-timestamp. The body is compact
  * `JSON.stringify(event)`, so the raw body and `JSON.stringify(JSON.parse(rawBody))` are the same bytes and
  * either may be passed here. Answer 401 when this returns false (spec "Errors" 2).
+ *
+ * D33: while a rotated secret is in its grace period the header carries one `v1` per secret,
+ * `t=<ms>,v1=<new>,v1=<old>`; it verifies when any of them matches, so a receiver holding either secret
+ * keeps accepting deliveries while it switches.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 
@@ -31,13 +35,17 @@ export function verifyWebhook(options: VerifyWebhookOptions): boolean {
   if (!signature || timestamp !== signature.t) return false;
   if (Math.abs(now() - Number(timestamp)) > toleranceMs) return false;
   const expected = createHmac("sha256", secret).update(`${signature.t}.${body}`, "utf8").digest();
-  return timingSafeEqual(Buffer.from(signature.v1, "hex"), expected);
+  // Every candidate is compared, so the time taken does not tell which one matched.
+  const matches = signature.v1.map((v1) => timingSafeEqual(Buffer.from(v1, "hex"), expected));
+  return matches.includes(true);
 }
 
-/** Exactly `t=<digits>,v1=<64 lowercase hex>`; a malformed header is no signature. */
-function parseSignature(value: string | undefined): { t: string; v1: string } | undefined {
-  const parts = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(value?.trim() ?? "");
-  return parts?.[1] && parts[2] ? { t: parts[1], v1: parts[2] } : undefined;
+/** Exactly `t=<digits>` and one or more `,v1=<64 lowercase hex>`; a malformed header is no signature. */
+function parseSignature(value: string | undefined): { t: string; v1: string[] } | undefined {
+  const text = value?.trim() ?? "";
+  const t = /^t=(\d+)((?:,v1=[0-9a-f]{64})+)$/.exec(text);
+  if (!t?.[1] || !t[2]) return undefined;
+  return { t: t[1], v1: t[2].split(",v1=").slice(1) };
 }
 
 function header(headers: WebhookHeaders, name: string): string | undefined {

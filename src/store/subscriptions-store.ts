@@ -52,6 +52,11 @@ export interface SubscriptionRecord extends SubscriptionSettings {
   workspaceId: string;
   /** Whether a webhook secret is stored; the secret itself is never read for the API (D24). */
   hasSecret: boolean;
+  /**
+   * D33: until when the secret a rotation replaced still signs beside the current one; null when no
+   * rotation kept one. A past time means the grace period is over: the old secret no longer signs.
+   */
+  previousSecretExpiresAt: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -60,6 +65,8 @@ export interface SubscriptionRecord extends SubscriptionSettings {
 export interface SubscriptionForDelivery extends SubscriptionRecord {
   /** The webhook signing secret, null when deliveries are unsigned (or the channel is not webhook). */
   secret: string | null;
+  /** D33: the secret a rotation replaced, null when none was kept; it signs only until previousSecretExpiresAt. */
+  previousSecret: string | null;
   deletedAt: number | null;
 }
 
@@ -82,6 +89,8 @@ interface SubscriptionRow {
   channel: Channel;
   config_json: string;
   secret_sealed: Buffer | null;
+  previous_secret_sealed: Buffer | null;
+  previous_secret_expires_at: number | null;
   all_workflows: number;
   workflow_ids_json: string;
   level_filter_json: string;
@@ -126,7 +135,19 @@ export class SubscriptionsStore {
       update: db.prepare(
         `UPDATE notification_subscriptions
          SET (${settingsColumns}, updated_at) = (${settingsValues}, @at),
-           secret_sealed = CASE WHEN @keep_secret = 1 THEN secret_sealed ELSE @secret_sealed END
+           secret_sealed = CASE WHEN @keep_secret = 1 THEN secret_sealed ELSE @secret_sealed END,
+           -- A secret set or removed by an update replaces the current one at once: no grace (D33 is RotateSecret's).
+           previous_secret_sealed = CASE WHEN @keep_secret = 1 THEN previous_secret_sealed END,
+           previous_secret_expires_at = CASE WHEN @keep_secret = 1 THEN previous_secret_expires_at END
+         WHERE id = @id AND deleted_at IS NULL RETURNING *`,
+      ),
+      // The right-hand sides read the row as it was: the current secret becomes the previous one.
+      rotateSecret: db.prepare(
+        `UPDATE notification_subscriptions
+         SET previous_secret_sealed = CASE WHEN @keep_previous = 1 THEN secret_sealed END,
+           previous_secret_expires_at = CASE WHEN @keep_previous = 1 AND secret_sealed IS NOT NULL
+             THEN @previous_expires_at END,
+           secret_sealed = @secret_sealed, updated_at = @at
          WHERE id = @id AND deleted_at IS NULL RETURNING *`,
       ),
       setActive: db.prepare(
@@ -214,6 +235,29 @@ export class SubscriptionsStore {
     return row && toRecord(row);
   }
 
+  /**
+   * D33: `secret` becomes the webhook's signing secret; the one it replaces keeps signing beside it until
+   * `previousExpiresAt`, or stops at once when that is null. Only the latest replaced secret is kept: a
+   * second rotation within a grace period ends the first one's. Undefined when the subscription is gone.
+   */
+  rotateSecret(
+    id: string,
+    secret: string,
+    previousExpiresAt: number | null,
+    at: number,
+  ): SubscriptionRecord | undefined {
+    const current = this.liveRow(id);
+    if (!current) return undefined;
+    const row = this.statements.rotateSecret.get({
+      id,
+      at,
+      secret_sealed: this.seal(current.workspace_id, id, secret),
+      keep_previous: previousExpiresAt === null ? 0 : 1,
+      previous_expires_at: previousExpiresAt,
+    }) as SubscriptionRow | undefined;
+    return row && toRecord(row);
+  }
+
   /** Enables or disables; undefined when the subscription is gone. */
   setActive(id: string, active: boolean, at: number): SubscriptionRecord | undefined {
     const row = this.statements.setActive.get(active ? 1 : 0, at, id) as SubscriptionRow | undefined;
@@ -256,11 +300,15 @@ export class SubscriptionsStore {
   }
 
   private forDelivery(row: SubscriptionRow): SubscriptionForDelivery {
-    const secret =
-      row.secret_sealed === null
-        ? null
-        : decryptSecret(this.masterKey, row.secret_sealed, secretContext(row.workspace_id, row.id));
-    return { ...toRecord(row), secret, deletedAt: row.deleted_at };
+    // The replaced secret moved over sealed as it was, so it opens under the same context (D33, D24).
+    const open = (sealed: Buffer | null) =>
+      sealed === null ? null : decryptSecret(this.masterKey, sealed, secretContext(row.workspace_id, row.id));
+    return {
+      ...toRecord(row),
+      secret: open(row.secret_sealed),
+      previousSecret: open(row.previous_secret_sealed),
+      deletedAt: row.deleted_at,
+    };
   }
 
   private seal(workspaceId: string, id: string, secret: string): Buffer {
@@ -309,6 +357,7 @@ function toRecord(row: SubscriptionRow): SubscriptionRecord {
     alertRule: row.alert_rule_json === null ? null : (JSON.parse(row.alert_rule_json) as AlertRuleRecord),
     active: row.active === 1,
     hasSecret: row.secret_sealed !== null,
+    previousSecretExpiresAt: row.previous_secret_sealed === null ? null : row.previous_secret_expires_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -8,20 +8,21 @@ import type { SubscriptionRecord } from "../../store/subscriptions-store.js";
 import { isoFromMs } from "../../util/time.js";
 
 /**
- * A subscription as the API shows it: the webhook secret only as hasSecret (D18, D24), and when its rule
- * last fired for each workflow (D21).
+ * A subscription as the API shows it: the webhook secret only as hasSecret (D18, D24), until when a
+ * replaced one still signs if `now` is within a rotation's grace period (D33), and when its rule last
+ * fired for each workflow (D21).
  */
 export function subscriptionView(
   subscription: SubscriptionRecord,
   alertStates: readonly AlertStateRecord[],
+  now: number,
 ): NotificationSubscription {
   const { alertRule, config, include } = subscription;
   return create(NotificationSubscriptionSchema, {
     id: subscription.id,
     workspaceId: subscription.workspaceId,
     channel: config.channel,
-    webhook:
-      config.channel === "webhook" ? { url: config.url, hasSecret: subscription.hasSecret } : undefined,
+    webhook: config.channel === "webhook" ? webhookView(config.url, subscription, now) : undefined,
     email: config.channel === "email" ? { recipients: config.recipients } : undefined,
     slack: config.channel === "slack" ? { url: config.url } : undefined,
     workflowIds: subscription.workflowIds,
@@ -49,4 +50,14 @@ export function subscriptionView(
       reason: state.reason,
     })),
   });
+}
+
+function webhookView(url: string, subscription: SubscriptionRecord, now: number) {
+  const expiresAt = subscription.previousSecretExpiresAt;
+  const inGrace = expiresAt !== null && now < expiresAt;
+  return {
+    url,
+    hasSecret: subscription.hasSecret,
+    ...(inGrace ? { previousSecretExpiresAt: isoFromMs(expiresAt) } : {}),
+  };
 }

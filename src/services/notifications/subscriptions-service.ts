@@ -5,7 +5,8 @@ import type {
   NotificationsService,
 } from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
 import type { Quotas } from "../../config/quotas.js";
-import { quotaReached } from "../../errors/api-errors.js";
+import { preconditionFailed, quotaReached } from "../../errors/api-errors.js";
+import { newSecretToken } from "../../security/tokens.js";
 import type { Store } from "../../store/store.js";
 import type { SubscriptionRecord } from "../../store/subscriptions-store.js";
 import { ensureInactivityWatchers } from "../../temporal/start-inactivity-watch.js";
@@ -24,6 +25,9 @@ export interface SubscriptionsServiceDependencies {
   quotas: Pick<Quotas, "listParameterValues" | "workspace">;
 }
 
+/** D33: the replaced secret signs for 24 h unless the request says otherwise (at most 7 days, in the .proto). */
+const defaultGracePeriodSeconds = 86_400;
+
 type Handlers = Partial<ServiceImpl<typeof NotificationsService>>;
 
 /**
@@ -38,7 +42,7 @@ export function createSubscriptionsService({
 }: SubscriptionsServiceDependencies): Handlers {
   const subscriptions = store.notifications;
   const view = (subscription: SubscriptionRecord) =>
-    subscriptionView(subscription, store.alerts.states(subscription.id));
+    subscriptionView(subscription, store.alerts.states(subscription.id), clock());
   /** D21: a no_activity rule is checked by time, so saving or enabling one makes sure its watchers run. */
   const watched = async (subscription: SubscriptionRecord) => {
     await ensureInactivityWatchers(temporal, store, subscription, clock());
@@ -138,5 +142,35 @@ export function createSubscriptionsService({
 
     enableSubscription: setActive(true),
     disableSubscription: setActive(false),
+
+    /**
+     * D33: a new webhook secret, given or generated (shown in this answer only), while the current one
+     * keeps signing beside it for the grace period. A webhook without a secret simply gets one. Its bounds
+     * are declared in the .proto; only a webhook has a secret to rotate.
+     */
+    rotateSecret(request, context) {
+      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      const current = visible(request.workspaceId, request.id);
+      const { channel } = current.config;
+      if (channel !== "webhook")
+        throw preconditionFailed({
+          type: "CHANNEL",
+          subject: `subscription ${current.id}`,
+          description: `subscription ${current.id} is a ${channel} subscription; only a webhook has a signing secret to rotate (D33)`,
+        });
+      const generatedSecret = request.secret === undefined ? newSecretToken("whsec") : undefined;
+      const now = clock();
+      const graceMs = (request.gracePeriodSeconds ?? defaultGracePeriodSeconds) * 1000;
+      const rotated = subscriptions.rotateSecret(
+        current.id,
+        request.secret ?? (generatedSecret as string),
+        graceMs === 0 ? null : now + graceMs,
+        now,
+      );
+      return {
+        subscription: view(found(request.workspaceId, request.id, rotated)),
+        secret: generatedSecret,
+      };
+    },
   };
 }

@@ -262,7 +262,7 @@ async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<Ch
     case "webhook":
       return sendWebhookAttempt({
         url: config.url,
-        ...secretOf(subscription),
+        ...secretsOf(subscription, (deps.clock ?? Date.now)()),
         event,
         deliveryId: delivery.id,
         allowPrivateNetworks,
@@ -301,8 +301,20 @@ async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<Ch
 /** A worker given no notification settings: relative links, and e-mail answers that it is not configured. */
 const unconfigured = { publicBaseUrl: "", smtpUrl: undefined, mailFrom: "" };
 
-function secretOf(subscription: SubscriptionForDelivery): { secret?: string } {
-  return subscription.secret === null ? {} : { secret: subscription.secret };
+/**
+ * The secrets this attempt is signed with. D33: the replaced one signs too while its grace period lasts,
+ * judged now, at the attempt, so a retry after the expiry carries the new signature only. The secrets are
+ * read from the store here, in the activity, so they never enter a workflow's history (D24).
+ */
+function secretsOf(
+  subscription: SubscriptionForDelivery,
+  now: number,
+): { secret?: string; previousSecret?: string } {
+  const { secret, previousSecret, previousSecretExpiresAt } = subscription;
+  if (secret === null) return {};
+  const inGrace =
+    previousSecret !== null && previousSecretExpiresAt !== null && now < previousSecretExpiresAt;
+  return inGrace ? { secret, previousSecret } : { secret };
 }
 
 /** E-mail subjects and chat titles name the workflow (D20); a sample event's workflow has no row. */

@@ -18,6 +18,11 @@ export interface ActivityDeps {
   prices?: PriceTable;
   /** How notifications are sent (D19, D20); without it, links in e-mail and chat are relative and e-mail is off. */
   notifications?: NotificationSettings;
+  /**
+   * The time the delivery side judges by: when a rotated secret's grace period ends (D33), how long an
+   * endpoint has been failing (D35). Date.now unless a test moves it on by days.
+   */
+  clock?: () => number;
 }
 
 /** FLOWLOG_PUBLIC_BASE_URL, FLOWLOG_SMTP_URL, FLOWLOG_MAIL_FROM, and the retry policy an operator may raise (D19). */

@@ -1,0 +1,419 @@
+import { execFileSync } from "node:child_process";
+import { createHmac, randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Client, Connection } from "@temporalio/client";
+import Stripe from "stripe";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { defaultPlanLimits } from "../src/domain/plans.js";
+import { verifyWebhook } from "../src/notifications/verify-webhook.js";
+import { databaseFile } from "../src/store/database.js";
+import type { DeliveryRecord } from "../src/store/deliveries-store.js";
+import { startExecution } from "../src/temporal/start-execution.js";
+import { newId } from "../src/util/ids.js";
+import { restWithKey } from "./support/api-server.js";
+import { type RunningWorker, startWorker, testTimeouts } from "./support/engine.js";
+import {
+  createAccount,
+  startFlowlog,
+  subscribeWebhook,
+  type TestAccount,
+  type TestFlowlog,
+} from "./support/flowlog.js";
+import { isoMs } from "./support/formats.js";
+import { type ReceivedRequest, receiversClosedAfterAll, sendJson } from "./support/http-receiver.js";
+
+const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
+const taskQueue = `secret-rotation-${randomUUID()}`;
+const hourMs = 3_600_000;
+
+/**
+ * The one clock of the API and the worker: real time moved on by `offsetMs`, so a 24-hour grace period
+ * (D33) can end between two attempts of one delivery without a test waiting a day.
+ */
+let offsetMs = 0;
+const clock = () => Date.now() + offsetMs;
+
+let flowlog: TestFlowlog;
+let worker: RunningWorker;
+let connection: Connection;
+let temporal: Client;
+let alice: TestAccount;
+let bob: TestAccount;
+const receiver = receiversClosedAfterAll();
+
+beforeAll(async () => {
+  flowlog = await startFlowlog({ taskQueue, clock });
+  worker = await startWorker(
+    temporalServer,
+    {
+      store: flowlog.store,
+      allowPrivateNetworks: true,
+      planLimits: defaultPlanLimits,
+      // D19's first retry after 5 s becomes 0.5 s: the dev server still sees two separate attempts.
+      notifications: {
+        publicBaseUrl: "http://flowlog.test",
+        smtpUrl: undefined,
+        mailFrom: "flowlog <flowlog@test>",
+        delivery: { delayScale: 0.1 },
+      },
+      clock,
+    },
+    taskQueue,
+  );
+  connection = await Connection.connect({ address: temporalServer.address });
+  temporal = new Client({ connection, namespace: temporalServer.namespace });
+  alice = createAccount(flowlog.store);
+  bob = createAccount(flowlog.store);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await connection?.close();
+  await flowlog?.close();
+});
+
+type Json = Record<string, unknown>;
+interface RotateAnswer {
+  subscription: Json & { id: string; webhook?: Json };
+  secret?: string;
+}
+
+const base = (workspaceId = alice.workspaceId) => `/api/v1/workspaces/${workspaceId}/notifications`;
+const call = (method: string, path: string, body?: unknown, key = alice.key) =>
+  restWithKey(flowlog.server.url, key, method, path, body);
+const rotatePath = (id: string, workspaceId = alice.workspaceId) => `${base(workspaceId)}/${id}:rotateSecret`;
+
+async function rotate(id: string, body: Json = {}): Promise<{ answer: RotateAnswer; text: string }> {
+  const response = await call("POST", rotatePath(id), body);
+  expect(response.status, response.text).toBe(200);
+  return { answer: response.json as RotateAnswer, text: response.text };
+}
+
+const oldSecret = `whsec_old_${"o".repeat(24)}`;
+const newSecret = `whsec_new_${"n".repeat(24)}`;
+
+/** A signed webhook made straight in the store, as a client would have created it before rotating. */
+const signedWebhook = (url = "https://receiver.example.test/hooks", secret: string | null = oldSecret) =>
+  subscribeWebhook(flowlog.store, alice.workspaceId, url, secret === null ? {} : { secret });
+
+describe("D33 RotateSecret over REST", () => {
+  it("a given secret replaces the current one, which keeps signing for the grace period; neither is ever shown", async () => {
+    const id = signedWebhook();
+    const before = clock();
+    const { answer, text } = await rotate(id, { secret: newSecret, gracePeriodSeconds: 3600 });
+    expect(answer.secret).toBeUndefined();
+    expect(answer.subscription.webhook).toEqual({
+      url: "https://receiver.example.test/hooks",
+      hasSecret: true,
+      previousSecretExpiresAt: expect.stringMatching(isoMs),
+    });
+    const expiresAt = Date.parse(String(answer.subscription.webhook?.previousSecretExpiresAt));
+    expect(expiresAt).toBeGreaterThanOrEqual(before + hourMs);
+    expect(expiresAt).toBeLessThanOrEqual(clock() + hourMs);
+    const reads = [text, (await call("GET", `${base()}/${id}`)).text, (await call("GET", base())).text];
+    for (const read of reads) {
+      expect(read).not.toContain(oldSecret);
+      expect(read).not.toContain(newSecret);
+    }
+    expect(flowlog.store.notifications.getForDelivery(id)).toMatchObject({
+      secret: newSecret,
+      previousSecret: oldSecret,
+      previousSecretExpiresAt: expiresAt,
+    });
+  });
+
+  it("left out, a whsec_ secret is generated and shown in this answer only, and the old one signs for 24 h", async () => {
+    const id = signedWebhook();
+    const before = clock();
+    const { answer } = await rotate(id);
+    expect(answer.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    const expiresAt = Date.parse(String(answer.subscription.webhook?.previousSecretExpiresAt));
+    expect(expiresAt).toBeGreaterThanOrEqual(before + 24 * hourMs);
+    expect(expiresAt).toBeLessThanOrEqual(clock() + 24 * hourMs);
+    const read = await call("GET", `${base()}/${id}`);
+    expect(read.text).not.toContain(String(answer.secret));
+    expect(flowlog.store.notifications.getForDelivery(id)?.secret).toBe(answer.secret);
+  });
+
+  it("a grace period of 0 drops the old secret at once", async () => {
+    const id = signedWebhook();
+    const { answer } = await rotate(id, { secret: newSecret, gracePeriodSeconds: 0 });
+    expect(answer.subscription.webhook).toEqual({
+      url: "https://receiver.example.test/hooks",
+      hasSecret: true,
+    });
+    expect(flowlog.store.notifications.getForDelivery(id)).toMatchObject({
+      secret: newSecret,
+      previousSecret: null,
+      previousSecretExpiresAt: null,
+    });
+  });
+
+  it("an unsigned webhook simply gets its first secret, with no old one to keep", async () => {
+    const id = signedWebhook("https://receiver.example.test/hooks", null);
+    const { answer } = await rotate(id, { secret: newSecret });
+    expect(answer.subscription.webhook).toEqual({
+      url: "https://receiver.example.test/hooks",
+      hasSecret: true,
+    });
+    expect(flowlog.store.notifications.getForDelivery(id)?.previousSecret).toBeNull();
+  });
+
+  it("the old secret is kept encrypted: the SQLite file never holds either secret in plaintext", async () => {
+    const given = `plain-check-old-${randomUUID()}`;
+    const rotated = `plain-check-new-${randomUUID()}`;
+    const id = signedWebhook("https://receiver.example.test/hooks", given);
+    await rotate(id, { secret: rotated });
+    const file = databaseFile(flowlog.dataDir);
+    const bytes = Buffer.concat(
+      [file, `${file}-wal`].map((f) => {
+        try {
+          return readFileSync(f);
+        } catch {
+          return Buffer.alloc(0);
+        }
+      }),
+    );
+    expect(bytes.includes(given)).toBe(false);
+    expect(bytes.includes(rotated)).toBe(false);
+    expect(flowlog.store.notifications.getForDelivery(id)?.previousSecret).toBe(given);
+  });
+
+  it("an update that sets or removes the secret ends a grace period at once (it has none of its own)", async () => {
+    const id = signedWebhook();
+    await rotate(id, { secret: newSecret });
+    const url = "https://receiver.example.test/hooks";
+    const updated = await call("PATCH", `${base()}/${id}`, { webhook: { url, secret: `${newSecret}-2` } });
+    expect(updated.status, updated.text).toBe(200);
+    expect((updated.json as RotateAnswer).subscription.webhook).toEqual({ url, hasSecret: true });
+    expect(flowlog.store.notifications.getForDelivery(id)?.previousSecret).toBeNull();
+  });
+
+  it("bad input is 400 invalid_argument naming the field", async () => {
+    const id = signedWebhook();
+    const cases: Array<[Json, string]> = [
+      [{ secret: "too-short" }, "secret"],
+      [{ secret: "x".repeat(257) }, "secret"],
+      [{ gracePeriodSeconds: 604_801 }, "gracePeriodSeconds"],
+    ];
+    for (const [body, field] of cases) {
+      const response = await call("POST", rotatePath(id), body);
+      expect(response.status, response.text).toBe(400);
+      const problem = response.json as { code: string; errors: { field: string }[] };
+      expect(problem.code).toBe("invalid_argument");
+      expect(problem.errors.map((e) => e.field)).toEqual([field]);
+    }
+    expect(flowlog.store.notifications.getForDelivery(id)?.secret).toBe(oldSecret);
+  });
+
+  it("7 days is the longest grace period", async () => {
+    const id = signedWebhook();
+    const { answer } = await rotate(id, { secret: newSecret, gracePeriodSeconds: 604_800 });
+    expect(answer.subscription.webhook?.previousSecretExpiresAt).toMatch(isoMs);
+  });
+
+  it("an e-mail or chat subscription has no secret to rotate: 400 failed_precondition", async () => {
+    const created = await call("POST", base(), {
+      channel: "email",
+      email: { recipients: ["ops@example.test"] },
+      allWorkflows: true,
+    });
+    const id = (created.json as RotateAnswer).subscription.id;
+    const response = await call("POST", rotatePath(id), { secret: newSecret });
+    expect(response.status, response.text).toBe(400);
+    expect(response.json).toMatchObject({ code: "failed_precondition" });
+    expect((response.json as { detail: string }).detail).toContain("only a webhook");
+  });
+
+  it("another workspace's subscription is 403 for a non-member and 404 under the caller's own workspace", async () => {
+    const theirs = subscribeWebhook(flowlog.store, bob.workspaceId, "https://bob.example.test/", {
+      secret: oldSecret,
+    });
+    expect((await call("POST", rotatePath(theirs, bob.workspaceId), {})).status).toBe(403);
+    expect((await call("POST", rotatePath(theirs), {})).status).toBe(404);
+    expect(flowlog.store.notifications.getForDelivery(theirs)?.secret).toBe(oldSecret);
+  });
+});
+
+/**
+ * stripe-node as an independent verifier. Its verifyHeader reads a header of the same shape as ours
+ * (`t=...,v1=...,v1=...`, any v1 may match) and computes the HMAC over `${t}.${payload}` with t exactly as
+ * written, so our millisecond t signs the same bytes (parseInt keeps all 13 digits). Only its replay check
+ * counts in seconds: age = floor(receivedAt / 1000) - t. Handing it receivedAt in microseconds (our ms times
+ * 1000) makes floor(receivedAt / 1000) our milliseconds, so the check compares like with like and the
+ * tolerance is read in ms: 300_000 is D19's 5-minute window. (A seconds receivedAt would make every age
+ * negative and the check vacuous; the last test shows this one rejects an old header.)
+ */
+function stripeAccepts(request: ReceivedRequest, secret: string, receivedAtMs = Date.now()): boolean {
+  const { signature } = Stripe.webhooks;
+  if (!signature) throw new Error("this stripe-node has no webhooks.signature");
+  try {
+    return signature.verifyHeader(
+      request.body,
+      String(request.headers["service-signature"]),
+      secret,
+      300_000,
+      undefined,
+      receivedAtMs * 1000,
+    );
+  } catch (error) {
+    if (error instanceof Stripe.errors.StripeSignatureVerificationError) return false;
+    throw error;
+  }
+}
+
+/** The README's Python verifier, exactly as printed there, run by python3 on a received request. */
+function readmePythonAccepts(request: ReceivedRequest, secret: string): boolean {
+  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  const snippet = /```python\n(import hashlib[\s\S]*?def verify[\s\S]*?)```/.exec(readme)?.[1];
+  if (!snippet) throw new Error("the README has no Python verify snippet");
+  const driver = [
+    "import json, sys",
+    "given = json.load(sys.stdin)",
+    "print(verify(given['secret'], given['body'].encode(), given['headers']))",
+  ].join("\n");
+  const input = JSON.stringify({ secret, body: request.body, headers: request.headers });
+  return (
+    execFileSync("python3", ["-c", `${snippet}\n${driver}`], { input })
+      .toString()
+      .trim() === "True"
+  );
+}
+
+const v1Count = (request: ReceivedRequest) =>
+  String(request.headers["service-signature"])
+    .split(",")
+    .filter((part) => part.startsWith("v1=")).length;
+
+/** A workflow that runs without any network: starter, then a response block. */
+function saveWorkflow(): string {
+  const id = newId("wf");
+  const now = Date.now();
+  flowlog.store.workflows.createWorkflow({
+    id,
+    workspaceId: alice.workspaceId,
+    folderId: null,
+    name: "Rotation test",
+    description: "",
+    version: 1,
+    state: {
+      blocks: {
+        start: { type: "starter", name: "Start", config: {}, enabled: true },
+        done: { type: "response", name: "Done", config: { data: { ok: true } }, enabled: true },
+      },
+      edges: [{ source: "start", target: "done" }],
+      loops: {},
+      parallels: {},
+    },
+    createdAt: now,
+    updatedAt: now,
+  });
+  return id;
+}
+
+async function execute(workflowId: string): Promise<void> {
+  const handle = await startExecution(
+    temporal,
+    {
+      workspaceId: alice.workspaceId,
+      workflowId,
+      version: 1,
+      trigger: "manual",
+      input: {},
+      billedUserId: alice.userId,
+      timeouts: testTimeouts,
+    },
+    { taskQueue },
+  );
+  await handle.result();
+}
+
+async function settled(subscriptionId: string, count: number): Promise<DeliveryRecord[]> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const done = flowlog.store.deliveries
+      .list({ workspaceId: alice.workspaceId, subscriptionId }, 100)
+      .filter((delivery) => delivery.status !== "pending");
+    if (done.length >= count) return done;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} settled deliveries`);
+    await sleep(20);
+  }
+}
+
+describe("D33 deliveries during and after the grace period, verified by stripe-node", () => {
+  it("during the grace period one header carries both signatures: a receiver holding either secret verifies; after it, only the new one", async () => {
+    const hook = await receiver((_, response) => sendJson(response, 200, { ok: true }));
+    const workflowId = saveWorkflow();
+    const id = signedWebhook(hook.origin);
+    await rotate(id, { secret: newSecret });
+
+    await execute(workflowId);
+    await settled(id, 1);
+    const during = hook.received[0] as ReceivedRequest;
+    expect(during.headers["service-signature"]).toMatch(/^t=\d{13},v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+    expect(stripeAccepts(during, newSecret)).toBe(true);
+    expect(stripeAccepts(during, oldSecret)).toBe(true);
+    expect(stripeAccepts(during, "whsec_someone_else_entirely")).toBe(false);
+    for (const secret of [newSecret, oldSecret]) {
+      expect(verifyWebhook({ secret, body: during.body, headers: during.headers })).toBe(true);
+      expect(readmePythonAccepts(during, secret)).toBe(true);
+    }
+    expect(readmePythonAccepts(during, "whsec_someone_else_entirely")).toBe(false);
+    // Newest first: the new secret's v1, then the old one's.
+    const [t, ...v1s] = String(during.headers["service-signature"]).split(",");
+    const hmacOf = (secret: string) =>
+      createHmac("sha256", secret)
+        .update(`${t?.slice(2)}.${during.body}`)
+        .digest("hex");
+    expect(v1s).toEqual([`v1=${hmacOf(newSecret)}`, `v1=${hmacOf(oldSecret)}`]);
+
+    offsetMs += 25 * hourMs;
+    await execute(workflowId);
+    await settled(id, 2);
+    const after = hook.received[1] as ReceivedRequest;
+    expect(v1Count(after)).toBe(1);
+    expect(stripeAccepts(after, newSecret)).toBe(true);
+    expect(stripeAccepts(after, oldSecret)).toBe(false);
+    expect(verifyWebhook({ secret: oldSecret, body: after.body, headers: after.headers })).toBe(false);
+    expect(readmePythonAccepts(after, newSecret)).toBe(true);
+    expect(readmePythonAccepts(after, oldSecret)).toBe(false);
+    const read = await call("GET", `${base()}/${id}`);
+    expect((read.json as RotateAnswer).subscription.webhook).not.toHaveProperty("previousSecretExpiresAt");
+  });
+
+  it("the expiry is judged at each attempt: a retry after it is signed with the new secret only", async () => {
+    const hook = await receiver((_, response, index) => {
+      if (index > 0) return sendJson(response, 200, { ok: true });
+      // The grace period ends between the first attempt and its retry.
+      offsetMs += 25 * hourMs;
+      return sendJson(response, 503, { busy: true });
+    });
+    const workflowId = saveWorkflow();
+    const id = signedWebhook(hook.origin);
+    await rotate(id, { secret: newSecret });
+
+    await execute(workflowId);
+    const [delivery] = await settled(id, 1);
+    expect(delivery?.status).toBe("succeeded");
+    const [first, retry] = hook.received as [ReceivedRequest, ReceivedRequest];
+    expect(retry.headers["service-delivery-id"]).toBe(first.headers["service-delivery-id"]);
+    expect(v1Count(first)).toBe(2);
+    expect(stripeAccepts(first, oldSecret)).toBe(true);
+    expect(v1Count(retry)).toBe(1);
+    expect(stripeAccepts(retry, newSecret)).toBe(true);
+    expect(stripeAccepts(retry, oldSecret)).toBe(false);
+  });
+
+  it("stripe-node's replay check, fed milliseconds, rejects a header signed more than 5 minutes before it arrived", async () => {
+    const hook = await receiver((_, response) => sendJson(response, 200, { ok: true }));
+    const id = signedWebhook(hook.origin);
+    await rotate(id, { secret: newSecret });
+    await execute(saveWorkflow());
+    await settled(id, 1);
+    const request = hook.received[0] as ReceivedRequest;
+    const signedAt = Number(request.headers["service-timestamp"]);
+    expect(stripeAccepts(request, newSecret, signedAt + 299_000)).toBe(true);
+    expect(stripeAccepts(request, newSecret, signedAt + 301_000)).toBe(false);
+  });
+});
