@@ -322,6 +322,12 @@ const migrations: string[] = [
   ALTER TABLE alert_state ADD COLUMN resolution_reason TEXT;
   ALTER TABLE alert_state ADD COLUMN resolved_event_id TEXT;
   `,
+  `
+  -- D35: when the current failing run's advance notice went out (the disable waits a notice period after
+  -- it), and the run's last error, which the notices name.
+  ALTER TABLE notification_subscriptions ADD COLUMN disable_notice_at INTEGER;
+  ALTER TABLE notification_subscriptions ADD COLUMN last_failure TEXT;
+  `,
 ];
 
 export function migrate(db: Database): void {
