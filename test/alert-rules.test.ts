@@ -282,13 +282,21 @@ describe("cooldown (D21)", () => {
     return id;
   }
 
-  it("suppresses a second alert within the hour and allows it after", () => {
+  it("suppresses a second alert within the hour of the last and allows it after, once resolved (D34)", () => {
     const id = subscription();
     expect(claim(id, t0)).toBe(true);
+    store.alerts.resolve({
+      subscriptionId: id,
+      workflowId: "wf_cooldown",
+      rule: "error_count",
+      resolvedAt: t0 + 1,
+      eventId: newId("evt"),
+      reason: "1 executions failed in the last 24 h, no more than 2",
+    });
     expect(claim(id, t0 + alertCooldownMs - 1)).toBe(false);
     expect(claim(id, t0 + alertCooldownMs)).toBe(true);
     expect(store.alerts.states(id)).toMatchObject([
-      { workflowId: "wf_cooldown", rule: "error_count", lastFiredAt: t0 + alertCooldownMs },
+      { workflowId: "wf_cooldown", rule: "error_count", lastFiredAt: t0 + alertCooldownMs, status: "firing" },
     ]);
   });
 

@@ -4,6 +4,8 @@ import { alertRuleNames, alertRules } from "../src/domain/alert-rules.js";
 
 interface DocumentedRule {
   firesWhen: string;
+  /** D34: when a firing of the rule is over. */
+  resolvesWhen: string;
   /** The unit of X, as the README's `threshold` column says it. */
   threshold: string;
   /** The unit of Y; empty for a rule without a window. */
@@ -30,23 +32,24 @@ function cellsOf(row: string): string[] {
 
 describe("README: the alert-rules table (D21) says what src/domain/alert-rules.ts does", () => {
   const { header, rows } = alertRulesTable();
-  const documented = rows.map(([rule, firesWhen, threshold, windowHours]) => [
+  const documented = rows.map(([rule, firesWhen, resolvesWhen, threshold, windowHours]) => [
     (rule ?? "").replaceAll("`", ""),
-    { firesWhen, threshold, windowHours } as DocumentedRule,
+    { firesWhen, resolvesWhen, threshold, windowHours } as DocumentedRule,
   ]);
 
-  it("has the columns rule, fires when, threshold unit and window unit, in that order", () => {
-    expect(header).toEqual(["`rule`", "fires when", "`threshold`", "`windowHours`"]);
+  it("has the columns rule, fires when, resolves when (D34), threshold unit and window unit, in that order", () => {
+    expect(header).toEqual(["`rule`", "fires when", "resolves when (D34)", "`threshold`", "`windowHours`"]);
   });
 
   it("documents every rule exactly once, and no other", () => {
     expect(documented.map(([rule]) => rule).sort()).toEqual([...alertRuleNames].sort());
   });
 
-  it("says for each rule when it fires and the units of X and Y, as its table entry does", () => {
+  it("says for each rule when it fires, when it resolves and the units of X and Y, as its table entry does", () => {
     const expected = alertRuleNames.map((rule) => {
-      const { firesWhen, threshold, windowHours } = alertRules[rule];
-      return [rule, { firesWhen, threshold: threshold.unit, windowHours: windowHours?.unit ?? "" }];
+      const { firesWhen, resolvesWhen, threshold, windowHours } = alertRules[rule];
+      const units = { threshold: threshold.unit, windowHours: windowHours?.unit ?? "" };
+      return [rule, { firesWhen, resolvesWhen, ...units }];
     });
     expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(expected));
   });

@@ -3,6 +3,7 @@ import {
   type AlertRuleSpec,
   alertRules,
   type ExecutionHistory,
+  type Resolution,
 } from "../domain/alert-rules.js";
 import type { LogEntryRecord, Trigger } from "../store/records.js";
 import type { AlertRuleRecord } from "../store/subscriptions-store.js";
@@ -32,8 +33,31 @@ export function evaluateAlertRule(
 ): FiredAlert | null {
   const spec: AlertRuleSpec = alertRules[rule.rule];
   if (spec.judged !== "on-execution") return null;
-  const { threshold, windowHours } = rule;
+  const fired = spec.check(checkOf(rule, entry, triggerFilter, history));
+  return fired && { rule: rule.rule, threshold: rule.threshold, windowHours: rule.windowHours, ...fired };
+}
+
+/**
+ * D34: whether a firing of the subscription's rule is over on this completed execution, over the same
+ * executions the rule fires on; null while the rule still holds. Timer rules are judged here too: an
+ * execution is what ends a silence.
+ */
+export function evaluateAlertResolution(
+  rule: AlertRuleRecord,
+  entry: LogEntryRecord,
+  triggerFilter: readonly Trigger[],
+  history: ExecutionHistory,
+): Resolution | null {
+  return alertRules[rule.rule].resolve(checkOf(rule, entry, triggerFilter, history));
+}
+
+function checkOf(
+  rule: AlertRuleRecord,
+  entry: LogEntryRecord,
+  triggerFilter: readonly Trigger[],
+  history: ExecutionHistory,
+) {
   const scope = { workflowId: entry.workflowId, triggers: triggerFilter };
-  const fired = spec.check({ threshold, windowHours, entry, scope, history, now: entry.endedAt });
-  return fired && { rule: rule.rule, threshold, windowHours, ...fired };
+  const { threshold, windowHours } = rule;
+  return { threshold, windowHours, entry, scope, history, now: entry.endedAt };
 }

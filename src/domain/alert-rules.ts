@@ -1,9 +1,11 @@
 import type { AlertsStore, ExecutionScope } from "../store/alerts-store.js";
 import type { LogEntryRecord } from "../store/records.js";
+import { isoFromMs } from "../util/time.js";
 
 /**
- * The alert rules of D21, one entry each: the rule's name (its key), what it fires on in the README's words
- * (X is `threshold`, Y is `windowHours`), the fields it takes with their units and ranges, and its check.
+ * The alert rules of D21, one entry each: the rule's name (its key), what it fires on and when a firing is
+ * over in the README's words (X is `threshold`, Y is `windowHours`), the fields it takes with their units
+ * and ranges, its check and its resolution (D34).
  * Validation (services/notifications/subscription-settings.ts), storage (the rule name a subscription
  * keeps), evaluation (alerts/rules.ts on executions, the no-activity watcher by time) and the README's rule
  * table (held to this one by test/readme-alert-rules.test.ts) all read it: a new rule is a new entry here.
@@ -49,12 +51,22 @@ interface Firing {
   reason: string;
 }
 
+/** What a rule reports when it no longer holds (D34): the measure now, in the unit of X, and why. */
+export type Resolution = Firing;
+
 interface RuleCommon {
   /** When the rule fires, in the README's words. */
   firesWhen: string;
+  /** When a firing of the rule is over, in the README's words (D34). */
+  resolvesWhen: string;
   threshold: RuleField;
   /** null for the rules that take no window (a given one is refused). */
   windowHours: RuleField | null;
+  /**
+   * D34: judged on each completed execution while the rule is firing for the workflow, timer rules too
+   * (an execution is what ends a silence); null while the rule still holds.
+   */
+  resolve(input: ExecutionCheck): Resolution | null;
 }
 
 /**
@@ -107,6 +119,11 @@ export const alertRules = {
       if (levels.length < count || levels.some((level) => level !== "error")) return null;
       return { observed: count, reason: `${count} executions failed in a row` };
     },
+    resolvesWhen: "an execution succeeds",
+    resolve({ entry }) {
+      if (entry.level === "error") return null;
+      return { observed: 0, reason: `An execution succeeded (started ${isoFromMs(entry.startedAt)})` };
+    },
   },
 
   failure_rate: {
@@ -116,25 +133,23 @@ export const alertRules = {
     threshold: { unit: "percent", described: "a percentage", range: { min: 0, max: 100 } },
     windowHours: lookback,
     judged: "on-execution",
-    check({ threshold, windowHours, entry, scope, history, now }) {
+    check(input) {
+      const { threshold, entry, history, now } = input;
       if (entry.level !== "error") return null;
-      const { windowMs, hours } = windowOf(windowHours);
       const first = history.firstStartedAt(entry.workflowId);
       // Not before the workflow has been watched for a whole window: a young workflow's rate is noise.
-      if (first === undefined || first > now - windowMs) return null;
-      const stats = history.windowStats({
-        ...scope,
-        fromStartedAt: now - windowMs,
-        untilStartedAt: entry.startedAt,
-      });
-      if (stats.executions < minimumExecutions) return null;
-      const rate = (stats.errors / stats.executions) * 100;
-      if (rate <= threshold) return null;
+      if (first === undefined || first > now - windowOf(input.windowHours).windowMs) return null;
+      const measured = failureRateOf(input);
+      if (measured.executions < minimumExecutions || measured.rate <= threshold) return null;
+      return { observed: measured.rate, reason: `${measured.sentence}, above ${format(threshold)}%` };
+    },
+    resolvesWhen: "errors / executions over the last Y hours ≤ X %",
+    resolve(input) {
+      const measured = failureRateOf(input);
+      if (measured.rate > input.threshold) return null;
       return {
-        observed: rate,
-        reason:
-          `${format(rate)}% of executions failed in the last ${hours} (${stats.errors} of ${stats.executions}), ` +
-          `above ${format(threshold)}%`,
+        observed: measured.rate,
+        reason: `${measured.sentence}, at or below ${format(input.threshold)}%`,
       };
     },
   },
@@ -152,6 +167,15 @@ export const alertRules = {
         reason: `Execution took ${format(seconds)} s, above ${format(threshold)} s`,
       };
     },
+    resolvesWhen: "an execution takes X seconds or less",
+    resolve({ threshold, entry }) {
+      const seconds = entry.totalDurationMs / 1000;
+      if (seconds > threshold) return null;
+      return {
+        observed: seconds,
+        reason: `Execution took ${format(seconds)} s, within ${format(threshold)} s`,
+      };
+    },
   },
 
   latency_spike: {
@@ -162,24 +186,33 @@ export const alertRules = {
     threshold: { unit: "percent", described: "a percentage", range: { above: 0 } },
     windowHours: lookback,
     judged: "on-execution",
-    check({ threshold, windowHours, entry, scope, history, now }) {
-      const { windowMs, hours } = windowOf(windowHours);
-      const previous = history.windowStats({
-        ...scope,
-        fromStartedAt: now - windowMs,
-        untilStartedAt: entry.startedAt,
-        excludeLogId: entry.id,
-      });
-      if (previous.executions < minimumExecutions || !previous.averageDurationMs) return null;
-      const increase =
-        ((entry.totalDurationMs - previous.averageDurationMs) / previous.averageDurationMs) * 100;
-      if (increase <= threshold) return null;
+    check(input) {
+      const spike = spikeOf(input);
+      if (spike === null || spike.increase <= input.threshold) return null;
       return {
-        observed: increase,
+        observed: spike.increase,
         reason:
-          `Execution took ${format(entry.totalDurationMs / 1000)} s, ${format(increase)}% above the average ` +
-          `${format(previous.averageDurationMs / 1000)} s of the last ${hours}`,
+          `Execution took ${spike.took}, ${format(spike.increase)}% above the average ${spike.average} ` +
+          `of the last ${spike.hours}`,
       };
+    },
+    // Without a baseline of 5 the rule cannot hold, so such an execution ends a firing too.
+    resolvesWhen: "an execution is at most X % slower than that average",
+    resolve(input) {
+      const spike = spikeOf(input);
+      if (spike !== null && spike.increase > input.threshold) return null;
+      const took = `Execution took ${format(input.entry.totalDurationMs / 1000)} s`;
+      return spike === null
+        ? {
+            observed: 0,
+            reason: `${took}, with fewer than ${minimumExecutions} earlier executions to compare`,
+          }
+        : {
+            observed: spike.increase,
+            reason:
+              `${took}, within ${format(input.threshold)}% of the average ${spike.average} ` +
+              `of the last ${spike.hours}`,
+          };
     },
   },
 
@@ -195,6 +228,14 @@ export const alertRules = {
         reason: `Execution cost $${format(entry.cost.total)}, above $${format(threshold)}`,
       };
     },
+    resolvesWhen: "an execution costs X USD or less",
+    resolve({ threshold, entry }) {
+      if (entry.cost.total > threshold) return null;
+      return {
+        observed: entry.cost.total,
+        reason: `Execution cost $${format(entry.cost.total)}, within $${format(threshold)}`,
+      };
+    },
   },
 
   no_activity: {
@@ -206,6 +247,12 @@ export const alertRules = {
     reason: ({ workflowName, observed, threshold, lastActivityAt }) =>
       `No execution of ${workflowName} in ${format(observed)} hours (threshold ${format(threshold)} hours; ` +
       `${lastActivityAt === null ? "it has never run" : `last run ${lastActivityAt}`})`,
+    // The completion path, not the timer, sees the execution that ends the silence.
+    resolvesWhen: "an execution arrives",
+    resolve: ({ entry }) => ({
+      observed: 0,
+      reason: `An execution arrived (started ${isoFromMs(entry.startedAt)})`,
+    }),
   },
 
   error_count: {
@@ -214,18 +261,23 @@ export const alertRules = {
     threshold: { unit: "errors", described: "a number of errors", range: { min: 0, integer: true } },
     windowHours: lookback,
     judged: "on-execution",
-    check({ threshold, windowHours, entry, scope, history, now }) {
-      if (entry.level !== "error") return null;
-      const { windowMs, hours } = windowOf(windowHours);
-      const { errors } = history.windowStats({
-        ...scope,
-        fromStartedAt: now - windowMs,
-        untilStartedAt: entry.startedAt,
-      });
-      if (errors <= threshold) return null;
+    check(input) {
+      if (input.entry.level !== "error") return null;
+      const { errors, hours } = failureRateOf(input);
+      if (errors <= input.threshold) return null;
       return {
         observed: errors,
-        reason: `${errors} executions failed in the last ${hours}, more than ${format(threshold)}`,
+        reason: `${errors} executions failed in the last ${hours}, more than ${format(input.threshold)}`,
+      };
+    },
+    // Errors that age out of the window while nothing runs are noticed by the next execution.
+    resolvesWhen: "X errors or fewer in the last Y hours",
+    resolve(input) {
+      const { errors, hours } = failureRateOf(input);
+      if (errors > input.threshold) return null;
+      return {
+        observed: errors,
+        reason: `${errors} executions failed in the last ${hours}, no more than ${format(input.threshold)}`,
       };
     },
   },
@@ -243,6 +295,49 @@ export function timerRuleOf(name: string | undefined): { name: AlertRuleName; sp
 
 function ownRule(name: string): AlertRuleSpec | undefined {
   return Object.hasOwn(alertRules, name) ? alertRules[name as AlertRuleName] : undefined;
+}
+
+/**
+ * The errors among the scope's executions of the last Y hours up to this one (D21 failure_rate and
+ * error_count, firing and resolving alike), with the sentence their reasons share.
+ */
+function failureRateOf({ windowHours, entry, scope, history, now }: ExecutionCheck) {
+  const { windowMs, hours } = windowOf(windowHours);
+  const { executions, errors } = history.windowStats({
+    ...scope,
+    fromStartedAt: now - windowMs,
+    untilStartedAt: entry.startedAt,
+  });
+  const rate = executions === 0 ? 0 : (errors / executions) * 100;
+  return {
+    executions,
+    errors,
+    rate,
+    hours,
+    /** How failure_rate words it; error_count counts errors alone. */
+    sentence: `${format(rate)}% of executions failed in the last ${hours} (${errors} of ${executions})`,
+  };
+}
+
+/**
+ * How much slower this execution is than the average of the previous ones of the last Y hours (D21
+ * latency_spike), in percent; null without a baseline of at least 5.
+ */
+function spikeOf({ windowHours, entry, scope, history, now }: ExecutionCheck) {
+  const { windowMs, hours } = windowOf(windowHours);
+  const previous = history.windowStats({
+    ...scope,
+    fromStartedAt: now - windowMs,
+    untilStartedAt: entry.startedAt,
+    excludeLogId: entry.id,
+  });
+  if (previous.executions < minimumExecutions || !previous.averageDurationMs) return null;
+  return {
+    increase: ((entry.totalDurationMs - previous.averageDurationMs) / previous.averageDurationMs) * 100,
+    took: `${format(entry.totalDurationMs / 1000)} s`,
+    average: `${format(previous.averageDurationMs / 1000)} s`,
+    hours,
+  };
 }
 
 function windowOf(windowHours: number | null): { windowMs: number; hours: string } {

@@ -69,3 +69,74 @@ export function buildAlertFiredEvent(input: TimerAlert): AlertFiredEvent {
     },
   };
 }
+
+/** D34: a fired rule stopped holding for a workflow; one per firing, after it. */
+export const alertResolvedEventType = "workflow.alert.resolved";
+
+export interface AlertResolvedEvent {
+  id: string;
+  type: typeof alertResolvedEventType;
+  /** Unix milliseconds: the resolving execution's end. */
+  timestamp: number;
+  data: {
+    workflowId: string;
+    workflowName: string;
+    /** The firing this resolves: its event's id, when it fired and why, under the rule as now set. */
+    alert: {
+      rule: string;
+      reason: string;
+      threshold: number;
+      windowHours: number | null;
+      firedAt: string;
+      eventId: string;
+    };
+    /** Why the rule no longer holds: its measure on the resolving execution, in the unit of X. */
+    resolution: {
+      reason: string;
+      observed: number;
+      resolvedAt: string;
+      /** The log entry of the execution that showed it. */
+      logId: string;
+    };
+  };
+}
+
+/** What a resolution is made of: the firing it ends and the execution that ended it (D34). */
+export interface AlertResolution {
+  eventId: string;
+  workflow: { id: string; name: string };
+  rule: { rule: AlertRuleName; threshold: number; windowHours: number | null };
+  firing: { eventId: string; firedAtMs: number; reason: string };
+  reason: string;
+  observed: number;
+  resolvedAtMs: number;
+  logId: string;
+}
+
+/** The one builder of the resolution event (D34), for every channel. */
+export function buildAlertResolvedEvent(input: AlertResolution): AlertResolvedEvent {
+  const { workflow, rule, firing } = input;
+  return {
+    id: input.eventId,
+    type: alertResolvedEventType,
+    timestamp: input.resolvedAtMs,
+    data: {
+      workflowId: workflow.id,
+      workflowName: workflow.name,
+      alert: {
+        rule: rule.rule,
+        reason: firing.reason,
+        threshold: rule.threshold,
+        windowHours: rule.windowHours,
+        firedAt: isoFromMs(firing.firedAtMs),
+        eventId: firing.eventId,
+      },
+      resolution: {
+        reason: input.reason,
+        observed: input.observed,
+        resolvedAt: isoFromMs(input.resolvedAtMs),
+        logId: input.logId,
+      },
+    },
+  };
+}

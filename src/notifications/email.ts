@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import nodemailer, { type NodemailerError } from "nodemailer";
 import { createRedactor } from "../outbound/redaction.js";
-import type { AlertFiredEvent } from "./alert-event.js";
+import { type AlertFiredEvent, type AlertResolvedEvent, alertFiredEventType } from "./alert-event.js";
 import { type CompletionEvent, logUrlOf } from "./event.js";
 import { type AttemptResult, snippetOfBytes } from "./http-channel.js";
 
@@ -73,6 +73,31 @@ export function buildAlertFiredEmail(event: AlertFiredEvent): EmailContent {
     { label: "Workflow id", value: data.workflowId },
   ];
   return { subject, text: renderText(subject, rows, []), html: renderHtml(subject, rows, []) };
+}
+
+/**
+ * D34: a firing is over. "Resolved:" leads the subject as "Alert:" leads a firing's, then the reason the
+ * rule no longer holds; the body names the firing it ends.
+ */
+export function buildAlertResolvedEmail(event: AlertResolvedEvent): EmailContent {
+  const { data } = event;
+  const subject = `Resolved: ${oneLine(data.workflowName)} - ${oneLine(data.resolution.reason)}`;
+  const rows: Row[] = [
+    { label: "Workflow", value: data.workflowName },
+    { label: "Resolved", value: data.resolution.reason },
+    { label: "Rule", value: data.alert.rule },
+    { label: "Resolved at", value: data.resolution.resolvedAt },
+    { label: "Alert", value: data.alert.reason },
+    { label: "Fired", value: data.alert.firedAt },
+    { label: "Alert event", value: data.alert.eventId },
+    { label: "Workflow id", value: data.workflowId },
+  ];
+  return { subject, text: renderText(subject, rows, []), html: renderHtml(subject, rows, []) };
+}
+
+/** The e-mail of an event about an alert rather than an execution: a timer's firing, or a resolution. */
+export function buildAlertEmail(event: AlertFiredEvent | AlertResolvedEvent): EmailContent {
+  return event.type === alertFiredEventType ? buildAlertFiredEmail(event) : buildAlertResolvedEmail(event);
 }
 
 export function buildEmail(event: CompletionEvent, options: EmailOptions): EmailContent {

@@ -4,7 +4,7 @@ import { exchange, type OutboundReply } from "../outbound/exchange.js";
 import { OutboundFailure } from "../outbound/failure.js";
 import { isRetryableStatus, retryAfterMs } from "../outbound/retry-policy.js";
 import { parseOutboundUrl } from "../outbound/url-policy.js";
-import type { AlertFiredEvent } from "./alert-event.js";
+import type { AlertFiredEvent, AlertResolvedEvent } from "./alert-event.js";
 import type { CompletionEvent } from "./event.js";
 import { signWebhook } from "./signature.js";
 
@@ -85,8 +85,8 @@ export interface WebhookAttempt {
    * carries a second `v1`, made with it.
    */
   previousSecret?: string;
-  /** Either event type (D21): the body is the event, whichever it is, and `service-event` names its type. */
-  event: CompletionEvent | AlertFiredEvent;
+  /** Any event type (D21, D34): the body is the event, whichever it is, and `service-event` names its type. */
+  event: CompletionEvent | AlertFiredEvent | AlertResolvedEvent;
   /** The delivery's id: service-delivery-id and Idempotency-Key, the same on every attempt (D19). */
   deliveryId: string;
   allowPrivateNetworks: boolean;

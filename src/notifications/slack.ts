@@ -1,4 +1,9 @@
-import { type AlertFiredEvent, alertFiredEventType } from "./alert-event.js";
+import {
+  type AlertFiredEvent,
+  type AlertResolvedEvent,
+  alertFiredEventType,
+  alertResolvedEventType,
+} from "./alert-event.js";
 import type { CompletionEvent } from "./event.js";
 import { type AttemptResult, postJson } from "./http-channel.js";
 
@@ -94,7 +99,7 @@ export function buildSlackMessage(event: CompletionEvent, context: SlackMessageC
 export interface SlackAttempt extends SlackMessageContext {
   /** The incoming-webhook URL; it is the credential, so it never appears in an error (D24). */
   url: string;
-  event: CompletionEvent | AlertFiredEvent;
+  event: CompletionEvent | AlertFiredEvent | AlertResolvedEvent;
   allowPrivateNetworks: boolean;
   /** D26: quotas.replyBytes.delivery. */
   replyLimitBytes: number;
@@ -128,6 +133,36 @@ export function buildSlackAlertMessage(event: AlertFiredEvent): SlackMessage {
   };
 }
 
+/** D34: a firing is over, in green; "Resolved:" and the reason lead, as "Alert:" leads a firing's. */
+export function buildSlackResolvedMessage(event: AlertResolvedEvent): SlackMessage {
+  const { data } = event;
+  const title = `Resolved: ${data.workflowName} - ${data.resolution.reason}`;
+  const fallback = escaped(title);
+  const details: SlackBlock[] = [
+    {
+      type: "section",
+      text: mrkdwn(truncated(`*${escaped(data.resolution.reason)}*`, slackLimits.sectionText)),
+    },
+    {
+      type: "section",
+      fields: [
+        field("Rule", data.alert.rule),
+        field("Resolved at", data.resolution.resolvedAt),
+        field("Alert", data.alert.reason),
+        field("Fired", data.alert.firedAt),
+      ],
+    },
+    { type: "context", elements: [mrkdwn(`Alert event ${escaped(data.alert.eventId)}`)] },
+  ];
+  return {
+    text: fallback,
+    blocks: [
+      { type: "header", text: { type: "plain_text", text: truncated(title, slackLimits.headerText) } },
+    ],
+    attachments: [{ color: "good", fallback, blocks: details }],
+  };
+}
+
 /**
  * One chat attempt, through the same plumbing and classification as webhooks (D20): Slack acknowledges with
  * 200 "ok", answers 429 and 5xx when it wants a retry, and 4xx (invalid_payload, no_service, ...) otherwise.
@@ -135,7 +170,11 @@ export function buildSlackAlertMessage(event: AlertFiredEvent): SlackMessage {
 export function sendSlackAttempt(attempt: SlackAttempt): Promise<AttemptResult> {
   const { event } = attempt;
   const message =
-    event.type === alertFiredEventType ? buildSlackAlertMessage(event) : buildSlackMessage(event, attempt);
+    event.type === alertFiredEventType
+      ? buildSlackAlertMessage(event)
+      : event.type === alertResolvedEventType
+        ? buildSlackResolvedMessage(event)
+        : buildSlackMessage(event, attempt);
   return postJson(attempt.url, JSON.stringify(message), {
     allowPrivateNetworks: attempt.allowPrivateNetworks,
     replyLimitBytes: attempt.replyLimitBytes,

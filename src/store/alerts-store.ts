@@ -26,7 +26,10 @@ export interface WindowStats {
   averageDurationMs: number | null;
 }
 
-/** What a user sees of a (subscription, workflow) alert (issue 6, item 6). */
+/** D34: a pair's last firing is `firing` until the rule stops holding, then `resolved`. */
+export type AlertStatus = "firing" | "resolved";
+
+/** What a user sees of a (subscription, workflow) alert (issue 6, item 6; D34). */
 export interface AlertStateRecord {
   subscriptionId: string;
   workflowId: string;
@@ -34,6 +37,11 @@ export interface AlertStateRecord {
   lastFiredAt: number;
   lastEventId: string;
   reason: string;
+  status: AlertStatus;
+  /** null while firing. */
+  resolvedAt: number | null;
+  resolutionReason: string | null;
+  resolvedEventId: string | null;
 }
 
 export interface AlertClaim {
@@ -48,6 +56,18 @@ export interface AlertClaim {
   cooldownMs?: number;
 }
 
+/** The end of a pair's firing (D34), claimed by the execution that shows the rule no longer holds. */
+export interface ResolutionClaim {
+  subscriptionId: string;
+  workflowId: string;
+  /** Only a firing of this rule is resolved: one of a rule the subscription no longer has is not judged. */
+  rule: AlertRuleName;
+  /** The resolving execution's end: never before the firing it resolves. */
+  resolvedAt: number;
+  eventId: string;
+  reason: string;
+}
+
 interface AlertStateRow {
   subscription_id: string;
   workflow_id: string;
@@ -55,6 +75,10 @@ interface AlertStateRow {
   last_fired_at: number;
   last_event_id: string;
   reason: string;
+  status: AlertStatus;
+  resolved_at: number | null;
+  resolution_reason: string | null;
+  resolved_event_id: string | null;
 }
 
 // Every read walks log_entries_by_workflow_time (workflow_id, started_at): a rule reads one workflow's
@@ -74,32 +98,57 @@ const sql = {
 } as const;
 
 /**
- * The data behind the alert rules (D21): a workflow's recent executions, and the per (subscription,
- * workflow) cooldown, claimed by one conditional upsert so that two evaluations, even in two processes,
- * can never both fire.
+ * The data behind the alert rules (D21): a workflow's recent executions, and per (subscription, workflow)
+ * the last firing and whether it is over (D34). Firing and resolution alternate, each claimed by one
+ * conditional write, so that two evaluations, even in two processes, can never both fire nor both resolve.
  */
 export class AlertsStore {
   private readonly statements;
+  private readonly claimOnce;
+  private readonly resolveOnce;
 
   constructor(private readonly db: Db) {
     this.statements = {
       lastLevels: db.prepare(sql.lastLevels),
       windowStats: db.prepare(sql.windowStats),
       firstStartedAt: db.prepare(sql.firstStartedAt),
-      // The update happens only once the cooldown is over, or for the same event again: a retried
-      // fan-out must find the claim it already made, not lose its alert.
-      claim: db.prepare(
+      // D34: a pair fires again only once its last firing is resolved (or was of a rule the subscription
+      // no longer has), and D21's cooldown still counts from that firing, so a rule that flaps alerts at
+      // most once an hour. A new firing clears the resolution it follows.
+      fire: db.prepare(
         `INSERT INTO alert_state (subscription_id, workflow_id, rule, last_fired_at, last_event_id, reason)
          VALUES (@subscriptionId, @workflowId, @rule, @firedAt, @eventId, @reason)
          ON CONFLICT (subscription_id, workflow_id) DO UPDATE SET rule = excluded.rule,
            last_fired_at = excluded.last_fired_at, last_event_id = excluded.last_event_id,
-           reason = excluded.reason
-         WHERE alert_state.last_fired_at <= excluded.last_fired_at - @cooldownMs
-           OR alert_state.last_event_id = excluded.last_event_id
+           reason = excluded.reason, status = 'firing', resolved_at = NULL, resolution_reason = NULL,
+           resolved_event_id = NULL
+         WHERE (alert_state.status = 'resolved' OR alert_state.rule <> excluded.rule)
+           AND alert_state.last_fired_at <= excluded.last_fired_at - @cooldownMs
          RETURNING subscription_id`,
       ),
+      // D34: no cooldown; only a firing of the same rule, by an execution that ended no earlier.
+      resolve: db.prepare(
+        `UPDATE alert_state SET status = 'resolved', resolved_at = @resolvedAt,
+           resolution_reason = @reason, resolved_event_id = @eventId
+         WHERE subscription_id = @subscriptionId AND workflow_id = @workflowId AND status = 'firing'
+           AND rule = @rule AND last_fired_at <= @resolvedAt
+         RETURNING *`,
+      ),
+      state: db.prepare("SELECT * FROM alert_state WHERE subscription_id = ? AND workflow_id = ?"),
       states: db.prepare("SELECT * FROM alert_state WHERE subscription_id = ? ORDER BY workflow_id"),
     };
+    // A retried fan-out or watcher must find the claim it already made, not lose its event: the same
+    // event id is answered from the row, unchanged (a later resolution of that firing stays).
+    this.claimOnce = db.transaction((alert: AlertClaim & { cooldownMs: number }): boolean => {
+      if (this.state(alert.subscriptionId, alert.workflowId)?.lastEventId === alert.eventId) return true;
+      return this.statements.fire.get(alert) !== undefined;
+    });
+    this.resolveOnce = db.transaction((resolution: ResolutionClaim): AlertStateRecord | undefined => {
+      const state = this.state(resolution.subscriptionId, resolution.workflowId);
+      if (state?.resolvedEventId === resolution.eventId) return state;
+      const row = this.statements.resolve.get(resolution) as AlertStateRow | undefined;
+      return row && toRecord(row);
+    });
   }
 
   /** The levels of the scope's latest executions started up to `untilStartedAt`, newest first. */
@@ -118,21 +167,31 @@ export class AlertsStore {
     return row.first ?? undefined;
   }
 
-  /** True when this alert may be sent: no alert of the pair fired within the cooldown (D21). */
+  /**
+   * True when this alert may be sent: the pair's last firing is resolved (D34) and none fired within the
+   * cooldown (D21).
+   */
   claim(alert: AlertClaim): boolean {
-    return this.statements.claim.get({ cooldownMs: alertCooldownMs, ...alert }) !== undefined;
+    return this.claimOnce.immediate({ cooldownMs: alertCooldownMs, ...alert });
+  }
+
+  /**
+   * Ends the pair's firing of the rule (D34), never held back by the cooldown; answers the state with the
+   * firing it resolved, or undefined when there is none to resolve (never fired, already resolved).
+   */
+  resolve(resolution: ResolutionClaim): AlertStateRecord | undefined {
+    return this.resolveOnce.immediate(resolution);
+  }
+
+  /** The pair's last firing and whether it is over; undefined when its rule never fired. */
+  state(subscriptionId: string, workflowId: string): AlertStateRecord | undefined {
+    const row = this.statements.state.get(subscriptionId, workflowId) as AlertStateRow | undefined;
+    return row && toRecord(row);
   }
 
   /** The last alert of each workflow of a subscription. */
   states(subscriptionId: string): AlertStateRecord[] {
-    return (this.statements.states.all(subscriptionId) as AlertStateRow[]).map((row) => ({
-      subscriptionId: row.subscription_id,
-      workflowId: row.workflow_id,
-      rule: row.rule,
-      lastFiredAt: row.last_fired_at,
-      lastEventId: row.last_event_id,
-      reason: row.reason,
-    }));
+    return (this.statements.states.all(subscriptionId) as AlertStateRow[]).map(toRecord);
   }
 
   /** The plans of the rule queries, for tests that hold them to the index. */
@@ -147,6 +206,21 @@ export class AlertsStore {
       return (rows as { detail: string }[]).map((row) => row.detail);
     });
   }
+}
+
+function toRecord(row: AlertStateRow): AlertStateRecord {
+  return {
+    subscriptionId: row.subscription_id,
+    workflowId: row.workflow_id,
+    rule: row.rule,
+    lastFiredAt: row.last_fired_at,
+    lastEventId: row.last_event_id,
+    reason: row.reason,
+    status: row.status,
+    resolvedAt: row.resolved_at,
+    resolutionReason: row.resolution_reason,
+    resolvedEventId: row.resolved_event_id,
+  };
 }
 
 function scopeParameters(scope: ExecutionScope) {

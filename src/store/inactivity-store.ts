@@ -2,8 +2,9 @@ import type { Db } from "./database.js";
 import type { Trigger } from "./records.js";
 
 /**
- * What the no-activity watcher reads (D21). It claims its cooldown through AlertsStore.claim, the same
- * conditional upsert the execution-driven rules use, so the cooldown is shared per (subscription, workflow).
+ * What the no-activity watcher reads (D21). It reads and claims its alert state through AlertsStore, as
+ * the execution-driven rules do, so the cooldown and D34's alternation are shared per (subscription,
+ * workflow).
  */
 export class InactivityStore {
   private readonly statements;
@@ -17,9 +18,6 @@ export class InactivityStore {
            AND (@triggers = '[]' OR trigger IN (SELECT value FROM json_each(@triggers)))
          ORDER BY started_at DESC LIMIT 1`,
       ),
-      lastFiredAt: db.prepare(
-        "SELECT last_fired_at FROM alert_state WHERE subscription_id = ? AND workflow_id = ?",
-      ),
     };
   }
 
@@ -29,13 +27,5 @@ export class InactivityStore {
       | { started_at: number }
       | undefined;
     return row?.started_at ?? null;
-  }
-
-  /** When any alert of the subscription last fired for the workflow; null when none has. */
-  lastFiredAt(subscriptionId: string, workflowId: string): number | null {
-    const row = this.statements.lastFiredAt.get(subscriptionId, workflowId) as
-      | { last_fired_at: number }
-      | undefined;
-    return row?.last_fired_at ?? null;
   }
 }

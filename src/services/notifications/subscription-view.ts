@@ -48,6 +48,10 @@ export function subscriptionView(
       rule: state.rule,
       lastFiredAt: isoFromMs(state.lastFiredAt),
       reason: state.reason,
+      // D34: firing until the rule stops holding; the resolution's time and reason only once it has.
+      status: state.status,
+      ...(state.resolvedAt === null ? {} : { resolvedAt: isoFromMs(state.resolvedAt) }),
+      ...(state.resolutionReason === null ? {} : { resolutionReason: state.resolutionReason }),
     })),
   });
 }

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import { ApplicationFailure, Context } from "@temporalio/activity";
-import { evaluateAlertRule } from "../../alerts/rules.js";
+import { alertOutcomeOf } from "../../alerts/transitions.js";
 import { defaultQuotas } from "../../config/quotas.js";
 import { deliveryPolicy, retryDelayMs } from "../../domain/delivery-schedule.js";
 import { computeLimits } from "../../domain/limits.js";
-import type { AlertFiredEvent } from "../../notifications/alert-event.js";
-import { buildAlertFiredEmail, buildEmail, sendEmailAttempt } from "../../notifications/email.js";
+import type { AlertFiredEvent, AlertResolvedEvent } from "../../notifications/alert-event.js";
+import { buildAlertEmail, buildEmail, sendEmailAttempt } from "../../notifications/email.js";
 import {
   type AlertPayload,
   buildCompletionEvent,
@@ -22,10 +22,8 @@ import type {
   DeliveryWithEvent,
 } from "../../store/deliveries-store.js";
 import type { LogEntryRecord } from "../../store/records.js";
-import type { Store } from "../../store/store.js";
-import type { AlertRuleRecord, SubscriptionForDelivery } from "../../store/subscriptions-store.js";
+import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
 import { newId } from "../../util/ids.js";
-import { isoFromMs } from "../../util/time.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
 import type { ActivityDeps } from "./deps.js";
 import { heartbeating } from "./heartbeating.js";
@@ -73,12 +71,14 @@ export function deliveryActivities(deps: ActivityDeps) {
       const eventOf = eventsOf(deps, entry);
       const createdAt = Date.now();
       return store.notifications.matching(entry.workspaceId, entry).flatMap((subscription) => {
-        // D21: a subscription with an alert rule is notified when its rule fires, not on every execution.
-        const alert = subscription.alertRule
-          ? firedAlert(store, subscription, subscription.alertRule, entry)
+        // D21, D34: a subscription with an alert rule is notified when its rule fires or stops holding,
+        // not on every execution.
+        const outcome = subscription.alertRule
+          ? alertOutcomeOf(store, subscription, subscription.alertRule, entry, eventIdOf(entry.id))
           : undefined;
-        if (alert === null) return [];
-        const event = eventOf(subscription.include, alert);
+        if (outcome === null) return [];
+        const event =
+          outcome && "resolved" in outcome ? outcome.resolved : eventOf(subscription.include, outcome?.fired);
         const delivery = store.deliveries.createOnce({
           id: newId("dlv"),
           eventId: event.id,
@@ -193,30 +193,6 @@ export function eventIdOf(logId: string): string {
 }
 
 /**
- * The alert a subscription's rule raises on this execution (D21), or null when the rule does not fire or
- * the (subscription, workflow) pair is cooling down. The claim is keyed by the event, so a retried fan-out
- * finds its own claim again and makes the same delivery.
- */
-function firedAlert(
-  store: Store,
-  subscription: SubscriptionForDelivery,
-  rule: AlertRuleRecord,
-  entry: LogEntryRecord,
-): AlertPayload | null {
-  const fired = evaluateAlertRule(rule, entry, subscription.triggerFilter, store.alerts);
-  if (!fired) return null;
-  const claimed = store.alerts.claim({
-    subscriptionId: subscription.id,
-    workflowId: entry.workflowId,
-    rule: fired.rule,
-    firedAt: entry.endedAt,
-    eventId: eventIdOf(entry.id),
-    reason: fired.reason,
-  });
-  return claimed ? { ...fired, firedAt: isoFromMs(entry.endedAt) } : null;
-}
-
-/**
  * The event of one log entry for each set of include flags and alert, built once per set: subscriptions
  * that ask for the same parts share one event. The limits are read once, and only when some subscription
  * wants them.
@@ -253,7 +229,7 @@ async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<Ch
   const subscription = deps.store.notifications.getForDelivery(delivery.subscriptionId);
   if (!subscription || subscription.deletedAt !== null)
     return { outcome: "failed", error: "the subscription was deleted", durationMs: 0 };
-  const event = delivery.event as CompletionEvent | AlertFiredEvent;
+  const event = delivery.event as CompletionEvent | AlertFiredEvent | AlertResolvedEvent;
   const { allowPrivateNetworks } = deps;
   const replyLimitBytes = (deps.quotas ?? defaultQuotas).replyBytes.delivery;
   const { publicBaseUrl, smtpUrl, mailFrom } = deps.notifications ?? unconfigured;
@@ -292,7 +268,7 @@ async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<Ch
                 publicBaseUrl,
                 ...(event.data.alert ? { alertReason: event.data.alert.reason } : {}),
               })
-            : buildAlertFiredEmail(event),
+            : buildAlertEmail(event),
         timeoutMs: deliveryTimeoutMs,
       });
   }

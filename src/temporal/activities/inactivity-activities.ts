@@ -33,29 +33,35 @@ export function inactivityActivities(deps: ActivityDeps) {
       watch.workflowId,
       subscription.triggerFilter,
     );
-    const silentUntil = rule.spec.silentUntil(
-      lastExecutionAt ?? watch.sinceMs,
-      subscription.alertRule.threshold,
-      hourMs,
-    );
+    const thresholdHours = subscription.alertRule.threshold;
+    const silentAfter = (from: number) => rule.spec.silentUntil(from, thresholdHours, hourMs);
     return {
       rule: rule.name,
       subscription,
       workflow,
-      thresholdHours: subscription.alertRule.threshold,
+      thresholdHours,
       lastExecutionAt,
-      silentUntil,
+      silentUntil: silentAfter(lastExecutionAt ?? watch.sinceMs),
+      silentAfter,
     };
   };
 
   return {
-    /** When the watcher should next look: at the end of the silence, or of the cooldown if that is later. */
+    /**
+     * When the watcher should next look: at the end of the silence, or of the cooldown if that is later.
+     * D34: while its alert is open, only an execution ends it (the completion path resolves it), and the
+     * next alert then needs X hours of silence after that execution: looking again X hours from now is
+     * never late.
+     */
     async planInactivityCheck(watch: InactivityWatch): Promise<InactivityPlan> {
       const state = watched(watch);
       if (!state) return { kind: "stop" };
-      const lastFiredAt = deps.store.inactivity.lastFiredAt(watch.subscriptionId, watch.workflowId);
-      const dueAt = Math.max(state.silentUntil, lastFiredAt === null ? 0 : lastFiredAt + cooldownMs);
-      return { kind: "due", dueAt, waitMs: Math.max(0, dueAt - Date.now()) };
+      const now = Date.now();
+      const alert = deps.store.alerts.state(watch.subscriptionId, watch.workflowId);
+      const open = alert?.status === "firing" && alert.rule === state.rule;
+      const silentUntil = open ? state.silentAfter(now) : state.silentUntil;
+      const dueAt = Math.max(silentUntil, alert === undefined ? 0 : alert.lastFiredAt + cooldownMs);
+      return { kind: "due", dueAt, waitMs: Math.max(0, dueAt - now) };
     },
 
     /**
