@@ -3,8 +3,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { defaultPlanLimits } from "../src/domain/plans.js";
-import type { AlertFiredEvent } from "../src/notifications/alert-event.js";
+import type { AlertFiredEvent, AlertResolvedEvent } from "../src/notifications/alert-event.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
+import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { inactivityWatchId } from "../src/temporal/inactivity-ids.js";
 import { restWithKey } from "./support/api-server.js";
 import { type RunningWorker, startWorker } from "./support/engine.js";
@@ -92,6 +93,30 @@ async function until(done: () => boolean, timeoutMs: number): Promise<void> {
     if (Date.now() > deadline) throw new Error(`not done within ${timeoutMs} ms`);
     await sleep(50);
   }
+}
+
+async function disable(subscriptionId: string): Promise<void> {
+  const response = await restWithKey(
+    flowlog.server.url,
+    alice.key,
+    "POST",
+    `/api/v1/workspaces/${alice.workspaceId}/notifications/${subscriptionId}:disable`,
+  );
+  expect(response.status, response.text).toBe(200);
+}
+
+/** An execution of the workflow is logged now and its notifications fan out, as after any execution. */
+async function executionArrives(workflowId: string): Promise<{ logId: string }> {
+  const record = execution(alice, workflowId, { startedAt: Date.now() });
+  flowlog.store.logs.insertExecution(record);
+  const logId = record.entry.id;
+  // The fan-out an execution starts (start-fan-out.ts), here from a client of its own: no eager start.
+  await temporal.workflow.execute("fanOutNotifications", {
+    workflowId: fanOutWorkflowId(logId),
+    taskQueue,
+    args: [{ logId }],
+  });
+  return { logId };
 }
 
 const eventOf = (target: HttpReceiver, index: number) =>
@@ -186,17 +211,42 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
     expect(eventOf(target, 0).data.lastExecutionAt).toBe(new Date(lastStartedAt).toISOString());
   });
 
-  it("the cooldown suppresses a second alert within the hour and allows it after", async () => {
+  it("D34: while its alert is open, silence alone never alerts again, even after the hour", async () => {
     const workflowId = createWorkflow(flowlog.store, alice.workspaceId);
     const target = await receiver();
-    await watch(workflowId, target.origin, 0.25);
+    const subscriptionId = await watch(workflowId, target.origin, 0.25);
     await until(() => target.received.length > 0, 15_000);
-    // X is a quarter of the hour: without the cooldown, the silence would fire three more times in it.
-    await sleep(hourMs * 0.75);
+    // Before D34 the silence alerted again once the hour was over; now only an execution ends the alert.
+    await sleep(hourMs * 1.5);
     expect(target.received).toHaveLength(1);
+    await disable(subscriptionId);
+  });
+
+  it("D34: an execution resolves the alert at once, and the next silence alerts an hour after the last (D21)", async () => {
+    const workflowId = createWorkflow(flowlog.store, alice.workspaceId);
+    const target = await receiver();
+    const subscriptionId = await watch(workflowId, target.origin, 0.25);
+    await until(() => target.received.length > 0, 15_000);
+    const { logId } = await executionArrives(workflowId);
     await until(() => target.received.length > 1, 15_000);
-    expect((target.arrivals[1] ?? 0) - (target.arrivals[0] ?? 0)).toBeGreaterThanOrEqual(hourMs - 50);
-    expect(eventOf(target, 1).id).not.toBe(eventOf(target, 0).id);
+    const resolved = JSON.parse(target.received[1]?.body ?? "null") as AlertResolvedEvent;
+    expect(target.received[1]?.headers["service-event"]).toBe("workflow.alert.resolved");
+    expect(resolved.data).toMatchObject({
+      workflowId,
+      alert: {
+        rule: "no_activity",
+        eventId: eventOf(target, 0).id,
+        firedAt: eventOf(target, 0).data.alert.firedAt,
+      },
+      resolution: { reason: expect.stringMatching(/^An execution arrived/), logId },
+    });
+    // Not held back by the cooldown: it came with the execution, well within the hour of the alert.
+    expect((target.arrivals[1] ?? 0) - (target.arrivals[0] ?? 0)).toBeLessThan(hourMs);
+    // The silence after the execution is complete a quarter of an hour later, the cooldown only after an hour.
+    await until(() => target.received.length > 2, 15_000);
+    expect(eventOf(target, 2).type).toBe("workflow.alert.fired");
+    expect((target.arrivals[2] ?? 0) - (target.arrivals[0] ?? 0)).toBeGreaterThanOrEqual(hourMs - 50);
+    await disable(subscriptionId);
   });
 
   it("stops watching when the subscription is disabled", async () => {
@@ -243,5 +293,37 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
     expect(eventOf(target, 0).data.workflowId).toBe(workflowId);
     await sleep(hourMs / 4);
     expect(target.received).toHaveLength(1);
+  });
+});
+
+describe("Watchers come back when a worker starts (issue 18, item 4)", () => {
+  it("a watcher an operator terminated runs again after a worker restart and fires; a running one is left as it is", async () => {
+    const [lost, kept] = [1, 2].map(() => createWorkflow(flowlog.store, alice.workspaceId));
+    const lostTarget = await receiver();
+    const keptTarget = await receiver();
+    const watchedAt = Date.now();
+    const lostSubscription = await watch(lost as string, lostTarget.origin, 0.75);
+    const keptSubscription = await watch(kept as string, keptTarget.origin, 5);
+    const lostWatcher = temporal.workflow.getHandle(inactivityWatchId(lostSubscription, lost as string));
+    const keptWatcher = temporal.workflow.getHandle(inactivityWatchId(keptSubscription, kept as string));
+    const keptRun = (await keptWatcher.describe()).runId;
+    await lostWatcher.terminate("an operator's mistake");
+    expect((await lostWatcher.describe()).status.name).toBe("TERMINATED");
+
+    await worker.stop();
+    worker = await startWorker(temporalServer, workerDeps(), taskQueue);
+    const deadline = Date.now() + 15_000;
+    while ((await lostWatcher.describe()).status.name !== "RUNNING") {
+      if (Date.now() > deadline) throw new Error("the terminated watcher was not started again");
+      await sleep(100);
+    }
+    expect((await keptWatcher.describe()).runId).toBe(keptRun);
+
+    // The silence is counted from when the watch began, not from the restore.
+    await until(() => lostTarget.received.length > 0, 20_000);
+    expect(eventOf(lostTarget, 0).data.workflowId).toBe(lost);
+    expect(lostTarget.arrivals[0]).toBeGreaterThanOrEqual(watchedAt + hourMs * 0.75);
+    expect(keptTarget.received).toHaveLength(0);
+    await Promise.all([disable(lostSubscription), disable(keptSubscription)]);
   });
 });

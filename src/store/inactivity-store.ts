@@ -18,6 +18,15 @@ export class InactivityStore {
            AND (@triggers = '[]' OR trigger IN (SELECT value FROM json_each(@triggers)))
          ORDER BY started_at DESC LIMIT 1`,
       ),
+      // Keyset pages in id order: a restore reads a bounded page at a time, however many there are.
+      watchedSubscriptions: db
+        .prepare(
+          `SELECT id FROM notification_subscriptions
+           WHERE id > @after AND active = 1 AND deleted_at IS NULL
+             AND json_extract(alert_rule_json, '$.rule') IN (SELECT value FROM json_each(@rules))
+           ORDER BY id LIMIT @limit`,
+        )
+        .pluck(),
     };
   }
 
@@ -27,5 +36,17 @@ export class InactivityStore {
       | { started_at: number }
       | undefined;
     return row?.started_at ?? null;
+  }
+
+  /**
+   * The ids of live, active subscriptions whose rule is one of `rules` (the timer-judged ones), after
+   * `after` in id order: a page of the subscriptions that need no-activity watchers (issue 18, item 4).
+   */
+  watchedSubscriptionIds(after: string, limit: number, rules: readonly string[]): string[] {
+    return this.statements.watchedSubscriptions.all({
+      after,
+      limit,
+      rules: JSON.stringify(rules),
+    }) as string[];
   }
 }

@@ -1,9 +1,9 @@
-import { type Client, WorkflowNotFoundError } from "@temporalio/client";
-import { timerRuleOf } from "../domain/alert-rules.js";
+import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from "@temporalio/client";
+import { alertRuleNames, timerRuleOf } from "../domain/alert-rules.js";
 import type { Store } from "../store/store.js";
 import type { SubscriptionRecord } from "../store/subscriptions-store.js";
 import { deliverySearchAttributes } from "./delivery-ids.js";
-import { inactivityWatchId, recheckInactivitySignal } from "./inactivity-ids.js";
+import { type InactivityWatch, inactivityWatchId, recheckInactivitySignal } from "./inactivity-ids.js";
 import { FLOWLOG_TASK_QUEUE } from "./task-queue.js";
 // A type only: the API server never loads workflow code.
 import type { watchInactivity } from "./workflows/index.js";
@@ -27,20 +27,114 @@ export async function ensureInactivityWatchers(
   await Promise.all(
     workflowIds.map((workflowId) =>
       temporal.client.workflow.signalWithStart<typeof watchInactivity, []>("watchInactivity", {
-        workflowId: inactivityWatchId(subscription.id, workflowId),
-        taskQueue: temporal.taskQueue ?? FLOWLOG_TASK_QUEUE,
-        args: [{ subscriptionId: subscription.id, workflowId, sinceMs: now }],
+        ...watcherOf(temporal, subscription, workflowId, now),
         signal: recheckInactivitySignal,
         signalArgs: [],
-        // The same attributes as the alert's deliveries: operators find both by subscription and workflow.
-        typedSearchAttributes: deliverySearchAttributes({
-          workspaceId: subscription.workspaceId,
-          subscriptionId: subscription.id,
-          workflowId,
-        }),
       }),
     ),
   );
+}
+
+/** Subscriptions read per page by a restore: bounded memory, and bounded starts in flight at once. */
+const restorePageSize = 50;
+
+/** What a restore found: watchers it started again, and running ones it left alone. */
+export interface RestoredWatchers {
+  recreated: number;
+  running: number;
+}
+
+/**
+ * Issue 18, item 4: starts the watcher of every (subscription, workflow) that needs one and has none
+ * running, so a watcher an operator terminated, or one lost with a restored Temporal database, comes back
+ * when a worker starts. A plain start on the fixed id with the conflict policy FAIL leaves a running
+ * watcher as it is (no signal, no new run), and its refusal tells us it was there. Subscriptions are read
+ * a page at a time; `signal` stops between pages. A restored watcher counts the silence of a workflow that
+ * never ran from when its watch began: the subscription's last change, or the workflow's creation.
+ */
+export async function restoreInactivityWatchers(
+  temporal: { client: Client; taskQueue?: string | undefined },
+  store: Store,
+  signal?: AbortSignal,
+): Promise<RestoredWatchers> {
+  const timerRules = alertRuleNames.filter((name) => timerRuleOf(name));
+  const restored: RestoredWatchers = { recreated: 0, running: 0 };
+  let after = "";
+  while (!signal?.aborted) {
+    const ids = store.inactivity.watchedSubscriptionIds(after, restorePageSize, timerRules);
+    const last = ids.at(-1);
+    if (last === undefined) break;
+    after = last;
+    const watches = ids.flatMap((id) => {
+      const subscription = store.notifications.get(id);
+      if (!subscription) return [];
+      return watchedWorkflows(store, subscription).map((workflow) => ({
+        subscription,
+        workflowId: workflow.id,
+        sinceMs: Math.max(subscription.updatedAt, workflow.createdAt),
+      }));
+    });
+    // A subscription to all workflows may add many: the starts go out a page at a time too.
+    for (let from = 0; from < watches.length; from += restorePageSize) {
+      const page = watches.slice(from, from + restorePageSize);
+      const started = await Promise.all(page.map((watch) => startIfMissing(temporal, watch)));
+      for (const fresh of started) restored[fresh ? "recreated" : "running"]++;
+    }
+  }
+  return restored;
+}
+
+/** True when it started the watcher, false when one was running. */
+async function startIfMissing(
+  temporal: { client: Client; taskQueue?: string | undefined },
+  {
+    subscription,
+    workflowId,
+    sinceMs,
+  }: { subscription: SubscriptionRecord; workflowId: string; sinceMs: number },
+): Promise<boolean> {
+  try {
+    await temporal.client.workflow.start<typeof watchInactivity>("watchInactivity", {
+      ...watcherOf(temporal, subscription, workflowId, sinceMs),
+      workflowIdConflictPolicy: "FAIL",
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw error;
+  }
+}
+
+/** The live workflows a subscription selects (D18: all of them, current and future, or the ones named). */
+function watchedWorkflows(
+  store: Store,
+  subscription: SubscriptionRecord,
+): { id: string; createdAt: number }[] {
+  if (subscription.allWorkflows) return store.workflows.listWorkflows(subscription.workspaceId);
+  return subscription.workflowIds.flatMap((id) => {
+    const workflow = store.workflows.getWorkflow(id);
+    return workflow && workflow.deletedAt === null ? [workflow] : [];
+  });
+}
+
+/** One watcher's start: its fixed id, queue, input and search attributes, whoever starts it. */
+function watcherOf(
+  temporal: { taskQueue?: string | undefined },
+  subscription: SubscriptionRecord,
+  workflowId: string,
+  sinceMs: number,
+) {
+  return {
+    workflowId: inactivityWatchId(subscription.id, workflowId),
+    taskQueue: temporal.taskQueue ?? FLOWLOG_TASK_QUEUE,
+    args: [{ subscriptionId: subscription.id, workflowId, sinceMs }] as [InactivityWatch],
+    // The same attributes as the alert's deliveries: operators find both by subscription and workflow.
+    typedSearchAttributes: deliverySearchAttributes({
+      workspaceId: subscription.workspaceId,
+      subscriptionId: subscription.id,
+      workflowId,
+    }),
+  };
 }
 
 /** D18: "all workflows" includes future ones, so a new workflow gets the watchers of such subscriptions. */

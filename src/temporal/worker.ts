@@ -2,8 +2,11 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@temporalio/client";
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from "@temporalio/worker";
+import { logger } from "../logging/logger.js";
+import type { Store } from "../store/store.js";
 import { type ActivityDeps, createActivities } from "./activities/index.js";
 import { deliveryTaskQueue } from "./delivery-ids.js";
+import { restoreInactivityWatchers } from "./start-inactivity-watch.js";
 import { FLOWLOG_TASK_QUEUE } from "./task-queue.js";
 import { installWorkerLogging } from "./worker-logging.js";
 
@@ -69,6 +72,8 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
     return {
       // One worker failing stops the other, and the connection closes only once both have stopped.
       async run() {
+        const stopRestoring = new AbortController();
+        const restoring = restoreWatchers({ client, taskQueue }, options.deps.store, stopRestoring.signal);
         try {
           const results = await Promise.allSettled(
             workers.map((worker) =>
@@ -81,6 +86,8 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
           const failed = results.find((result) => result.status === "rejected");
           if (failed) throw failed.reason;
         } finally {
+          stopRestoring.abort();
+          await restoring;
           await closeConnections();
         }
       },
@@ -89,5 +96,23 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
   } catch (error) {
     await closeConnections();
     throw error;
+  }
+}
+
+/**
+ * Issue 18, item 4: every worker start brings back the no-activity watchers that should run and do not
+ * (terminated by hand, lost with a restored Temporal database). It runs beside polling, never before it,
+ * and a failure is logged, not fatal: the watchers already running are unaffected.
+ */
+async function restoreWatchers(
+  temporal: { client: Client; taskQueue: string },
+  store: Store,
+  signal: AbortSignal,
+): Promise<void> {
+  try {
+    const { recreated, running } = await restoreInactivityWatchers(temporal, store, signal);
+    logger.info({ recreated, running }, `no-activity watchers: ${recreated} re-created, ${running} running`);
+  } catch (error) {
+    if (!signal.aborted) logger.warn({ err: error }, "no-activity watchers could not be restored");
   }
 }
