@@ -7,6 +7,7 @@ import type { AlertFiredEvent, AlertResolvedEvent } from "../src/notifications/a
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { inactivityWatchId } from "../src/temporal/inactivity-ids.js";
+import { restoreInactivityWatchers } from "../src/temporal/start-inactivity-watch.js";
 import { restWithKey } from "./support/api-server.js";
 import { type RunningWorker, startWorker } from "./support/engine.js";
 import {
@@ -324,6 +325,10 @@ describe("Watchers come back when a worker starts (issue 18, item 4)", () => {
     expect(eventOf(lostTarget, 0).data.workflowId).toBe(lost);
     expect(lostTarget.arrivals[0]).toBeGreaterThanOrEqual(watchedAt + hourMs * 0.75);
     expect(keptTarget.received).toHaveLength(0);
+    // Idempotent: a second restore finds every watcher running and starts none.
+    const again = await restoreInactivityWatchers({ client: temporal, taskQueue }, flowlog.store);
+    expect(again).toMatchObject({ recreated: 0 });
+    expect(again.running).toBeGreaterThanOrEqual(2);
     await Promise.all([disable(lostSubscription), disable(keptSubscription)]);
   });
 });
