@@ -8,6 +8,7 @@ import { LimitsSchema } from "../gen/flowlog/logs/v1/limits_pb.js";
 import { ConfigError, loadConfig } from "../src/config/config.js";
 import { computeLimits, type ExecutionMode, takeExecutionToken } from "../src/domain/limits.js";
 import { defaultPlanLimits, type Plan, plans } from "../src/domain/plans.js";
+import { migrations } from "../src/store/migrations.js";
 import type { ExecutionRecord, UserRecord } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { isoFromMs } from "../src/util/time.js";
@@ -187,12 +188,10 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
       Array.from({ length: 20 }, (_, i) => execution(user.id, now, (10_840_784_720 + i) / 1e9)),
     );
     before.close();
-    // The state an older flowlog left: a drifted running total, the D30 migration (the second to last; the
-    // last, issue 13's auth revision, runs again harmlessly) not yet applied.
+    // The state an older flowlog left: a drifted running total that the D30 migration takes again.
     const db = new Database(file);
-    const version = db.pragma("user_version", { simple: true }) as number;
     db.prepare("UPDATE usage_periods SET cost = cost + 1e-12").run();
-    db.pragma(`user_version = ${version - 2}`);
+    db.exec(migrations.find((sql) => sql.includes("USD amounts are exact to 1e-9")) as string);
     db.close();
 
     const after = openStore({ file });

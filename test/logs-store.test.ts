@@ -3,9 +3,17 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../src/store/database.js";
 import { type LogFilter, listQuery, type PageRequest } from "../src/store/logs-store.js";
+import { migrations } from "../src/store/migrations.js";
 import { openStore, type Store } from "../src/store/store.js";
-import { createAccount, createWorkflow, execution, type TestAccount } from "./support/flowlog.js";
+import {
+  createAccount,
+  createWorkflow,
+  execution,
+  type TestAccount,
+  testWorkflowState,
+} from "./support/flowlog.js";
 
 let store: Store;
 let dataDir: string;
@@ -36,6 +44,71 @@ describe("durability (D23)", () => {
     );
     expect(store.logs.getEntry("log_retry")).toBeUndefined();
     expect(store.logs.getExecution(record.entry.executionId)?.entry.id).toBe(record.entry.id);
+  });
+});
+
+describe("snapshots are stored once per distinct workflow state (D13, issue 15)", () => {
+  const countStates = (file: string) => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return db.prepare("SELECT count(*) AS n FROM workflow_states").get() as { n: number };
+    } finally {
+      db.close();
+    }
+  };
+
+  it("shares one stored state among the executions that ran it, and answers each with it", () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "flowlog-states-")), "flowlog.sqlite");
+    const own = openStore({ file });
+    try {
+      const versionOne = testWorkflowState;
+      const versionTwo = { ...versionOne, edges: [] };
+      // Equal states given as distinct objects, one at a time and in a batch, still store once.
+      own.logs.insertExecution({
+        ...execution(account, workflowId),
+        workflowState: structuredClone(versionOne),
+      });
+      const batch = [versionOne, versionTwo, versionOne, structuredClone(versionTwo)].map((state) => ({
+        ...execution(account, workflowId),
+        workflowState: state,
+      }));
+      expect(own.logs.insertExecutions(batch)).toBe(4);
+      expect(countStates(file).n).toBe(2);
+      for (const record of batch) {
+        expect(own.logs.getExecution(record.entry.executionId)?.workflowState).toEqual(record.workflowState);
+      }
+    } finally {
+      own.close();
+    }
+  });
+
+  it("moves the copies an older flowlog stored per execution into shared states when it upgrades", () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "flowlog-states-")), "flowlog.sqlite");
+    const before = migrations.findIndex((sql) => sql.includes("CREATE TABLE workflow_states"));
+    const older = openDatabase(file, before);
+    const states = [{ blocks: { a: { type: "starter" } } }, { blocks: { b: { type: "api" } } }];
+    const executions = ["ex_1", "ex_2", "ex_3"].map((id, i) => ({ id, state: states[i % 2] }));
+    for (const { id, state } of executions) {
+      older
+        .prepare(
+          `INSERT INTO log_entries (id, workspace_id, workflow_id, execution_id, level, trigger, started_at, ended_at,
+             total_duration_ms, cost_total, cost_json, trace_spans_json)
+           VALUES (?, 'ws_1', 'wf_1', ?, 'info', 'api', 0, 1, 1, 0, '{"tokens":{},"models":{}}', '[]')`,
+        )
+        .run(`log_${id}`, id);
+      older.prepare("INSERT INTO execution_snapshots VALUES (?, ?)").run(id, JSON.stringify(state));
+    }
+    older.close();
+
+    const upgraded = openStore({ file });
+    try {
+      for (const { id, state } of executions) {
+        expect(upgraded.logs.getExecution(id)?.workflowState).toEqual(state);
+      }
+    } finally {
+      upgraded.close();
+    }
+    expect(countStates(file).n).toBe(2);
   });
 });
 

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -8,17 +9,25 @@ export type Db = Database.Database;
 /**
  * Opens flowlog's SQLite file (D23): WAL so readers never wait for the writer, synchronous=FULL so an
  * acknowledged write survives a killed process or a power cut, a busy timeout so processes sharing the
- * file (API server, worker, CLI) queue instead of failing, and the schema migrated before first use.
+ * file (API server, worker, CLI) queue instead of failing, and the schema migrated before first use
+ * (tests may stop at an older `schemaVersion`).
  */
-export function openDatabase(file: string): Db {
+export function openDatabase(file: string, schemaVersion?: number): Db {
   if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
   db.pragma("busy_timeout = 5000");
   db.pragma("foreign_keys = ON");
-  migrate(db);
+  // The key of a stored workflow state (issue 15); statements and migrations compute it alike.
+  db.function("sha256", { deterministic: true }, (text) => sha256(String(text)));
+  migrate(db, schemaVersion);
   return db;
+}
+
+/** The content key of a stored text: 32 bytes of SHA-256 over its UTF-8. */
+export function sha256(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Db } from "./database.js";
+import { type Db, sha256 } from "./database.js";
 import type { CostRecord, ExecutionRecord, Level, LogEntryRecord, Trigger } from "./records.js";
 
 /** The filters of GET /api/v1/logs, already validated (D9, D10): the store trusts its values. */
@@ -76,7 +76,8 @@ export const entryByIdSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final
 export class LogsStore {
   private readonly insertEntry;
   private readonly insertModel;
-  private readonly insertSnapshot;
+  private readonly insertState;
+  private readonly insertExecutionState;
   private readonly byId;
   private readonly byExecution;
   private readonly listCache = new Map<string, ReturnType<Db["prepare"]>>();
@@ -93,13 +94,17 @@ export class LogsStore {
     this.insertModel = db.prepare(
       "INSERT OR IGNORE INTO log_entry_models (workspace_id, model, started_at, log_id) VALUES (?, ?, ?, ?)",
     );
-    this.insertSnapshot = db.prepare(
-      "INSERT OR IGNORE INTO execution_snapshots (execution_id, workflow_state_json) VALUES (?, ?)",
+    this.insertState = db.prepare(
+      "INSERT OR IGNORE INTO workflow_states (hash, workflow_state_json) VALUES (?, ?)",
+    );
+    this.insertExecutionState = db.prepare(
+      "INSERT OR IGNORE INTO execution_states (execution_id, state_hash) VALUES (?, ?)",
     );
     this.byId = db.prepare(entryByIdSql);
     this.byExecution = db.prepare(
       `SELECT ${lightColumns}, s.workflow_state_json FROM log_entries l
-       JOIN execution_snapshots s ON s.execution_id = l.execution_id WHERE l.execution_id = ?`,
+       JOIN execution_states e ON e.execution_id = l.execution_id
+       JOIN workflow_states s ON s.hash = e.state_hash WHERE l.execution_id = ?`,
     );
   }
 
@@ -108,15 +113,19 @@ export class LogsStore {
    * a retried write (a Temporal activity retry) never duplicates (D17). Returns whether it was new.
    */
   insertExecution(record: ExecutionRecord): boolean {
-    return this.db.transaction(() => this.insertOne(record))();
+    return this.db.transaction(() => this.insertOne(record, new Map()))();
   }
 
-  /** Many executions per transaction, for bulk loads (seed): one fsync per batch, not per row. */
+  /**
+   * Many executions per transaction, for bulk loads (seed): one fsync per batch, not per row, and each
+   * distinct workflow state object serialised and hashed once per batch.
+   */
   insertExecutions(records: ExecutionRecord[]): number {
-    return this.db.transaction(() => records.filter((r) => this.insertOne(r)).length)();
+    const stateKeys = new Map<unknown, Buffer>();
+    return this.db.transaction(() => records.filter((r) => this.insertOne(r, stateKeys)).length)();
   }
 
-  private insertOne({ entry, workflowState }: ExecutionRecord): boolean {
+  private insertOne({ entry, workflowState }: ExecutionRecord, stateKeys: Map<unknown, Buffer>): boolean {
     const { changes } = this.insertEntry.run({
       ...entry,
       costTotal: entry.cost.total,
@@ -129,8 +138,20 @@ export class LogsStore {
     for (const model of Object.keys(entry.cost.models)) {
       this.insertModel.run(entry.workspaceId, model, entry.startedAt, entry.id);
     }
-    this.insertSnapshot.run(entry.executionId, JSON.stringify(workflowState));
+    this.insertExecutionState.run(entry.executionId, this.stateKey(workflowState, stateKeys));
     return true;
+  }
+
+  /** The snapshot's key (issue 15): each distinct state is stored once, under the SHA-256 of its JSON. */
+  private stateKey(workflowState: unknown, known: Map<unknown, Buffer>): Buffer {
+    let key = known.get(workflowState);
+    if (key === undefined) {
+      const json = JSON.stringify(workflowState);
+      key = sha256(json);
+      this.insertState.run(key, json);
+      known.set(workflowState, key);
+    }
+    return key;
   }
 
   getEntry(id: string): LogEntryRecord | undefined {

@@ -6,7 +6,7 @@ import type { Database } from "better-sqlite3";
  *
  * Times are integer Unix milliseconds; clients see them through util/time (D7).
  */
-const migrations: string[] = [
+export const migrations: readonly string[] = [
   `
   CREATE TABLE users (
     id TEXT PRIMARY KEY,
@@ -328,16 +328,38 @@ const migrations: string[] = [
   ALTER TABLE notification_subscriptions ADD COLUMN disable_notice_at INTEGER;
   ALTER TABLE notification_subscriptions ADD COLUMN last_failure TEXT;
   `,
+  `
+  -- Issue 15: a snapshot is stored once per distinct workflow state, keyed by the SHA-256 of its JSON
+  -- (sha256() is registered by openDatabase), and each execution points at its state. Executions of one
+  -- workflow version share one row instead of a kilobyte or more each. The old table is read once.
+  CREATE TABLE workflow_states (
+    hash BLOB PRIMARY KEY,
+    workflow_state_json TEXT NOT NULL
+  );
+  INSERT OR IGNORE INTO workflow_states (hash, workflow_state_json)
+  SELECT sha256(workflow_state_json), workflow_state_json FROM execution_snapshots;
+  CREATE TABLE execution_states (
+    execution_id TEXT PRIMARY KEY,
+    state_hash BLOB NOT NULL REFERENCES workflow_states (hash)
+  ) WITHOUT ROWID;
+  INSERT INTO execution_states (execution_id, state_hash)
+  SELECT execution_id, sha256(workflow_state_json) FROM execution_snapshots;
+  DROP TABLE execution_snapshots;
+  `,
 ];
 
-export function migrate(db: Database): void {
+/**
+ * Applies the migrations the file has not seen, each in its own transaction. `upTo` stops at an older
+ * schema version, for tests that build the database an older flowlog left.
+ */
+export function migrate(db: Database, upTo = migrations.length): void {
   const current = db.pragma("user_version", { simple: true }) as number;
   if (current > migrations.length) {
     throw new Error(
       `the database is at schema version ${current}, newer than this flowlog (${migrations.length})`,
     );
   }
-  migrations.slice(current).forEach((sql, index) => {
+  migrations.slice(current, upTo).forEach((sql, index) => {
     db.transaction(() => {
       db.exec(sql);
       db.pragma(`user_version = ${current + index + 1}`);
