@@ -1,6 +1,11 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import {
+  type AutoDisablePolicy,
+  autoDisablePolicyOf,
+  defaultAutoDisablePolicy,
+} from "../domain/auto-disable.js";
 import { defaultPlanLimits, type Plan, type PlanTable, plans } from "../domain/plans.js";
 import { jsonText, positiveInteger, strictObject } from "./json-settings.js";
 import {
@@ -43,6 +48,8 @@ export interface Config {
   quotas: Quotas;
   /** Connection timeouts and the connection cap: D27's defaults, FLOWLOG_CONNECTIONS over them. */
   connections: ConnectionLimits;
+  /** When a failing webhook or chat endpoint is disabled (D35): its defaults, FLOWLOG_AUTO_DISABLE over them. */
+  autoDisable: AutoDisablePolicy;
 }
 
 const booleanString = z
@@ -81,6 +88,27 @@ const planLimitsOverride = jsonText.pipe(
 
 type PlanLimitsOverride = Partial<Record<Plan, z.output<typeof planOverride>>>;
 
+/** FLOWLOG_AUTO_DISABLE (D35): whole hours and a count, each optional; the notice must precede the limit. */
+const autoDisableOverride = jsonText.pipe(
+  strictObject(
+    {
+      failingHours: positiveInteger.optional(),
+      noticeHours: positiveInteger.optional(),
+      minFailures: positiveInteger.optional(),
+    },
+    "auto-disable setting",
+  )
+    .transform((override) => ({
+      failingHours: override.failingHours ?? defaultAutoDisablePolicy.failingForMs / 3_600_000,
+      noticeHours: override.noticeHours ?? defaultAutoDisablePolicy.noticeMs / 3_600_000,
+      minFailures: override.minFailures ?? defaultAutoDisablePolicy.minFailures,
+    }))
+    .refine((settings) => settings.noticeHours < settings.failingHours, {
+      error: "noticeHours must be less than failingHours",
+      path: ["noticeHours"],
+    }),
+);
+
 const envSchema = z.object({
   PORT: z.coerce
     .number({ error: "must be a port number" })
@@ -109,6 +137,7 @@ const envSchema = z.object({
   FLOWLOG_PLAN_LIMITS: optionalString.pipe(planLimitsOverride.optional()),
   FLOWLOG_QUOTAS: optionalString.pipe(jsonText.pipe(quotasOverride).optional()),
   FLOWLOG_CONNECTIONS: optionalString.pipe(jsonText.pipe(connectionLimitsOverride).optional()),
+  FLOWLOG_AUTO_DISABLE: optionalString.pipe(autoDisableOverride.optional()),
 });
 
 export class ConfigError extends Error {
@@ -146,6 +175,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       defaultConnectionLimits,
       e.FLOWLOG_CONNECTIONS as ConnectionLimitsOverride | undefined,
     ),
+    autoDisable: e.FLOWLOG_AUTO_DISABLE
+      ? autoDisablePolicyOf(e.FLOWLOG_AUTO_DISABLE)
+      : defaultAutoDisablePolicy,
   };
 }
 

@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import nodemailer, { type NodemailerError } from "nodemailer";
 import { createRedactor } from "../outbound/redaction.js";
 import { type AlertFiredEvent, type AlertResolvedEvent, alertFiredEventType } from "./alert-event.js";
+import { type EndpointNoticeEvent, endpointFailingEventType } from "./endpoint-notice.js";
 import { type CompletionEvent, logUrlOf } from "./event.js";
 import { type AttemptResult, snippetOfBytes } from "./http-channel.js";
 
@@ -130,6 +131,34 @@ export function buildEmail(event: CompletionEvent, options: EmailOptions): Email
     value === undefined ? [] : [{ title, json: prettyJson(value) }],
   );
   return { subject, text: renderText(subject, rows, sections), html: renderHtml(subject, rows, sections) };
+}
+
+/**
+ * D35's notices: the endpoint, its last error and when it is (or was) disabled, with what ends the run.
+ * The subject says which of the two it is before anything else.
+ */
+export function buildEndpointNoticeEmail(event: EndpointNoticeEvent): EmailContent {
+  const { data } = event;
+  const failing = event.type === endpointFailingEventType;
+  const subject = failing
+    ? `Endpoint failing: ${oneLine(data.endpoint)} will be disabled at ${data.disabledAt}`
+    : `Endpoint disabled: ${oneLine(data.endpoint)}`;
+  const rows: Row[] = [
+    { label: "Endpoint", value: data.endpoint },
+    { label: "Channel", value: data.channel },
+    { label: "Subscription", value: data.subscriptionId },
+    { label: "Failing since", value: data.failingSince },
+    { label: "Failed deliveries", value: String(data.failedDeliveries) },
+    { label: "Last error", value: data.lastError ?? "none recorded" },
+    { label: failing ? "To be disabled at" : "Disabled at", value: data.disabledAt },
+    {
+      label: "What to do",
+      value: failing
+        ? "Make the endpoint answer 2xx: one successful delivery resets the count."
+        : "Fix the endpoint, then enable the subscription again (:enable), which resets the count.",
+    },
+  ];
+  return { subject, text: renderText(subject, rows, []), html: renderHtml(subject, rows, []) };
 }
 
 /**

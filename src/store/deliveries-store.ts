@@ -1,4 +1,5 @@
 import type { Db } from "./database.js";
+import type { EndpointHealthStore } from "./endpoint-health-store.js";
 
 export const deliveryStatuses = ["pending", "succeeded", "failed"] as const;
 export type DeliveryStatus = (typeof deliveryStatuses)[number];
@@ -68,8 +69,12 @@ type DeliveryRow = DeliveryRecord & { eventJson: string };
 export class DeliveriesStore {
   private readonly statements;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly endpointHealth: EndpointHealthStore,
+  ) {
     this.statements = {
+      statusOf: db.prepare("SELECT status, subscription_id AS subscriptionId FROM deliveries WHERE id = ?"),
       insert: db.prepare(
         `INSERT INTO deliveries (id, event_id, event_type, subscription_id, workspace_id, log_id, event_json,
            status, created_at, updated_at)
@@ -142,16 +147,20 @@ export class DeliveriesStore {
   /**
    * Records one attempt and where the delivery now stands, together: the log never shows an attempt the
    * status does not count. Recording the same attempt again (an activity retried after its write) replaces it.
+   * A delivery that settles here also extends or ends its endpoint's run of failures (D35), in the same
+   * transaction and only on the change of status, so a write repeated by a retry counts nothing twice.
+   * True when that counted a failure.
    */
-  recordAttempt(attempt: DeliveryAttemptRecord, status: DeliveryStatus): void {
-    this.db.transaction(() => {
+  recordAttempt(attempt: DeliveryAttemptRecord, status: DeliveryStatus): boolean {
+    return this.db.transaction(() => {
+      const before = this.statements.statusOf.get(attempt.deliveryId) as
+        | { status: DeliveryStatus; subscriptionId: string }
+        | undefined;
+      const now = attempt.startedAt + attempt.durationMs;
       this.statements.upsertAttempt.run(attempt);
-      this.statements.settle.run({
-        id: attempt.deliveryId,
-        status,
-        error: attempt.error,
-        now: attempt.startedAt + attempt.durationMs,
-      });
+      this.statements.settle.run({ id: attempt.deliveryId, status, error: attempt.error, now });
+      if (!before || before.status === status) return false;
+      return this.endpointHealth.settled(before.subscriptionId, status, now, attempt.error);
     })();
   }
 

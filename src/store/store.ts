@@ -4,6 +4,7 @@ import { AccountsStore } from "./accounts-store.js";
 import { AlertsStore } from "./alerts-store.js";
 import { type Db, databaseFile, openDatabase } from "./database.js";
 import { DeliveriesStore } from "./deliveries-store.js";
+import { EndpointHealthStore } from "./endpoint-health-store.js";
 import { EnvironmentStore } from "./environment-store.js";
 import { InactivityStore } from "./inactivity-store.js";
 import { LogsStore } from "./logs-store.js";
@@ -27,6 +28,8 @@ export interface Store {
   usage: UsageStore;
   notifications: SubscriptionsStore;
   deliveries: DeliveriesStore;
+  /** D35: the runs of failed deliveries that can disable a webhook or chat endpoint. */
+  endpointHealth: EndpointHealthStore;
   inactivity: InactivityStore;
   alerts: AlertsStore;
   close(): void;
@@ -44,6 +47,7 @@ export function openStore(location: StoreLocation): Store {
   // Before the database: a bad key stops the start with its own message (D4).
   const masterKey = loadMasterKey({ dataDir: path.dirname(file), masterKey: location.masterKey });
   const db: Db = openDatabase(file);
+  const endpointHealth = new EndpointHealthStore(db);
   return {
     accounts: new AccountsStore(db),
     workflows: new WorkflowsStore(db),
@@ -53,7 +57,8 @@ export function openStore(location: StoreLocation): Store {
     rateLimits: new RateLimitStore(db),
     usage: new UsageStore(db),
     notifications: new SubscriptionsStore(db, masterKey),
-    deliveries: new DeliveriesStore(db),
+    deliveries: new DeliveriesStore(db, endpointHealth),
+    endpointHealth,
     inactivity: new InactivityStore(db),
     alerts: new AlertsStore(db),
     close: () => db.close(),

@@ -57,6 +57,13 @@ export interface SubscriptionRecord extends SubscriptionSettings {
    * rotation kept one. A past time means the grace period is over: the old secret no longer signs.
    */
   previousSecretExpiresAt: number | null;
+  /** D35: since when every delivery of this webhook or chat endpoint has failed; null when none is failing. */
+  failingSince: number | null;
+  /** D35: how many deliveries have failed since failingSince. */
+  failedDeliveries: number;
+  /** D35: why flowlog disabled the subscription itself; null when active or disabled by a client. */
+  disabledReason: string | null;
+  disabledAt: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -91,6 +98,10 @@ interface SubscriptionRow {
   secret_sealed: Buffer | null;
   previous_secret_sealed: Buffer | null;
   previous_secret_expires_at: number | null;
+  failing_since: number | null;
+  failed_deliveries: number;
+  disabled_reason: string | null;
+  disabled_at: number | null;
   all_workflows: number;
   workflow_ids_json: string;
   level_filter_json: string;
@@ -150,9 +161,15 @@ export class SubscriptionsStore {
            secret_sealed = @secret_sealed, updated_at = @at
          WHERE id = @id AND deleted_at IS NULL RETURNING *`,
       ),
+      // D35: a client's enable or disable clears flowlog's own disable; enabling also starts the count afresh.
       setActive: db.prepare(
-        `UPDATE notification_subscriptions SET active = ?, updated_at = ?
-         WHERE id = ? AND deleted_at IS NULL RETURNING *`,
+        `UPDATE notification_subscriptions SET active = @active, updated_at = @at,
+           disabled_reason = NULL, disabled_at = NULL,
+           failing_since = CASE WHEN @active = 1 THEN NULL ELSE failing_since END,
+           failed_deliveries = CASE WHEN @active = 1 THEN 0 ELSE failed_deliveries END,
+           disable_notice_at = CASE WHEN @active = 1 THEN NULL ELSE disable_notice_at END,
+           last_failure = CASE WHEN @active = 1 THEN NULL ELSE last_failure END
+         WHERE id = @id AND deleted_at IS NULL RETURNING *`,
       ),
       delete: db.prepare(
         "UPDATE notification_subscriptions SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL",
@@ -260,7 +277,9 @@ export class SubscriptionsStore {
 
   /** Enables or disables; undefined when the subscription is gone. */
   setActive(id: string, active: boolean, at: number): SubscriptionRecord | undefined {
-    const row = this.statements.setActive.get(active ? 1 : 0, at, id) as SubscriptionRow | undefined;
+    const row = this.statements.setActive.get({ active: active ? 1 : 0, at, id }) as
+      | SubscriptionRow
+      | undefined;
     return row && toRecord(row);
   }
 
@@ -358,6 +377,10 @@ function toRecord(row: SubscriptionRow): SubscriptionRecord {
     active: row.active === 1,
     hasSecret: row.secret_sealed !== null,
     previousSecretExpiresAt: row.previous_secret_sealed === null ? null : row.previous_secret_expires_at,
+    failingSince: row.failing_since,
+    failedDeliveries: row.failed_deliveries,
+    disabledReason: row.disabled_reason,
+    disabledAt: row.disabled_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -41,6 +41,15 @@ export function subscriptionView(
         }
       : undefined,
     active: subscription.active,
+    // D35: flowlog's own disable, and the run of failed deliveries while there is one; absent otherwise (D30).
+    ...(subscription.disabledReason === null ? {} : { disabledReason: subscription.disabledReason }),
+    ...(subscription.disabledAt === null ? {} : { disabledAt: isoFromMs(subscription.disabledAt) }),
+    ...(subscription.failingSince === null
+      ? {}
+      : {
+          failingSince: isoFromMs(subscription.failingSince),
+          failedDeliveries: subscription.failedDeliveries,
+        }),
     createdAt: isoFromMs(subscription.createdAt),
     updatedAt: isoFromMs(subscription.updatedAt),
     alertStates: alertStates.map((state) => ({

@@ -1,11 +1,14 @@
 import { createHash } from "node:crypto";
 import { ApplicationFailure, Context } from "@temporalio/activity";
+import type { Client } from "@temporalio/client";
 import { alertOutcomeOf } from "../../alerts/transitions.js";
 import { defaultQuotas } from "../../config/quotas.js";
 import { deliveryPolicy, retryDelayMs } from "../../domain/delivery-schedule.js";
 import { computeLimits } from "../../domain/limits.js";
+import { logger } from "../../logging/logger.js";
 import type { AlertFiredEvent, AlertResolvedEvent } from "../../notifications/alert-event.js";
 import { buildAlertEmail, buildEmail, sendEmailAttempt } from "../../notifications/email.js";
+import { isEndpointNotice } from "../../notifications/endpoint-notice.js";
 import {
   type AlertPayload,
   buildCompletionEvent,
@@ -25,7 +28,9 @@ import type { LogEntryRecord } from "../../store/records.js";
 import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
 import { newId } from "../../util/ids.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
+import { watchFailingEndpoint } from "../start-endpoint-watch.js";
 import type { ActivityDeps } from "./deps.js";
+import { sendEndpointNotice } from "./endpoint-health-activities.js";
 import { heartbeating } from "./heartbeating.js";
 
 /** One attempt series of one delivery (D19); a redelivery is series + 1 of the same delivery. */
@@ -55,8 +60,24 @@ interface ChannelResult {
 }
 
 /** Fan-out and delivery of notifications (issue 5, items 3, 4, 7): the side effects behind the workflows. */
-export function deliveryActivities(deps: ActivityDeps) {
+export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
   const policy = deliveryPolicy(deps.notifications?.delivery);
+  const clock = deps.clock ?? Date.now;
+
+  /**
+   * D35: a failure the store counted for a webhook or chat endpoint wakes (or starts) its watcher, which
+   * notices and disables it when due. Its failure must not fail the delivery: the attempt is recorded and
+   * sending it again would duplicate it. The next failure, or the watcher's own timer, catches up.
+   */
+  const watchFailure = async (delivery: { subscriptionId: string; workspaceId: string }) => {
+    const taskQueue = Context.current().info.taskQueue;
+    await watchFailingEndpoint(temporal, delivery, taskQueue).catch((error: unknown) =>
+      (deps.logger ?? logger).error(
+        { err: error, subscriptionId: delivery.subscriptionId },
+        "could not wake the endpoint watcher",
+      ),
+    );
+  };
 
   return {
     /**
@@ -110,8 +131,8 @@ export function deliveryActivities(deps: ActivityDeps) {
       const delivery = store.deliveries.get(input.deliveryId);
       if (delivery?.status !== "pending") return delivery?.status === "succeeded" ? "succeeded" : "failed";
       const recorded = store.deliveries.attemptsOf(delivery.id).filter((a) => a.series === input.series);
-      const now = Date.now();
-      store.deliveries.recordAttempt(
+      const now = clock();
+      const counted = store.deliveries.recordAttempt(
         {
           deliveryId: delivery.id,
           series: input.series,
@@ -125,6 +146,7 @@ export function deliveryActivities(deps: ActivityDeps) {
         },
         "failed",
       );
+      if (counted) await watchFailure(delivery);
       return "failed";
     },
 
@@ -140,7 +162,7 @@ export function deliveryActivities(deps: ActivityDeps) {
       const delivery = store.deliveries.get(input.deliveryId);
       if (!delivery)
         throw ApplicationFailure.nonRetryable(`no delivery ${input.deliveryId}`, "DeliveryNotFound");
-      const startedAt = Date.now();
+      const startedAt = clock();
       const result = await heartbeating(
         () => Context.current().heartbeat(),
         () => send(deps, delivery),
@@ -163,7 +185,8 @@ export function deliveryActivities(deps: ActivityDeps) {
         responseSnippet: result.responseSnippet ?? null,
         error: result.error ?? null,
       };
-      store.deliveries.recordAttempt(record, outcome === "retrying" ? "pending" : outcome);
+      const counted = store.deliveries.recordAttempt(record, outcome === "retrying" ? "pending" : outcome);
+      if (counted) await watchFailure(delivery);
       const summary = { attempt, outcome, httpStatus: result.httpStatus, error: result.error };
       if (outcome === "succeeded") return summary;
       const message = result.error ?? "the delivery attempt failed";
@@ -229,6 +252,7 @@ async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<Ch
   const subscription = deps.store.notifications.getForDelivery(delivery.subscriptionId);
   if (!subscription || subscription.deletedAt !== null)
     return { outcome: "failed", error: "the subscription was deleted", durationMs: 0 };
+  if (isEndpointNotice(delivery.event)) return sendEndpointNotice(deps, subscription.config, delivery.event);
   const event = delivery.event as CompletionEvent | AlertFiredEvent | AlertResolvedEvent;
   const { allowPrivateNetworks } = deps;
   const replyLimitBytes = (deps.quotas ?? defaultQuotas).replyBytes.delivery;

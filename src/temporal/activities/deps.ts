@@ -1,8 +1,10 @@
 import type { Config } from "../../config/config.js";
 import type { Quotas } from "../../config/quotas.js";
+import type { AutoDisablePolicy } from "../../domain/auto-disable.js";
 import type { DeliveryPolicy } from "../../domain/delivery-schedule.js";
 import type { PriceTable } from "../../domain/model-prices.js";
 import type { PlanTable } from "../../domain/plans.js";
+import type { Logger } from "../../logging/logger.js";
 import type { Store } from "../../store/store.js";
 
 /** What the worker's activities reach the outside through; the worker process builds it from its config. */
@@ -23,6 +25,8 @@ export interface ActivityDeps {
    * endpoint has been failing (D35). Date.now unless a test moves it on by days.
    */
   clock?: () => number;
+  /** The operator log (D35's notices); the process logger unless a test reads the lines itself. */
+  logger?: Logger;
 }
 
 /** FLOWLOG_PUBLIC_BASE_URL, FLOWLOG_SMTP_URL, FLOWLOG_MAIL_FROM, and the retry policy an operator may raise (D19). */
@@ -33,6 +37,8 @@ export type NotificationSettings = Pick<Config, "publicBaseUrl" | "smtpUrl" | "m
    * 3,600,000 unless tests shrink it, since the dev server cannot skip time.
    */
   alertHourMs?: number;
+  /** When a failing webhook or chat endpoint is noticed and disabled (D35): FLOWLOG_AUTO_DISABLE. */
+  autoDisable?: AutoDisablePolicy;
 };
 
 /** The deps a worker process runs with: its configuration (D4) over its store. */

@@ -3,6 +3,7 @@ import type { Client } from "@temporalio/client";
 import { blockActivities } from "./block-activities.js";
 import { deliveryActivities } from "./delivery-activities.js";
 import type { ActivityDeps } from "./deps.js";
+import { endpointHealthActivities } from "./endpoint-health-activities.js";
 import { executionActivities } from "./execution-activities.js";
 import { inactivityActivities } from "./inactivity-activities.js";
 
@@ -18,7 +19,8 @@ export function createActivities(deps: ActivityDeps, temporal: Client) {
     greetFromWorker,
     ...executionActivities(deps, temporal),
     ...blockActivities(deps),
-    ...deliveryActivities(deps),
+    ...deliveryActivities(deps, temporal),
+    ...endpointHealthActivities(deps),
     ...inactivityActivities(deps),
   };
 }

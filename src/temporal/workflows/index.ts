@@ -4,6 +4,7 @@ import type { Activities } from "../activities/index.js";
 
 export { deliverNotification, fanOutNotifications } from "./deliver-notifications.js";
 export { executeWorkflow } from "./execute-workflow.js";
+export { watchEndpointHealth } from "./watch-endpoint-health.js";
 export { watchInactivity } from "./watch-inactivity.js";
 
 const { greetFromWorker } = proxyActivities<Activities>({ startToCloseTimeout: "10 seconds" });
