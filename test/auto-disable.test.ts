@@ -220,6 +220,18 @@ async function read(account: TestAccount, id: string): Promise<SubscriptionJson>
   return (response.json as { subscription: SubscriptionJson }).subscription;
 }
 
+async function patch(account: TestAccount, id: string, body: Json): Promise<SubscriptionJson> {
+  const response = await restWithKey(
+    flowlog.server.url,
+    account.key,
+    "PATCH",
+    `/api/v1/workspaces/${account.workspaceId}/notifications/${id}`,
+    body,
+  );
+  expect(response.status, response.text).toBe(200);
+  return (response.json as { subscription: SubscriptionJson }).subscription;
+}
+
 const isActive = (id: string) => flowlog.store.notifications.get(id)?.active;
 
 /**
@@ -373,6 +385,13 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
     await deliveries(1, workspace, id);
     await until("the disable", () => (isActive(id) === false ? true : undefined));
     expect((await mailNumber(mailbox, 2)).parsed.subject).toMatch(/^Endpoint disabled: /);
+
+    // An update that turns it on again is an enable too.
+    const patched = await patch(account, id, { active: true });
+    expect(patched.active).toBe(true);
+    for (const field of ["disabledReason", "disabledAt", "failingSince", "failedDeliveries"]) {
+      expect(patched).not.toHaveProperty(field);
+    }
   });
 
   it("any successful delivery resets the run", async () => {
@@ -383,6 +402,8 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
 
     await deliveries(3, workspace, id);
     expect(await read(account, id)).toMatchObject({ failedDeliveries: 3 });
+    // Changing a setting of a subscription that stays on is no enable: the run goes on.
+    expect(await patch(account, id, { includeFinalOutput: true })).toMatchObject({ failedDeliveries: 3 });
     hook.status.code = 204;
     await deliveries(1, workspace, id);
     const recovered = await read(account, id);

@@ -133,6 +133,14 @@ export class SubscriptionsStore {
     const settingsColumns = `channel, config_json, all_workflows, workflow_ids_json, level_filter_json,
       trigger_filter_json, include_final_output, include_trace_spans, include_rate_limits, include_usage_data,
       alert_rule_json, active`;
+    // D35: enabling clears flowlog's own disable and starts the count of failed deliveries afresh:
+    // EnableSubscription always, an update when it turns the subscription on. Right-hand sides read the
+    // row as it was.
+    const resetsWhen = (enabled: string) =>
+      ["disabled_reason", "disabled_at", "failing_since", "disable_notice_at", "last_failure"]
+        .map((column) => `${column} = CASE WHEN ${enabled} THEN NULL ELSE ${column} END`)
+        .concat(`failed_deliveries = CASE WHEN ${enabled} THEN 0 ELSE failed_deliveries END`)
+        .join(", ");
     const settingsValues = `@channel, @config_json, @all_workflows, @workflow_ids_json, @level_filter_json,
       @trigger_filter_json, @include_final_output, @include_trace_spans, @include_rate_limits,
       @include_usage_data, @alert_rule_json, @active`;
@@ -149,7 +157,8 @@ export class SubscriptionsStore {
            secret_sealed = CASE WHEN @keep_secret = 1 THEN secret_sealed ELSE @secret_sealed END,
            -- A secret set or removed by an update replaces the current one at once: no grace (D33 is RotateSecret's).
            previous_secret_sealed = CASE WHEN @keep_secret = 1 THEN previous_secret_sealed END,
-           previous_secret_expires_at = CASE WHEN @keep_secret = 1 THEN previous_secret_expires_at END
+           previous_secret_expires_at = CASE WHEN @keep_secret = 1 THEN previous_secret_expires_at END,
+           ${resetsWhen("@active = 1 AND active = 0")}
          WHERE id = @id AND deleted_at IS NULL RETURNING *`,
       ),
       // The right-hand sides read the row as it was: the current secret becomes the previous one.
@@ -161,14 +170,8 @@ export class SubscriptionsStore {
            secret_sealed = @secret_sealed, updated_at = @at
          WHERE id = @id AND deleted_at IS NULL RETURNING *`,
       ),
-      // D35: a client's enable or disable clears flowlog's own disable; enabling also starts the count afresh.
       setActive: db.prepare(
-        `UPDATE notification_subscriptions SET active = @active, updated_at = @at,
-           disabled_reason = NULL, disabled_at = NULL,
-           failing_since = CASE WHEN @active = 1 THEN NULL ELSE failing_since END,
-           failed_deliveries = CASE WHEN @active = 1 THEN 0 ELSE failed_deliveries END,
-           disable_notice_at = CASE WHEN @active = 1 THEN NULL ELSE disable_notice_at END,
-           last_failure = CASE WHEN @active = 1 THEN NULL ELSE last_failure END
+        `UPDATE notification_subscriptions SET active = @active, updated_at = @at, ${resetsWhen("@active = 1")}
          WHERE id = @id AND deleted_at IS NULL RETURNING *`,
       ),
       delete: db.prepare(
