@@ -365,6 +365,8 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
     await moveClock(id, start, 6 * dayMs);
     await deliveries(1, workspace, id);
     expect(await read(account, id)).toMatchObject({ active: true, failedDeliveries: 6 });
+    await watcherAsleep(id);
+    expect(mailsTo(mailbox)).toHaveLength(0);
 
     await deliveries(14, workspace, id);
     const notice = await mailNumber(mailbox, 1);

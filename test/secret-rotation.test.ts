@@ -9,6 +9,7 @@ import { defaultPlanLimits } from "../src/domain/plans.js";
 import { verifyWebhook } from "../src/notifications/verify-webhook.js";
 import { databaseFile } from "../src/store/database.js";
 import type { DeliveryRecord } from "../src/store/deliveries-store.js";
+import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { startExecution } from "../src/temporal/start-execution.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
@@ -263,6 +264,14 @@ function stripeAccepts(request: ReceivedRequest, secret: string, receivedAtMs = 
   }
 }
 
+/** Every string in a workflow history, payload bytes decoded as UTF-8, so a search can find what it holds. */
+function readable(value: unknown): string {
+  if (value instanceof Uint8Array) return Buffer.from(value).toString("utf8");
+  if (Array.isArray(value)) return value.map(readable).join("\n");
+  if (value !== null && typeof value === "object") return Object.values(value).map(readable).join("\n");
+  return String(value);
+}
+
 /** The README's Python verifier, exactly as printed there, run by python3 on a received request. */
 function readmePythonAccepts(request: ReceivedRequest, secret: string): boolean {
   const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
@@ -312,7 +321,7 @@ function saveWorkflow(): string {
   return id;
 }
 
-async function execute(workflowId: string): Promise<void> {
+async function execute(workflowId: string): Promise<{ logId: string }> {
   const handle = await startExecution(
     temporal,
     {
@@ -326,7 +335,7 @@ async function execute(workflowId: string): Promise<void> {
     },
     { taskQueue },
   );
-  await handle.result();
+  return handle.result();
 }
 
 async function settled(subscriptionId: string, count: number): Promise<DeliveryRecord[]> {
@@ -348,9 +357,14 @@ describe("D33 deliveries during and after the grace period, verified by stripe-n
     const id = signedWebhook(hook.origin);
     await rotate(id, { secret: newSecret });
 
-    await execute(workflowId);
+    const { logId } = await execute(workflowId);
     await settled(id, 1);
     const during = hook.received[0] as ReceivedRequest;
+    // D24: the secrets are read by the delivery activity itself; the workflow's history never holds them.
+    const history = readable(await temporal.workflow.getHandle(fanOutWorkflowId(logId)).fetchHistory());
+    expect(history).toContain(id);
+    expect(history).not.toContain(oldSecret);
+    expect(history).not.toContain(newSecret);
     expect(during.headers["service-signature"]).toMatch(/^t=\d{13},v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
     expect(stripeAccepts(during, newSecret)).toBe(true);
     expect(stripeAccepts(during, oldSecret)).toBe(true);
