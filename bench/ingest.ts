@@ -4,7 +4,7 @@ import path from "node:path";
 import { generateExecutions } from "../src/seed/generate.js";
 import { Random } from "../src/seed/random.js";
 import { seedWorkspace } from "../src/seed/seed.js";
-import { type Db, openDatabase } from "../src/store/database.js";
+import { type Db, openDatabase, sha256 } from "../src/store/database.js";
 import type { ExecutionRecord } from "../src/store/records.js";
 import { type Bench, type BenchOptions, perSecond, ratio } from "./support/report.js";
 import { openBenchStore } from "./support/store.js";
@@ -31,7 +31,7 @@ export const ingestBench: Bench = {
         title: "ingest: executions written per second (log entry + snapshot + trace spans)",
         columns: ["mode", "executions", "store /s", "raw /s", "store/raw"],
         rows,
-        note: "raw: prepared INSERTs into log_entries, log_entry_models and execution_snapshots, one transaction per batch.",
+        note: "raw: prepared INSERTs into log_entries, log_entry_models, execution_states and (once per distinct state) workflow_states, one transaction per batch.",
       },
     ];
   },
@@ -103,7 +103,20 @@ const rawWriter: Writer = () => {
 function rawInserts(db: Db): (record: ExecutionRecord) => void {
   const entry = db.prepare("INSERT INTO log_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   const model = db.prepare("INSERT INTO log_entry_models VALUES (?, ?, ?, ?)");
-  const snapshot = db.prepare("INSERT INTO execution_snapshots VALUES (?, ?)");
+  const state = db.prepare("INSERT OR IGNORE INTO workflow_states VALUES (?, ?)");
+  const executionState = db.prepare("INSERT INTO execution_states VALUES (?, ?)");
+  // Like the store, each distinct state object is serialised, hashed and written once.
+  const stateKeys = new Map<unknown, Buffer>();
+  const stateKey = (workflowState: unknown) => {
+    let key = stateKeys.get(workflowState);
+    if (key === undefined) {
+      const json = JSON.stringify(workflowState);
+      key = sha256(json);
+      state.run(key, json);
+      stateKeys.set(workflowState, key);
+    }
+    return key;
+  };
   return ({ entry: e, workflowState }) => {
     entry.run(
       e.id,
@@ -124,6 +137,6 @@ function rawInserts(db: Db): (record: ExecutionRecord) => void {
       e.finalOutput === undefined ? null : JSON.stringify(e.finalOutput),
     );
     for (const name of Object.keys(e.cost.models)) model.run(e.workspaceId, name, e.startedAt, e.id);
-    snapshot.run(e.executionId, JSON.stringify(workflowState));
+    executionState.run(e.executionId, stateKey(workflowState));
   };
 }
