@@ -4,7 +4,7 @@ import { z } from "zod";
 import {
   type AutoDisablePolicy,
   autoDisablePolicyOf,
-  defaultAutoDisablePolicy,
+  defaultAutoDisableSettings,
 } from "../domain/auto-disable.js";
 import { defaultPlanLimits, type Plan, type PlanTable, plans } from "../domain/plans.js";
 import { jsonText, positiveInteger, strictObject } from "./json-settings.js";
@@ -98,11 +98,7 @@ const autoDisableOverride = jsonText.pipe(
     },
     "auto-disable setting",
   )
-    .transform((override) => ({
-      failingHours: override.failingHours ?? defaultAutoDisablePolicy.failingForMs / 3_600_000,
-      noticeHours: override.noticeHours ?? defaultAutoDisablePolicy.noticeMs / 3_600_000,
-      minFailures: override.minFailures ?? defaultAutoDisablePolicy.minFailures,
-    }))
+    .transform((override) => withOverride(defaultAutoDisableSettings, override))
     .refine((settings) => settings.noticeHours < settings.failingHours, {
       error: "noticeHours must be less than failingHours",
       path: ["noticeHours"],
@@ -175,9 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       defaultConnectionLimits,
       e.FLOWLOG_CONNECTIONS as ConnectionLimitsOverride | undefined,
     ),
-    autoDisable: e.FLOWLOG_AUTO_DISABLE
-      ? autoDisablePolicyOf(e.FLOWLOG_AUTO_DISABLE)
-      : defaultAutoDisablePolicy,
+    autoDisable: autoDisablePolicyOf(e.FLOWLOG_AUTO_DISABLE ?? defaultAutoDisableSettings),
   };
 }
 

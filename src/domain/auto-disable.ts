@@ -14,24 +14,30 @@ export interface AutoDisablePolicy {
   minFailures: number;
 }
 
-export const defaultAutoDisablePolicy: AutoDisablePolicy = {
-  failingForMs: 120 * hourMs,
-  noticeMs: 24 * hourMs,
-  minFailures: 20,
-};
-
-/** FLOWLOG_AUTO_DISABLE's figures, in whole hours, as the policy the watcher applies. */
-export function autoDisablePolicyOf(settings: {
+/** FLOWLOG_AUTO_DISABLE's figures: whole hours and a count. */
+export interface AutoDisableSettings {
   failingHours: number;
   noticeHours: number;
   minFailures: number;
-}): AutoDisablePolicy {
+}
+
+/** D35: 5 days, a notice 24 h before, 20 failed deliveries. */
+export const defaultAutoDisableSettings: AutoDisableSettings = {
+  failingHours: 120,
+  noticeHours: 24,
+  minFailures: 20,
+};
+
+/** The settings as the policy the watcher applies. */
+export function autoDisablePolicyOf(settings: AutoDisableSettings): AutoDisablePolicy {
   return {
     failingForMs: settings.failingHours * hourMs,
     noticeMs: settings.noticeHours * hourMs,
     minFailures: settings.minFailures,
   };
 }
+
+export const defaultAutoDisablePolicy = autoDisablePolicyOf(defaultAutoDisableSettings);
 
 /** The run of failed deliveries a subscription is in: since when, how many, and when it was noticed. */
 export interface FailureRun {
