@@ -14,11 +14,10 @@ import { openStore, type Store } from "../src/store/store.js";
 import type { AlertRuleRecord, ChannelConfig } from "../src/store/subscriptions-store.js";
 import { eventIdOf } from "../src/temporal/activities/delivery-activities.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
-import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { startExecution } from "../src/temporal/start-execution.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
-import { type RunningWorker, startWorker, testTimeouts } from "./support/engine.js";
+import { type RunningWorker, startedFanOut, startWorker, testTimeouts } from "./support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -365,7 +364,7 @@ async function execute(workflowId: string): Promise<{ logId: string; deliveries:
     { taskQueue },
   );
   const { logId } = await handle.result();
-  const deliveries: number = await temporal.workflow.getHandle(fanOutWorkflowId(logId)).result();
+  const deliveries: number = await (await startedFanOut(temporal, logId)).result();
   return { logId, deliveries };
 }
 

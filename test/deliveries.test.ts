@@ -19,9 +19,10 @@ import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { startExecution } from "../src/temporal/start-execution.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
-import { type RunningWorker, startWorker, testTimeouts } from "./support/engine.js";
+import { type RunningWorker, startedFanOut, startWorker, testTimeouts } from "./support/engine.js";
 import {
   createAccount,
+  execution,
   startFlowlog,
   subscribeWebhook,
   type TestAccount,
@@ -237,7 +238,7 @@ describe("Matching and fan-out (spec 'Events', D19)", () => {
     const matching = subscribe(carol, listener.origin);
     const matched = await execute(carol, workflowId);
     // Issue 12: the fan-out makes the delivery itself, as an activity, and ends with it.
-    expect(await temporal.workflow.getHandle(fanOutWorkflowId(matched.logId)).result()).toBe(1);
+    expect(await (await startedFanOut(temporal, matched.logId)).result()).toBe(1);
     expect((await fanOutOf(matched.logId)).status.name).toBe("COMPLETED");
     const [delivery] = deliveriesOf(matching, carol);
     expect(delivery?.status).toBe("succeeded");
@@ -250,7 +251,7 @@ describe("Matching and fan-out (spec 'Events', D19)", () => {
     const listener = await receiver();
     const subscriptions = [subscribe(dave, listener.origin), subscribe(dave, listener.origin)];
     const { logId } = await execute(dave, workflowId);
-    const fanOut = temporal.workflow.getHandle(fanOutWorkflowId(logId));
+    const fanOut = await startedFanOut(temporal, logId);
     expect(await fanOut.result()).toBe(2);
     const deliveryIds = subscriptions.flatMap((s) => deliveriesOf(s, dave).map((d) => d.id));
     expect(deliveryIds).toHaveLength(2);
@@ -505,6 +506,31 @@ describe("The delivery log, redelivery and the Test RPC (issue 5, item 7; D18)",
 });
 
 describe("Durability (D19: deliveries run durably on Temporal)", () => {
+  it("starts a fan-out that a worker left in the outbox when it died right after the log write (issue 12)", async () => {
+    const erin = createAccount(flowlog.store);
+    const workflowId = saveWorkflow(erin);
+    const listener = await receiver();
+    const subscriptionId = subscribe(erin, listener.origin);
+    // What writeExecutionLog commits before a process dies: the entry and the intent to notify, in one
+    // transaction. Nobody wakes the running worker's dispatcher: it finds the intent by itself.
+    const record = execution(erin, workflowId, { startedAt: Date.now() });
+    const intent = {
+      logId: record.entry.id,
+      workspaceId: erin.workspaceId,
+      workflowId,
+      taskQueue: deliveryTaskQueue(taskQueue),
+    };
+    expect(flowlog.store.logs.insertExecution(record, intent)).toBe(true);
+    // A retried write of the same execution leaves no second intent.
+    expect(flowlog.store.logs.insertExecution(record, intent)).toBe(false);
+
+    expect(await (await startedFanOut(temporal, record.entry.id)).result()).toBe(1);
+    expect(listener.received).toHaveLength(1);
+    expect(JSON.parse(listener.received[0]?.body ?? "{}").data.executionId).toBe(record.entry.executionId);
+    expect(deliveriesOf(subscriptionId, erin).map((d) => d.status)).toEqual(["succeeded"]);
+    expect(flowlog.store.outbox.nextDue()).toBeUndefined();
+  });
+
   it("a worker stopped during a retry wait and restarted still completes the delivery, same delivery id", async () => {
     // Its own queue and unscaled delays: the 5 s wait is long enough to stop one worker and start another.
     const queue = `deliveries-restart-${randomUUID()}`;

@@ -1,4 +1,5 @@
 import { type Db, sha256 } from "./database.js";
+import type { FanOutIntent } from "./outbox-store.js";
 import type { CostRecord, ExecutionRecord, Level, LogEntryRecord, Trigger } from "./records.js";
 
 /** The filters of GET /api/v1/logs, already validated (D9, D10): the store trusts its values. */
@@ -78,6 +79,7 @@ export class LogsStore {
   private readonly insertModel;
   private readonly insertState;
   private readonly insertExecutionState;
+  private readonly insertFanOut;
   private readonly byId;
   private readonly byExecution;
   private readonly listCache = new Map<string, ReturnType<Db["prepare"]>>();
@@ -100,6 +102,10 @@ export class LogsStore {
     this.insertExecutionState = db.prepare(
       "INSERT OR IGNORE INTO execution_states (execution_id, state_hash) VALUES (?, ?)",
     );
+    this.insertFanOut = db.prepare(
+      `INSERT OR IGNORE INTO notification_outbox (log_id, workspace_id, workflow_id, task_queue, created_at, not_before)
+       VALUES (@logId, @workspaceId, @workflowId, @taskQueue, @now, @now)`,
+    );
     this.byId = db.prepare(entryByIdSql);
     this.byExecution = db.prepare(
       `SELECT ${lightColumns}, s.workflow_state_json FROM log_entries l
@@ -110,10 +116,16 @@ export class LogsStore {
 
   /**
    * Writes an execution's log entry and snapshot in one transaction. Idempotent on the execution id, so
-   * a retried write (a Temporal activity retry) never duplicates (D17). Returns whether it was new.
+   * a retried write (a Temporal activity retry) never duplicates (D17). Returns whether it was new. A
+   * `fanOut` goes into the notification outbox in the same transaction, with a new entry only: the
+   * entry and its notifications exist together or not at all (issue 12).
    */
-  insertExecution(record: ExecutionRecord): boolean {
-    return this.db.transaction(() => this.insertOne(record, new Map()))();
+  insertExecution(record: ExecutionRecord, fanOut?: FanOutIntent): boolean {
+    return this.db.transaction(() => {
+      const inserted = this.insertOne(record, new Map());
+      if (inserted && fanOut) this.insertFanOut.run({ ...fanOut, now: Date.now() });
+      return inserted;
+    })();
   }
 
   /**

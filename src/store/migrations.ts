@@ -346,6 +346,20 @@ export const migrations: readonly string[] = [
   SELECT execution_id, sha256(workflow_state_json) FROM execution_snapshots;
   DROP TABLE execution_snapshots;
   `,
+  `
+  -- Issue 12: fan-outs to start, written in the transaction of their log entry (outbox-store.ts), so an
+  -- execution never waits for the start and a process that dies before it loses none.
+  CREATE TABLE notification_outbox (
+    log_id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL,
+    workflow_id TEXT NOT NULL,
+    task_queue TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    -- Not claimed before this time: its creation, then the end of a claim's lease or a retry's wait.
+    not_before INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX notification_outbox_due ON notification_outbox (not_before);
+  `,
 ];
 
 /**

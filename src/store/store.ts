@@ -8,6 +8,7 @@ import { EndpointHealthStore } from "./endpoint-health-store.js";
 import { EnvironmentStore } from "./environment-store.js";
 import { InactivityStore } from "./inactivity-store.js";
 import { LogsStore } from "./logs-store.js";
+import { OutboxStore } from "./outbox-store.js";
 import { RateLimitStore } from "./rate-limit-store.js";
 import { SubscriptionsStore } from "./subscriptions-store.js";
 import { TriggersStore } from "./triggers-store.js";
@@ -24,6 +25,8 @@ export interface Store {
   environment: EnvironmentStore;
   triggers: TriggersStore;
   logs: LogsStore;
+  /** Issue 12: the fan-outs that new log entries are waiting to have started. */
+  outbox: OutboxStore;
   rateLimits: RateLimitStore;
   usage: UsageStore;
   notifications: SubscriptionsStore;
@@ -54,6 +57,7 @@ export function openStore(location: StoreLocation): Store {
     environment: new EnvironmentStore(db, masterKey),
     triggers: new TriggersStore(db),
     logs: new LogsStore(db),
+    outbox: new OutboxStore(db),
     rateLimits: new RateLimitStore(db),
     usage: new UsageStore(db),
     notifications: new SubscriptionsStore(db, masterKey),

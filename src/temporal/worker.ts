@@ -6,6 +6,7 @@ import { logger } from "../logging/logger.js";
 import type { Store } from "../store/store.js";
 import { type ActivityDeps, createActivities } from "./activities/index.js";
 import { deliveryTaskQueue } from "./delivery-ids.js";
+import { FanOutOutbox } from "./fan-out-outbox.js";
 import { restoreInactivityWatchers } from "./start-inactivity-watch.js";
 import { FLOWLOG_TASK_QUEUE } from "./task-queue.js";
 import { installWorkerLogging } from "./worker-logging.js";
@@ -51,7 +52,8 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
     const taskQueue = options.taskQueue ?? FLOWLOG_TASK_QUEUE;
     // Both queues run the same workflows and activities; each has its own slots (issue 12).
     const workflowBundle = await bundleWorkflowCode({ workflowsPath, logger: Runtime.instance().logger });
-    const activities = createActivities(options.deps, client);
+    const fanOuts = new FanOutOutbox(options.deps.store, client);
+    const activities = createActivities(options.deps, client, fanOuts);
     const workerOn = (queue: string) =>
       Worker.create({
         connection,
@@ -74,6 +76,9 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
       async run() {
         const stopRestoring = new AbortController();
         const restoring = restoreWatchers({ client, taskQueue }, options.deps.store, stopRestoring.signal);
+        // The outbox's starts go out on this connection, so they finish before it closes.
+        const stopDispatching = new AbortController();
+        const dispatching = fanOuts.run(stopDispatching.signal);
         try {
           const results = await Promise.allSettled(
             workers.map((worker) =>
@@ -87,7 +92,8 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
           if (failed) throw failed.reason;
         } finally {
           stopRestoring.abort();
-          await restoring;
+          stopDispatching.abort();
+          await Promise.all([restoring, dispatching]);
           await closeConnections();
         }
       },

@@ -2,13 +2,15 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Client, Connection } from "@temporalio/client";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Client, Connection, type WorkflowHandle, WorkflowNotFoundError } from "@temporalio/client";
 import { defaultPlanLimits } from "../../src/domain/plans.js";
 import type { ExecutionInput, ExecutionResult } from "../../src/engine/execution-types.js";
 import type { WorkflowStateJson } from "../../src/engine/json-shapes.js";
 import type { ExecutionRecord } from "../../src/store/records.js";
 import { openStore, type Store } from "../../src/store/store.js";
 import type { ActivityDeps } from "../../src/temporal/activities/index.js";
+import { fanOutWorkflowId } from "../../src/temporal/delivery-ids.js";
 import { type ExecutionHandle, startExecution } from "../../src/temporal/start-execution.js";
 import { createFlowlogWorker, type FlowlogWorker } from "../../src/temporal/worker.js";
 import { newId } from "../../src/util/ids.js";
@@ -42,6 +44,28 @@ export async function startWorker(
       await running;
     },
   };
+}
+
+/**
+ * The notification fan-out of a log entry, once the worker's outbox has started it: that happens beside
+ * the execution, not before its result (issue 12), so a test that holds the result waits for it here.
+ */
+export async function startedFanOut(
+  client: Client,
+  logId: string,
+  timeoutMs = 15_000,
+): Promise<WorkflowHandle> {
+  const handle = client.workflow.getHandle(fanOutWorkflowId(logId));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await handle.describe();
+      return handle;
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError) || Date.now() > deadline) throw error;
+      await sleep(20);
+    }
+  }
 }
 
 /** A workspace on a fresh SQLite store, its workflows, and executions started through startExecution. */

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { ConnectError } from "@connectrpc/connect";
 import { ApplicationFailure, Context } from "@temporalio/activity";
-import type { Client } from "@temporalio/client";
 import { defaultQuotas } from "../../config/quotas.js";
 import { admitExecution } from "../../domain/admission.js";
 import { executionCost } from "../../domain/model-prices.js";
@@ -11,10 +10,11 @@ import {
   type LoadedWorkflow,
 } from "../../engine/execution-types.js";
 import { asWorkflowState } from "../../engine/json-shapes.js";
+import type { FanOutIntent } from "../../store/outbox-store.js";
 import type { LogEntryRecord } from "../../store/records.js";
 import { newId } from "../../util/ids.js";
 import { deliveryTaskQueue } from "../delivery-ids.js";
-import { startFanOut } from "../start-fan-out.js";
+import type { FanOutOutbox } from "../fan-out-outbox.js";
 import type { ActivityDeps } from "./deps.js";
 
 export interface WorkflowVersionRef {
@@ -24,7 +24,7 @@ export interface WorkflowVersionRef {
 }
 
 /** The store side of an execution: the version it runs, and its one log entry (D17). */
-export function executionActivities(deps: ActivityDeps, temporal: Client) {
+export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutbox, "wake">) {
   return {
     /**
      * A schedule has no caller to refuse at request time, so its runs are admitted here, against the
@@ -87,20 +87,23 @@ export function executionActivities(deps: ActivityDeps, temporal: Client) {
      * of an execution, so a retry after a write whose acknowledgement was lost changes nothing.
      */
     async writeExecutionLog(log: ExecutionLog): Promise<{ logId: string }> {
-      const entry = insertOrRecordRefusal(deps, logEntryOf(log, deps), log.workflowState);
+      const entry = logEntryOf(log, deps);
       // Notifications start once the entry exists (issue 5, item 3), and only when a subscription matches:
-      // otherwise the fan-out would find nothing to deliver. Started here, one call to the server, rather
-      // than as a child of the execution, whose result would wait two more workflow tasks for it (D19:
-      // never in the execution's critical path; the delivery bench measured 100 ms per sync execution).
-      if (deps.store.notifications.anyMatching(entry.workspaceId, entry)) {
-        await startFanOut(temporal, {
-          logId: entry.id,
-          workspaceId: entry.workspaceId,
-          workflowId: entry.workflowId,
-          // The execution's own queue: a local activity runs on the workflow's worker.
-          taskQueue: deliveryTaskQueue(Context.current().info.taskQueue),
-        });
-      }
+      // otherwise the fan-out would find nothing to deliver. The intent to start them is written with the
+      // entry, in its transaction, and the worker's outbox dispatcher starts the fan-out: the execution
+      // never waits for that call (D19; issue 12 measured it at 38 ms of every notified execution), and
+      // a worker killed right after the write leaves the intent for the next dispatcher.
+      const fanOutOf = (written: LogEntryRecord): FanOutIntent | undefined =>
+        deps.store.notifications.anyMatching(written.workspaceId, written)
+          ? {
+              logId: written.id,
+              workspaceId: written.workspaceId,
+              workflowId: written.workflowId,
+              // The execution's own queue: a local activity runs on the workflow's worker.
+              taskQueue: deliveryTaskQueue(Context.current().info.taskQueue),
+            }
+          : undefined;
+      if (insertOrRecordRefusal(deps, entry, log.workflowState, fanOutOf)) fanOuts.wake();
       return { logId: entry.id };
     },
   };
@@ -136,16 +139,19 @@ const attemptsBeforeErrorEntry = 3;
  * never take (a NaN cost against a NOT NULL column, before priceOf read own properties only) would
  * retry for ever, hang the sync caller and leave no log. The error entry leaves out the parts that can
  * carry such poison (spans, output, the cost breakdown) and keeps a finite total, so billing stands. It
- * has the same id, so whichever insert lands first is the execution's one entry.
+ * has the same id, so whichever insert lands first is the execution's one entry. Either goes in with the
+ * fan-out its subscriptions match; the intent is returned.
  */
 function insertOrRecordRefusal(
   deps: ActivityDeps,
   entry: LogEntryRecord,
   workflowState: ExecutionLog["workflowState"],
-): LogEntryRecord {
+  fanOutOf: (entry: LogEntryRecord) => FanOutIntent | undefined,
+): FanOutIntent | undefined {
   try {
-    deps.store.logs.insertExecution({ entry, workflowState });
-    return entry;
+    const fanOut = fanOutOf(entry);
+    deps.store.logs.insertExecution({ entry, workflowState }, fanOut);
+    return fanOut;
   } catch (error) {
     if (Context.current().info.attempt < attemptsBeforeErrorEntry) throw error;
     const reason = `the store refused this execution's log entry (${(error as Error).message}); it is kept without its trace spans, output and cost breakdown`;
@@ -157,8 +163,9 @@ function insertOrRecordRefusal(
       traceSpans: [],
       finalOutput: { error: reason },
     };
-    deps.store.logs.insertExecution({ entry: refused, workflowState });
-    return refused;
+    const fanOut = fanOutOf(refused);
+    deps.store.logs.insertExecution({ entry: refused, workflowState }, fanOut);
+    return fanOut;
   }
 }
 

@@ -1,5 +1,6 @@
 import { Context } from "@temporalio/activity";
 import type { Client } from "@temporalio/client";
+import type { FanOutOutbox } from "../fan-out-outbox.js";
 import { blockActivities } from "./block-activities.js";
 import { deliveryActivities } from "./delivery-activities.js";
 import type { ActivityDeps } from "./deps.js";
@@ -12,12 +13,13 @@ export type { ActivityDeps };
 /**
  * Every side effect of our workflows lives in an activity (style: workflows hold only deterministic
  * orchestration). The worker registers everything this returns; workflows import `Activities` as a type.
- * `temporal` is the worker's own client, for the workflows an activity starts.
+ * `temporal` is the worker's own client, for the workflows an activity starts; `fanOuts` starts the
+ * notifications that log writes leave in the outbox.
  */
-export function createActivities(deps: ActivityDeps, temporal: Client) {
+export function createActivities(deps: ActivityDeps, temporal: Client, fanOuts: Pick<FanOutOutbox, "wake">) {
   return {
     greetFromWorker,
-    ...executionActivities(deps, temporal),
+    ...executionActivities(deps, fanOuts),
     ...blockActivities(deps),
     ...deliveryActivities(deps, temporal),
     ...endpointHealthActivities(deps),

@@ -1,0 +1,67 @@
+import type { Db } from "./database.js";
+
+/** A fan-out to start (issue 12): the notifications of one new log entry, on the worker's delivery queue. */
+export interface FanOutIntent {
+  logId: string;
+  workspaceId: string;
+  workflowId: string;
+  taskQueue: string;
+}
+
+interface OutboxRow {
+  log_id: string;
+  workspace_id: string;
+  workflow_id: string;
+  task_queue: string;
+}
+
+/**
+ * The notification outbox (issue 12, D19): a log entry that has subscribers is written together with the
+ * intent to start its fan-out, in one transaction (logs-store.ts), and a dispatcher in the worker
+ * (temporal/fan-out-outbox.ts) starts the workflows after the execution has moved on. An intent is
+ * claimed for a lease, so processes sharing the file start each one once, and one whose process died
+ * mid-start is claimed again when its lease runs out.
+ */
+export class OutboxStore {
+  private readonly statements;
+
+  constructor(db: Db) {
+    this.statements = {
+      claim: db.prepare(
+        `UPDATE notification_outbox SET not_before = @leaseEnd
+         WHERE log_id IN (SELECT log_id FROM notification_outbox WHERE not_before <= @now
+                          ORDER BY not_before LIMIT @limit)
+         RETURNING log_id, workspace_id, workflow_id, task_queue`,
+      ),
+      remove: db.prepare("DELETE FROM notification_outbox WHERE log_id = ?"),
+      postpone: db.prepare("UPDATE notification_outbox SET not_before = ? WHERE log_id = ?"),
+      next: db.prepare("SELECT min(not_before) AS at FROM notification_outbox"),
+    };
+  }
+
+  /** Up to `limit` intents whose time has come, each now held for `leaseMs`. */
+  claim(now: number, leaseMs: number, limit: number): FanOutIntent[] {
+    const rows = this.statements.claim.all({ now, leaseEnd: now + leaseMs, limit }) as OutboxRow[];
+    return rows.map((row) => ({
+      logId: row.log_id,
+      workspaceId: row.workspace_id,
+      workflowId: row.workflow_id,
+      taskQueue: row.task_queue,
+    }));
+  }
+
+  /** The fan-out was started (or already was): the intent is done. */
+  remove(logId: string): void {
+    this.statements.remove.run(logId);
+  }
+
+  /** The start failed: try again at `at`. */
+  postpone(logId: string, at: number): void {
+    this.statements.postpone.run(at, logId);
+  }
+
+  /** When the earliest intent is due; undefined when there is none. */
+  nextDue(): number | undefined {
+    return (this.statements.next.get() as { at: number | null }).at ?? undefined;
+  }
+}

@@ -1,0 +1,127 @@
+import type { Client } from "@temporalio/client";
+import { logger } from "../logging/logger.js";
+import type { FanOutIntent } from "../store/outbox-store.js";
+import type { Store } from "../store/store.js";
+import { startFanOut } from "./start-fan-out.js";
+
+export interface FanOutOutboxOptions {
+  /** How long a claimed intent is held before another process may take it (a start takes milliseconds). */
+  leaseMs: number;
+  /** Starts in flight at once. */
+  concurrency: number;
+  /** How long a failed start waits before the next try. */
+  retryMs: number;
+  /**
+   * The longest the dispatcher sleeps without a wake: another process's intents, left when it died
+   * before claiming them, are found within this.
+   */
+  idleMs: number;
+}
+
+const defaults: FanOutOutboxOptions = { leaseMs: 30_000, concurrency: 32, retryMs: 5_000, idleMs: 5_000 };
+
+/**
+ * Starts the notification fan-outs that log writes leave in the outbox (issue 12, D19). The log-writing
+ * activity only records the intent with its entry and wakes this dispatcher, so an execution completes
+ * without waiting for the start; the dispatcher starts each workflow on the worker's own connection
+ * (eager start), removes the intent once the server has it, and retries a failed start later. Intents
+ * left by a process that died are claimed again when their lease ends, so none is lost; a start that
+ * runs twice is refused by the workflow id and changes nothing (start-fan-out.ts).
+ */
+export class FanOutOutbox {
+  private readonly options: FanOutOutboxOptions;
+  private readonly inFlight = new Set<Promise<void>>();
+  private wakeUp: (() => void) | undefined;
+  private woken = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly client: Client,
+    options: Partial<FanOutOutboxOptions> = {},
+  ) {
+    this.options = { ...defaults, ...options };
+  }
+
+  /** A log write has just left an intent: look now rather than at the next idle timeout. */
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  /** Dispatches until `signal` aborts, then waits for the starts in flight. */
+  async run(signal: AbortSignal): Promise<void> {
+    const onAbort = () => this.wakeUp?.();
+    signal.addEventListener("abort", onAbort);
+    try {
+      while (!signal.aborted) {
+        this.woken = false;
+        const free = this.options.concurrency - this.inFlight.size;
+        const due = free > 0 ? this.claim(free) : [];
+        for (const intent of due) this.track(this.start(intent));
+        if (due.length === free && free > 0) continue;
+        await this.sleep();
+      }
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      await Promise.allSettled(this.inFlight);
+    }
+  }
+
+  private claim(limit: number): FanOutIntent[] {
+    try {
+      return this.store.outbox.claim(Date.now(), this.options.leaseMs, limit);
+    } catch (error) {
+      // A busy or closing store: the intents stay, and the next turn tries again.
+      logger.warn({ err: error }, "notification outbox: could not claim fan-outs to start");
+      return [];
+    }
+  }
+
+  private async start(intent: FanOutIntent): Promise<void> {
+    try {
+      await startFanOut(this.client, intent);
+      this.store.outbox.remove(intent.logId);
+    } catch (error) {
+      logger.warn(
+        { err: error, logId: intent.logId },
+        `notification outbox: the fan-out of ${intent.logId} did not start; trying again`,
+      );
+      this.store.outbox.postpone(intent.logId, Date.now() + this.options.retryMs);
+    }
+  }
+
+  private track(start: Promise<void>): void {
+    const tracked = start
+      .catch(() => {})
+      .finally(() => {
+        this.inFlight.delete(tracked);
+        this.wakeUp?.();
+      });
+    this.inFlight.add(tracked);
+  }
+
+  private nextDue(): number | undefined {
+    try {
+      return this.store.outbox.nextDue();
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Until a wake, a finished start, the earliest intent's time, or the idle timeout. */
+  private async sleep(): Promise<void> {
+    if (this.woken) return;
+    const next = this.inFlight.size < this.options.concurrency ? this.nextDue() : undefined;
+    const wait = Math.min(this.options.idleMs, Math.max(0, (next ?? Number.POSITIVE_INFINITY) - Date.now()));
+    if (next !== undefined && wait === 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, wait);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+    this.wakeUp = undefined;
+  }
+}
