@@ -152,16 +152,21 @@ export class DeliveriesStore {
    * True when that counted a failure.
    */
   recordAttempt(attempt: DeliveryAttemptRecord, status: DeliveryStatus): boolean {
-    return this.db.transaction(() => {
-      const before = this.statements.statusOf.get(attempt.deliveryId) as
-        | { status: DeliveryStatus; subscriptionId: string }
-        | undefined;
-      const now = attempt.startedAt + attempt.durationMs;
-      this.statements.upsertAttempt.run(attempt);
-      this.statements.settle.run({ id: attempt.deliveryId, status, error: attempt.error, now });
-      if (!before || before.status === status) return false;
-      return this.endpointHealth.settled(before.subscriptionId, status, now, attempt.error);
-    })();
+    // IMMEDIATE: it reads before it writes, and a deferred transaction that another process's commit
+    // overtakes in between fails at once (SQLITE_BUSY) instead of waiting: the attempt, already sent,
+    // would be sent again by the activity's retry.
+    return this.db
+      .transaction(() => {
+        const before = this.statements.statusOf.get(attempt.deliveryId) as
+          | { status: DeliveryStatus; subscriptionId: string }
+          | undefined;
+        const now = attempt.startedAt + attempt.durationMs;
+        this.statements.upsertAttempt.run(attempt);
+        this.statements.settle.run({ id: attempt.deliveryId, status, error: attempt.error, now });
+        if (!before || before.status === status) return false;
+        return this.endpointHealth.settled(before.subscriptionId, status, now, attempt.error);
+      })
+      .immediate();
   }
 
   /**
