@@ -49,7 +49,9 @@ export const deliveryBench: Bench = {
       response.writeHead(204).end();
     });
     const itemApi = await startItemApi();
-    const stack = await startFlowlogStack();
+    // FLOWLOG_TEMPORAL_DEV_DB=memory runs it on an in-memory dev server, as for `flowlog dev`.
+    const persistence = process.env.FLOWLOG_TEMPORAL_DEV_DB === "memory" ? "memory" : "file";
+    const stack = await startFlowlogStack({}, persistence);
     try {
       const workflowId = await createHttpBlockWorkflow(stack, `${itemApi.url}/items/1`);
       const rows: (string | number)[][] = [];
@@ -115,7 +117,7 @@ export const deliveryBench: Bench = {
       });
       return [
         {
-          title: `delivery: webhooks per execution (sync executions for ${plan.seconds} s each, one Temporal dev server)`,
+          title: `delivery: webhooks per execution (sync executions for ${plan.seconds} s each, one Temporal dev server, its state in ${persistence === "file" ? "a file" : "memory"})`,
           columns: [
             "subscriptions",
             "in flight",
