@@ -57,6 +57,10 @@ export class FanOutOutbox {
         this.woken = false;
         const free = this.options.concurrency - this.inFlight.size;
         const due = free > 0 ? this.claim(free) : [];
+        if (due === undefined) {
+          await this.sleep(this.options.retryMs);
+          continue;
+        }
         for (const intent of due) this.track(this.start(intent));
         if (due.length === free && free > 0) continue;
         await this.sleep();
@@ -67,13 +71,13 @@ export class FanOutOutbox {
     }
   }
 
-  private claim(limit: number): FanOutIntent[] {
+  /** Undefined when the store refused: the intents stay, and the dispatcher tries again after a pause. */
+  private claim(limit: number): FanOutIntent[] | undefined {
     try {
       return this.store.outbox.claim(Date.now(), this.options.leaseMs, limit);
     } catch (error) {
-      // A busy or closing store: the intents stay, and the next turn tries again.
       logger.warn({ err: error }, "notification outbox: could not claim fan-outs to start");
-      return [];
+      return undefined;
     }
   }
 
@@ -108,12 +112,13 @@ export class FanOutOutbox {
     }
   }
 
-  /** Until a wake, a finished start, the earliest intent's time, or the idle timeout. */
-  private async sleep(): Promise<void> {
-    if (this.woken) return;
+  /** Until a wake, a finished start, the earliest intent's time, or the idle timeout (or `pauseMs`). */
+  private async sleep(pauseMs?: number): Promise<void> {
+    if (this.woken && pauseMs === undefined) return;
     const next = this.inFlight.size < this.options.concurrency ? this.nextDue() : undefined;
-    const wait = Math.min(this.options.idleMs, Math.max(0, (next ?? Number.POSITIVE_INFINITY) - Date.now()));
-    if (next !== undefined && wait === 0) return;
+    const wait =
+      pauseMs ?? Math.min(this.options.idleMs, Math.max(0, (next ?? Number.POSITIVE_INFINITY) - Date.now()));
+    if (pauseMs === undefined && next !== undefined && wait === 0) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, wait);
       function done() {
