@@ -91,8 +91,8 @@ export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutb
       // Notifications start once the entry exists (issue 5, item 3), and only when a subscription matches:
       // otherwise the fan-out would find nothing to deliver. The intent to start them is written with the
       // entry, in its transaction, and the worker's outbox dispatcher starts the fan-out: the execution
-      // never waits for that call (D19; issue 12 measured it at 38 ms of every notified execution), and
-      // a worker killed right after the write leaves the intent for the next dispatcher.
+      // never waits for that call (D19), and a worker killed right after the write leaves the intent for
+      // the next dispatcher (fan-out-outbox.ts).
       const fanOutOf = (written: LogEntryRecord): FanOutIntent | undefined =>
         deps.store.notifications.anyMatching(written.workspaceId, written)
           ? {
