@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type FieldViolation, invalidArgument } from "../errors/api-errors.js";
+import { type ExecutionRows, executionRows } from "../store/logs-store.js";
 import type { ExecutionRecord, WorkflowRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import type { FolderRecord } from "../store/workflows-store.js";
@@ -117,17 +118,18 @@ async function writeInBatches(
   options: { batchSize: number; onProgress: SeedOptions["onProgress"] },
 ): Promise<number> {
   const { batchSize } = options;
-  let batch: ExecutionRecord[] = [];
+  // Serialised as each arrives: a batch of strings, not of object graphs, until its transaction.
+  let batch: ExecutionRows[] = [];
   let done = 0;
   let written = 0;
   const flush = () => {
-    written += store.logs.insertExecutions(batch);
+    written += store.logs.insertRows(batch);
     done += batch.length;
     batch = [];
     options.onProgress?.(done, total);
   };
   for await (const record of records) {
-    batch.push(record);
+    batch.push(executionRows(record));
     if (batch.length === batchSize) flush();
   }
   if (batch.length > 0) flush();

@@ -70,6 +70,61 @@ const lightColumns =
 export const entryByIdSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final_output_json FROM log_entries l WHERE l.id = ?`;
 
 /**
+ * An execution as the rows it becomes, its JSON columns already written out: what a bulk load holds
+ * between making an execution and writing its batch, strings rather than the object graphs they came
+ * from, so that a batch of thousands costs the garbage collector little (the seeder, issue 14).
+ */
+export interface ExecutionRows {
+  entry: {
+    id: string;
+    workspaceId: string;
+    workflowId: string;
+    folderId: string | null;
+    executionId: string;
+    billedUserId: string | null;
+    level: Level;
+    trigger: Trigger;
+    startedAt: number;
+    endedAt: number;
+    totalDurationMs: number;
+    costTotal: number;
+    costJson: string;
+    filesJson: string | null;
+    traceSpansJson: string;
+    finalOutputJson: string | null;
+  };
+  /** The models the execution used, for the model filter's table. */
+  models: string[];
+  /** Shared by the executions of one workflow version; stored once (stateKey). */
+  workflowState: unknown;
+}
+
+export function executionRows({ entry, workflowState }: ExecutionRecord): ExecutionRows {
+  return {
+    entry: {
+      id: entry.id,
+      workspaceId: entry.workspaceId,
+      workflowId: entry.workflowId,
+      folderId: entry.folderId,
+      executionId: entry.executionId,
+      billedUserId: entry.billedUserId,
+      level: entry.level,
+      trigger: entry.trigger,
+      startedAt: entry.startedAt,
+      endedAt: entry.endedAt,
+      totalDurationMs: entry.totalDurationMs,
+      costTotal: entry.cost.total,
+      costJson: JSON.stringify({ tokens: entry.cost.tokens, models: entry.cost.models }),
+      filesJson: entry.files == null ? null : JSON.stringify(entry.files),
+      traceSpansJson: JSON.stringify(entry.traceSpans),
+      finalOutputJson: entry.finalOutput === undefined ? null : JSON.stringify(entry.finalOutput),
+    },
+    models: Object.keys(entry.cost.models),
+    workflowState,
+  };
+}
+
+/**
  * Log entries and execution snapshots (D17, D23). Every statement is prepared once; the list query is
  * built from the filters present so that SQLite can walk one index in keyset order (D8), and its shapes
  * are bounded by those combinations, whatever the values (listQuery).
@@ -122,34 +177,32 @@ export class LogsStore {
    */
   insertExecution(record: ExecutionRecord, fanOut?: FanOutIntent): boolean {
     return this.db.transaction(() => {
-      const inserted = this.insertOne(record, new Map());
+      const inserted = this.insertOne(executionRows(record), new Map());
       if (inserted && fanOut) this.insertFanOut.run({ ...fanOut, now: Date.now() });
       return inserted;
     })();
   }
 
-  /**
-   * Many executions per transaction, for bulk loads (seed): one fsync per batch, not per row, and each
-   * distinct workflow state object serialised and hashed once per batch.
-   */
+  /** Many executions per transaction, for bulk loads: see insertRows. */
   insertExecutions(records: ExecutionRecord[]): number {
-    const stateKeys = new Map<unknown, Buffer>();
-    return this.db.transaction(() => records.filter((r) => this.insertOne(r, stateKeys)).length)();
+    return this.insertRows(records.map(executionRows));
   }
 
-  private insertOne({ entry, workflowState }: ExecutionRecord, stateKeys: Map<unknown, Buffer>): boolean {
-    const { changes } = this.insertEntry.run({
-      ...entry,
-      costTotal: entry.cost.total,
-      costJson: JSON.stringify({ tokens: entry.cost.tokens, models: entry.cost.models }),
-      filesJson: entry.files == null ? null : JSON.stringify(entry.files),
-      traceSpansJson: JSON.stringify(entry.traceSpans),
-      finalOutputJson: entry.finalOutput === undefined ? null : JSON.stringify(entry.finalOutput),
-    });
-    if (changes === 0) return false;
-    for (const model of Object.keys(entry.cost.models)) {
-      this.insertModel.run(entry.workspaceId, model, entry.startedAt, entry.id);
-    }
+  /**
+   * Executions already serialised (executionRows), many per transaction, for bulk loads (seed): one fsync
+   * per batch, not per row, and each distinct workflow state object serialised and hashed once per batch.
+   */
+  insertRows(rows: ExecutionRows[]): number {
+    const stateKeys = new Map<unknown, Buffer>();
+    return this.db.transaction(() => rows.filter((r) => this.insertOne(r, stateKeys)).length)();
+  }
+
+  private insertOne(
+    { entry, models, workflowState }: ExecutionRows,
+    stateKeys: Map<unknown, Buffer>,
+  ): boolean {
+    if (this.insertEntry.run(entry).changes === 0) return false;
+    for (const model of models) this.insertModel.run(entry.workspaceId, model, entry.startedAt, entry.id);
     this.insertExecutionState.run(entry.executionId, this.stateKey(workflowState, stateKeys));
     return true;
   }
