@@ -19,6 +19,8 @@ import { restWithKey } from "./support/api-server.js";
 import { type RunningWorker, startWorker, testTimeouts } from "./support/engine.js";
 import {
   createAccount,
+  createWorkflow,
+  offlineWorkflowState,
   startFlowlog,
   subscribeWebhook,
   type TestAccount,
@@ -132,28 +134,7 @@ function workspaceWithMailbox(): { account: TestAccount; mailbox: string; workfl
 
 /** A workflow that runs without any network: starter, then a response block. */
 function saveWorkflow(account: TestAccount): string {
-  const id = newId("wf");
-  const now = Date.now();
-  flowlog.store.workflows.createWorkflow({
-    id,
-    workspaceId: account.workspaceId,
-    folderId: null,
-    name: "Auto-disable test",
-    description: "",
-    version: 1,
-    state: {
-      blocks: {
-        start: { type: "starter", name: "Start", config: {}, enabled: true },
-        done: { type: "response", name: "Done", config: { data: { ok: true } }, enabled: true },
-      },
-      edges: [{ source: "start", target: "done" }],
-      loops: {},
-      parallels: {},
-    },
-    createdAt: now,
-    updatedAt: now,
-  });
-  return id;
+  return createWorkflow(flowlog.store, account.workspaceId, "Auto-disable test", null, offlineWorkflowState);
 }
 
 /** A receiver answering `status.code` (410 Gone unless a test changes it): a failure that is not retried. */

@@ -22,7 +22,9 @@ import { restWithKey } from "./support/api-server.js";
 import { type RunningWorker, startedFanOut, startWorker, testTimeouts } from "./support/engine.js";
 import {
   createAccount,
+  createWorkflow,
   execution,
+  offlineWorkflowState,
   startFlowlog,
   subscribeWebhook,
   type TestAccount,
@@ -90,28 +92,7 @@ async function receiver(handler: ReceiverHandler = (_, response) => sendJson(res
 
 /** A workflow that runs without any network: starter, then a response block. */
 function saveWorkflow(account: TestAccount): string {
-  const id = newId("wf");
-  const now = Date.now();
-  flowlog.store.workflows.createWorkflow({
-    id,
-    workspaceId: account.workspaceId,
-    folderId: null,
-    name: "Deliveries test",
-    description: "",
-    version: 1,
-    state: {
-      blocks: {
-        start: { type: "starter", name: "Start", config: {}, enabled: true },
-        done: { type: "response", name: "Done", config: { data: { ok: true } }, enabled: true },
-      },
-      edges: [{ source: "start", target: "done" }],
-      loops: {},
-      parallels: {},
-    },
-    createdAt: now,
-    updatedAt: now,
-  });
-  return id;
+  return createWorkflow(flowlog.store, account.workspaceId, "Deliveries test", null, offlineWorkflowState);
 }
 
 function subscribe(

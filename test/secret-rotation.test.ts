@@ -11,11 +11,12 @@ import { databaseFile } from "../src/store/database.js";
 import type { DeliveryRecord } from "../src/store/deliveries-store.js";
 import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { startExecution } from "../src/temporal/start-execution.js";
-import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
 import { type RunningWorker, startWorker, testTimeouts } from "./support/engine.js";
 import {
   createAccount,
+  createWorkflow,
+  offlineWorkflowState,
   startFlowlog,
   subscribeWebhook,
   type TestAccount,
@@ -297,28 +298,7 @@ const v1Count = (request: ReceivedRequest) =>
 
 /** A workflow that runs without any network: starter, then a response block. */
 function saveWorkflow(): string {
-  const id = newId("wf");
-  const now = Date.now();
-  flowlog.store.workflows.createWorkflow({
-    id,
-    workspaceId: alice.workspaceId,
-    folderId: null,
-    name: "Rotation test",
-    description: "",
-    version: 1,
-    state: {
-      blocks: {
-        start: { type: "starter", name: "Start", config: {}, enabled: true },
-        done: { type: "response", name: "Done", config: { data: { ok: true } }, enabled: true },
-      },
-      edges: [{ source: "start", target: "done" }],
-      loops: {},
-      parallels: {},
-    },
-    createdAt: now,
-    updatedAt: now,
-  });
-  return id;
+  return createWorkflow(flowlog.store, alice.workspaceId, "Rotation test", null, offlineWorkflowState);
 }
 
 async function execute(workflowId: string): Promise<{ logId: string }> {

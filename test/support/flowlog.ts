@@ -107,12 +107,13 @@ export function subscribeWebhook(
   return id;
 }
 
-/** A workflow in the account's workspace, with a small graph to snapshot. */
+/** A workflow in the account's workspace, with a small graph to snapshot unless another state is given. */
 export function createWorkflow(
   store: Store,
   workspaceId: string,
   name = "Nightly report",
   folderId: string | null = null,
+  state: object = testWorkflowState,
 ) {
   const now = Date.now();
   const id = newId("wf");
@@ -123,12 +124,23 @@ export function createWorkflow(
     name,
     description: `${name}, for tests`,
     version: 1,
-    state: testWorkflowState,
+    state,
     createdAt: now,
     updatedAt: now,
   });
   return id;
 }
+
+/** A workflow that runs without any network: starter, then a response block. */
+export const offlineWorkflowState = {
+  blocks: {
+    start: { type: "starter", name: "Start", config: {}, enabled: true },
+    done: { type: "response", name: "Done", config: { data: { ok: true } }, enabled: true },
+  },
+  edges: [{ source: "start", target: "done" }],
+  loops: {},
+  parallels: {},
+};
 
 export const testWorkflowState = {
   blocks: {
