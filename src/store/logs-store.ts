@@ -75,18 +75,8 @@ export const entryByIdSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final
  * from, so that a batch of thousands costs the garbage collector little (the seeder, issue 14).
  */
 export interface ExecutionRows {
-  entry: {
-    id: string;
-    workspaceId: string;
-    workflowId: string;
-    folderId: string | null;
-    executionId: string;
-    billedUserId: string | null;
-    level: Level;
-    trigger: Trigger;
-    startedAt: number;
-    endedAt: number;
-    totalDurationMs: number;
+  /** The entry's scalar columns as they are, its object-valued ones as JSON. */
+  entry: Omit<LogEntryRecord, "cost" | "files" | "traceSpans" | "finalOutput"> & {
     costTotal: number;
     costJson: string;
     filesJson: string | null;
