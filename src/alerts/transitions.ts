@@ -1,10 +1,9 @@
-import { createHash } from "node:crypto";
 import { type AlertResolvedEvent, buildAlertResolvedEvent } from "../notifications/alert-event.js";
 import type { AlertPayload } from "../notifications/event.js";
 import type { LogEntryRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import type { AlertRuleRecord, SubscriptionForDelivery } from "../store/subscriptions-store.js";
-import { newId } from "../util/ids.js";
+import { derivedId } from "../util/ids.js";
 import { isoFromMs } from "../util/time.js";
 import { evaluateAlertResolution, evaluateAlertRule } from "./rules.js";
 
@@ -97,5 +96,5 @@ function resolvedAlert(
 /** One resolution event per (subscription, execution): each subscription resolves a firing of its own. */
 function resolutionEventIdOf(subscriptionId: string, logId: string): string {
   const key = `resolved:${subscriptionId}:${logId}`;
-  return newId("evt", createHash("sha256").update(key).digest().subarray(0, 12));
+  return derivedId("evt", key);
 }

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import type { Client } from "@temporalio/client";
 import { alertOutcomeOf } from "../../alerts/transitions.js";
@@ -26,7 +25,7 @@ import type {
 } from "../../store/deliveries-store.js";
 import type { LogEntryRecord } from "../../store/records.js";
 import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
-import { newId } from "../../util/ids.js";
+import { derivedId, newId } from "../../util/ids.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
 import { watchFailingEndpoint } from "../start-endpoint-watch.js";
 import type { ActivityDeps } from "./deps.js";
@@ -212,7 +211,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
 
 /** D19: the event id follows from the log entry, so the same execution can never make a second event. */
 export function eventIdOf(logId: string): string {
-  return newId("evt", createHash("sha256").update(`event:${logId}`).digest().subarray(0, 12));
+  return derivedId("evt", `event:${logId}`);
 }
 
 /**

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { defaultAutoDisablePolicy, nextAutoDisableStep } from "../../domain/auto-disable.js";
 import { logger } from "../../logging/logger.js";
 import { buildEndpointNoticeEmail, sendEmailAttempt } from "../../notifications/email.js";
@@ -11,7 +10,7 @@ import {
 import { type AttemptResult, deliveryTimeoutMs } from "../../notifications/http-channel.js";
 import type { EndpointHealth } from "../../store/endpoint-health-store.js";
 import type { ChannelConfig } from "../../store/subscriptions-store.js";
-import { newId } from "../../util/ids.js";
+import { derivedId, newId } from "../../util/ids.js";
 import { isoFromMs } from "../../util/time.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
 import type { EndpointWatch } from "../endpoint-health-ids.js";
@@ -178,5 +177,5 @@ export async function sendEndpointNotice(
 /** One notice of each kind per run: the same id on every retry of the activity that makes it. */
 function noticeEventIdOf(type: string, subscriptionId: string, failingSince: number): string {
   const key = `${type}:${subscriptionId}:${failingSince}`;
-  return newId("evt", createHash("sha256").update(key).digest().subarray(0, 12));
+  return derivedId("evt", key);
 }

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { ConnectError } from "@connectrpc/connect";
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { defaultQuotas } from "../../config/quotas.js";
@@ -12,7 +11,7 @@ import {
 import { asWorkflowState } from "../../engine/json-shapes.js";
 import type { FanOutIntent } from "../../store/outbox-store.js";
 import type { LogEntryRecord } from "../../store/records.js";
-import { newId } from "../../util/ids.js";
+import { derivedId } from "../../util/ids.js";
 import { deliveryTaskQueue } from "../delivery-ids.js";
 import type { FanOutOutbox } from "../fan-out-outbox.js";
 import type { ActivityDeps } from "./deps.js";
@@ -171,5 +170,5 @@ function insertOrRecordRefusal(
 
 /** An execution's one log id (D17), derived so that every attempt of the write names the same entry. */
 export function logIdOf(executionId: string): string {
-  return newId("log", createHash("sha256").update(executionId).digest().subarray(0, 12));
+  return derivedId("log", executionId);
 }

@@ -1,10 +1,9 @@
-import { createHash } from "node:crypto";
 import { timerRuleOf } from "../../domain/alert-rules.js";
 import { selectsWorkflow } from "../../domain/subscription-matching.js";
 import { buildAlertFiredEvent } from "../../notifications/alert-event.js";
 import { alertCooldownMs } from "../../store/alerts-store.js";
 import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
-import { newId } from "../../util/ids.js";
+import { derivedId, newId } from "../../util/ids.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
 import type { InactivityWatch } from "../inactivity-ids.js";
 import type { ActivityDeps } from "./deps.js";
@@ -122,5 +121,5 @@ function applies(subscription: SubscriptionForDelivery, workflowId: string): boo
 function alertEventIdOf(watch: InactivityWatch, dueAt: number): string {
   // The key's text is part of stored event ids: it stays as it was when no_activity was the only timer rule.
   const key = `no_activity:${watch.subscriptionId}:${watch.workflowId}:${dueAt}`;
-  return newId("evt", createHash("sha256").update(key).digest().subarray(0, 12));
+  return derivedId("evt", key);
 }
