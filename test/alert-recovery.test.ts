@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Client, Connection } from "@temporalio/client";
+import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type AlertOutcome, alertOutcomeOf } from "../src/alerts/transitions.js";
 import { defaultPlanLimits } from "../src/domain/plans.js";
@@ -14,10 +14,11 @@ import { openStore, type Store } from "../src/store/store.js";
 import type { AlertRuleRecord, ChannelConfig } from "../src/store/subscriptions-store.js";
 import { eventIdOf } from "../src/temporal/activities/delivery-activities.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
+import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { startExecution } from "../src/temporal/start-execution.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
-import { type RunningWorker, startedFanOut, startWorker, testTimeouts } from "./support/engine.js";
+import { fanOutDeliveries, type RunningWorker, startWorker, testTimeouts } from "./support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -364,7 +365,7 @@ async function execute(workflowId: string): Promise<{ logId: string; deliveries:
     { taskQueue },
   );
   const { logId } = await handle.result();
-  const deliveries: number = await (await startedFanOut(temporal, logId)).result();
+  const deliveries = await fanOutDeliveries(temporal, flowlog.store, logId);
   return { logId, deliveries };
 }
 
@@ -477,8 +478,12 @@ describe("workflow.alert.resolved through every channel (D34, D19, D20)", () => 
       },
     ]);
 
-    // Another success: nothing is open, so nothing is sent.
-    expect((await execute(workflowId)).deliveries).toBe(0);
+    // Another success: nothing is open, so nothing is sent, and no fan-out workflow is started (issue 12).
+    const quiet = await execute(workflowId);
+    expect(quiet.deliveries).toBe(0);
+    await expect(temporal.workflow.getHandle(fanOutWorkflowId(quiet.logId)).describe()).rejects.toThrow(
+      WorkflowNotFoundError,
+    );
     expect(hook.received).toHaveLength(2);
     expect(chat.received).toHaveLength(2);
   });

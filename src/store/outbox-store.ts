@@ -36,6 +36,7 @@ export class OutboxStore {
       remove: db.prepare("DELETE FROM notification_outbox WHERE log_id = ?"),
       postpone: db.prepare("UPDATE notification_outbox SET not_before = ? WHERE log_id = ?"),
       next: db.prepare("SELECT min(not_before) AS at FROM notification_outbox"),
+      holds: db.prepare("SELECT 1 FROM notification_outbox WHERE log_id = ?").pluck(),
     };
   }
 
@@ -58,6 +59,11 @@ export class OutboxStore {
   /** The start failed: try again at `at`. */
   postpone(logId: string, at: number): void {
     this.statements.postpone.run(at, logId);
+  }
+
+  /** Whether the entry's notifications are still waiting to start. */
+  holds(logId: string): boolean {
+    return this.statements.holds.get(logId) !== undefined;
   }
 
   /** When the earliest intent is due; undefined when there is none. */

@@ -2,6 +2,7 @@ import type { Client } from "@temporalio/client";
 import { logger } from "../logging/logger.js";
 import type { FanOutIntent } from "../store/outbox-store.js";
 import type { Store } from "../store/store.js";
+import type { DeliveryTarget } from "./delivery-ids.js";
 import { startFanOut } from "./start-fan-out.js";
 
 export interface FanOutOutboxOptions {
@@ -20,13 +21,19 @@ export interface FanOutOutboxOptions {
 
 const defaults: FanOutOutboxOptions = { leaseMs: 30_000, concurrency: 32, retryMs: 5_000, idleMs: 5_000 };
 
+/** Makes (or finds, when run again) the deliveries of one log entry: the fan-out activities' own. */
+export type PrepareDeliveries = (logId: string) => Promise<DeliveryTarget[]>;
+
 /**
  * Starts the notification fan-outs that log writes leave in the outbox (issue 12, D19). The log-writing
  * activity only records the intent with its entry and wakes this dispatcher, so an execution completes
- * without waiting for the start; the dispatcher starts each workflow on the worker's own connection
- * (eager start), removes the intent once the server has it, and retries a failed start later. Intents
- * left by a process that died are claimed again when their lease ends, so none is lost; a start that
- * runs twice is refused by the workflow id and changes nothing (start-fan-out.ts).
+ * without waiting for the start. The dispatcher makes the entry's deliveries itself, since it has the
+ * store, and starts the workflow with them as its input and search attributes on the worker's own
+ * connection (eager start): the fan-out's first task schedules the delivery activities at once, and an
+ * entry with nothing to deliver (an alert rule that did not fire) costs no workflow at all. The intent
+ * is removed once the server has the workflow; a failed step is retried later. Intents left by a
+ * process that died are claimed again when their lease ends, so none is lost; making the deliveries
+ * again finds the same rows, and a start that runs twice is refused by the workflow id (start-fan-out.ts).
  */
 export class FanOutOutbox {
   private readonly options: FanOutOutboxOptions;
@@ -37,6 +44,7 @@ export class FanOutOutbox {
   constructor(
     private readonly store: Store,
     private readonly client: Client,
+    private readonly prepare: PrepareDeliveries,
     options: Partial<FanOutOutboxOptions> = {},
   ) {
     this.options = { ...defaults, ...options };
@@ -83,12 +91,13 @@ export class FanOutOutbox {
 
   private async start(intent: FanOutIntent): Promise<void> {
     try {
-      await startFanOut(this.client, intent);
+      const targets = await this.prepare(intent.logId);
+      if (targets.length > 0) await startFanOut(this.client, { ...intent, targets });
       this.store.outbox.remove(intent.logId);
     } catch (error) {
       logger.warn(
         { err: error, logId: intent.logId },
-        `notification outbox: the fan-out of ${intent.logId} did not start; trying again`,
+        `notification outbox: the notifications of ${intent.logId} did not start; trying again`,
       );
       this.store.outbox.postpone(intent.logId, Date.now() + this.options.retryMs);
     }

@@ -52,7 +52,10 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
     const taskQueue = options.taskQueue ?? FLOWLOG_TASK_QUEUE;
     // Both queues run the same workflows and activities; each has its own slots (issue 12).
     const workflowBundle = await bundleWorkflowCode({ workflowsPath, logger: Runtime.instance().logger });
-    const fanOuts = new FanOutOutbox(options.deps.store, client);
+    // The dispatcher makes an entry's deliveries as the fan-out's own activity would, then starts it.
+    const fanOuts = new FanOutOutbox(options.deps.store, client, (logId) =>
+      activities.prepareDeliveries({ logId }),
+    );
     const activities = createActivities(options.deps, client, fanOuts);
     const workerOn = (queue: string) =>
       Worker.create({

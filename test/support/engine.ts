@@ -24,12 +24,12 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-/** A real worker in this process on its own task queue, so test files never take each other's tasks. */
 /** What a test's worker runs with: its store, loopback receivers allowed (D22), D12's plan table. */
 export function testDeps(store: Store, extra: Partial<ActivityDeps> = {}): ActivityDeps {
   return { store, allowPrivateNetworks: true, planLimits: defaultPlanLimits, ...extra };
 }
 
+/** A real worker in this process on its own task queue, so test files never take each other's tasks. */
 export async function startWorker(
   temporal: { address: string; namespace: string },
   deps: ActivityDeps,
@@ -65,6 +65,30 @@ export async function startedFanOut(
       if (!(error instanceof WorkflowNotFoundError) || Date.now() > deadline) throw error;
       await sleep(20);
     }
+  }
+}
+
+/**
+ * How many deliveries the entry's notifications made, once each has been attempted to its end. The
+ * worker's outbox makes them and starts their fan-out only when there is one (issue 12), so this waits
+ * for the outbox to let go of the entry first; an entry it let go of with no fan-out made none.
+ */
+export async function fanOutDeliveries(
+  client: Client,
+  store: Store,
+  logId: string,
+  timeoutMs = 15_000,
+): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  while (store.outbox.holds(logId)) {
+    if (Date.now() > deadline) throw new Error(`the outbox still holds ${logId} after ${timeoutMs} ms`);
+    await sleep(20);
+  }
+  try {
+    return await client.workflow.getHandle(fanOutWorkflowId(logId)).result();
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return 0;
+    throw error;
   }
 }
 

@@ -42,20 +42,33 @@ const legacy = proxyActivities<Activities>({ startToCloseTimeout: "1 minute", re
  */
 export const deliveriesAsActivities = "deliveries-as-activities";
 
+export interface FanOutInput {
+  logId: string;
+  /**
+   * The deliveries, made by the outbox's dispatcher before the start (issue 12), with their ids already
+   * in the start's search attributes. Absent from a fan-out started before that: it makes them itself.
+   */
+  targets?: DeliveryTarget[];
+}
+
 /**
- * Notifications of one log entry (issue 5, item 3), started by the activity that writes the entry (see
- * start-fan-out.ts) so that nothing here delays the execution's result (D19: never in its critical path).
- * One delivery per matching subscription, each an attempt series of its own activity (issue 12): a slow
- * receiver holds up only its own delivery.
+ * Notifications of one log entry (issue 5, item 3), started by the worker's outbox dispatcher after the
+ * entry is written (fan-out-outbox.ts), so that nothing here delays the execution's result (D19: never in
+ * its critical path). One delivery per matching subscription, each an attempt series of its own activity
+ * (issue 12): a slow receiver holds up only its own delivery. Given its deliveries, the first workflow
+ * task schedules them all and the last ends the workflow: nothing else runs in between.
  */
-export async function fanOutNotifications({ logId }: { logId: string }): Promise<number> {
+export async function fanOutNotifications({ logId, targets: given }: FanOutInput): Promise<number> {
   if (!patched(deliveriesAsActivities)) {
     const targets = await legacy.prepareDeliveries({ logId });
     await Promise.all(targets.map((target) => startLegacyDelivery(target, 1)));
     return targets.length;
   }
-  const targets = await prepareDeliveries({ logId });
-  if (targets.length > 0) upsertSearchAttributes(fanOutSearchAttributes(targets));
+  let targets = given;
+  if (targets === undefined) {
+    targets = await prepareDeliveries({ logId });
+    if (targets.length > 0) upsertSearchAttributes(fanOutSearchAttributes(targets));
+  }
   await Promise.all(targets.map((target) => deliverSeries({ deliveryId: target.deliveryId, series: 1 })));
   return targets.length;
 }
