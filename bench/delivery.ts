@@ -1,6 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { executeLoad, noopLoad } from "./execution.js";
+import { Client, Connection } from "@temporalio/client";
+import { executeLoad, noopLoad, startNoopWorker } from "./execution.js";
 import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
+import { noopTaskQueue } from "./support/noop-worker.js";
+import type { noopFanOut } from "./support/noop-workflow.js";
 import { startItemApi, startReceiver } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio, type Table } from "./support/report.js";
 import { distribution } from "./support/sample.js";
@@ -109,6 +112,7 @@ export const deliveryBench: Bench = {
             delivered ? ms(latency.max) : "",
           ]);
         }
+        if (count === 0) rows.push(...(await floorRows(stack, workflowId, plan, unsubscribed)));
       }
       const baseline = await noopLoad(stack.temporalAddress, {
         connections: 8,
@@ -136,6 +140,11 @@ export const deliveryBench: Bench = {
             "end→receipt: arrival at the loopback receiver minus the event's data.endedAt. Baseline on the " +
             `same server: ${perSecond(baseline.requestsPerSecond)} no-op workflows/s (8 in flight); every ` +
             "delivery is an activity of the execution's fan-out workflow (D19 as amended, issue 12). " +
+            "Floor rows: no subscription, but for each execution the bench starts a workflow of k no-op " +
+            "activities on a no-op worker: the least D19's shape (a workflow per event, an activity per " +
+            "delivery) can cost, with no store, HTTP or flowlog code; its ratio bounds what k subscriptions " +
+            "can reach on this machine. Their deliveries are those activities, their end→receipt the " +
+            "workflow's end after the execution's answer. " +
             `Deliveries counted once each; ${repeats} arrived again with the same delivery id (D19 allows it).`,
         } satisfies Table,
       ];
@@ -146,6 +155,69 @@ export const deliveryBench: Bench = {
     }
   },
 };
+
+/**
+ * The floor of each subscribed row (issue 12): executions with no subscription while, for each one, the
+ * bench starts a no-op fan-out of as many activities as that row has subscriptions. What this costs the
+ * executions is what the shape alone costs, before any delivery work of flowlog's own.
+ */
+async function floorRows(
+  stack: FlowlogStack,
+  workflowId: string,
+  plan: Plan,
+  unsubscribed: Map<number, number>,
+): Promise<(string | number)[][]> {
+  const worker = await startNoopWorker(stack.temporalAddress);
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const rows: (string | number)[][] = [];
+  try {
+    const client = new Client({ connection });
+    let next = 0;
+    for (const deliveries of plan.subscriptionCounts.filter((count) => count > 0)) {
+      for (const connections of plan.concurrency) {
+        const latencies: number[] = [];
+        const fanOuts: Promise<void>[] = [];
+        let lastEnd = 0;
+        const loadStarted = Date.now();
+        const fanOut = async () => {
+          const answeredAt = Date.now();
+          const handle = await client.workflow.start<typeof noopFanOut>("noopFanOut", {
+            taskQueue: noopTaskQueue,
+            workflowId: `bench-floor-${process.pid}-${next++}`,
+            args: [deliveries],
+          });
+          await handle.result();
+          lastEnd = Date.now();
+          latencies.push(lastEnd - answeredAt);
+        };
+        const load = await executeLoad(
+          stack,
+          workflowId,
+          { connections, seconds: plan.seconds, warmupSeconds: 0.5 },
+          () => fanOuts.push(fanOut()),
+        );
+        await Promise.all(fanOuts);
+        const latency = distribution(latencies);
+        rows.push([
+          `floor: ${deliveries} no-op`,
+          connections,
+          perSecond(load.requestsPerSecond),
+          ratio(load.requestsPerSecond / (unsubscribed.get(connections) ?? Number.NaN)),
+          ms(load.latency.p50),
+          fanOuts.length * deliveries,
+          perSecond((fanOuts.length * deliveries * 1000) / (lastEnd - loadStarted)),
+          ms(latency.p50),
+          ms(latency.p99),
+          ms(latency.max),
+        ]);
+      }
+    }
+  } finally {
+    await connection.close();
+    await worker.stop();
+  }
+  return rows;
+}
 
 async function subscribe(stack: FlowlogStack, url: string): Promise<void> {
   await stack.post(`/api/v1/workspaces/${stack.workspaceId}/notifications`, {

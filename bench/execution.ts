@@ -4,7 +4,7 @@ import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from ".
 import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
 import { noopTaskQueue } from "./support/noop-worker.js";
 import type { noopWorkflow } from "./support/noop-workflow.js";
-import { repoRoot, startProcess } from "./support/processes.js";
+import { type RunningProcess, repoRoot, startProcess } from "./support/processes.js";
 import { startItemApi } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio } from "./support/report.js";
 import { distribution } from "./support/sample.js";
@@ -89,6 +89,7 @@ export async function executeLoad(
   stack: FlowlogStack,
   workflowId: string,
   plan: LoadPlan,
+  onExecuted?: () => void,
 ): Promise<LoadResult> {
   const target = {
     url: `http://${stack.api}/api/v1/workflows/${workflowId}/execute`,
@@ -103,18 +104,14 @@ export async function executeLoad(
   if (check.output?.got?.title !== "bench item") {
     throw new Error(`the bench workflow answered ${JSON.stringify(check)}, not the item it fetched`);
   }
-  const result = await httpLoad(target, plan);
+  const result = await httpLoad(target, plan, onExecuted);
   if (result.failures > 0) throw new Error(`${result.failures} executions failed under load`);
   return result;
 }
 
 /** The baseline: the no-op workflow's own worker process, and `connections` closed loops of execute. */
 export async function noopLoad(temporalAddress: string, plan: LoadPlan): Promise<LoadResult> {
-  const worker = await startProcess(
-    process.execPath,
-    ["--import", "tsx", path.join(repoRoot, "bench/support/noop-worker.ts"), temporalAddress],
-    { ready: /noop worker polling/ },
-  );
+  const worker = await startNoopWorker(temporalAddress);
   const connection = await Connection.connect({ address: temporalAddress });
   try {
     const client = new Client({ connection });
@@ -143,4 +140,13 @@ export async function noopLoad(temporalAddress: string, plan: LoadPlan): Promise
     await connection.close();
     await worker.stop();
   }
+}
+
+/** The no-op workflows' worker, in a process of its own like `flowlog worker`. */
+export function startNoopWorker(temporalAddress: string): Promise<RunningProcess> {
+  return startProcess(
+    process.execPath,
+    ["--import", "tsx", path.join(repoRoot, "bench/support/noop-worker.ts"), temporalAddress],
+    { ready: /noop worker polling/ },
+  );
 }

@@ -30,12 +30,18 @@ export interface HttpTarget {
  * HTTP/1.1 load from autocannon with keep-alive connections. Latencies are taken from its per-response
  * event at hrtime resolution, because its own histogram keeps whole milliseconds only.
  */
-export async function httpLoad(target: HttpTarget, plan: LoadPlan): Promise<LoadResult> {
-  await autocannonRun(target, plan.connections, plan.warmupSeconds, () => {});
+export async function httpLoad(
+  target: HttpTarget,
+  plan: LoadPlan,
+  /** Called for each successful answer, the warm-up's included. */
+  onSuccess: () => void = () => {},
+): Promise<LoadResult> {
+  await autocannonRun(target, plan.connections, plan.warmupSeconds, onSuccess);
   const times: number[] = [];
-  const result = await autocannonRun(target, plan.connections, plan.seconds, (responseTime) =>
-    times.push(responseTime),
-  );
+  const result = await autocannonRun(target, plan.connections, plan.seconds, (responseTime) => {
+    times.push(responseTime);
+    onSuccess();
+  });
   return {
     requestsPerSecond: result.requests.total / (result.duration || plan.seconds),
     latency: distribution(times),

@@ -7,3 +7,12 @@ const { noop } = proxyActivities<typeof noopActivities>({ startToCloseTimeout: "
 export async function noopWorkflow(): Promise<string> {
   return noop();
 }
+
+/**
+ * The least a notification can cost in Temporal as D19 shapes it: one workflow per event with one
+ * activity per delivery, doing nothing (the delivery bench's floor rows).
+ */
+export async function noopFanOut(deliveries: number): Promise<number> {
+  await Promise.all(Array.from({ length: deliveries }, () => noop()));
+  return deliveries;
+}
