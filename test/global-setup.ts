@@ -4,6 +4,7 @@ import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { loadConfig } from "../src/config/config.js";
 import { ensureTemporal } from "../src/temporal/dev/ensure-temporal.js";
+import { resolvePostgresBinaries } from "../src/tools/postgres-binaries.js";
 import { freePort } from "../src/util/free-port.js";
 
 declare module "vitest" {
@@ -20,6 +21,9 @@ declare module "vitest" {
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const { temporalAddress, temporalNamespace } = loadConfig();
+  // Before any test file starts its own PostgreSQL (support/postgres.ts): on a fresh machine the files
+  // running side by side would otherwise each try to install it at once.
+  await resolvePostgresBinaries();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "flowlog-temporal-"));
   const temporal = await ensureTemporal({
     address: temporalAddress,

@@ -1,8 +1,7 @@
-import { spawn } from "node:child_process";
-import { constants } from "node:fs";
-import { access, mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { executableSuffix, findOnPath, isExecutable, run } from "./executables.js";
 
 /** A command-line tool that is built from a Go module when it is not installed. */
 export interface GoBinary {
@@ -17,7 +16,6 @@ export interface GoBinary {
   buildTime: string;
 }
 
-const executableSuffix = process.platform === "win32" ? ".exe" : "";
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 /** Git-ignored, so a clone builds each tool once and keeps it across `npm start` and `npm test`. */
 export const toolsBinDir = path.join(repoRoot, ".tools", "bin");
@@ -59,32 +57,4 @@ export async function buildGoBinary(tool: GoBinary, binDir: string): Promise<str
   } finally {
     await rm(buildDir, { recursive: true, force: true });
   }
-}
-
-async function findOnPath(command: string): Promise<string | undefined> {
-  for (const dir of (process.env.PATH ?? "").split(path.delimiter).filter(Boolean)) {
-    const candidate = path.join(dir, command + executableSuffix);
-    if (await isExecutable(candidate)) return candidate;
-  }
-  return undefined;
-}
-
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    await access(file, constants.X_OK);
-    return (await stat(file)).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, stdio: ["ignore", "inherit", "inherit"] });
-    child.on("error", reject);
-    child.on("exit", (code, signal) => {
-      if (code === 0) resolve();
-      else reject(new Error(`${command} ${args.join(" ")} failed (${signal ?? `exit code ${code}`})`));
-    });
-  });
 }

@@ -1,0 +1,101 @@
+import pg from "pg";
+import { migrate } from "./migrations.js";
+
+export type PostgresPool = pg.Pool;
+
+/**
+ * What stops a process at start when FLOWLOG_DATABASE_URL is wrong or its server cannot be reached
+ * (issue 15): one line naming the variable, with the URL's password masked.
+ */
+export class DatabaseUrlError extends Error {
+  constructor(url: string, problem: string) {
+    super(`FLOWLOG_DATABASE_URL=${maskPassword(url)}: ${problem.replace(/\s+/g, " ").trim()}`);
+    this.name = "DatabaseUrlError";
+  }
+}
+
+export interface PostgresOptions {
+  /** Connections this process keeps open at most (pg's default is 10). */
+  maxConnections?: number;
+  /** Stop at an older schema version, for tests that build the database an older flowlog left. */
+  schemaVersion?: number;
+}
+
+/**
+ * A pool on the database FLOWLOG_DATABASE_URL names (D32), reachable and migrated before it is
+ * returned, so a wrong URL or an unreachable server stops the start instead of the first request.
+ */
+export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<PostgresPool> {
+  const pool = new pg.Pool({
+    connectionString: checkedUrl(url),
+    max: options.maxConnections,
+    // pg waits forever by default: a server that drops packets would hang the start.
+    connectionTimeoutMillis: 10_000,
+    types: { getTypeParser },
+  });
+  // An idle connection the server closed (a restart, a failover) is dropped by the pool, which opens a
+  // new one for the next query; unhandled, the event would end the process.
+  pool.on("error", () => undefined);
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    await pool.end();
+    throw new DatabaseUrlError(url, `cannot connect: ${reason(error)}`);
+  }
+  try {
+    await migrate(client, options.schemaVersion);
+  } catch (error) {
+    client.release();
+    await pool.end();
+    throw error;
+  }
+  client.release();
+  return pool;
+}
+
+/**
+ * bigint columns (times in Unix milliseconds, counts) come back as numbers, as from SQLite, instead of
+ * pg's strings: every value flowlog stores is far inside 2^53.
+ */
+function getTypeParser(oid: number, format?: "text" | "binary") {
+  if (oid === pg.types.builtins.INT8 && format !== "binary") return Number;
+  return pg.types.getTypeParser(oid, format);
+}
+
+function checkedUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new DatabaseUrlError(url, "is not a URL; expected postgres://user:password@host:5432/database");
+  }
+  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
+    throw new DatabaseUrlError(url, "must be a postgres:// URL");
+  }
+  if (parsed.hostname === "" && !parsed.searchParams.has("host")) {
+    throw new DatabaseUrlError(url, "names no host");
+  }
+  if (parsed.pathname.length <= 1) throw new DatabaseUrlError(url, "names no database");
+  return url;
+}
+
+/**
+ * The URL as it may be shown: its password, in the user part or as a parameter, replaced by ***. Also
+ * for a URL that does not parse: everything from the user's colon to the last @ goes, even if that is
+ * more than the password.
+ */
+export function maskPassword(url: string): string {
+  return url
+    .replace(/^((?:[a-z][a-z0-9+.-]*:\/\/)?[^/?#@:]*):(?!\/\/).*@/i, "$1:***@")
+    .replace(/(\bpassword=)[^&#\s]*/gi, "$1***");
+}
+
+/**
+ * What went wrong connecting: pg reports a refused connection to a name with several addresses
+ * (localhost: ::1 and 127.0.0.1) as an AggregateError whose own message is empty.
+ */
+function reason(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return reason(error.errors[0]);
+  return error instanceof Error && error.message !== "" ? error.message : String(error);
+}

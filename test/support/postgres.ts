@@ -1,0 +1,135 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { chown, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import pg from "pg";
+import { findOnPath } from "../../src/tools/executables.js";
+import { resolvePostgresBinaries } from "../../src/tools/postgres-binaries.js";
+import { freePort } from "../../src/util/free-port.js";
+
+/** A PostgreSQL server of one test file or bench, in a temp directory of its own (D32). */
+export interface PostgresServer {
+  /**
+   * A fresh, empty database and the URL to it. Its collation is ICU's en-US, whose order is not byte
+   * order, as on a server whose locale is a language's: the store must not depend on the server's.
+   */
+  createDatabase(): Promise<string>;
+  /** Stops the server and deletes its directory. */
+  stop(): Promise<void>;
+}
+
+export interface PostgresServerOptions {
+  /** Keep PostgreSQL's own durability settings (fsync on each commit), for benches; tests skip fsync. */
+  durable?: boolean;
+}
+
+const run = promisify(execFile);
+const superuser = "postgres";
+/** Trust on loopback only (no password to manage); byte order by default; no fsync of a throwaway cluster. */
+const initdbOptions = ["--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"];
+
+/**
+ * initdb into a temp directory, trust authentication on loopback only, a free port, and the server's
+ * socket in the same directory, so nothing is shared with a system cluster or another run. The server
+ * dies with this process even when it is killed (the parent-death signal), and a start that fails
+ * leaves nothing behind.
+ */
+export async function startPostgres(options: PostgresServerOptions = {}): Promise<PostgresServer> {
+  const binaries = await resolvePostgresBinaries();
+  const dir = await mkdtemp(path.join(tmpdir(), "flowlog-pg-"));
+  let server: ChildProcess | undefined;
+  let admin: pg.Client | undefined;
+  const stop = async () => {
+    await admin?.end().catch(() => undefined);
+    if (server) await stopServer(server);
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const asOwner = await serverAccount(dir);
+    const dataDir = path.join(dir, "data");
+    await run(...asOwner(binaries.initdb, ["-D", dataDir, "-U", superuser, ...initdbOptions]));
+    const port = await freePort();
+    const settings = {
+      listen_addresses: "127.0.0.1",
+      unix_socket_directories: dir,
+      ...(options.durable ? {} : { fsync: "off", synchronous_commit: "off", full_page_writes: "off" }),
+    };
+    const args = Object.entries(settings).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
+    server = spawn(...asOwner(binaries.postgres, ["-D", dataDir, "-p", `${port}`, ...args]), {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    await ready(server);
+    const url = (database: string) => `postgres://${superuser}@127.0.0.1:${port}/${database}`;
+    admin = new pg.Client({ connectionString: url("postgres") });
+    await admin.connect();
+    let databases = 0;
+    const client = admin;
+    return {
+      async createDatabase() {
+        const name = `flowlog_${++databases}`;
+        await client.query(
+          `CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`,
+        );
+        return url(name);
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+type Command = (program: string, args: string[]) => [string, string[]];
+
+/**
+ * How to run initdb and postgres: as this user, or when this is root (which initdb refuses) as
+ * Debian's `postgres` account, else `nobody`, owning the temp directory. setpriv (util-linux, in every
+ * Debian) switches the user and sets the parent-death signal that stops the server with this process.
+ */
+async function serverAccount(dir: string): Promise<Command> {
+  const setpriv = await findOnPath("setpriv");
+  const through =
+    (setpriv: string, options: string[]): Command =>
+    (program, args) => [setpriv, [...options, "--pdeathsig=SIGINT", "--", program, ...args]];
+  if (process.getuid?.() !== 0) return setpriv ? through(setpriv, []) : (program, args) => [program, args];
+  if (!setpriv) throw new Error("setpriv (util-linux) is needed to run PostgreSQL as another user than root");
+  const owner = (await account("postgres")) ?? (await account("nobody"));
+  if (!owner) throw new Error("no postgres or nobody account to run PostgreSQL as");
+  await chown(dir, owner.uid, owner.gid);
+  return through(setpriv, [`--reuid=${owner.uid}`, `--regid=${owner.gid}`, "--clear-groups"]);
+}
+
+async function account(name: string): Promise<{ uid: number; gid: number } | undefined> {
+  const entry = await run("getent", ["passwd", name]).catch(() => undefined);
+  const [, , uid, gid] = entry?.stdout.trim().split(":") ?? [];
+  return uid && gid ? { uid: Number(uid), gid: Number(gid) } : undefined;
+}
+
+/** Resolves once the server accepts connections; rejects with its last words if it exits first. */
+function ready(server: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let log = "";
+    server.stderr?.setEncoding("utf8");
+    server.stderr?.on("data", (chunk: string) => {
+      // Kept short: the stream is read to its end so the server never blocks on a full pipe.
+      log = (log + chunk).slice(-4_000);
+      if (log.includes("database system is ready to accept connections")) resolve();
+    });
+    server.on("error", reject);
+    server.on("exit", (code, signal) =>
+      reject(new Error(`postgres exited (${signal ?? `exit code ${code}`}) before it was ready:\n${log}`)),
+    );
+  });
+}
+
+/** A fast shutdown (open sessions are ended), and a kill if it has not finished in ten seconds. */
+async function stopServer(server: ChildProcess): Promise<void> {
+  if (server.exitCode !== null || server.signalCode !== null) return;
+  const exited = new Promise((resolve) => server.once("exit", resolve));
+  server.kill("SIGINT");
+  const timer = setTimeout(() => server.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
