@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type FieldViolation, invalidArgument } from "../errors/api-errors.js";
-import { type ExecutionRows, executionRows } from "../store/logs-store.js";
+import { type ExecutionRows, executionRows } from "../store/log-rows.js";
 import type { ExecutionRecord, WorkflowRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import type { FolderRecord } from "../store/workflows-store.js";

@@ -1,0 +1,66 @@
+import { lightColumns } from "./log-rows.js";
+import type { LogFilter, PageRequest } from "./logs-store.js";
+
+/** How one SQL dialect writes bound values: all that differs between the stores' list queries. */
+export interface Binder {
+  /** Binds `value` under `name` (once, however often the name is used) and returns its placeholder. */
+  value(name: string, value: unknown): string;
+  /**
+   * The condition that `column` is one of `values`, bound as one value whatever their number, so the SQL
+   * text does not depend on the list's length and no list meets a parameter cap (issue 11).
+   */
+  oneOf(column: string, name: string, values: string[]): string;
+}
+
+/**
+ * The list query of GET /api/v1/logs for the filters present (D8, D9), in any store's dialect. With a
+ * model filter the rows are driven from log_entry_models, whose key is already in keyset order;
+ * otherwise from log_entries, where the planner picks the index whose prefix matches the equality
+ * filters and reads it in (started_at, id) order without sorting. A statement cache holds one
+ * statement per combination of filters present, whatever the values.
+ */
+export function listSql(filter: LogFilter, page: PageRequest, bind: Binder): string {
+  const workspace = bind.value("workspaceId", filter.workspaceId);
+  const where = [`l.workspace_id = ${workspace}`];
+  let from = "log_entries l";
+  let key = { startedAt: "l.started_at", id: "l.id" };
+  if (filter.model !== undefined) {
+    from = "log_entry_models m JOIN log_entries l ON l.id = m.log_id";
+    where.unshift(`m.workspace_id = ${workspace}`, `m.model = ${bind.value("model", filter.model)}`);
+    key = { startedAt: "m.started_at", id: "m.log_id" };
+  }
+  // One value stays an equality, so the planner can walk the index led by that column in keyset order.
+  const inList = (column: string, name: string, values: string[] | undefined) => {
+    if (!values?.length) return;
+    where.push(
+      values.length === 1 ? `${column} = ${bind.value(name, values[0])}` : bind.oneOf(column, name, values),
+    );
+  };
+  const compare = (column: string, operator: string, name: string, value: unknown) => {
+    if (value !== undefined) where.push(`${column} ${operator} ${bind.value(name, value)}`);
+  };
+  inList("l.workflow_id", "workflow", filter.workflowIds);
+  inList("l.folder_id", "folder", filter.folderIds);
+  inList("l.trigger", "trigger", filter.triggers);
+  compare("l.level", "=", "level", filter.level);
+  compare(key.startedAt, ">=", "startedFrom", filter.startedFrom);
+  compare(key.startedAt, "<=", "startedTo", filter.startedTo);
+  compare("l.execution_id", "=", "executionId", filter.executionId);
+  compare("l.total_duration_ms", ">=", "minDurationMs", filter.minDurationMs);
+  compare("l.total_duration_ms", "<=", "maxDurationMs", filter.maxDurationMs);
+  compare("l.cost_total", ">=", "minCost", filter.minCost);
+  compare("l.cost_total", "<=", "maxCost", filter.maxCost);
+  if (page.after) {
+    const after = `(${bind.value("afterStartedAt", page.after.startedAt)}, ${bind.value("afterId", page.after.id)})`;
+    where.push(`(${key.startedAt}, ${key.id}) ${page.order === "asc" ? ">" : "<"} ${after}`);
+  }
+  const heavy = [
+    page.withTraceSpans ? "l.trace_spans_json" : undefined,
+    page.withFinalOutput ? "l.final_output_json" : undefined,
+  ].filter(Boolean);
+  const direction = page.order === "asc" ? "ASC" : "DESC";
+  return (
+    `SELECT ${[lightColumns, ...heavy].join(", ")} FROM ${from} WHERE ${where.join(" AND ")} ` +
+    `ORDER BY ${key.startedAt} ${direction}, ${key.id} ${direction} LIMIT ${bind.value("limit", page.limit + 1)}`
+  );
+}
