@@ -100,13 +100,18 @@ function watched(rule: AlertRuleRecord, on: Store = store) {
     store.logs.insertExecution(record);
     return record.entry;
   };
-  const judge = (entry: ReturnType<typeof log>, by = on): AlertOutcome => {
+  const judge = (entry: ReturnType<typeof log>, by = on): Promise<AlertOutcome> => {
     const subscription = by.notifications.getForDelivery(subscriptionId);
     if (!subscription?.alertRule) throw new Error("the subscription has no rule");
     return alertOutcomeOf(by, subscription, subscription.alertRule, entry, eventIdOf(entry.id));
   };
   /** Each run's outcome in a word: fired, resolved, or "-" for nothing sent. */
-  const outcomes = (runs: Run[]) => runs.map((r) => kindOf(judge(log(r))));
+  /** One after another: each judgement sees the runs logged before it. */
+  const outcomes = async (runs: Run[]) => {
+    const kinds: string[] = [];
+    for (const run of runs) kinds.push(kindOf(await judge(log(run))));
+    return kinds;
+  };
   return { workflowId, subscriptionId, log, judge, outcomes };
 }
 
@@ -123,13 +128,13 @@ function resolvedEvent(outcome: AlertOutcome): AlertResolvedEvent {
 const error = (at: number, extra: Partial<Run> = {}): Run => ({ at, level: "error", ...extra });
 
 describe("Recovery: when each rule's firing is over (D34)", () => {
-  it("consecutive_failures resolves on the next success, not on another failure", () => {
+  it("consecutive_failures resolves on the next success, not on another failure", async () => {
     const { outcomes } = watched({ rule: "consecutive_failures", threshold: 2, windowHours: null });
     const runs = [error(t0), error(t0 + minutes(1)), error(t0 + minutes(2)), { at: t0 + minutes(3) }];
-    expect(outcomes(runs)).toEqual(["-", "fired", "-", "resolved"]);
+    expect(await outcomes(runs)).toEqual(["-", "fired", "-", "resolved"]);
   });
 
-  it("failure_rate resolves once the rate over the window is back at or under X %, not on the first success", () => {
+  it("failure_rate resolves once the rate over the window is back at or under X %, not on the first success", async () => {
     const { outcomes } = watched({ rule: "failure_rate", threshold: 50, windowHours: 24 });
     const start = t0 + hours(30);
     const runs: Run[] = [
@@ -139,16 +144,16 @@ describe("Recovery: when each rule's firing is over (D34)", () => {
       // 4 of 6 failed, then 4 of 7: still above 50 %; 4 of 8 is not.
       ...[5, 6, 7].map((n) => ({ at: start + n })),
     ];
-    expect(outcomes(runs)).toEqual(["-", "-", "-", "-", "-", "fired", "-", "-", "resolved"]);
+    expect(await outcomes(runs)).toEqual(["-", "-", "-", "-", "-", "fired", "-", "-", "resolved"]);
   });
 
-  it("latency_threshold resolves on the next execution within X seconds", () => {
+  it("latency_threshold resolves on the next execution within X seconds", async () => {
     const { outcomes } = watched({ rule: "latency_threshold", threshold: 10, windowHours: null });
     const runs = [10_001, 12_000, 10_000].map((durationMs, i) => ({ at: t0 + minutes(i), durationMs }));
-    expect(outcomes(runs)).toEqual(["fired", "-", "resolved"]);
+    expect(await outcomes(runs)).toEqual(["fired", "-", "resolved"]);
   });
 
-  it("latency_spike resolves on the next execution that is no spike against its own baseline", () => {
+  it("latency_spike resolves on the next execution that is no spike against its own baseline", async () => {
     const { outcomes } = watched({ rule: "latency_spike", threshold: 100, windowHours: 24 });
     const baseline = [0, 1, 2, 3, 4].map((i) => ({ at: t0 + minutes(i), durationMs: 1000 }));
     // The spike joins the next one's baseline: (5 x 1000 + 2500) / 6 = 1250 ms, and 1500 ms is 20 % above.
@@ -157,16 +162,16 @@ describe("Recovery: when each rule's firing is over (D34)", () => {
       { at: t0 + minutes(5), durationMs: 2500 },
       { at: t0 + minutes(6), durationMs: 1500 },
     ];
-    expect(outcomes(runs)).toEqual(["-", "-", "-", "-", "-", "fired", "resolved"]);
+    expect(await outcomes(runs)).toEqual(["-", "-", "-", "-", "-", "fired", "resolved"]);
   });
 
-  it("cost_threshold resolves on the next execution costing X USD or less", () => {
+  it("cost_threshold resolves on the next execution costing X USD or less", async () => {
     const { outcomes } = watched({ rule: "cost_threshold", threshold: 0.5, windowHours: null });
     const runs = [0.6, 0.7, 0.5].map((cost, i) => ({ at: t0 + minutes(i), cost }));
-    expect(outcomes(runs)).toEqual(["fired", "-", "resolved"]);
+    expect(await outcomes(runs)).toEqual(["fired", "-", "resolved"]);
   });
 
-  it("error_count resolves on the first execution that sees X errors or fewer in its window", () => {
+  it("error_count resolves on the first execution that sees X errors or fewer in its window", async () => {
     const { outcomes } = watched({ rule: "error_count", threshold: 2, windowHours: 24 });
     // The success an hour later still sees 3 errors; a day later they have left the window.
     const runs = [
@@ -176,10 +181,10 @@ describe("Recovery: when each rule's firing is over (D34)", () => {
       { at: t0 + hours(3) },
       { at: t0 + hours(27) },
     ];
-    expect(outcomes(runs)).toEqual(["-", "-", "fired", "-", "resolved"]);
+    expect(await outcomes(runs)).toEqual(["-", "-", "fired", "-", "resolved"]);
   });
 
-  it("no_activity resolves on the next execution, naming the firing the watcher claimed", () => {
+  it("no_activity resolves on the next execution, naming the firing the watcher claimed", async () => {
     const { subscriptionId, workflowId, log, judge } = watched({
       rule: "no_activity",
       threshold: 6,
@@ -187,7 +192,7 @@ describe("Recovery: when each rule's firing is over (D34)", () => {
     });
     const firingId = newId("evt");
     const reason = "No execution of Nightly export in 6 hours (threshold 6 hours; it has never run)";
-    store.alerts.claim({
+    await store.alerts.claim({
       subscriptionId,
       workflowId,
       rule: "no_activity",
@@ -195,7 +200,7 @@ describe("Recovery: when each rule's firing is over (D34)", () => {
       eventId: firingId,
       reason,
     });
-    const event = resolvedEvent(judge(log({ at: t0 + hours(1) })));
+    const event = resolvedEvent(await judge(log({ at: t0 + hours(1) })));
     expect(event.data.alert).toMatchObject({ rule: "no_activity", eventId: firingId, reason, threshold: 6 });
     expect(event.data.resolution.reason).toBe("An execution arrived (started 2026-11-01T01:00:00.000Z)");
   });
@@ -204,17 +209,17 @@ describe("Recovery: when each rule's firing is over (D34)", () => {
 describe("Firing and resolution alternate per (subscription, workflow) (D34, D21)", () => {
   const rule: AlertRuleRecord = { rule: "consecutive_failures", threshold: 1, windowHours: null };
 
-  it("a resolution carries the rule, the firing it resolves, when and why", () => {
+  it("a resolution carries the rule, the firing it resolves, when and why", async () => {
     const { workflowId, log, judge } = watched({
       rule: "consecutive_failures",
       threshold: 2,
       windowHours: null,
     });
-    judge(log(error(t0)));
+    await judge(log(error(t0)));
     const tripping = log(error(t0 + minutes(1)));
-    judge(tripping);
+    await judge(tripping);
     const success = log({ at: t0 + minutes(2) });
-    const event = resolvedEvent(judge(success));
+    const event = resolvedEvent(await judge(success));
     expect(event).toEqual({
       id: expect.stringMatching(/^evt_/),
       type: "workflow.alert.resolved",
@@ -240,21 +245,25 @@ describe("Firing and resolution alternate per (subscription, workflow) (D34, D21
     });
   });
 
-  it("while a firing is open the rule does not fire again, even hours later", () => {
+  it("while a firing is open the rule does not fire again, even hours later", async () => {
     const { outcomes } = watched(rule);
-    expect(outcomes([error(t0), error(t0 + hours(2)), error(t0 + hours(5))])).toEqual(["fired", "-", "-"]);
+    expect(await outcomes([error(t0), error(t0 + hours(2)), error(t0 + hours(5))])).toEqual([
+      "fired",
+      "-",
+      "-",
+    ]);
   });
 
-  it("never resolves twice in a row: a second success finds nothing to resolve", () => {
+  it("never resolves twice in a row: a second success finds nothing to resolve", async () => {
     const { outcomes } = watched(rule);
-    expect(outcomes([error(t0), { at: t0 + minutes(1) }, { at: t0 + minutes(2) }])).toEqual([
+    expect(await outcomes([error(t0), { at: t0 + minutes(1) }, { at: t0 + minutes(2) }])).toEqual([
       "fired",
       "resolved",
       "-",
     ]);
   });
 
-  it("a resolution is not held back by the cooldown; the next firing waits an hour from the last (D21)", () => {
+  it("a resolution is not held back by the cooldown; the next firing waits an hour from the last (D21)", async () => {
     const { outcomes } = watched(rule);
     const runs: Run[] = [
       error(t0),
@@ -265,25 +274,25 @@ describe("Firing and resolution alternate per (subscription, workflow) (D34, D21
       { at: t0 + alertCooldownMs + minutes(1) },
     ];
     // Each execution lasts 1 s: the fourth ends 1 ms before the hour is over, the fifth after it.
-    expect(outcomes(runs)).toEqual(["fired", "resolved", "-", "-", "fired", "resolved"]);
+    expect(await outcomes(runs)).toEqual(["fired", "resolved", "-", "-", "fired", "resolved"]);
   });
 
-  it("a retried evaluation finds its own resolution and builds the very same event", () => {
+  it("a retried evaluation finds its own resolution and builds the very same event", async () => {
     const { subscriptionId, workflowId, log, judge } = watched(rule);
     const failing = log(error(t0));
-    const fired = judge(failing);
+    const fired = await judge(failing);
     const success = log({ at: t0 + minutes(1) });
-    const first = resolvedEvent(judge(success));
-    expect(resolvedEvent(judge(success))).toEqual(first);
+    const first = resolvedEvent(await judge(success));
+    expect(resolvedEvent(await judge(success))).toEqual(first);
     // The firing, retried after its resolution, finds its own claim too, and leaves the resolution be.
-    expect(judge(failing)).toEqual(fired);
-    expect(store.alerts.state(subscriptionId, workflowId)).toMatchObject({
+    expect(await judge(failing)).toEqual(fired);
+    expect(await store.alerts.state(subscriptionId, workflowId)).toMatchObject({
       status: "resolved",
       resolvedEventId: first.id,
     });
   });
 
-  it("the claims are one conditional write each: on two connections, one resolution and no firing while open", () => {
+  it("the claims are one conditional write each: on two connections, one resolution and no firing while open", async () => {
     const other = openStore({ dataDir: flowlog.dataDir });
     try {
       const pair = { subscriptionId: watched(rule).subscriptionId, workflowId: "wf_pair" };
@@ -303,12 +312,12 @@ describe("Firing and resolution alternate per (subscription, workflow) (D34, D21
           eventId: newId("evt"),
           reason: "ok",
         });
-      expect(fire(t0, store)).toBe(true);
-      expect(fire(t0 + hours(2), other)).toBe(false);
+      expect(await fire(t0, store)).toBe(true);
+      expect(await fire(t0 + hours(2), other)).toBe(false);
       // Neither the cooldown nor the other connection holds back the first resolution; the second finds none.
-      expect(resolve(t0 + 1, other)).toMatchObject({ status: "resolved", lastFiredAt: t0 });
-      expect(resolve(t0 + 2, store)).toBeUndefined();
-      expect(fire(t0 + hours(2), store)).toBe(true);
+      expect(await resolve(t0 + 1, other)).toMatchObject({ status: "resolved", lastFiredAt: t0 });
+      expect(await resolve(t0 + 2, store)).toBeUndefined();
+      expect(await fire(t0 + hours(2), store)).toBe(true);
     } finally {
       other.close();
     }

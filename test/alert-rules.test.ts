@@ -53,9 +53,11 @@ function evaluate(rule: AlertRuleRecord, entry: LogEntryRecord, triggers: Trigge
 }
 
 /** Runs the executions in order, answering what the rule says on each (true = fired). */
-function firings(rule: AlertRuleRecord, runs: Run[], triggers: Trigger[] = []): boolean[] {
+async function firings(rule: AlertRuleRecord, runs: Run[], triggers: Trigger[] = []): Promise<boolean[]> {
   const workflowId = createWorkflow(store, account.workspaceId);
-  return runs.map((r) => evaluate(rule, run(workflowId, r), triggers) !== null);
+  const fired: boolean[] = [];
+  for (const r of runs) fired.push((await evaluate(rule, run(workflowId, r), triggers)) !== null);
+  return fired;
 }
 
 const minutes = (n: number) => n * 60 * 1000;
@@ -65,23 +67,23 @@ const errorsAt = (...offsets: number[]): Run[] =>
 describe("consecutive_failures (D21)", () => {
   const rule: AlertRuleRecord = { rule: "consecutive_failures", threshold: 3, windowHours: null };
 
-  it("fires when the last X executions are all errors, not at X - 1", () => {
-    expect(firings(rule, errorsAt(0, minutes(1), minutes(2)))).toEqual([false, false, true]);
+  it("fires when the last X executions are all errors, not at X - 1", async () => {
+    expect(await firings(rule, errorsAt(0, minutes(1), minutes(2)))).toEqual([false, false, true]);
   });
 
-  it("a success resets the counter", () => {
+  it("a success resets the counter", async () => {
     const runs: Run[] = [
       ...errorsAt(0, minutes(1)),
       { at: t0 + minutes(2) },
       ...errorsAt(minutes(3), minutes(4), minutes(5)),
     ];
-    expect(firings(rule, runs)).toEqual([false, false, false, false, false, true]);
+    expect(await firings(rule, runs)).toEqual([false, false, false, false, false, true]);
   });
 
-  it("reports the count and a readable reason", () => {
+  it("reports the count and a readable reason", async () => {
     const workflowId = createWorkflow(store, account.workspaceId);
     const entries = errorsAt(0, minutes(1), minutes(2)).map((r) => run(workflowId, r));
-    expect(evaluate(rule, entries[2] as LogEntryRecord)).toEqual({
+    expect(await evaluate(rule, entries[2] as LogEntryRecord)).toEqual({
       rule: "consecutive_failures",
       threshold: 3,
       windowHours: null,
@@ -94,17 +96,17 @@ describe("consecutive_failures (D21)", () => {
 describe("failure_rate (D21)", () => {
   const rule: AlertRuleRecord = { rule: "failure_rate", threshold: 50, windowHours: 24 };
 
-  it("is silent below 5 executions in the window and fires from the fifth", () => {
+  it("is silent below 5 executions in the window and fires from the fifth", async () => {
     // The first execution, a day and more earlier, only makes the workflow observed for the whole window.
     const runs: Run[] = [
       { at: t0 },
       { at: t0 + hours(30) },
       ...errorsAt(hours(30) + 1, hours(30) + 2, hours(30) + 3, hours(30) + 4),
     ];
-    expect(firings(rule, runs)).toEqual([false, false, false, false, false, true]);
+    expect(await firings(rule, runs)).toEqual([false, false, false, false, false, true]);
   });
 
-  it("does not fire at exactly X % and fires above it", () => {
+  it("does not fire at exactly X % and fires above it", async () => {
     const runs: Run[] = [
       { at: t0 },
       { at: t0 + hours(30) },
@@ -113,28 +115,28 @@ describe("failure_rate (D21)", () => {
       ...errorsAt(hours(30) + 3, hours(30) + 4, hours(30) + 5, hours(30) + 6),
     ];
     // 3 of 6 in the window = 50 %: silent; 4 of 7: fires.
-    expect(firings(rule, runs).slice(-2)).toEqual([false, true]);
+    expect((await firings(rule, runs)).slice(-2)).toEqual([false, true]);
   });
 
-  it("is silent before the workflow has been observed for Y hours, and fires once it has", () => {
+  it("is silent before the workflow has been observed for Y hours, and fires once it has", async () => {
     const workflowId = createWorkflow(store, account.workspaceId);
     const early = errorsAt(0, hours(1), hours(2), hours(3), hours(4)).map((r) => run(workflowId, r));
-    expect(evaluate(rule, early[4] as LogEntryRecord)).toBeNull();
+    expect(await evaluate(rule, early[4] as LogEntryRecord)).toBeNull();
     // Ends exactly Y hours after the first execution started: the window has fully elapsed.
     const late = run(workflowId, { at: t0 + hours(24) - 1000, level: "error", durationMs: 1000 });
-    expect(evaluate(rule, late)).toMatchObject({ observed: 100, windowHours: 24 });
+    expect(await evaluate(rule, late)).toMatchObject({ observed: 100, windowHours: 24 });
   });
 });
 
 describe("latency_threshold (D21)", () => {
   const rule: AlertRuleRecord = { rule: "latency_threshold", threshold: 10, windowHours: null };
 
-  it("fires above X seconds, not at X", () => {
+  it("fires above X seconds, not at X", async () => {
     const runs: Run[] = [
       { at: t0, durationMs: 10_000 },
       { at: t0 + minutes(1), durationMs: 10_001 },
     ];
-    expect(firings(rule, runs)).toEqual([false, true]);
+    expect(await firings(rule, runs)).toEqual([false, true]);
   });
 });
 
@@ -143,27 +145,27 @@ describe("latency_spike (D21)", () => {
   const baseline = (count: number): Run[] =>
     Array.from({ length: count }, (_, i) => ({ at: t0 + minutes(i), durationMs: 1000 }));
 
-  it("fires above (1 + X/100) x the average of the previous executions, not at it", () => {
+  it("fires above (1 + X/100) x the average of the previous executions, not at it", async () => {
     const workflowId = createWorkflow(store, account.workspaceId);
     for (const r of baseline(5)) run(workflowId, r);
     const candidate = (totalDurationMs: number) =>
       execution(account, workflowId, { startedAt: t0 + minutes(10), totalDurationMs }).entry;
-    expect(evaluate(rule, candidate(2000))).toBeNull();
-    expect(evaluate(rule, candidate(2001))).not.toBeNull();
+    expect(await evaluate(rule, candidate(2000))).toBeNull();
+    expect(await evaluate(rule, candidate(2001))).not.toBeNull();
   });
 
-  it("uses only the previous executions as the baseline", () => {
+  it("uses only the previous executions as the baseline", async () => {
     const workflowId = createWorkflow(store, account.workspaceId);
     for (const r of baseline(5)) run(workflowId, r);
     // Started later: not part of this execution's baseline, however slow.
     run(workflowId, { at: t0 + minutes(30), durationMs: 100_000 });
     // Were it its own baseline, the average would be 1183 ms and 2100 ms only 77 % above.
     const spike = run(workflowId, { at: t0 + minutes(10), durationMs: 2100 });
-    expect(evaluate(rule, spike)).toMatchObject({ observed: expect.closeTo(110), threshold: 100 });
+    expect(await evaluate(rule, spike)).toMatchObject({ observed: expect.closeTo(110), threshold: 100 });
   });
 
-  it("is silent with fewer than 5 previous executions", () => {
-    expect(firings(rule, [...baseline(4), { at: t0 + minutes(10), durationMs: 60_000 }])).toEqual([
+  it("is silent with fewer than 5 previous executions", async () => {
+    expect(await firings(rule, [...baseline(4), { at: t0 + minutes(10), durationMs: 60_000 }])).toEqual([
       false,
       false,
       false,
@@ -176,19 +178,19 @@ describe("latency_spike (D21)", () => {
 describe("cost_threshold (D21)", () => {
   const rule: AlertRuleRecord = { rule: "cost_threshold", threshold: 0.5, windowHours: null };
 
-  it("fires above X USD, not at X", () => {
+  it("fires above X USD, not at X", async () => {
     const runs: Run[] = [
       { at: t0, cost: 0.5 },
       { at: t0 + 1, cost: 0.5000001 },
     ];
-    expect(firings(rule, runs)).toEqual([false, true]);
+    expect(await firings(rule, runs)).toEqual([false, true]);
   });
 });
 
 describe("error_count (D21)", () => {
   const rule: AlertRuleRecord = { rule: "error_count", threshold: 2, windowHours: 24 };
 
-  it("counts errors that are not consecutive, and fires at more than X", () => {
+  it("counts errors that are not consecutive, and fires at more than X", async () => {
     const runs: Run[] = [
       ...errorsAt(0),
       { at: t0 + minutes(1) },
@@ -196,11 +198,11 @@ describe("error_count (D21)", () => {
       { at: t0 + minutes(3) },
       ...errorsAt(minutes(4)),
     ];
-    expect(firings(rule, runs)).toEqual([false, false, false, false, true]);
+    expect(await firings(rule, runs)).toEqual([false, false, false, false, true]);
   });
 
-  it("counts only the last Y hours", () => {
-    expect(firings(rule, errorsAt(0, hours(1), hours(26)))).toEqual([false, false, false]);
+  it("counts only the last Y hours", async () => {
+    expect(await firings(rule, errorsAt(0, hours(1), hours(26)))).toEqual([false, false, false]);
   });
 });
 
@@ -212,12 +214,12 @@ describe("what a rule sees (D21)", () => {
     { at: t0 + 2, level: "error", trigger: "schedule" },
   ];
 
-  it("the trigger filter narrows the executions a rule sees", () => {
-    expect(firings(rule, mixed, ["schedule"])).toEqual([false, false, true]);
+  it("the trigger filter narrows the executions a rule sees", async () => {
+    expect(await firings(rule, mixed, ["schedule"])).toEqual([false, false, true]);
   });
 
-  it("an empty trigger filter means all triggers", () => {
-    expect(firings(rule, mixed, [])).toEqual([false, false, false]);
+  it("an empty trigger filter means all triggers", async () => {
+    expect(await firings(rule, mixed, [])).toEqual([false, false, false]);
   });
 
   it("the level filter does not apply to a subscription with a rule", () => {
@@ -243,8 +245,8 @@ describe("what a rule sees (D21)", () => {
     expect(store.notifications.matching(account.workspaceId, failed).map((s) => s.id)).toEqual([id]);
   });
 
-  it("reads one workflow's rows through its time index, never the whole table", () => {
-    const plan = store.alerts.explain();
+  it("reads one workflow's rows through its time index, never the whole table", async () => {
+    const plan = await store.alerts.explain();
     expect(plan.join("\n")).toMatch(/log_entries_by_workflow_time/);
     expect(plan.filter((step) => /^SCAN (l|log_entries)\b/.test(step))).toEqual([]);
   });
@@ -282,10 +284,10 @@ describe("cooldown (D21)", () => {
     return id;
   }
 
-  it("suppresses a second alert within the hour of the last and allows it after, once resolved (D34)", () => {
+  it("suppresses a second alert within the hour of the last and allows it after, once resolved (D34)", async () => {
     const id = subscription();
-    expect(claim(id, t0)).toBe(true);
-    store.alerts.resolve({
+    expect(await claim(id, t0)).toBe(true);
+    await store.alerts.resolve({
       subscriptionId: id,
       workflowId: "wf_cooldown",
       rule: "error_count",
@@ -293,18 +295,18 @@ describe("cooldown (D21)", () => {
       eventId: newId("evt"),
       reason: "1 executions failed in the last 24 h, no more than 2",
     });
-    expect(claim(id, t0 + alertCooldownMs - 1)).toBe(false);
-    expect(claim(id, t0 + alertCooldownMs)).toBe(true);
-    expect(store.alerts.states(id)).toMatchObject([
+    expect(await claim(id, t0 + alertCooldownMs - 1)).toBe(false);
+    expect(await claim(id, t0 + alertCooldownMs)).toBe(true);
+    expect(await store.alerts.states(id)).toMatchObject([
       { workflowId: "wf_cooldown", rule: "error_count", lastFiredAt: t0 + alertCooldownMs, status: "firing" },
     ]);
   });
 
-  it("a retried evaluation of the same event finds its own claim", () => {
+  it("a retried evaluation of the same event finds its own claim", async () => {
     const id = subscription();
     const eventId = newId("evt");
-    expect(claim(id, t0, eventId)).toBe(true);
-    expect(claim(id, t0, eventId)).toBe(true);
+    expect(await claim(id, t0, eventId)).toBe(true);
+    expect(await claim(id, t0, eventId)).toBe(true);
   });
 
   it("two concurrent evaluations, on two connections, fire once", async () => {

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -29,6 +28,7 @@ import {
 import { isoMs } from "./support/formats.js";
 import { type HttpReceiver, receiversClosedAfterAll, sendJson } from "./support/http-receiver.js";
 import { type ReceivedMail, type SmtpServer, startSmtpServer } from "./support/smtp-server.js";
+import { until } from "./support/until.js";
 
 const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
 const hourMs = 3_600_000;
@@ -98,16 +98,6 @@ afterAll(async () => {
 type Json = Record<string, unknown>;
 type SubscriptionJson = Json & { active: boolean };
 
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
-
 /** A workspace of its own, with an e-mail subscription that hears only D35's notices. */
 function workspaceWithMailbox(): { account: TestAccount; mailbox: string; workflowId: string } {
   const account = createAccount(flowlog.store);
@@ -144,10 +134,10 @@ async function endpoint(): Promise<HttpReceiver & { status: { code: number } }> 
   return Object.assign(started, { status });
 }
 
-const settledCount = (account: TestAccount, subscriptionId: string) =>
-  flowlog.store.deliveries
-    .list({ workspaceId: account.workspaceId, subscriptionId }, 1000)
-    .filter((delivery) => delivery.status !== "pending").length;
+const settledCount = async (account: TestAccount, subscriptionId: string) =>
+  (await flowlog.store.deliveries.list({ workspaceId: account.workspaceId, subscriptionId }, 1000)).filter(
+    (delivery) => delivery.status !== "pending",
+  ).length;
 
 async function execute(
   { account, workflowId }: { account: TestAccount; workflowId: string },
@@ -176,10 +166,10 @@ async function deliveries(
   subscriptionId: string,
   taskQueue = daysQueue,
 ): Promise<void> {
-  const before = settledCount(account, subscriptionId);
+  const before = await settledCount(account, subscriptionId);
   await Promise.all(Array.from({ length: count }, () => execute({ account, workflowId }, taskQueue)));
-  await until(`${count} more settled deliveries`, () =>
-    settledCount(account, subscriptionId) >= before + count ? true : undefined,
+  await until(`${count} more settled deliveries`, async () =>
+    (await settledCount(account, subscriptionId)) >= before + count ? true : undefined,
   );
 }
 
@@ -223,7 +213,7 @@ const isActive = (id: string) => flowlog.store.notifications.get(id)?.active;
  */
 async function watcherAsleep(subscriptionId: string): Promise<void> {
   const handle = temporal.workflow.getHandle(endpointWatchId(subscriptionId));
-  const failures = flowlog.store.endpointHealth.get(subscriptionId)?.run?.failedDeliveries;
+  const failures = (await flowlog.store.endpointHealth.get(subscriptionId))?.run?.failedDeliveries;
   await expect
     .poll(
       async () => {
@@ -288,10 +278,10 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
     expect(warned?.msg).toContain("will be disabled");
     expect(warned?.lastError).toContain("410");
 
-    await until("the notice's delivery", () =>
-      flowlog.store.deliveries
-        .list({ workspaceId: account.workspaceId, status: "succeeded" }, 10)
-        .find((delivery) => delivery.eventType === "notification.endpoint.failing"),
+    await until("the notice's delivery", async () =>
+      (
+        await flowlog.store.deliveries.list({ workspaceId: account.workspaceId, status: "succeeded" }, 10)
+      ).find((delivery) => delivery.eventType === "notification.endpoint.failing"),
     );
     await moveClock(id, start, 5 * dayMs + 120_000);
     await deliveries(1, workspace, id);
@@ -354,10 +344,10 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
     expect(notice.parsed.subject).toMatch(/^Endpoint failing: /);
     expect(isActive(id)).toBe(true);
 
-    await until("the notice's delivery", () =>
-      flowlog.store.deliveries
-        .list({ workspaceId: account.workspaceId, status: "succeeded" }, 10)
-        .find((delivery) => delivery.eventType === "notification.endpoint.failing"),
+    await until("the notice's delivery", async () =>
+      (
+        await flowlog.store.deliveries.list({ workspaceId: account.workspaceId, status: "succeeded" }, 10)
+      ).find((delivery) => delivery.eventType === "notification.endpoint.failing"),
     );
     await moveClock(id, start, 6 * dayMs + 23 * hourMs);
     await deliveries(1, workspace, id);
@@ -392,7 +382,7 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
     const recovered = await read(account, id);
     expect(recovered).not.toHaveProperty("failingSince");
     expect(recovered).not.toHaveProperty("failedDeliveries");
-    expect(flowlog.store.endpointHealth.get(id)?.run).toBeNull();
+    expect((await flowlog.store.endpointHealth.get(id))?.run).toBeNull();
   });
 
   it("an e-mail subscription's failures are never counted: it is where the notices go", async () => {
@@ -418,7 +408,7 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
     );
     await deliveries(2, workspace, id);
     expect(
-      flowlog.store.deliveries.list({ workspaceId: account.workspaceId, subscriptionId: id }, 10),
+      await flowlog.store.deliveries.list({ workspaceId: account.workspaceId, subscriptionId: id }, 10),
     ).toEqual([expect.objectContaining({ status: "failed" }), expect.objectContaining({ status: "failed" })]);
     expect(await read(account, id)).not.toHaveProperty("failingSince");
   });
@@ -450,7 +440,7 @@ describe("D35 auto-disable: a durable timer handles an endpoint that gets no mor
     );
 
     await deliveries(3, workspace, id, quickQueue);
-    const failingSince = flowlog.store.endpointHealth.get(id)?.run?.failingSince as number;
+    const failingSince = (await flowlog.store.endpointHealth.get(id))?.run?.failingSince as number;
     expect(isActive(id)).toBe(true);
 
     const notice = await mailNumber(mailbox, 1);

@@ -37,6 +37,7 @@ import {
   sendJson,
   startReceiver,
 } from "./support/http-receiver.js";
+import { until } from "./support/until.js";
 
 const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
 const taskQueue = `deliveries-${randomUUID()}`;
@@ -125,22 +126,12 @@ async function execute(
   return { ...(await handle.result()), resultAt: Date.now() };
 }
 
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
 const deliveriesOf = (subscriptionId: string, account = alice) =>
   flowlog.store.deliveries.list({ workspaceId: account.workspaceId, subscriptionId }, 100);
 
 function settled(subscriptionId: string): Promise<DeliveryRecord> {
-  return until(`a settled delivery for ${subscriptionId}`, () =>
-    deliveriesOf(subscriptionId).find((d) => d.status !== "pending"),
+  return until(`a settled delivery for ${subscriptionId}`, async () =>
+    (await deliveriesOf(subscriptionId)).find((d) => d.status !== "pending"),
   );
 }
 
@@ -201,9 +192,13 @@ describe("Matching and fan-out (spec 'Events', D19)", () => {
     expect(header(signed, "idempotency-key")).toBe(header(signed, "service-delivery-id"));
     expect(matching.received).toHaveLength(2);
     expect(matching.received.filter((r) => r.headers["service-signature"] === undefined)).toHaveLength(1);
-    for (const none of [errorsOnly, apiOnly, otherWorkflow]) expect(deliveriesOf(none)).toEqual([]);
+    for (const none of [errorsOnly, apiOnly, otherWorkflow]) expect(await deliveriesOf(none)).toEqual([]);
     expect(others.received).toEqual([]);
-    expect(deliveriesOf(all)[0]).toMatchObject({ status: "succeeded", attempts: 1, logId: result.logId });
+    expect((await deliveriesOf(all))[0]).toMatchObject({
+      status: "succeeded",
+      attempts: 1,
+      logId: result.logId,
+    });
   });
 
   it("starts the fan-out only for an execution that some subscription matches", async () => {
@@ -221,7 +216,7 @@ describe("Matching and fan-out (spec 'Events', D19)", () => {
     // Issue 12: the fan-out makes the delivery itself, as an activity, and ends with it.
     expect(await (await startedFanOut(temporal, matched.logId)).result()).toBe(1);
     expect((await fanOutOf(matched.logId)).status.name).toBe("COMPLETED");
-    const [delivery] = deliveriesOf(matching, carol);
+    const [delivery] = await deliveriesOf(matching, carol);
     expect(delivery?.status).toBe("succeeded");
     expect(listener.received).toHaveLength(1);
   });
@@ -234,7 +229,9 @@ describe("Matching and fan-out (spec 'Events', D19)", () => {
     const { logId } = await execute(dave, workflowId);
     const fanOut = await startedFanOut(temporal, logId);
     expect(await fanOut.result()).toBe(2);
-    const deliveryIds = subscriptions.flatMap((s) => deliveriesOf(s, dave).map((d) => d.id));
+    const deliveryIds = (await Promise.all(subscriptions.map((s) => deliveriesOf(s, dave))))
+      .flat()
+      .map((d) => d.id);
     expect(deliveryIds).toHaveLength(2);
     // One workflow for both, each delivery one activity with the delivery id as its activity id.
     const history = await fanOut.fetchHistory();
@@ -304,7 +301,7 @@ describe("Webhook delivery retries (D19)", () => {
     const ratio = (gaps[1] ?? 0) / (gaps[0] ?? 1);
     expect(ratio).toBeGreaterThan(15 / (5 * 1.1) - 0.15);
     expect(ratio).toBeLessThan((15 * 1.1) / 5 + 0.15);
-    const attempts = flowlog.store.deliveries.attemptsOf(delivery.id);
+    const attempts = await flowlog.store.deliveries.attemptsOf(delivery.id);
     expect(attempts.map((a) => [a.series, a.attempt, a.outcome, a.httpStatus])).toEqual([
       [1, 1, "retrying", 500],
       [1, 2, "retrying", 500],
@@ -335,7 +332,7 @@ describe("Webhook delivery retries (D19)", () => {
       lastError: expect.stringMatching(/503/),
     });
     expect(down.received).toHaveLength(5);
-    expect(flowlog.store.deliveries.attemptsOf(delivery.id).at(-1)?.outcome).toBe("failed");
+    expect((await flowlog.store.deliveries.attemptsOf(delivery.id)).at(-1)?.outcome).toBe("failed");
   }, 30_000);
 });
 
@@ -387,8 +384,8 @@ describe("The delivery log, redelivery and the Test RPC (issue 5, item 7; D18)",
     expect(redelivered.status).toBe(200);
     expect(redelivered.json).toMatchObject({ series: 2, delivery: { id: delivery.id, status: "pending" } });
     answer = 200;
-    await until("the redelivery", () =>
-      flowlog.store.deliveries.get(delivery.id)?.status === "succeeded" ? true : undefined,
+    await until("the redelivery", async () =>
+      (await flowlog.store.deliveries.get(delivery.id))?.status === "succeeded" ? true : undefined,
     );
     expect(hook.received).toHaveLength(2);
     expect(new Set(hook.received.map((r) => header(r, "idempotency-key")))).toEqual(new Set([delivery.id]));
@@ -439,7 +436,7 @@ describe("The delivery log, redelivery and the Test RPC (issue 5, item 7; D18)",
     });
     const subscriptionId = subscribe(alice, hanging.origin);
     await execute(alice, workflowId);
-    const delivery = await until("the delivery", () => deliveriesOf(subscriptionId)[0]);
+    const delivery = await until("the delivery", async () => (await deliveriesOf(subscriptionId))[0]);
     const refused = await restWithKey(
       flowlog.server.url,
       alice.key,
@@ -508,8 +505,8 @@ describe("Durability (D19: deliveries run durably on Temporal)", () => {
     expect(await (await startedFanOut(temporal, record.entry.id)).result()).toBe(1);
     expect(listener.received).toHaveLength(1);
     expect(JSON.parse(listener.received[0]?.body ?? "{}").data.executionId).toBe(record.entry.executionId);
-    expect(deliveriesOf(subscriptionId, erin).map((d) => d.status)).toEqual(["succeeded"]);
-    expect(flowlog.store.outbox.nextDue()).toBeUndefined();
+    expect((await deliveriesOf(subscriptionId, erin)).map((d) => d.status)).toEqual(["succeeded"]);
+    expect(await flowlog.store.outbox.nextDue()).toBeUndefined();
   });
 
   it("a worker stopped during a retry wait and restarted still completes the delivery, same delivery id", async () => {
@@ -517,7 +514,7 @@ describe("Durability (D19: deliveries run durably on Temporal)", () => {
     const queue = `deliveries-restart-${randomUUID()}`;
     const hook = await receiver((_, response, index) => sendJson(response, index === 0 ? 503 : 200, {}));
     const subscriptionId = subscribe(alice, hook.origin);
-    const delivery = flowlog.store.deliveries.createOnce({
+    const delivery = await flowlog.store.deliveries.createOnce({
       id: newId("dlv"),
       eventId: newId("evt"),
       eventType: "workflow.execution.completed",
@@ -543,7 +540,10 @@ describe("Durability (D19: deliveries run durably on Temporal)", () => {
       await second.stop();
     }
     expect(hook.received.map((r) => header(r, "service-delivery-id"))).toEqual([delivery.id, delivery.id]);
-    expect(flowlog.store.deliveries.get(delivery.id)).toMatchObject({ status: "succeeded", attempts: 2 });
+    expect(await flowlog.store.deliveries.get(delivery.id)).toMatchObject({
+      status: "succeeded",
+      attempts: 2,
+    });
   }, 60_000);
 });
 
@@ -565,13 +565,14 @@ describe("Alert rules on the delivery path (D21)", () => {
     const first = await execute(alice, workflowId);
     await execute(alice, workflowId);
     // One fan-out makes all of an execution's deliveries: once the plain one has both, the rule has spoken.
-    await until("both plain deliveries", () =>
-      deliveriesOf(everyExecution).length === 2 ? true : undefined,
+    await until("both plain deliveries", async () =>
+      (await deliveriesOf(everyExecution)).length === 2 ? true : undefined,
     );
-    const [delivery] = await until("the alert delivery", () =>
-      deliveriesOf(alerting).length > 0 ? deliveriesOf(alerting) : undefined,
-    );
-    expect(deliveriesOf(alerting)).toHaveLength(1);
+    const [delivery] = await until("the alert delivery", async () => {
+      const made = await deliveriesOf(alerting);
+      return made.length > 0 ? made : undefined;
+    });
+    expect(await deliveriesOf(alerting)).toHaveLength(1);
     await settled(alerting);
     const body = JSON.parse(alerts.received[0]?.body ?? "{}");
     expect(delivery?.logId).toBe(first.logId);
@@ -584,7 +585,7 @@ describe("Alert rules on the delivery path (D21)", () => {
       windowHours: null,
       firedAt: body.data.endedAt,
     });
-    expect(flowlog.store.alerts.states(alerting)).toMatchObject([
+    expect(await flowlog.store.alerts.states(alerting)).toMatchObject([
       { workflowId, rule: "latency_threshold", lastEventId: body.id, reason: body.data.alert.reason },
     ]);
   });

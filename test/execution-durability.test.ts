@@ -119,11 +119,11 @@ describe("A killed worker loses nothing on the delivery path either (issue 12, D
 
     const replacement = await startWorker(temporal, testDeps(harness.store), taskQueue);
     try {
-      await until(() => deliveryOf(subscriptionId)?.status === "succeeded", 60_000);
+      await until(async () => (await deliveryOf(subscriptionId))?.status === "succeeded", 60_000);
     } finally {
       await replacement.stop();
     }
-    const delivery = deliveryOf(subscriptionId);
+    const delivery = await deliveryOf(subscriptionId);
     const ids = hook.received.map((r) => [r.headers["service-delivery-id"], r.headers["idempotency-key"]]);
     expect(ids).toEqual([
       [delivery?.id, delivery?.id],
@@ -136,7 +136,7 @@ describe("A killed worker loses nothing on the delivery path either (issue 12, D
     const hook = await startReceiver(() => {});
     receivers.push(hook);
     const subscriptionId = subscribeWebhook(harness.store, harness.account.workspaceId, hook.origin);
-    const delivery = harness.store.deliveries.createOnce({
+    const delivery = await harness.store.deliveries.createOnce({
       id: newId("dlv"),
       eventId: newId("evt"),
       eventType: "workflow.execution.completed",
@@ -162,18 +162,18 @@ describe("A killed worker loses nothing on the delivery path either (issue 12, D
     } finally {
       await replacement.stop();
     }
-    expect(harness.store.deliveries.get(delivery.id)).toMatchObject({ status: "failed" });
-    expect(harness.store.deliveries.attemptsOf(delivery.id).at(-1)).toMatchObject({
+    expect(await harness.store.deliveries.get(delivery.id)).toMatchObject({ status: "failed" });
+    expect((await harness.store.deliveries.attemptsOf(delivery.id)).at(-1)).toMatchObject({
       outcome: "failed",
       error: expect.stringContaining("lost"),
     });
   }, 60_000);
 });
 
-function deliveryOf(subscriptionId: string) {
-  return harness.store.deliveries
-    .list({ workspaceId: harness.account.workspaceId, subscriptionId }, 10)
-    .at(0);
+async function deliveryOf(subscriptionId: string) {
+  return (
+    await harness.store.deliveries.list({ workspaceId: harness.account.workspaceId, subscriptionId }, 10)
+  ).at(0);
 }
 
 describe("Logs: a cancelled execution is logged too (D17)", () => {
@@ -216,9 +216,9 @@ async function spawnWorker(taskQueue: string): Promise<ChildProcess> {
   throw new Error(`the worker process exited before it was ready: ${output}`);
 }
 
-async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error("timed out waiting");
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

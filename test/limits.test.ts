@@ -63,7 +63,7 @@ function execution(billedUserId: string | null, startedAt: number, cost: number)
 const limitsOf = (user: UserRecord, at = now) => computeLimits(store, defaultPlanLimits, user, at);
 const take = (user: UserRecord, mode: ExecutionMode) =>
   takeExecutionToken(store, defaultPlanLimits, user, mode, now);
-const usageOf = (user: UserRecord) => limitsOf(user).usage;
+const usageOf = async (user: UserRecord) => (await limitsOf(user)).usage;
 
 describe("Limits object: workflow execution rate limits (spec Limits object, D12)", () => {
   // requests per minute / burst of sync executions, and the usage limit in USD, per D12.
@@ -74,40 +74,43 @@ describe("Limits object: workflow execution rate limits (spec Limits object, D12
     enterprise: [120, 240, 5000],
   };
 
-  it.each(plans)("shows the %s plan's buckets, async five times sync, full before any execution", (plan) => {
-    const [requestsPerMinute, maxBurst, limit] = d12[plan];
-    const limits = toJson(LimitsSchema, limitsOf(newUser(plan)), { alwaysEmitImplicit: true });
-    expect(limits).toEqual({
-      workflowExecutionRateLimit: {
-        sync: { requestsPerMinute, maxBurst, remaining: maxBurst, resetAt: isoFromMs(now) },
-        async: {
-          requestsPerMinute: 5 * requestsPerMinute,
-          maxBurst: 5 * maxBurst,
-          remaining: 5 * maxBurst,
-          resetAt: isoFromMs(now),
+  it.each(plans)(
+    "shows the %s plan's buckets, async five times sync, full before any execution",
+    async (plan) => {
+      const [requestsPerMinute, maxBurst, limit] = d12[plan];
+      const limits = toJson(LimitsSchema, await limitsOf(newUser(plan)), { alwaysEmitImplicit: true });
+      expect(limits).toEqual({
+        workflowExecutionRateLimit: {
+          sync: { requestsPerMinute, maxBurst, remaining: maxBurst, resetAt: isoFromMs(now) },
+          async: {
+            requestsPerMinute: 5 * requestsPerMinute,
+            maxBurst: 5 * maxBurst,
+            remaining: 5 * maxBurst,
+            resetAt: isoFromMs(now),
+          },
         },
-      },
-      usage: { currentPeriodCost: 0, limit, plan, isExceeded: false },
-    });
-  });
+        usage: { currentPeriodCost: 0, limit, plan, isExceeded: false },
+      });
+    },
+  );
 
-  it("reading the limits takes nothing; an execution takes from its own mode's bucket", () => {
+  it("reading the limits takes nothing; an execution takes from its own mode's bucket", async () => {
     const user = newUser();
-    limitsOf(user);
-    limitsOf(user);
+    await limitsOf(user);
+    await limitsOf(user);
     expect(take(user, "sync")).toEqual({
       allowed: true,
       remaining: 19,
       resetAtMs: now + 6000,
     });
-    const rates = limitsOf(user).workflowExecutionRateLimit;
+    const rates = (await limitsOf(user)).workflowExecutionRateLimit;
     expect(rates?.syncExecutions).toMatchObject({ remaining: 19, resetAt: isoFromMs(now + 6000) });
     expect(rates?.asyncExecutions).toMatchObject({ remaining: 100, resetAt: isoFromMs(now) });
     take(user, "async");
-    expect(limitsOf(user).workflowExecutionRateLimit?.asyncExecutions?.remaining).toBe(99);
+    expect((await limitsOf(user)).workflowExecutionRateLimit?.asyncExecutions?.remaining).toBe(99);
   });
 
-  it("an empty bucket refuses the execution until the plan rate refills it", () => {
+  it("an empty bucket refuses the execution until the plan rate refills it", async () => {
     const user = newUser();
     for (let i = 0; i < 20; i++) expect(take(user, "sync").allowed).toBe(true);
     expect(take(user, "sync")).toEqual({
@@ -116,12 +119,12 @@ describe("Limits object: workflow execution rate limits (spec Limits object, D12
       resetAtMs: now + 6000,
       retryAfterSeconds: 6,
     });
-    expect(limitsOf(user, now + 6000).workflowExecutionRateLimit?.syncExecutions?.remaining).toBe(1);
+    expect((await limitsOf(user, now + 6000)).workflowExecutionRateLimit?.syncExecutions?.remaining).toBe(1);
   });
 });
 
 describe("Limits object: usage (spec Limits object, D12)", () => {
-  it("sums cost.total of the user's billed executions in the current calendar month (UTC) only", () => {
+  it("sums cost.total of the user's billed executions in the current calendar month (UTC) only", async () => {
     const user = newUser();
     const other = newUser();
     store.logs.insertExecutions([
@@ -133,20 +136,20 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
       execution(other.id, now, 50),
       execution(null, now, 70),
     ]);
-    expect(usageOf(user)?.currentPeriodCost).toBe(4);
-    expect(usageOf(other)?.currentPeriodCost).toBe(50);
-    expect(limitsOf(user, march).usage?.currentPeriodCost).toBe(1000);
+    expect((await usageOf(user))?.currentPeriodCost).toBe(4);
+    expect((await usageOf(other))?.currentPeriodCost).toBe(50);
+    expect((await limitsOf(user, march)).usage?.currentPeriodCost).toBe(1000);
   });
 
-  it("counts a retried log write once", () => {
+  it("counts a retried log write once", async () => {
     const user = newUser();
     const record = execution(user.id, now, 3);
     store.logs.insertExecution(record);
     store.logs.insertExecution(record);
-    expect(usageOf(user)?.currentPeriodCost).toBe(3);
+    expect((await usageOf(user))?.currentPeriodCost).toBe(3);
   });
 
-  it("is exceeded from the plan's limit on, not before", () => {
+  it("is exceeded from the plan's limit on, not before", async () => {
     const under = newUser();
     const at = newUser("pro");
     store.logs.insertExecutions([
@@ -155,14 +158,19 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
       execution(at.id, now, 60),
       execution(at.id, now, 40),
     ]);
-    expect(usageOf(under)).toMatchObject({ currentPeriodCost: 9.5, limit: 10, isExceeded: false });
-    expect(usageOf(at)).toMatchObject({ currentPeriodCost: 100, limit: 100, plan: "pro", isExceeded: true });
+    expect(await usageOf(under)).toMatchObject({ currentPeriodCost: 9.5, limit: 10, isExceeded: false });
+    expect(await usageOf(at)).toMatchObject({
+      currentPeriodCost: 100,
+      limit: 100,
+      plan: "pro",
+      isExceeded: true,
+    });
   });
 
-  it("is the exact decimal sum of the executions' nano-dollar costs, with no float noise (D30)", () => {
+  it("is the exact decimal sum of the executions' nano-dollar costs, with no float noise (D30)", async () => {
     const tenths = newUser();
     store.logs.insertExecutions([execution(tenths.id, now, 0.1), execution(tenths.id, now, 0.2)]);
-    expect(usageOf(tenths)?.currentPeriodCost).toBe(0.3);
+    expect((await usageOf(tenths))?.currentPeriodCost).toBe(0.3);
 
     // Agent-sized costs in whole nano-dollars (as model-prices.ts rounds them), many of them: a float
     // running total drifts (216.815694400001 in issue 14); the month's sum must not.
@@ -173,14 +181,16 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
     expect(drifting).not.toBe(Number(exactNanos) / 1e9);
     store.logs.insertExecutions(nanos.map((n) => execution(busy.id, now, n / 1e9)));
 
-    const cost = usageOf(busy)?.currentPeriodCost ?? Number.NaN;
+    const cost = (await usageOf(busy))?.currentPeriodCost ?? Number.NaN;
     expect(cost).toBe(Number(exactNanos) / 1e9);
     expect(String(cost).split(".")[1]?.length ?? 0).toBeLessThanOrEqual(9);
-    const json = toJson(LimitsSchema, limitsOf(busy), { alwaysEmitImplicit: true }) as { usage: unknown };
+    const json = toJson(LimitsSchema, await limitsOf(busy), { alwaysEmitImplicit: true }) as {
+      usage: unknown;
+    };
     expect(JSON.stringify(json.usage)).toContain(`"currentPeriodCost":${String(Number(exactNanos) / 1e9)},`);
   });
 
-  it("reads a month summed as floats before the upgrade as its exact sum once migrated (D30)", () => {
+  it("reads a month summed as floats before the upgrade as its exact sum once migrated (D30)", async () => {
     const file = path.join(dir, "before-d30.sqlite");
     const user = newUser();
     const before = openStore({ file });
@@ -196,7 +206,7 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
 
     const after = openStore({ file });
     try {
-      const cost = computeLimits(after, defaultPlanLimits, user, now).usage?.currentPeriodCost;
+      const cost = (await computeLimits(after, defaultPlanLimits, user, now)).usage?.currentPeriodCost;
       expect(cost).toBe(216.81569459);
     } finally {
       after.close();
@@ -237,9 +247,9 @@ describe("Plan limits are configurable: FLOWLOG_PLAN_LIMITS (D12, all defaults c
     expect(burstOnly).toEqual({ requestsPerMinute: 30, maxBurst: 7 });
   });
 
-  it("the limits object reports the configured figures", () => {
+  it("the limits object reports the configured figures", async () => {
     const table = configured('{"free":{"usageLimitUsd":20,"asyncExecutions":{"maxBurst":3}}}');
-    const limits = computeLimits(store, table, newUser("free"), now);
+    const limits = await computeLimits(store, table, newUser("free"), now);
     expect(limits.usage).toMatchObject({ limit: 20, isExceeded: false });
     expect(limits.workflowExecutionRateLimit?.asyncExecutions).toMatchObject({ maxBurst: 3, remaining: 3 });
   });

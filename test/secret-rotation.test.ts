@@ -321,9 +321,9 @@ async function execute(workflowId: string): Promise<{ logId: string }> {
 async function settled(subscriptionId: string, count: number): Promise<DeliveryRecord[]> {
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const done = flowlog.store.deliveries
-      .list({ workspaceId: alice.workspaceId, subscriptionId }, 100)
-      .filter((delivery) => delivery.status !== "pending");
+    const done = (
+      await flowlog.store.deliveries.list({ workspaceId: alice.workspaceId, subscriptionId }, 100)
+    ).filter((delivery) => delivery.status !== "pending");
     if (done.length >= count) return done;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} settled deliveries`);
     await sleep(20);

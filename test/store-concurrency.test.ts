@@ -50,7 +50,7 @@ describe("writes that read first take the write lock first (D23)", () => {
     const deadline = Date.now() + 3_000;
     let recorded = 0;
     while (Date.now() < deadline) {
-      const delivery = store.deliveries.createOnce({
+      const delivery = await store.deliveries.createOnce({
         id: newId("dlv"),
         eventId: newId("evt"),
         eventType: "workflow.execution.completed",
@@ -63,7 +63,7 @@ describe("writes that read first take the write lock first (D23)", () => {
       try {
         // A deferred transaction that reads before it writes fails at once ("database is locked") when
         // another connection commits in between, instead of waiting its turn: the attempt is lost.
-        store.deliveries.recordAttempt(
+        await store.deliveries.recordAttempt(
           {
             deliveryId: delivery.id,
             series: 1,

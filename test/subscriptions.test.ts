@@ -207,7 +207,7 @@ describe("subscriptions over REST (D18)", () => {
     });
     expect(subscription.alertStates).toEqual([]);
     const reason = "3 executions failed in the last 24 h, more than 2";
-    flowlog.store.alerts.claim({
+    await flowlog.store.alerts.claim({
       subscriptionId: subscription.id,
       workflowId: "wf_alerting",
       rule: "error_count",

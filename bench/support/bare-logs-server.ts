@@ -31,6 +31,7 @@ const listPage = (limit: number): PageRequest => ({
   withFinalOutput: false,
 });
 
+/** The store's reads are async (issue 15: one contract for SQLite and PostgreSQL); the bare SQL is not. */
 type Answer = (url: URL, request: IncomingMessage) => unknown;
 
 function pageStatementsOnly(): { list: Answer; get: Answer } {
@@ -78,19 +79,19 @@ function everyStatementOfTheRequest(): { list: Answer; get: Answer } {
     return { user: owner.user, usage };
   };
   return {
-    list(url, request) {
+    async list(url, request) {
       const workspaceId = url.searchParams.get("workspaceId") ?? "";
       const call = caller(request);
       if (!call || !store.accounts.isMember(call.user.id, workspaceId)) return undefined;
       const page = store.logs.list({ workspaceId }, listPage(Number(url.searchParams.get("limit") ?? 100)));
-      return { data: page.entries, next: page.next, limits: call.usage() };
+      return { data: page.entries, next: page.next, limits: await call.usage() };
     },
-    get(url, request) {
+    async get(url, request) {
       const call = caller(request);
       const entry = store.logs.getEntry(decodeURIComponent(url.pathname.slice("/api/v1/logs/".length)));
       if (!call || !entry || !store.accounts.isMember(call.user.id, entry.workspaceId)) return undefined;
       const workflow = store.workflows.getWorkflow(entry.workflowId);
-      return { data: { ...entry, workflow }, limits: call.usage() };
+      return { data: { ...entry, workflow }, limits: await call.usage() };
     },
   };
 }
@@ -104,8 +105,13 @@ const server = createServer((request, response) => {
       : url.pathname.startsWith("/api/v1/logs/")
         ? answers.get(url, request)
         : undefined;
-  response.writeHead(answer ? 200 : 404, { "content-type": "application/json" });
-  response.end(answer ? JSON.stringify(answer) : '{"error":"not found"}');
+  const send = (body: unknown) => {
+    response.writeHead(body ? 200 : 404, { "content-type": "application/json" });
+    response.end(body ? JSON.stringify(body) : '{"error":"not found"}');
+  };
+  // The page baseline answers at once, without a promise's turn; the request one awaits the store.
+  if (answer instanceof Promise) answer.then(send);
+  else send(answer);
 });
 
 server.listen(0, "127.0.0.1", () => {

@@ -25,15 +25,15 @@ export interface FiredAlert {
  * executions that pass the trigger filter (empty = all; the level filter does not apply to rules).
  * A rule judged by a timer (no_activity) is not evaluated on executions: it answers null here.
  */
-export function evaluateAlertRule(
+export async function evaluateAlertRule(
   rule: AlertRuleRecord,
   entry: LogEntryRecord,
   triggerFilter: readonly Trigger[],
   history: ExecutionHistory,
-): FiredAlert | null {
+): Promise<FiredAlert | null> {
   const spec: AlertRuleSpec = alertRules[rule.rule];
   if (spec.judged !== "on-execution") return null;
-  const fired = spec.check(checkOf(rule, entry, triggerFilter, history));
+  const fired = await spec.check(checkOf(rule, entry, triggerFilter, history));
   return fired && { rule: rule.rule, threshold: rule.threshold, windowHours: rule.windowHours, ...fired };
 }
 
@@ -42,12 +42,12 @@ export function evaluateAlertRule(
  * executions the rule fires on; null while the rule still holds. Timer rules are judged here too: an
  * execution is what ends a silence.
  */
-export function evaluateAlertResolution(
+export async function evaluateAlertResolution(
   rule: AlertRuleRecord,
   entry: LogEntryRecord,
   triggerFilter: readonly Trigger[],
   history: ExecutionHistory,
-): Resolution | null {
+): Promise<Resolution | null> {
   return alertRules[rule.rule].resolve(checkOf(rule, entry, triggerFilter, history));
 }
 

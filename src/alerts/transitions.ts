@@ -21,14 +21,14 @@ export type AlertOutcome = { fired: AlertPayload } | { resolved: AlertResolvedEv
  * D21's cooldown. Both claims are keyed by their event, so a retried fan-out finds its own claim again
  * and makes the same delivery.
  */
-export function alertOutcomeOf(
+export async function alertOutcomeOf(
   store: Pick<Store, "alerts" | "workflows">,
   subscription: SubscriptionForDelivery,
   rule: AlertRuleRecord,
   entry: LogEntryRecord,
   completionEventId: string,
-): AlertOutcome {
-  const state = store.alerts.state(subscription.id, entry.workflowId);
+): Promise<AlertOutcome> {
+  const state = await store.alerts.state(subscription.id, entry.workflowId);
   const resolutionEventId = resolutionEventIdOf(subscription.id, entry.id);
   const open = state?.status === "firing" && state.rule === rule.rule;
   const firedByThis = state?.lastEventId === completionEventId;
@@ -38,16 +38,16 @@ export function alertOutcomeOf(
   return firedAlert(store, subscription, rule, entry, completionEventId);
 }
 
-function firedAlert(
+async function firedAlert(
   store: Pick<Store, "alerts">,
   subscription: SubscriptionForDelivery,
   rule: AlertRuleRecord,
   entry: LogEntryRecord,
   eventId: string,
-): AlertOutcome {
-  const fired = evaluateAlertRule(rule, entry, subscription.triggerFilter, store.alerts);
+): Promise<AlertOutcome> {
+  const fired = await evaluateAlertRule(rule, entry, subscription.triggerFilter, store.alerts);
   if (!fired) return null;
-  const claimed = store.alerts.claim({
+  const claimed = await store.alerts.claim({
     subscriptionId: subscription.id,
     workflowId: entry.workflowId,
     rule: fired.rule,
@@ -58,18 +58,18 @@ function firedAlert(
   return claimed ? { fired: { ...fired, firedAt: isoFromMs(entry.endedAt) } } : null;
 }
 
-function resolvedAlert(
+async function resolvedAlert(
   store: Pick<Store, "alerts" | "workflows">,
   subscription: SubscriptionForDelivery,
   rule: AlertRuleRecord,
   entry: LogEntryRecord,
   eventId: string,
-): AlertOutcome {
-  const resolution = evaluateAlertResolution(rule, entry, subscription.triggerFilter, store.alerts);
+): Promise<AlertOutcome> {
+  const resolution = await evaluateAlertResolution(rule, entry, subscription.triggerFilter, store.alerts);
   if (!resolution) return null;
   // D21 "now" is the execution's end, so a retried evaluation claims and builds the very same event.
   const resolvedAt = entry.endedAt;
-  const firing = store.alerts.resolve({
+  const firing = await store.alerts.resolve({
     subscriptionId: subscription.id,
     workflowId: entry.workflowId,
     rule: rule.rule,

@@ -9,14 +9,14 @@ import type { PlanTable } from "./plans.js";
  * the month's usage limit first (refusing by usage must not spend an execution token), then a token
  * from the sync or async bucket. The limits object of the logs API reads the same numbers.
  */
-export function admitExecution(
+export async function admitExecution(
   store: Store,
   planLimits: PlanTable,
   user: UserRecord,
   mode: ExecutionMode,
   nowMs: number,
-): void {
-  const usage = computeLimits(store, planLimits, user, nowMs).usage;
+): Promise<void> {
+  const usage = (await computeLimits(store, planLimits, user, nowMs)).usage;
   if (usage?.isExceeded) {
     throw new ConnectError(
       `the usage limit of the ${usage.plan} plan (${usage.limit} USD this month) is reached: ` +

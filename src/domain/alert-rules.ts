@@ -66,7 +66,7 @@ interface RuleCommon {
    * D34: judged on each completed execution while the rule is firing for the workflow, timer rules too
    * (an execution is what ends a silence); null while the rule still holds.
    */
-  resolve(input: ExecutionCheck): Resolution | null;
+  resolve(input: ExecutionCheck): Promise<Resolution | null>;
 }
 
 /**
@@ -76,7 +76,7 @@ interface RuleCommon {
  */
 interface ExecutionRule extends RuleCommon {
   judged: "on-execution";
-  check(input: ExecutionCheck): Firing | null;
+  check(input: ExecutionCheck): Promise<Firing | null>;
 }
 
 /** Judged by a durable Temporal timer, not on execution (D21): there is no execution to look at. */
@@ -113,14 +113,14 @@ export const alertRules = {
     threshold: { unit: "executions", described: "a number of executions", range: { min: 1, integer: true } },
     windowHours: null,
     judged: "on-execution",
-    check({ threshold, entry, scope, history }) {
+    async check({ threshold, entry, scope, history }) {
       const count = Math.ceil(threshold);
-      const levels = history.lastLevels(scope, entry.startedAt, count);
+      const levels = await history.lastLevels(scope, entry.startedAt, count);
       if (levels.length < count || levels.some((level) => level !== "error")) return null;
       return { observed: count, reason: `${count} executions failed in a row` };
     },
     resolvesWhen: "an execution succeeds",
-    resolve({ entry }) {
+    async resolve({ entry }) {
       if (entry.level === "error") return null;
       return { observed: 0, reason: `An execution succeeded (started ${isoFromMs(entry.startedAt)})` };
     },
@@ -133,19 +133,19 @@ export const alertRules = {
     threshold: { unit: "percent", described: "a percentage", range: { min: 0, max: 100 } },
     windowHours: lookback,
     judged: "on-execution",
-    check(input) {
+    async check(input) {
       const { threshold, entry, history, now } = input;
       if (entry.level !== "error") return null;
-      const first = history.firstStartedAt(entry.workflowId);
+      const first = await history.firstStartedAt(entry.workflowId);
       // Not before the workflow has been watched for a whole window: a young workflow's rate is noise.
       if (first === undefined || first > now - windowOf(input.windowHours).windowMs) return null;
-      const measured = failureRateOf(input);
+      const measured = await failureRateOf(input);
       if (measured.executions < minimumExecutions || measured.rate <= threshold) return null;
       return { observed: measured.rate, reason: `${measured.sentence}, above ${format(threshold)}%` };
     },
     resolvesWhen: "errors / executions over the last Y hours ≤ X %",
-    resolve(input) {
-      const measured = failureRateOf(input);
+    async resolve(input) {
+      const measured = await failureRateOf(input);
       if (measured.rate > input.threshold) return null;
       return {
         observed: measured.rate,
@@ -159,7 +159,7 @@ export const alertRules = {
     threshold: { unit: "seconds", described: "seconds", range: { above: 0 } },
     windowHours: null,
     judged: "on-execution",
-    check({ threshold, entry }) {
+    async check({ threshold, entry }) {
       const seconds = entry.totalDurationMs / 1000;
       if (seconds <= threshold) return null;
       return {
@@ -168,7 +168,7 @@ export const alertRules = {
       };
     },
     resolvesWhen: "an execution takes X seconds or less",
-    resolve({ threshold, entry }) {
+    async resolve({ threshold, entry }) {
       const seconds = entry.totalDurationMs / 1000;
       if (seconds > threshold) return null;
       return {
@@ -186,8 +186,8 @@ export const alertRules = {
     threshold: { unit: "percent", described: "a percentage", range: { above: 0 } },
     windowHours: lookback,
     judged: "on-execution",
-    check(input) {
-      const spike = spikeOf(input);
+    async check(input) {
+      const spike = await spikeOf(input);
       if (spike === null || spike.increase <= input.threshold) return null;
       return {
         observed: spike.increase,
@@ -198,8 +198,8 @@ export const alertRules = {
     },
     // Without a baseline of 5 the rule cannot hold, so such an execution ends a firing too.
     resolvesWhen: "an execution is at most X % slower than that average",
-    resolve(input) {
-      const spike = spikeOf(input);
+    async resolve(input) {
+      const spike = await spikeOf(input);
       if (spike !== null && spike.increase > input.threshold) return null;
       const took = `Execution took ${format(input.entry.totalDurationMs / 1000)} s`;
       return spike === null
@@ -221,7 +221,7 @@ export const alertRules = {
     threshold: { unit: "USD", described: "USD", range: { above: 0 } },
     windowHours: null,
     judged: "on-execution",
-    check({ threshold, entry }) {
+    async check({ threshold, entry }) {
       if (entry.cost.total <= threshold) return null;
       return {
         observed: entry.cost.total,
@@ -229,7 +229,7 @@ export const alertRules = {
       };
     },
     resolvesWhen: "an execution costs X USD or less",
-    resolve({ threshold, entry }) {
+    async resolve({ threshold, entry }) {
       if (entry.cost.total > threshold) return null;
       return {
         observed: entry.cost.total,
@@ -249,7 +249,7 @@ export const alertRules = {
       `${lastActivityAt === null ? "it has never run" : `last run ${lastActivityAt}`})`,
     // The completion path, not the timer, sees the execution that ends the silence.
     resolvesWhen: "an execution arrives",
-    resolve: ({ entry }) => ({
+    resolve: async ({ entry }) => ({
       observed: 0,
       reason: `An execution arrived (started ${isoFromMs(entry.startedAt)})`,
     }),
@@ -261,9 +261,9 @@ export const alertRules = {
     threshold: { unit: "errors", described: "a number of errors", range: { min: 0, integer: true } },
     windowHours: lookback,
     judged: "on-execution",
-    check(input) {
+    async check(input) {
       if (input.entry.level !== "error") return null;
-      const { errors, hours } = failureRateOf(input);
+      const { errors, hours } = await failureRateOf(input);
       if (errors <= input.threshold) return null;
       return {
         observed: errors,
@@ -272,8 +272,8 @@ export const alertRules = {
     },
     // Errors that age out of the window while nothing runs are noticed by the next execution.
     resolvesWhen: "X errors or fewer in the last Y hours",
-    resolve(input) {
-      const { errors, hours } = failureRateOf(input);
+    async resolve(input) {
+      const { errors, hours } = await failureRateOf(input);
       if (errors > input.threshold) return null;
       return {
         observed: errors,
@@ -301,9 +301,9 @@ function ownRule(name: string): AlertRuleSpec | undefined {
  * The errors among the scope's executions of the last Y hours up to this one (D21 failure_rate and
  * error_count, firing and resolving alike), with the sentence their reasons share.
  */
-function failureRateOf({ windowHours, entry, scope, history, now }: ExecutionCheck) {
+async function failureRateOf({ windowHours, entry, scope, history, now }: ExecutionCheck) {
   const { windowMs, hours } = windowOf(windowHours);
-  const { executions, errors } = history.windowStats({
+  const { executions, errors } = await history.windowStats({
     ...scope,
     fromStartedAt: now - windowMs,
     untilStartedAt: entry.startedAt,
@@ -323,9 +323,9 @@ function failureRateOf({ windowHours, entry, scope, history, now }: ExecutionChe
  * How much slower this execution is than the average of the previous ones of the last Y hours (D21
  * latency_spike), in percent; null without a baseline of at least 5.
  */
-function spikeOf({ windowHours, entry, scope, history, now }: ExecutionCheck) {
+async function spikeOf({ windowHours, entry, scope, history, now }: ExecutionCheck) {
   const { windowMs, hours } = windowOf(windowHours);
-  const previous = history.windowStats({
+  const previous = await history.windowStats({
     ...scope,
     fromStartedAt: now - windowMs,
     untilStartedAt: entry.startedAt,

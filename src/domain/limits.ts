@@ -34,10 +34,15 @@ export function takeExecutionToken(
  * The limits object of every response body (D12): the execution buckets as they stand, never taken
  * from by reading them, and the month's usage against the plan's limit, all from one statement.
  */
-export function computeLimits(store: Store, planLimits: PlanTable, user: UserRecord, nowMs: number): Limits {
+export async function computeLimits(
+  store: Store,
+  planLimits: PlanTable,
+  user: UserRecord,
+  nowMs: number,
+): Promise<Limits> {
   const sync = executionBucket(planLimits, user, "sync");
   const async = executionBucket(planLimits, user, "async");
-  const snapshot = store.usage.snapshot({ userId: user.id, nowMs, sync, async });
+  const snapshot = await store.usage.snapshot({ userId: user.id, nowMs, sync, async });
   const limit = planLimits[user.plan].usageLimitUsd;
   return create(LimitsSchema, {
     workflowExecutionRateLimit: {

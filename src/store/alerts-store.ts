@@ -140,11 +140,11 @@ export class AlertsStore {
     // A retried fan-out or watcher must find the claim it already made, not lose its event: the same
     // event id is answered from the row, unchanged (a later resolution of that firing stays).
     this.claimOnce = db.transaction((alert: AlertClaim & { cooldownMs: number }): boolean => {
-      if (this.state(alert.subscriptionId, alert.workflowId)?.lastEventId === alert.eventId) return true;
+      if (this.stateOf(alert.subscriptionId, alert.workflowId)?.lastEventId === alert.eventId) return true;
       return this.statements.fire.get(alert) !== undefined;
     });
     this.resolveOnce = db.transaction((resolution: ResolutionClaim): AlertStateRecord | undefined => {
-      const state = this.state(resolution.subscriptionId, resolution.workflowId);
+      const state = this.stateOf(resolution.subscriptionId, resolution.workflowId);
       if (state?.resolvedEventId === resolution.eventId) return state;
       const row = this.statements.resolve.get(resolution) as AlertStateRow | undefined;
       return row && toRecord(row);
@@ -152,17 +152,17 @@ export class AlertsStore {
   }
 
   /** The levels of the scope's latest executions started up to `untilStartedAt`, newest first. */
-  lastLevels(scope: ExecutionScope, untilStartedAt: number, limit: number): Level[] {
+  async lastLevels(scope: ExecutionScope, untilStartedAt: number, limit: number): Promise<Level[]> {
     const rows = this.statements.lastLevels.all({ ...scopeParameters(scope), untilStartedAt, limit });
     return (rows as { level: Level }[]).map((row) => row.level);
   }
 
-  windowStats(query: WindowQuery): WindowStats {
+  async windowStats(query: WindowQuery): Promise<WindowStats> {
     return this.statements.windowStats.get(windowParameters(query)) as WindowStats;
   }
 
   /** When the workflow was first seen running, whatever its trigger; undefined before its first execution. */
-  firstStartedAt(workflowId: string): number | undefined {
+  async firstStartedAt(workflowId: string): Promise<number | undefined> {
     const row = this.statements.firstStartedAt.get(workflowId) as { first: number | null };
     return row.first ?? undefined;
   }
@@ -171,7 +171,7 @@ export class AlertsStore {
    * True when this alert may be sent: the pair's last firing is resolved (D34) and none fired within the
    * cooldown (D21).
    */
-  claim(alert: AlertClaim): boolean {
+  async claim(alert: AlertClaim): Promise<boolean> {
     return this.claimOnce.immediate({ cooldownMs: alertCooldownMs, ...alert });
   }
 
@@ -179,23 +179,27 @@ export class AlertsStore {
    * Ends the pair's firing of the rule (D34), never held back by the cooldown; answers the state with the
    * firing it resolved, or undefined when there is none to resolve (never fired, already resolved).
    */
-  resolve(resolution: ResolutionClaim): AlertStateRecord | undefined {
+  async resolve(resolution: ResolutionClaim): Promise<AlertStateRecord | undefined> {
     return this.resolveOnce.immediate(resolution);
   }
 
   /** The pair's last firing and whether it is over; undefined when its rule never fired. */
-  state(subscriptionId: string, workflowId: string): AlertStateRecord | undefined {
+  async state(subscriptionId: string, workflowId: string): Promise<AlertStateRecord | undefined> {
+    return this.stateOf(subscriptionId, workflowId);
+  }
+
+  private stateOf(subscriptionId: string, workflowId: string): AlertStateRecord | undefined {
     const row = this.statements.state.get(subscriptionId, workflowId) as AlertStateRow | undefined;
     return row && toRecord(row);
   }
 
   /** The last alert of each workflow of a subscription. */
-  states(subscriptionId: string): AlertStateRecord[] {
+  async states(subscriptionId: string): Promise<AlertStateRecord[]> {
     return (this.statements.states.all(subscriptionId) as AlertStateRow[]).map(toRecord);
   }
 
   /** The plans of the rule queries, for tests that hold them to the index. */
-  explain(): string[] {
+  async explain(): Promise<string[]> {
     const parameters = {
       ...windowParameters({ workflowId: "wf", triggers: ["api"], fromStartedAt: 0, untilStartedAt: 1 }),
       limit: 1,

@@ -115,19 +115,19 @@ export class DeliveriesStore {
    * The delivery of this event to this subscription, created on first call (D19: one per pair). A replayed
    * or retried fan-out gets the first row back, with its id and event, and never a second delivery.
    */
-  createOnce(delivery: NewDelivery): DeliveryWithEvent {
+  async createOnce(delivery: NewDelivery): Promise<DeliveryWithEvent> {
     this.statements.insert.run({ ...delivery, eventJson: JSON.stringify(delivery.event) });
     const row = this.statements.byEvent.get(delivery.eventId, delivery.subscriptionId) as DeliveryRow;
     return withEvent(row);
   }
 
-  get(id: string): DeliveryWithEvent | undefined {
+  async get(id: string): Promise<DeliveryWithEvent | undefined> {
     const row = this.statements.byId.get(id) as DeliveryRow | undefined;
     return row && withEvent(row);
   }
 
   /** Newest first; the event bodies stay out of lists. */
-  list(filter: DeliveryFilter, limit: number): DeliveryRecord[] {
+  async list(filter: DeliveryFilter, limit: number): Promise<DeliveryRecord[]> {
     const where = ["workspace_id = @workspaceId"];
     if (filter.subscriptionId !== undefined) where.push("subscription_id = @subscriptionId");
     if (filter.status !== undefined) where.push("status = @status");
@@ -140,7 +140,7 @@ export class DeliveriesStore {
       .all({ ...filter, limit }) as DeliveryRecord[];
   }
 
-  attemptsOf(deliveryId: string): DeliveryAttemptRecord[] {
+  async attemptsOf(deliveryId: string): Promise<DeliveryAttemptRecord[]> {
     return this.statements.attemptsOf.all(deliveryId) as DeliveryAttemptRecord[];
   }
 
@@ -151,7 +151,7 @@ export class DeliveriesStore {
    * transaction and only on the change of status, so a write repeated by a retry counts nothing twice.
    * True when that counted a failure.
    */
-  recordAttempt(attempt: DeliveryAttemptRecord, status: DeliveryStatus): boolean {
+  async recordAttempt(attempt: DeliveryAttemptRecord, status: DeliveryStatus): Promise<boolean> {
     // IMMEDIATE: it reads before it writes, and a deferred transaction that another process's commit
     // overtakes in between fails at once (SQLITE_BUSY) instead of waiting: the attempt, already sent,
     // would be sent again by the activity's retry.
@@ -173,7 +173,7 @@ export class DeliveriesStore {
    * Opens the next attempt series of a settled delivery (redelivery, D19) and returns its number, or
    * undefined while a series is still running: two redeliveries at once can never share a series.
    */
-  reopen(id: string, now: number): number | undefined {
+  async reopen(id: string, now: number): Promise<number | undefined> {
     return this.db.transaction(() => {
       if (this.statements.reopen.run(now, id).changes === 0) return undefined;
       const { series } = this.statements.lastSeries.get(id) as { series: number | null };

@@ -74,7 +74,7 @@ export class EndpointHealthStore {
   }
 
   /** undefined when there is no such subscription. */
-  get(subscriptionId: string): EndpointHealth | undefined {
+  async get(subscriptionId: string): Promise<EndpointHealth | undefined> {
     const row = this.statements.byId.get(subscriptionId) as HealthRow | undefined;
     return row && toHealth(row);
   }
@@ -91,12 +91,12 @@ export class EndpointHealthStore {
   }
 
   /** Records the advance notice of this run; false when it was already sent, or the run is over. */
-  claimNotice(subscriptionId: string, failingSince: number, at: number): boolean {
+  async claimNotice(subscriptionId: string, failingSince: number, at: number): Promise<boolean> {
     return this.statements.claimNotice.run({ id: subscriptionId, failingSince, at }).changes > 0;
   }
 
   /** Disables the subscription for this run, noticed before; false when that is already done or moot. */
-  disable(subscriptionId: string, failingSince: number, reason: string, at: number): boolean {
+  async disable(subscriptionId: string, failingSince: number, reason: string, at: number): Promise<boolean> {
     return this.statements.disable.run({ id: subscriptionId, failingSince, reason, at }).changes > 0;
   }
 }

@@ -31,7 +31,7 @@ export class InactivityStore {
   }
 
   /** When the workflow's latest execution that passes the trigger filter started; null when none did. */
-  lastExecutionAt(workflowId: string, triggerFilter: Trigger[]): number | null {
+  async lastExecutionAt(workflowId: string, triggerFilter: Trigger[]): Promise<number | null> {
     const row = this.statements.lastStartedAt.get({ workflowId, triggers: JSON.stringify(triggerFilter) }) as
       | { started_at: number }
       | undefined;
@@ -42,7 +42,7 @@ export class InactivityStore {
    * The ids of live, active subscriptions whose rule is one of `rules` (the timer-judged ones), after
    * `after` in id order: a page of the subscriptions that need no-activity watchers (issue 18, item 4).
    */
-  watchedSubscriptionIds(after: string, limit: number, rules: readonly string[]): string[] {
+  async watchedSubscriptionIds(after: string, limit: number, rules: readonly string[]): Promise<string[]> {
     return this.statements.watchedSubscriptions.all({
       after,
       limit,

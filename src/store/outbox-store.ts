@@ -41,7 +41,7 @@ export class OutboxStore {
   }
 
   /** Up to `limit` intents whose time has come, each now held for `leaseMs`. */
-  claim(now: number, leaseMs: number, limit: number): FanOutIntent[] {
+  async claim(now: number, leaseMs: number, limit: number): Promise<FanOutIntent[]> {
     const rows = this.statements.claim.all({ now, leaseEnd: now + leaseMs, limit }) as OutboxRow[];
     return rows.map((row) => ({
       logId: row.log_id,
@@ -52,22 +52,22 @@ export class OutboxStore {
   }
 
   /** The fan-out was started (or already was): the intent is done. */
-  remove(logId: string): void {
+  async remove(logId: string): Promise<void> {
     this.statements.remove.run(logId);
   }
 
   /** The start failed: try again at `at`. */
-  postpone(logId: string, at: number): void {
+  async postpone(logId: string, at: number): Promise<void> {
     this.statements.postpone.run(at, logId);
   }
 
   /** Whether the entry's notifications are still waiting to start. */
-  holds(logId: string): boolean {
+  async holds(logId: string): Promise<boolean> {
     return this.statements.holds.get(logId) !== undefined;
   }
 
   /** When the earliest intent is due; undefined when there is none. */
-  nextDue(): number | undefined {
+  async nextDue(): Promise<number | undefined> {
     return (this.statements.next.get() as { at: number | null }).at ?? undefined;
   }
 }

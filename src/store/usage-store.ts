@@ -44,7 +44,7 @@ export class UsageStore {
     this.snapshotStatement = db.prepare(snapshotSql);
   }
 
-  snapshot({ userId, nowMs, sync, async }: UsageQuery): UsageSnapshot {
+  async snapshot({ userId, nowMs, sync, async }: UsageQuery): Promise<UsageSnapshot> {
     const row = this.snapshotStatement.get({
       userId,
       now: nowMs,

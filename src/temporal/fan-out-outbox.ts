@@ -64,7 +64,7 @@ export class FanOutOutbox {
       while (!signal.aborted) {
         this.woken = false;
         const free = this.options.concurrency - this.inFlight.size;
-        const due = free > 0 ? this.claim(free) : [];
+        const due = free > 0 ? await this.claim(free) : [];
         if (due === undefined) {
           await this.sleep(this.options.retryMs);
           continue;
@@ -80,9 +80,9 @@ export class FanOutOutbox {
   }
 
   /** Undefined when the store refused: the intents stay, and the dispatcher tries again after a pause. */
-  private claim(limit: number): FanOutIntent[] | undefined {
+  private async claim(limit: number): Promise<FanOutIntent[] | undefined> {
     try {
-      return this.store.outbox.claim(Date.now(), this.options.leaseMs, limit);
+      return await this.store.outbox.claim(Date.now(), this.options.leaseMs, limit);
     } catch (error) {
       logger.warn({ err: error }, "notification outbox: could not claim fan-outs to start");
       return undefined;
@@ -93,13 +93,13 @@ export class FanOutOutbox {
     try {
       const targets = await this.prepare(intent.logId);
       if (targets.length > 0) await startFanOut(this.client, { ...intent, targets });
-      this.store.outbox.remove(intent.logId);
+      await this.store.outbox.remove(intent.logId);
     } catch (error) {
       logger.warn(
         { err: error, logId: intent.logId },
         `notification outbox: the notifications of ${intent.logId} did not start; trying again`,
       );
-      this.store.outbox.postpone(intent.logId, Date.now() + this.options.retryMs);
+      await this.store.outbox.postpone(intent.logId, Date.now() + this.options.retryMs);
     }
   }
 
@@ -113,9 +113,9 @@ export class FanOutOutbox {
     this.inFlight.add(tracked);
   }
 
-  private nextDue(): number | undefined {
+  private async nextDue(): Promise<number | undefined> {
     try {
-      return this.store.outbox.nextDue();
+      return await this.store.outbox.nextDue();
     } catch {
       return undefined;
     }
@@ -124,7 +124,9 @@ export class FanOutOutbox {
   /** Until a wake, a finished start, the earliest intent's time, or the idle timeout (or `pauseMs`). */
   private async sleep(pauseMs?: number): Promise<void> {
     if (this.woken && pauseMs === undefined) return;
-    const next = this.inFlight.size < this.options.concurrency ? this.nextDue() : undefined;
+    const next = this.inFlight.size < this.options.concurrency ? await this.nextDue() : undefined;
+    // A wake that came while the store answered must not wait for the timeout.
+    if (this.woken && pauseMs === undefined) return;
     const wait =
       pauseMs ?? Math.min(this.options.idleMs, Math.max(0, (next ?? Number.POSITIVE_INFINITY) - Date.now()));
     if (pauseMs === undefined && next !== undefined && wait === 0) return;

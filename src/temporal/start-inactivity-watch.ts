@@ -61,7 +61,7 @@ export async function restoreInactivityWatchers(
   const restored: RestoredWatchers = { recreated: 0, running: 0 };
   let after = "";
   while (!signal?.aborted) {
-    const ids = store.inactivity.watchedSubscriptionIds(after, restorePageSize, timerRules);
+    const ids = await store.inactivity.watchedSubscriptionIds(after, restorePageSize, timerRules);
     const last = ids.at(-1);
     if (last === undefined) break;
     after = last;

@@ -80,7 +80,7 @@ export async function fanOutDeliveries(
   timeoutMs = 15_000,
 ): Promise<number> {
   const deadline = Date.now() + timeoutMs;
-  while (store.outbox.holds(logId)) {
+  while (await store.outbox.holds(logId)) {
     if (Date.now() > deadline) throw new Error(`the outbox still holds ${logId} after ${timeoutMs} ms`);
     await sleep(20);
   }

@@ -54,8 +54,8 @@ export function createDeliveriesService(
   deps: DeliveriesServiceDependencies,
 ): Partial<ServiceImpl<typeof DeliveriesService>> {
   const { store, clock } = deps;
-  const visibleDelivery = (user: UserRecord, id: string) =>
-    visibleTo(store, user, store.deliveries.get(id), (d) => d.workspaceId, `delivery ${id}`);
+  const visibleDelivery = async (user: UserRecord, id: string) =>
+    visibleTo(store, user, await store.deliveries.get(id), (d) => d.workspaceId, `delivery ${id}`);
 
   const startSeries = (target: DeliveryTarget, input: DeliveryInput) =>
     deps.temporal.workflow.start<typeof deliverNotification>("deliverNotification", {
@@ -69,25 +69,25 @@ export function createDeliveriesService(
     });
 
   return {
-    listDeliveries(request, context) {
+    async listDeliveries(request, context) {
       const { user } = callerOf(context.values);
       const { filter, limit } = parseListDeliveries(request);
       requireMember(store, user, request.workspaceId);
-      return { deliveries: store.deliveries.list(filter, limit).map(deliveryView) };
+      return { deliveries: (await store.deliveries.list(filter, limit)).map(deliveryView) };
     },
 
-    getDelivery(request, context) {
-      const delivery = visibleDelivery(callerOf(context.values).user, request.id);
+    async getDelivery(request, context) {
+      const delivery = await visibleDelivery(callerOf(context.values).user, request.id);
       return {
         delivery: deliveryView(delivery),
         event: fromJson(ValueSchema, delivery.event as JsonValue),
-        attempts: store.deliveries.attemptsOf(delivery.id).map(attemptView),
+        attempts: (await store.deliveries.attemptsOf(delivery.id)).map(attemptView),
       };
     },
 
     async redeliver(request, context) {
-      const delivery = visibleDelivery(callerOf(context.values).user, request.id);
-      const series = store.deliveries.reopen(delivery.id, clock());
+      const delivery = await visibleDelivery(callerOf(context.values).user, request.id);
+      const series = await store.deliveries.reopen(delivery.id, clock());
       if (series === undefined) {
         throw new ConnectError(
           `delivery ${delivery.id} is still being delivered; redeliver it once it has succeeded or failed`,
@@ -100,7 +100,7 @@ export function createDeliveriesService(
         { ...delivery, deliveryId: delivery.id, workflowId },
         { deliveryId: delivery.id, series },
       );
-      return { delivery: deliveryView(store.deliveries.get(delivery.id) ?? delivery), series };
+      return { delivery: deliveryView((await store.deliveries.get(delivery.id)) ?? delivery), series };
     },
 
     async testSubscription(request, context) {
@@ -115,9 +115,9 @@ export function createDeliveriesService(
         eventId: newId("evt").replace(/^evt_/, "evt_test_"),
         timestampMs: now,
         include: subscription.include,
-        limits: computeLimits(store, deps.planLimits, user, now),
+        limits: await computeLimits(store, deps.planLimits, user, now),
       });
-      const delivery = store.deliveries.createOnce({
+      const delivery = await store.deliveries.createOnce({
         id: newId("dlv"),
         eventId: event.id,
         eventType: completionEventType,
@@ -134,7 +134,7 @@ export function createDeliveriesService(
       };
       const handle = await startSeries(target, { deliveryId: delivery.id, series: 1, once: true });
       await handle.result();
-      const attempt = store.deliveries.attemptsOf(delivery.id).at(-1);
+      const attempt = (await store.deliveries.attemptsOf(delivery.id)).at(-1);
       return { deliveryId: delivery.id, ...(attempt ? { attempt: attemptView(attempt) } : {}) };
     },
   };

@@ -32,7 +32,7 @@ export function createLogsService({
   const limitsOf = (user: UserRecord) => computeLimits(store, planLimits, user, clock());
 
   return {
-    listLogs(request, context) {
+    async listLogs(request, context) {
       const { user } = callerOf(context.values);
       const query = parseListLogsRequest(request, quotas.listParameterValues);
       requireMember(store, user, request.workspaceId);
@@ -46,11 +46,11 @@ export function createLogsService({
       return {
         data: page.entries.map((entry) => logEntryView(entry, workflows.get(entry.workflowId), view)),
         nextCursor: page.next && encodeCursor(page.next, query.page.order),
-        limits: limitsOf(user),
+        limits: await limitsOf(user),
       };
     },
 
-    getLog(request, context) {
+    async getLog(request, context) {
       const { user } = callerOf(context.values);
       const entry = visibleTo(
         store,
@@ -59,13 +59,13 @@ export function createLogsService({
         (e) => e.workspaceId,
         `log entry ${request.id}`,
       );
-      const limits = limitsOf(user);
+      const limits = await limitsOf(user);
       const workflow = store.workflows.getWorkflow(entry.workflowId);
       const view = { full: true, traceSpans: true, finalOutput: true, limits };
       return { data: logEntryView(entry, workflow, view), limits };
     },
 
-    getExecution(request, context) {
+    async getExecution(request, context) {
       const { user } = callerOf(context.values);
       const { entry, workflowState } = visibleTo(
         store,
@@ -81,7 +81,7 @@ export function createLogsService({
           ignoreUnknownFields: true,
         }),
         executionMetadata: executionMetadata(entry),
-        limits: limitsOf(user),
+        limits: await limitsOf(user),
       };
     },
   };

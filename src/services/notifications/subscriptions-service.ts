@@ -41,8 +41,8 @@ export function createSubscriptionsService({
   quotas,
 }: SubscriptionsServiceDependencies): Handlers {
   const subscriptions = store.notifications;
-  const view = (subscription: SubscriptionRecord) =>
-    subscriptionView(subscription, store.alerts.states(subscription.id), clock());
+  const view = async (subscription: SubscriptionRecord) =>
+    subscriptionView(subscription, await store.alerts.states(subscription.id), clock());
   /** D21: a no_activity rule is checked by time, so saving or enabling one makes sure its watchers run. */
   const watched = async (subscription: SubscriptionRecord) => {
     await ensureInactivityWatchers(temporal, store, subscription, clock());
@@ -108,14 +108,14 @@ export function createSubscriptionsService({
       return { subscription: await watched(created.created), secret: generatedSecret };
     },
 
-    getSubscription(request, context) {
+    async getSubscription(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
-      return { subscription: view(visible(request.workspaceId, request.id)) };
+      return { subscription: await view(visible(request.workspaceId, request.id)) };
     },
 
-    listSubscriptions(request, context) {
+    async listSubscriptions(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
-      return { subscriptions: subscriptions.list(request.workspaceId).map(view) };
+      return { subscriptions: await Promise.all(subscriptions.list(request.workspaceId).map(view)) };
     },
 
     async updateSubscription(request, context) {
@@ -148,7 +148,7 @@ export function createSubscriptionsService({
      * keeps signing beside it for the grace period. A webhook without a secret simply gets one. Its bounds
      * are declared in the .proto; only a webhook has a secret to rotate.
      */
-    rotateSecret(request, context) {
+    async rotateSecret(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
       const current = visible(request.workspaceId, request.id);
       const { channel } = current.config;
@@ -168,7 +168,7 @@ export function createSubscriptionsService({
         now,
       );
       return {
-        subscription: view(found(request.workspaceId, request.id, rotated)),
+        subscription: await view(found(request.workspaceId, request.id, rotated)),
         secret: generatedSecret,
       };
     },

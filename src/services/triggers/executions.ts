@@ -46,7 +46,7 @@ export type Started =
  */
 export async function runWorkflow(deps: ExecutionDependencies, call: ExecutionCall): Promise<Started> {
   const workflow = visibleWorkflow(deps.store, call.user, call.workflowId);
-  admitExecution(deps.store, deps.planLimits, call.user, call.mode, deps.clock());
+  await admitExecution(deps.store, deps.planLimits, call.user, call.mode, deps.clock());
   const executionId = newId("ex");
   const handle = await startExecution(
     deps.temporal,

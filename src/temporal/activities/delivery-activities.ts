@@ -90,16 +90,19 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
       if (!entry) throw ApplicationFailure.nonRetryable(`no log entry ${logId}`, "LogEntryNotFound");
       const eventOf = eventsOf(deps, entry);
       const createdAt = Date.now();
-      return store.notifications.matching(entry.workspaceId, entry).flatMap((subscription) => {
+      const targets: DeliveryTarget[] = [];
+      for (const subscription of store.notifications.matching(entry.workspaceId, entry)) {
         // D21, D34: a subscription with an alert rule is notified when its rule fires or stops holding,
         // not on every execution.
         const outcome = subscription.alertRule
-          ? alertOutcomeOf(store, subscription, subscription.alertRule, entry, eventIdOf(entry.id))
+          ? await alertOutcomeOf(store, subscription, subscription.alertRule, entry, eventIdOf(entry.id))
           : undefined;
-        if (outcome === null) return [];
+        if (outcome === null) continue;
         const event =
-          outcome && "resolved" in outcome ? outcome.resolved : eventOf(subscription.include, outcome?.fired);
-        const delivery = store.deliveries.createOnce({
+          outcome && "resolved" in outcome
+            ? outcome.resolved
+            : await eventOf(subscription.include, outcome?.fired);
+        const delivery = await store.deliveries.createOnce({
           id: newId("dlv"),
           eventId: event.id,
           eventType: event.type,
@@ -109,15 +112,14 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
           event,
           createdAt,
         });
-        return [
-          {
-            deliveryId: delivery.id,
-            workspaceId: entry.workspaceId,
-            workflowId: entry.workflowId,
-            subscriptionId: subscription.id,
-          },
-        ];
-      });
+        targets.push({
+          deliveryId: delivery.id,
+          workspaceId: entry.workspaceId,
+          workflowId: entry.workflowId,
+          subscriptionId: subscription.id,
+        });
+      }
+      return targets;
     },
 
     /**
@@ -127,11 +129,13 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
      */
     async settleLostDelivery(input: DeliveryInput): Promise<"succeeded" | "failed"> {
       const { store } = deps;
-      const delivery = store.deliveries.get(input.deliveryId);
+      const delivery = await store.deliveries.get(input.deliveryId);
       if (delivery?.status !== "pending") return delivery?.status === "succeeded" ? "succeeded" : "failed";
-      const recorded = store.deliveries.attemptsOf(delivery.id).filter((a) => a.series === input.series);
+      const recorded = (await store.deliveries.attemptsOf(delivery.id)).filter(
+        (a) => a.series === input.series,
+      );
       const now = clock();
-      const counted = store.deliveries.recordAttempt(
+      const counted = await store.deliveries.recordAttempt(
         {
           deliveryId: delivery.id,
           series: input.series,
@@ -158,7 +162,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
     async attemptDelivery(input: DeliveryInput): Promise<AttemptSummary> {
       const { store } = deps;
       const attempt = Context.current().info.attempt;
-      const delivery = store.deliveries.get(input.deliveryId);
+      const delivery = await store.deliveries.get(input.deliveryId);
       if (!delivery)
         throw ApplicationFailure.nonRetryable(`no delivery ${input.deliveryId}`, "DeliveryNotFound");
       const startedAt = clock();
@@ -184,7 +188,10 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
         responseSnippet: result.responseSnippet ?? null,
         error: result.error ?? null,
       };
-      const counted = store.deliveries.recordAttempt(record, outcome === "retrying" ? "pending" : outcome);
+      const counted = await store.deliveries.recordAttempt(
+        record,
+        outcome === "retrying" ? "pending" : outcome,
+      );
       if (counted) await watchFailure(delivery);
       const summary = { attempt, outcome, httpStatus: result.httpStatus, error: result.error };
       if (outcome === "succeeded") return summary;
@@ -222,17 +229,17 @@ export function eventIdOf(logId: string): string {
 function eventsOf(
   deps: ActivityDeps,
   entry: LogEntryRecord,
-): (include: EventIncludes, alert?: AlertPayload) => CompletionEvent {
+): (include: EventIncludes, alert?: AlertPayload) => Promise<CompletionEvent> {
   const built = new Map<string, CompletionEvent>();
   const user = entry.billedUserId === null ? undefined : deps.store.accounts.getUser(entry.billedUserId);
-  let limits: ReturnType<typeof computeLimits> | undefined;
-  return (include, alert) => {
+  let limits: Awaited<ReturnType<typeof computeLimits>> | undefined;
+  return async (include, alert) => {
     const key = JSON.stringify([include, alert]);
     const existing = built.get(key);
     if (existing) return existing;
     // An execution billed to nobody has no limits to show: its event carries neither part.
     const withLimits = user !== undefined && (include.rateLimits || include.usage);
-    if (withLimits) limits ??= computeLimits(deps.store, deps.planLimits, user, Date.now());
+    if (withLimits) limits ??= await computeLimits(deps.store, deps.planLimits, user, Date.now());
     const event = buildCompletionEvent({
       eventId: eventIdOf(entry.id),
       timestampMs: entry.endedAt,

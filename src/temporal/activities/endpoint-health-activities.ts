@@ -41,8 +41,11 @@ export function endpointHealthActivities(deps: ActivityDeps) {
   const log = (deps.logger ?? logger).child({ component: "endpoint-health" });
 
   /** The subscription while its run is the one the action was decided for; undefined otherwise. */
-  const failing = (subscriptionId: string, failingSince?: number): FailingEndpoint | undefined => {
-    const health = deps.store.endpointHealth.get(subscriptionId);
+  const failing = async (
+    subscriptionId: string,
+    failingSince?: number,
+  ): Promise<FailingEndpoint | undefined> => {
+    const health = await deps.store.endpointHealth.get(subscriptionId);
     if (!health?.run || health.deleted || health.channel === "email") return undefined;
     if (failingSince !== undefined && health.run.failingSince !== failingSince) return undefined;
     return health as FailingEndpoint;
@@ -53,12 +56,13 @@ export function endpointHealthActivities(deps: ActivityDeps) {
    * the notice is about the workspace's own endpoint. The event id follows from the run and the kind, so
    * a retried activity makes the same deliveries, never a second set.
    */
-  const notify = (endpoint: FailingEndpoint, event: EndpointNoticeEvent): DeliveryTarget[] =>
-    deps.store.notifications
+  const notify = (endpoint: FailingEndpoint, event: EndpointNoticeEvent): Promise<DeliveryTarget[]> => {
+    const mailboxes = deps.store.notifications
       .list(endpoint.workspaceId)
-      .filter((subscription) => subscription.active && subscription.config.channel === "email")
-      .map((subscription) => {
-        const delivery = deps.store.deliveries.createOnce({
+      .filter((subscription) => subscription.active && subscription.config.channel === "email");
+    return Promise.all(
+      mailboxes.map(async (subscription) => {
+        const delivery = await deps.store.deliveries.createOnce({
           id: newId("dlv"),
           eventId: event.id,
           eventType: event.type,
@@ -73,7 +77,9 @@ export function endpointHealthActivities(deps: ActivityDeps) {
           workspaceId: endpoint.workspaceId,
           subscriptionId: subscription.id,
         };
-      });
+      }),
+    );
+  };
 
   const noticeOf = (
     endpoint: FailingEndpoint,
@@ -100,7 +106,7 @@ export function endpointHealthActivities(deps: ActivityDeps) {
   return {
     /** What is due for the subscription's run now, from domain/auto-disable.ts, or stop when it is over. */
     async planEndpointCheck({ subscriptionId }: EndpointWatch): Promise<EndpointCheckPlan> {
-      const endpoint = failing(subscriptionId);
+      const endpoint = await failing(subscriptionId);
       if (!endpoint?.active) return { kind: "stop" };
       const now = clock();
       const step = nextAutoDisableStep(endpoint.run, policy, now);
@@ -112,9 +118,9 @@ export function endpointHealthActivities(deps: ActivityDeps) {
 
     /** D35's advance notice: claimed once per run, e-mailed to the workspace and logged for the operator. */
     async noticeFailingEndpoint({ subscriptionId, failingSince }: EndpointAction): Promise<DeliveryTarget[]> {
-      const claimed = deps.store.endpointHealth.claimNotice(subscriptionId, failingSince, clock());
+      const claimed = await deps.store.endpointHealth.claimNotice(subscriptionId, failingSince, clock());
       // Read after the claim: a retry finds its own claim, and the run as the notice was made for it.
-      const endpoint = failing(subscriptionId, failingSince);
+      const endpoint = await failing(subscriptionId, failingSince);
       if (!endpoint?.run.noticedAt) return [];
       const { noticedAt } = endpoint.run;
       const disablesAt = Math.max(failingSince + policy.failingForMs, noticedAt + policy.noticeMs);
@@ -134,13 +140,13 @@ export function endpointHealthActivities(deps: ActivityDeps) {
       subscriptionId,
       failingSince,
     }: EndpointAction): Promise<DeliveryTarget[]> {
-      const before = failing(subscriptionId, failingSince);
+      const before = await failing(subscriptionId, failingSince);
       if (!before) return [];
       const { failedDeliveries, lastFailure } = before.run;
       const reason =
         `every delivery since ${isoFromMs(failingSince)} failed (${failedDeliveries} failed deliveries); ` +
         `the last: ${lastFailure ?? "no error recorded"}`;
-      const disabled = deps.store.endpointHealth.disable(subscriptionId, failingSince, reason, clock());
+      const disabled = await deps.store.endpointHealth.disable(subscriptionId, failingSince, reason, clock());
       const subscription = deps.store.notifications.get(subscriptionId);
       if (!subscription?.disabledAt) return [];
       const event = noticeOf(before, endpointDisabledEventType, subscription.disabledAt);

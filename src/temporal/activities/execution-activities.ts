@@ -47,7 +47,7 @@ export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutb
       const user = billedUserId === null ? undefined : deps.store.accounts.getUser(billedUserId);
       if (!user) return;
       try {
-        admitExecution(deps.store, deps.planLimits, user, "async", Date.now());
+        await admitExecution(deps.store, deps.planLimits, user, "async", Date.now());
       } catch (error) {
         if (!(error instanceof ConnectError)) throw error;
         throw ApplicationFailure.nonRetryable(error.rawMessage, executionRefusedFailure);

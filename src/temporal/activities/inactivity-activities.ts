@@ -22,13 +22,13 @@ export function inactivityActivities(deps: ActivityDeps) {
   const cooldownMs = (alertCooldownMs / msPerHour) * hourMs;
 
   /** The watch's subscription and X, while the watch still applies; undefined means stop. */
-  const watched = (watch: InactivityWatch) => {
+  const watched = async (watch: InactivityWatch) => {
     const subscription = deps.store.notifications.getForDelivery(watch.subscriptionId);
     const workflow = deps.store.workflows.getWorkflow(watch.workflowId);
     if (!subscription || !workflow || !applies(subscription, watch.workflowId)) return undefined;
     const rule = timerRuleOf(subscription.alertRule?.rule);
     if (workflow.deletedAt !== null || !subscription.alertRule || !rule) return undefined;
-    const lastExecutionAt = deps.store.inactivity.lastExecutionAt(
+    const lastExecutionAt = await deps.store.inactivity.lastExecutionAt(
       watch.workflowId,
       subscription.triggerFilter,
     );
@@ -53,10 +53,10 @@ export function inactivityActivities(deps: ActivityDeps) {
      * never late.
      */
     async planInactivityCheck(watch: InactivityWatch): Promise<InactivityPlan> {
-      const state = watched(watch);
+      const state = await watched(watch);
       if (!state) return { kind: "stop" };
       const now = Date.now();
-      const alert = deps.store.alerts.state(watch.subscriptionId, watch.workflowId);
+      const alert = await deps.store.alerts.state(watch.subscriptionId, watch.workflowId);
       const open = alert?.status === "firing" && alert.rule === state.rule;
       const silentUntil = open ? state.silentAfter(now) : state.silentUntil;
       const dueAt = Math.max(silentUntil, alert === undefined ? 0 : alert.lastFiredAt + cooldownMs);
@@ -69,7 +69,7 @@ export function inactivityActivities(deps: ActivityDeps) {
      * `dueAt`, so a retried activity finds its own claim and delivery instead of making a second one.
      */
     async fireInactivityAlert(input: InactivityWatch & { dueAt: number }): Promise<DeliveryTarget | null> {
-      const state = watched(input);
+      const state = await watched(input);
       const firedAt = Date.now();
       if (!state || firedAt < state.silentUntil) return null;
       const { subscription, workflow } = state;
@@ -82,7 +82,7 @@ export function inactivityActivities(deps: ActivityDeps) {
         observedHours: (firedAt - (state.lastExecutionAt ?? input.sinceMs)) / hourMs,
         lastExecutionAtMs: state.lastExecutionAt,
       });
-      const claimed = deps.store.alerts.claim({
+      const claimed = await deps.store.alerts.claim({
         subscriptionId: subscription.id,
         workflowId: workflow.id,
         rule: state.rule,
@@ -92,7 +92,7 @@ export function inactivityActivities(deps: ActivityDeps) {
         cooldownMs,
       });
       if (!claimed) return null;
-      const delivery = deps.store.deliveries.createOnce({
+      const delivery = await deps.store.deliveries.createOnce({
         id: newId("dlv"),
         eventId: event.id,
         eventType: event.type,

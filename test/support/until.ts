@@ -1,0 +1,19 @@
+import { setTimeout as sleep } from "node:timers/promises";
+
+/**
+ * Polls `probe` until it answers something other than undefined, and returns that; fails naming `what`
+ * once `timeoutMs` has passed. The probe may read the store, whose reads are async (issue 15).
+ */
+export async function until<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
