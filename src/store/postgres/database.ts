@@ -2,6 +2,8 @@ import pg from "pg";
 import { migrate } from "./migrations.js";
 
 export type PostgresPool = pg.Pool;
+/** The pool, or one of its connections inside a transaction: what a statement runs on. */
+export type Queryable = pg.Pool | pg.PoolClient;
 
 /**
  * What stops a process at start when FLOWLOG_DATABASE_URL is wrong or its server cannot be reached
@@ -52,6 +54,31 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   }
   client.release();
   return pool;
+}
+
+/**
+ * Runs `work` in a transaction on one connection of the pool. A connection whose rollback fails (it
+ * broke mid-way) is discarded instead of going back to the pool.
+ */
+export async function withTransaction<T>(
+  pool: PostgresPool,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const result = await work(client);
+    await client.query("COMMIT");
+    client.release();
+    return result;
+  } catch (error) {
+    const rolledBack = await client.query("ROLLBACK").then(
+      () => true,
+      () => false,
+    );
+    client.release(!rolledBack);
+    throw error;
+  }
 }
 
 /**

@@ -12,7 +12,8 @@ import type pg from "pg";
  * - Keys, ids and names that rows are ordered by are COLLATE "C": SQLite compares text by its bytes, so
  *   the keyset order (D8) and every listing must not follow the server's locale.
  * - BLOB is bytea, REAL is double precision, WITHOUT ROWID tables are plain tables with the same key.
- * - SQLite's triggers become trigger functions; usage rounding stays to whole nano-USD (D30).
+ * - SQLite's triggers become trigger functions; usage is added once per statement, still rounded to
+ *   whole nano-USD (D30).
  */
 export const migrations: readonly string[] = [
   `
@@ -139,9 +140,10 @@ export const migrations: readonly string[] = [
   );
 
   -- Cost per user and calendar month (UTC) of the executions billed to them (D12), kept by a trigger in
-  -- the transaction of each new entry; period_start is the month's first millisecond. Costs are whole
-  -- nano-USD (D30), so scaling a sum to an integer, rounding and scaling back is exact: the same
-  -- rounding as SQLite's round(x, 9), without numeric's 15-digit conversion of a double.
+  -- the transaction of each insert; period_start is the month's first millisecond. Costs are whole
+  -- nano-USD (D30): a statement's entries are summed as whole nano-USD, exactly, and the month's sum is
+  -- rounded to them at every addition, as SQLite's round(x, 9) does. Once per statement rather than
+  -- per row, so a batch adds to each month once; in key order, so concurrent batches lock alike.
   CREATE TABLE usage_periods (
     user_id text COLLATE "C" NOT NULL,
     period_start bigint NOT NULL,
@@ -151,17 +153,22 @@ export const migrations: readonly string[] = [
   CREATE FUNCTION usage_periods_add() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     INSERT INTO usage_periods (user_id, period_start, cost)
-    VALUES (
-      NEW.billed_user_id,
-      (extract(epoch FROM date_trunc('month', to_timestamp(NEW.started_at / 1000) AT TIME ZONE 'UTC')) * 1000)::bigint,
-      round(NEW.cost_total * 1e9) / 1e9)
+    SELECT billed_user_id, period_start, sum(round(cost_total * 1e9)) / 1e9
+    FROM (
+      SELECT billed_user_id, cost_total,
+        (extract(epoch FROM date_trunc('month', to_timestamp(started_at / 1000) AT TIME ZONE 'UTC')) * 1000)::bigint
+          AS period_start
+      FROM added WHERE billed_user_id IS NOT NULL
+    ) entry
+    GROUP BY 1, 2
+    ORDER BY 1, 2
     ON CONFLICT (user_id, period_start)
     DO UPDATE SET cost = round((usage_periods.cost + excluded.cost) * 1e9) / 1e9;
     RETURN NULL;
   END
   $$;
   CREATE TRIGGER usage_periods_add AFTER INSERT ON log_entries
-  FOR EACH ROW WHEN (NEW.billed_user_id IS NOT NULL) EXECUTE FUNCTION usage_periods_add();
+  REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION usage_periods_add();
 
   -- Workspace environment variables (D14); the value only as AES-256-GCM ciphertext (D24).
   CREATE TABLE environment_variables (

@@ -1,0 +1,111 @@
+import { listSql } from "../log-list-query.js";
+import {
+  type ExecutionRows,
+  executionRows,
+  type LogRow,
+  lightColumns,
+  logEntryFromRow,
+} from "../log-rows.js";
+import type { LogFilter, Page, PageRequest } from "../logs-store.js";
+import type { FanOutIntent } from "../outbox-store.js";
+import type { ExecutionRecord, LogEntryRecord } from "../records.js";
+import { type PostgresPool, type Queryable, withTransaction } from "./database.js";
+import { executionsPerStatement, insertStatement, type TimedFanOut } from "./execution-insert.js";
+
+const entryByIdSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final_output_json FROM log_entries l WHERE l.id = $1`;
+const executionByIdSql = `SELECT ${lightColumns}, s.workflow_state_json FROM log_entries l
+  JOIN execution_states e ON e.execution_id = l.execution_id
+  JOIN workflow_states s ON s.hash = e.state_hash WHERE l.execution_id = $1`;
+
+/**
+ * Log entries and execution snapshots on PostgreSQL (D17, D32): the SQLite LogsStore's methods and
+ * answers, as promises. Rows, records, state keys and the list query are the ones SQLite's store uses
+ * (log-rows.ts, log-list-query.ts); only the statements' dialect differs.
+ */
+export class PostgresLogsStore {
+  constructor(private readonly pool: PostgresPool) {}
+
+  /**
+   * Writes an execution's log entry and snapshot in one statement. Idempotent on the execution id, so a
+   * retried write never duplicates (D17). Returns whether it was new. A `fanOut` goes into the
+   * notification outbox with a new entry only, in the same statement (issue 12).
+   */
+  async insertExecution(record: ExecutionRecord, fanOut?: FanOutIntent): Promise<boolean> {
+    const timed = fanOut && { ...fanOut, now: Date.now() };
+    return (await write(this.pool, [executionRows(record)], timed)) === 1;
+  }
+
+  /** Many executions per transaction, for bulk loads: see insertRows. */
+  insertExecutions(records: ExecutionRecord[]): Promise<number> {
+    return this.insertRows(records.map(executionRows));
+  }
+
+  /**
+   * Executions already serialised (executionRows), in one transaction, as SQLite writes a batch: one
+   * statement, or several when the batch is larger than one statement may bind. Returns how many were new.
+   */
+  insertRows(rows: ExecutionRows[]): Promise<number> {
+    if (rows.length <= executionsPerStatement) return write(this.pool, rows);
+    return withTransaction(this.pool, async (client) => {
+      let inserted = 0;
+      for (let start = 0; start < rows.length; start += executionsPerStatement) {
+        inserted += await write(client, rows.slice(start, start + executionsPerStatement));
+      }
+      return inserted;
+    });
+  }
+
+  async getEntry(id: string): Promise<LogEntryRecord | undefined> {
+    const { rows } = await this.pool.query<LogRow>(entryByIdSql, [id]);
+    return rows[0] && logEntryFromRow(rows[0]);
+  }
+
+  async getExecution(executionId: string): Promise<ExecutionRecord | undefined> {
+    const { rows } = await this.pool.query<LogRow & { workflow_state_json: string }>(executionByIdSql, [
+      executionId,
+    ]);
+    const row = rows[0];
+    return row && { entry: logEntryFromRow(row), workflowState: JSON.parse(row.workflow_state_json) };
+  }
+
+  async list(filter: LogFilter, page: PageRequest): Promise<Page> {
+    const { rows } = await this.pool.query<LogRow>(listQuery(filter, page));
+    const entries = rows.slice(0, page.limit).map(logEntryFromRow);
+    const last = entries[entries.length - 1];
+    return rows.length > page.limit && last
+      ? { entries, next: { startedAt: last.startedAt, id: last.id } }
+      : { entries };
+  }
+
+  /** The plan of the list query, for tests that hold the indexes to their promise. */
+  async explainList(filter: LogFilter, page: PageRequest): Promise<string[]> {
+    const { text, values } = listQuery(filter, page);
+    const { rows } = await this.pool.query<{ "QUERY PLAN": string }>(`EXPLAIN ${text}`, values);
+    return rows.map((row) => row["QUERY PLAN"]);
+  }
+}
+
+/** The list query (listSql) in PostgreSQL's dialect: numbered parameters, and a list as one text[]. */
+export function listQuery(filter: LogFilter, page: PageRequest): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const numbers = new Map<string, number>();
+  const placeholder = (name: string, value: unknown) => {
+    let number = numbers.get(name);
+    if (number === undefined) {
+      number = values.push(value);
+      numbers.set(name, number);
+    }
+    return `$${number}`;
+  };
+  const text = listSql(filter, page, {
+    value: placeholder,
+    oneOf: (column, name, list) => `${column} = ANY(${placeholder(name, list)}::text[])`,
+  });
+  return { text, values };
+}
+
+async function write(db: Queryable, rows: ExecutionRows[], fanOut?: TimedFanOut): Promise<number> {
+  if (rows.length === 0) return 0;
+  const { rows: result } = await db.query<{ inserted: number }>(insertStatement(rows, fanOut));
+  return result[0]?.inserted ?? 0;
+}
