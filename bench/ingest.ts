@@ -9,8 +9,9 @@ import type { ExecutionRecord } from "../src/store/records.js";
 import { type Bench, type BenchOptions, perSecond, ratio } from "./support/report.js";
 import { openBenchStore } from "./support/store.js";
 
-const batchSize = 1_000;
-const counts = { quick: { single: 300, batched: 20_000 }, full: { single: 3_000, batched: 50_000 } };
+export const batchSize = 1_000;
+export const counts = { quick: { single: 300, batched: 20_000 }, full: { single: 3_000, batched: 50_000 } };
+export const columns = ["mode", "executions", "store /s", "raw /s", "store/raw"];
 
 /**
  * Executions (log entry, snapshot, trace spans) written per second through LogsStore (issue 7, item 3),
@@ -22,15 +23,12 @@ export const ingestBench: Bench = {
   async run(options: BenchOptions) {
     const count = options.quick ? counts.quick : counts.full;
     const records = await generate(Math.max(count.single, count.batched));
-    const rows = [
-      compare("single (1 per transaction)", records.slice(0, count.single), 1),
-      compare(`batched (${batchSize} per transaction)`, records.slice(0, count.batched), batchSize),
-    ];
+    const writers = { store: storeWriter, raw: rawWriter };
     return [
       {
         title: "ingest: executions written per second (log entry + snapshot + trace spans)",
-        columns: ["mode", "executions", "store /s", "raw /s", "store/raw"],
-        rows,
+        columns,
+        rows: await compareModes(records, count, writers),
         note: "raw: prepared INSERTs into log_entries, log_entry_models, execution_states and (once per distinct state) workflow_states, one transaction per batch.",
       },
     ];
@@ -38,7 +36,7 @@ export const ingestBench: Bench = {
 };
 
 /** Realistic executions of the demo workflows, generated once so neither side pays for generating them. */
-async function generate(count: number): Promise<ExecutionRecord[]> {
+export async function generate(count: number): Promise<ExecutionRecord[]> {
   const bench = openBenchStore();
   try {
     await seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: 0, seed: "bench" });
@@ -52,28 +50,54 @@ async function generate(count: number): Promise<ExecutionRecord[]> {
   }
 }
 
-function compare(mode: string, records: ExecutionRecord[], perTransaction: number): (string | number)[] {
-  const raw = timed(records, perTransaction, rawWriter);
-  const store = timed(records, perTransaction, storeWriter);
+/** Both modes, single and batched, each through the store and raw. */
+export async function compareModes(
+  records: ExecutionRecord[],
+  count: { single: number; batched: number },
+  writers: { store: Writer; raw: Writer },
+): Promise<(string | number)[][]> {
+  return [
+    await compare("single (1 per transaction)", records.slice(0, count.single), 1, writers),
+    await compare(
+      `batched (${batchSize} per transaction)`,
+      records.slice(0, count.batched),
+      batchSize,
+      writers,
+    ),
+  ];
+}
+
+async function compare(
+  mode: string,
+  records: ExecutionRecord[],
+  perTransaction: number,
+  writers: { store: Writer; raw: Writer },
+): Promise<(string | number)[]> {
+  const raw = await timed(records, perTransaction, writers.raw);
+  const store = await timed(records, perTransaction, writers.store);
   return [mode, records.length, perSecond(store), perSecond(raw), ratio(store / raw)];
 }
 
-type Writer = () => { write(batch: ExecutionRecord[]): void; dispose(): void };
+/** Writes batches into a fresh store or file of its own; a PostgreSQL one answers with promises. */
+export type Writer = () => Promise<{
+  write(batch: ExecutionRecord[]): unknown;
+  dispose(): unknown;
+}>;
 
-/** Executions per second writing `records` in batches of `perTransaction` on a fresh file. */
-function timed(records: ExecutionRecord[], perTransaction: number, open: Writer): number {
-  const writer = open();
+/** Executions per second writing `records` in batches of `perTransaction` on a fresh file or database. */
+async function timed(records: ExecutionRecord[], perTransaction: number, open: Writer): Promise<number> {
+  const writer = await open();
   try {
     const start = performance.now();
     for (let i = 0; i < records.length; i += perTransaction)
-      writer.write(records.slice(i, i + perTransaction));
+      await writer.write(records.slice(i, i + perTransaction));
     return records.length / ((performance.now() - start) / 1000);
   } finally {
-    writer.dispose();
+    await writer.dispose();
   }
 }
 
-const storeWriter: Writer = () => {
+const storeWriter: Writer = async () => {
   const bench = openBenchStore();
   const { logs } = bench.store;
   return {
@@ -83,7 +107,7 @@ const storeWriter: Writer = () => {
   };
 };
 
-const rawWriter: Writer = () => {
+const rawWriter: Writer = async () => {
   const dir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-raw-"));
   const db = openDatabase(path.join(dir, "raw.sqlite"));
   const insert = rawInserts(db);

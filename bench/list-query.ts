@@ -1,22 +1,27 @@
 import { seedWorkspace } from "../src/seed/seed.js";
 import type { Db } from "../src/store/database.js";
 import { databaseFile, openDatabase } from "../src/store/database.js";
-import { type LogFilter, listQuery, type PageKey, type PageRequest } from "../src/store/logs-store.js";
-import type { Store } from "../src/store/store.js";
+import {
+  type LogFilter,
+  listQuery,
+  type Page,
+  type PageKey,
+  type PageRequest,
+} from "../src/store/logs-store.js";
 import { type Bench, type BenchOptions, ms, ratio, type Table } from "./support/report.js";
-import { type Distribution, type SampleBudget, sample } from "./support/sample.js";
+import { type Distribution, type SampleBudget, sampleAsync } from "./support/sample.js";
 import { openBenchStore } from "./support/store.js";
 
 const dayMs = 86_400_000;
-const page: PageRequest = { order: "desc", limit: 100, withTraceSpans: false, withFinalOutput: false };
+export const page: PageRequest = { order: "desc", limit: 100, withTraceSpans: false, withFinalOutput: false };
 
-interface Plan {
+export interface Plan {
   sizes: number[];
   cursorSteps: number;
   budget: SampleBudget;
 }
 
-const plans: Record<"quick" | "full", Plan> = {
+export const plans: Record<"quick" | "full", Plan> = {
   quick: { sizes: [10_000, 50_000], cursorSteps: 100, budget: { count: 200, maxMs: 300 } },
   full: { sizes: [10_000, 100_000, 1_000_000], cursorSteps: 1_000, budget: { count: 1_000, maxMs: 5_000 } },
 };
@@ -45,35 +50,62 @@ async function measureStore(size: number, plan: Plan): Promise<Table> {
   );
   const db = openDatabase(databaseFile(bench.dataDir));
   try {
-    const rows = Object.entries(commonFilters(db, bench.workspaceId, now)).map(([name, filter]) =>
-      measureFilter(name, filter, { store: bench.store, db, plan }),
-    );
-    return {
-      title: `list-query: ${size.toLocaleString("en-US")} log entries, 100-row pages (ms)`,
-      columns: [
-        "filter",
-        "first p50",
-        "first p99",
-        "first max",
-        "steps",
-        "deep p50",
-        "deep p99",
-        "deep max",
-        "deep/first p50",
-        "OFFSET deep p50",
-        "keyset/OFFSET deep p50",
-      ],
-      rows,
-      note: "steps: cursor steps taken to reach the deep page (fewer when the filter has fewer pages). Ratios compare p50s, the stable figure.",
+    const target: ListTarget = {
+      list: async (filter, page) => bench.store.logs.list(filter, page),
+      offsetPage: (filter, offset) => offsetQuery(db, filter, offset),
     };
+    const filters = commonFilters(filterValues(db, bench.workspaceId), bench.workspaceId, now);
+    return listQueryTable(
+      `list-query: ${size.toLocaleString("en-US")} log entries`,
+      await measure(target, filters, plan),
+    );
   } finally {
     db.close();
     bench.dispose();
   }
 }
 
-/** The filter sets the issue names, with values read from the seeded data so each one matches rows. */
-function commonFilters(db: Db, workspaceId: string, now: number): Record<string, LogFilter> {
+/** What the measurement needs of a store: its list, and its OFFSET baseline on the same data. */
+export interface ListTarget {
+  list(filter: LogFilter, page: PageRequest): Promise<Page>;
+  /** The store's own first-page SQL for the filter (same columns and order), OFFSET in place of the keyset. */
+  offsetPage(
+    filter: LogFilter,
+    offset: number,
+  ): { run(): Promise<unknown>; firstId(): Promise<string | undefined> };
+}
+
+/** The values the filter sets take from the seeded data, so each one matches rows. */
+export interface FilterValues {
+  /** The workflow and model with the most executions. */
+  workflowId: string;
+  model: string;
+  /** The first and third quartiles of the cost. */
+  costRange: [number, number];
+}
+
+/** The filter sets the issue names. */
+export function commonFilters(
+  values: FilterValues,
+  workspaceId: string,
+  now: number,
+): Record<string, LogFilter> {
+  return {
+    none: { workspaceId },
+    "one workflow": { workspaceId, workflowIds: [values.workflowId] },
+    "level=error": { workspaceId, level: "error" },
+    "trigger+dates": {
+      workspaceId,
+      triggers: ["api"],
+      startedFrom: now - 20 * dayMs,
+      startedTo: now - 5 * dayMs,
+    },
+    "cost range": { workspaceId, minCost: values.costRange[0], maxCost: values.costRange[1] },
+    model: { workspaceId, model: values.model },
+  };
+}
+
+function filterValues(db: Db, workspaceId: string): FilterValues {
   const one = <T>(sql: string) => db.prepare(sql).get(workspaceId) as T;
   const { workflowId } = one<{ workflowId: string }>(
     "SELECT workflow_id AS workflowId FROM log_entries WHERE workspace_id = ? GROUP BY 1 ORDER BY count(*) DESC",
@@ -90,53 +122,70 @@ function commonFilters(db: Db, workspaceId: string, now: number): Record<string,
         )
         .get(workspaceId, workspaceId, quantile) as { cost: number }
     ).cost;
-  return {
-    none: { workspaceId },
-    "one workflow": { workspaceId, workflowIds: [workflowId] },
-    "level=error": { workspaceId, level: "error" },
-    "trigger+dates": {
-      workspaceId,
-      triggers: ["api"],
-      startedFrom: now - 20 * dayMs,
-      startedTo: now - 5 * dayMs,
-    },
-    "cost range": { workspaceId, minCost: costAt(0.25), maxCost: costAt(0.75) },
-    model: { workspaceId, model },
-  };
+  return { workflowId, model, costRange: [costAt(0.25), costAt(0.75)] };
 }
 
-function measureFilter(
-  name: string,
-  filter: LogFilter,
-  context: { store: Store; db: Db; plan: Plan },
-): (string | number)[] {
-  const { store, db, plan } = context;
-  const first = sample(() => store.logs.list(filter, page), plan.budget);
-  const { steps, after } = walk(store, filter, plan.cursorSteps);
-  const deepPage = { ...page, after };
-  const deep = sample(() => store.logs.list(filter, deepPage), plan.budget);
-  const offset = offsetQuery(db, filter, steps * page.limit);
-  checkSamePage(store.logs.list(filter, deepPage).entries[0]?.id, offset.firstId(), name);
-  const offsetDeep = sample(offset.run, plan.budget);
-  return [
-    name,
-    ...cells(first),
-    steps,
-    ...cells(deep),
-    ratio(deep.p50 / first.p50),
-    ms(offsetDeep.p50),
-    ratio(deep.p50 / offsetDeep.p50),
-  ];
+/** One row per filter set: first and deep pages by keyset, and the deep page by OFFSET. */
+export async function measure(
+  target: ListTarget,
+  filters: Record<string, LogFilter>,
+  plan: Plan,
+): Promise<(string | number)[][]> {
+  const rows: (string | number)[][] = [];
+  for (const [name, filter] of Object.entries(filters)) {
+    const first = await sampleAsync(() => target.list(filter, page), plan.budget);
+    const { steps, after } = await walk(target, filter, plan.cursorSteps);
+    const deepPage = { ...page, after };
+    const deep = await sampleAsync(() => target.list(filter, deepPage), plan.budget);
+    const offset = target.offsetPage(filter, steps * page.limit);
+    checkSamePage((await target.list(filter, deepPage)).entries[0]?.id, await offset.firstId(), name);
+    const offsetDeep = await sampleAsync(offset.run, plan.budget);
+    rows.push([
+      name,
+      ...cells(first),
+      steps,
+      ...cells(deep),
+      ratio(deep.p50 / first.p50),
+      ms(offsetDeep.p50),
+      ratio(deep.p50 / offsetDeep.p50),
+    ]);
+  }
+  return rows;
+}
+
+export function listQueryTable(title: string, rows: (string | number)[][]): Table {
+  return {
+    title: `${title}, 100-row pages (ms)`,
+    columns: [
+      "filter",
+      "first p50",
+      "first p99",
+      "first max",
+      "steps",
+      "deep p50",
+      "deep p99",
+      "deep max",
+      "deep/first p50",
+      "OFFSET deep p50",
+      "keyset/OFFSET deep p50",
+    ],
+    rows,
+    note: "steps: cursor steps taken to reach the deep page (fewer when the filter has fewer pages). Ratios compare p50s, the stable figure.",
+  };
 }
 
 const cells = (d: Distribution) => [ms(d.p50), ms(d.p99), ms(d.max)];
 
 /** Follows `next` up to `steps` times; the key reached starts the deep page. */
-function walk(store: Store, filter: LogFilter, steps: number): { steps: number; after?: PageKey } {
+async function walk(
+  target: ListTarget,
+  filter: LogFilter,
+  steps: number,
+): Promise<{ steps: number; after?: PageKey }> {
   let after: PageKey | undefined;
   let taken = 0;
   while (taken < steps) {
-    const { next } = store.logs.list(filter, after ? { ...page, after } : page);
+    const { next } = await target.list(filter, after ? { ...page, after } : page);
     if (!next) break;
     after = next;
     taken++;
@@ -153,8 +202,8 @@ function offsetQuery(db: Db, filter: LogFilter, offset: number) {
   const statement = db.prepare(`${sql} OFFSET @offset`);
   const bound = { ...params, offset };
   return {
-    run: () => statement.all(bound),
-    firstId: () => (statement.get(bound) as { id: string } | undefined)?.id,
+    run: async () => statement.all(bound),
+    firstId: async () => (statement.get(bound) as { id: string } | undefined)?.id,
   };
 }
 

@@ -7,15 +7,19 @@ import { executionBench } from "./execution.js";
 import { fairnessBench } from "./fairness.js";
 import { gatewayBench } from "./gateway.js";
 import { ingestBench } from "./ingest.js";
+import { ingestPgBench } from "./ingest-pg.js";
 import { listQueryBench } from "./list-query.js";
+import { listQueryPgBench } from "./list-query-pg.js";
 import { rateLimitBench } from "./rate-limit.js";
 import { type Bench, formatTable } from "./support/report.js";
 
 /** Every bench, in the order `npm run bench` runs them. */
 const benches: Bench[] = [
   listQueryBench,
+  listQueryPgBench,
   gatewayBench,
   ingestBench,
+  ingestPgBench,
   executionBench,
   fairnessBench,
   deliveryBench,

@@ -19,17 +19,41 @@ export interface SampleBudget {
 /** Times `fn` one call at a time and returns the distribution of its latency. */
 export function sample(fn: () => unknown, budget: SampleBudget): Distribution {
   for (let i = 0; i < (budget.warmup ?? 5); i++) fn();
+  const runs = timedRuns(budget);
+  while (!runs.done()) {
+    const before = performance.now();
+    fn();
+    runs.add(before, performance.now());
+  }
+  return distribution(runs.times);
+}
+
+/** The same for a call that answers with a promise (a PostgreSQL store, issue 15): each awaited in turn. */
+export async function sampleAsync(fn: () => Promise<unknown>, budget: SampleBudget): Promise<Distribution> {
+  for (let i = 0; i < (budget.warmup ?? 5); i++) await fn();
+  const runs = timedRuns(budget);
+  while (!runs.done()) {
+    const before = performance.now();
+    await fn();
+    runs.add(before, performance.now());
+  }
+  return distribution(runs.times);
+}
+
+/** The budget's stopping rule: its count of samples, or its time once its minimum count is in. */
+function timedRuns(budget: SampleBudget) {
   const minCount = budget.minCount ?? 20;
   const times: number[] = [];
   const start = performance.now();
-  while (times.length < budget.count) {
-    const before = performance.now();
-    fn();
-    const after = performance.now();
-    times.push(after - before);
-    if (times.length >= minCount && after - start > budget.maxMs) break;
-  }
-  return distribution(times);
+  let last = start;
+  return {
+    times,
+    add(before: number, after: number) {
+      times.push(after - before);
+      last = after;
+    },
+    done: () => times.length >= budget.count || (times.length >= minCount && last - start > budget.maxMs),
+  };
 }
 
 export function distribution(times: number[]): Distribution {

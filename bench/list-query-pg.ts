@@ -1,0 +1,106 @@
+import { type ExecutionRows, executionRows } from "../src/store/log-rows.js";
+import type { LogFilter } from "../src/store/logs-store.js";
+import { openPostgres, type PostgresPool } from "../src/store/postgres/database.js";
+import { listQuery, PostgresLogsStore } from "../src/store/postgres/logs-store.js";
+import { generatedExecutions } from "../test/support/generated-executions.js";
+import { type PostgresServer, startPostgres } from "../test/support/postgres.js";
+import {
+  commonFilters,
+  type FilterValues,
+  type ListTarget,
+  listQueryTable,
+  measure,
+  type Plan,
+  page,
+  plans,
+} from "./list-query.js";
+import type { Bench, BenchOptions, Table } from "./support/report.js";
+
+const workspaceId = "ws_bench";
+/** Executions per insert, as `flowlog seed` writes them. */
+const seedBatch = 5_000;
+
+/**
+ * The list-query bench on PostgreSQL (issue 15: a 100-row page's p99 under 10 ms at 1M rows for every
+ * filter set, the deep page at most 1.5x the first): the same filter sets, cursor walk and OFFSET
+ * baseline, in-process through PostgresLogsStore on a throwaway server on this machine (loopback TCP).
+ * Quick mode measures one small table, as the SQLite bench's quick mode does.
+ */
+export const listQueryPgBench: Bench = {
+  name: "list-query-pg",
+  async run(options: BenchOptions) {
+    const plan = options.quick ? { ...plans.quick, sizes: [10_000] } : plans.full;
+    const server = await startPostgres({ durable: true });
+    try {
+      const tables: Table[] = [];
+      for (const size of plan.sizes) tables.push(await measureDatabase(server, size, plan));
+      return tables;
+    } finally {
+      await server.stop();
+    }
+  },
+};
+
+async function measureDatabase(server: PostgresServer, size: number, plan: Plan): Promise<Table> {
+  const pool = await openPostgres(await server.createDatabase());
+  try {
+    const logs = new PostgresLogsStore(pool);
+    const now = Date.now();
+    const seeding = performance.now();
+    await seed(logs, size, now);
+    // As autovacuum leaves a table that has settled: statistics for the planner, and the visibility map
+    // that lets the model filter read its index alone.
+    await pool.query("VACUUM ANALYZE");
+    process.stderr.write(
+      `  seeded ${size} log entries in ${((performance.now() - seeding) / 1000).toFixed(1)} s\n`,
+    );
+    const target: ListTarget = {
+      list: (filter, request) => logs.list(filter, request),
+      offsetPage: (filter, offset) => offsetQuery(pool, filter, offset),
+    };
+    const filters = commonFilters(await filterValues(pool), workspaceId, now);
+    const title = `list-query on PostgreSQL: ${size.toLocaleString("en-US")} log entries`;
+    return listQueryTable(title, await measure(target, filters, plan));
+  } finally {
+    await pool.end();
+  }
+}
+
+/** The seeder's executions, serialised as they come and written a batch per statement set. */
+async function seed(logs: PostgresLogsStore, size: number, now: number): Promise<void> {
+  let batch: ExecutionRows[] = [];
+  for await (const record of generatedExecutions({ workspaceId, count: size, seed: "bench", now })) {
+    batch.push(executionRows(record));
+    if (batch.length === seedBatch) {
+      await logs.insertRows(batch);
+      batch = [];
+    }
+  }
+  await logs.insertRows(batch);
+}
+
+async function filterValues(pool: PostgresPool): Promise<FilterValues> {
+  const one = async <T>(sql: string) => (await pool.query(sql, [workspaceId])).rows[0] as T;
+  const { workflowId } = await one<{ workflowId: string }>(
+    `SELECT workflow_id AS "workflowId" FROM log_entries WHERE workspace_id = $1
+     GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`,
+  );
+  const { model } = await one<{ model: string }>(
+    "SELECT model FROM log_entry_models WHERE workspace_id = $1 GROUP BY 1 ORDER BY count(*) DESC LIMIT 1",
+  );
+  const { costRange } = await one<{ costRange: [number, number] }>(
+    `SELECT percentile_disc(ARRAY[0.25, 0.75]) WITHIN GROUP (ORDER BY cost_total) AS "costRange"
+     FROM log_entries WHERE workspace_id = $1`,
+  );
+  return { workflowId, model, costRange };
+}
+
+/** The store's own list SQL for the first page, with OFFSET in place of the keyset condition. */
+function offsetQuery(pool: PostgresPool, filter: LogFilter, offset: number) {
+  const { text, values } = listQuery(filter, page);
+  const query = { text: `${text} OFFSET $${values.length + 1}`, values: [...values, offset] };
+  return {
+    run: () => pool.query(query),
+    firstId: async () => (await pool.query<{ id: string }>(query)).rows[0]?.id,
+  };
+}
