@@ -202,6 +202,15 @@ describe.each(stores)("the %s logs store keeps the store contract (D8, D17, issu
       }
     }
   });
+
+  it("a list filter of 40,000 workflow ids is one bound value and lists exactly the matching entries (issue 11)", async () => {
+    const wanted = [...new Set(records.map((r) => r.entry.workflowId))].slice(0, 2);
+    const workflowIds = [...Array.from({ length: 40_000 }, (_, i) => `wf_absent_${i}`), ...wanted];
+    const listed = await allPages(store.logs, { workspaceId, workflowIds }, { ...light, limit: 100 });
+    const ids = listed.flatMap((page) => page.entries.map((entry) => entry.id));
+    const expected = expectedOrder(records, { workspaceId, workflowIds: wanted }, "desc");
+    expect(ids.filter((id) => records.some((r) => r.entry.id === id))).toEqual(expected);
+  });
 });
 
 describe("the PostgreSQL store answers as the SQLite store does for the same executions (issue 15)", () => {
