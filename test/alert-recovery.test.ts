@@ -87,9 +87,9 @@ interface Run {
  * A subscription with the rule on one workflow, and what its rule makes of each execution logged at a
  * controlled time (D21 "now" is the execution's end), through the fan-out's own judgement.
  */
-function watched(rule: AlertRuleRecord, on: Store = store) {
+async function watched(rule: AlertRuleRecord, on: Store = store) {
   const workflowId = createWorkflow(store, alice.workspaceId, "Nightly export");
-  const subscriptionId = subscribeWebhook(store, alice.workspaceId, "https://example.test/hook", {
+  const subscriptionId = await subscribeWebhook(store, alice.workspaceId, "https://example.test/hook", {
     allWorkflows: false,
     workflowIds: [workflowId],
     alertRule: rule,
@@ -100,8 +100,8 @@ function watched(rule: AlertRuleRecord, on: Store = store) {
     store.logs.insertExecution(record);
     return record.entry;
   };
-  const judge = (entry: ReturnType<typeof log>, by = on): Promise<AlertOutcome> => {
-    const subscription = by.notifications.getForDelivery(subscriptionId);
+  const judge = async (entry: ReturnType<typeof log>, by = on): Promise<AlertOutcome> => {
+    const subscription = await by.notifications.getForDelivery(subscriptionId);
     if (!subscription?.alertRule) throw new Error("the subscription has no rule");
     return alertOutcomeOf(by, subscription, subscription.alertRule, entry, eventIdOf(entry.id));
   };
@@ -129,13 +129,13 @@ const error = (at: number, extra: Partial<Run> = {}): Run => ({ at, level: "erro
 
 describe("Recovery: when each rule's firing is over (D34)", () => {
   it("consecutive_failures resolves on the next success, not on another failure", async () => {
-    const { outcomes } = watched({ rule: "consecutive_failures", threshold: 2, windowHours: null });
+    const { outcomes } = await watched({ rule: "consecutive_failures", threshold: 2, windowHours: null });
     const runs = [error(t0), error(t0 + minutes(1)), error(t0 + minutes(2)), { at: t0 + minutes(3) }];
     expect(await outcomes(runs)).toEqual(["-", "fired", "-", "resolved"]);
   });
 
   it("failure_rate resolves once the rate over the window is back at or under X %, not on the first success", async () => {
-    const { outcomes } = watched({ rule: "failure_rate", threshold: 50, windowHours: 24 });
+    const { outcomes } = await watched({ rule: "failure_rate", threshold: 50, windowHours: 24 });
     const start = t0 + hours(30);
     const runs: Run[] = [
       { at: t0 },
@@ -148,13 +148,13 @@ describe("Recovery: when each rule's firing is over (D34)", () => {
   });
 
   it("latency_threshold resolves on the next execution within X seconds", async () => {
-    const { outcomes } = watched({ rule: "latency_threshold", threshold: 10, windowHours: null });
+    const { outcomes } = await watched({ rule: "latency_threshold", threshold: 10, windowHours: null });
     const runs = [10_001, 12_000, 10_000].map((durationMs, i) => ({ at: t0 + minutes(i), durationMs }));
     expect(await outcomes(runs)).toEqual(["fired", "-", "resolved"]);
   });
 
   it("latency_spike resolves on the next execution that is no spike against its own baseline", async () => {
-    const { outcomes } = watched({ rule: "latency_spike", threshold: 100, windowHours: 24 });
+    const { outcomes } = await watched({ rule: "latency_spike", threshold: 100, windowHours: 24 });
     const baseline = [0, 1, 2, 3, 4].map((i) => ({ at: t0 + minutes(i), durationMs: 1000 }));
     // The spike joins the next one's baseline: (5 x 1000 + 2500) / 6 = 1250 ms, and 1500 ms is 20 % above.
     const runs = [
@@ -166,13 +166,13 @@ describe("Recovery: when each rule's firing is over (D34)", () => {
   });
 
   it("cost_threshold resolves on the next execution costing X USD or less", async () => {
-    const { outcomes } = watched({ rule: "cost_threshold", threshold: 0.5, windowHours: null });
+    const { outcomes } = await watched({ rule: "cost_threshold", threshold: 0.5, windowHours: null });
     const runs = [0.6, 0.7, 0.5].map((cost, i) => ({ at: t0 + minutes(i), cost }));
     expect(await outcomes(runs)).toEqual(["fired", "-", "resolved"]);
   });
 
   it("error_count resolves on the first execution that sees X errors or fewer in its window", async () => {
-    const { outcomes } = watched({ rule: "error_count", threshold: 2, windowHours: 24 });
+    const { outcomes } = await watched({ rule: "error_count", threshold: 2, windowHours: 24 });
     // The success an hour later still sees 3 errors; a day later they have left the window.
     const runs = [
       error(t0),
@@ -185,7 +185,7 @@ describe("Recovery: when each rule's firing is over (D34)", () => {
   });
 
   it("no_activity resolves on the next execution, naming the firing the watcher claimed", async () => {
-    const { subscriptionId, workflowId, log, judge } = watched({
+    const { subscriptionId, workflowId, log, judge } = await watched({
       rule: "no_activity",
       threshold: 6,
       windowHours: null,
@@ -210,7 +210,7 @@ describe("Firing and resolution alternate per (subscription, workflow) (D34, D21
   const rule: AlertRuleRecord = { rule: "consecutive_failures", threshold: 1, windowHours: null };
 
   it("a resolution carries the rule, the firing it resolves, when and why", async () => {
-    const { workflowId, log, judge } = watched({
+    const { workflowId, log, judge } = await watched({
       rule: "consecutive_failures",
       threshold: 2,
       windowHours: null,
@@ -246,7 +246,7 @@ describe("Firing and resolution alternate per (subscription, workflow) (D34, D21
   });
 
   it("while a firing is open the rule does not fire again, even hours later", async () => {
-    const { outcomes } = watched(rule);
+    const { outcomes } = await watched(rule);
     expect(await outcomes([error(t0), error(t0 + hours(2)), error(t0 + hours(5))])).toEqual([
       "fired",
       "-",
@@ -255,7 +255,7 @@ describe("Firing and resolution alternate per (subscription, workflow) (D34, D21
   });
 
   it("never resolves twice in a row: a second success finds nothing to resolve", async () => {
-    const { outcomes } = watched(rule);
+    const { outcomes } = await watched(rule);
     expect(await outcomes([error(t0), { at: t0 + minutes(1) }, { at: t0 + minutes(2) }])).toEqual([
       "fired",
       "resolved",
@@ -264,7 +264,7 @@ describe("Firing and resolution alternate per (subscription, workflow) (D34, D21
   });
 
   it("a resolution is not held back by the cooldown; the next firing waits an hour from the last (D21)", async () => {
-    const { outcomes } = watched(rule);
+    const { outcomes } = await watched(rule);
     const runs: Run[] = [
       error(t0),
       { at: t0 + minutes(1) },
@@ -278,7 +278,7 @@ describe("Firing and resolution alternate per (subscription, workflow) (D34, D21
   });
 
   it("a retried evaluation finds its own resolution and builds the very same event", async () => {
-    const { subscriptionId, workflowId, log, judge } = watched(rule);
+    const { subscriptionId, workflowId, log, judge } = await watched(rule);
     const failing = log(error(t0));
     const fired = await judge(failing);
     const success = log({ at: t0 + minutes(1) });
@@ -295,7 +295,7 @@ describe("Firing and resolution alternate per (subscription, workflow) (D34, D21
   it("the claims are one conditional write each: on two connections, one resolution and no firing while open", async () => {
     const other = openStore({ dataDir: flowlog.dataDir });
     try {
-      const pair = { subscriptionId: watched(rule).subscriptionId, workflowId: "wf_pair" };
+      const pair = { subscriptionId: (await watched(rule)).subscriptionId, workflowId: "wf_pair" };
       const fire = (at: number, on: Store) =>
         on.alerts.claim({
           ...pair,
@@ -415,9 +415,9 @@ describe("workflow.alert.resolved through every channel (D34, D19, D20)", () => 
         alertRule: rule,
         ...extra,
       });
-    const webhookId = subscribe({ channel: "webhook", url: hook.origin }, { secret });
-    subscribe({ channel: "email", recipients: ["ops@example.test"] });
-    subscribe({ channel: "slack", url: chat.origin });
+    const webhookId = await subscribe({ channel: "webhook", url: hook.origin }, { secret });
+    await subscribe({ channel: "email", recipients: ["ops@example.test"] });
+    await subscribe({ channel: "slack", url: chat.origin });
     const mailsBefore = smtp.received.length;
 
     await execute(workflowId);

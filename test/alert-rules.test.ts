@@ -222,10 +222,10 @@ describe("what a rule sees (D21)", () => {
     expect(await firings(rule, mixed, [])).toEqual([false, false, false]);
   });
 
-  it("the level filter does not apply to a subscription with a rule", () => {
+  it("the level filter does not apply to a subscription with a rule", async () => {
     const workflowId = createWorkflow(store, account.workspaceId);
     const id = newId("sub");
-    store.notifications.create(
+    await store.notifications.create(
       {
         id,
         workspaceId: account.workspaceId,
@@ -242,7 +242,7 @@ describe("what a rule sees (D21)", () => {
       null,
     );
     const failed = run(workflowId, { at: t0, level: "error" });
-    expect(store.notifications.matching(account.workspaceId, failed).map((s) => s.id)).toEqual([id]);
+    expect((await store.notifications.matching(account.workspaceId, failed)).map((s) => s.id)).toEqual([id]);
   });
 
   it("reads one workflow's rows through its time index, never the whole table", async () => {
@@ -263,9 +263,9 @@ describe("cooldown (D21)", () => {
       reason: "3 failed executions in the last 24 h",
     });
 
-  function subscription(): string {
+  async function subscription(): Promise<string> {
     const id = newId("sub");
-    store.notifications.create(
+    await store.notifications.create(
       {
         id,
         workspaceId: account.workspaceId,
@@ -285,7 +285,7 @@ describe("cooldown (D21)", () => {
   }
 
   it("suppresses a second alert within the hour of the last and allows it after, once resolved (D34)", async () => {
-    const id = subscription();
+    const id = await subscription();
     expect(await claim(id, t0)).toBe(true);
     await store.alerts.resolve({
       subscriptionId: id,
@@ -303,14 +303,14 @@ describe("cooldown (D21)", () => {
   });
 
   it("a retried evaluation of the same event finds its own claim", async () => {
-    const id = subscription();
+    const id = await subscription();
     const eventId = newId("evt");
     expect(await claim(id, t0, eventId)).toBe(true);
     expect(await claim(id, t0, eventId)).toBe(true);
   });
 
   it("two concurrent evaluations, on two connections, fire once", async () => {
-    const id = subscription();
+    const id = await subscription();
     const other = openStore({ dataDir });
     try {
       const results = await Promise.all([

@@ -99,10 +99,14 @@ type Json = Record<string, unknown>;
 type SubscriptionJson = Json & { active: boolean };
 
 /** A workspace of its own, with an e-mail subscription that hears only D35's notices. */
-function workspaceWithMailbox(): { account: TestAccount; mailbox: string; workflowId: string } {
+async function workspaceWithMailbox(): Promise<{
+  account: TestAccount;
+  mailbox: string;
+  workflowId: string;
+}> {
   const account = createAccount(flowlog.store);
   const mailbox = `ops-${randomUUID()}@example.test`;
-  flowlog.store.notifications.create(
+  await flowlog.store.notifications.create(
     {
       id: newId("sub"),
       workspaceId: account.workspaceId,
@@ -203,7 +207,7 @@ async function patch(account: TestAccount, id: string, body: Json): Promise<Subs
   return (response.json as { subscription: SubscriptionJson }).subscription;
 }
 
-const isActive = (id: string) => flowlog.store.notifications.get(id)?.active;
+const isActive = async (id: string) => (await flowlog.store.notifications.get(id))?.active;
 
 /**
  * Before the test moves its clock on: the endpoint's watcher has had every failure signalled (one signal
@@ -239,11 +243,11 @@ async function moveClock(subscriptionId: string, start: number, ms: number): Pro
 
 describe("D35 auto-disable: the delivery outcome path, days on the injected clock", () => {
   it("20 failures over 4 days bring a notice naming the endpoint and its last error; at 5 days the endpoint is disabled, and enabling starts afresh", async () => {
-    const workspace = workspaceWithMailbox();
+    const workspace = await workspaceWithMailbox();
     const { account, mailbox } = workspace;
     const hook = await endpoint();
     const tokenInUrl = `tok_${randomUUID()}`;
-    const id = subscribeWebhook(
+    const id = await subscribeWebhook(
       flowlog.store,
       account.workspaceId,
       `${hook.origin}/hooks?token=${tokenInUrl}`,
@@ -272,7 +276,7 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
       expect(part).toContain("20");
       expect(part).not.toContain(tokenInUrl);
     }
-    expect(isActive(id)).toBe(true);
+    expect(await isActive(id)).toBe(true);
     const [warned] = linesAbout(id);
     expect(warned).toMatchObject({ level: 40, endpoint: endpointLabel, failedDeliveries: 20 });
     expect(warned?.msg).toContain("will be disabled");
@@ -285,7 +289,7 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
     );
     await moveClock(id, start, 5 * dayMs + 120_000);
     await deliveries(1, workspace, id);
-    await until("the disable", () => (isActive(id) === false ? true : undefined));
+    await until("the disable", async () => ((await isActive(id)) === false ? true : undefined));
     const disabledMail = await mailNumber(mailbox, 2);
     expect(disabledMail.parsed.subject).toBe(`Endpoint disabled: ${endpointLabel}`);
     expect(disabledMail.parsed.text).toContain("receiver answered 410 Gone");
@@ -326,10 +330,10 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
   });
 
   it("fewer than 20 failures disable nothing, and a late 20th brings the notice first: the disable waits a full 24 h after it", async () => {
-    const workspace = workspaceWithMailbox();
+    const workspace = await workspaceWithMailbox();
     const { account, mailbox } = workspace;
     const hook = await endpoint();
-    const id = subscribeWebhook(flowlog.store, account.workspaceId, `${hook.origin}/hooks`);
+    const id = await subscribeWebhook(flowlog.store, account.workspaceId, `${hook.origin}/hooks`);
     const start = offsetMs;
 
     await deliveries(5, workspace, id);
@@ -342,7 +346,7 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
     await deliveries(14, workspace, id);
     const notice = await mailNumber(mailbox, 1);
     expect(notice.parsed.subject).toMatch(/^Endpoint failing: /);
-    expect(isActive(id)).toBe(true);
+    expect(await isActive(id)).toBe(true);
 
     await until("the notice's delivery", async () =>
       (
@@ -351,12 +355,12 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
     );
     await moveClock(id, start, 6 * dayMs + 23 * hourMs);
     await deliveries(1, workspace, id);
-    expect(isActive(id)).toBe(true);
+    expect(await isActive(id)).toBe(true);
     expect(mailsTo(mailbox)).toHaveLength(1);
 
     await moveClock(id, start, 7 * dayMs + 120_000);
     await deliveries(1, workspace, id);
-    await until("the disable", () => (isActive(id) === false ? true : undefined));
+    await until("the disable", async () => ((await isActive(id)) === false ? true : undefined));
     expect((await mailNumber(mailbox, 2)).parsed.subject).toMatch(/^Endpoint disabled: /);
 
     // An update that turns it on again is an enable too.
@@ -368,10 +372,10 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
   });
 
   it("any successful delivery resets the run", async () => {
-    const workspace = workspaceWithMailbox();
+    const workspace = await workspaceWithMailbox();
     const { account } = workspace;
     const hook = await endpoint();
-    const id = subscribeWebhook(flowlog.store, account.workspaceId, `${hook.origin}/hooks`);
+    const id = await subscribeWebhook(flowlog.store, account.workspaceId, `${hook.origin}/hooks`);
 
     await deliveries(3, workspace, id);
     expect(await read(account, id)).toMatchObject({ failedDeliveries: 3 });
@@ -386,10 +390,10 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
   });
 
   it("an e-mail subscription's failures are never counted: it is where the notices go", async () => {
-    const workspace = workspaceWithMailbox();
+    const workspace = await workspaceWithMailbox();
     const { account } = workspace;
     const id = newId("sub");
-    flowlog.store.notifications.create(
+    await flowlog.store.notifications.create(
       {
         id,
         workspaceId: account.workspaceId,
@@ -416,13 +420,13 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
 
 describe("D35 auto-disable: a durable timer handles an endpoint that gets no more traffic", () => {
   it("a chat endpoint that failed and went quiet is noticed, then disabled, by its watcher alone", async () => {
-    const workspace = workspaceWithMailbox();
+    const workspace = await workspaceWithMailbox();
     const { account, mailbox } = workspace;
     const hook = await endpoint();
     // A chat incoming-webhook URL's path is its credential: neither the notice nor the log may show it.
     const secretPath = `/services/T000/B000/${randomUUID()}`;
     const id = newId("sub");
-    flowlog.store.notifications.create(
+    await flowlog.store.notifications.create(
       {
         id,
         workspaceId: account.workspaceId,
@@ -441,17 +445,17 @@ describe("D35 auto-disable: a durable timer handles an endpoint that gets no mor
 
     await deliveries(3, workspace, id, quickQueue);
     const failingSince = (await flowlog.store.endpointHealth.get(id))?.run?.failingSince as number;
-    expect(isActive(id)).toBe(true);
+    expect(await isActive(id)).toBe(true);
 
     const notice = await mailNumber(mailbox, 1);
     const noticedAt = Date.now();
     expect(noticedAt).toBeGreaterThanOrEqual(failingSince + quickPolicy.failingForMs - quickPolicy.noticeMs);
-    expect(isActive(id)).toBe(true);
+    expect(await isActive(id)).toBe(true);
     expect(notice.parsed.subject).toMatch(
       new RegExp(`^Endpoint failing: ${hook.origin.replaceAll(".", "\\.")}/… `),
     );
 
-    await until("the disable", () => (isActive(id) === false ? true : undefined));
+    await until("the disable", async () => ((await isActive(id)) === false ? true : undefined));
     expect(Date.now()).toBeGreaterThanOrEqual(failingSince + quickPolicy.failingForMs);
     const disabled = await mailNumber(mailbox, 2);
     expect(disabled.parsed.subject).toMatch(/^Endpoint disabled: /);

@@ -47,11 +47,11 @@ const webhookSubscription = (workflowId: string) => ({
 describe("subscriptions: at most 50 per workspace (D26)", () => {
   const path = (account: TestAccount) => `/api/v1/workspaces/${account.workspaceId}/notifications`;
   /** A workspace that already has `count` subscriptions, written straight to the store. */
-  const workspaceWith = (count: number) => {
+  const workspaceWith = async (count: number) => {
     const account = createAccount(flowlog.store);
     const workflowId = createWorkflow(flowlog.store, account.workspaceId);
     for (let i = 0; i < count; i++) {
-      flowlog.store.notifications.create(
+      await flowlog.store.notifications.create(
         {
           id: `sub_prefill_${account.workspaceId}_${i}`,
           workspaceId: account.workspaceId,
@@ -72,7 +72,7 @@ describe("subscriptions: at most 50 per workspace (D26)", () => {
   };
 
   it("the 50th is created; the 51st is 400 failed_precondition naming the quota, and nothing is stored", async () => {
-    const { account, workflowId } = workspaceWith(49);
+    const { account, workflowId } = await workspaceWith(49);
 
     const fiftieth = await call(account, "POST", path(account), webhookSubscription(workflowId));
     const fiftyFirst = await call(account, "POST", path(account), webhookSubscription(workflowId));
@@ -83,12 +83,12 @@ describe("subscriptions: at most 50 per workspace (D26)", () => {
     expect(fiftyFirst.json).toMatchObject(
       quotaRefusal(`workspace ${account.workspaceId}`, "subscriptions", 50, "workspace.subscriptions"),
     );
-    expect(flowlog.store.notifications.list(account.workspaceId)).toHaveLength(50);
+    expect(await flowlog.store.notifications.list(account.workspaceId)).toHaveLength(50);
   });
 
   it("a deleted subscription frees its place", async () => {
-    const { account, workflowId } = workspaceWith(50);
-    const [first] = flowlog.store.notifications.list(account.workspaceId);
+    const { account, workflowId } = await workspaceWith(50);
+    const [first] = await flowlog.store.notifications.list(account.workspaceId);
 
     expect((await call(account, "POST", path(account), webhookSubscription(workflowId))).status).toBe(400);
     expect((await call(account, "DELETE", `${path(account)}/${first?.id}`)).status).toBe(200);
@@ -96,18 +96,18 @@ describe("subscriptions: at most 50 per workspace (D26)", () => {
   });
 
   it("two creates at once with one place left: exactly one is created", async () => {
-    const { account, workflowId } = workspaceWith(49);
+    const { account, workflowId } = await workspaceWith(49);
 
     const answers = await Promise.all(
       [1, 2].map(() => call(account, "POST", path(account), webhookSubscription(workflowId))),
     );
 
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400]);
-    expect(flowlog.store.notifications.list(account.workspaceId)).toHaveLength(50);
+    expect(await flowlog.store.notifications.list(account.workspaceId)).toHaveLength(50);
   });
 
   it("workflowIds of more than 100 values is 400 invalid_argument naming workflowIds and the limit", async () => {
-    const { account } = workspaceWith(0);
+    const { account } = await workspaceWith(0);
     const workflowIds = Array.from({ length: 101 }, (_, i) => `wf_${i}`);
 
     const refused = await call(account, "POST", path(account), {
@@ -126,16 +126,16 @@ describe("subscriptions: at most 50 per workspace (D26)", () => {
 describe("environment variables: at most 200 per workspace, each at most 64 KiB (D26)", () => {
   const path = (account: TestAccount, name: string) =>
     `/api/v1/workspaces/${account.workspaceId}/environment/${name}`;
-  const workspaceWith = (count: number) => {
+  const workspaceWith = async (count: number) => {
     const account = createAccount(flowlog.store);
     for (let i = 0; i < count; i++) {
-      flowlog.store.environment.set(account.workspaceId, `VAR_${i}`, "value", Date.now());
+      await flowlog.store.environment.set(account.workspaceId, `VAR_${i}`, "value", Date.now());
     }
     return account;
   };
 
   it("the 200th is set; the 201st is 400 failed_precondition naming the quota; a value of the 200 can still change", async () => {
-    const account = workspaceWith(199);
+    const account = await workspaceWith(199);
 
     const last = await call(account, "PUT", path(account, "LAST"), { value: "v" });
     const over = await call(account, "PUT", path(account, "ONE_TOO_MANY"), { value: "v" });
@@ -152,23 +152,25 @@ describe("environment variables: at most 200 per workspace, each at most 64 KiB 
       ),
     );
     expect(replaced.status, replaced.text).toBe(200);
-    expect(flowlog.store.environment.getDecrypted(account.workspaceId)).toMatchObject({ VAR_0: "new value" });
-    expect(flowlog.store.environment.list(account.workspaceId)).toHaveLength(200);
+    expect(await flowlog.store.environment.getDecrypted(account.workspaceId)).toMatchObject({
+      VAR_0: "new value",
+    });
+    expect(await flowlog.store.environment.list(account.workspaceId)).toHaveLength(200);
   });
 
   it("two new names at once with one place left: exactly one is set", async () => {
-    const account = workspaceWith(199);
+    const account = await workspaceWith(199);
 
     const answers = await Promise.all(
       ["RACE_A", "RACE_B"].map((name) => call(account, "PUT", path(account, name), { value: "v" })),
     );
 
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400]);
-    expect(flowlog.store.environment.list(account.workspaceId)).toHaveLength(200);
+    expect(await flowlog.store.environment.list(account.workspaceId)).toHaveLength(200);
   });
 
   it("a value of 64 KiB is kept; 64 KiB + 1 byte is 400 invalid_argument naming value", async () => {
-    const account = workspaceWith(0);
+    const account = await workspaceWith(0);
 
     const fits = await call(account, "PUT", path(account, "BIG"), { value: "x".repeat(64 * 1024) });
     const over = await call(account, "PUT", path(account, "BIGGER"), { value: "x".repeat(64 * 1024 + 1) });
@@ -179,7 +181,7 @@ describe("environment variables: at most 200 per workspace, each at most 64 KiB 
       code: "invalid_argument",
       errors: [{ field: "value", message: expect.stringContaining("65536 bytes") }],
     });
-    expect(flowlog.store.environment.list(account.workspaceId).map((v) => v.name)).toEqual(["BIG"]);
+    expect((await flowlog.store.environment.list(account.workspaceId)).map((v) => v.name)).toEqual(["BIG"]);
   });
 });
 
@@ -197,7 +199,7 @@ describe("schedules: at most 10 per workflow, runs at least 60 s apart (D26)", (
     return { account, workflowId };
   };
   const temporalScheduleCount = async (workflowId: string) => {
-    const ids = flowlog.store.triggers.listSchedules(workflowId).map((s) => s.id);
+    const ids = (await flowlog.store.triggers.listSchedules(workflowId)).map((s) => s.id);
     const described = await Promise.all(
       ids.map((id) =>
         temporal.schedule
@@ -231,7 +233,7 @@ describe("schedules: at most 10 per workflow, runs at least 60 s apart (D26)", (
     );
 
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400]);
-    expect(flowlog.store.triggers.listSchedules(workflowId)).toHaveLength(10);
+    expect(await flowlog.store.triggers.listSchedules(workflowId)).toHaveLength(10);
     expect(await temporalScheduleCount(workflowId)).toBe(10);
   });
 
@@ -252,7 +254,7 @@ describe("schedules: at most 10 per workflow, runs at least 60 s apart (D26)", (
       code: "invalid_argument",
       errors: [{ field: "cron", message: expect.stringContaining(why) }],
     });
-    expect(flowlog.store.triggers.listSchedules(workflowId)).toEqual([]);
+    expect(await flowlog.store.triggers.listSchedules(workflowId)).toEqual([]);
   });
 
   // Temporal reads 6 fields as minute to year (ScheduleSpec.cron_string), so `* * * * * *` is every minute.

@@ -100,7 +100,7 @@ function subscribe(
   account: TestAccount,
   url: string,
   options: Partial<SubscriptionSettings> & { secret?: string } = {},
-): string {
+): Promise<string> {
   return subscribeWebhook(flowlog.store, account.workspaceId, url, options);
 }
 
@@ -165,12 +165,15 @@ describe("Matching and fan-out (spec 'Events', D19)", () => {
     const matching = await receiver();
     const others = await receiver();
     const secret = "whsec_test_fan_out";
-    const all = subscribe(alice, matching.origin, { secret });
-    const byId = subscribe(alice, matching.origin, { allWorkflows: false, workflowIds: [workflowId] });
-    const errorsOnly = subscribe(alice, others.origin, { levelFilter: ["error" as Level] });
-    const apiOnly = subscribe(alice, others.origin, { triggerFilter: ["api" as Trigger] });
-    const otherWorkflow = subscribe(alice, others.origin, { allWorkflows: false, workflowIds: ["wf_other"] });
-    subscribe(bob, others.origin);
+    const all = await subscribe(alice, matching.origin, { secret });
+    const byId = await subscribe(alice, matching.origin, { allWorkflows: false, workflowIds: [workflowId] });
+    const errorsOnly = await subscribe(alice, others.origin, { levelFilter: ["error" as Level] });
+    const apiOnly = await subscribe(alice, others.origin, { triggerFilter: ["api" as Trigger] });
+    const otherWorkflow = await subscribe(alice, others.origin, {
+      allWorkflows: false,
+      workflowIds: ["wf_other"],
+    });
+    await subscribe(bob, others.origin);
 
     const result = await execute(alice, workflowId);
     const signed = await until("the signed delivery", () =>
@@ -207,11 +210,11 @@ describe("Matching and fan-out (spec 'Events', D19)", () => {
     const listener = await receiver();
     const fanOutOf = (logId: string) => temporal.workflow.getHandle(fanOutWorkflowId(logId)).describe();
 
-    subscribe(carol, listener.origin, { levelFilter: ["error" as Level] });
+    await subscribe(carol, listener.origin, { levelFilter: ["error" as Level] });
     const unmatched = await execute(carol, workflowId);
     await expect(fanOutOf(unmatched.logId)).rejects.toBeInstanceOf(WorkflowNotFoundError);
 
-    const matching = subscribe(carol, listener.origin);
+    const matching = await subscribe(carol, listener.origin);
     const matched = await execute(carol, workflowId);
     // Issue 12: the fan-out makes the delivery itself, as an activity, and ends with it.
     expect(await (await startedFanOut(temporal, matched.logId)).result()).toBe(1);
@@ -225,7 +228,7 @@ describe("Matching and fan-out (spec 'Events', D19)", () => {
     const dave = createAccount(flowlog.store);
     const workflowId = saveWorkflow(dave);
     const listener = await receiver();
-    const subscriptions = [subscribe(dave, listener.origin), subscribe(dave, listener.origin)];
+    const subscriptions = [await subscribe(dave, listener.origin), await subscribe(dave, listener.origin)];
     const { logId } = await execute(dave, workflowId);
     const fanOut = await startedFanOut(temporal, logId);
     expect(await fanOut.result()).toBe(2);
@@ -260,7 +263,7 @@ describe("Matching and fan-out (spec 'Events', D19)", () => {
       answeredAt = Date.now();
       sendJson(response, 200, {});
     });
-    const subscriptionId = subscribe(alice, slow.origin);
+    const subscriptionId = await subscribe(alice, slow.origin);
     const startedAt = Date.now();
     const result = await execute(alice, workflowId);
     await settled(subscriptionId);
@@ -279,7 +282,7 @@ describe("Webhook delivery retries (D19)", () => {
     const ratioWorker = await startWorker(temporalServer, workerDeps(scale), queue);
     const workflowId = saveWorkflow(alice);
     const flaky = await receiver((_, response, index) => sendJson(response, index < 2 ? 500 : 200, {}));
-    const subscriptionId = subscribe(alice, flaky.origin, { secret: "whsec_test_retries" });
+    const subscriptionId = await subscribe(alice, flaky.origin, { secret: "whsec_test_retries" });
     const delivery = await execute(alice, workflowId, "manual", queue)
       .then(() => settled(subscriptionId))
       .finally(() => ratioWorker.stop());
@@ -312,7 +315,7 @@ describe("Webhook delivery retries (D19)", () => {
   it("a 404 fails the delivery after one attempt", async () => {
     const workflowId = saveWorkflow(alice);
     const gone = await receiver((_, response) => sendJson(response, 404, { error: "no such hook" }));
-    const subscriptionId = subscribe(alice, gone.origin);
+    const subscriptionId = await subscribe(alice, gone.origin);
     await execute(alice, workflowId);
     const delivery = await settled(subscriptionId);
     await sleep(retryDelaysMs[0] * delayScale * 3);
@@ -323,7 +326,7 @@ describe("Webhook delivery retries (D19)", () => {
   it("stops after five attempts when the receiver keeps failing", async () => {
     const workflowId = saveWorkflow(alice);
     const down = await receiver((_, response) => sendJson(response, 503, {}));
-    const subscriptionId = subscribe(alice, down.origin);
+    const subscriptionId = await subscribe(alice, down.origin);
     await execute(alice, workflowId);
     const delivery = await settled(subscriptionId);
     expect(delivery).toMatchObject({
@@ -341,7 +344,7 @@ describe("The delivery log, redelivery and the Test RPC (issue 5, item 7; D18)",
     const workflowId = saveWorkflow(alice);
     let answer = 404;
     const hook = await receiver((_, response) => sendJson(response, answer, { answer }));
-    const subscriptionId = subscribe(alice, hook.origin);
+    const subscriptionId = await subscribe(alice, hook.origin);
     const { logId } = await execute(alice, workflowId);
     const delivery = await settled(subscriptionId);
     const base = flowlog.server.url;
@@ -434,7 +437,7 @@ describe("The delivery log, redelivery and the Test RPC (issue 5, item 7; D18)",
       await sleep(1_500);
       sendJson(response, 200, {});
     });
-    const subscriptionId = subscribe(alice, hanging.origin);
+    const subscriptionId = await subscribe(alice, hanging.origin);
     await execute(alice, workflowId);
     const delivery = await until("the delivery", async () => (await deliveriesOf(subscriptionId))[0]);
     const refused = await restWithKey(
@@ -450,7 +453,7 @@ describe("The delivery log, redelivery and the Test RPC (issue 5, item 7; D18)",
 
   it("sends a sample event through the real channel once and answers with the attempt", async () => {
     const hook = await receiver((_, response) => sendJson(response, 202, { accepted: true }));
-    const subscriptionId = subscribe(alice, hook.origin, { secret: "whsec_test_sample" });
+    const subscriptionId = await subscribe(alice, hook.origin, { secret: "whsec_test_sample" });
     const tested = await restWithKey(
       flowlog.server.url,
       alice.key,
@@ -488,7 +491,7 @@ describe("Durability (D19: deliveries run durably on Temporal)", () => {
     const erin = createAccount(flowlog.store);
     const workflowId = saveWorkflow(erin);
     const listener = await receiver();
-    const subscriptionId = subscribe(erin, listener.origin);
+    const subscriptionId = await subscribe(erin, listener.origin);
     // What writeExecutionLog commits before a process dies: the entry and the intent to notify, in one
     // transaction. Nobody wakes the running worker's dispatcher: it finds the intent by itself.
     const record = execution(erin, workflowId, { startedAt: Date.now() });
@@ -513,7 +516,7 @@ describe("Durability (D19: deliveries run durably on Temporal)", () => {
     // Its own queue and unscaled delays: the 5 s wait is long enough to stop one worker and start another.
     const queue = `deliveries-restart-${randomUUID()}`;
     const hook = await receiver((_, response, index) => sendJson(response, index === 0 ? 503 : 200, {}));
-    const subscriptionId = subscribe(alice, hook.origin);
+    const subscriptionId = await subscribe(alice, hook.origin);
     const delivery = await flowlog.store.deliveries.createOnce({
       id: newId("dlv"),
       eventId: newId("evt"),
@@ -555,12 +558,12 @@ describe("Alert rules on the delivery path (D21)", () => {
     const only = { allWorkflows: false, workflowIds: [workflowId] };
     // Every real execution takes at least a millisecond, so this rule fires on each; the level filter is
     // ignored for a rule (D21).
-    const alerting = subscribe(alice, alerts.origin, {
+    const alerting = await subscribe(alice, alerts.origin, {
       ...only,
       levelFilter: ["error" as Level],
       alertRule: { rule: "latency_threshold", threshold: 0.000_001, windowHours: null },
     });
-    const everyExecution = subscribe(alice, plain.origin, only);
+    const everyExecution = await subscribe(alice, plain.origin, only);
 
     const first = await execute(alice, workflowId);
     await execute(alice, workflowId);

@@ -81,20 +81,22 @@ describe("workspace environment variables over the API (D14, D24)", () => {
     expectNoSecretIn(response.text);
   });
 
-  it("the engine reads the plaintext, and {{NAME}} resolves to it", () => {
-    const env = flowlog.store.environment.getDecrypted(alice.workspaceId);
+  it("the engine reads the plaintext, and {{NAME}} resolves to it", async () => {
+    const env = await flowlog.store.environment.getDecrypted(alice.workspaceId);
     expect(env).toEqual({ API_TOKEN: secrets.token, DB_PASSWORD: secrets.password });
     expect(resolveReferences("Bearer {{API_TOKEN}}", { outputs: {}, env })).toBe(`Bearer ${secrets.token}`);
   });
 
   it("setting a variable again replaces its value and moves updatedAt", async () => {
-    const [before] = flowlog.store.environment.list(alice.workspaceId);
+    const [before] = await flowlog.store.environment.list(alice.workspaceId);
     await new Promise((resolve) => setTimeout(resolve, 5));
     await call("PUT", variablePath("API_TOKEN"), { value: secrets.replaced });
-    const [after] = flowlog.store.environment.list(alice.workspaceId);
+    const [after] = await flowlog.store.environment.list(alice.workspaceId);
     expect(after?.createdAt).toBe(before?.createdAt);
     expect(after?.updatedAt).toBeGreaterThan(before?.updatedAt ?? 0);
-    expect(flowlog.store.environment.getDecrypted(alice.workspaceId).API_TOKEN).toBe(secrets.replaced);
+    expect((await flowlog.store.environment.getDecrypted(alice.workspaceId)).API_TOKEN).toBe(
+      secrets.replaced,
+    );
   });
 
   it("the same RPCs over gRPC: no response message has a value field", async () => {
@@ -146,7 +148,7 @@ describe("workspace environment variables over the API (D14, D24)", () => {
       (await call("GET", `/api/v1/workspaces/${alice.workspaceId}/environment`, undefined, bob.key)).status,
     ).toBe(403);
     expect((await call("DELETE", variablePath("API_TOKEN"), undefined, bob.key)).status).toBe(403);
-    expect(flowlog.store.environment.getDecrypted(bob.workspaceId)).toEqual({});
+    expect(await flowlog.store.environment.getDecrypted(bob.workspaceId)).toEqual({});
   });
 
   it("deletes a variable; a second delete is 404", async () => {
@@ -171,8 +173,8 @@ describe("encryption at rest (D24)", () => {
       expect(bytes.includes(Buffer.from(value, "utf8"))).toBe(false);
   });
 
-  it("a ciphertext copied to another variable or workspace fails to decrypt, naming the variable only", () => {
-    flowlog.store.environment.set(bob.workspaceId, "TOKEN", "bob's own", Date.now());
+  it("a ciphertext copied to another variable or workspace fails to decrypt, naming the variable only", async () => {
+    await flowlog.store.environment.set(bob.workspaceId, "TOKEN", "bob's own", Date.now());
     const db = new Database(databaseFile(flowlog.dataDir));
     try {
       const copy = db.prepare(
@@ -181,11 +183,13 @@ describe("encryption at rest (D24)", () => {
          WHERE workspace_id = ? AND name = ?`,
       );
       copy.run(alice.workspaceId, "DB_PASSWORD", alice.workspaceId, "API_TOKEN");
-      expect(() => flowlog.store.environment.getDecrypted(alice.workspaceId)).toThrow(
+      await expect(flowlog.store.environment.getDecrypted(alice.workspaceId)).rejects.toThrow(
         `secret environment/${alice.workspaceId}/API_TOKEN could not be decrypted`,
       );
       copy.run(alice.workspaceId, "DB_PASSWORD", bob.workspaceId, "TOKEN");
-      expect(() => flowlog.store.environment.getDecrypted(bob.workspaceId)).toThrow(/could not be decrypted/);
+      await expect(flowlog.store.environment.getDecrypted(bob.workspaceId)).rejects.toThrow(
+        /could not be decrypted/,
+      );
     } finally {
       db.close();
     }
@@ -249,15 +253,17 @@ describe("the master key (D4)", () => {
     }
   });
 
-  it("a store opened with another key cannot read the variables", () => {
+  it("a store opened with another key cannot read the variables", async () => {
     const dataDir = freshDir();
     const first = openStore({ dataDir, masterKey: Buffer.alloc(32, 1).toString("hex") });
     const account = createAccount(first);
-    first.environment.set(account.workspaceId, "TOKEN", secrets.token, Date.now());
+    await first.environment.set(account.workspaceId, "TOKEN", secrets.token, Date.now());
     first.close();
     const second = openStore({ dataDir, masterKey: Buffer.alloc(32, 2).toString("hex") });
     try {
-      expect(() => second.environment.getDecrypted(account.workspaceId)).toThrow(/could not be decrypted/);
+      await expect(second.environment.getDecrypted(account.workspaceId)).rejects.toThrow(
+        /could not be decrypted/,
+      );
     } finally {
       second.close();
     }

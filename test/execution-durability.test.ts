@@ -101,7 +101,7 @@ describe("A killed worker loses nothing on the delivery path either (issue 12, D
       if (index > 0) sendJson(response, 200, { ok: true });
     });
     receivers.push(upstream, hook);
-    const subscriptionId = subscribeWebhook(harness.store, harness.account.workspaceId, hook.origin);
+    const subscriptionId = await subscribeWebhook(harness.store, harness.account.workspaceId, hook.origin);
     const taskQueue = `engine-kill-delivery-${Date.now()}`;
     const duringBlock = await spawnWorker(taskQueue);
     const handle = await harness.start(taskQueue, callAndRespond(`${upstream.origin}/slow`));
@@ -135,7 +135,7 @@ describe("A killed worker loses nothing on the delivery path either (issue 12, D
   it("a test send whose only attempt dies with its worker ends failed, never pending", async () => {
     const hook = await startReceiver(() => {});
     receivers.push(hook);
-    const subscriptionId = subscribeWebhook(harness.store, harness.account.workspaceId, hook.origin);
+    const subscriptionId = await subscribeWebhook(harness.store, harness.account.workspaceId, hook.origin);
     const delivery = await harness.store.deliveries.createOnce({
       id: newId("dlv"),
       eventId: newId("evt"),

@@ -125,13 +125,18 @@ describe("Execution engine: blocks and references (D13, D14)", () => {
         usage: { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500 },
       });
     });
-    harness.store.environment.set(
+    await harness.store.environment.set(
       harness.account.workspaceId,
       agentBaseUrlVariable,
       provider.origin,
       Date.now(),
     );
-    harness.store.environment.set(harness.account.workspaceId, agentKeyVariable, "agent-key-123", Date.now());
+    await harness.store.environment.set(
+      harness.account.workspaceId,
+      agentKeyVariable,
+      "agent-key-123",
+      Date.now(),
+    );
     const workflowId = harness.saveWorkflow({
       blocks: {
         start: starter,
@@ -390,7 +395,7 @@ describe("Execution engine: starting executions (issue 4, item 2)", () => {
 describe("Execution engine: secrets stay out of Temporal history and logs (D24)", () => {
   it("{{NAME}} reaches the request, but neither the history nor the log entry holds its value", async () => {
     const secret = "sk-live-0123456789abcdef";
-    harness.store.environment.set(harness.account.workspaceId, "SERVICE_TOKEN", secret, Date.now());
+    await harness.store.environment.set(harness.account.workspaceId, "SERVICE_TOKEN", secret, Date.now());
     // Echoes what it got: an API that reflects a token must not leak it through outputs either.
     const api = await receiver((request, response) =>
       sendJson(response, 200, { saw: request.headers.authorization }),

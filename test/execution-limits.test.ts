@@ -104,7 +104,7 @@ describe("A log write never retries for ever (D17, issue 11)", () => {
           usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
         }),
       );
-      harness.store.environment.set(
+      await harness.store.environment.set(
         harness.account.workspaceId,
         agentBaseUrlVariable,
         provider.origin,

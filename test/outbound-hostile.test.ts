@@ -276,7 +276,7 @@ describe("Redirects and redaction through a real execution (D14, D24, issue 11)"
   beforeAll(async () => {
     harness = await EngineHarness.connect(temporal);
     worker = await startWorker(temporal, testDeps(harness.store));
-    harness.store.environment.set(harness.account.workspaceId, "PARTNER_KEY", partnerKey, Date.now());
+    await harness.store.environment.set(harness.account.workspaceId, "PARTNER_KEY", partnerKey, Date.now());
   });
 
   afterAll(async () => {

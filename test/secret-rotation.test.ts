@@ -101,7 +101,7 @@ const signedWebhook = (url = "https://receiver.example.test/hooks", secret: stri
 
 describe("D33 RotateSecret over REST", () => {
   it("a given secret replaces the current one, which keeps signing for the grace period; neither is ever shown", async () => {
-    const id = signedWebhook();
+    const id = await signedWebhook();
     const before = clock();
     const { answer, text } = await rotate(id, { secret: newSecret, gracePeriodSeconds: 3600 });
     expect(answer.secret).toBeUndefined();
@@ -118,7 +118,7 @@ describe("D33 RotateSecret over REST", () => {
       expect(read).not.toContain(oldSecret);
       expect(read).not.toContain(newSecret);
     }
-    expect(flowlog.store.notifications.getForDelivery(id)).toMatchObject({
+    expect(await flowlog.store.notifications.getForDelivery(id)).toMatchObject({
       secret: newSecret,
       previousSecret: oldSecret,
       previousSecretExpiresAt: expiresAt,
@@ -126,7 +126,7 @@ describe("D33 RotateSecret over REST", () => {
   });
 
   it("left out, a whsec_ secret is generated and shown in this answer only, and the old one signs for 24 h", async () => {
-    const id = signedWebhook();
+    const id = await signedWebhook();
     const before = clock();
     const { answer } = await rotate(id);
     expect(answer.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
@@ -135,17 +135,17 @@ describe("D33 RotateSecret over REST", () => {
     expect(expiresAt).toBeLessThanOrEqual(clock() + 24 * hourMs);
     const read = await call("GET", `${base()}/${id}`);
     expect(read.text).not.toContain(String(answer.secret));
-    expect(flowlog.store.notifications.getForDelivery(id)?.secret).toBe(answer.secret);
+    expect((await flowlog.store.notifications.getForDelivery(id))?.secret).toBe(answer.secret);
   });
 
   it("a grace period of 0 drops the old secret at once", async () => {
-    const id = signedWebhook();
+    const id = await signedWebhook();
     const { answer } = await rotate(id, { secret: newSecret, gracePeriodSeconds: 0 });
     expect(answer.subscription.webhook).toEqual({
       url: "https://receiver.example.test/hooks",
       hasSecret: true,
     });
-    expect(flowlog.store.notifications.getForDelivery(id)).toMatchObject({
+    expect(await flowlog.store.notifications.getForDelivery(id)).toMatchObject({
       secret: newSecret,
       previousSecret: null,
       previousSecretExpiresAt: null,
@@ -153,19 +153,19 @@ describe("D33 RotateSecret over REST", () => {
   });
 
   it("an unsigned webhook simply gets its first secret, with no old one to keep", async () => {
-    const id = signedWebhook("https://receiver.example.test/hooks", null);
+    const id = await signedWebhook("https://receiver.example.test/hooks", null);
     const { answer } = await rotate(id, { secret: newSecret });
     expect(answer.subscription.webhook).toEqual({
       url: "https://receiver.example.test/hooks",
       hasSecret: true,
     });
-    expect(flowlog.store.notifications.getForDelivery(id)?.previousSecret).toBeNull();
+    expect((await flowlog.store.notifications.getForDelivery(id))?.previousSecret).toBeNull();
   });
 
   it("the old secret is kept encrypted: the SQLite file never holds either secret in plaintext", async () => {
     const given = `plain-check-old-${randomUUID()}`;
     const rotated = `plain-check-new-${randomUUID()}`;
-    const id = signedWebhook("https://receiver.example.test/hooks", given);
+    const id = await signedWebhook("https://receiver.example.test/hooks", given);
     await rotate(id, { secret: rotated });
     const file = databaseFile(flowlog.dataDir);
     const bytes = Buffer.concat(
@@ -179,21 +179,21 @@ describe("D33 RotateSecret over REST", () => {
     );
     expect(bytes.includes(given)).toBe(false);
     expect(bytes.includes(rotated)).toBe(false);
-    expect(flowlog.store.notifications.getForDelivery(id)?.previousSecret).toBe(given);
+    expect((await flowlog.store.notifications.getForDelivery(id))?.previousSecret).toBe(given);
   });
 
   it("an update that sets or removes the secret ends a grace period at once (it has none of its own)", async () => {
-    const id = signedWebhook();
+    const id = await signedWebhook();
     await rotate(id, { secret: newSecret });
     const url = "https://receiver.example.test/hooks";
     const updated = await call("PATCH", `${base()}/${id}`, { webhook: { url, secret: `${newSecret}-2` } });
     expect(updated.status, updated.text).toBe(200);
     expect((updated.json as RotateAnswer).subscription.webhook).toEqual({ url, hasSecret: true });
-    expect(flowlog.store.notifications.getForDelivery(id)?.previousSecret).toBeNull();
+    expect((await flowlog.store.notifications.getForDelivery(id))?.previousSecret).toBeNull();
   });
 
   it("bad input is 400 invalid_argument naming the field", async () => {
-    const id = signedWebhook();
+    const id = await signedWebhook();
     const cases: Array<[Json, string]> = [
       [{ secret: "too-short" }, "secret"],
       [{ secret: "x".repeat(257) }, "secret"],
@@ -206,11 +206,11 @@ describe("D33 RotateSecret over REST", () => {
       expect(problem.code).toBe("invalid_argument");
       expect(problem.errors.map((e) => e.field)).toEqual([field]);
     }
-    expect(flowlog.store.notifications.getForDelivery(id)?.secret).toBe(oldSecret);
+    expect((await flowlog.store.notifications.getForDelivery(id))?.secret).toBe(oldSecret);
   });
 
   it("7 days is the longest grace period", async () => {
-    const id = signedWebhook();
+    const id = await signedWebhook();
     const { answer } = await rotate(id, { secret: newSecret, gracePeriodSeconds: 604_800 });
     expect(answer.subscription.webhook?.previousSecretExpiresAt).toMatch(isoMs);
   });
@@ -229,12 +229,12 @@ describe("D33 RotateSecret over REST", () => {
   });
 
   it("another workspace's subscription is 403 for a non-member and 404 under the caller's own workspace", async () => {
-    const theirs = subscribeWebhook(flowlog.store, bob.workspaceId, "https://bob.example.test/", {
+    const theirs = await subscribeWebhook(flowlog.store, bob.workspaceId, "https://bob.example.test/", {
       secret: oldSecret,
     });
     expect((await call("POST", rotatePath(theirs, bob.workspaceId), {})).status).toBe(403);
     expect((await call("POST", rotatePath(theirs), {})).status).toBe(404);
-    expect(flowlog.store.notifications.getForDelivery(theirs)?.secret).toBe(oldSecret);
+    expect((await flowlog.store.notifications.getForDelivery(theirs))?.secret).toBe(oldSecret);
   });
 });
 
@@ -334,7 +334,7 @@ describe("D33 deliveries during and after the grace period, verified by stripe-n
   it("during the grace period one header carries both signatures: a receiver holding either secret verifies; after it, only the new one", async () => {
     const hook = await receiver((_, response) => sendJson(response, 200, { ok: true }));
     const workflowId = saveWorkflow();
-    const id = signedWebhook(hook.origin);
+    const id = await signedWebhook(hook.origin);
     await rotate(id, { secret: newSecret });
 
     const { logId } = await execute(workflowId);
@@ -384,7 +384,7 @@ describe("D33 deliveries during and after the grace period, verified by stripe-n
       return sendJson(response, 503, { busy: true });
     });
     const workflowId = saveWorkflow();
-    const id = signedWebhook(hook.origin);
+    const id = await signedWebhook(hook.origin);
     await rotate(id, { secret: newSecret });
 
     await execute(workflowId);
@@ -401,7 +401,7 @@ describe("D33 deliveries during and after the grace period, verified by stripe-n
 
   it("stripe-node's replay check, fed milliseconds, rejects a header signed more than 5 minutes before it arrived", async () => {
     const hook = await receiver((_, response) => sendJson(response, 200, { ok: true }));
-    const id = signedWebhook(hook.origin);
+    const id = await signedWebhook(hook.origin);
     await rotate(id, { secret: newSecret });
     await execute(saveWorkflow());
     await settled(id, 1);

@@ -40,7 +40,7 @@ function startWriter(): Promise<ChildProcess> {
 describe("writes that read first take the write lock first (D23)", () => {
   it("records every delivery attempt while another process commits to the same file", async () => {
     const account = createAccount(store);
-    const subscriptionId = subscribeWebhook(
+    const subscriptionId = await subscribeWebhook(
       store,
       account.workspaceId,
       "https://receiver.example.test/hooks",

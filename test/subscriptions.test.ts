@@ -186,7 +186,7 @@ describe("subscriptions over REST (D18)", () => {
       url: "https://x.test/",
       hasSecret: false,
     });
-    expect(flowlog.store.notifications.getForDelivery(subscription.id)?.secret).toBeNull();
+    expect((await flowlog.store.notifications.getForDelivery(subscription.id))?.secret).toBeNull();
   });
 
   it("an alert rule with an empty rule removes the rule", async () => {
@@ -473,7 +473,7 @@ describe("the webhook secret is write-only (D18, D24)", () => {
     }
     // A webhook update without a secret keeps it.
     expect((moved.json as { subscription: SubscriptionJson }).subscription.webhook?.hasSecret).toBe(true);
-    expect(flowlog.store.notifications.getForDelivery(subscription.id)?.secret).toBe(secret);
+    expect((await flowlog.store.notifications.getForDelivery(subscription.id))?.secret).toBe(secret);
   });
 
   it("a given secret is stored encrypted: the SQLite file never holds it in plaintext", async () => {
@@ -499,7 +499,7 @@ describe("the webhook secret is write-only (D18, D24)", () => {
     );
     expect(bytes.includes(given)).toBe(false);
     expect(bytes.includes(generated)).toBe(false);
-    expect(flowlog.store.notifications.getForDelivery(subscription.id)?.secret).toBe(given);
+    expect((await flowlog.store.notifications.getForDelivery(subscription.id))?.secret).toBe(given);
   });
 
   it("an update can rotate the secret (shown once) or remove it", async () => {
@@ -512,10 +512,10 @@ describe("the webhook secret is write-only (D18, D24)", () => {
     const rotatedSecret = (rotated.json as { secret: string }).secret;
     expect(rotatedSecret).toMatch(/^whsec_/);
     expect(rotatedSecret).not.toBe(secret);
-    expect(flowlog.store.notifications.getForDelivery(subscription.id)?.secret).toBe(rotatedSecret);
+    expect((await flowlog.store.notifications.getForDelivery(subscription.id))?.secret).toBe(rotatedSecret);
     const removed = await call("PATCH", path, { webhook: { url: "https://x.test/", secret: "" } });
     expect((removed.json as { subscription: SubscriptionJson }).subscription.webhook?.hasSecret).toBe(false);
-    expect(flowlog.store.notifications.getForDelivery(subscription.id)?.secret).toBeNull();
+    expect((await flowlog.store.notifications.getForDelivery(subscription.id))?.secret).toBeNull();
   });
 });
 
@@ -533,7 +533,7 @@ describe("workspace isolation (D10)", () => {
       await call("POST", `${path}:disable`, {}),
     ];
     expect(responses.map((r) => r.status)).toEqual([403, 403, 403, 403, 403, 403, 403]);
-    expect(flowlog.store.notifications.get(subscription.id)?.active).toBe(true);
+    expect((await flowlog.store.notifications.get(subscription.id))?.active).toBe(true);
   });
 
   it("another workspace's subscription id under the caller's own workspace is 404", async () => {
@@ -546,7 +546,10 @@ describe("workspace isolation (D10)", () => {
       await call("POST", `${path}:disable`, {}),
     ];
     expect(responses.map((r) => r.status)).toEqual([404, 404, 404, 404]);
-    expect(flowlog.store.notifications.get(subscription.id)).toMatchObject({ active: true, levelFilter: [] });
+    expect(await flowlog.store.notifications.get(subscription.id)).toMatchObject({
+      active: true,
+      levelFilter: [],
+    });
   });
 
   it("no key is 401", async () => {
@@ -580,19 +583,26 @@ describe("matching a completed execution (spec Events, D18)", () => {
     // Created after the subscriptions: allWorkflows covers future workflows too.
     const later = createWorkflow(flowlog.store, account.workspaceId, "Later");
 
-    const matched = (workflowId: string, level: "info" | "error", trigger: "api" | "schedule" | "chat") =>
-      store.matching(account.workspaceId, { workflowId, level, trigger }).map((s) => s.id);
+    const matched = async (
+      workflowId: string,
+      level: "info" | "error",
+      trigger: "api" | "schedule" | "chat",
+    ) => (await store.matching(account.workspaceId, { workflowId, level, trigger })).map((s) => s.id);
 
-    expect(matched(later, "info", "api")).toEqual([everything]);
-    expect(matched(later, "error", "api")).toEqual([everything, errorsOnly]);
-    expect(matched(later, "info", "schedule")).toEqual([everything, scheduledOnly]);
-    expect(matched(early, "info", "chat")).toEqual([everything, earlyOnly]);
-    expect(matched(other, "error", "schedule")).toEqual([everything, errorsOnly, scheduledOnly]);
-    const alices = store.matching(alice.workspaceId, { workflowId: later, level: "info", trigger: "api" });
+    expect(await matched(later, "info", "api")).toEqual([everything]);
+    expect(await matched(later, "error", "api")).toEqual([everything, errorsOnly]);
+    expect(await matched(later, "info", "schedule")).toEqual([everything, scheduledOnly]);
+    expect(await matched(early, "info", "chat")).toEqual([everything, earlyOnly]);
+    expect(await matched(other, "error", "schedule")).toEqual([everything, errorsOnly, scheduledOnly]);
+    const alices = await store.matching(alice.workspaceId, {
+      workflowId: later,
+      level: "info",
+      trigger: "api",
+    });
     expect(alices.map((s) => s.id)).not.toContain(everything);
 
     await call("POST", `${base(account.workspaceId)}/${disabled}:enable`, {}, account.key);
-    expect(matched(later, "info", "api")).toEqual([everything, disabled]);
+    expect(await matched(later, "info", "api")).toEqual([everything, disabled]);
   });
 
   it("hands delivery the channel settings with the decrypted secret", async () => {
@@ -606,7 +616,7 @@ describe("matching a completed execution (spec Events, D18)", () => {
       account.workspaceId,
       account.key,
     );
-    const [match] = flowlog.store.notifications.matching(account.workspaceId, {
+    const [match] = await flowlog.store.notifications.matching(account.workspaceId, {
       workflowId: "wf_any",
       level: "info",
       trigger: "api",
@@ -619,7 +629,7 @@ describe("matching a completed execution (spec Events, D18)", () => {
       deletedAt: null,
     });
     await call("DELETE", `${base(account.workspaceId)}/${subscription.id}`, undefined, account.key);
-    expect(flowlog.store.notifications.getForDelivery(subscription.id)).toMatchObject({
+    expect(await flowlog.store.notifications.getForDelivery(subscription.id)).toMatchObject({
       secret,
       deletedAt: expect.any(Number),
     });

@@ -534,7 +534,7 @@ describe("execution limits (D12): refusals are 429 with a clear message", () => 
     // A schedule has no request to refuse: its run is refused when it fires. A refused run is no execution
     // (issue 11): no log entry, and no notification although this subscription matches every entry. The
     // Temporal run fails with the reason, where operators look.
-    flowlog.store.notifications.create(
+    await flowlog.store.notifications.create(
       {
         id: newId("sub"),
         workspaceId: gina.workspaceId,

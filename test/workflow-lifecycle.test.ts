@@ -152,7 +152,7 @@ describe("deleting a workflow (D31)", () => {
 
     expect(deleted.status, deleted.text).toBe(200);
     for (const id of schedules) await expect(scheduleDescription(id)).rejects.toThrow(ScheduleNotFoundError);
-    expect(flowlog.store.triggers.listSchedules(workflowId)).toEqual([]);
+    expect(await flowlog.store.triggers.listSchedules(workflowId)).toEqual([]);
     expect((await call("POST", webhookPath, { message: "after" }, null)).status).toBe(404);
     expect((await watcher.describe()).status.name).toBe("TERMINATED");
 
@@ -194,7 +194,7 @@ describe("deleting a workflow (D31)", () => {
 
     expect(again.status, again.text).toBe(200);
     await expect(scheduleDescription(id)).rejects.toThrow(ScheduleNotFoundError);
-    expect(flowlog.store.triggers.listSchedules(workflowId)).toEqual([]);
+    expect(await flowlog.store.triggers.listSchedules(workflowId)).toEqual([]);
     expect((await call("DELETE", `/api/v1/workflows/${workflowId}`)).status).toBe(404);
   });
 

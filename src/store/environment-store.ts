@@ -51,28 +51,28 @@ export class EnvironmentStore {
    * Creates the variable or replaces its value. A new name is refused when the workspace already has
    * `max` variables (D26, the API's quota); replacing a value never is. Fixtures leave `max` out.
    */
-  set(
+  async set(
     workspaceId: string,
     name: string,
     value: string,
     at: number,
     max = Number.POSITIVE_INFINITY,
-  ): CappedCreate<EnvironmentVariableRecord> {
+  ): Promise<CappedCreate<EnvironmentVariableRecord>> {
     const sealedValue = encryptSecret(this.masterKey, value, secretContext(workspaceId, name));
     return this.cappedSet.immediate({ workspaceId, name, sealedValue, at }, max);
   }
 
-  list(workspaceId: string): EnvironmentVariableRecord[] {
+  async list(workspaceId: string): Promise<EnvironmentVariableRecord[]> {
     return (this.statements.namesOf.all(workspaceId) as VariableRow[]).map(toVariable);
   }
 
   /** False when the workspace has no such variable. */
-  delete(workspaceId: string, name: string): boolean {
+  async delete(workspaceId: string, name: string): Promise<boolean> {
     return this.statements.delete.run(workspaceId, name).changes > 0;
   }
 
   /** Name to plaintext value, for the engine only: never hand this to a response or a log (D24). */
-  getDecrypted(workspaceId: string): Record<string, string> {
+  async getDecrypted(workspaceId: string): Promise<Record<string, string>> {
     const rows = this.statements.sealedOf.all(workspaceId) as { name: string; sealed_value: Buffer }[];
     return Object.fromEntries(
       rows.map((row) => [

@@ -214,34 +214,34 @@ export class SubscriptionsStore {
   }
 
   /** Creates the subscription unless its workspace already has `max` live ones (D26, the API's quota). */
-  create(
+  async create(
     subscription: NewSubscription,
     secret: string | null,
     max = Number.POSITIVE_INFINITY,
-  ): CappedCreate<SubscriptionRecord> {
+  ): Promise<CappedCreate<SubscriptionRecord>> {
     // Sealed before the transaction: the write lock is held for the count and the insert only.
     const sealed = secret === null ? null : this.seal(subscription.workspaceId, subscription.id, secret);
     return this.cappedCreate.immediate(subscription, sealed, max);
   }
 
   /** undefined when there is no such subscription or it was deleted. */
-  get(id: string): SubscriptionRecord | undefined {
+  async get(id: string): Promise<SubscriptionRecord | undefined> {
     const row = this.liveRow(id);
     return row && toRecord(row);
   }
 
   /** The workspace's subscriptions, oldest first. */
-  list(workspaceId: string): SubscriptionRecord[] {
+  async list(workspaceId: string): Promise<SubscriptionRecord[]> {
     return (this.statements.byWorkspace.all(workspaceId) as SubscriptionRow[]).map(toRecord);
   }
 
   /** Replaces every setting; undefined when the subscription is gone. */
-  update(
+  async update(
     id: string,
     settings: SubscriptionSettings,
     secret: SecretChange,
     at: number,
-  ): SubscriptionRecord | undefined {
+  ): Promise<SubscriptionRecord | undefined> {
     // A subscription never changes workspace, so the context read here is the one it is sealed under.
     const current = this.liveRow(id);
     if (!current) return undefined;
@@ -260,12 +260,12 @@ export class SubscriptionsStore {
    * `previousExpiresAt`, or stops at once when that is null. Only the latest replaced secret is kept: a
    * second rotation within a grace period ends the first one's. Undefined when the subscription is gone.
    */
-  rotateSecret(
+  async rotateSecret(
     id: string,
     secret: string,
     previousExpiresAt: number | null,
     at: number,
-  ): SubscriptionRecord | undefined {
+  ): Promise<SubscriptionRecord | undefined> {
     const current = this.liveRow(id);
     if (!current) return undefined;
     const row = this.statements.rotateSecret.get({
@@ -279,7 +279,7 @@ export class SubscriptionsStore {
   }
 
   /** Enables or disables; undefined when the subscription is gone. */
-  setActive(id: string, active: boolean, at: number): SubscriptionRecord | undefined {
+  async setActive(id: string, active: boolean, at: number): Promise<SubscriptionRecord | undefined> {
     const row = this.statements.setActive.get({ active: active ? 1 : 0, at, id }) as
       | SubscriptionRow
       | undefined;
@@ -287,7 +287,7 @@ export class SubscriptionsStore {
   }
 
   /** Marks the subscription deleted; false when it already was or never existed. */
-  delete(id: string, at: number): boolean {
+  async delete(id: string, at: number): Promise<boolean> {
     return this.statements.delete.run(at, id).changes > 0;
   }
 
@@ -295,12 +295,12 @@ export class SubscriptionsStore {
    * The subscriptions a completed execution notifies (spec "Events"): active, not deleted, and admitting
    * it (domain/subscription-matching.ts). Alert rules are not evaluated here.
    */
-  matching(workspaceId: string, execution: ExecutionFacts): SubscriptionForDelivery[] {
+  async matching(workspaceId: string, execution: ExecutionFacts): Promise<SubscriptionForDelivery[]> {
     return this.matchingRows(workspaceId, execution).map((row) => this.forDelivery(row));
   }
 
   /** Whether `matching` would return any subscription, read without unsealing a secret. */
-  anyMatching(workspaceId: string, execution: ExecutionFacts): boolean {
+  async anyMatching(workspaceId: string, execution: ExecutionFacts): Promise<boolean> {
     return this.matchingRows(workspaceId, execution).length > 0;
   }
 
@@ -311,7 +311,7 @@ export class SubscriptionsStore {
   }
 
   /** Deleted ones too (with deletedAt): a delivery in progress decides what a deletion means to it. */
-  getForDelivery(id: string): SubscriptionForDelivery | undefined {
+  async getForDelivery(id: string): Promise<SubscriptionForDelivery | undefined> {
     const row = this.statements.byId.get(id) as SubscriptionRow | undefined;
     return row && this.forDelivery(row);
   }

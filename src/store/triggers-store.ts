@@ -66,16 +66,16 @@ export class TriggersStore {
     );
   }
 
-  setWebhook(webhook: WebhookRecord, tokenHash: Buffer): void {
+  async setWebhook(webhook: WebhookRecord, tokenHash: Buffer): Promise<void> {
     this.statements.upsertWebhook.run({ ...webhook, tokenHash });
   }
 
-  deleteWebhook(workflowId: string): boolean {
+  async deleteWebhook(workflowId: string): Promise<boolean> {
     return this.statements.deleteWebhook.run(workflowId).changes > 0;
   }
 
   /** The webhook whose token has this hash, or undefined: a wrong token and no webhook look the same. */
-  webhookByToken(workflowId: string, tokenHash: Buffer): WebhookRecord | undefined {
+  async webhookByToken(workflowId: string, tokenHash: Buffer): Promise<WebhookRecord | undefined> {
     return this.statements.webhookByToken.get(workflowId, tokenHash) as WebhookRecord | undefined;
   }
 
@@ -84,19 +84,22 @@ export class TriggersStore {
    * already has `max` (D26). Undefined when the workflow is deleted: a deletion (D31) ends every schedule
    * recorded before it, and none can be recorded after it.
    */
-  addSchedule(schedule: ScheduleRecord, max: number): CappedCreate<ScheduleRecord> | undefined {
+  async addSchedule(
+    schedule: ScheduleRecord,
+    max: number,
+  ): Promise<CappedCreate<ScheduleRecord> | undefined> {
     return this.reserveSchedule.immediate(schedule, max);
   }
 
-  getSchedule(id: string): ScheduleRecord | undefined {
+  async getSchedule(id: string): Promise<ScheduleRecord | undefined> {
     return this.statements.scheduleById.get(id) as ScheduleRecord | undefined;
   }
 
-  listSchedules(workflowId: string): ScheduleRecord[] {
+  async listSchedules(workflowId: string): Promise<ScheduleRecord[]> {
     return this.statements.schedulesOf.all(workflowId) as ScheduleRecord[];
   }
 
-  deleteSchedule(id: string): boolean {
+  async deleteSchedule(id: string): Promise<boolean> {
     return this.statements.deleteSchedule.run(id).changes > 0;
   }
 }

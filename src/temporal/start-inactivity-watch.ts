@@ -65,8 +65,8 @@ export async function restoreInactivityWatchers(
     const last = ids.at(-1);
     if (last === undefined) break;
     after = last;
-    const watches = ids.flatMap((id) => {
-      const subscription = store.notifications.get(id);
+    const subscriptions = await Promise.all(ids.map((id) => store.notifications.get(id)));
+    const watches = subscriptions.flatMap((subscription) => {
       if (!subscription) return [];
       return watchedWorkflows(store, subscription).map((workflow) => ({
         subscription,
@@ -144,7 +144,9 @@ export async function watchNewWorkflow(
   workspaceId: string,
   now: number,
 ): Promise<void> {
-  const all = store.notifications.list(workspaceId).filter((subscription) => subscription.allWorkflows);
+  const all = (await store.notifications.list(workspaceId)).filter(
+    (subscription) => subscription.allWorkflows,
+  );
   await Promise.all(all.map((subscription) => ensureInactivityWatchers(temporal, store, subscription, now)));
 }
 
@@ -159,8 +161,9 @@ export async function endInactivityWatchers(
   store: Store,
   workflow: { id: string; workspaceId: string },
 ): Promise<void> {
+  const subscriptions = await store.notifications.list(workflow.workspaceId);
   await Promise.all(
-    store.notifications.list(workflow.workspaceId).map((subscription) =>
+    subscriptions.map((subscription) =>
       client.workflow
         .getHandle(inactivityWatchId(subscription.id, workflow.id))
         .terminate(`workflow ${workflow.id} was deleted (D31)`)

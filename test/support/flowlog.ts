@@ -79,15 +79,15 @@ export function createAccount(store: Store, plan: Plan = "enterprise"): TestAcco
  * A webhook subscription of the workspace, made directly in the store: every workflow, level and trigger,
  * nothing extra in the event, active, unsigned unless a secret is given; `settings` override any of that.
  */
-export function subscribeWebhook(
+export async function subscribeWebhook(
   store: Store,
   workspaceId: string,
   url: string,
   options: Partial<SubscriptionSettings> & { secret?: string } = {},
-): string {
+): Promise<string> {
   const { secret = null, ...settings } = options;
   const id = newId("sub");
-  store.notifications.create(
+  await store.notifications.create(
     {
       id,
       workspaceId,

@@ -106,7 +106,7 @@ export function createDeliveriesService(
     async testSubscription(request, context) {
       const { user } = callerOf(context.values);
       requireMember(store, user, request.workspaceId);
-      const subscription = store.notifications.get(request.id);
+      const subscription = await store.notifications.get(request.id);
       if (subscription?.workspaceId !== request.workspaceId)
         throw new ConnectError(`subscription ${request.id} not found`, Code.NotFound);
       const now = clock();

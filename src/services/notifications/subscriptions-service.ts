@@ -55,13 +55,14 @@ export function createSubscriptionsService({
       throw new ConnectError(`subscription ${id} not found`, Code.NotFound);
     return subscription;
   };
-  const visible = (workspaceId: string, id: string) => found(workspaceId, id, subscriptions.get(id));
+  const visible = async (workspaceId: string, id: string) =>
+    found(workspaceId, id, await subscriptions.get(id));
 
   const setActive =
     (active: boolean) => async (request: { workspaceId: string; id: string }, context: HandlerContext) => {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
-      const current = visible(request.workspaceId, request.id);
-      const changed = subscriptions.setActive(current.id, active, clock());
+      const current = await visible(request.workspaceId, request.id);
+      const changed = await subscriptions.setActive(current.id, active, clock());
       return { subscription: await watched(found(request.workspaceId, request.id, changed)) };
     };
 
@@ -90,7 +91,7 @@ export function createSubscriptionsService({
       requireMember(store, callerOf(context.values).user, request.workspaceId);
       const { settings, secret, generatedSecret } = resolve(request.workspaceId, request.subscription);
       const max = quotas.workspace.subscriptions;
-      const created = subscriptions.create(
+      const created = await subscriptions.create(
         { id: newId("sub"), workspaceId: request.workspaceId, createdAt: clock(), ...settings },
         secret ?? null,
         max,
@@ -110,33 +111,33 @@ export function createSubscriptionsService({
 
     async getSubscription(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
-      return { subscription: await view(visible(request.workspaceId, request.id)) };
+      return { subscription: await view(await visible(request.workspaceId, request.id)) };
     },
 
     async listSubscriptions(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
-      return { subscriptions: await Promise.all(subscriptions.list(request.workspaceId).map(view)) };
+      return { subscriptions: await Promise.all((await subscriptions.list(request.workspaceId)).map(view)) };
     },
 
     async updateSubscription(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
-      const current = visible(request.workspaceId, request.id);
+      const current = await visible(request.workspaceId, request.id);
       const { settings, secret, generatedSecret } = resolve(
         request.workspaceId,
         request.subscription,
         current,
         new Set(request.updateMask?.paths),
       );
-      const updated = subscriptions.update(current.id, settings, secret, clock());
+      const updated = await subscriptions.update(current.id, settings, secret, clock());
       return {
         subscription: await watched(found(request.workspaceId, request.id, updated)),
         secret: generatedSecret,
       };
     },
 
-    deleteSubscription(request, context) {
+    async deleteSubscription(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
-      subscriptions.delete(visible(request.workspaceId, request.id).id, clock());
+      await subscriptions.delete((await visible(request.workspaceId, request.id)).id, clock());
       return {};
     },
 
@@ -150,7 +151,7 @@ export function createSubscriptionsService({
      */
     async rotateSecret(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
-      const current = visible(request.workspaceId, request.id);
+      const current = await visible(request.workspaceId, request.id);
       const { channel } = current.config;
       if (channel !== "webhook")
         throw preconditionFailed({
@@ -161,7 +162,7 @@ export function createSubscriptionsService({
       const generatedSecret = request.secret === undefined ? newSecretToken("whsec") : undefined;
       const now = clock();
       const graceMs = (request.gracePeriodSeconds ?? defaultGracePeriodSeconds) * 1000;
-      const rotated = subscriptions.rotateSecret(
+      const rotated = await subscriptions.rotateSecret(
         current.id,
         request.secret ?? (generatedSecret as string),
         graceMs === 0 ? null : now + graceMs,

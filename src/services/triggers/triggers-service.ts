@@ -31,8 +31,8 @@ export function createTriggersService(
   const scheduleHandle = (id: string) => temporal.schedule.getHandle(scheduleTemporalId(id));
 
   /** A schedule the caller may manage: its workflow is visible to them; else "not found" (D10). */
-  const visibleSchedule = (user: UserRecord, id: string): ScheduleRecord => {
-    const schedule = store.triggers.getSchedule(id);
+  const visibleSchedule = async (user: UserRecord, id: string): Promise<ScheduleRecord> => {
+    const schedule = await store.triggers.getSchedule(id);
     if (!schedule) throw new ConnectError(`schedule ${id} not found`, Code.NotFound);
     visibleWorkflow(store, user, schedule.workflowId);
     return schedule;
@@ -60,7 +60,7 @@ export function createTriggersService(
   const setPaused =
     (paused: boolean) =>
     async (request: { id: string }, context: HandlerContext): Promise<{ schedule: Schedule }> => {
-      const schedule = visibleSchedule(callerOf(context.values).user, request.id);
+      const schedule = await visibleSchedule(callerOf(context.values).user, request.id);
       const handle = scheduleHandle(schedule.id);
       await missingAsNotFound(
         schedule.id,
@@ -72,12 +72,12 @@ export function createTriggersService(
     };
 
   return {
-    createWebhook(request, context) {
+    async createWebhook(request, context) {
       const { user } = callerOf(context.values);
       const workflow = visibleWorkflow(store, user, request.workflowId);
       const token = newSecretToken("whk");
       const createdAt = clock();
-      store.triggers.setWebhook(
+      await store.triggers.setWebhook(
         { workflowId: workflow.id, billedUserId: user.id, createdAt },
         hashToken(token),
       );
@@ -85,10 +85,10 @@ export function createTriggersService(
       return { url, createdAt: isoFromMs(createdAt) };
     },
 
-    deleteWebhook(request, context) {
+    async deleteWebhook(request, context) {
       const { user } = callerOf(context.values);
       visibleWorkflow(store, user, request.workflowId);
-      if (!store.triggers.deleteWebhook(request.workflowId)) {
+      if (!(await store.triggers.deleteWebhook(request.workflowId))) {
         throw new ConnectError(`workflow ${request.workflowId} has no webhook`, Code.NotFound);
       }
       return {};
@@ -96,7 +96,7 @@ export function createTriggersService(
 
     async invokeWebhook(request, context) {
       // The token authenticates; a wrong token and a workflow without a webhook answer alike.
-      const webhook = store.triggers.webhookByToken(request.workflowId, hashToken(request.token));
+      const webhook = await store.triggers.webhookByToken(request.workflowId, hashToken(request.token));
       const user = webhook && store.accounts.getUser(webhook.billedUserId);
       if (!webhook || !user) throw new FailedAuthentication("no such webhook", Code.NotFound);
       const { executionId } = await runWorkflow(deps, {
@@ -126,7 +126,7 @@ export function createTriggersService(
       // The row first (D26 counted in the same transaction), then the Temporal Schedule: no schedule ever
       // runs without a row through which it can be paused, deleted and ended with its workflow (D31).
       const max = deps.quotas.workflow.maxSchedules;
-      const reserved = store.triggers.addSchedule(schedule, max);
+      const reserved = await store.triggers.addSchedule(schedule, max);
       if (!reserved) throw new ConnectError(`workflow ${workflow.id} not found`, Code.NotFound);
       if ("full" in reserved) {
         const holder = `workflow ${workflow.id}`;
@@ -141,13 +141,13 @@ export function createTriggersService(
       try {
         await createTemporalSchedule(temporal, deps.taskQueue, schedule, workflow, request.input);
       } catch (error) {
-        store.triggers.deleteSchedule(schedule.id);
+        await store.triggers.deleteSchedule(schedule.id);
         throw error;
       }
       // Deleted while Temporal was creating it: the deletion may have looked before the schedule existed.
       if (store.workflows.getWorkflow(workflow.id)?.deletedAt !== null) {
         await deleteTemporalSchedule(temporal, schedule.id);
-        store.triggers.deleteSchedule(schedule.id);
+        await store.triggers.deleteSchedule(schedule.id);
         throw new ConnectError(`workflow ${workflow.id} not found`, Code.NotFound);
       }
       return { schedule: await describe(schedule) };
@@ -156,16 +156,17 @@ export function createTriggersService(
     async listSchedules(request, context) {
       const { user } = callerOf(context.values);
       visibleWorkflow(store, user, request.workflowId);
-      return { schedules: await Promise.all(store.triggers.listSchedules(request.workflowId).map(describe)) };
+      const schedules = await store.triggers.listSchedules(request.workflowId);
+      return { schedules: await Promise.all(schedules.map(describe)) };
     },
 
     pauseSchedule: setPaused(true),
     resumeSchedule: setPaused(false),
 
     async deleteSchedule(request, context) {
-      const schedule = visibleSchedule(callerOf(context.values).user, request.id);
+      const schedule = await visibleSchedule(callerOf(context.values).user, request.id);
       await deleteTemporalSchedule(temporal, schedule.id);
-      store.triggers.deleteSchedule(schedule.id);
+      await store.triggers.deleteSchedule(schedule.id);
       return {};
     },
   };

@@ -23,11 +23,11 @@ export async function endWorkflowTriggers(
   { store, temporal }: RetirementDependencies,
   workflow: { id: string; workspaceId: string },
 ): Promise<void> {
-  store.triggers.deleteWebhook(workflow.id);
+  await store.triggers.deleteWebhook(workflow.id);
   try {
-    for (const schedule of store.triggers.listSchedules(workflow.id)) {
+    for (const schedule of await store.triggers.listSchedules(workflow.id)) {
       await deleteTemporalSchedule(temporal.client, schedule.id);
-      store.triggers.deleteSchedule(schedule.id);
+      await store.triggers.deleteSchedule(schedule.id);
     }
     await endInactivityWatchers(temporal.client, store, workflow);
   } catch (error) {

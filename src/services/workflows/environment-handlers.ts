@@ -24,13 +24,13 @@ export function createEnvironmentHandlers({
 }): Partial<ServiceImpl<typeof WorkflowsService>> {
   const { environmentVariables: max, environmentValueBytes } = quotas.workspace;
   return {
-    setEnvironmentVariable(request, context) {
+    async setEnvironmentVariable(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
       // The name's form is declared in the .proto; the value's size is a quota (D26).
       const violations = valueProblems(request.value, environmentValueBytes);
       if (violations.length > 0) throw invalidArgument(violations);
       const { workspaceId, name, value } = request;
-      const set = store.environment.set(workspaceId, name, value, clock(), max);
+      const set = await store.environment.set(workspaceId, name, value, clock(), max);
       if ("full" in set) {
         const holder = `workspace ${workspaceId}`;
         const quota = "workspace.environmentVariables";
@@ -39,14 +39,14 @@ export function createEnvironmentHandlers({
       return { variable: variableView(set.created) };
     },
 
-    listEnvironmentVariables(request, context) {
+    async listEnvironmentVariables(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
-      return { variables: store.environment.list(request.workspaceId).map(variableView) };
+      return { variables: (await store.environment.list(request.workspaceId)).map(variableView) };
     },
 
-    deleteEnvironmentVariable(request, context) {
+    async deleteEnvironmentVariable(request, context) {
       requireMember(store, callerOf(context.values).user, request.workspaceId);
-      if (!store.environment.delete(request.workspaceId, request.name)) {
+      if (!(await store.environment.delete(request.workspaceId, request.name))) {
         throw new ConnectError(`environment variable ${request.name} not found`, Code.NotFound);
       }
       return {};

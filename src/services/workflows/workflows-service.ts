@@ -104,7 +104,7 @@ function createDefinitionHandlers({
     },
 
     async deleteWorkflow(request, context) {
-      const workflow = deletableWorkflow(store, callerOf(context.values).user, request.id);
+      const workflow = await deletableWorkflow(store, callerOf(context.values).user, request.id);
       store.workflows.deleteWorkflow(workflow.id, clock());
       await onWorkflowDeleted?.(workflow);
       return {};
@@ -138,9 +138,9 @@ function createFolderHandlers({ store, clock }: WorkflowsServiceDependencies): H
  * (the deletion failed half-way, D31), so that deleting it again finishes the job. Otherwise a deleted
  * workflow is "not found", like one that never existed.
  */
-function deletableWorkflow(store: Store, user: UserRecord, id: string): StoredWorkflowRecord {
+async function deletableWorkflow(store: Store, user: UserRecord, id: string): Promise<StoredWorkflowRecord> {
   const workflow = store.workflows.getWorkflow(id);
-  if (workflow?.deletedAt == null || store.triggers.listSchedules(id).length === 0) {
+  if (workflow?.deletedAt == null || (await store.triggers.listSchedules(id)).length === 0) {
     return visibleWorkflow(store, user, id);
   }
   return visibleTo(store, user, workflow, (w) => w.workspaceId, `workflow ${id}`);

@@ -94,7 +94,7 @@ async function withSecrets<Output>(
   let outcome: BlockOutcome<Output>;
   let env: Record<string, string> = {};
   try {
-    env = deps.store.environment.getDecrypted(request.workspaceId);
+    env = await deps.store.environment.getDecrypted(request.workspaceId);
     outcome = await run(resolveReferences(request.config, { outputs: request.outputs, env }), env);
   } catch (error) {
     if (!blockErrors.some((kind) => error instanceof kind)) throw error;

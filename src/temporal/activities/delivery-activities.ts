@@ -91,7 +91,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
       const eventOf = eventsOf(deps, entry);
       const createdAt = Date.now();
       const targets: DeliveryTarget[] = [];
-      for (const subscription of store.notifications.matching(entry.workspaceId, entry)) {
+      for (const subscription of await store.notifications.matching(entry.workspaceId, entry)) {
         // D21, D34: a subscription with an alert rule is notified when its rule fires or stops holding,
         // not on every execution.
         const outcome = subscription.alertRule
@@ -255,7 +255,7 @@ function eventsOf(
 
 /** Sends the delivery's event through its subscription's channel: webhook, e-mail or chat (D19, D20). */
 async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<ChannelResult> {
-  const subscription = deps.store.notifications.getForDelivery(delivery.subscriptionId);
+  const subscription = await deps.store.notifications.getForDelivery(delivery.subscriptionId);
   if (!subscription || subscription.deletedAt !== null)
     return { outcome: "failed", error: "the subscription was deleted", durationMs: 0 };
   if (isEndpointNotice(delivery.event)) return sendEndpointNotice(deps, subscription.config, delivery.event);

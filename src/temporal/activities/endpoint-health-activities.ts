@@ -56,10 +56,10 @@ export function endpointHealthActivities(deps: ActivityDeps) {
    * the notice is about the workspace's own endpoint. The event id follows from the run and the kind, so
    * a retried activity makes the same deliveries, never a second set.
    */
-  const notify = (endpoint: FailingEndpoint, event: EndpointNoticeEvent): Promise<DeliveryTarget[]> => {
-    const mailboxes = deps.store.notifications
-      .list(endpoint.workspaceId)
-      .filter((subscription) => subscription.active && subscription.config.channel === "email");
+  const notify = async (endpoint: FailingEndpoint, event: EndpointNoticeEvent): Promise<DeliveryTarget[]> => {
+    const mailboxes = (await deps.store.notifications.list(endpoint.workspaceId)).filter(
+      (subscription) => subscription.active && subscription.config.channel === "email",
+    );
     return Promise.all(
       mailboxes.map(async (subscription) => {
         const delivery = await deps.store.deliveries.createOnce({
@@ -147,7 +147,7 @@ export function endpointHealthActivities(deps: ActivityDeps) {
         `every delivery since ${isoFromMs(failingSince)} failed (${failedDeliveries} failed deliveries); ` +
         `the last: ${lastFailure ?? "no error recorded"}`;
       const disabled = await deps.store.endpointHealth.disable(subscriptionId, failingSince, reason, clock());
-      const subscription = deps.store.notifications.get(subscriptionId);
+      const subscription = await deps.store.notifications.get(subscriptionId);
       if (!subscription?.disabledAt) return [];
       const event = noticeOf(before, endpointDisabledEventType, subscription.disabledAt);
       if (disabled)

@@ -92,8 +92,8 @@ export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutb
       // entry, in its transaction, and the worker's outbox dispatcher starts the fan-out: the execution
       // never waits for that call (D19), and a worker killed right after the write leaves the intent for
       // the next dispatcher (fan-out-outbox.ts).
-      const fanOutOf = (written: LogEntryRecord): FanOutIntent | undefined =>
-        deps.store.notifications.anyMatching(written.workspaceId, written)
+      const fanOutOf = async (written: LogEntryRecord): Promise<FanOutIntent | undefined> =>
+        (await deps.store.notifications.anyMatching(written.workspaceId, written))
           ? {
               logId: written.id,
               workspaceId: written.workspaceId,
@@ -102,7 +102,7 @@ export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutb
               taskQueue: deliveryTaskQueue(Context.current().info.taskQueue),
             }
           : undefined;
-      if (insertOrRecordRefusal(deps, entry, log.workflowState, fanOutOf)) fanOuts.wake();
+      if (await insertOrRecordRefusal(deps, entry, log.workflowState, fanOutOf)) fanOuts.wake();
       return { logId: entry.id };
     },
   };
@@ -141,14 +141,14 @@ const attemptsBeforeErrorEntry = 3;
  * has the same id, so whichever insert lands first is the execution's one entry. Either goes in with the
  * fan-out its subscriptions match; the intent is returned.
  */
-function insertOrRecordRefusal(
+async function insertOrRecordRefusal(
   deps: ActivityDeps,
   entry: LogEntryRecord,
   workflowState: ExecutionLog["workflowState"],
-  fanOutOf: (entry: LogEntryRecord) => FanOutIntent | undefined,
-): FanOutIntent | undefined {
+  fanOutOf: (entry: LogEntryRecord) => Promise<FanOutIntent | undefined>,
+): Promise<FanOutIntent | undefined> {
   try {
-    const fanOut = fanOutOf(entry);
+    const fanOut = await fanOutOf(entry);
     deps.store.logs.insertExecution({ entry, workflowState }, fanOut);
     return fanOut;
   } catch (error) {
@@ -162,7 +162,7 @@ function insertOrRecordRefusal(
       traceSpans: [],
       finalOutput: { error: reason },
     };
-    const fanOut = fanOutOf(refused);
+    const fanOut = await fanOutOf(refused);
     deps.store.logs.insertExecution({ entry: refused, workflowState }, fanOut);
     return fanOut;
   }
