@@ -12,20 +12,35 @@ import {
  * D30: a part the caller did not ask for is absent, one asked for and empty is present. proto3 gives a
  * list or map no presence, and the JSON the API writes emits implicit fields (D7: `cost.total: 0` is a
  * fact), so an empty `traceSpans` would be written `[]` whether asked for or not. A view marks on the
- * message object the fields it leaves out; `toJsonWithPresence` writes the JSON without them. The binary
+ * message object the fields it leaves out; `toJsonWithPresence` writes the JSON without them, and so do
+ * the generated serialisers (protoc-gen-serializers), which read the marks with `leftOutOf`. The binary
  * form needs nothing: an empty list is absent there anyway.
  */
 const leftOut = new WeakMap<object, ReadonlySet<string>>();
 const markedTypes = new Set<string>();
 
+/**
+ * The fields a mark applies to: lists and maps. Every other field can have presence of its own (a message
+ * field, or a proto3 `optional` scalar), and the generated serialisers look for marks on lists and maps only.
+ */
+export type ListOrMapField<T> = {
+  [K in keyof T]: T[K] extends readonly unknown[] ? K : string extends keyof T[K] ? K : never;
+}[keyof T] &
+  string;
+
 /** Marks `fields` (local names) of `message` as not asked for; returns the message. */
-export function leaveOut<T extends Message>(message: T, ...fields: (keyof T & string)[]): T {
+export function leaveOut<T extends Message>(message: T, ...fields: ListOrMapField<T>[]): T {
   leftOut.set(message, new Set([...(leftOut.get(message) ?? []), ...fields]));
   if (!markedTypes.has(message.$typeName)) {
     markedTypes.add(message.$typeName);
     reachCache.clear();
   }
   return message;
+}
+
+/** The fields of `message` marked with `leaveOut`, if any. */
+export function leftOutOf(message: object): ReadonlySet<string> | undefined {
+  return leftOut.get(message);
 }
 
 /** `toJson`, less the fields marked with `leaveOut` anywhere in the message. */
@@ -42,7 +57,7 @@ export function toJsonWithPresence(
 function prune(schema: DescMessage, message: Message, json: JsonValue, protoNames: boolean): void {
   if (json === null || typeof json !== "object" || Array.isArray(json)) return;
   const object = json as JsonObject;
-  const omitted = leftOut.get(message);
+  const omitted = leftOutOf(message);
   for (const field of schema.fields) {
     const key = protoNames ? field.name : field.jsonName;
     if (omitted?.has(field.localName)) {

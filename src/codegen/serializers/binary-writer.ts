@@ -1,0 +1,139 @@
+import { type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf";
+import type { GeneratedFile, Printable } from "@bufbuild/protoplugin";
+import { holdsJsonObject, singularPresence } from "./field-shape.js";
+import { unsupported, type WriterNames } from "./names.js";
+import { fieldsByNumber } from "./reachable.js";
+import type { Runtime } from "./runtime.js";
+
+/** A scalar's wire type and the WireWriter method that writes it. */
+interface ScalarWriting {
+  wireType: "Varint" | "Bit64" | "LengthDelimited";
+  method: "string" | "bool" | "double" | "uint32" | "int32";
+}
+
+/**
+ * Prints `write<Message>(w, m)`: the bytes of `toBinary(schema, m)`, field by field in number order, each
+ * written when protobuf-es counts it as set, then the unknown fields a decoder kept.
+ */
+export function printBinaryWriter(
+  f: GeneratedFile,
+  message: DescMessage,
+  runtime: Runtime,
+  names: WriterNames,
+) {
+  f.print(f.jsDoc(`The protobuf binary of ${message.typeName}.`));
+  f.print(
+    "function ",
+    names.binary(message),
+    "(w: ",
+    runtime.WireWriter,
+    ", m: ",
+    f.importShape(message),
+    "): void {",
+  );
+  for (const field of fieldsByNumber(message)) f.print("  ", fieldStatement(f, field, runtime, names));
+  f.print("  if (m.$unknown !== undefined) w.unknown(m.$unknown);");
+  f.print("}");
+  f.print();
+}
+
+/** One line per field: a table of what is written when. */
+function fieldStatement(f: GeneratedFile, field: DescField, runtime: Runtime, names: WriterNames): Printable {
+  const value = `m.${field.localName}`;
+  switch (field.fieldKind) {
+    case "list":
+      if (field.listKind === "message") {
+        if (holdsJsonObject(field)) throw unsupported(field, "a list of google.protobuf.Struct");
+        return [
+          `for (const item of ${value}) { `,
+          messageWrite(field.number, "item", field.message, names),
+          " }",
+        ];
+      }
+      if (field.listKind === "enum" || field.packed)
+        throw unsupported(field, "a list of enums or a packed list");
+      return [`for (const item of ${value}) { `, scalarWrite(field, field.scalar, "item", runtime), " }"];
+    case "map": {
+      if (field.mapKey !== ScalarType.STRING) throw unsupported(field, "a map with keys other than strings");
+      if (field.mapKind !== "message") throw unsupported(field, "a map of scalars or enums");
+      if (holdsJsonObject(field)) throw unsupported(field, "a map of google.protobuf.Struct");
+      // A map entry is a message of its own: key 1, value 2, both always written.
+      return [
+        `for (const key of Object.keys(${value})) { const entry = w.fork(${field.number}); `,
+        scalarWrite(field, ScalarType.STRING, "key", runtime, 1),
+        " ",
+        messageWrite(2, [`${value}[key] as `, f.importShape(field.message)], field.message, names),
+        " w.join(entry); }",
+      ];
+    }
+    case "message": {
+      const { condition, value: message } = whenSet(field);
+      const written = holdsJsonObject(field) ? [runtime.structOfJson, "(", message, ")"] : message;
+      return [`if (${condition}) { `, messageWrite(field.number, written, field.message, names), " }"];
+    }
+    case "enum": {
+      const { condition, value: number } = whenSet(field);
+      return [`if (${condition}) { `, scalarWrite(field, ScalarType.INT32, number, runtime), " }"];
+    }
+    case "scalar": {
+      const { condition, value: scalar } = whenSet(field);
+      return [`if (${condition}) { `, scalarWrite(field, field.scalar, scalar, runtime), " }"];
+    }
+  }
+}
+
+/** protobuf-es's `isFieldSet`, and the expression of the value once it is. */
+function whenSet(field: DescField): { condition: string; value: string } {
+  if (field.oneof) {
+    const oneof = `m.${field.oneof.localName}`;
+    return { condition: `${oneof}.case === "${field.localName}"`, value: `${oneof}.value` };
+  }
+  const value = `m.${field.localName}`;
+  if (singularPresence(field) === "explicit") return { condition: `${value} !== undefined`, value };
+  if (field.fieldKind === "enum")
+    return { condition: `${value} !== ${field.enum.values[0]?.number ?? 0}`, value };
+  if (field.fieldKind !== "scalar") throw unsupported(field, "a message with implicit presence");
+  switch (field.scalar) {
+    case ScalarType.STRING:
+      return { condition: `${value} !== ""`, value };
+    case ScalarType.BOOL:
+      return { condition: `${value} !== false`, value };
+    case ScalarType.DOUBLE:
+      // -0 is set: protobuf-es compares with Object.is.
+      return { condition: `!Object.is(${value}, 0)`, value };
+    default:
+      return { condition: `${value} !== 0`, value };
+  }
+}
+
+function messageWrite(number: number, value: Printable, message: DescMessage, names: WriterNames): Printable {
+  return [`const at = w.fork(${number}); ${names.binary(message)}(w, `, value, "); w.join(at);"];
+}
+
+function scalarWrite(
+  field: DescField,
+  scalar: ScalarType,
+  value: string,
+  runtime: Runtime,
+  number = field.number,
+): Printable {
+  const { wireType, method } = scalarWriting(field, scalar);
+  return [`w.tag(${number}, `, runtime.WireType, `.${wireType}); w.${method}(${value});`];
+}
+
+function scalarWriting(field: DescField, scalar: ScalarType): ScalarWriting {
+  switch (scalar) {
+    case ScalarType.STRING:
+      return { wireType: "LengthDelimited", method: "string" };
+    case ScalarType.BOOL:
+      return { wireType: "Varint", method: "bool" };
+    case ScalarType.DOUBLE:
+      return { wireType: "Bit64", method: "double" };
+    case ScalarType.UINT32:
+      return { wireType: "Varint", method: "uint32" };
+    case ScalarType.INT32:
+      return { wireType: "Varint", method: "int32" };
+    default:
+      throw unsupported(field, `scalar type ${ScalarType[scalar]}`);
+  }
+}

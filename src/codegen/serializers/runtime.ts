@@ -1,0 +1,30 @@
+import type { GeneratedFile } from "@bufbuild/protoplugin";
+
+/**
+ * The hand-written modules the generated serialisers call. Import paths are relative to the plugin's out
+ * directory, gen/ (buf.gen.yaml), so src/util is ../src/util from there.
+ */
+export function runtimeImports(f: GeneratedFile) {
+  const from = (module: string) => (name: string) => f.import(name, `../src/util/${module}.js`);
+  const json = from("json-text");
+  const wire = from("wire-writer");
+  return {
+    Message: f.import("Message", "@bufbuild/protobuf", true),
+    leftOutOf: from("presence")("leftOutOf"),
+    comma: json("comma"),
+    jsonString: json("jsonString"),
+    jsonNumber: json("jsonNumber"),
+    jsonDouble: json("jsonDouble"),
+    jsonArrayOf: json("jsonArrayOf"),
+    jsonObjectOf: json("jsonObjectOf"),
+    valueJson: json("valueJson"),
+    structJson: json("structJson"),
+    listValueJson: json("listValueJson"),
+    structOfJson: from("struct-field")("structOfJson"),
+    WireWriter: wire("WireWriter"),
+    WireType: wire("WireType"),
+    wireBytes: wire("wireBytes"),
+  };
+}
+
+export type Runtime = ReturnType<typeof runtimeImports>;
