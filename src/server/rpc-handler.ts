@@ -1,5 +1,4 @@
 import type { Socket } from "node:net";
-import type { JsonWriteOptions } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -16,7 +15,7 @@ import {
 } from "@connectrpc/connect-node";
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
 import { logger } from "../logging/logger.js";
-import { toJsonWithPresence } from "../util/presence.js";
+import { answerSerialization } from "./answer-serialization.js";
 import { behindFrontDoor, clientAddressKey, type FrontDoor } from "./front-door.js";
 import { createInterceptors } from "./interceptors.js";
 
@@ -49,10 +48,7 @@ export interface RpcHandler {
 export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
   const router = createConnectRouter({
     interceptors: createInterceptors(options.frontDoor),
-    // Implicit values are always written (D7: totalDurationMs 0, cost.total 0 and isExceeded
-    // false are facts, not omissions), except the parts a view marks as not asked for (D30); REST
-    // bodies are these bytes too. writeJson is our patch's hook (patches/README.md).
-    jsonOptions: { alwaysEmitImplicit: true, writeJson: toJsonWithPresence } as Partial<JsonWriteOptions>,
+    ...answerSerialization,
     acceptCompression: [compressionGzip, compressionBrotli],
     readMaxBytes: options.readMaxBytes,
     compressMinBytes: options.compressMinBytes,
