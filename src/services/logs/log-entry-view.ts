@@ -1,17 +1,23 @@
-import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { NullValue, type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { Limits } from "../../../gen/flowlog/logs/v1/limits_pb.js";
 import {
   type Cost,
-  CostSchema,
-  ExecutionDataSchema,
+  type ExecutionData,
   type LogEntry,
-  LogEntrySchema,
+  type ModelCost,
+  type TokenUsage,
   TraceSpanSchema,
+  type WorkflowSummary,
 } from "../../../gen/flowlog/logs/v1/log_entry_pb.js";
 import type { ExecutionMetadata } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
-import { ExecutionMetadataSchema } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
-import type { CostRecord, LogEntryRecord, WorkflowRecord } from "../../store/records.js";
+import type {
+  CostRecord,
+  LogEntryRecord,
+  ModelCostRecord,
+  TokenCounts,
+  WorkflowRecord,
+} from "../../store/records.js";
 import { leaveOut } from "../../util/presence.js";
 import { isoFromMs } from "../../util/time.js";
 
@@ -25,13 +31,19 @@ export interface EntryView {
   limits?: Limits;
 }
 
-/** The one mapping from a stored log entry to its API form, for the list and the detail endpoints. */
+/*
+ * The mapping from a stored log entry to its API form, for the list and the detail endpoints. Messages are
+ * object literals of the generated types (tsc holds each to its .proto) rather than `create` calls: a page
+ * builds hundreds of them, and `create` walks the descriptor for each (issue 13).
+ */
+
 export function logEntryView(
   record: LogEntryRecord,
   workflow: WorkflowRecord | undefined,
   view: EntryView,
 ): LogEntry {
-  const entry = create(LogEntrySchema, {
+  return {
+    $typeName: "flowlog.logs.v1.LogEntry",
     id: record.id,
     workflowId: record.workflowId,
     executionId: record.executionId,
@@ -41,51 +53,68 @@ export function logEntryView(
     endedAt: isoFromMs(record.endedAt),
     totalDurationMs: record.totalDurationMs,
     // D30: basic asks for the total only; models is absent, not {}.
-    cost: view.full
-      ? fullCost(record.cost)
-      : leaveOut(create(CostSchema, { total: record.cost.total }), "models"),
+    cost: view.full ? fullCost(record.cost) : leaveOut(costOf(record.cost.total, undefined, {}), "models"),
     files: jsonValue(record.files),
-  });
-  if (view.full) {
-    entry.workflow = {
-      $typeName: "flowlog.logs.v1.WorkflowSummary",
-      id: record.workflowId,
-      name: workflow?.name ?? "",
-      description: workflow?.description ?? "",
-    };
-  }
-  if (view.traceSpans || view.finalOutput) {
-    const executionData = create(ExecutionDataSchema, {
-      traceSpans: view.traceSpans
-        ? record.traceSpans.map((span) => fromJson(TraceSpanSchema, span as JsonValue))
-        : [],
-      finalOutput: view.finalOutput ? jsonValue(record.finalOutput ?? null) : undefined,
-    });
-    // D30: traceSpans not asked for is absent, not [] (finalOutput has presence of its own).
-    entry.executionData = view.traceSpans ? executionData : leaveOut(executionData, "traceSpans");
-  }
-  if (view.limits) entry.limits = view.limits;
-  return entry;
+    workflow: view.full ? workflowSummary(record.workflowId, workflow) : undefined,
+    executionData: view.traceSpans || view.finalOutput ? executionData(record, view) : undefined,
+    limits: view.limits,
+  };
 }
 
 export function executionMetadata(record: LogEntryRecord): ExecutionMetadata {
-  return create(ExecutionMetadataSchema, {
+  return {
+    $typeName: "flowlog.logs.v1.ExecutionMetadata",
     trigger: record.trigger,
     startedAt: isoFromMs(record.startedAt),
     endedAt: isoFromMs(record.endedAt),
     totalDurationMs: record.totalDurationMs,
     cost: fullCost(record.cost),
-  });
+  };
 }
 
-function fullCost(cost: CostRecord): Cost {
-  return create(CostSchema, { total: cost.total, tokens: cost.tokens, models: cost.models });
+function workflowSummary(id: string, workflow: WorkflowRecord | undefined): WorkflowSummary {
+  return {
+    $typeName: "flowlog.logs.v1.WorkflowSummary",
+    id,
+    name: workflow?.name ?? "",
+    description: workflow?.description ?? "",
+  };
+}
+
+function executionData(record: LogEntryRecord, view: EntryView): ExecutionData {
+  const data: ExecutionData = {
+    $typeName: "flowlog.logs.v1.ExecutionData",
+    traceSpans: view.traceSpans
+      ? record.traceSpans.map((span) => fromJson(TraceSpanSchema, span as JsonValue))
+      : [],
+    finalOutput: view.finalOutput ? jsonValue(record.finalOutput ?? null) : undefined,
+  };
+  // D30: traceSpans not asked for is absent, not [] (finalOutput has presence of its own).
+  return view.traceSpans ? data : leaveOut(data, "traceSpans");
+}
+
+function fullCost({ total, tokens, models }: CostRecord): Cost {
+  const costs: Record<string, ModelCost> = {};
+  for (const [model, cost] of Object.entries(models)) costs[model] = modelCost(cost);
+  return costOf(total, tokenUsage(tokens), costs);
+}
+
+function costOf(total: number, tokens: TokenUsage | undefined, models: Record<string, ModelCost>): Cost {
+  return { $typeName: "flowlog.logs.v1.Cost", total, tokens, models };
+}
+
+function modelCost({ input, output, total, tokens }: ModelCostRecord): ModelCost {
+  return { $typeName: "flowlog.logs.v1.ModelCost", input, output, total, tokens: tokenUsage(tokens) };
+}
+
+function tokenUsage({ prompt, completion, total }: TokenCounts): TokenUsage {
+  return { $typeName: "flowlog.logs.v1.TokenUsage", prompt, completion, total };
 }
 
 /** Any JSON as google.protobuf.Value; null stays null (D7: files is null when there are none). */
 function jsonValue(value: unknown): Value {
   if (value === null || value === undefined) {
-    return create(ValueSchema, { kind: { case: "nullValue", value: NullValue.NULL_VALUE } });
+    return { $typeName: "google.protobuf.Value", kind: { case: "nullValue", value: NullValue.NULL_VALUE } };
   }
   return fromJson(ValueSchema, value as JsonValue);
 }
