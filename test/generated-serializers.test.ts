@@ -5,18 +5,22 @@ import {
   create,
   type DescMessage,
   fromJson,
+  type JsonObject,
   type JsonValue,
   type Message,
   toBinary,
+  toJson,
 } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Limits } from "../gen/flowlog/logs/v1/limits_pb.js";
+import { type TraceSpan, TraceSpanSchema } from "../gen/flowlog/logs/v1/log_entry_pb.js";
 import {
   GetExecutionResponseSchema,
   GetLogResponseSchema,
   ListLogsResponseSchema,
 } from "../gen/flowlog/logs/v1/logs_service_pb.js";
-import { answerSerializers } from "../gen/flowlog/logs/v1/logs_service_serializers.js";
+import { answerSerializers, traceSpanFromJson } from "../gen/flowlog/logs/v1/logs_service_serializers.js";
 import { WorkflowStateSchema } from "../gen/flowlog/workflows/v1/workflow_pb.js";
 import { computeLimits } from "../src/domain/limits.js";
 import { defaultPlanLimits } from "../src/domain/plans.js";
@@ -24,6 +28,7 @@ import { seedWorkspace } from "../src/seed/seed.js";
 import { type EntryView, executionMetadata, logEntryView } from "../src/services/logs/log-entry-view.js";
 import type { LogEntryRecord } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
+import { isJsonObject, valueFromJson } from "../src/util/json-reading.js";
 import { toJsonWithPresence } from "../src/util/presence.js";
 import { createAccount, type TestAccount } from "./support/flowlog.js";
 import { seededRandom } from "./support/random.js";
@@ -31,7 +36,8 @@ import { randomMessage } from "./support/random-messages.js";
 
 // Issue 13: the log read API's answers are written by serialisers generated from their descriptors
 // (src/codegen/protoc-gen-serializers.ts). They must write exactly what protobuf-es's reflection writes:
-// the server's JSON (toJson with alwaysEmitImplicit, less D30's marks) and toBinary's bytes.
+// the server's JSON (toJson with alwaysEmitImplicit, less D30's marks) and toBinary's bytes. The trace
+// spans stored as protobuf JSON are read back by generated readers, which must build what fromJson builds.
 
 const answerTypes = [ListLogsResponseSchema, GetLogResponseSchema, GetExecutionResponseSchema];
 
@@ -141,6 +147,16 @@ describe("the seeded corpus, through the real views", () => {
       expectSame(GetExecutionResponseSchema, answer);
     }
   });
+
+  it("every stored trace span and JSON value is read as fromJson reads it", () => {
+    const spans = entries.flatMap((entry) => entry.traceSpans as JsonValue[]);
+    expect(spans.length).toBeGreaterThan(80);
+    for (const span of spans) expectSameSpan(span);
+    for (const entry of entries) {
+      expectSameValue((entry.files ?? null) as JsonValue);
+      expectSameValue((entry.finalOutput ?? null) as JsonValue);
+    }
+  });
 });
 
 describe("randomized messages of every answer type", () => {
@@ -165,5 +181,131 @@ describe("randomized messages of every answer type", () => {
     const message = create(GetLogResponseSchema, { data: { id: "a\ud800b", level: "\udfff" } });
     expect(answerSerializers.get(GetLogResponseSchema.typeName)?.json(message)).toContain('"id":"a\\ud800b"');
     expectSame(GetLogResponseSchema, message);
+  });
+});
+
+type Read = { message: Message } | { refused: true };
+
+function read(build: () => Message): Read {
+  try {
+    return { message: build() };
+  } catch {
+    return { refused: true };
+  }
+}
+
+/** The same message, field for field and byte for byte, or a refusal on both sides. */
+function expectSameRead(fast: Read, reflected: Read, schema: DescMessage): Read {
+  expect(fast).toEqual(reflected);
+  if ("message" in fast && "message" in reflected) {
+    expect(Buffer.from(toBinary(schema, fast.message))).toEqual(
+      Buffer.from(toBinary(schema, reflected.message)),
+    );
+  }
+  return reflected;
+}
+
+function expectSameSpan(json: JsonValue): Read {
+  const reflected = read(() => fromJson(TraceSpanSchema, json));
+  return expectSameRead(
+    read(() => traceSpanFromJson(json)),
+    reflected,
+    TraceSpanSchema,
+  );
+}
+
+function expectSameValue(json: JsonValue): Read {
+  return expectSameRead(
+    read(() => valueFromJson(json)),
+    read(() => fromJson(ValueSchema, json)),
+    ValueSchema,
+  );
+}
+
+/** Ways stored JSON can stray from the canonical form; fromJson reads some of them and refuses the rest. */
+const strays: ((span: JsonObject, random: ReturnType<typeof seededRandom>) => void)[] = [
+  (span) => renameKey(span, "startTime", "start_time"),
+  (span) => renameKey(span, "durationMs", "duration_ms"),
+  (span, random) => {
+    span[random.pick(Object.keys(span).concat("error", "tokens"))] = null;
+  },
+  (span, random) => {
+    span.durationMs = random.pick<JsonValue>(["12", 2 ** 32, -1, 1.5, "abc", -0, true]);
+  },
+  (span, random) => {
+    span.cost = random.pick<JsonValue>(["NaN", "Infinity", "-Infinity", "1.25", " 1", "", true, 1e308]);
+  },
+  (span) => {
+    span.extra = 1;
+  },
+  (span, random) => {
+    span.tokens = random.pick<JsonValue>([[], "x", { prompt: "1" }, { prompt: 1, extra: 2 }, { total: -1 }]);
+  },
+  (span, random) => {
+    span.children = random.pick<JsonValue>([null, {}, [null], [1], [[]]]);
+  },
+  (span, random) => {
+    span[random.pick(["id", "name", "model", "error"])] = random.pick<JsonValue>([
+      5,
+      "lone \ud800",
+      false,
+      {},
+    ]);
+  },
+  (span) => Object.assign(span, JSON.parse('{"__proto__": {"id": "x"}}')),
+  (span) => {
+    span.input = JSON.parse('{"__proto__": 1, "a": [1, {"__proto__": null}]}');
+  },
+];
+
+/** A lone surrogate as JSON.stringify escapes it (a well-formed pair is written as it is). */
+const loneSurrogate = /\\ud[89a-f][0-9a-f]{2}/g;
+
+function renameKey(span: JsonObject, from: string, to: string): void {
+  if (!(from in span)) return;
+  span[to] = span[from] ?? null;
+  delete span[from];
+}
+
+/** A chain `depth` deep: spans in spans through `children`, or arrays in arrays under `input`. */
+function nested(depth: number, through: "children" | "input"): JsonValue {
+  let json: JsonValue = through === "children" ? { id: "leaf" } : [];
+  for (let i = 1; i < depth; i++)
+    json = through === "children" ? { id: `level ${i}`, children: [json] } : [json];
+  return through === "children" ? json : { id: "root", input: json };
+}
+
+describe("readers of stored JSON", () => {
+  it("3,000 random trace spans, canonical and strayed, are read as fromJson reads them, refusals included", () => {
+    const random = seededRandom(1313);
+    const outcomes = { read: 0, refused: 0 };
+    for (let i = 0; i < 3_000; i++) {
+      const span = randomMessage(TraceSpanSchema, random) as TraceSpan;
+      let json: JsonObject;
+      try {
+        json = toJson(TraceSpanSchema, span, { alwaysEmitImplicit: random.chance(0.5) }) as JsonObject;
+      } catch {
+        continue;
+      }
+      // Most random spans hold a lone surrogate, which fromJson refuses; most of the time, take them out.
+      if (random.chance(0.8)) json = JSON.parse(JSON.stringify(json).replace(loneSurrogate, "?"));
+      const child = Array.isArray(json.children) ? json.children[0] : undefined;
+      if (isJsonObject(child) && random.chance(0.3)) random.pick(strays)(child, random);
+      if (random.chance(0.4)) random.pick(strays)(json, random);
+      const outcome = expectSameSpan(json);
+      outcomes["message" in outcome ? "read" : "refused"]++;
+    }
+    expect(outcomes.read).toBeGreaterThan(1_000);
+    expect(outcomes.refused).toBeGreaterThan(300);
+  });
+
+  it("nesting at fromJson's depth limit is read or refused at the same level", () => {
+    for (let depth = 95; depth <= 102; depth++) {
+      expectSameSpan(nested(depth, "children"));
+      expectSameSpan(nested(depth, "input"));
+      expectSameValue((nested(depth, "input") as JsonObject).input as JsonValue);
+    }
+    expect(expectSameSpan(nested(100, "children"))).not.toEqual({ refused: true });
+    expect(expectSameSpan(nested(101, "children"))).toEqual({ refused: true });
   });
 });

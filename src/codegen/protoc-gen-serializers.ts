@@ -1,29 +1,41 @@
 import { createEcmaScriptPlugin, runNodeJs } from "@bufbuild/protoplugin";
 import { printSerializersFile } from "./serializers/serializers-file.js";
 
+interface Options {
+  /** `service=<full name>`: the services whose answers get serialisers. */
+  services: string[];
+  /** `read=<full name>`: messages among those answers that are stored as protobuf JSON and read back. */
+  read: string[];
+}
+
 /**
  * protoc plugin writing straight-line JSON and binary serialisers for the answers of the services named by
- * `service=<full name>` options and every message they reach (issue 13): the same text and bytes as
- * protobuf-es's reflective toJson/toBinary, which cost a large share of a log request. Output goes beside
- * the service's own code, `<file>_serializers.ts`; test/generated-serializers.test.ts proves the equality.
+ * `service=` options and every message they reach (issue 13): the same text and bytes as protobuf-es's
+ * reflective toJson/toBinary, which cost a large share of a log request; and, for the messages named by
+ * `read=`, readers that build what fromJson builds from their stored JSON. Output goes beside the service's
+ * own code, `<file>_serializers.ts`; test/generated-serializers.test.ts proves the equality.
  */
-const plugin = createEcmaScriptPlugin<{ services: string[] }>({
+const plugin = createEcmaScriptPlugin<Options>({
   name: "protoc-gen-serializers",
   version: "v1",
   parseOptions(options) {
-    return {
-      services: options.map(({ key, value }) => {
-        if (key !== "service") throw new Error(`unknown option ${key}; the plugin takes service=<full name>`);
-        return value;
-      }),
-    };
+    const parsed: Options = { services: [], read: [] };
+    for (const { key, value } of options) {
+      if (key === "service") parsed.services.push(value);
+      else if (key === "read") parsed.read.push(value);
+      else
+        throw new Error(`unknown option ${key}; the plugin takes service=<full name> and read=<full name>`);
+    }
+    return parsed;
   },
   generateTs(schema) {
     // buf runs the plugin once per input (buf.gen.yaml); only the one holding a named service writes a file.
     const services = schema.files.flatMap((file) => file.services);
     for (const name of schema.options.services) {
       const service = services.find((s) => s.typeName === name);
-      if (service) printSerializersFile(schema.generateFile(`${service.file.name}_serializers.ts`), service);
+      if (!service) continue;
+      const file = schema.generateFile(`${service.file.name}_serializers.ts`);
+      printSerializersFile(file, service, schema.options.read);
     }
   },
 });

@@ -22,15 +22,7 @@ export function printBinaryWriter(
   names: WriterNames,
 ) {
   f.print(f.jsDoc(`The protobuf binary of ${message.typeName}.`));
-  f.print(
-    "function ",
-    names.binary(message),
-    "(w: ",
-    runtime.WireWriter,
-    ", m: ",
-    f.importShape(message),
-    "): void {",
-  );
+  f.print`function ${names.binary(message)}(w: ${runtime.WireWriter}, m: ${f.importShape(message)}): void {`;
   for (const field of fieldsByNumber(message)) f.print("  ", fieldStatement(f, field, runtime, names));
   f.print("  if (m.$unknown !== undefined) w.unknown(m.$unknown);");
   f.print("}");
@@ -90,9 +82,7 @@ function whenSet(field: DescField): { condition: string; value: string } {
   }
   const value = `m.${field.localName}`;
   if (singularPresence(field) === "explicit") return { condition: `${value} !== undefined`, value };
-  if (field.fieldKind === "enum")
-    return { condition: `${value} !== ${field.enum.values[0]?.number ?? 0}`, value };
-  if (field.fieldKind !== "scalar") throw unsupported(field, "a message with implicit presence");
+  if (field.fieldKind !== "scalar") throw unsupported(field, "an enum outside a oneof");
   switch (field.scalar) {
     case ScalarType.STRING:
       return { condition: `${value} !== ""`, value };

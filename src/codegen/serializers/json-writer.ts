@@ -29,8 +29,8 @@ export function printJsonWriter(
 ) {
   const fields = fieldsByNumber(message);
   f.print(f.jsDoc(`The JSON text of ${message.typeName}.`));
-  f.print("function ", names.json(message), "(m: ", f.importShape(message), "): string {");
-  if (fields.some(isListOrMap)) f.print("  const leftOut = ", runtime.leftOutOf, "(m);");
+  f.print`function ${names.json(message)}(m: ${f.importShape(message)}): string {`;
+  if (fields.some(isListOrMap)) f.print`  const leftOut = ${runtime.leftOutOf}(m);`;
   f.print('  let json = "{";');
   let written: "nothing" | "something" | "maybe" = "nothing";
   for (const field of fields) {

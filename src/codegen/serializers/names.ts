@@ -1,36 +1,54 @@
 import type { DescField, DescMessage } from "@bufbuild/protobuf";
 
-/** The names of the generated functions of each message: `logEntryJson` and `writeLogEntry`. */
+/**
+ * The names of the generated functions of each message: `logEntryJson` and `writeLogEntry`, and for the
+ * messages read back from JSON `readTraceSpan` and the exported `traceSpanFromJson`.
+ */
 export interface WriterNames {
   json(message: DescMessage): string;
   binary(message: DescMessage): string;
+  reader(message: DescMessage): string;
+  fromJson(message: DescMessage): string;
 }
 
-/** Names for `messages`, each distinct from the others and from `taken`; JSON writers for `withJson` only. */
+/** Which messages get which functions; every message gets a binary writer. */
+export interface NamedFunctions {
+  json(message: DescMessage): boolean;
+  reader(message: DescMessage): boolean;
+  fromJson(message: DescMessage): boolean;
+}
+
+/** Names for `messages`, each distinct from the others and from `taken`. */
 export function writerNames(
   messages: readonly DescMessage[],
   taken: Iterable<string>,
-  withJson: (message: DescMessage) => boolean,
+  wanted: NamedFunctions,
 ): WriterNames {
   const used = new Set(taken);
-  const json = new Map<string, string>();
-  const binary = new Map<string, string>();
-  const name = (names: Map<string, string>, message: DescMessage, chosen: string) => {
+  const names = { json: new Map(), binary: new Map(), reader: new Map(), fromJson: new Map() };
+  const name = (kind: keyof typeof names, message: DescMessage, chosen: string) => {
     if (used.has(chosen)) throw new Error(`${message.typeName}: the generated name ${chosen} is taken`);
     used.add(chosen);
-    names.set(message.typeName, chosen);
+    names[kind].set(message.typeName, chosen);
   };
   for (const message of messages) {
-    if (withJson(message))
-      name(json, message, `${message.name[0]?.toLowerCase()}${message.name.slice(1)}Json`);
-    name(binary, message, `write${message.name}`);
+    const lower = `${message.name[0]?.toLowerCase()}${message.name.slice(1)}`;
+    if (wanted.json(message)) name("json", message, `${lower}Json`);
+    name("binary", message, `write${message.name}`);
+    if (wanted.reader(message)) name("reader", message, `read${message.name}`);
+    if (wanted.fromJson(message)) name("fromJson", message, `${lower}FromJson`);
   }
-  const lookUp = (names: Map<string, string>, message: DescMessage) => {
-    const name = names.get(message.typeName);
-    if (name === undefined) throw new Error(`${message.typeName} is not among the generated messages`);
-    return name;
+  const lookUp = (kind: keyof typeof names) => (message: DescMessage) => {
+    const found: string | undefined = names[kind].get(message.typeName);
+    if (found === undefined) throw new Error(`${message.typeName} has no generated ${kind} function`);
+    return found;
   };
-  return { json: (message) => lookUp(json, message), binary: (message) => lookUp(binary, message) };
+  return {
+    json: lookUp("json"),
+    binary: lookUp("binary"),
+    reader: lookUp("reader"),
+    fromJson: lookUp("fromJson"),
+  };
 }
 
 /**

@@ -8,8 +8,11 @@ export function runtimeImports(f: GeneratedFile) {
   const from = (module: string) => (name: string) => f.import(name, `../src/util/${module}.js`);
   const json = from("json-text");
   const wire = from("wire-writer");
+  const reading = from("json-reading");
   return {
     Message: f.import("Message", "@bufbuild/protobuf", true),
+    JsonValue: f.import("JsonValue", "@bufbuild/protobuf", true),
+    fromJson: f.import("fromJson", "@bufbuild/protobuf"),
     leftOutOf: from("presence")("leftOutOf"),
     comma: json("comma"),
     jsonString: json("jsonString"),
@@ -24,6 +27,12 @@ export function runtimeImports(f: GeneratedFile) {
     WireWriter: wire("WireWriter"),
     WireType: wire("WireType"),
     wireBytes: wire("wireBytes"),
+    maxDepth: reading("maxDepth"),
+    isJsonObject: reading("isJsonObject"),
+    isWellFormedString: reading("isWellFormedString"),
+    isUint32: reading("isUint32"),
+    isFiniteNumber: reading("isFiniteNumber"),
+    readValue: reading("readValue"),
   };
 }
 

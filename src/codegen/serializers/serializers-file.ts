@@ -1,6 +1,7 @@
 import type { DescMessage, DescService } from "@bufbuild/protobuf";
 import type { GeneratedFile } from "@bufbuild/protoplugin";
 import { printBinaryWriter } from "./binary-writer.js";
+import { printFromJson, printJsonReader } from "./json-reader.js";
 import { hasJsonForm, printJsonWriter } from "./json-writer.js";
 import { type WriterNames, writerNames } from "./names.js";
 import { answerTypes, reachableMessages } from "./reachable.js";
@@ -8,19 +9,32 @@ import { type Runtime, runtimeImports } from "./runtime.js";
 
 /**
  * Prints the serialisers of `service`'s answers: `answerSerializers` by type name, then a JSON and a binary
- * writer for each message the answers reach.
+ * writer for each message the answers reach. The messages named in `read` (stored as protobuf JSON) also get
+ * an exported `<message>FromJson`, and they and the messages they reach a reader.
  */
-export function printSerializersFile(f: GeneratedFile, service: DescService): void {
+export function printSerializersFile(f: GeneratedFile, service: DescService, read: readonly string[]): void {
   const answers = answerTypes([service]);
   const messages = reachableMessages(answers);
+  const readRoots = read.map((typeName) => {
+    const message = messages.find((m) => m.typeName === typeName);
+    if (!message) throw new Error(`${typeName} is not among the messages ${service.typeName} answers with`);
+    return message;
+  });
+  const readMessages = reachableMessages(readRoots).filter((m) => !m.typeName.startsWith("google.protobuf."));
   const runtime = runtimeImports(f);
-  const withJson = (message: DescMessage) => !hasJsonForm(message);
-  const names = writerNames(messages, Object.keys(runtime), withJson);
+  const wanted = {
+    json: (message: DescMessage) => !hasJsonForm(message),
+    reader: (message: DescMessage) => readMessages.includes(message),
+    fromJson: (message: DescMessage) => readRoots.includes(message),
+  };
+  const names = writerNames(messages, Object.keys(runtime), wanted);
   f.preamble(service.file);
   printAnswerSerializers(f, service, answers, runtime, names);
+  for (const message of readRoots) printFromJson(f, message, runtime, names);
   for (const message of messages) {
-    if (withJson(message)) printJsonWriter(f, message, runtime, names);
+    if (wanted.json(message)) printJsonWriter(f, message, runtime, names);
     printBinaryWriter(f, message, runtime, names);
+    if (wanted.reader(message)) printJsonReader(f, message, runtime, names);
   }
 }
 
@@ -33,8 +47,8 @@ function printAnswerSerializers(
 ): void {
   f.print(f.jsDoc("How an answer is written: JSON text and protobuf binary."));
   f.print(f.export("interface", "AnswerSerializers"), " {");
-  f.print("  json(message: ", runtime.Message, "): string;");
-  f.print("  binary(message: ", runtime.Message, "): Uint8Array;");
+  f.print`  json(message: ${runtime.Message}): string;`;
+  f.print`  binary(message: ${runtime.Message}): Uint8Array;`;
   f.print("}");
   f.print();
   f.print(
@@ -46,9 +60,9 @@ function printAnswerSerializers(
   f.print(f.export("const", "answerSerializers"), ": ReadonlyMap<string, AnswerSerializers> = new Map([");
   for (const answer of answers) {
     const shape = f.importShape(answer);
-    f.print(`  ["${answer.typeName}", {`);
-    f.print("    json: (m) => ", names.json(answer), "(m as ", shape, "),");
-    f.print("    binary: (m) => ", runtime.wireBytes, "(", names.binary(answer), ", m as ", shape, "),");
+    f.print`  [${JSON.stringify(answer.typeName)}, {`;
+    f.print`    json: (m) => ${names.json(answer)}(m as ${shape}),`;
+    f.print`    binary: (m) => ${runtime.wireBytes}(${names.binary(answer)}, m as ${shape}),`;
     f.print("  }],");
   }
   f.print("]);");

@@ -1,16 +1,16 @@
-import { fromJson, type JsonValue } from "@bufbuild/protobuf";
-import { NullValue, type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
+import type { JsonValue } from "@bufbuild/protobuf";
+import type { Value } from "@bufbuild/protobuf/wkt";
 import type { Limits } from "../../../gen/flowlog/logs/v1/limits_pb.js";
-import {
-  type Cost,
-  type ExecutionData,
-  type LogEntry,
-  type ModelCost,
-  type TokenUsage,
-  TraceSpanSchema,
-  type WorkflowSummary,
+import type {
+  Cost,
+  ExecutionData,
+  LogEntry,
+  ModelCost,
+  TokenUsage,
+  WorkflowSummary,
 } from "../../../gen/flowlog/logs/v1/log_entry_pb.js";
 import type { ExecutionMetadata } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
+import { traceSpanFromJson } from "../../../gen/flowlog/logs/v1/logs_service_serializers.js";
 import type {
   CostRecord,
   LogEntryRecord,
@@ -18,6 +18,7 @@ import type {
   TokenCounts,
   WorkflowRecord,
 } from "../../store/records.js";
+import { valueFromJson } from "../../util/json-reading.js";
 import { leaveOut } from "../../util/presence.js";
 import { isoFromMs } from "../../util/time.js";
 
@@ -34,7 +35,9 @@ export interface EntryView {
 /*
  * The mapping from a stored log entry to its API form, for the list and the detail endpoints. Messages are
  * object literals of the generated types (tsc holds each to its .proto) rather than `create` calls: a page
- * builds hundreds of them, and `create` walks the descriptor for each (issue 13).
+ * builds hundreds of them, and `create` walks the descriptor for each (issue 13). For the same reason the
+ * stored trace spans and JSON values are read by generated readers (protoc-gen-serializers), which build
+ * what `fromJson` builds without its reflection.
  */
 
 export function logEntryView(
@@ -84,9 +87,7 @@ function workflowSummary(id: string, workflow: WorkflowRecord | undefined): Work
 function executionData(record: LogEntryRecord, view: EntryView): ExecutionData {
   const data: ExecutionData = {
     $typeName: "flowlog.logs.v1.ExecutionData",
-    traceSpans: view.traceSpans
-      ? record.traceSpans.map((span) => fromJson(TraceSpanSchema, span as JsonValue))
-      : [],
+    traceSpans: view.traceSpans ? record.traceSpans.map((span) => traceSpanFromJson(span as JsonValue)) : [],
     finalOutput: view.finalOutput ? jsonValue(record.finalOutput ?? null) : undefined,
   };
   // D30: traceSpans not asked for is absent, not [] (finalOutput has presence of its own).
@@ -113,8 +114,5 @@ function tokenUsage({ prompt, completion, total }: TokenCounts): TokenUsage {
 
 /** Any JSON as google.protobuf.Value; null stays null (D7: files is null when there are none). */
 function jsonValue(value: unknown): Value {
-  if (value === null || value === undefined) {
-    return { $typeName: "google.protobuf.Value", kind: { case: "nullValue", value: NullValue.NULL_VALUE } };
-  }
-  return fromJson(ValueSchema, value as JsonValue);
+  return valueFromJson((value ?? null) as JsonValue);
 }

@@ -1,0 +1,79 @@
+import { fromJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { NullValue, type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
+
+/*
+ * The pieces of the JSON readers that protoc-gen-serializers generates into gen/. A reader builds what
+ * protobuf-es's `fromJson` builds from the canonical form of a message's protobuf JSON (JSON names, each
+ * value of its field's own JSON type), without reflection; on anything else it answers undefined and the
+ * caller hands the JSON to `fromJson`, which reads it or refuses it as before. Each check below accepts
+ * exactly what `fromJson` takes as it is, and depths count as `fromJson` counts them.
+ */
+
+/** `fromJson`'s default recursion limit: anything nested deeper, it refuses. */
+export const maxDepth = 100;
+
+export function isJsonObject(json: JsonValue | undefined): json is JsonObject {
+  return typeof json === "object" && json !== null && !Array.isArray(json);
+}
+
+/** `fromJson` refuses a string that is not valid UTF-16 (a lone surrogate), as UTF-8 cannot carry it. */
+export function isWellFormedString(json: JsonValue | undefined): json is string {
+  // String.prototype.isWellFormed is ES2024: Node 20 has it, the ES2023 lib this compiles against does not.
+  return typeof json === "string" && (json as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
+export function isUint32(json: JsonValue | undefined): json is number {
+  return typeof json === "number" && Number.isInteger(json) && json >= 0 && json <= 0xffffffff;
+}
+
+/** A double as a finite number; "NaN", "Infinity" and numeric strings take `fromJson`'s own path. */
+export function isFiniteNumber(json: JsonValue | undefined): json is number {
+  return typeof json === "number" && Number.isFinite(json);
+}
+
+/**
+ * google.protobuf.Value from any JSON, as `fromJson`'s valueFromJson builds it when it is `depth` deep
+ * (a Value field of a message at depth d is read at d + 2: one for the message, one for its JSON form).
+ */
+export function readValue(json: JsonValue | undefined, depth: number): Value | undefined {
+  if (depth > maxDepth) return undefined;
+  switch (typeof json) {
+    case "number":
+      return value({ case: "numberValue", value: json });
+    case "string":
+      return value({ case: "stringValue", value: json });
+    case "boolean":
+      return value({ case: "boolValue", value: json });
+    case "object": {
+      if (json === null) return value({ case: "nullValue", value: NullValue.NULL_VALUE });
+      if (Array.isArray(json)) {
+        const values: Value[] = [];
+        for (const item of json) {
+          const read = readValue(item, depth + 1);
+          if (read === undefined) return undefined;
+          values.push(read);
+        }
+        return value({ case: "listValue", value: { $typeName: "google.protobuf.ListValue", values } });
+      }
+      const fields: Record<string, Value> = {};
+      for (const [key, item] of Object.entries(json)) {
+        const read = readValue(item, depth + 1);
+        if (read === undefined) return undefined;
+        // Assigned as fromJson assigns it: a "__proto__" key sets the prototype and is no entry.
+        fields[key] = read;
+      }
+      return value({ case: "structValue", value: { $typeName: "google.protobuf.Struct", fields } });
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** `fromJson(ValueSchema, json)`, read without reflection when it can be. */
+function value(kind: Value["kind"]): Value {
+  return { $typeName: "google.protobuf.Value", kind };
+}
+
+export function valueFromJson(json: JsonValue): Value {
+  return readValue(json, 2) ?? fromJson(ValueSchema, json);
+}
