@@ -3,7 +3,7 @@ import { openPostgres, type PostgresPool, withTransaction } from "../src/store/p
 import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import type { ExecutionRecord } from "../src/store/records.js";
 import { type PostgresServer, startPostgres } from "../test/support/postgres.js";
-import { columns, compareModes, counts, generate, type Writer } from "./ingest.js";
+import { columns, compareModes, counts, generate, rawEntryValues, type Writer } from "./ingest.js";
 import type { Bench, BenchOptions } from "./support/report.js";
 
 /**
@@ -76,24 +76,7 @@ function rawInserts(): (pool: PostgresPool, batch: ExecutionRecord[]) => Promise
         }
         return [entry.executionId, key];
       });
-      const entries = batch.map(({ entry: e }) => [
-        e.id,
-        e.workspaceId,
-        e.workflowId,
-        e.folderId,
-        e.executionId,
-        e.billedUserId,
-        e.level,
-        e.trigger,
-        e.startedAt,
-        e.endedAt,
-        e.totalDurationMs,
-        e.cost.total,
-        JSON.stringify({ tokens: e.cost.tokens, models: e.cost.models }),
-        e.files == null ? null : JSON.stringify(e.files),
-        JSON.stringify(e.traceSpans),
-        e.finalOutput === undefined ? null : JSON.stringify(e.finalOutput),
-      ]);
+      const entries = batch.map(({ entry }) => rawEntryValues(entry));
       const models = batch.flatMap(({ entry: e }) =>
         Object.keys(e.cost.models).map((name) => [e.workspaceId, name, e.startedAt, e.id]),
       );

@@ -142,25 +142,30 @@ function rawInserts(db: Db): (record: ExecutionRecord) => void {
     return key;
   };
   return ({ entry: e, workflowState }) => {
-    entry.run(
-      e.id,
-      e.workspaceId,
-      e.workflowId,
-      e.folderId,
-      e.executionId,
-      e.billedUserId,
-      e.level,
-      e.trigger,
-      e.startedAt,
-      e.endedAt,
-      e.totalDurationMs,
-      e.cost.total,
-      JSON.stringify({ tokens: e.cost.tokens, models: e.cost.models }),
-      e.files == null ? null : JSON.stringify(e.files),
-      JSON.stringify(e.traceSpans),
-      e.finalOutput === undefined ? null : JSON.stringify(e.finalOutput),
-    );
+    entry.run(...rawEntryValues(e));
     for (const name of Object.keys(e.cost.models)) model.run(e.workspaceId, name, e.startedAt, e.id);
     executionState.run(e.executionId, stateKey(workflowState));
   };
+}
+
+/** The log_entries columns of one entry in table order, as the raw baselines write them by hand. */
+export function rawEntryValues(e: ExecutionRecord["entry"]) {
+  return [
+    e.id,
+    e.workspaceId,
+    e.workflowId,
+    e.folderId,
+    e.executionId,
+    e.billedUserId,
+    e.level,
+    e.trigger,
+    e.startedAt,
+    e.endedAt,
+    e.totalDurationMs,
+    e.cost.total,
+    JSON.stringify({ tokens: e.cost.tokens, models: e.cost.models }),
+    e.files == null ? null : JSON.stringify(e.files),
+    JSON.stringify(e.traceSpans),
+    e.finalOutput === undefined ? null : JSON.stringify(e.finalOutput),
+  ];
 }
