@@ -12,47 +12,8 @@ import {
   type TestAccount,
   type TestFlowlog,
 } from "./support/flowlog.js";
+import { type Filter, keysetOrder, matches } from "./support/log-filter-oracle.js";
 import { seededRandom } from "./support/random.js";
-
-// The oracle: the spec's filter semantics written out plainly over the raw rows the test inserted,
-// compared with what the server returns when every page is walked (D8, D9).
-interface Filter {
-  workflowIds?: string[];
-  folderIds?: string[];
-  triggers?: string[];
-  level?: string;
-  startDate?: number;
-  endDate?: number;
-  executionId?: string;
-  minDurationMs?: number;
-  maxDurationMs?: number;
-  minCost?: number;
-  maxCost?: number;
-  model?: string;
-}
-
-function matches(entry: LogEntryRecord, f: Filter): boolean {
-  return (
-    (!f.workflowIds || f.workflowIds.includes(entry.workflowId)) &&
-    (!f.folderIds || (entry.folderId !== null && f.folderIds.includes(entry.folderId))) &&
-    (!f.triggers || f.triggers.includes(entry.trigger)) &&
-    (f.level === undefined || entry.level === f.level) &&
-    (f.startDate === undefined || entry.startedAt >= f.startDate) &&
-    (f.endDate === undefined || entry.startedAt <= f.endDate) &&
-    (f.executionId === undefined || entry.executionId === f.executionId) &&
-    (f.minDurationMs === undefined || entry.totalDurationMs >= f.minDurationMs) &&
-    (f.maxDurationMs === undefined || entry.totalDurationMs <= f.maxDurationMs) &&
-    (f.minCost === undefined || entry.cost.total >= f.minCost) &&
-    (f.maxCost === undefined || entry.cost.total <= f.maxCost) &&
-    (f.model === undefined || f.model in entry.cost.models)
-  );
-}
-
-function keysetOrder(order: "asc" | "desc") {
-  const sign = order === "asc" ? 1 : -1;
-  return (a: LogEntryRecord, b: LogEntryRecord) =>
-    sign * (a.startedAt - b.startedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
 
 function toQuery(f: Filter): string {
   const params = new URLSearchParams();

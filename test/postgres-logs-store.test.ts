@@ -3,8 +3,9 @@ import { openDatabase } from "../src/store/database.js";
 import { type LogFilter, LogsStore, type PageKey, type PageRequest } from "../src/store/logs-store.js";
 import { openPostgres } from "../src/store/postgres/database.js";
 import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
-import type { ExecutionRecord, LogEntryRecord } from "../src/store/records.js";
+import type { ExecutionRecord } from "../src/store/records.js";
 import { generatedExecutionList } from "./support/generated-executions.js";
+import { keysetOrder, matches } from "./support/log-filter-oracle.js";
 import { type PostgresServer, startPostgres } from "./support/postgres.js";
 
 /** A store of either kind, empty, and what a test needs to see inside it. */
@@ -112,29 +113,14 @@ async function allPages(logs: OpenedStore["logs"], filter: LogFilter, page: Page
   return pages;
 }
 
-/** What the list must give: the matching entries in (startedAt, id) order, ids compared by their bytes. */
+/** What the list must give: the workspace's entries the oracle matches, in keyset order. */
 function expectedOrder(records: ExecutionRecord[], filter: LogFilter, order: "asc" | "desc"): string[] {
-  const matches = (e: LogEntryRecord) =>
-    e.workspaceId === filter.workspaceId &&
-    (!filter.workflowIds || filter.workflowIds.includes(e.workflowId)) &&
-    (!filter.folderIds || filter.folderIds.includes(e.folderId ?? "")) &&
-    (!filter.triggers || filter.triggers.includes(e.trigger)) &&
-    (filter.level === undefined || e.level === filter.level) &&
-    (filter.startedFrom === undefined || e.startedAt >= filter.startedFrom) &&
-    (filter.startedTo === undefined || e.startedAt <= filter.startedTo) &&
-    (filter.executionId === undefined || e.executionId === filter.executionId) &&
-    (filter.minDurationMs === undefined || e.totalDurationMs >= filter.minDurationMs) &&
-    (filter.maxDurationMs === undefined || e.totalDurationMs <= filter.maxDurationMs) &&
-    (filter.minCost === undefined || e.cost.total >= filter.minCost) &&
-    (filter.maxCost === undefined || e.cost.total <= filter.maxCost) &&
-    (filter.model === undefined || filter.model in e.cost.models);
-  const bytes = (id: string) => Buffer.from(id);
-  const sorted = records
+  const query = { ...filter, startDate: filter.startedFrom, endDate: filter.startedTo };
+  return records
     .map((r) => r.entry)
-    .filter(matches)
-    .sort((a, b) => a.startedAt - b.startedAt || Buffer.compare(bytes(a.id), bytes(b.id)))
+    .filter((e) => e.workspaceId === filter.workspaceId && matches(e, query))
+    .sort(keysetOrder(order))
     .map((e) => e.id);
-  return order === "asc" ? sorted : sorted.reverse();
 }
 
 const light: PageRequest = { order: "desc", limit: 25, withTraceSpans: false, withFinalOutput: false };
