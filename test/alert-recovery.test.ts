@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type AlertOutcome, alertOutcomeOf } from "../src/alerts/transitions.js";
@@ -31,6 +30,7 @@ import {
 import { isoMs } from "./support/formats.js";
 import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
 import { type SmtpServer, startSmtpServer } from "./support/smtp-server.js";
+import { untilTrue } from "./support/until.js";
 
 const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
 const taskQueue = `alert-recovery-${randomUUID()}`;
@@ -389,14 +389,6 @@ async function subscriptionOf(id: string) {
   return (response.json as { subscription: { alertStates: Record<string, unknown>[] } }).subscription;
 }
 
-async function until(done: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`not done within ${timeoutMs} ms`);
-    await sleep(50);
-  }
-}
-
 describe("workflow.alert.resolved through every channel (D34, D19, D20)", () => {
   it("a webhook, an e-mail and a chat subscription each get one resolution after their alert, and no second", async () => {
     let backendStatus = 500;
@@ -430,7 +422,7 @@ describe("workflow.alert.resolved through every channel (D34, D19, D20)", () => 
     backendStatus = 200;
     const recovered = await execute(workflowId);
     expect(recovered.deliveries).toBe(3);
-    await until(() => hook.received.length === 2 && chat.received.length === 2);
+    await untilTrue(() => hook.received.length === 2 && chat.received.length === 2, 15_000);
     const mails = await smtp.waitForMessages(mailsBefore + 2);
 
     // The webhook: the same envelope, headers and signature as every event (D19).

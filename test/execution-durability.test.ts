@@ -9,6 +9,7 @@ import { newId } from "../src/util/ids.js";
 import { EngineHarness, startWorker, testDeps } from "./support/engine.js";
 import { subscribeWebhook } from "./support/flowlog.js";
 import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
+import { untilTrue } from "./support/until.js";
 
 const temporal = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
 
@@ -74,7 +75,7 @@ describe("Logs: exactly one log entry per execution (D17)", () => {
     const taskQueue = `engine-kill-${Date.now()}`;
     const doomed = await spawnWorker(taskQueue);
     const handle = await harness.start(taskQueue, callAndRespond(`${api.origin}/slow`));
-    await until(() => api.received.length === 1);
+    await untilTrue(() => api.received.length === 1, 20_000);
 
     doomed.kill("SIGKILL");
     await once(doomed, "exit");
@@ -105,7 +106,7 @@ describe("A killed worker loses nothing on the delivery path either (issue 12, D
     const taskQueue = `engine-kill-delivery-${Date.now()}`;
     const duringBlock = await spawnWorker(taskQueue);
     const handle = await harness.start(taskQueue, callAndRespond(`${upstream.origin}/slow`));
-    await until(() => upstream.received.length === 1);
+    await untilTrue(() => upstream.received.length === 1, 20_000);
     duringBlock.kill("SIGKILL");
     await once(duringBlock, "exit");
 
@@ -113,13 +114,13 @@ describe("A killed worker loses nothing on the delivery path either (issue 12, D
     const result = await handle.result();
     expect(harness.entriesOf(result.executionId)).toHaveLength(1);
     // The first delivery attempt is held by the receiver when its worker dies.
-    await until(() => hook.received.length === 1, 30_000);
+    await untilTrue(() => hook.received.length === 1, 30_000);
     duringDelivery.kill("SIGKILL");
     await once(duringDelivery, "exit");
 
     const replacement = await startWorker(temporal, testDeps(harness.store), taskQueue);
     try {
-      await until(async () => (await deliveryOf(subscriptionId))?.status === "succeeded", 60_000);
+      await untilTrue(async () => (await deliveryOf(subscriptionId))?.status === "succeeded", 60_000);
     } finally {
       await replacement.stop();
     }
@@ -153,7 +154,7 @@ describe("A killed worker loses nothing on the delivery path either (issue 12, D
       taskQueue: deliveryTaskQueue(taskQueue),
       args: [{ deliveryId: delivery.id, series: 1, once: true }],
     });
-    await until(() => hook.received.length === 1);
+    await untilTrue(() => hook.received.length === 1, 20_000);
     doomed.kill("SIGKILL");
     await once(doomed, "exit");
     const replacement = await startWorker(temporal, testDeps(harness.store), taskQueue);
@@ -183,7 +184,7 @@ describe("Logs: a cancelled execution is logged too (D17)", () => {
     const worker = await startWorker(temporal, testDeps(harness.store));
     try {
       const handle = await harness.start(worker.taskQueue, callAndRespond(`${api.origin}/never`));
-      await until(() => api.received.length === 1);
+      await untilTrue(() => api.received.length === 1, 20_000);
       await handle.cancel();
       const result = await handle.result();
 
@@ -214,12 +215,4 @@ async function spawnWorker(taskQueue: string): Promise<ChildProcess> {
     if (output.includes("ready")) return child;
   }
   throw new Error(`the worker process exited before it was ready: ${output}`);
-}
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }

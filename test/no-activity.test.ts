@@ -20,6 +20,7 @@ import {
 } from "./support/flowlog.js";
 import { isoMs } from "./support/formats.js";
 import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
+import { untilTrue } from "./support/until.js";
 
 const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
 const taskQueue = `no-activity-${randomUUID()}`;
@@ -88,14 +89,6 @@ async function watch(workflowId: string, url: string, thresholdHours: number): P
   return (response.json as { subscription: { id: string } }).subscription.id;
 }
 
-async function until(done: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`not done within ${timeoutMs} ms`);
-    await sleep(50);
-  }
-}
-
 async function disable(subscriptionId: string): Promise<void> {
   const response = await restWithKey(
     flowlog.server.url,
@@ -129,7 +122,7 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
     const target = await receiver();
     const createdAt = Date.now();
     await watch(workflowId, target.origin, 0.5);
-    await until(() => target.received.length > 0, 15_000);
+    await untilTrue(() => target.received.length > 0, 15_000);
     expect(target.arrivals[0]).toBeGreaterThanOrEqual(createdAt + hourMs / 2);
     const event = eventOf(target, 0);
     expect(target.received[0]?.headers["service-event"]).toBe("workflow.alert.fired");
@@ -185,7 +178,10 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
     );
     expect(created.status, created.text).toBe(200);
     const laterId = (created.json as { workflow: { id: string } }).workflow.id;
-    await until(() => target.received.some((r) => JSON.parse(r.body).data.workflowId === laterId), 15_000);
+    await untilTrue(
+      () => target.received.some((r) => JSON.parse(r.body).data.workflowId === laterId),
+      15_000,
+    );
     await restWithKey(
       flowlog.server.url,
       alice.key,
@@ -207,7 +203,7 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
       await sleep(hourMs / 8);
     }
     expect(target.received).toHaveLength(0);
-    await until(() => target.received.length > 0, 15_000);
+    await untilTrue(() => target.received.length > 0, 15_000);
     expect(target.arrivals[0]).toBeGreaterThanOrEqual(lastStartedAt + hourMs / 2);
     expect(eventOf(target, 0).data.lastExecutionAt).toBe(new Date(lastStartedAt).toISOString());
   });
@@ -216,7 +212,7 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
     const workflowId = createWorkflow(flowlog.store, alice.workspaceId);
     const target = await receiver();
     const subscriptionId = await watch(workflowId, target.origin, 0.25);
-    await until(() => target.received.length > 0, 15_000);
+    await untilTrue(() => target.received.length > 0, 15_000);
     // Before D34 the silence alerted again once the hour was over; now only an execution ends the alert.
     await sleep(hourMs * 1.5);
     expect(target.received).toHaveLength(1);
@@ -227,9 +223,9 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
     const workflowId = createWorkflow(flowlog.store, alice.workspaceId);
     const target = await receiver();
     const subscriptionId = await watch(workflowId, target.origin, 0.25);
-    await until(() => target.received.length > 0, 15_000);
+    await untilTrue(() => target.received.length > 0, 15_000);
     const { logId } = await executionArrives(workflowId);
-    await until(() => target.received.length > 1, 15_000);
+    await untilTrue(() => target.received.length > 1, 15_000);
     const resolved = JSON.parse(target.received[1]?.body ?? "null") as AlertResolvedEvent;
     expect(target.received[1]?.headers["service-event"]).toBe("workflow.alert.resolved");
     expect(resolved.data).toMatchObject({
@@ -244,7 +240,7 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
     // Not held back by the cooldown: it came with the execution, well within the hour of the alert.
     expect((target.arrivals[1] ?? 0) - (target.arrivals[0] ?? 0)).toBeLessThan(hourMs);
     // The silence after the execution is complete a quarter of an hour later, the cooldown only after an hour.
-    await until(() => target.received.length > 2, 15_000);
+    await untilTrue(() => target.received.length > 2, 15_000);
     expect(eventOf(target, 2).type).toBe("workflow.alert.fired");
     expect((target.arrivals[2] ?? 0) - (target.arrivals[0] ?? 0)).toBeGreaterThanOrEqual(hourMs - 50);
     await disable(subscriptionId);
@@ -290,7 +286,7 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
     await sleep(hourMs * 0.75);
     expect(target.received).toHaveLength(0);
     worker = await startWorker(temporalServer, workerDeps(), taskQueue);
-    await until(() => target.received.length > 0, 20_000);
+    await untilTrue(() => target.received.length > 0, 20_000);
     expect(eventOf(target, 0).data.workflowId).toBe(workflowId);
     await sleep(hourMs / 4);
     expect(target.received).toHaveLength(1);
@@ -321,7 +317,7 @@ describe("Watchers come back when a worker starts (issue 18, item 4)", () => {
     expect((await keptWatcher.describe()).runId).toBe(keptRun);
 
     // The silence is counted from when the watch began, not from the restore.
-    await until(() => lostTarget.received.length > 0, 20_000);
+    await untilTrue(() => lostTarget.received.length > 0, 20_000);
     expect(eventOf(lostTarget, 0).data.workflowId).toBe(lost);
     expect(lostTarget.arrivals[0]).toBeGreaterThanOrEqual(watchedAt + hourMs * 0.75);
     expect(keptTarget.received).toHaveLength(0);

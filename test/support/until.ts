@@ -17,3 +17,11 @@ export async function until<T>(
     await sleep(20);
   }
 }
+
+/** Polls until `condition` holds; fails once `timeoutMs` has passed. */
+export async function untilTrue(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs?: number,
+): Promise<void> {
+  await until("the condition to hold", async () => ((await condition()) ? true : undefined), timeoutMs);
+}
