@@ -1,7 +1,7 @@
-import { sha256 } from "../src/store/database.js";
 import { openPostgres, type PostgresPool, withTransaction } from "../src/store/postgres/database.js";
 import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import type { ExecutionRecord } from "../src/store/records.js";
+import { sha256 } from "../src/util/sha256.js";
 import { type PostgresServer, startPostgres } from "../test/support/postgres.js";
 import { columns, compareModes, counts, generate, rawEntryValues, type Writer } from "./ingest.js";
 import type { Bench, BenchOptions } from "./support/report.js";

@@ -4,8 +4,9 @@ import path from "node:path";
 import { generateExecutions } from "../src/seed/generate.js";
 import { Random } from "../src/seed/random.js";
 import { seedWorkspace } from "../src/seed/seed.js";
-import { type Db, openDatabase, sha256 } from "../src/store/database.js";
+import { type Db, openDatabase } from "../src/store/database.js";
 import type { ExecutionRecord } from "../src/store/records.js";
+import { sha256 } from "../src/util/sha256.js";
 import { type Bench, type BenchOptions, perSecond, ratio } from "./support/report.js";
 import { openBenchStore } from "./support/store.js";
 

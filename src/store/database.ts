@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { sha256 } from "../util/sha256.js";
 import { migrate } from "./migrations.js";
 
 export type Db = Database.Database;
@@ -23,11 +23,6 @@ export function openDatabase(file: string, schemaVersion?: number): Db {
   db.function("sha256", { deterministic: true }, (text) => sha256(String(text)));
   migrate(db, schemaVersion);
   return db;
-}
-
-/** The content key of a stored text: 32 bytes of SHA-256 over its UTF-8. */
-export function sha256(text: string): Buffer {
-  return createHash("sha256").update(text).digest();
 }
 
 /**

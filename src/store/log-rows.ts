@@ -1,4 +1,4 @@
-import { sha256 } from "./database.js";
+import { sha256 } from "../util/sha256.js";
 import type { CostRecord, ExecutionRecord, Level, LogEntryRecord, Trigger } from "./records.js";
 
 /**

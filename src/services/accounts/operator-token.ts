@@ -1,5 +1,6 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { sha256 } from "../../util/sha256.js";
 
 /**
  * The admin API answers operators, not users (issue 3, item 2): `Authorization: Bearer <token>` must
@@ -29,8 +30,4 @@ function bearerToken(authorization: string | null): string | undefined {
  */
 function sameSecret(presented: string, configured: string): boolean {
   return timingSafeEqual(sha256(presented), sha256(configured));
-}
-
-function sha256(text: string): Buffer {
-  return createHash("sha256").update(text).digest();
 }
