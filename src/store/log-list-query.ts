@@ -1,5 +1,5 @@
-import { lightColumns } from "./log-rows.js";
-import type { LogFilter, PageRequest } from "./logs-store.js";
+import { type LogRow, lightColumns, logEntryFromRow } from "./log-rows.js";
+import type { LogFilter, Page, PageRequest } from "./logs-store.js";
 
 /** How one SQL dialect writes bound values: all that differs between the stores' list queries. */
 export interface Binder {
@@ -63,4 +63,16 @@ export function listSql(filter: LogFilter, page: PageRequest, bind: Binder): str
     `SELECT ${[lightColumns, ...heavy].join(", ")} FROM ${from} WHERE ${where.join(" AND ")} ` +
     `ORDER BY ${key.startedAt} ${direction}, ${key.id} ${direction} LIMIT ${bind.value("limit", page.limit + 1)}`
   );
+}
+
+/**
+ * The page that listSql's rows make: it reads one row more than the page, so a row beyond the limit
+ * says there is a next page, which starts after the page's last entry.
+ */
+export function pageOf(rows: LogRow[], limit: number): Page {
+  const entries = rows.slice(0, limit).map(logEntryFromRow);
+  const last = entries[entries.length - 1];
+  return rows.length > limit && last
+    ? { entries, next: { startedAt: last.startedAt, id: last.id } }
+    : { entries };
 }

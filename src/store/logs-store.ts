@@ -1,5 +1,5 @@
 import type { Db } from "./database.js";
-import { listSql } from "./log-list-query.js";
+import { listSql, pageOf } from "./log-list-query.js";
 import {
   type ExecutionRows,
   executionRows,
@@ -162,12 +162,7 @@ export class LogsStore {
       statement = this.db.prepare(sql);
       this.listCache.set(sql, statement);
     }
-    const rows = statement.all(params) as LogRow[];
-    const entries = rows.slice(0, page.limit).map(logEntryFromRow);
-    const last = entries[entries.length - 1];
-    return rows.length > page.limit && last
-      ? { entries, next: { startedAt: last.startedAt, id: last.id } }
-      : { entries };
+    return pageOf(statement.all(params) as LogRow[], page.limit);
   }
 
   /** The plan of the list query, for tests that hold the indexes to their promise. */

@@ -1,4 +1,4 @@
-import { listSql } from "../log-list-query.js";
+import { listSql, pageOf } from "../log-list-query.js";
 import {
   type ExecutionRows,
   executionRows,
@@ -70,11 +70,7 @@ export class PostgresLogsStore {
 
   async list(filter: LogFilter, page: PageRequest): Promise<Page> {
     const { rows } = await this.pool.query<LogRow>(listQuery(filter, page));
-    const entries = rows.slice(0, page.limit).map(logEntryFromRow);
-    const last = entries[entries.length - 1];
-    return rows.length > page.limit && last
-      ? { entries, next: { startedAt: last.startedAt, id: last.id } }
-      : { entries };
+    return pageOf(rows, page.limit);
   }
 
   /** The plan of the list query, for tests that hold the indexes to their promise. */
