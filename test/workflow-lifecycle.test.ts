@@ -154,7 +154,8 @@ describe("deleting a workflow (D31)", () => {
     for (const id of schedules) await expect(scheduleDescription(id)).rejects.toThrow(ScheduleNotFoundError);
     expect(await flowlog.store.triggers.listSchedules(workflowId)).toEqual([]);
     expect((await call("POST", webhookPath, { message: "after" }, null)).status).toBe(404);
-    expect((await watcher.describe()).status.name).toBe("TERMINATED");
+    // Terminated by the deletion, or ended by itself when a check it was making found the workflow deleted.
+    expect(["TERMINATED", "COMPLETED"]).toContain((await watcher.describe()).status.name);
 
     const refusals = await Promise.all([
       call("POST", `/api/v1/workflows/${workflowId}/execute`, { input: { message: "after" } }),
