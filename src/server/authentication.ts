@@ -4,10 +4,10 @@ import { AdminService } from "../../gen/flowlog/admin/v1/admin_service_pb.js";
 import { hashApiKey } from "../services/accounts/api-keys.js";
 import { checkOperatorToken } from "../services/accounts/operator-token.js";
 import type { Caller } from "../services/caller.js";
-import type { AccountsStore } from "../store/accounts-store.js";
+import type { Store } from "../store/store.js";
 
 export interface AuthenticationOptions {
-  accounts: AccountsStore;
+  accounts: Store["accounts"];
   /** Services whose methods need a user's x-api-key (D5)... */
   userKeyServices: DescService[];
   /** ...except these, which authenticate the caller themselves (the inbound webhook's token, D15). */

@@ -16,25 +16,32 @@ import { UsageStore } from "./usage-store.js";
 import { WorkflowsStore } from "./workflows-store.js";
 
 /**
- * The narrow interface every service and the worker use (D23): all SQL lives behind it, so a
- * PostgreSQL store can later replace this one without changing the services.
+ * One area of the store as the services see it: the public methods of its SQLite class, which the
+ * PostgreSQL class of the same area implements too (D32). Private members are not part of it, so either
+ * class fits.
+ */
+export type StoreArea<T> = { [K in keyof T]: T[K] };
+
+/**
+ * The narrow interface every service and the worker use (D23): all SQL lives behind it, so the SQLite
+ * and PostgreSQL stores (D32) are interchangeable without changing the services.
  */
 export interface Store {
-  accounts: AccountsStore;
-  workflows: WorkflowsStore;
-  environment: EnvironmentStore;
-  triggers: TriggersStore;
-  logs: LogsStore;
+  accounts: StoreArea<AccountsStore>;
+  workflows: StoreArea<WorkflowsStore>;
+  environment: StoreArea<EnvironmentStore>;
+  triggers: StoreArea<TriggersStore>;
+  logs: StoreArea<LogsStore>;
   /** Issue 12: the fan-outs that new log entries are waiting to have started. */
-  outbox: OutboxStore;
-  rateLimits: RateLimitStore;
-  usage: UsageStore;
-  notifications: SubscriptionsStore;
-  deliveries: DeliveriesStore;
+  outbox: StoreArea<OutboxStore>;
+  rateLimits: StoreArea<RateLimitStore>;
+  usage: StoreArea<UsageStore>;
+  notifications: StoreArea<SubscriptionsStore>;
+  deliveries: StoreArea<DeliveriesStore>;
   /** D35: the runs of failed deliveries that can disable a webhook or chat endpoint. */
-  endpointHealth: EndpointHealthStore;
-  inactivity: InactivityStore;
-  alerts: AlertsStore;
+  endpointHealth: StoreArea<EndpointHealthStore>;
+  inactivity: StoreArea<InactivityStore>;
+  alerts: StoreArea<AlertsStore>;
   close(): void;
 }
 

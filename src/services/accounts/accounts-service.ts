@@ -3,8 +3,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { z } from "zod";
 import { type Plan, plans } from "../../domain/plans.js";
 import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
-import type { AccountsStore } from "../../store/accounts-store.js";
 import type { ApiKeyRecord, UserRecord, WorkspaceRecord } from "../../store/records.js";
+import type { Store } from "../../store/store.js";
 import { newId } from "../../util/ids.js";
 import { apiKeyPrefix, generateApiKey, hashApiKey } from "./api-keys.js";
 
@@ -42,7 +42,7 @@ const email = z.email();
  */
 export class AccountsService {
   constructor(
-    private readonly accounts: AccountsStore,
+    private readonly accounts: Store["accounts"],
     private readonly clock: () => number = Date.now,
   ) {}
 
