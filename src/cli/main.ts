@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, loadDotEnv } from "../config/config.js";
 import { openStore } from "../store/store.js";
 import { registerAccountCommands } from "./accounts.js";
 import { runDev } from "./dev.js";
+import { registerMigrateDataCommand } from "./migrate-data.js";
 import { registerRunCommand } from "./run.js";
 import { registerSeedCommand } from "./seed.js";
 import { runServe } from "./serve.js";
@@ -37,6 +38,7 @@ program
 registerAccountCommands(program, openContext);
 registerSeedCommand(program, openContext);
 registerRunCommand(program, openContext);
+registerMigrateDataCommand(program);
 
 function config() {
   loadDotEnv();

@@ -27,6 +27,11 @@ import {
 export interface Config {
   port: number;
   dataDir: string;
+  /**
+   * D32: a postgres:// URL selects the PostgreSQL store; unset, the SQLite file in dataDir. Checked when
+   * the store opens, whose error masks the password.
+   */
+  databaseUrl: string | undefined;
   publicBaseUrl: string;
   /** Existing Temporal frontend; when unset, `flowlog dev` starts a dev server (D3). */
   temporalAddress: string | undefined;
@@ -113,6 +118,7 @@ const envSchema = z.object({
     .max(65535, "must be from 0 to 65535")
     .default(8080),
   FLOWLOG_DATA_DIR: z.string().min(1, "must not be empty").default("./data"),
+  FLOWLOG_DATABASE_URL: optionalString,
   FLOWLOG_PUBLIC_BASE_URL: httpUrl.optional(),
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().min(1, "must not be empty").default("default"),
@@ -155,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: e.PORT,
     dataDir: path.resolve(e.FLOWLOG_DATA_DIR),
+    databaseUrl: e.FLOWLOG_DATABASE_URL,
     publicBaseUrl: (e.FLOWLOG_PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     temporalAddress: e.TEMPORAL_ADDRESS,
     temporalNamespace: e.TEMPORAL_NAMESPACE,

@@ -1,0 +1,177 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defaultPlanLimits } from "../src/domain/plans.js";
+import { copiedTables } from "../src/store/postgres/copy-from-sqlite.js";
+import { openPostgres } from "../src/store/postgres/database.js";
+import { openStore } from "../src/store/store.js";
+import { type PostgresServer, startPostgres } from "./support/postgres.js";
+
+const cli = fileURLToPath(new URL("../bin/flowlog.js", import.meta.url));
+const executions = 1_200;
+
+let server: PostgresServer;
+let dataDir: string;
+let env: NodeJS.ProcessEnv;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+const flowlog = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
+  new Promise<Run>((resolve) => {
+    execFile(
+      process.execPath,
+      [cli, ...args],
+      { env: { ...env, ...extraEnv }, timeout: 120_000, maxBuffer: 16 << 20 },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    );
+  });
+
+/** Row counts of every copied table, read through a connection of the test's own. */
+async function countsIn(url: string): Promise<Record<string, number>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const counts: Record<string, number> = {};
+    for (const { name } of copiedTables) {
+      const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${name}`);
+      counts[name] = Number(rows[0]?.n);
+    }
+    return counts;
+  } finally {
+    await client.end();
+  }
+}
+
+beforeAll(async () => {
+  server = await startPostgres();
+  dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-migrate-"));
+  env = { ...process.env, FLOWLOG_DATA_DIR: dataDir, FLOWLOG_DATABASE_URL: "" };
+  // A store as a user has it: an account from bootstrap, seeded executions, a secret variable and a bucket.
+  const bootstrapped = await flowlog(["bootstrap", "--json", "--plan", "pro"]);
+  expect(bootstrapped.code, bootstrapped.stderr).toBe(0);
+  const { workspace, user } = JSON.parse(bootstrapped.stdout) as {
+    workspace: { id: string };
+    user: { id: string };
+  };
+  const seeded = await flowlog(["seed", "--workspace", workspace.id, "--executions", `${executions}`]);
+  expect(seeded.code, seeded.stderr).toBe(0);
+  const store = openStore({ dataDir });
+  try {
+    await store.environment.set(workspace.id, "API_TOKEN", "s3cret-value", Date.now());
+    await store.rateLimits.take(`api:${user.id}`, defaultPlanLimits.pro.api, Date.now());
+  } finally {
+    await store.close();
+  }
+}, 300_000);
+afterAll(() => server.stop());
+
+describe("flowlog migrate-data (issue 15)", () => {
+  it("copies every table of a SQLite store into an empty PostgreSQL database, verified by counts and checksums", async () => {
+    const url = await server.createDatabase();
+
+    const copied = await flowlog(["migrate-data", "--to", url]);
+
+    expect(copied.code, copied.stderr).toBe(0);
+    for (const { name } of copiedTables) expect(copied.stdout).toMatch(new RegExp(`^${name} +ok `, "m"));
+    const counts = await countsIn(url);
+    expect(counts.log_entries).toBe(executions);
+    expect(counts.environment_variables).toBe(1);
+    expect(counts.rate_limit_buckets).toBe(1);
+    expect(counts.usage_periods).toBeGreaterThan(0);
+    expect(counts.workflow_states).toBeGreaterThan(0);
+    expect(counts.workflow_states).toBeLessThan(executions);
+  });
+
+  it("resumes a copy that was killed part-way, writing no row twice", async () => {
+    const url = await server.createDatabase();
+    const killed = await killedPartWay(url);
+    expect(killed).toBe(true);
+    const part = await countsIn(url);
+    expect(part.log_entries).toBeGreaterThan(0);
+    expect(part.log_entries).toBeLessThan(executions);
+
+    const resumed = await flowlog(["migrate-data", "--to", url, "--batch-rows", "50"]);
+
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).not.toContain("DIFFERS");
+    expect((await countsIn(url)).log_entries).toBe(executions);
+  });
+
+  it("a finished copy run again changes nothing and verifies again; a changed row is reported", async () => {
+    const url = await server.createDatabase();
+    expect((await flowlog(["migrate-data", "--to", url])).code).toBe(0);
+    const again = await flowlog(["migrate-data", "--to", url]);
+    expect(again.code, again.stderr).toBe(0);
+
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(
+      "UPDATE log_entries SET level = 'error' WHERE id = (SELECT min(id) FROM log_entries WHERE level = 'info')",
+    );
+    await client.end();
+    const changed = await flowlog(["migrate-data", "--to", url]);
+
+    expect(changed.code).toBe(1);
+    expect(changed.stdout).toMatch(/^log_entries +DIFFERS /m);
+    expect(changed.stdout).toMatch(/^users +ok /m);
+    expect(changed.stderr).toContain("differs from the source");
+  });
+
+  it("refuses a target that holds data of its own, a missing source, a bad URL and no target, naming each", async () => {
+    const used = await server.createDatabase();
+    const pool = await openPostgres(used);
+    await pool.query(
+      "INSERT INTO users (id, email, plan, created_at) VALUES ('usr_other', 'o@example.com', 'free', 0)",
+    );
+    await pool.end();
+    const foreign = await flowlog(["migrate-data", "--to", used]);
+    expect(foreign.code).toBe(2);
+    expect(foreign.stderr).toContain("already holds data (table users)");
+
+    const url = await server.createDatabase();
+    const noSource = await flowlog(["migrate-data", "--to", url], {
+      FLOWLOG_DATA_DIR: path.join(dataDir, "nowhere"),
+    });
+    expect(noSource.code).toBe(2);
+    expect(noSource.stderr).toContain("no SQLite store at");
+    expect(noSource.stderr).toContain("FLOWLOG_DATA_DIR");
+
+    const badUrl = await flowlog(["migrate-data", "--to", "postgres://flowlog:hunter2@127.0.0.1:1/x"]);
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toContain("FLOWLOG_DATABASE_URL=postgres://flowlog:***@127.0.0.1:1/x");
+    expect(badUrl.stderr).not.toContain("hunter2");
+
+    const noTarget = await flowlog(["migrate-data"]);
+    expect(noTarget.code).toBe(2);
+    expect(noTarget.stderr).toContain("--to");
+  });
+});
+
+/** Starts a copy in small batches and SIGKILLs it once it reports log entries copied. */
+function killedPartWay(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child: ChildProcess = spawn(
+      process.execPath,
+      [cli, "migrate-data", "--to", url, "--batch-rows", "50"],
+      {
+        env,
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
+    let killed = false;
+    child.stderr?.setEncoding("utf8").on("data", (text: string) => {
+      if (!killed && /log_entries: [1-9]\d*\/\d+/.test(text)) {
+        killed = child.kill("SIGKILL");
+      }
+    });
+    child.on("exit", () => resolve(killed));
+  });
+}
