@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StoreUnavailableError } from "../src/errors/store-unavailable.js";
 import { openDatabase } from "../src/store/database.js";
-import { DatabaseUrlError, openPostgres, type PostgresPool } from "../src/store/postgres/database.js";
+import {
+  DatabaseUrlError,
+  isUnavailable,
+  openPostgres,
+  type PostgresPool,
+} from "../src/store/postgres/database.js";
 import { migrations } from "../src/store/postgres/migrations.js";
 import { freePort } from "../src/util/free-port.js";
 import { type PostgresServer, startPostgres } from "./support/postgres.js";
@@ -183,5 +189,36 @@ describe("the PostgreSQL schema is the SQLite schema (issue 15)", () => {
   it("has the tables, columns (in order, with their NOT NULL) and indexes of the latest SQLite schema", async () => {
     const url = await server.createDatabase();
     expect(await withPool(url, postgresSchema)).toEqual(sqliteSchema());
+  });
+});
+
+describe("a lost database is a retryable refusal, and service resumes by itself (issue 15)", () => {
+  it("statements fail with StoreUnavailableError while the server is down, naming nothing of it, and run again once it is back", async () => {
+    const url = await server.createDatabase();
+    await withPool(url, async (pool) => {
+      await pool.query(
+        "INSERT INTO users (id, email, plan, created_at) VALUES ('usr_1', 'a@example.com', 'free', 1)",
+      );
+      // An open transaction's connection and an idle one both die with the server.
+      const inTransaction = await pool.connect();
+      await inTransaction.query("BEGIN");
+
+      await server.pause();
+      try {
+        const refused = await pool.query("SELECT count(*) FROM users").catch((error: unknown) => error);
+        expect(refused).toBeInstanceOf(StoreUnavailableError);
+        expect((refused as Error).message).toBe("the database is unreachable; retry shortly");
+        const broken = await inTransaction.query("SELECT 1").catch((error: unknown) => error);
+        expect(broken).toBeInstanceOf(StoreUnavailableError);
+        inTransaction.release(true);
+        // A statement that is wrong stays its own error, not "unavailable".
+        expect(isUnavailable(new Error('relation "nope" does not exist'))).toBe(false);
+      } finally {
+        await server.resume();
+      }
+
+      const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM users");
+      expect(rows).toEqual([{ n: 1 }]);
+    });
   });
 });

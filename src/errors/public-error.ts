@@ -1,14 +1,21 @@
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { logger } from "../logging/logger.js";
+import { StoreUnavailableError } from "./store-unavailable.js";
 
 /**
  * What a client may see of an error. A ConnectError was made on purpose with a message meant
  * for clients; anything else is a fault whose message may hold internals, so it is logged
- * under an incident id and the client gets only that id (D10: 500 with no internals).
+ * under an incident id and the client gets only that id (D10: 500 with no internals). A database that
+ * cannot be reached is no fault of the request: 503, to be retried.
  */
 export function toPublicError(error: unknown, context: string): ConnectError {
   if (error instanceof ConnectError) return error;
+  if (error instanceof StoreUnavailableError) {
+    // The cause names the server; the log keeps it, the client gets a retryable 503 (issue 15).
+    logger.warn({ err: error.cause, context }, "the store's database is unreachable");
+    return new ConnectError(error.message, Code.Unavailable);
+  }
   const incident = randomUUID();
   logger.error({ err: error, incident, context }, "unexpected error");
   return new ConnectError(`internal error (incident ${incident})`, Code.Internal);

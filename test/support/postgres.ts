@@ -15,6 +15,10 @@ export interface PostgresServer {
    * order, as on a server whose locale is a language's: the store must not depend on the server's.
    */
   createDatabase(): Promise<string>;
+  /** Stops the server (its sessions end, new connections are refused) and keeps its data. */
+  pause(): Promise<void>;
+  /** Starts the paused server again on the same port, with the same data. */
+  resume(): Promise<void>;
   /** Stops the server and deletes its directory. */
   stop(): Promise<void>;
 }
@@ -56,23 +60,32 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
       ...(options.durable ? {} : { fsync: "off", synchronous_commit: "off", full_page_writes: "off" }),
     };
     const args = Object.entries(settings).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
-    server = spawn(...asOwner(binaries.postgres, ["-D", dataDir, "-p", `${port}`, ...args]), {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    await ready(server);
     const url = (database: string) => `postgres://${superuser}@127.0.0.1:${port}/${database}`;
-    admin = new pg.Client({ connectionString: url("postgres") });
-    await admin.connect();
+    const launch = async () => {
+      server = spawn(...asOwner(binaries.postgres, ["-D", dataDir, "-p", `${port}`, ...args]), {
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      await ready(server);
+      admin = new pg.Client({ connectionString: url("postgres") });
+      await admin.connect();
+    };
+    await launch();
     let databases = 0;
-    const client = admin;
     return {
       async createDatabase() {
         const name = `flowlog_${++databases}`;
-        await client.query(
+        if (!admin) throw new Error("the PostgreSQL server is paused");
+        await admin.query(
           `CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`,
         );
         return url(name);
       },
+      async pause() {
+        await admin?.end().catch(() => undefined);
+        admin = undefined;
+        if (server) await stopServer(server);
+      },
+      resume: launch,
       stop,
     };
   } catch (error) {

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { StoreUnavailableError } from "../../errors/store-unavailable.js";
 import { migrate } from "./migrations.js";
 
 export type PostgresPool = pg.Pool;
@@ -28,7 +29,8 @@ export interface PostgresOptions {
  * returned, so a wrong URL or an unreachable server stops the start instead of the first request.
  */
 export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<PostgresPool> {
-  const pool = new pg.Pool({
+  const pool = new UnavailableAwarePool({
+    Client: UnavailableAwareClient,
     connectionString: checkedUrl(url),
     max: options.maxConnections,
     // pg waits forever by default: a server that drops packets would hang the start.
@@ -123,6 +125,78 @@ export function maskPassword(url: string): string {
  * (localhost: ::1 and 127.0.0.1) as an AggregateError whose own message is empty.
  */
 function reason(error: unknown): string {
+  if (error instanceof StoreUnavailableError) return reason(error.cause);
   if (error instanceof AggregateError && error.errors.length > 0) return reason(error.errors[0]);
   return error instanceof Error && error.message !== "" ? error.message : String(error);
+}
+
+/**
+ * SQLSTATEs of a server that went away or will not take the connection: class 08 (connection
+ * exception), an operator's or a crash's shutdown, a server still starting, no connection slot free.
+ */
+const unavailableStates = /^(08...|57P0[123]|53300)$/;
+/** Socket errors of a server that cannot be reached. */
+const unreachableCodes = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+
+/**
+ * Whether `error` says the database could not be reached rather than that the statement was wrong:
+ * pg reports a connection the server closed, or one that never opened in time, by message only.
+ */
+export function isUnavailable(error: unknown): boolean {
+  if (error instanceof AggregateError) return error.errors.some(isUnavailable);
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && (unavailableStates.test(code) || unreachableCodes.has(code))) return true;
+  return /^Connection terminated|^timeout exceeded when trying to connect|not queryable/.test(error.message);
+}
+
+function rethrowUnavailable(error: unknown): never {
+  throw isUnavailable(error) ? new StoreUnavailableError({ cause: error }) : error;
+}
+
+/**
+ * A pool whose statements and connections fail with StoreUnavailableError when the server cannot be
+ * reached (issue 15: 503 for the API, a retry for an activity); the pool drops the broken connection
+ * and opens a new one for the next request, so service resumes by itself when the server is back.
+ * Promise calls only: callbacks are not translated (flowlog uses none).
+ */
+class UnavailableAwarePool extends pg.Pool {
+  // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; this forwards them all.
+  override query(...args: unknown[]): any {
+    const result = (super.query as (...forwarded: unknown[]) => unknown)(...args);
+    return result instanceof Promise ? result.catch(rethrowUnavailable) : result;
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: as above, for connect's promise and callback forms.
+  override connect(...args: unknown[]): any {
+    const result = (super.connect as (...forwarded: unknown[]) => unknown)(...args);
+    return result instanceof Promise ? result.catch(rethrowUnavailable) : result;
+  }
+}
+
+/**
+ * The connections of that pool: a statement inside a transaction fails the same way. A connection
+ * that dies while checked out (in a transaction) emits `error`, which unheard would end the process;
+ * its statement's promise already carries the failure, and a later one finds it not queryable.
+ */
+class UnavailableAwareClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.on("error", () => undefined);
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; this forwards them all.
+  override query(...args: unknown[]): any {
+    const result = (super.query as (...forwarded: unknown[]) => unknown)(...args);
+    return result instanceof Promise ? result.catch(rethrowUnavailable) : result;
+  }
 }
