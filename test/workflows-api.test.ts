@@ -239,6 +239,32 @@ describe("validation on save", () => {
     expect(flowlog.store.workflows.getWorkflow(workflow.id)?.version).toBe(1);
   });
 
+  it("text holding a NUL character is refused by its field, in either store; JSON values may hold one (D32)", async () => {
+    const named = state();
+    (named.blocks.start as Json).name = "St\u0000art";
+    const refused = await call("POST", `/api/v1/workspaces/${alice.workspaceId}/workflows`, {
+      name: "Nul\u0000name",
+      state: named,
+    });
+    expect(refused.status).toBe(400);
+    expect((refused.json as { errors: Json[] }).errors).toEqual([
+      { field: "name", message: "name must not contain the NUL character (U+0000)" },
+      {
+        field: "state.blocks.start.name",
+        message: "state.blocks.start.name must not contain the NUL character (U+0000)",
+      },
+    ]);
+
+    const configured = state();
+    (configured.blocks.done.config as Json).data = "a\u0000b";
+    const saved = await createOverRest("NUL in a JSON value", { state: configured });
+    const read = await call("GET", `/api/v1/workflows/${saved.id}`);
+    expect(
+      ((read.json as { workflow: WorkflowJson }).workflow.state as { blocks: { done: { config: Json } } })
+        .blocks.done.config.data,
+    ).toBe("a\u0000b");
+  });
+
   it("name and state are required on create", async () => {
     const response = await call("POST", `/api/v1/workspaces/${alice.workspaceId}/workflows`, {});
     expect(response.status).toBe(400);

@@ -40,7 +40,58 @@ export function violationsOf(method: DescMethod, message: Message): FieldViolati
   return [
     ...missingFields(method.input, message),
     ...declared.map((violation) => describe(violation, relativeTo)),
+    ...nulCharacters(method.input, message, "").map((field) => {
+      const name =
+        relativeTo && field.startsWith(`${relativeTo}.`) ? field.slice(relativeTo.length + 1) : field;
+      return { field: name, message: `${name} must not contain the NUL character (U+0000)` };
+    }),
   ];
+}
+
+/** Messages written into the store as JSON text, where a NUL is escaped (\u0000) and harmless. */
+const storedAsJson = new Set([
+  "google.protobuf.Struct",
+  "google.protobuf.Value",
+  "google.protobuf.ListValue",
+]);
+
+/**
+ * The JSON paths of the text fields that hold U+0000. Text is stored as it is (names, addresses, cron,
+ * URLs), and PostgreSQL's text cannot hold a NUL (D32): one store must not accept what the other would
+ * answer with a fault, so neither does.
+ */
+function nulCharacters(schema: DescMessage, message: Message, prefix: string): string[] {
+  if (storedAsJson.has(schema.typeName)) return [];
+  const found: string[] = [];
+  const values = message as unknown as Record<string, unknown>;
+  const hasNul = (value: unknown) => typeof value === "string" && value.includes("\0");
+  for (const field of schema.fields) {
+    let value: unknown = values[field.localName];
+    if (field.oneof) {
+      const chosen = values[field.oneof.localName] as { case?: string; value?: unknown } | undefined;
+      value = chosen?.case === field.localName ? chosen.value : undefined;
+    }
+    if (value === undefined || value === null) continue;
+    const path = `${prefix}${field.jsonName}`;
+    if (field.fieldKind === "scalar" && hasNul(value)) found.push(path);
+    else if (field.fieldKind === "message")
+      found.push(...nulCharacters(field.message, value as Message, `${path}.`));
+    else if (field.fieldKind === "list") {
+      (value as unknown[]).forEach((item, index) => {
+        if (field.listKind === "scalar" && hasNul(item)) found.push(`${path}[${index}]`);
+        if (field.listKind === "message")
+          found.push(...nulCharacters(field.message, item as Message, `${path}[${index}].`));
+      });
+    } else if (field.fieldKind === "map") {
+      for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+        if (hasNul(key) || (field.mapKind === "scalar" && hasNul(item)))
+          found.push(`${path}.${key.replaceAll("\0", "\\u0000")}`);
+        else if (field.mapKind === "message")
+          found.push(...nulCharacters(field.message, item as Message, `${path}.${key}.`));
+      }
+    }
+  }
+  return found;
 }
 
 /** The request field a REST path takes as its whole body (`body: "subscription"`), if any. */
