@@ -15,6 +15,8 @@ export interface PostgresServer {
    * order, as on a server whose locale is a language's: the store must not depend on the server's.
    */
   createDatabase(): Promise<string>;
+  /** The superuser's URL to the server's `postgres` database, for another process to create databases with. */
+  adminUrl: string;
   /** Stops the server (its sessions end, new connections are refused) and keeps its data. */
   pause(): Promise<void>;
   /** Starts the paused server again on the same port, with the same data. */
@@ -73,13 +75,10 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
     let databases = 0;
     return {
       async createDatabase() {
-        const name = `flowlog_${++databases}`;
         if (!admin) throw new Error("the PostgreSQL server is paused");
-        await admin.query(
-          `CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`,
-        );
-        return url(name);
+        return createDatabaseWith(admin, url(`flowlog_${++databases}`));
       },
+      adminUrl: url("postgres"),
       async pause() {
         await admin?.end().catch(() => undefined);
         admin = undefined;
@@ -92,6 +91,16 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
     await stop();
     throw error;
   }
+}
+
+/**
+ * Creates the database `url` names through `admin`, a connection to the same server. Its collation is
+ * ICU's en-US, whose order is not byte order, as on a server whose locale is a language's.
+ */
+export async function createDatabaseWith(admin: pg.ClientBase, url: string): Promise<string> {
+  const name = new URL(url).pathname.slice(1);
+  await admin.query(`CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
+  return url;
 }
 
 type Command = (program: string, args: string[]) => [string, string[]];
