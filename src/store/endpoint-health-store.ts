@@ -1,10 +1,8 @@
 import type { FailureRun } from "../domain/auto-disable.js";
 import type { Db } from "./database.js";
 import type { DeliveryStatus } from "./deliveries-store.js";
+import { endpointHealthFromRow, endpointHealthSql, type HealthRow } from "./endpoint-health-rows.js";
 import type { Channel } from "./subscriptions-store.js";
-
-/** The channels D35 can disable: an e-mail subscription is where the notice goes, not what it is about. */
-const watchedChannels = "('webhook', 'slack')";
 
 /** A webhook or chat subscription as the endpoint-health watcher judges it (D35); never its secret. */
 export interface EndpointHealth {
@@ -19,18 +17,11 @@ export interface EndpointHealth {
   run: (FailureRun & { lastFailure: string | null }) | null;
 }
 
-interface HealthRow {
-  id: string;
-  workspace_id: string;
-  channel: Channel;
-  config_json: string;
-  active: number;
-  deleted_at: number | null;
-  failing_since: number | null;
-  failed_deliveries: number;
-  disable_notice_at: number | null;
-  last_failure: string | null;
-}
+/**
+ * The area as the services see it (D32). `settled` is left out: the delivery log calls it inside its own
+ * transaction, so each store's delivery log calls its own kind's, on that transaction's connection.
+ */
+export type EndpointHealthArea = Omit<EndpointHealthStore, "settled">;
 
 /**
  * D35's bookkeeping on a subscription: the run of failed deliveries (counted as each delivery settles,
@@ -43,40 +34,18 @@ export class EndpointHealthStore {
 
   constructor(db: Db) {
     this.statements = {
-      byId: db.prepare(
-        `SELECT id, workspace_id, channel, config_json, active, deleted_at, failing_since, failed_deliveries,
-           disable_notice_at, last_failure
-         FROM notification_subscriptions WHERE id = ?`,
-      ),
-      failed: db.prepare(
-        `UPDATE notification_subscriptions
-         SET failing_since = coalesce(failing_since, @at), failed_deliveries = failed_deliveries + 1,
-           last_failure = @error
-         WHERE id = @id AND channel IN ${watchedChannels} AND deleted_at IS NULL`,
-      ),
-      succeeded: db.prepare(
-        `UPDATE notification_subscriptions
-         SET failing_since = NULL, failed_deliveries = 0, disable_notice_at = NULL, last_failure = NULL
-         WHERE id = @id AND failing_since IS NOT NULL`,
-      ),
-      claimNotice: db.prepare(
-        `UPDATE notification_subscriptions SET disable_notice_at = @at
-         WHERE id = @id AND failing_since = @failingSince AND disable_notice_at IS NULL AND active = 1
-           AND deleted_at IS NULL`,
-      ),
-      disable: db.prepare(
-        `UPDATE notification_subscriptions
-         SET active = 0, disabled_reason = @reason, disabled_at = @at, updated_at = @at
-         WHERE id = @id AND failing_since = @failingSince AND disable_notice_at IS NOT NULL AND active = 1
-           AND deleted_at IS NULL`,
-      ),
+      byId: db.prepare(endpointHealthSql.byId),
+      failed: db.prepare(endpointHealthSql.failed),
+      succeeded: db.prepare(endpointHealthSql.succeeded),
+      claimNotice: db.prepare(endpointHealthSql.claimNotice),
+      disable: db.prepare(endpointHealthSql.disable),
     };
   }
 
   /** undefined when there is no such subscription. */
   async get(subscriptionId: string): Promise<EndpointHealth | undefined> {
-    const row = this.statements.byId.get(subscriptionId) as HealthRow | undefined;
-    return row && toHealth(row);
+    const row = this.statements.byId.get({ id: subscriptionId }) as HealthRow | undefined;
+    return row && endpointHealthFromRow(row);
   }
 
   /**
@@ -99,25 +68,4 @@ export class EndpointHealthStore {
   async disable(subscriptionId: string, failingSince: number, reason: string, at: number): Promise<boolean> {
     return this.statements.disable.run({ id: subscriptionId, failingSince, reason, at }).changes > 0;
   }
-}
-
-function toHealth(row: HealthRow): EndpointHealth {
-  const { url } = JSON.parse(row.config_json) as { url?: string };
-  return {
-    subscriptionId: row.id,
-    workspaceId: row.workspace_id,
-    channel: row.channel,
-    url: url ?? "",
-    active: row.active === 1,
-    deleted: row.deleted_at !== null,
-    run:
-      row.failing_since === null
-        ? null
-        : {
-            failingSince: row.failing_since,
-            failedDeliveries: row.failed_deliveries,
-            noticedAt: row.disable_notice_at,
-            lastFailure: row.last_failure,
-          },
-  };
 }

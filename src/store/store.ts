@@ -4,7 +4,7 @@ import { AccountsStore } from "./accounts-store.js";
 import { AlertsStore } from "./alerts-store.js";
 import { type Db, databaseFile, openDatabase } from "./database.js";
 import { DeliveriesStore } from "./deliveries-store.js";
-import { EndpointHealthStore } from "./endpoint-health-store.js";
+import { type EndpointHealthArea, EndpointHealthStore } from "./endpoint-health-store.js";
 import { EnvironmentStore } from "./environment-store.js";
 import { InactivityStore } from "./inactivity-store.js";
 import { LogsStore } from "./logs-store.js";
@@ -39,7 +39,7 @@ export interface Store {
   notifications: StoreArea<SubscriptionsStore>;
   deliveries: StoreArea<DeliveriesStore>;
   /** D35: the runs of failed deliveries that can disable a webhook or chat endpoint. */
-  endpointHealth: StoreArea<EndpointHealthStore>;
+  endpointHealth: EndpointHealthArea;
   inactivity: StoreArea<InactivityStore>;
   alerts: StoreArea<AlertsStore>;
   close(): void;
