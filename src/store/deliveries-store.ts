@@ -1,4 +1,5 @@
 import type { Db } from "./database.js";
+import { type DeliveryRow, deliveryListSql, deliverySql, deliveryWithEvent } from "./delivery-rows.js";
 import type { EndpointHealthStore } from "./endpoint-health-store.js";
 
 export const deliveryStatuses = ["pending", "succeeded", "failed"] as const;
@@ -56,15 +57,6 @@ export interface DeliveryFilter {
   eventId?: string | undefined;
 }
 
-const deliveryColumns = `id, event_id AS eventId, event_type AS eventType, subscription_id AS subscriptionId,
-  workspace_id AS workspaceId, log_id AS logId, status, attempts, last_error AS lastError,
-  created_at AS createdAt, updated_at AS updatedAt`;
-
-const attemptColumns = `delivery_id AS deliveryId, series, attempt, started_at AS startedAt,
-  duration_ms AS durationMs, outcome, http_status AS httpStatus, response_snippet AS responseSnippet, error`;
-
-type DeliveryRow = DeliveryRecord & { eventJson: string };
-
 /** The delivery log (issue 5, item 7): deliveries and each of their attempts. */
 export class DeliveriesStore {
   private readonly statements;
@@ -75,35 +67,12 @@ export class DeliveriesStore {
   ) {
     this.statements = {
       statusOf: db.prepare("SELECT status, subscription_id AS subscriptionId FROM deliveries WHERE id = ?"),
-      insert: db.prepare(
-        `INSERT INTO deliveries (id, event_id, event_type, subscription_id, workspace_id, log_id, event_json,
-           status, created_at, updated_at)
-         VALUES (@id, @eventId, @eventType, @subscriptionId, @workspaceId, @logId, @eventJson, 'pending',
-           @createdAt, @createdAt)
-         ON CONFLICT (event_id, subscription_id) DO NOTHING`,
-      ),
-      byEvent: db.prepare(
-        `SELECT ${deliveryColumns}, event_json AS eventJson FROM deliveries
-         WHERE event_id = ? AND subscription_id = ?`,
-      ),
-      byId: db.prepare(`SELECT ${deliveryColumns}, event_json AS eventJson FROM deliveries WHERE id = ?`),
-      attemptsOf: db.prepare(
-        `SELECT ${attemptColumns} FROM delivery_attempts WHERE delivery_id = ? ORDER BY series, attempt`,
-      ),
-      upsertAttempt: db.prepare(
-        `INSERT INTO delivery_attempts (delivery_id, series, attempt, started_at, duration_ms, outcome,
-           http_status, response_snippet, error)
-         VALUES (@deliveryId, @series, @attempt, @startedAt, @durationMs, @outcome, @httpStatus,
-           @responseSnippet, @error)
-         ON CONFLICT (delivery_id, series, attempt) DO UPDATE SET started_at = excluded.started_at,
-           duration_ms = excluded.duration_ms, outcome = excluded.outcome, http_status = excluded.http_status,
-           response_snippet = excluded.response_snippet, error = excluded.error`,
-      ),
-      settle: db.prepare(
-        `UPDATE deliveries SET status = @status, last_error = @error, updated_at = @now,
-           attempts = (SELECT count(*) FROM delivery_attempts WHERE delivery_id = @id)
-         WHERE id = @id`,
-      ),
+      insert: db.prepare(deliverySql.insert),
+      byEvent: db.prepare(deliverySql.byEvent),
+      byId: db.prepare(deliverySql.byId),
+      attemptsOf: db.prepare(deliverySql.attemptsOf),
+      upsertAttempt: db.prepare(deliverySql.upsertAttempt),
+      settle: db.prepare(deliverySql.settle),
       reopen: db.prepare(
         "UPDATE deliveries SET status = 'pending', updated_at = ? WHERE id = ? AND status != 'pending'",
       ),
@@ -117,31 +86,22 @@ export class DeliveriesStore {
    */
   async createOnce(delivery: NewDelivery): Promise<DeliveryWithEvent> {
     this.statements.insert.run({ ...delivery, eventJson: JSON.stringify(delivery.event) });
-    const row = this.statements.byEvent.get(delivery.eventId, delivery.subscriptionId) as DeliveryRow;
-    return withEvent(row);
+    const row = this.statements.byEvent.get(delivery) as DeliveryRow;
+    return deliveryWithEvent(row);
   }
 
   async get(id: string): Promise<DeliveryWithEvent | undefined> {
-    const row = this.statements.byId.get(id) as DeliveryRow | undefined;
-    return row && withEvent(row);
+    const row = this.statements.byId.get({ id }) as DeliveryRow | undefined;
+    return row && deliveryWithEvent(row);
   }
 
   /** Newest first; the event bodies stay out of lists. */
   async list(filter: DeliveryFilter, limit: number): Promise<DeliveryRecord[]> {
-    const where = ["workspace_id = @workspaceId"];
-    if (filter.subscriptionId !== undefined) where.push("subscription_id = @subscriptionId");
-    if (filter.status !== undefined) where.push("status = @status");
-    if (filter.eventId !== undefined) where.push("event_id = @eventId");
-    return this.db
-      .prepare(
-        `SELECT ${deliveryColumns} FROM deliveries WHERE ${where.join(" AND ")}
-         ORDER BY created_at DESC, id DESC LIMIT @limit`,
-      )
-      .all({ ...filter, limit }) as DeliveryRecord[];
+    return this.db.prepare(deliveryListSql(filter)).all({ ...filter, limit }) as DeliveryRecord[];
   }
 
   async attemptsOf(deliveryId: string): Promise<DeliveryAttemptRecord[]> {
-    return this.statements.attemptsOf.all(deliveryId) as DeliveryAttemptRecord[];
+    return this.statements.attemptsOf.all({ deliveryId }) as DeliveryAttemptRecord[];
   }
 
   /**
@@ -180,8 +140,4 @@ export class DeliveriesStore {
       return (series ?? 1) + 1;
     })();
   }
-}
-
-function withEvent({ eventJson, ...delivery }: DeliveryRow): DeliveryWithEvent {
-  return { ...delivery, event: JSON.parse(eventJson) };
 }

@@ -1,0 +1,57 @@
+import type { DeliveryFilter, DeliveryRecord, DeliveryWithEvent } from "./deliveries-store.js";
+
+/**
+ * The delivery log's rows and the statements both stores write alike (D19, D32: the same columns in
+ * SQLite and PostgreSQL), with `@name` parameters. Column aliases are quoted so that PostgreSQL keeps
+ * their case and a row is already its record.
+ */
+
+const deliveryColumns = `id, event_id AS "eventId", event_type AS "eventType", subscription_id AS "subscriptionId",
+  workspace_id AS "workspaceId", log_id AS "logId", status, attempts, last_error AS "lastError",
+  created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+const attemptColumns = `delivery_id AS "deliveryId", series, attempt, started_at AS "startedAt",
+  duration_ms AS "durationMs", outcome, http_status AS "httpStatus", response_snippet AS "responseSnippet", error`;
+
+export const deliverySql = {
+  /** D19: one delivery per (event, subscription); a second insert of the pair leaves the first. */
+  insert: `INSERT INTO deliveries (id, event_id, event_type, subscription_id, workspace_id, log_id, event_json,
+      status, created_at, updated_at)
+    VALUES (@id, @eventId, @eventType, @subscriptionId, @workspaceId, @logId, @eventJson, 'pending',
+      @createdAt, @createdAt)
+    ON CONFLICT (event_id, subscription_id) DO NOTHING`,
+  byEvent: `SELECT ${deliveryColumns}, event_json AS "eventJson" FROM deliveries
+    WHERE event_id = @eventId AND subscription_id = @subscriptionId`,
+  byId: `SELECT ${deliveryColumns}, event_json AS "eventJson" FROM deliveries WHERE id = @id`,
+  attemptsOf: `SELECT ${attemptColumns} FROM delivery_attempts WHERE delivery_id = @deliveryId
+    ORDER BY series, attempt`,
+  /** Recording the same attempt again (an activity retried after its write) replaces it. */
+  upsertAttempt: `INSERT INTO delivery_attempts (delivery_id, series, attempt, started_at, duration_ms, outcome,
+      http_status, response_snippet, error)
+    VALUES (@deliveryId, @series, @attempt, @startedAt, @durationMs, @outcome, @httpStatus,
+      @responseSnippet, @error)
+    ON CONFLICT (delivery_id, series, attempt) DO UPDATE SET started_at = excluded.started_at,
+      duration_ms = excluded.duration_ms, outcome = excluded.outcome, http_status = excluded.http_status,
+      response_snippet = excluded.response_snippet, error = excluded.error`,
+  /** The delivery's status after an attempt, counting its attempts over all series. */
+  settle: `UPDATE deliveries SET status = @status, last_error = @error, updated_at = @now,
+      attempts = (SELECT count(*) FROM delivery_attempts WHERE delivery_id = @id)
+    WHERE id = @id`,
+} as const;
+
+/** Newest first, with the filters present (already validated); the event bodies stay out of lists. */
+export function deliveryListSql(filter: DeliveryFilter): string {
+  const where = ["workspace_id = @workspaceId"];
+  if (filter.subscriptionId !== undefined) where.push("subscription_id = @subscriptionId");
+  if (filter.status !== undefined) where.push("status = @status");
+  if (filter.eventId !== undefined) where.push("event_id = @eventId");
+  return `SELECT ${deliveryColumns} FROM deliveries WHERE ${where.join(" AND ")}
+    ORDER BY created_at DESC, id DESC LIMIT @limit`;
+}
+
+/** A row of deliverySql.byId or byEvent. */
+export type DeliveryRow = DeliveryRecord & { eventJson: string };
+
+export function deliveryWithEvent({ eventJson, ...delivery }: DeliveryRow): DeliveryWithEvent {
+  return { ...delivery, event: JSON.parse(eventJson) };
+}

@@ -1,0 +1,99 @@
+import type {
+  DeliveriesStore,
+  DeliveryAttemptRecord,
+  DeliveryFilter,
+  DeliveryRecord,
+  DeliveryStatus,
+  DeliveryWithEvent,
+  NewDelivery,
+} from "../deliveries-store.js";
+import { type DeliveryRow, deliveryListSql, deliverySql, deliveryWithEvent } from "../delivery-rows.js";
+import type { StoreArea } from "../store.js";
+import { type PostgresPool, withTransaction } from "./database.js";
+import type { PostgresEndpointHealthStore } from "./endpoint-health-store.js";
+import { namedStatement } from "./named-parameters.js";
+
+const statements = {
+  insert: namedStatement(deliverySql.insert),
+  byEvent: namedStatement(deliverySql.byEvent),
+  byId: namedStatement(deliverySql.byId),
+  attemptsOf: namedStatement(deliverySql.attemptsOf),
+  upsertAttempt: namedStatement(deliverySql.upsertAttempt),
+  settle: namedStatement(deliverySql.settle),
+  // Locked, so that two writes of one delivery's attempts (a retried activity and the try it retries)
+  // take turns: the second sees the status the first left, and no settling is counted twice (D35).
+  statusOf: namedStatement(
+    `SELECT status, subscription_id AS "subscriptionId" FROM deliveries WHERE id = @id FOR UPDATE`,
+  ),
+  // One statement: a second redelivery waits for the first's row lock, then finds the delivery pending.
+  reopen: namedStatement(
+    `UPDATE deliveries SET status = 'pending', updated_at = @now WHERE id = @id AND status <> 'pending'
+     RETURNING (SELECT max(series) FROM delivery_attempts WHERE delivery_id = @id) AS series`,
+  ),
+};
+
+/**
+ * The delivery log on PostgreSQL (D19, D32): SQLite's rows and statements (delivery-rows.ts), as
+ * promises, with the same atomicity across processes and machines.
+ */
+export class PostgresDeliveriesStore implements StoreArea<DeliveriesStore> {
+  constructor(
+    private readonly pool: PostgresPool,
+    private readonly endpointHealth: PostgresEndpointHealthStore,
+  ) {}
+
+  /**
+   * The delivery of this event to this subscription, created on first call (D19: one per pair). The
+   * insert waits for a concurrent insert of the same pair to end; the read after it is a statement of its
+   * own, so it sees the row whichever process wrote it.
+   */
+  async createOnce(delivery: NewDelivery): Promise<DeliveryWithEvent> {
+    await this.pool.query(statements.insert({ ...delivery, eventJson: JSON.stringify(delivery.event) }));
+    const { rows } = await this.pool.query<DeliveryRow>(statements.byEvent(delivery));
+    return deliveryWithEvent(rows[0] as DeliveryRow);
+  }
+
+  async get(id: string): Promise<DeliveryWithEvent | undefined> {
+    const { rows } = await this.pool.query<DeliveryRow>(statements.byId({ id }));
+    return rows[0] && deliveryWithEvent(rows[0]);
+  }
+
+  async list(filter: DeliveryFilter, limit: number): Promise<DeliveryRecord[]> {
+    const { rows } = await this.pool.query<DeliveryRecord>(
+      namedStatement(deliveryListSql(filter))({ ...filter, limit }),
+    );
+    return rows;
+  }
+
+  async attemptsOf(deliveryId: string): Promise<DeliveryAttemptRecord[]> {
+    return (await this.pool.query<DeliveryAttemptRecord>(statements.attemptsOf({ deliveryId }))).rows;
+  }
+
+  /**
+   * Records one attempt and where the delivery now stands, together, and on a change of status extends
+   * or ends its endpoint's run of failures (D35) in the same transaction. True when that counted a failure.
+   */
+  async recordAttempt(attempt: DeliveryAttemptRecord, status: DeliveryStatus): Promise<boolean> {
+    return withTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ status: DeliveryStatus; subscriptionId: string }>(
+        statements.statusOf({ id: attempt.deliveryId }),
+      );
+      const before = rows[0];
+      const now = attempt.startedAt + attempt.durationMs;
+      await client.query(statements.upsertAttempt(attempt));
+      await client.query(statements.settle({ id: attempt.deliveryId, status, error: attempt.error, now }));
+      if (!before || before.status === status) return false;
+      return this.endpointHealth.settled(client, before.subscriptionId, status, now, attempt.error);
+    });
+  }
+
+  /**
+   * Opens the next attempt series of a settled delivery (redelivery, D19) and returns its number, or
+   * undefined while a series is still running.
+   */
+  async reopen(id: string, now: number): Promise<number | undefined> {
+    const { rows } = await this.pool.query<{ series: number | null }>(statements.reopen({ id, now }));
+    const row = rows[0];
+    return row && (row.series ?? 1) + 1;
+  }
+}
