@@ -1,4 +1,5 @@
 import type { Db } from "./database.js";
+import { fanOutIntentColumns } from "./outbox-rows.js";
 
 /** A fan-out to start (issue 12): the notifications of one new log entry, on the worker's delivery queue. */
 export interface FanOutIntent {
@@ -6,13 +7,6 @@ export interface FanOutIntent {
   workspaceId: string;
   workflowId: string;
   taskQueue: string;
-}
-
-interface OutboxRow {
-  log_id: string;
-  workspace_id: string;
-  workflow_id: string;
-  task_queue: string;
 }
 
 /**
@@ -31,7 +25,7 @@ export class OutboxStore {
         `UPDATE notification_outbox SET not_before = @leaseEnd
          WHERE log_id IN (SELECT log_id FROM notification_outbox WHERE not_before <= @now
                           ORDER BY not_before LIMIT @limit)
-         RETURNING log_id, workspace_id, workflow_id, task_queue`,
+         RETURNING ${fanOutIntentColumns}`,
       ),
       remove: db.prepare("DELETE FROM notification_outbox WHERE log_id = ?"),
       postpone: db.prepare("UPDATE notification_outbox SET not_before = ? WHERE log_id = ?"),
@@ -42,13 +36,7 @@ export class OutboxStore {
 
   /** Up to `limit` intents whose time has come, each now held for `leaseMs`. */
   async claim(now: number, leaseMs: number, limit: number): Promise<FanOutIntent[]> {
-    const rows = this.statements.claim.all({ now, leaseEnd: now + leaseMs, limit }) as OutboxRow[];
-    return rows.map((row) => ({
-      logId: row.log_id,
-      workspaceId: row.workspace_id,
-      workflowId: row.workflow_id,
-      taskQueue: row.task_queue,
-    }));
+    return this.statements.claim.all({ now, leaseEnd: now + leaseMs, limit }) as FanOutIntent[];
   }
 
   /** The fan-out was started (or already was): the intent is done. */
