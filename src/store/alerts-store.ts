@@ -1,3 +1,4 @@
+import { type AlertStateRow, alertStateFromRow, alertStateSql } from "./alert-rows.js";
 import type { Db } from "./database.js";
 import type { Level, Trigger } from "./records.js";
 import type { AlertRuleName } from "./subscriptions-store.js";
@@ -68,19 +69,6 @@ export interface ResolutionClaim {
   reason: string;
 }
 
-interface AlertStateRow {
-  subscription_id: string;
-  workflow_id: string;
-  rule: AlertRuleName;
-  last_fired_at: number;
-  last_event_id: string;
-  reason: string;
-  status: AlertStatus;
-  resolved_at: number | null;
-  resolution_reason: string | null;
-  resolved_event_id: string | null;
-}
-
 // Every read walks log_entries_by_workflow_time (workflow_id, started_at): a rule reads one workflow's
 // recent rows, never the table (issue 6: fast with millions of log rows). The trigger filter is bound
 // as a JSON array so one prepared statement serves every filter.
@@ -112,30 +100,10 @@ export class AlertsStore {
       lastLevels: db.prepare(sql.lastLevels),
       windowStats: db.prepare(sql.windowStats),
       firstStartedAt: db.prepare(sql.firstStartedAt),
-      // D34: a pair fires again only once its last firing is resolved (or was of a rule the subscription
-      // no longer has), and D21's cooldown still counts from that firing, so a rule that flaps alerts at
-      // most once an hour. A new firing clears the resolution it follows.
-      fire: db.prepare(
-        `INSERT INTO alert_state (subscription_id, workflow_id, rule, last_fired_at, last_event_id, reason)
-         VALUES (@subscriptionId, @workflowId, @rule, @firedAt, @eventId, @reason)
-         ON CONFLICT (subscription_id, workflow_id) DO UPDATE SET rule = excluded.rule,
-           last_fired_at = excluded.last_fired_at, last_event_id = excluded.last_event_id,
-           reason = excluded.reason, status = 'firing', resolved_at = NULL, resolution_reason = NULL,
-           resolved_event_id = NULL
-         WHERE (alert_state.status = 'resolved' OR alert_state.rule <> excluded.rule)
-           AND alert_state.last_fired_at <= excluded.last_fired_at - @cooldownMs
-         RETURNING subscription_id`,
-      ),
-      // D34: no cooldown; only a firing of the same rule, by an execution that ended no earlier.
-      resolve: db.prepare(
-        `UPDATE alert_state SET status = 'resolved', resolved_at = @resolvedAt,
-           resolution_reason = @reason, resolved_event_id = @eventId
-         WHERE subscription_id = @subscriptionId AND workflow_id = @workflowId AND status = 'firing'
-           AND rule = @rule AND last_fired_at <= @resolvedAt
-         RETURNING *`,
-      ),
-      state: db.prepare("SELECT * FROM alert_state WHERE subscription_id = ? AND workflow_id = ?"),
-      states: db.prepare("SELECT * FROM alert_state WHERE subscription_id = ? ORDER BY workflow_id"),
+      fire: db.prepare(alertStateSql.fire),
+      resolve: db.prepare(alertStateSql.resolve),
+      state: db.prepare(alertStateSql.state),
+      states: db.prepare(alertStateSql.states),
     };
     // A retried fan-out or watcher must find the claim it already made, not lose its event: the same
     // event id is answered from the row, unchanged (a later resolution of that firing stays).
@@ -147,7 +115,7 @@ export class AlertsStore {
       const state = this.stateOf(resolution.subscriptionId, resolution.workflowId);
       if (state?.resolvedEventId === resolution.eventId) return state;
       const row = this.statements.resolve.get(resolution) as AlertStateRow | undefined;
-      return row && toRecord(row);
+      return row && alertStateFromRow(row);
     });
   }
 
@@ -189,13 +157,13 @@ export class AlertsStore {
   }
 
   private stateOf(subscriptionId: string, workflowId: string): AlertStateRecord | undefined {
-    const row = this.statements.state.get(subscriptionId, workflowId) as AlertStateRow | undefined;
-    return row && toRecord(row);
+    const row = this.statements.state.get({ subscriptionId, workflowId }) as AlertStateRow | undefined;
+    return row && alertStateFromRow(row);
   }
 
   /** The last alert of each workflow of a subscription. */
   async states(subscriptionId: string): Promise<AlertStateRecord[]> {
-    return (this.statements.states.all(subscriptionId) as AlertStateRow[]).map(toRecord);
+    return (this.statements.states.all({ subscriptionId }) as AlertStateRow[]).map(alertStateFromRow);
   }
 
   /** The plans of the rule queries, for tests that hold them to the index. */
@@ -210,21 +178,6 @@ export class AlertsStore {
       return (rows as { detail: string }[]).map((row) => row.detail);
     });
   }
-}
-
-function toRecord(row: AlertStateRow): AlertStateRecord {
-  return {
-    subscriptionId: row.subscription_id,
-    workflowId: row.workflow_id,
-    rule: row.rule,
-    lastFiredAt: row.last_fired_at,
-    lastEventId: row.last_event_id,
-    reason: row.reason,
-    status: row.status,
-    resolvedAt: row.resolved_at,
-    resolutionReason: row.resolution_reason,
-    resolvedEventId: row.resolved_event_id,
-  };
 }
 
 function scopeParameters(scope: ExecutionScope) {
