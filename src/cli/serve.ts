@@ -9,7 +9,14 @@ import { untilStopSignal } from "./signals.js";
 export async function runServe(config: Config): Promise<void> {
   const store = openStore(config);
   const client = lazyTemporalClient(config.temporalAddress ?? "localhost:7233", config.temporalNamespace);
-  const api = await startApiServer(config, createApi({ config, store, temporal: { client } }));
+  const readiness = [
+    { name: "store", check: () => store.ping() },
+    { name: "temporal", check: async () => void (await client.workflowService.getSystemInfo({})) },
+  ];
+  const api = await startApiServer(config, {
+    ...createApi({ config, store, temporal: { client } }),
+    readiness,
+  });
   console.log(
     `flowlog API at ${api.url} (gRPC, gRPC-Web, Connect and REST; OpenAPI at ${api.url}/api/v1/openapi.json)`,
   );

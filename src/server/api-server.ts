@@ -13,6 +13,7 @@ import {
 } from "../gateway/rest-gateway.js";
 import { type ApiImplementations, apiServices, registerApiServices } from "./api-services.js";
 import { type FrontDoor, openDoor } from "./front-door.js";
+import { createHealthRoutes, type ReadinessCheck } from "./health.js";
 import { createOnePortServer } from "./one-port.js";
 import { loadOpenApiDocument } from "./openapi-document.js";
 import { registerReflection } from "./reflection.js";
@@ -35,6 +36,8 @@ export interface ApiServerOptions {
   implementations?: ApiImplementations;
   /** Authentication and the API rate limit, checked from the headers before a body is read (D28). */
   frontDoor?: FrontDoor;
+  /** What `/readyz` checks (issue 16): the store and Temporal for `flowlog serve`; none means ready. */
+  readiness?: readonly ReadinessCheck[];
 }
 
 export async function startApiServer(
@@ -64,8 +67,10 @@ export async function startApiServer(
     compressMinBytes,
   });
 
+  const health = createHealthRoutes(options.readiness ?? []);
+
   async function fallback(req: NodeRequest, res: NodeResponse): Promise<void> {
-    if (await gateway(req, res)) return;
+    if ((await health(req, res)) || (await gateway(req, res))) return;
     const path = new URL(req.url ?? "/", "http://x").pathname;
     if (req.method === "GET" && path === "/api/v1/openapi.json") {
       res.writeHead(200, { "content-type": "application/json" });

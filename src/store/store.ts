@@ -42,6 +42,8 @@ export interface Store {
   endpointHealth: EndpointHealthArea;
   inactivity: StoreArea<InactivityStore>;
   alerts: StoreArea<AlertsStore>;
+  /** Rejects when the database cannot answer now: what a process's readiness probe asks (issue 16). */
+  ping(): Promise<void>;
   close(): void;
 }
 
@@ -72,6 +74,9 @@ export function openStore(location: StoreLocation): Store {
     endpointHealth,
     inactivity: new InactivityStore(db),
     alerts: new AlertsStore(db),
+    ping: async () => {
+      db.prepare("SELECT 1").get();
+    },
     close: () => db.close(),
   };
 }

@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../src/util/free-port.js";
+import { type ServeProcess, startServeProcess } from "./support/serve-process.js";
+
+/**
+ * Issue 16: the probes a load balancer asks `flowlog serve`, without a key. /healthz: the process is
+ * alive. /readyz: it can serve now, i.e. its store and Temporal answer; otherwise 503 naming what failed.
+ */
+
+let connected: ServeProcess;
+let cutOff: ServeProcess;
+
+beforeAll(async () => {
+  [connected, cutOff] = await Promise.all([
+    startServeProcess(),
+    // A Temporal address nothing listens on: the API still serves logs, but is not ready to run workflows.
+    startServeProcess({ TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` }),
+  ]);
+});
+afterAll(() => Promise.all([connected?.stop(), cutOff?.stop()]));
+
+const probe = async (server: ServeProcess, path: string) => {
+  const response = await fetch(`${server.url}${path}`);
+  return {
+    status: response.status,
+    body: (await response.json()) as unknown,
+    cache: response.headers.get("cache-control"),
+  };
+};
+
+describe("health and readiness probes (issue 16)", () => {
+  it("/healthz answers 200 without a key, whatever the dependencies", async () => {
+    expect(await probe(connected, "/healthz")).toEqual({
+      status: 200,
+      body: { status: "ok" },
+      cache: "no-store",
+    });
+    expect((await probe(cutOff, "/healthz")).status).toBe(200);
+  });
+
+  it("/readyz answers 200 when the store and Temporal answer", async () => {
+    expect(await probe(connected, "/readyz")).toEqual({
+      status: 200,
+      body: { status: "ready" },
+      cache: "no-store",
+    });
+  });
+
+  it("/readyz answers 503 naming Temporal when it cannot be reached, and nothing of its address", async () => {
+    const answer = await probe(cutOff, "/readyz");
+    expect(answer).toEqual({
+      status: 503,
+      body: { status: "unready", failed: ["temporal"] },
+      cache: "no-store",
+    });
+  });
+});
