@@ -98,7 +98,7 @@ describe("Limits object: workflow execution rate limits (spec Limits object, D12
     const user = newUser();
     await limitsOf(user);
     await limitsOf(user);
-    expect(take(user, "sync")).toEqual({
+    expect(await take(user, "sync")).toEqual({
       allowed: true,
       remaining: 19,
       resetAtMs: now + 6000,
@@ -106,14 +106,14 @@ describe("Limits object: workflow execution rate limits (spec Limits object, D12
     const rates = (await limitsOf(user)).workflowExecutionRateLimit;
     expect(rates?.syncExecutions).toMatchObject({ remaining: 19, resetAt: isoFromMs(now + 6000) });
     expect(rates?.asyncExecutions).toMatchObject({ remaining: 100, resetAt: isoFromMs(now) });
-    take(user, "async");
+    await take(user, "async");
     expect((await limitsOf(user)).workflowExecutionRateLimit?.asyncExecutions?.remaining).toBe(99);
   });
 
   it("an empty bucket refuses the execution until the plan rate refills it", async () => {
     const user = newUser();
-    for (let i = 0; i < 20; i++) expect(take(user, "sync").allowed).toBe(true);
-    expect(take(user, "sync")).toEqual({
+    for (let i = 0; i < 20; i++) expect((await take(user, "sync")).allowed).toBe(true);
+    expect(await take(user, "sync")).toEqual({
       allowed: false,
       remaining: 0,
       resetAtMs: now + 6000,

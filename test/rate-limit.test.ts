@@ -48,62 +48,65 @@ let lastUser = 0;
 const newUser = () => `user-${++lastUser}`;
 
 describe("API rate limit: the token bucket (spec Limits, D11)", () => {
-  it("a new bucket starts full and each request takes one token", () => {
+  it("a new bucket starts full and each request takes one token", async () => {
     const key = newUser();
-    expect(store.rateLimits.peek(key, free, now)).toEqual({ remaining: 20, resetAtMs: now });
-    expect(store.rateLimits.take(key, free, now)).toEqual({
+    expect(await store.rateLimits.peek(key, free, now)).toEqual({ remaining: 20, resetAtMs: now });
+    expect(await store.rateLimits.take(key, free, now)).toEqual({
       allowed: true,
       remaining: 19,
       resetAtMs: now + 6000,
     });
-    expect(store.rateLimits.take(key, free, now).remaining).toBe(18);
+    expect((await store.rateLimits.take(key, free, now)).remaining).toBe(18);
   });
 
-  it("refills at the plan rate: 6 s on free (10/min) brings back exactly one token", () => {
+  it("refills at the plan rate: 6 s on free (10/min) brings back exactly one token", async () => {
     const key = newUser();
-    drain(key, free.maxBurst);
-    expect(store.rateLimits.take(key, free, t0 + 5999).allowed).toBe(false);
-    expect(store.rateLimits.take(key, free, t0 + 6000)).toEqual({
+    await drain(key, free.maxBurst);
+    expect((await store.rateLimits.take(key, free, t0 + 5999)).allowed).toBe(false);
+    expect(await store.rateLimits.take(key, free, t0 + 6000)).toEqual({
       allowed: true,
       remaining: 0,
       resetAtMs: t0 + 12_000,
     });
-    expect(store.rateLimits.take(key, free, t0 + 6000).allowed).toBe(false);
+    expect((await store.rateLimits.take(key, free, t0 + 6000)).allowed).toBe(false);
   });
 
-  it("counts refills in many small steps as whole tokens", () => {
+  it("counts refills in many small steps as whole tokens", async () => {
     const key = newUser();
-    drain(key, free.maxBurst);
+    await drain(key, free.maxBurst);
     for (let ms = 100; ms < 6000; ms += 100) {
-      expect(store.rateLimits.take(key, free, t0 + ms).allowed).toBe(false);
+      expect((await store.rateLimits.take(key, free, t0 + ms)).allowed).toBe(false);
     }
-    expect(store.rateLimits.take(key, free, t0 + 6000).allowed).toBe(true);
+    expect((await store.rateLimits.take(key, free, t0 + 6000)).allowed).toBe(true);
   });
 
-  it("accumulates idle tokens up to maxBurst and no further", () => {
+  it("accumulates idle tokens up to maxBurst and no further", async () => {
     const key = newUser();
-    drain(key, free.maxBurst);
+    await drain(key, free.maxBurst);
     const anHourLater = t0 + 3_600_000;
-    expect(store.rateLimits.peek(key, free, anHourLater)).toEqual({ remaining: 20, resetAtMs: anHourLater });
-    expect(store.rateLimits.take(key, free, anHourLater).remaining).toBe(19);
+    expect(await store.rateLimits.peek(key, free, anHourLater)).toEqual({
+      remaining: 20,
+      resetAtMs: anHourLater,
+    });
+    expect((await store.rateLimits.take(key, free, anHourLater)).remaining).toBe(19);
   });
 
-  it("a lagging clock neither drives tokens below zero nor earns them twice", () => {
+  it("a lagging clock neither drives tokens below zero nor earns them twice", async () => {
     const key = newUser();
-    drain(key, free.maxBurst);
-    const behind = store.rateLimits.take(key, free, t0 - 60_000);
+    await drain(key, free.maxBurst);
+    const behind = await store.rateLimits.take(key, free, t0 - 60_000);
     expect(behind).toMatchObject({ allowed: false, remaining: 0, resetAtMs: t0 + 6000 });
     // Had updated_at gone back a minute, the minute would refill ten tokens here.
-    expect(store.rateLimits.take(key, free, t0 + 6000).allowed).toBe(true);
-    expect(store.rateLimits.take(key, free, t0 + 6000).allowed).toBe(false);
+    expect((await store.rateLimits.take(key, free, t0 + 6000)).allowed).toBe(true);
+    expect((await store.rateLimits.take(key, free, t0 + 6000)).allowed).toBe(false);
   });
 
-  it("survives a restart: the bucket is read back from the database file", () => {
+  it("survives a restart: the bucket is read back from the database file", async () => {
     const key = newUser();
-    drain(key, 5);
+    await drain(key, 5);
     store.close();
     store = openStore({ file: path.join(dir, "flowlog.sqlite") });
-    expect(store.rateLimits.peek(key, free, t0).remaining).toBe(15);
+    expect((await store.rateLimits.peek(key, free, t0)).remaining).toBe(15);
   });
 
   it("with burst B, exactly B takes succeed across two processes sharing the file", async () => {
@@ -119,12 +122,12 @@ describe("API rate limit: the token bucket (spec Limits, D11)", () => {
     expect(allowed.reduce((sum, n) => sum + n, 0)).toBe(shape.maxBurst);
     // Both took tokens, so the takes really interleaved rather than running one process after the other.
     expect(Math.min(...allowed)).toBeGreaterThan(0);
-    expect(store.rateLimits.take(key, shape, t0).allowed).toBe(false);
+    expect((await store.rateLimits.take(key, shape, t0)).allowed).toBe(false);
   });
 });
 
-function drain(key: string, count: number): void {
-  for (let i = 0; i < count; i++) expect(store.rateLimits.take(key, free, t0).allowed).toBe(true);
+async function drain(key: string, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) expect((await store.rateLimits.take(key, free, t0)).allowed).toBe(true);
 }
 
 const storeModule = new URL("../src/store/store.ts", import.meta.url).href;
@@ -148,7 +151,7 @@ async function writeTakerScript(): Promise<string> {
      await once(process.stdin, "data");
      let allowed = 0;
      for (let i = 0; i < Number(count); i++) {
-       if (store.rateLimits.take(key, JSON.parse(shape), Number(now)).allowed) allowed += 1;
+       if ((await store.rateLimits.take(key, JSON.parse(shape), Number(now))).allowed) allowed += 1;
        await new Promise((resolve) => setTimeout(resolve, 1));
      }
      store.close();
@@ -186,7 +189,7 @@ async function takerProcess(
 }
 
 describe("Durability of bucket state (D23 as amended)", () => {
-  it("a write through writerWithoutFsync commits at synchronous=NORMAL, and the connection is FULL again after, even when it throws", () => {
+  it("a write through writerWithoutFsync commits at synchronous=NORMAL, and the connection is FULL again after, even when it throws", async () => {
     const db = openDatabase(path.join(dir, "durability.sqlite"));
     const level = () => db.pragma("synchronous", { simple: true });
     const withoutFsync = writerWithoutFsync(db);
@@ -202,14 +205,17 @@ describe("Durability of bucket state (D23 as amended)", () => {
     db.close();
   });
 
-  it("the API bucket's take commits without an fsync and the execution bucket's with one; both are shared state", () => {
+  it("the API bucket's take commits without an fsync and the execution bucket's with one; both are shared state", async () => {
     const key = newUser();
-    expect(store.rateLimits.take(key, free, now, false)).toMatchObject({ allowed: true, remaining: 19 });
-    expect(store.rateLimits.take(key, free, now)).toMatchObject({ allowed: true, remaining: 18 });
+    expect(await store.rateLimits.take(key, free, now, false)).toMatchObject({
+      allowed: true,
+      remaining: 19,
+    });
+    expect(await store.rateLimits.take(key, free, now)).toMatchObject({ allowed: true, remaining: 18 });
     // A second connection to the file (another process) reads what both committed.
     const other = openStore({ file: path.join(dir, "flowlog.sqlite") });
     try {
-      expect(other.rateLimits.peek(key, free, now).remaining).toBe(18);
+      expect((await other.rateLimits.peek(key, free, now)).remaining).toBe(18);
     } finally {
       other.close();
     }
@@ -392,7 +398,7 @@ function rateLimitHeaders(headers: Headers): { limit?: string; remaining?: strin
  */
 const testAuthenticator: Authenticator = {
   authenticates: () => true,
-  authenticate(_method, header) {
+  async authenticate(_method, header) {
     const id = header.get("x-test-user");
     if (!id) return undefined;
     const plan = (header.get("x-test-plan") ?? "free") as Plan;

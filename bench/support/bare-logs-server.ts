@@ -63,11 +63,11 @@ function pageStatementsOnly(): { list: Answer; get: Answer } {
 function everyStatementOfTheRequest(): { list: Answer; get: Answer } {
   const store = openStore({ dataDir: dataDir as string });
   const { planLimits } = loadConfig();
-  const caller = (request: IncomingMessage) => {
-    const owner = store.accounts.ownerOfKeyHash(hashApiKey(String(request.headers["x-api-key"])));
+  const caller = async (request: IncomingMessage) => {
+    const owner = await store.accounts.ownerOfKeyHash(hashApiKey(String(request.headers["x-api-key"])));
     if (!owner) return undefined;
     const now = Date.now();
-    takeApiToken(store, planLimits, owner.user, now);
+    await takeApiToken(store, planLimits, owner.user, now);
     // The statement behind computeLimits, without building its protobuf message.
     const usage = () =>
       store.usage.snapshot({
@@ -81,16 +81,20 @@ function everyStatementOfTheRequest(): { list: Answer; get: Answer } {
   return {
     async list(url, request) {
       const workspaceId = url.searchParams.get("workspaceId") ?? "";
-      const call = caller(request);
-      if (!call || !store.accounts.isMember(call.user.id, workspaceId)) return undefined;
-      const page = store.logs.list({ workspaceId }, listPage(Number(url.searchParams.get("limit") ?? 100)));
+      const call = await caller(request);
+      if (!call || !(await store.accounts.isMember(call.user.id, workspaceId))) return undefined;
+      const page = await store.logs.list(
+        { workspaceId },
+        listPage(Number(url.searchParams.get("limit") ?? 100)),
+      );
       return { data: page.entries, next: page.next, limits: await call.usage() };
     },
     async get(url, request) {
-      const call = caller(request);
-      const entry = store.logs.getEntry(decodeURIComponent(url.pathname.slice("/api/v1/logs/".length)));
-      if (!call || !entry || !store.accounts.isMember(call.user.id, entry.workspaceId)) return undefined;
-      const workflow = store.workflows.getWorkflow(entry.workflowId);
+      const call = await caller(request);
+      const entry = await store.logs.getEntry(decodeURIComponent(url.pathname.slice("/api/v1/logs/".length)));
+      if (!call || !entry || !(await store.accounts.isMember(call.user.id, entry.workspaceId)))
+        return undefined;
+      const workflow = await store.workflows.getWorkflow(entry.workflowId);
       return { data: { ...entry, workflow }, limits: await call.usage() };
     },
   };

@@ -24,7 +24,7 @@ export async function admitExecution(
       Code.ResourceExhausted,
     );
   }
-  const token = takeExecutionToken(store, planLimits, user, mode, nowMs);
+  const token = await takeExecutionToken(store, planLimits, user, mode, nowMs);
   if (!token.allowed) {
     throw new ConnectError(
       `too many ${mode} executions: the ${user.plan} plan allows a burst of ${mode} executions and then a ` +

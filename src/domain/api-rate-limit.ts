@@ -12,16 +12,16 @@ export interface ApiRateLimit extends TakeResult {
  * One bucket per user, shared by every endpoint and protocol (D11): the key names the user, not the
  * API key or the method, so a second key or another protocol does not buy a second allowance.
  */
-export function takeApiToken(
+export async function takeApiToken(
   store: Store,
   planLimits: PlanTable,
   user: UserRecord,
   nowMs: number,
-): ApiRateLimit {
+): Promise<ApiRateLimit> {
   const shape = planLimits[user.plan].api;
   return {
     requestsPerMinute: shape.requestsPerMinute,
     // D23 as amended: the API bucket's take commits without an fsync.
-    ...store.rateLimits.take(`api:${user.id}`, shape, nowMs, false),
+    ...(await store.rateLimits.take(`api:${user.id}`, shape, nowMs, false)),
   };
 }

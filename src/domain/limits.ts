@@ -25,7 +25,7 @@ export function takeExecutionToken(
   user: UserRecord,
   mode: ExecutionMode,
   nowMs: number,
-): TakeResult {
+): Promise<TakeResult> {
   const { key, shape } = executionBucket(planLimits, user, mode);
   return store.rateLimits.take(key, shape, nowMs);
 }

@@ -72,7 +72,7 @@ export function createRestGateway({
     // D28: authenticate and take the token from the headers, before the body is read or the request checked.
     const contextValues = createContextValues().set(clientAddressKey, clientAddress(req.socket));
     const header = forwardedHeaders(req);
-    const refusal = frontDoor.admit({ method: chosen.route.method, header, contextValues });
+    const refusal = await frontDoor.admit({ method: chosen.route.method, header, contextValues });
     // Every answer after admission, refusals and invalid requests included, carries the rate headers.
     for (const [name, value] of rateHeadersOf(contextValues) ?? []) res.setHeader(name, value);
     if (refusal) {

@@ -21,7 +21,7 @@ export interface Authenticator {
   /** Whether a caller of the method proves who it is: a user key, the operator token, or a token of its own. */
   authenticates(method: DescMethod): boolean;
   /** The user behind the key, or undefined where the method has none; throws `unauthenticated`. */
-  authenticate(method: DescMethod, header: Headers): Caller | undefined;
+  authenticate(method: DescMethod, header: Headers): Promise<Caller | undefined>;
 }
 
 /** last_used_at is a hint for humans; one write per key per minute keeps it off the hot path. */
@@ -39,7 +39,7 @@ export function createAuthenticator(options: AuthenticationOptions): Authenticat
   return {
     authenticates: (method) =>
       method.parent.typeName === AdminService.typeName || guarded.has(method.parent.typeName),
-    authenticate(method, header) {
+    async authenticate(method, header) {
       if (method.parent.typeName === AdminService.typeName) {
         checkOperatorToken(header.get("authorization"), options.operatorToken);
         return undefined;
@@ -47,12 +47,12 @@ export function createAuthenticator(options: AuthenticationOptions): Authenticat
       if (!needsUserKey(method)) return undefined;
       const key = header.get("x-api-key");
       if (!key) throw new ConnectError("missing x-api-key header", Code.Unauthenticated);
-      const owner = options.accounts.ownerOfKeyHash(hashApiKey(key));
+      const owner = await options.accounts.ownerOfKeyHash(hashApiKey(key));
       if (!owner) throw new ConnectError("invalid or revoked API key", Code.Unauthenticated);
       const now = options.clock();
       if (now - (lastTouched.get(owner.keyId) ?? 0) >= touchIntervalMs) {
         lastTouched.set(owner.keyId, now);
-        options.accounts.touchApiKey(owner.keyId, now);
+        await options.accounts.touchApiKey(owner.keyId, now);
       }
       return owner;
     },

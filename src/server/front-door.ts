@@ -26,7 +26,7 @@ import type { ApiRateLimiter } from "./rate-limit.js";
  */
 export interface FrontDoor {
   /** Admits the request (its caller and rate headers go into its context values) or returns the refusal. */
-  admit(request: AdmissionRequest): ConnectError | undefined;
+  admit(request: AdmissionRequest): Promise<ConnectError | undefined>;
   /**
    * Answers the refusal where the protocol reads no body (Connect GET), makes faults public (D10), and
    * counts the failed authentications that services find themselves (the inbound webhook's token).
@@ -64,14 +64,18 @@ export function createFrontDoor({
   rateLimiter,
   failedAuthentications,
 }: FrontDoorParts): FrontDoor {
-  function check({ method, header, contextValues }: AdmissionRequest): ConnectError | undefined {
+  async function check({
+    method,
+    header,
+    contextValues,
+  }: AdmissionRequest): Promise<ConnectError | undefined> {
     if (!authenticator.authenticates(method)) return undefined;
     const address = contextValues.get(clientAddressKey);
     const throttled = failedAuthentications.refusal(address);
     if (throttled) return throttled;
-    let caller: ReturnType<Authenticator["authenticate"]>;
+    let caller: Awaited<ReturnType<Authenticator["authenticate"]>>;
     try {
-      caller = authenticator.authenticate(method, header);
+      caller = await authenticator.authenticate(method, header);
     } catch (error) {
       const refusal = toPublicError(error, `authenticate ${method.parent.typeName}/${method.name}`);
       if (isFailedAuthentication(refusal)) failedAuthentications.record(address);
@@ -79,7 +83,7 @@ export function createFrontDoor({
     }
     if (!caller) return undefined;
     contextValues.set(callerKey, caller);
-    const { headers, refusal } = rateLimiter(caller);
+    const { headers, refusal } = await rateLimiter(caller);
     contextValues.set(rateHeadersKey, headers);
     return refusal;
   }
@@ -99,8 +103,8 @@ export function createFrontDoor({
   };
 
   return {
-    admit(request) {
-      const refusal = check(request);
+    async admit(request) {
+      const refusal = await check(request);
       if (refusal) request.contextValues.set(refusalKey, refusal);
       return refusal;
     },
@@ -119,7 +123,7 @@ export function rateHeadersOf(contextValues: ContextValues): Headers | undefined
 
 /** A door that admits everyone without a caller: a server built with handlers only, as some tests use. */
 export const openDoor: FrontDoor = {
-  admit: () => undefined,
+  admit: async () => undefined,
   interceptor: (next) => async (request) => {
     try {
       return await next(request);
@@ -138,7 +142,7 @@ export function behindFrontDoor(handler: UniversalHandler, frontDoor: FrontDoor)
   const guarded = async (request: UniversalServerRequest): Promise<UniversalServerResponse> => {
     const contextValues = request.contextValues;
     if (!contextValues) return handler(request);
-    const refusal = frontDoor.admit({ method: handler.method, header: request.header, contextValues });
+    const refusal = await frontDoor.admit({ method: handler.method, header: request.header, contextValues });
     const response = await handler(refusal ? { ...request, body: refused(refusal) } : request);
     // Every answer after admission, errors included, carries the rate headers (D28): also what the handler
     // refuses before any interceptor runs (a body over the limit, a malformed message).

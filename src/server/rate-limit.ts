@@ -11,7 +11,7 @@ export interface RateLimitOutcome {
   refusal?: ConnectError;
 }
 
-export type ApiRateLimiter = (caller: Caller) => RateLimitOutcome;
+export type ApiRateLimiter = (caller: Caller) => Promise<RateLimitOutcome>;
 
 /**
  * The API rate limit (D11): every authenticated request takes one token from its user's bucket, and every
@@ -22,8 +22,8 @@ export function createApiRateLimiter(
   planLimits: PlanTable,
   clock: () => number = Date.now,
 ): ApiRateLimiter {
-  return (caller) => {
-    const limit = takeApiToken(store, planLimits, caller.user, clock());
+  return async (caller) => {
+    const limit = await takeApiToken(store, planLimits, caller.user, clock());
     const headers = rateLimitHeaders(limit);
     return limit.allowed ? { headers } : { headers, refusal: refusal(limit) };
   };

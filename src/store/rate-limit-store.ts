@@ -73,7 +73,7 @@ export class RateLimitStore {
    * without an fsync, for the API's buckets (D23 as amended: a power cut can only refill one a little);
    * the execution buckets stay synced with the executions they admit.
    */
-  take(key: string, shape: BucketShape, nowMs: number, durable = true): TakeResult {
+  async take(key: string, shape: BucketShape, nowMs: number, durable = true): Promise<TakeResult> {
     const params = { key, now: nowMs, ...bucketParams("bucket", shape) };
     const run = () => this.takeStatement.get(params) as BucketRow & { allowed: number };
     const row = durable ? run() : this.withoutFsync(run);
@@ -83,7 +83,7 @@ export class RateLimitStore {
   }
 
   /** The bucket as a take at `nowMs` would find it, without taking. */
-  peek(key: string, shape: BucketShape, nowMs: number): BucketState {
+  async peek(key: string, shape: BucketShape, nowMs: number): Promise<BucketState> {
     const row = this.peekStatement.get({ key, now: nowMs, ...bucketParams("bucket", shape) }) as Record<
       string,
       number
