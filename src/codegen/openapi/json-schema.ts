@@ -118,7 +118,7 @@ export class SchemaCatalog {
     const rules = direction === "input" ? declaredRules(field, this.isRequiredInput(field)) : noRules;
     switch (field.fieldKind) {
       case "scalar":
-        return { ...scalarSchema(field.scalar, field.name), ...rules.own };
+        return { ...textInput(scalarSchema(field.scalar, field.name), direction), ...rules.own };
       case "enum":
         return enumRef(field.enum);
       case "message":
@@ -137,8 +137,18 @@ export class SchemaCatalog {
   private elementSchema(field: DescField & { fieldKind: "list" | "map" }, direction: Direction): JsonSchema {
     if (field.message) return this.messageRef(field.message, direction);
     if (field.enum) return enumRef(field.enum);
-    return scalarSchema(field.scalar as ScalarType, field.name);
+    return textInput(scalarSchema(field.scalar as ScalarType, field.name), direction);
   }
+}
+
+/**
+ * A request's plain text holds no U+0000: the validation interceptor refuses it for both stores (D32),
+ * so the document says so. A field's own buf.validate pattern, spread after, takes its place.
+ */
+function textInput(schema: JsonSchema, direction: Direction): JsonSchema {
+  const plainText =
+    schema.type === "string" && schema.format === undefined && schema.contentEncoding === undefined;
+  return direction === "input" && plainText ? { ...schema, pattern: "^[^\\u0000]*$" } : schema;
 }
 
 const noRules = { own: {}, items: {} };
