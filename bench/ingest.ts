@@ -38,16 +38,16 @@ export const ingestBench: Bench = {
 
 /** Realistic executions of the demo workflows, generated once so neither side pays for generating them. */
 export async function generate(count: number): Promise<ExecutionRecord[]> {
-  const bench = openBenchStore();
+  const bench = await openBenchStore();
   try {
     await seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: 0, seed: "bench" });
-    const workflows = bench.store.workflows.listWorkflows(bench.workspaceId);
+    const workflows = await bench.store.workflows.listWorkflows(bench.workspaceId);
     const request = { workflows, count, days: 30, now: Date.now(), billedUserId: bench.user.id };
     const records: ExecutionRecord[] = [];
     for await (const record of generateExecutions(new Random("bench:ingest"), request)) records.push(record);
     return records;
   } finally {
-    bench.dispose();
+    await bench.dispose();
   }
 }
 
@@ -99,7 +99,7 @@ async function timed(records: ExecutionRecord[], perTransaction: number, open: W
 }
 
 const storeWriter: Writer = async () => {
-  const bench = openBenchStore();
+  const bench = await openBenchStore();
   const { logs } = bench.store;
   return {
     write: (batch) =>

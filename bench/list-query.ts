@@ -41,7 +41,7 @@ export const listQueryBench: Bench = {
 };
 
 async function measureStore(size: number, plan: Plan): Promise<Table> {
-  const bench = openBenchStore();
+  const bench = await openBenchStore();
   const now = Date.now();
   const seeding = performance.now();
   await seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: size, seed: "bench", now });
@@ -51,7 +51,7 @@ async function measureStore(size: number, plan: Plan): Promise<Table> {
   const db = openDatabase(databaseFile(bench.dataDir));
   try {
     const target: ListTarget = {
-      list: async (filter, page) => bench.store.logs.list(filter, page),
+      list: async (filter, page) => await bench.store.logs.list(filter, page),
       offsetPage: (filter, offset) => offsetQuery(db, filter, offset),
     };
     const filters = commonFilters(filterValues(db, bench.workspaceId), bench.workspaceId, now);
@@ -61,7 +61,7 @@ async function measureStore(size: number, plan: Plan): Promise<Table> {
     );
   } finally {
     db.close();
-    bench.dispose();
+    await bench.dispose();
   }
 }
 

@@ -24,7 +24,7 @@ export const rateLimitBench: Bench = {
   name: "rate-limit",
   async run(options: BenchOptions) {
     const count = options.quick ? calls.quick : calls.full;
-    const bench = openBenchStore();
+    const bench = await openBenchStore();
     try {
       await seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: 1_000, seed: "bench" });
       // A clock a minute ahead on every call keeps every bucket full, so every take is allowed and writes.
@@ -67,7 +67,7 @@ export const rateLimitBench: Bench = {
         ),
       ];
     } finally {
-      bench.dispose();
+      await bench.dispose();
     }
   },
 };
@@ -84,7 +84,7 @@ async function perRequest(
   const { store, user, workspaceId } = context;
   const page = { order: "desc", limit: 100, withTraceSpans: false, withFinalOutput: false } as const;
   const handler = async () => {
-    store.logs.list({ workspaceId }, page);
+    await store.logs.list({ workspaceId }, page);
     return { header: new Headers(), trailer: new Headers() } as UnaryResponse;
   };
   const limiter = createApiRateLimiter(store, planLimits, clock);

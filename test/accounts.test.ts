@@ -38,8 +38,8 @@ describe("accounts and keys (D5, D6)", () => {
   });
   afterAll(() => store.close());
 
-  it("bootstrap creates a user, a workspace they belong to and a key that authenticates them", () => {
-    const { user, workspace, apiKey } = accounts.bootstrap({ plan: "pro", email: "Ada@Example.com" });
+  it("bootstrap creates a user, a workspace they belong to and a key that authenticates them", async () => {
+    const { user, workspace, apiKey } = await accounts.bootstrap({ plan: "pro", email: "Ada@Example.com" });
     expect(user).toMatchObject({ email: "ada@example.com", plan: "pro" });
     expect(workspace).toMatchObject({ name: "Default workspace", memberUserIds: [user.id] });
     expect(looksLikeApiKey(apiKey.key)).toBe(true);
@@ -48,106 +48,103 @@ describe("accounts and keys (D5, D6)", () => {
       prefix: apiKey.key.slice(0, 12),
       revokedAt: null,
     });
-    expect(store.accounts.ownerOfKeyHash(hashApiKey(apiKey.key))?.user.id).toBe(user.id);
-    expect(store.accounts.isMember(user.id, workspace.id)).toBe(true);
+    expect((await store.accounts.ownerOfKeyHash(hashApiKey(apiKey.key)))?.user.id).toBe(user.id);
+    expect(await store.accounts.isMember(user.id, workspace.id)).toBe(true);
   });
 
-  it("bootstrap defaults to the free plan and a generated address", () => {
-    const { user } = accounts.bootstrap();
+  it("bootstrap defaults to the free plan and a generated address", async () => {
+    const { user } = await accounts.bootstrap();
     expect(user.plan).toBe("free");
     expect(user.email).toMatch(/^bootstrap-[0-9a-f]+@flowlog\.local$/);
   });
 
-  it("stores only the key's SHA-256 hash, never the key", () => {
+  it("stores only the key's SHA-256 hash, never the key", async () => {
     const dir = freshDataDir();
     const own = openStore({ dataDir: dir });
-    const { apiKey } = new AccountsService(own.accounts).bootstrap();
-    own.close();
+    const { apiKey } = await new AccountsService(own.accounts).bootstrap();
+    await own.close();
     const bytes = storedBytes(dir);
     expect(bytes.includes(hashApiKey(apiKey.key))).toBe(true);
     expect(bytes.includes(apiKey.key)).toBe(false);
     expect(bytes.includes(apiKey.key.slice(12))).toBe(false);
   });
 
-  it("lists a user's keys by prefix only", () => {
-    const { user, apiKey } = accounts.bootstrap();
-    const second = accounts.createApiKey(user.id);
-    const listed = accounts.listApiKeys(user.id);
+  it("lists a user's keys by prefix only", async () => {
+    const { user, apiKey } = await accounts.bootstrap();
+    const second = await accounts.createApiKey(user.id);
+    const listed = await accounts.listApiKeys(user.id);
     expect(listed).toEqual(expect.arrayContaining([apiKey.record, second.record]));
     expect(listed).toHaveLength(2);
     expect(JSON.stringify(listed)).not.toContain(apiKey.key);
     expect(JSON.stringify(listed)).not.toContain(second.key);
   });
 
-  it("a revoked key no longer authenticates, and revoking again changes nothing", () => {
-    const { apiKey } = accounts.bootstrap();
-    const revoked = accounts.revokeApiKey(apiKey.record.id);
+  it("a revoked key no longer authenticates, and revoking again changes nothing", async () => {
+    const { apiKey } = await accounts.bootstrap();
+    const revoked = await accounts.revokeApiKey(apiKey.record.id);
     expect(revoked.revokedAt).toEqual(expect.any(Number));
-    expect(store.accounts.ownerOfKeyHash(hashApiKey(apiKey.key))).toBeUndefined();
-    expect(accounts.revokeApiKey(apiKey.record.id)).toEqual(revoked);
+    expect(await store.accounts.ownerOfKeyHash(hashApiKey(apiKey.key))).toBeUndefined();
+    expect(await accounts.revokeApiKey(apiKey.record.id)).toEqual(revoked);
   });
 
-  it("revoking an unknown key is not_found", () => {
-    const error = refusal(() => accounts.revokeApiKey("key_missing"));
+  it("revoking an unknown key is not_found", async () => {
+    const error = await refusal(async () => await accounts.revokeApiKey("key_missing"));
     expect(error.code).toBe(Code.NotFound);
     expect(error.rawMessage).toBe("API key key_missing does not exist");
   });
 
-  it("a second user with the same e-mail, in any case, is already_exists", () => {
-    accounts.createUser("grace@example.com");
-    const error = refusal(() => accounts.createUser("GRACE@example.com", "team"));
+  it("a second user with the same e-mail, in any case, is already_exists", async () => {
+    await accounts.createUser("grace@example.com");
+    const error = await refusal(async () => await accounts.createUser("GRACE@example.com", "team"));
     expect(error.code).toBe(Code.AlreadyExists);
     expect(error.rawMessage).toContain("grace@example.com");
   });
 
-  it("an unknown plan is invalid_argument naming plan", () => {
-    const error = refusal(() => accounts.createUser("linus@example.com", "gold"));
+  it("an unknown plan is invalid_argument naming plan", async () => {
+    const error = await refusal(async () => await accounts.createUser("linus@example.com", "gold"));
     expect(error.code).toBe(Code.InvalidArgument);
     expect(fieldViolations(error)).toEqual([
       { field: "plan", message: "plan must be one of free, pro, team, enterprise" },
     ]);
   });
 
-  it("every bad field is named at once", () => {
-    const error = refusal(() => accounts.createUser("not an address", "gold"));
+  it("every bad field is named at once", async () => {
+    const error = await refusal(async () => await accounts.createUser("not an address", "gold"));
     expect(fieldViolations(error).map((v) => v.field)).toEqual(["email", "plan"]);
   });
 
-  it("a refused bootstrap leaves nothing behind", () => {
-    const users = accounts.listUsers().length;
-    const workspaces = accounts.listWorkspaces().length;
-    const error = refusal(() => accounts.bootstrap({ plan: "gold", workspaceName: " " }));
+  it("a refused bootstrap leaves nothing behind", async () => {
+    const users = (await accounts.listUsers()).length;
+    const workspaces = (await accounts.listWorkspaces()).length;
+    const error = await refusal(async () => await accounts.bootstrap({ plan: "gold", workspaceName: " " }));
     expect(fieldViolations(error).map((v) => v.field)).toEqual(["plan", "workspaceName"]);
-    expect(accounts.listUsers()).toHaveLength(users);
-    expect(accounts.listWorkspaces()).toHaveLength(workspaces);
+    expect(await accounts.listUsers()).toHaveLength(users);
+    expect(await accounts.listWorkspaces()).toHaveLength(workspaces);
   });
 
-  it("a workspace's members must exist", () => {
-    const { user } = accounts.bootstrap();
-    const error = refusal(() => accounts.createWorkspace("Team", [user.id, "usr_ghost"]));
+  it("a workspace's members must exist", async () => {
+    const { user } = await accounts.bootstrap();
+    const error = await refusal(async () => await accounts.createWorkspace("Team", [user.id, "usr_ghost"]));
     expect(error.code).toBe(Code.InvalidArgument);
     expect(fieldViolations(error)).toEqual([
       { field: "memberUserIds", message: "memberUserIds names no existing user: usr_ghost" },
     ]);
   });
 
-  it("workspaces are listed per member", () => {
-    const { user, workspace } = accounts.bootstrap();
-    const other = accounts.createWorkspace("Shared", []);
-    expect(accounts.listWorkspaces(user.id).map((w) => w.id)).toEqual([workspace.id]);
-    accounts.addWorkspaceMember(other.id, user.id);
-    expect(
-      accounts
-        .listWorkspaces(user.id)
-        .map((w) => w.id)
-        .sort(),
-    ).toEqual([workspace.id, other.id].sort());
-    expect(refusal(() => accounts.listWorkspaces("usr_ghost")).code).toBe(Code.NotFound);
+  it("workspaces are listed per member", async () => {
+    const { user, workspace } = await accounts.bootstrap();
+    const other = await accounts.createWorkspace("Shared", []);
+    expect((await accounts.listWorkspaces(user.id)).map((w) => w.id)).toEqual([workspace.id]);
+    await accounts.addWorkspaceMember(other.id, user.id);
+    expect((await accounts.listWorkspaces(user.id)).map((w) => w.id).sort()).toEqual(
+      [workspace.id, other.id].sort(),
+    );
+    expect((await refusal(async () => await accounts.listWorkspaces("usr_ghost"))).code).toBe(Code.NotFound);
   });
 
-  it("keys of an unknown user are not_found", () => {
-    expect(refusal(() => accounts.createApiKey("usr_ghost")).code).toBe(Code.NotFound);
-    expect(refusal(() => accounts.listApiKeys("usr_ghost")).code).toBe(Code.NotFound);
+  it("keys of an unknown user are not_found", async () => {
+    expect((await refusal(async () => await accounts.createApiKey("usr_ghost"))).code).toBe(Code.NotFound);
+    expect((await refusal(async () => await accounts.listApiKeys("usr_ghost"))).code).toBe(Code.NotFound);
   });
 });
 
@@ -162,7 +159,7 @@ describe("the admin API (flowlog.admin.v1)", () => {
     rest(api.server.url, url, { method: "POST", headers, body: JSON.stringify(body) });
 
   it("answers only the operator token: 401 without it, even for a user's API key", async () => {
-    const { apiKey } = new AccountsService(api.store.accounts).bootstrap();
+    const { apiKey } = await new AccountsService(api.store.accounts).bootstrap();
     const json = { "content-type": "application/json" };
     const attempts: Record<string, string>[] = [
       {},
@@ -287,14 +284,14 @@ describe("the operator token guards the admin API", () => {
     ["a prefix of the token", `Bearer ${operatorToken.slice(0, 20)}`],
     ["another scheme", `Basic ${operatorToken}`],
     ["no token after the scheme", "Bearer "],
-  ])("refuses %s as unauthenticated", (_, authorization) => {
-    const error = refusal(() => checkOperatorToken(authorization, operatorToken));
+  ])("refuses %s as unauthenticated", async (_, authorization) => {
+    const error = await refusal(() => checkOperatorToken(authorization, operatorToken));
     expect(error.code).toBe(Code.Unauthenticated);
     expect(error.rawMessage).not.toContain(operatorToken);
   });
 
-  it("is permission_denied, naming the variable, while no token is configured", () => {
-    const error = refusal(() => checkOperatorToken(`Bearer ${operatorToken}`, undefined));
+  it("is permission_denied, naming the variable, while no token is configured", async () => {
+    const error = await refusal(() => checkOperatorToken(`Bearer ${operatorToken}`, undefined));
     expect(error.code).toBe(Code.PermissionDenied);
     expect(error.rawMessage).toBe("the admin API is disabled: set FLOWLOG_OPERATOR_TOKEN");
   });
@@ -339,12 +336,14 @@ describe("the flowlog CLI manages accounts (D6)", () => {
     );
   });
 
-  it("the key it printed is live in the data dir's store", () => {
+  it("the key it printed is live in the data dir's store", async () => {
     const store = openStore({ dataDir });
     try {
-      expect(store.accounts.ownerOfKeyHash(hashApiKey(bootstrapped.key))?.user.id).toBe(bootstrapped.user.id);
+      expect((await store.accounts.ownerOfKeyHash(hashApiKey(bootstrapped.key)))?.user.id).toBe(
+        bootstrapped.user.id,
+      );
     } finally {
-      store.close();
+      await store.close();
     }
   });
 

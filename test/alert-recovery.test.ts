@@ -61,7 +61,7 @@ beforeAll(async () => {
   worker = await startWorker(temporalServer, deps, taskQueue);
   connection = await Connection.connect({ address: temporalServer.address });
   temporal = new Client({ connection, namespace: temporalServer.namespace });
-  alice = createAccount(store);
+  alice = await createAccount(store);
 });
 
 afterAll(async () => {
@@ -88,22 +88,22 @@ interface Run {
  * controlled time (D21 "now" is the execution's end), through the fan-out's own judgement.
  */
 async function watched(rule: AlertRuleRecord, on: Store = store) {
-  const workflowId = createWorkflow(store, alice.workspaceId, "Nightly export");
+  const workflowId = await createWorkflow(store, alice.workspaceId, "Nightly export");
   const subscriptionId = await subscribeWebhook(store, alice.workspaceId, "https://example.test/hook", {
     allWorkflows: false,
     workflowIds: [workflowId],
     alertRule: rule,
   });
-  const log = ({ at, level = "info", durationMs = 1000, cost }: Run) => {
+  const log = async ({ at, level = "info", durationMs = 1000, cost }: Run) => {
     const record = execution(alice, workflowId, { startedAt: at, totalDurationMs: durationMs, level });
     if (cost !== undefined) record.entry.cost = { ...record.entry.cost, total: cost };
-    store.logs.insertExecution(record);
+    await store.logs.insertExecution(record);
     return record.entry;
   };
   const judge = async (entry: ReturnType<typeof log>, by = on): Promise<AlertOutcome> => {
     const subscription = await by.notifications.getForDelivery(subscriptionId);
     if (!subscription?.alertRule) throw new Error("the subscription has no rule");
-    return alertOutcomeOf(by, subscription, subscription.alertRule, entry, eventIdOf(entry.id));
+    return alertOutcomeOf(by, subscription, subscription.alertRule, await entry, eventIdOf((await entry).id));
   };
   /** Each run's outcome in a word: fired, resolved, or "-" for nothing sent. */
   /** One after another: each judgement sees the runs logged before it. */
@@ -223,7 +223,7 @@ describe("Firing and resolution alternate per (subscription, workflow) (D34, D21
     expect(event).toEqual({
       id: expect.stringMatching(/^evt_/),
       type: "workflow.alert.resolved",
-      timestamp: success.endedAt,
+      timestamp: (await success).endedAt,
       data: {
         workflowId,
         workflowName: "Nightly export",
@@ -232,14 +232,14 @@ describe("Firing and resolution alternate per (subscription, workflow) (D34, D21
           reason: "2 executions failed in a row",
           threshold: 2,
           windowHours: null,
-          firedAt: new Date(tripping.endedAt).toISOString(),
-          eventId: eventIdOf(tripping.id),
+          firedAt: new Date((await tripping).endedAt).toISOString(),
+          eventId: eventIdOf((await tripping).id),
         },
         resolution: {
-          reason: `An execution succeeded (started ${new Date(success.startedAt).toISOString()})`,
+          reason: `An execution succeeded (started ${new Date((await success).startedAt).toISOString()})`,
           observed: 0,
-          resolvedAt: new Date(success.endedAt).toISOString(),
-          logId: success.id,
+          resolvedAt: new Date((await success).endedAt).toISOString(),
+          logId: (await success).id,
         },
       },
     });
@@ -319,7 +319,7 @@ describe("Firing and resolution alternate per (subscription, workflow) (D34, D21
       expect(await resolve(t0 + 2, store)).toBeUndefined();
       expect(await fire(t0 + hours(2), store)).toBe(true);
     } finally {
-      other.close();
+      await other.close();
     }
   });
 });
@@ -327,10 +327,10 @@ describe("Firing and resolution alternate per (subscription, workflow) (D34, D21
 // End to end: real executions on a worker, the real fan-out, a webhook receiver, an SMTP server, a chat hook.
 
 /** A workflow whose one API block calls the backend: it fails while the backend answers 500 (D16). */
-function saveBackendWorkflow(backendUrl: string): string {
+async function saveBackendWorkflow(backendUrl: string): Promise<string> {
   const id = newId("wf");
   const now = Date.now();
-  store.workflows.createWorkflow({
+  await store.workflows.createWorkflow({
     id,
     workspaceId: alice.workspaceId,
     folderId: null,
@@ -394,7 +394,7 @@ describe("workflow.alert.resolved through every channel (D34, D19, D20)", () => 
     let backendStatus = 500;
     const backend = await startReceiver((_, response) => sendJson(response, backendStatus, {}));
     receivers.push(backend);
-    const workflowId = saveBackendWorkflow(`${backend.origin}/export`);
+    const workflowId = await saveBackendWorkflow(`${backend.origin}/export`);
     const hook = await receiver();
     const chat = await receiver();
     const secret = "whsec_alert_recovery_test";

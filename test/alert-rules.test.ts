@@ -16,10 +16,10 @@ let store: Store;
 let dataDir: string;
 let account: TestAccount;
 
-beforeAll(() => {
+beforeAll(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-alerts-"));
   store = openStore({ dataDir });
-  account = createAccount(store);
+  account = await createAccount(store);
 });
 afterAll(() => store.close());
 
@@ -35,7 +35,10 @@ interface Run {
 }
 
 /** Logs one execution of the workflow at a controlled time (D21 "now" is its end). */
-function run(workflowId: string, { at, level = "info", trigger = "api", durationMs = 1000, cost }: Run) {
+async function run(
+  workflowId: string,
+  { at, level = "info", trigger = "api", durationMs = 1000, cost }: Run,
+) {
   const record = execution(account, workflowId, {
     startedAt: at,
     totalDurationMs: durationMs,
@@ -43,8 +46,15 @@ function run(workflowId: string, { at, level = "info", trigger = "api", duration
     trigger,
   });
   if (cost !== undefined) record.entry.cost = { ...record.entry.cost, total: cost };
-  store.logs.insertExecution(record);
+  await store.logs.insertExecution(record);
   return record.entry;
+}
+
+/** Writes the executions one after another, in the order they ran. */
+async function runAll(workflowId: string, runs: Run[]): Promise<LogEntryRecord[]> {
+  const entries: LogEntryRecord[] = [];
+  for (const r of runs) entries.push(await run(workflowId, r));
+  return entries;
 }
 
 function evaluate(rule: AlertRuleRecord, entry: LogEntryRecord, triggers: Trigger[] = []) {
@@ -53,9 +63,9 @@ function evaluate(rule: AlertRuleRecord, entry: LogEntryRecord, triggers: Trigge
 
 /** Runs the executions in order, answering what the rule says on each (true = fired). */
 async function firings(rule: AlertRuleRecord, runs: Run[], triggers: Trigger[] = []): Promise<boolean[]> {
-  const workflowId = createWorkflow(store, account.workspaceId);
+  const workflowId = await createWorkflow(store, account.workspaceId);
   const fired: boolean[] = [];
-  for (const r of runs) fired.push((await evaluate(rule, run(workflowId, r), triggers)) !== null);
+  for (const r of runs) fired.push((await evaluate(rule, await run(workflowId, r), triggers)) !== null);
   return fired;
 }
 
@@ -80,8 +90,8 @@ describe("consecutive_failures (D21)", () => {
   });
 
   it("reports the count and a readable reason", async () => {
-    const workflowId = createWorkflow(store, account.workspaceId);
-    const entries = errorsAt(0, minutes(1), minutes(2)).map((r) => run(workflowId, r));
+    const workflowId = await createWorkflow(store, account.workspaceId);
+    const entries = await runAll(workflowId, errorsAt(0, minutes(1), minutes(2)));
     expect(await evaluate(rule, entries[2] as LogEntryRecord)).toEqual({
       rule: "consecutive_failures",
       threshold: 3,
@@ -118,11 +128,11 @@ describe("failure_rate (D21)", () => {
   });
 
   it("is silent before the workflow has been observed for Y hours, and fires once it has", async () => {
-    const workflowId = createWorkflow(store, account.workspaceId);
-    const early = errorsAt(0, hours(1), hours(2), hours(3), hours(4)).map((r) => run(workflowId, r));
+    const workflowId = await createWorkflow(store, account.workspaceId);
+    const early = await runAll(workflowId, errorsAt(0, hours(1), hours(2), hours(3), hours(4)));
     expect(await evaluate(rule, early[4] as LogEntryRecord)).toBeNull();
     // Ends exactly Y hours after the first execution started: the window has fully elapsed.
-    const late = run(workflowId, { at: t0 + hours(24) - 1000, level: "error", durationMs: 1000 });
+    const late = await run(workflowId, { at: t0 + hours(24) - 1000, level: "error", durationMs: 1000 });
     expect(await evaluate(rule, late)).toMatchObject({ observed: 100, windowHours: 24 });
   });
 });
@@ -145,8 +155,8 @@ describe("latency_spike (D21)", () => {
     Array.from({ length: count }, (_, i) => ({ at: t0 + minutes(i), durationMs: 1000 }));
 
   it("fires above (1 + X/100) x the average of the previous executions, not at it", async () => {
-    const workflowId = createWorkflow(store, account.workspaceId);
-    for (const r of baseline(5)) run(workflowId, r);
+    const workflowId = await createWorkflow(store, account.workspaceId);
+    for (const r of baseline(5)) await run(workflowId, r);
     const candidate = (totalDurationMs: number) =>
       execution(account, workflowId, { startedAt: t0 + minutes(10), totalDurationMs }).entry;
     expect(await evaluate(rule, candidate(2000))).toBeNull();
@@ -154,12 +164,12 @@ describe("latency_spike (D21)", () => {
   });
 
   it("uses only the previous executions as the baseline", async () => {
-    const workflowId = createWorkflow(store, account.workspaceId);
-    for (const r of baseline(5)) run(workflowId, r);
+    const workflowId = await createWorkflow(store, account.workspaceId);
+    for (const r of baseline(5)) await run(workflowId, r);
     // Started later: not part of this execution's baseline, however slow.
-    run(workflowId, { at: t0 + minutes(30), durationMs: 100_000 });
+    await run(workflowId, { at: t0 + minutes(30), durationMs: 100_000 });
     // Were it its own baseline, the average would be 1183 ms and 2100 ms only 77 % above.
-    const spike = run(workflowId, { at: t0 + minutes(10), durationMs: 2100 });
+    const spike = await run(workflowId, { at: t0 + minutes(10), durationMs: 2100 });
     expect(await evaluate(rule, spike)).toMatchObject({ observed: expect.closeTo(110), threshold: 100 });
   });
 
@@ -222,7 +232,7 @@ describe("what a rule sees (D21)", () => {
   });
 
   it("the level filter does not apply to a subscription with a rule", async () => {
-    const workflowId = createWorkflow(store, account.workspaceId);
+    const workflowId = await createWorkflow(store, account.workspaceId);
     const id = newId("sub");
     await store.notifications.create(
       {
@@ -240,7 +250,7 @@ describe("what a rule sees (D21)", () => {
       },
       null,
     );
-    const failed = run(workflowId, { at: t0, level: "error" });
+    const failed = await run(workflowId, { at: t0, level: "error" });
     expect((await store.notifications.matching(account.workspaceId, failed)).map((s) => s.id)).toEqual([id]);
   });
 });

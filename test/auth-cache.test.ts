@@ -17,7 +17,7 @@ beforeAll(async () => {
   other = openStore({ dataDir: flowlog.dataDir });
 });
 afterAll(async () => {
-  other?.close();
+  await other?.close();
   await flowlog?.close();
 });
 
@@ -61,7 +61,7 @@ async function underLoad(account: TestAccount, change: () => void, workers = 8) 
 
 describe("Keys and memberships cached by the API process (issue 13)", () => {
   it("a member removed by another process is refused (403) by every request sent after the change commits", async () => {
-    const bob = createAccount(flowlog.store);
+    const bob = await createAccount(flowlog.store);
     const db = new Database(databaseFile(flowlog.dataDir));
     try {
       const { before, after } = await underLoad(bob, () => {
@@ -79,29 +79,29 @@ describe("Keys and memberships cached by the API process (issue 13)", () => {
   });
 
   it("a key revoked through the process's own connection is refused at once too", async () => {
-    const carol = createAccount(flowlog.store);
+    const carol = await createAccount(flowlog.store);
     expect((await listLogs(carol)).status).toBe(200);
-    flowlog.store.accounts.revokeApiKey(carol.keyId, Date.now());
+    await flowlog.store.accounts.revokeApiKey(carol.keyId, Date.now());
     expect((await listLogs(carol)).status).toBe(401);
   });
 
   it("a member added by another process is let in at once (no refusal is cached past the change)", async () => {
-    const dave = createAccount(flowlog.store);
-    const erin = createAccount(flowlog.store);
+    const dave = await createAccount(flowlog.store);
+    const erin = await createAccount(flowlog.store);
     const intoErins = () =>
       rest(flowlog.server.url, `/api/v1/logs?workspaceId=${erin.workspaceId}&limit=1`, {
         headers: { "x-api-key": dave.key },
       });
     expect((await intoErins()).status).toBe(403);
-    other.accounts.addMember(erin.workspaceId, dave.userId);
+    await other.accounts.addMember(erin.workspaceId, dave.userId);
     expect((await intoErins()).status).toBe(200);
   });
 
   // Last: the failed authentications it provokes throttle the test client's address.
   it("a key revoked by another process is refused by every request sent after the revocation commits", async () => {
-    const alice = createAccount(flowlog.store);
-    const { before, after } = await underLoad(alice, () => {
-      expect(other.accounts.revokeApiKey(alice.keyId, Date.now())).toBe(true);
+    const alice = await createAccount(flowlog.store);
+    const { before, after } = await underLoad(alice, async () => {
+      expect(await other.accounts.revokeApiKey(alice.keyId, Date.now())).toBe(true);
     });
     expect(before.length).toBeGreaterThan(10);
     expect(new Set(before)).toEqual(new Set([200]));

@@ -104,7 +104,7 @@ async function workspaceWithMailbox(): Promise<{
   mailbox: string;
   workflowId: string;
 }> {
-  const account = createAccount(flowlog.store);
+  const account = await createAccount(flowlog.store);
   const mailbox = `ops-${randomUUID()}@example.test`;
   await flowlog.store.notifications.create(
     {
@@ -123,12 +123,18 @@ async function workspaceWithMailbox(): Promise<{
     },
     null,
   );
-  return { account, mailbox, workflowId: saveWorkflow(account) };
+  return { account, mailbox, workflowId: await saveWorkflow(account) };
 }
 
 /** A workflow that runs without any network: starter, then a response block. */
-function saveWorkflow(account: TestAccount): string {
-  return createWorkflow(flowlog.store, account.workspaceId, "Auto-disable test", null, offlineWorkflowState);
+async function saveWorkflow(account: TestAccount): Promise<string> {
+  return await createWorkflow(
+    flowlog.store,
+    account.workspaceId,
+    "Auto-disable test",
+    null,
+    offlineWorkflowState,
+  );
 }
 
 /** A receiver answering `status.code` (410 Gone unless a test changes it): a failure that is not retried. */

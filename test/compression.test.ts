@@ -17,7 +17,7 @@ let alice: TestAccount;
 
 beforeAll(async () => {
   flowlog = await startFlowlog();
-  alice = createAccount(flowlog.store);
+  alice = await createAccount(flowlog.store);
   await seedWorkspace(flowlog.store, {
     workspaceId: alice.workspaceId,
     executions: 150,

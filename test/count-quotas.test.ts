@@ -48,8 +48,8 @@ describe("subscriptions: at most 50 per workspace (D26)", () => {
   const path = (account: TestAccount) => `/api/v1/workspaces/${account.workspaceId}/notifications`;
   /** A workspace that already has `count` subscriptions, written straight to the store. */
   const workspaceWith = async (count: number) => {
-    const account = createAccount(flowlog.store);
-    const workflowId = createWorkflow(flowlog.store, account.workspaceId);
+    const account = await createAccount(flowlog.store);
+    const workflowId = await createWorkflow(flowlog.store, account.workspaceId);
     for (let i = 0; i < count; i++) {
       await flowlog.store.notifications.create(
         {
@@ -127,7 +127,7 @@ describe("environment variables: at most 200 per workspace, each at most 64 KiB 
   const path = (account: TestAccount, name: string) =>
     `/api/v1/workspaces/${account.workspaceId}/environment/${name}`;
   const workspaceWith = async (count: number) => {
-    const account = createAccount(flowlog.store);
+    const account = await createAccount(flowlog.store);
     for (let i = 0; i < count; i++) {
       await flowlog.store.environment.set(account.workspaceId, `VAR_${i}`, "value", Date.now());
     }
@@ -190,8 +190,8 @@ describe("schedules: at most 10 per workflow, runs at least 60 s apart (D26)", (
   const path = (workflowId: string) => `/api/v1/workflows/${workflowId}/schedules`;
   /** A workflow with `count` schedules, created through the API so each has its Temporal Schedule. */
   const workflowWith = async (count: number) => {
-    const account = createAccount(flowlog.store);
-    const workflowId = createWorkflow(flowlog.store, account.workspaceId);
+    const account = await createAccount(flowlog.store);
+    const workflowId = await createWorkflow(flowlog.store, account.workspaceId);
     for (let i = 0; i < count; i++) {
       const created = await call(account, "POST", path(workflowId), { cron: yearly });
       expect(created.status, created.text).toBe(200);
@@ -277,7 +277,7 @@ describe("list parameters of the logs API: at most 100 values each (D26)", () =>
   it.each(["workflowIds", "folderIds", "triggers"])(
     "101 %s is 400 invalid_argument naming the field and the limit; 100 is fine",
     async (field) => {
-      const account = createAccount(flowlog.store);
+      const account = await createAccount(flowlog.store);
       const value = field === "triggers" ? "api" : "id_x";
       const query = (count: number) => {
         const params = new URLSearchParams({ workspaceId: account.workspaceId });

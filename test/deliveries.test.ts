@@ -69,8 +69,8 @@ beforeAll(async () => {
   worker = await startWorker(temporalServer, workerDeps(delayScale), taskQueue);
   connection = await Connection.connect({ address: temporalServer.address });
   temporal = new Client({ connection, namespace: temporalServer.namespace });
-  alice = createAccount(flowlog.store);
-  bob = createAccount(flowlog.store);
+  alice = await createAccount(flowlog.store);
+  bob = await createAccount(flowlog.store);
 });
 
 afterAll(async () => {
@@ -92,8 +92,14 @@ async function receiver(handler: ReceiverHandler = (_, response) => sendJson(res
 }
 
 /** A workflow that runs without any network: starter, then a response block. */
-function saveWorkflow(account: TestAccount): string {
-  return createWorkflow(flowlog.store, account.workspaceId, "Deliveries test", null, offlineWorkflowState);
+async function saveWorkflow(account: TestAccount): Promise<string> {
+  return await createWorkflow(
+    flowlog.store,
+    account.workspaceId,
+    "Deliveries test",
+    null,
+    offlineWorkflowState,
+  );
 }
 
 function subscribe(
@@ -161,7 +167,7 @@ describe("The retry schedule (D19, spec 'Other constants')", () => {
 
 describe("Matching and fan-out (spec 'Events', D19)", () => {
   it("delivers one signed event per matching subscription, and none to the others", async () => {
-    const workflowId = saveWorkflow(alice);
+    const workflowId = await saveWorkflow(alice);
     const matching = await receiver();
     const others = await receiver();
     const secret = "whsec_test_fan_out";
@@ -205,8 +211,8 @@ describe("Matching and fan-out (spec 'Events', D19)", () => {
   });
 
   it("starts the fan-out only for an execution that some subscription matches", async () => {
-    const carol = createAccount(flowlog.store);
-    const workflowId = saveWorkflow(carol);
+    const carol = await createAccount(flowlog.store);
+    const workflowId = await saveWorkflow(carol);
     const listener = await receiver();
     const fanOutOf = (logId: string) => temporal.workflow.getHandle(fanOutWorkflowId(logId)).describe();
 
@@ -225,8 +231,8 @@ describe("Matching and fan-out (spec 'Events', D19)", () => {
   });
 
   it("makes each delivery an activity of the fan-out, found in Temporal by delivery and subscription id", async () => {
-    const dave = createAccount(flowlog.store);
-    const workflowId = saveWorkflow(dave);
+    const dave = await createAccount(flowlog.store);
+    const workflowId = await saveWorkflow(dave);
     const listener = await receiver();
     const subscriptions = [await subscribe(dave, listener.origin), await subscribe(dave, listener.origin)];
     const { logId } = await execute(dave, workflowId);
@@ -255,7 +261,7 @@ describe("Matching and fan-out (spec 'Events', D19)", () => {
   });
 
   it("returns the execution's result without waiting for a slow receiver", async () => {
-    const workflowId = saveWorkflow(alice);
+    const workflowId = await saveWorkflow(alice);
     const receiverDelayMs = 3_000;
     let answeredAt = 0;
     const slow = await receiver(async (_, response) => {
@@ -280,7 +286,7 @@ describe("Webhook delivery retries (D19)", () => {
     const scale = 0.25;
     const queue = `deliveries-ratio-${randomUUID()}`;
     const ratioWorker = await startWorker(temporalServer, workerDeps(scale), queue);
-    const workflowId = saveWorkflow(alice);
+    const workflowId = await saveWorkflow(alice);
     const flaky = await receiver((_, response, index) => sendJson(response, index < 2 ? 500 : 200, {}));
     const subscriptionId = await subscribe(alice, flaky.origin, { secret: "whsec_test_retries" });
     const delivery = await execute(alice, workflowId, "manual", queue)
@@ -313,7 +319,7 @@ describe("Webhook delivery retries (D19)", () => {
   });
 
   it("a 404 fails the delivery after one attempt", async () => {
-    const workflowId = saveWorkflow(alice);
+    const workflowId = await saveWorkflow(alice);
     const gone = await receiver((_, response) => sendJson(response, 404, { error: "no such hook" }));
     const subscriptionId = await subscribe(alice, gone.origin);
     await execute(alice, workflowId);
@@ -324,7 +330,7 @@ describe("Webhook delivery retries (D19)", () => {
   });
 
   it("stops after five attempts when the receiver keeps failing", async () => {
-    const workflowId = saveWorkflow(alice);
+    const workflowId = await saveWorkflow(alice);
     const down = await receiver((_, response) => sendJson(response, 503, {}));
     const subscriptionId = await subscribe(alice, down.origin);
     await execute(alice, workflowId);
@@ -341,7 +347,7 @@ describe("Webhook delivery retries (D19)", () => {
 
 describe("The delivery log, redelivery and the Test RPC (issue 5, item 7; D18)", () => {
   it("lists deliveries with their attempts, redelivers with the same ids, and keeps workspaces apart", async () => {
-    const workflowId = saveWorkflow(alice);
+    const workflowId = await saveWorkflow(alice);
     let answer = 404;
     const hook = await receiver((_, response) => sendJson(response, answer, { answer }));
     const subscriptionId = await subscribe(alice, hook.origin);
@@ -432,7 +438,7 @@ describe("The delivery log, redelivery and the Test RPC (issue 5, item 7; D18)",
   });
 
   it("refuses to redeliver while a series is still running", async () => {
-    const workflowId = saveWorkflow(alice);
+    const workflowId = await saveWorkflow(alice);
     const hanging = await receiver(async (_, response) => {
       await sleep(1_500);
       sendJson(response, 200, {});
@@ -488,8 +494,8 @@ describe("The delivery log, redelivery and the Test RPC (issue 5, item 7; D18)",
 
 describe("Durability (D19: deliveries run durably on Temporal)", () => {
   it("starts a fan-out that a worker left in the outbox when it died right after the log write (issue 12)", async () => {
-    const erin = createAccount(flowlog.store);
-    const workflowId = saveWorkflow(erin);
+    const erin = await createAccount(flowlog.store);
+    const workflowId = await saveWorkflow(erin);
     const listener = await receiver();
     const subscriptionId = await subscribe(erin, listener.origin);
     // What writeExecutionLog commits before a process dies: the entry and the intent to notify, in one
@@ -501,9 +507,9 @@ describe("Durability (D19: deliveries run durably on Temporal)", () => {
       workflowId,
       taskQueue: deliveryTaskQueue(taskQueue),
     };
-    expect(flowlog.store.logs.insertExecution(record, intent)).toBe(true);
+    expect(await flowlog.store.logs.insertExecution(record, intent)).toBe(true);
     // A retried write of the same execution leaves no second intent.
-    expect(flowlog.store.logs.insertExecution(record, intent)).toBe(false);
+    expect(await flowlog.store.logs.insertExecution(record, intent)).toBe(false);
 
     expect(await (await startedFanOut(temporal, record.entry.id)).result()).toBe(1);
     expect(listener.received).toHaveLength(1);
@@ -554,7 +560,7 @@ describe("Alert rules on the delivery path (D21)", () => {
   it("delivers the tripping execution's event with data.alert, once per cooldown, to a rule's subscription", async () => {
     const alerts = await receiver();
     const plain = await receiver();
-    const workflowId = saveWorkflow(alice);
+    const workflowId = await saveWorkflow(alice);
     const only = { allWorkflows: false, workflowIds: [workflowId] };
     // Every real execution takes at least a millisecond, so this rule fires on each; the level filter is
     // ignored for a rule (D21).

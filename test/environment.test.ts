@@ -42,8 +42,8 @@ beforeAll(async () => {
     });
   }
   flowlog = await startFlowlog();
-  alice = createAccount(flowlog.store);
-  bob = createAccount(flowlog.store);
+  alice = await createAccount(flowlog.store);
+  bob = await createAccount(flowlog.store);
 });
 afterAll(async () => {
   for (const restore of restoreOutput) restore();
@@ -256,16 +256,16 @@ describe("the master key (D4)", () => {
   it("a store opened with another key cannot read the variables", async () => {
     const dataDir = freshDir();
     const first = openStore({ dataDir, masterKey: Buffer.alloc(32, 1).toString("hex") });
-    const account = createAccount(first);
+    const account = await createAccount(first);
     await first.environment.set(account.workspaceId, "TOKEN", secrets.token, Date.now());
-    first.close();
+    await first.close();
     const second = openStore({ dataDir, masterKey: Buffer.alloc(32, 2).toString("hex") });
     try {
       await expect(second.environment.getDecrypted(account.workspaceId)).rejects.toThrow(
         /could not be decrypted/,
       );
     } finally {
-      second.close();
+      await second.close();
     }
   });
 

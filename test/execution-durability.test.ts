@@ -26,8 +26,8 @@ afterAll(async () => {
 });
 
 /** starter -> api (GET url) -> response with the api's data. */
-function callAndRespond(url: string): string {
-  return harness.saveWorkflow({
+async function callAndRespond(url: string): Promise<string> {
+  return await harness.saveWorkflow({
     blocks: {
       start: { type: "starter", name: "Start", config: {}, enabled: true },
       call: { type: "api", name: "Call", config: { method: "GET", url, retries: 0 }, enabled: true },
@@ -45,21 +45,21 @@ describe("Logs: exactly one log entry per execution (D17)", () => {
     let attempts = 0;
     // The write commits, then the worker fails before reporting it: Temporal runs the activity again.
     const logs = Object.create(harness.store.logs) as Store["logs"];
-    logs.insertExecution = (record: ExecutionRecord) => {
-      const inserted = harness.store.logs.insertExecution(record);
+    logs.insertExecution = async (record: ExecutionRecord) => {
+      const inserted = await harness.store.logs.insertExecution(record);
       attempts++;
       if (attempts === 1) throw new Error("connection lost after commit");
       return inserted;
     };
     const worker = await startWorker(temporal, testDeps({ ...harness.store, logs }));
     try {
-      const workflowId = harness.saveWorkflow({
+      const workflowId = await harness.saveWorkflow({
         blocks: { start: { type: "starter", name: "Start", config: {}, enabled: true } },
       });
       const { result, logged } = await harness.run(worker.taskQueue, workflowId, { hello: "world" });
 
       expect(attempts).toBe(2);
-      expect(harness.entriesOf(result.executionId)).toHaveLength(1);
+      expect(await harness.entriesOf(result.executionId)).toHaveLength(1);
       expect(logged.entry).toMatchObject({ id: result.logId, finalOutput: { hello: "world" } });
     } finally {
       await worker.stop();
@@ -74,7 +74,7 @@ describe("Logs: exactly one log entry per execution (D17)", () => {
     receivers.push(api);
     const taskQueue = `engine-kill-${Date.now()}`;
     const doomed = await spawnWorker(taskQueue);
-    const handle = await harness.start(taskQueue, callAndRespond(`${api.origin}/slow`));
+    const handle = await harness.start(taskQueue, await callAndRespond(`${api.origin}/slow`));
     await untilTrue(() => api.received.length === 1, 20_000);
 
     doomed.kill("SIGKILL");
@@ -85,8 +85,8 @@ describe("Logs: exactly one log entry per execution (D17)", () => {
 
       expect(result).toMatchObject({ status: "success", output: { data: { answeredAttempt: 2 } } });
       expect(api.received).toHaveLength(2);
-      expect(harness.entriesOf(result.executionId)).toHaveLength(1);
-      expect(harness.logged(result).entry.level).toBe("info");
+      expect(await harness.entriesOf(result.executionId)).toHaveLength(1);
+      expect((await harness.logged(result)).entry.level).toBe("info");
     } finally {
       await replacement.stop();
     }
@@ -105,14 +105,14 @@ describe("A killed worker loses nothing on the delivery path either (issue 12, D
     const subscriptionId = await subscribeWebhook(harness.store, harness.account.workspaceId, hook.origin);
     const taskQueue = `engine-kill-delivery-${Date.now()}`;
     const duringBlock = await spawnWorker(taskQueue);
-    const handle = await harness.start(taskQueue, callAndRespond(`${upstream.origin}/slow`));
+    const handle = await harness.start(taskQueue, await callAndRespond(`${upstream.origin}/slow`));
     await untilTrue(() => upstream.received.length === 1, 20_000);
     duringBlock.kill("SIGKILL");
     await once(duringBlock, "exit");
 
     const duringDelivery = await spawnWorker(taskQueue);
     const result = await handle.result();
-    expect(harness.entriesOf(result.executionId)).toHaveLength(1);
+    expect(await harness.entriesOf(result.executionId)).toHaveLength(1);
     // The first delivery attempt is held by the receiver when its worker dies.
     await untilTrue(() => hook.received.length === 1, 30_000);
     duringDelivery.kill("SIGKILL");
@@ -130,7 +130,7 @@ describe("A killed worker loses nothing on the delivery path either (issue 12, D
       [delivery?.id, delivery?.id],
       [delivery?.id, delivery?.id],
     ]);
-    expect(harness.entriesOf(result.executionId)).toHaveLength(1);
+    expect(await harness.entriesOf(result.executionId)).toHaveLength(1);
   }, 120_000);
 
   it("a test send whose only attempt dies with its worker ends failed, never pending", async () => {
@@ -183,7 +183,7 @@ describe("Logs: a cancelled execution is logged too (D17)", () => {
     receivers.push(api);
     const worker = await startWorker(temporal, testDeps(harness.store));
     try {
-      const handle = await harness.start(worker.taskQueue, callAndRespond(`${api.origin}/never`));
+      const handle = await harness.start(worker.taskQueue, await callAndRespond(`${api.origin}/never`));
       await untilTrue(() => api.received.length === 1, 20_000);
       await handle.cancel();
       const result = await handle.result();
@@ -193,8 +193,8 @@ describe("Logs: a cancelled execution is logged too (D17)", () => {
         httpStatus: 500,
         error: "the execution was cancelled",
       });
-      expect(harness.entriesOf(result.executionId)).toHaveLength(1);
-      expect(harness.logged(result).entry.level).toBe("error");
+      expect(await harness.entriesOf(result.executionId)).toHaveLength(1);
+      expect((await harness.logged(result)).entry.level).toBe("error");
     } finally {
       await worker.stop();
     }

@@ -48,7 +48,7 @@ describe("Execution engine: blocks and references (D13, D14)", () => {
     const api = await receiver((request, response) =>
       sendJson(response, 200, { customer: request.target, tier: "gold" }, { "x-served-by": "test" }),
     );
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: {
         start: starter,
         lookup: block("api", "Look Up", {
@@ -90,7 +90,7 @@ describe("Execution engine: blocks and references (D13, D14)", () => {
   });
 
   it("a condition takes the branch whose expression holds, and only that branch runs", async () => {
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: {
         start: starter,
         check: block("condition", "Check", {
@@ -137,7 +137,7 @@ describe("Execution engine: blocks and references (D13, D14)", () => {
       "agent-key-123",
       Date.now(),
     );
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: {
         start: starter,
         answer: block("agent", "Answer", { model: "gpt-4o-mini", prompt: "Summarise <start.topic>" }),
@@ -164,7 +164,7 @@ describe("Execution engine: blocks and references (D13, D14)", () => {
 
   it("a disabled block is skipped: no request, no span, and the walk goes on past it", async () => {
     const api = await receiver((_, response) => sendJson(response, 200, {}));
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: {
         start: starter,
         call: block("api", "Call", { method: "GET", url: api.origin }, false),
@@ -184,7 +184,7 @@ describe("Execution engine: blocks and references (D13, D14)", () => {
 describe("Execution engine: loops and parallels with nested spans (D13, D17)", () => {
   it("a for loop runs its members once per iteration with <loop.index>", async () => {
     const api = await receiver((request, response) => sendJson(response, 200, { seen: request.target }));
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: {
         start: starter,
         page: block("api", "Page", {
@@ -209,7 +209,7 @@ describe("Execution engine: loops and parallels with nested spans (D13, D17)", (
   });
 
   it("a forEach loop walks a collection from a reference with <loop.item>, its inner graph each time", async () => {
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: {
         start: starter,
         pick: block("condition", "Pick", {
@@ -246,7 +246,7 @@ describe("Execution engine: loops and parallels with nested spans (D13, D17)", (
       });
       sendJson(response, 200, { got: request.target });
     });
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: {
         start: starter,
         fetch: block("api", "Fetch", {
@@ -274,7 +274,7 @@ describe("Execution engine: loops and parallels with nested spans (D13, D17)", (
   });
 
   it("a count parallel makes that many copies and nests inside a loop", async () => {
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: { start: starter, mark: block("response", "Mark", { data: "<loop.index>-<parallel.index>" }) },
       loops: { outer: { type: "for", nodes: ["copies"], iterations: 2 } },
       parallels: { copies: { type: "count", nodes: ["mark"], count: 2 } },
@@ -295,7 +295,7 @@ describe("Execution engine: loops and parallels with nested spans (D13, D17)", (
 describe("Execution engine: failures (D14, D16, D17)", () => {
   it("a failing block fails the execution: level error, httpStatus 500, the span says why", async () => {
     const api = await receiver((_, response) => sendJson(response, 503, { busy: true }));
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: {
         start: starter,
         call: block("api", "Call", { method: "GET", url: api.origin, retries: 0 }),
@@ -316,7 +316,7 @@ describe("Execution engine: failures (D14, D16, D17)", () => {
 
   it("an error edge recovers: the next block reads <api.status> and the execution succeeds", async () => {
     const api = await receiver((_, response) => sendJson(response, 404, { missing: true }));
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: {
         start: starter,
         call: block("api", "Call", { method: "GET", url: api.origin }),
@@ -336,7 +336,7 @@ describe("Execution engine: failures (D14, D16, D17)", () => {
   });
 
   it("an unresolvable reference fails its block with a message naming it", async () => {
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: { start: starter, done: respond("<nowhere.data>") },
       edges: [edge("start", "done")],
     });
@@ -348,7 +348,7 @@ describe("Execution engine: failures (D14, D16, D17)", () => {
   });
 
   it("edges that form a cycle fail the execution, naming the blocks (a loop is how blocks repeat)", async () => {
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: { start: starter, a: respond("a"), b: respond("b") },
       edges: [edge("start", "a"), edge("a", "b"), edge("b", "a")],
     });
@@ -360,7 +360,7 @@ describe("Execution engine: failures (D14, D16, D17)", () => {
   });
 
   it("a workflow version that does not exist still gets its one log entry, as an error", async () => {
-    const workflowId = harness.saveWorkflow({ blocks: { start: starter } });
+    const workflowId = await harness.saveWorkflow({ blocks: { start: starter } });
 
     const { result, logged } = await harness.run(worker.taskQueue, workflowId, {}, { version: 9 });
 
@@ -372,7 +372,7 @@ describe("Execution engine: failures (D14, D16, D17)", () => {
 
 describe("Execution engine: starting executions (issue 4, item 2)", () => {
   it("starting the same executionId twice runs it once, under execution-<id> with our search attributes", async () => {
-    const workflowId = harness.saveWorkflow({ blocks: { start: starter }, edges: [] });
+    const workflowId = await harness.saveWorkflow({ blocks: { start: starter }, edges: [] });
     const first = await harness.start(worker.taskQueue, workflowId, { n: 1 }, { trigger: "api" });
     const executionId = (await first.result()).executionId;
     const again = await harness.start(
@@ -384,7 +384,7 @@ describe("Execution engine: starting executions (issue 4, item 2)", () => {
 
     expect(again.workflowId).toBe(`execution-${executionId}`);
     expect(await again.result()).toMatchObject({ executionId, output: { n: 1 } });
-    expect(harness.entriesOf(executionId)).toHaveLength(1);
+    expect(await harness.entriesOf(executionId)).toHaveLength(1);
     const { typedSearchAttributes } = await first.describe();
     expect(typedSearchAttributes.get(flowlogSearchAttributes.workspaceId)).toBe(harness.account.workspaceId);
     expect(typedSearchAttributes.get(flowlogSearchAttributes.workflowId)).toBe(workflowId);
@@ -400,7 +400,7 @@ describe("Execution engine: secrets stay out of Temporal history and logs (D24)"
     const api = await receiver((request, response) =>
       sendJson(response, 200, { saw: request.headers.authorization }),
     );
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: {
         start: starter,
         call: block("api", "Call", {
@@ -421,13 +421,13 @@ describe("Execution engine: secrets stay out of Temporal history and logs (D24)"
     expect(history).toContain("Bearer {{SERVICE_TOKEN}}");
     expect(history).toContain(`${api.origin}/items`);
     expect(history).not.toContain(secret);
-    const logged = JSON.stringify(harness.logged(result));
+    const logged = JSON.stringify(await harness.logged(result));
     expect(logged).toContain("Bearer [redacted]");
     expect(logged).not.toContain(secret);
   });
 
   it("a condition or response block cannot read {{NAME}}: it would run in the workflow", async () => {
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: { start: starter, done: respond("{{SERVICE_TOKEN}}") },
       edges: [edge("start", "done")],
     });

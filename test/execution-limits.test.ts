@@ -35,7 +35,7 @@ const run = (workflowId: string, input: JsonObject = {}) => harness.run(worker.t
 
 describe("Bounded executions at run time (D26)", () => {
   it("a forEach over a 5,000-item input stops at 1,000 block runs: an error entry naming the limit", async () => {
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: {
         start: starter,
         check: block("condition", "Check", {
@@ -67,7 +67,7 @@ describe("Bounded executions at run time (D26)", () => {
 
   it("block ids such as constructor and __proto__ are blocks like any other, not Object.prototype members", async () => {
     const api = await receiver((request, response) => sendJson(response, 200, { path: request.target }));
-    const workflowId = harness.saveWorkflow({
+    const workflowId = await harness.saveWorkflow({
       blocks: {
         start: starter,
         constructor: block("api", "First", { method: "GET", url: `${api.origin}/first` }),
@@ -110,7 +110,7 @@ describe("A log write never retries for ever (D17, issue 11)", () => {
         provider.origin,
         Date.now(),
       );
-      const workflowId = harness.saveWorkflow({
+      const workflowId = await harness.saveWorkflow({
         blocks: { start: starter, answer: block("agent", "Answer", { model: "any", prompt: "hi" }) },
         edges: [{ source: "start", target: "answer" }],
       });
@@ -133,7 +133,7 @@ describe("A log write never retries for ever (D17, issue 11)", () => {
     db.exec(`CREATE TRIGGER refuse_poison BEFORE INSERT ON log_entries
       WHEN NEW.trace_spans_json LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'poisoned entry refused'); END`);
     try {
-      const workflowId = harness.saveWorkflow({
+      const workflowId = await harness.saveWorkflow({
         blocks: { start: starter, done: block("response", "Done", { data: "poison" }) },
         edges: [{ source: "start", target: "done" }],
       });
@@ -141,7 +141,7 @@ describe("A log write never retries for ever (D17, issue 11)", () => {
       const { result, logged } = await run(workflowId);
 
       expect(result.status).toBe("success");
-      expect(harness.entriesOf(result.executionId)).toHaveLength(1);
+      expect(await harness.entriesOf(result.executionId)).toHaveLength(1);
       expect(logged.entry).toMatchObject({ level: "error", traceSpans: [] });
       expect(logged.entry.finalOutput).toEqual({
         error: expect.stringContaining(

@@ -53,7 +53,7 @@ let cursorOrders: Record<string, string>;
 beforeAll(async () => {
   schemathesis = ensureSchemathesis();
   flowlog = await startFlowlog({ clock: steppingClock() });
-  alice = createAccount(flowlog.store);
+  alice = await createAccount(flowlog.store);
   const now = Date.parse("2026-11-15T12:00:00.000Z");
   await seedWorkspace(flowlog.store, {
     workspaceId: alice.workspaceId,
@@ -63,15 +63,15 @@ beforeAll(async () => {
     now,
   });
   // The seed rarely writes files; one row with files and a null final output puts both shapes in reach.
-  const oddOne = execution(alice, createWorkflow(flowlog.store, alice.workspaceId), {
+  const oddOne = execution(alice, await createWorkflow(flowlog.store, alice.workspaceId), {
     startedAt: now - 60_000,
     files: [{ name: "report.pdf", type: "application/pdf", size: 48_213, key: "executions/ex_1/report.pdf" }],
     finalOutput: null,
   });
-  flowlog.store.logs.insertExecution(oddOne);
-  const bob = createAccount(flowlog.store, "free");
-  const bobs = execution(bob, createWorkflow(flowlog.store, bob.workspaceId));
-  flowlog.store.logs.insertExecution(bobs);
+  await flowlog.store.logs.insertExecution(oddOne);
+  const bob = await createAccount(flowlog.store, "free");
+  const bobs = execution(bob, await createWorkflow(flowlog.store, bob.workspaceId));
+  await flowlog.store.logs.insertExecution(bobs);
 
   const desc = (await listLogs("limit=5&order=desc")).json as Page;
   const asc = (await listLogs("limit=5&order=asc")).json as Page;

@@ -85,17 +85,17 @@ describe("the seeded corpus, through the real views", () => {
 
   beforeAll(async () => {
     store = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), "flowlog-serializers-")) });
-    account = createAccount(store);
+    account = await createAccount(store);
     await seedWorkspace(store, {
       workspaceId: account.workspaceId,
       executions: 80,
       seed: "serializers",
       now,
     });
-    const user = store.accounts.getUser(account.userId);
+    const user = await store.accounts.getUser(account.userId);
     if (!user) throw new Error("the account's user is missing");
     limits = await computeLimits(store, defaultPlanLimits, user, now);
-    const page = store.logs.list(
+    const page = await store.logs.list(
       { workspaceId: account.workspaceId },
       { order: "desc", limit: 1000, withTraceSpans: true, withFinalOutput: true },
     );
@@ -111,12 +111,13 @@ describe("the seeded corpus, through the real views", () => {
 
   it.each(views)(
     "a page with full=$full, traceSpans=$traceSpans, finalOutput=$finalOutput is written alike",
-    (view) => {
+    async (view) => {
       expect(entries.length).toBe(80);
+      const workflows = await Promise.all(
+        entries.map((entry) => store.workflows.getWorkflow(entry.workflowId)),
+      );
       const page = create(ListLogsResponseSchema, {
-        data: entries.map((entry) =>
-          logEntryView(entry, store.workflows.getWorkflow(entry.workflowId), view),
-        ),
+        data: entries.map((entry, index) => logEntryView(entry, workflows[index], view)),
         nextCursor: "eyJvcmRlciI6ImRlc2MifQ",
         limits,
       });
@@ -125,15 +126,15 @@ describe("the seeded corpus, through the real views", () => {
     },
   );
 
-  it("each entry's detail form and its execution are written alike", () => {
+  it("each entry's detail form and its execution are written alike", async () => {
     const detail = { full: true, traceSpans: true, finalOutput: true, limits };
     for (const entry of entries) {
-      const workflow = store.workflows.getWorkflow(entry.workflowId);
+      const workflow = await store.workflows.getWorkflow(entry.workflowId);
       expectSame(
         GetLogResponseSchema,
         create(GetLogResponseSchema, { data: logEntryView(entry, workflow, detail), limits }),
       );
-      const execution = store.logs.getExecution(entry.executionId);
+      const execution = await store.logs.getExecution(entry.executionId);
       if (!execution) throw new Error(`execution ${entry.executionId} is missing`);
       const answer = create(GetExecutionResponseSchema, {
         executionId: entry.executionId,

@@ -173,7 +173,7 @@ beforeAll(async () => {
     }),
   });
   store = openStore({ dataDir: server.dataDir });
-  account = createAccount(store, "enterprise");
+  account = await createAccount(store, "enterprise");
   // The issue's bomb: 1 GB of zeros in 2 KB of brotli. gzip tops out near 1:1000, so its bomb holds 256 MB.
   brotliBomb = await zeroBomb(
     zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } }),
@@ -185,7 +185,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  store?.close();
+  await store?.close();
   await server?.stop();
 });
 
@@ -404,7 +404,7 @@ describe("what one request may ask for is bounded (D26)", () => {
 describe("order of checks: authenticate, take the token, validate, authorize (D28)", () => {
   it("every invalid REST request with a valid key takes a token and carries the rate headers", async () => {
     // The free plan's burst is 20 and one token comes back every 6 s: the 21st invalid request in a row is 429.
-    const free = createAccount(store, "free");
+    const free = await createAccount(store, "free");
     const path = `/api/v1/logs?workspaceId=${free.workspaceId}&limit=abc`;
     const answers: Answer[] = [];
     for (let i = 0; i < 21; i++)

@@ -24,7 +24,7 @@ beforeAll(async () => {
   store = openStore({ file: path.join(dir, "flowlog.sqlite") });
 });
 afterAll(async () => {
-  store.close();
+  await store.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -127,7 +127,7 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
   it("sums cost.total of the user's billed executions in the current calendar month (UTC) only", async () => {
     const user = newUser();
     const other = newUser();
-    store.logs.insertExecutions([
+    await store.logs.insertExecutions([
       execution(user.id, february - 1, 100),
       execution(user.id, february, 1.25),
       execution(user.id, now, 2.5),
@@ -144,15 +144,15 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
   it("counts a retried log write once", async () => {
     const user = newUser();
     const record = execution(user.id, now, 3);
-    store.logs.insertExecution(record);
-    store.logs.insertExecution(record);
+    await store.logs.insertExecution(record);
+    await store.logs.insertExecution(record);
     expect((await usageOf(user))?.currentPeriodCost).toBe(3);
   });
 
   it("is exceeded from the plan's limit on, not before", async () => {
     const under = newUser();
     const at = newUser("pro");
-    store.logs.insertExecutions([
+    await store.logs.insertExecutions([
       execution(under.id, now, 4),
       execution(under.id, now, 5.5),
       execution(at.id, now, 60),
@@ -169,7 +169,7 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
 
   it("is the exact decimal sum of the executions' nano-dollar costs, with no float noise (D30)", async () => {
     const tenths = newUser();
-    store.logs.insertExecutions([execution(tenths.id, now, 0.1), execution(tenths.id, now, 0.2)]);
+    await store.logs.insertExecutions([execution(tenths.id, now, 0.1), execution(tenths.id, now, 0.2)]);
     expect((await usageOf(tenths))?.currentPeriodCost).toBe(0.3);
 
     // Agent-sized costs in whole nano-dollars (as model-prices.ts rounds them), many of them: a float
@@ -179,7 +179,7 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
     const exactNanos = nanos.reduce((sum, n) => sum + BigInt(n), 0n);
     const drifting = nanos.reduce((sum, n) => sum + n / 1e9, 0);
     expect(drifting).not.toBe(Number(exactNanos) / 1e9);
-    store.logs.insertExecutions(nanos.map((n) => execution(busy.id, now, n / 1e9)));
+    await store.logs.insertExecutions(nanos.map((n) => execution(busy.id, now, n / 1e9)));
 
     const cost = (await usageOf(busy))?.currentPeriodCost ?? Number.NaN;
     expect(cost).toBe(Number(exactNanos) / 1e9);
@@ -194,10 +194,10 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
     const file = path.join(dir, "before-d30.sqlite");
     const user = newUser();
     const before = openStore({ file });
-    before.logs.insertExecutions(
+    await before.logs.insertExecutions(
       Array.from({ length: 20 }, (_, i) => execution(user.id, now, (10_840_784_720 + i) / 1e9)),
     );
-    before.close();
+    await before.close();
     // The state an older flowlog left: a drifted running total that the D30 migration takes again.
     const db = new Database(file);
     db.prepare("UPDATE usage_periods SET cost = cost + 1e-12").run();
@@ -209,7 +209,7 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
       const cost = (await computeLimits(after, defaultPlanLimits, user, now)).usage?.currentPeriodCost;
       expect(cost).toBe(216.81569459);
     } finally {
-      after.close();
+      await after.close();
     }
   });
 });

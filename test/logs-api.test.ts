@@ -23,12 +23,12 @@ let bobExecutionId: string;
 
 beforeAll(async () => {
   flowlog = await startFlowlog({ clock: steppingClock() });
-  alice = createAccount(flowlog.store, "enterprise");
-  bob = createAccount(flowlog.store, "pro");
-  aliceWorkflow = createWorkflow(flowlog.store, alice.workspaceId, "Nightly report");
+  alice = await createAccount(flowlog.store, "enterprise");
+  bob = await createAccount(flowlog.store, "pro");
+  aliceWorkflow = await createWorkflow(flowlog.store, alice.workspaceId, "Nightly report");
   const start = Date.parse("2026-11-01T00:00:00.000Z");
   // 150 executions, in bursts of three sharing one startedAt (D8 must page through ties).
-  flowlog.store.logs.insertExecutions(
+  await flowlog.store.logs.insertExecutions(
     Array.from({ length: 150 }, (_, i) =>
       execution(alice, aliceWorkflow, {
         startedAt: start + Math.floor(i / 3) * 60_000,
@@ -36,8 +36,8 @@ beforeAll(async () => {
       }),
     ),
   );
-  const bobs = execution(bob, createWorkflow(flowlog.store, bob.workspaceId, "Bob's flow"));
-  flowlog.store.logs.insertExecution(bobs);
+  const bobs = execution(bob, await createWorkflow(flowlog.store, bob.workspaceId, "Bob's flow"));
+  await flowlog.store.logs.insertExecution(bobs);
   bobLogId = bobs.entry.id;
   bobExecutionId = bobs.entry.executionId;
 });
@@ -153,11 +153,11 @@ describe("GET /api/v1/logs: the spec's list form", () => {
 describe("presence: a part not asked for is absent, one asked for and empty is present (D30)", () => {
   let carol: TestAccount;
   let bare: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     // An execution that used no model and ran no block: every part it could carry is empty.
-    carol = createAccount(flowlog.store, "team");
-    bare = createWorkflow(flowlog.store, carol.workspaceId, "Bare");
-    flowlog.store.logs.insertExecution(
+    carol = await createAccount(flowlog.store, "team");
+    bare = await createWorkflow(flowlog.store, carol.workspaceId, "Bare");
+    await flowlog.store.logs.insertExecution(
       execution(carol, bare, {
         cost: { total: 0, tokens: { prompt: 0, completion: 0, total: 0 }, models: {} },
         traceSpans: [],
@@ -321,8 +321,8 @@ describe("authentication and isolation (D5, D10)", () => {
     const path = `/api/v1/logs?workspaceId=${alice.workspaceId}`;
     expect((await get(path, null)).status).toBe(401);
     expect((await get(path, "flk_not-a-real-key")).status).toBe(401);
-    const revoked = createAccount(flowlog.store);
-    flowlog.store.accounts.revokeApiKey(revoked.keyId, Date.now());
+    const revoked = await createAccount(flowlog.store);
+    await flowlog.store.accounts.revokeApiKey(revoked.keyId, Date.now());
     const response = await get(`/api/v1/logs?workspaceId=${revoked.workspaceId}`, revoked.key);
     expect(response.status).toBe(401);
     expect(response.json).toMatchObject({ code: "unauthenticated", title: "Unauthorized" });

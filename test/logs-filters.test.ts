@@ -36,21 +36,22 @@ const models = ["gpt-4o", "gpt-4o-mini", "claude-sonnet-4"];
 
 beforeAll(async () => {
   flowlog = await startFlowlog({ clock: steppingClock() });
-  account = createAccount(flowlog.store);
-  folderIds = ["Reports", "Sync"].map((name) => {
+  account = await createAccount(flowlog.store);
+  folderIds = [];
+  for (const name of ["Reports", "Sync"]) {
     const id = newId("fld");
-    flowlog.store.workflows.createFolder({
+    await flowlog.store.workflows.createFolder({
       id,
       workspaceId: account.workspaceId,
       name,
       createdAt: Date.now(),
     });
-    return id;
-  });
+    folderIds.push(id);
+  }
   workflowIds = [
-    createWorkflow(flowlog.store, account.workspaceId, "A", folderIds[0]),
-    createWorkflow(flowlog.store, account.workspaceId, "B", folderIds[1]),
-    createWorkflow(flowlog.store, account.workspaceId, "C"),
+    await createWorkflow(flowlog.store, account.workspaceId, "A", folderIds[0]),
+    await createWorkflow(flowlog.store, account.workspaceId, "B", folderIds[1]),
+    await createWorkflow(flowlog.store, account.workspaceId, "C"),
   ];
   const random = seededRandom(20261121);
   const start = Date.parse("2026-10-01T00:00:00.000Z");
@@ -85,7 +86,7 @@ beforeAll(async () => {
       }),
     );
   }
-  flowlog.store.logs.insertExecutions(records);
+  await flowlog.store.logs.insertExecutions(records);
   rows = records.map((r) => r.entry);
 });
 afterAll(() => flowlog.close());
@@ -157,7 +158,7 @@ describe("filters and pagination against an oracle (D8, D9)", () => {
         const last = rows.find((r) => r.id === seen[seen.length - 1]) as LogEntryRecord;
         for (const startedAt of [last.startedAt, last.startedAt - 86_400_000, last.startedAt + 86_400_000]) {
           const extra = execution(account, workflowIds[0] as string, { startedAt });
-          flowlog.store.logs.insertExecution(extra);
+          await flowlog.store.logs.insertExecution(extra);
           inserted.push(extra.entry.id);
         }
       }

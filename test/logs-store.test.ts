@@ -20,11 +20,11 @@ let dataDir: string;
 let account: TestAccount;
 let workflowId: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-store-"));
   store = openStore({ dataDir });
-  account = createAccount(store);
-  workflowId = createWorkflow(store, account.workspaceId);
+  account = await createAccount(store);
+  workflowId = await createWorkflow(store, account.workspaceId);
 });
 afterAll(() => store.close());
 
@@ -36,14 +36,14 @@ describe("durability (D23)", () => {
     db.close();
   });
 
-  it("writes an execution once however often the write is retried (D17)", () => {
+  it("writes an execution once however often the write is retried (D17)", async () => {
     const record = execution(account, workflowId);
-    expect(store.logs.insertExecution(record)).toBe(true);
-    expect(store.logs.insertExecution({ ...record, entry: { ...record.entry, id: "log_retry" } })).toBe(
+    expect(await store.logs.insertExecution(record)).toBe(true);
+    expect(await store.logs.insertExecution({ ...record, entry: { ...record.entry, id: "log_retry" } })).toBe(
       false,
     );
-    expect(store.logs.getEntry("log_retry")).toBeUndefined();
-    expect(store.logs.getExecution(record.entry.executionId)?.entry.id).toBe(record.entry.id);
+    expect(await store.logs.getEntry("log_retry")).toBeUndefined();
+    expect((await store.logs.getExecution(record.entry.executionId))?.entry.id).toBe(record.entry.id);
   });
 });
 
@@ -57,14 +57,14 @@ describe("snapshots are stored once per distinct workflow state (D13, issue 15)"
     }
   };
 
-  it("shares one stored state among the executions that ran it, and answers each with it", () => {
+  it("shares one stored state among the executions that ran it, and answers each with it", async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), "flowlog-states-")), "flowlog.sqlite");
     const own = openStore({ file });
     try {
       const versionOne = testWorkflowState;
       const versionTwo = { ...versionOne, edges: [] };
       // Equal states given as distinct objects, one at a time and in a batch, still store once.
-      own.logs.insertExecution({
+      await own.logs.insertExecution({
         ...execution(account, workflowId),
         workflowState: structuredClone(versionOne),
       });
@@ -72,17 +72,19 @@ describe("snapshots are stored once per distinct workflow state (D13, issue 15)"
         ...execution(account, workflowId),
         workflowState: state,
       }));
-      expect(own.logs.insertExecutions(batch)).toBe(4);
+      expect(await own.logs.insertExecutions(batch)).toBe(4);
       expect(countStates(file).n).toBe(2);
       for (const record of batch) {
-        expect(own.logs.getExecution(record.entry.executionId)?.workflowState).toEqual(record.workflowState);
+        expect((await own.logs.getExecution(record.entry.executionId))?.workflowState).toEqual(
+          record.workflowState,
+        );
       }
     } finally {
-      own.close();
+      await own.close();
     }
   });
 
-  it("moves the copies an older flowlog stored per execution into shared states when it upgrades", () => {
+  it("moves the copies an older flowlog stored per execution into shared states when it upgrades", async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), "flowlog-states-")), "flowlog.sqlite");
     const before = migrations.findIndex((sql) => sql.includes("CREATE TABLE workflow_states"));
     const older = openDatabase(file, before);
@@ -103,10 +105,10 @@ describe("snapshots are stored once per distinct workflow state (D13, issue 15)"
     const upgraded = openStore({ file });
     try {
       for (const { id, state } of executions) {
-        expect(upgraded.logs.getExecution(id)?.workflowState).toEqual(state);
+        expect((await upgraded.logs.getExecution(id))?.workflowState).toEqual(state);
       }
     } finally {
-      upgraded.close();
+      await upgraded.close();
     }
     expect(countStates(file).n).toBe(2);
   });
@@ -132,21 +134,24 @@ describe("the list query reads only the rows of its page (D8)", () => {
     ["execution id", { executionId: "ex_1" }],
   ];
 
-  it.each(common)("%s: searches an index, never scans the table or sorts in a temp B-tree", (_, filter) => {
-    for (const order of ["asc", "desc"] as const) {
-      for (const after of [undefined, { startedAt: 5, id: "log_x" }]) {
-        const plan = store.logs.explainList(
-          { workspaceId: account.workspaceId, ...filter },
-          page(order, after),
-        );
-        expect(plan.join("\n")).not.toMatch(/TEMP B-TREE/);
-        expect(
-          plan.every((step) => step.startsWith("SEARCH")),
-          plan.join("\n"),
-        ).toBe(true);
+  it.each(common)(
+    "%s: searches an index, never scans the table or sorts in a temp B-tree",
+    async (_, filter) => {
+      for (const order of ["asc", "desc"] as const) {
+        for (const after of [undefined, { startedAt: 5, id: "log_x" }]) {
+          const plan = await store.logs.explainList(
+            { workspaceId: account.workspaceId, ...filter },
+            page(order, after),
+          );
+          expect(plan.join("\n")).not.toMatch(/TEMP B-TREE/);
+          expect(
+            plan.every((step) => step.startsWith("SEARCH")),
+            plan.join("\n"),
+          ).toBe(true);
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 describe("list filters are one bound value whatever their length (D26, issue 11)", () => {
@@ -161,10 +166,10 @@ describe("list filters are one bound value whatever their length (D26, issue 11)
     ["triggers and a level", { triggers: ["api", "schedule"], level: "error" }],
   ] as [string, Omit<LogFilter, "workspaceId">][])(
     "several %s: the rows are searched by index in keyset order; the only scan is of the list itself",
-    (_, filter) => {
+    async (_, filter) => {
       for (const order of ["asc", "desc"] as const) {
         for (const after of [undefined, { startedAt: 5, id: "log_x" }]) {
-          const plan = store.logs.explainList(
+          const plan = await store.logs.explainList(
             { workspaceId: account.workspaceId, ...filter },
             { ...page, order, after },
           );
@@ -192,16 +197,19 @@ describe("list filters are one bound value whatever their length (D26, issue 11)
     expect(Object.keys(tenThousand.params).sort()).toEqual(Object.keys(two.params).sort());
   });
 
-  it("a filter of 10,000 workflow ids (40,000 too, past SQLite's parameter cap) lists exactly the matching entries", () => {
-    const own = createAccount(store);
-    const wanted = [createWorkflow(store, own.workspaceId), createWorkflow(store, own.workspaceId)];
-    const other = createWorkflow(store, own.workspaceId);
+  it("a filter of 10,000 workflow ids (40,000 too, past SQLite's parameter cap) lists exactly the matching entries", async () => {
+    const own = await createAccount(store);
+    const wanted = [
+      await createWorkflow(store, own.workspaceId),
+      await createWorkflow(store, own.workspaceId),
+    ];
+    const other = await createWorkflow(store, own.workspaceId);
     const written = [...wanted, other].map((workflowId) => execution(own, workflowId));
-    store.logs.insertExecutions(written);
+    await store.logs.insertExecutions(written);
 
     for (const count of [10_000, 40_000]) {
       const workflowIds = [...ids(count - wanted.length), ...wanted];
-      const listed = store.logs.list({ workspaceId: own.workspaceId, workflowIds }, page);
+      const listed = await store.logs.list({ workspaceId: own.workspaceId, workflowIds }, page);
       expect(listed.entries.map((entry) => entry.workflowId).sort()).toEqual([...wanted].sort());
     }
   });

@@ -51,7 +51,7 @@ beforeAll(async () => {
   worker = await startWorker(temporalServer, workerDeps(), taskQueue);
   connection = await Connection.connect({ address: temporalServer.address });
   temporal = new Client({ connection, namespace: temporalServer.namespace });
-  alice = createAccount(flowlog.store);
+  alice = await createAccount(flowlog.store);
 });
 
 afterAll(async () => {
@@ -102,7 +102,7 @@ async function disable(subscriptionId: string): Promise<void> {
 /** An execution of the workflow is logged now and its notifications fan out, as after any execution. */
 async function executionArrives(workflowId: string): Promise<{ logId: string }> {
   const record = execution(alice, workflowId, { startedAt: Date.now() });
-  flowlog.store.logs.insertExecution(record);
+  await flowlog.store.logs.insertExecution(record);
   const logId = record.entry.id;
   // The fan-out an execution starts (start-fan-out.ts), here from a client of its own: no eager start.
   await temporal.workflow.execute("fanOutNotifications", {
@@ -118,7 +118,7 @@ const eventOf = (target: HttpReceiver, index: number) =>
 
 describe("No activity (D21: checked by a durable Temporal timer, not on execution)", () => {
   it("fires one workflow.alert.fired after X hours without an execution, with D21's data", async () => {
-    const workflowId = createWorkflow(flowlog.store, alice.workspaceId, "Nightly export");
+    const workflowId = await createWorkflow(flowlog.store, alice.workspaceId, "Nightly export");
     const target = await receiver();
     const createdAt = Date.now();
     await watch(workflowId, target.origin, 0.5);
@@ -192,14 +192,14 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
   });
 
   it("stays silent while executions keep arriving, and fires once they stop", async () => {
-    const workflowId = createWorkflow(flowlog.store, alice.workspaceId);
+    const workflowId = await createWorkflow(flowlog.store, alice.workspaceId);
     const target = await receiver();
     await watch(workflowId, target.origin, 0.5);
     let lastStartedAt = 0;
     // One execution every quarter of X, for three times X: the silence never reaches X.
     for (let i = 0; i < 12; i++) {
       lastStartedAt = Date.now();
-      flowlog.store.logs.insertExecution(execution(alice, workflowId, { startedAt: lastStartedAt }));
+      await flowlog.store.logs.insertExecution(execution(alice, workflowId, { startedAt: lastStartedAt }));
       await sleep(hourMs / 8);
     }
     expect(target.received).toHaveLength(0);
@@ -209,7 +209,7 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
   });
 
   it("D34: while its alert is open, silence alone never alerts again, even after the hour", async () => {
-    const workflowId = createWorkflow(flowlog.store, alice.workspaceId);
+    const workflowId = await createWorkflow(flowlog.store, alice.workspaceId);
     const target = await receiver();
     const subscriptionId = await watch(workflowId, target.origin, 0.25);
     await untilTrue(() => target.received.length > 0, 15_000);
@@ -220,7 +220,7 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
   });
 
   it("D34: an execution resolves the alert at once, and the next silence alerts an hour after the last (D21)", async () => {
-    const workflowId = createWorkflow(flowlog.store, alice.workspaceId);
+    const workflowId = await createWorkflow(flowlog.store, alice.workspaceId);
     const target = await receiver();
     const subscriptionId = await watch(workflowId, target.origin, 0.25);
     await untilTrue(() => target.received.length > 0, 15_000);
@@ -247,7 +247,7 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
   });
 
   it("stops watching when the subscription is disabled", async () => {
-    const workflowId = createWorkflow(flowlog.store, alice.workspaceId);
+    const workflowId = await createWorkflow(flowlog.store, alice.workspaceId);
     const target = await receiver();
     const subscriptionId = await watch(workflowId, target.origin, 0.25);
     const disabled = await restWithKey(
@@ -262,15 +262,16 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
   });
 
   it("stops watching a workflow the subscription no longer selects, without alerting on it", async () => {
-    const [dropped, kept] = [1, 2].map(() => createWorkflow(flowlog.store, alice.workspaceId));
+    const dropped = await createWorkflow(flowlog.store, alice.workspaceId);
+    const kept = await createWorkflow(flowlog.store, alice.workspaceId);
     const target = await receiver();
-    const subscriptionId = await watch(dropped as string, target.origin, 0.25);
+    const subscriptionId = await watch(dropped, target.origin, 0.25);
     const subscription = `/api/v1/workspaces/${alice.workspaceId}/notifications/${subscriptionId}`;
     const reselected = await restWithKey(flowlog.server.url, alice.key, "PATCH", subscription, {
       workflowIds: [kept],
     });
     expect(reselected.status, reselected.text).toBe(200);
-    await temporal.workflow.getHandle(inactivityWatchId(subscriptionId, dropped as string)).result();
+    await temporal.workflow.getHandle(inactivityWatchId(subscriptionId, dropped)).result();
     const alerted = target.received.map((_, index) => eventOf(target, index).data.workflowId);
     expect(alerted).not.toContain(dropped);
     // The kept workflow's watcher would go on alerting every (scaled) hour: end it with the subscription.
@@ -278,7 +279,7 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
   });
 
   it("survives a worker restart: the timer is Temporal's, and a new worker fires it", async () => {
-    const workflowId = createWorkflow(flowlog.store, alice.workspaceId);
+    const workflowId = await createWorkflow(flowlog.store, alice.workspaceId);
     const target = await receiver();
     await watch(workflowId, target.origin, 0.5);
     await sleep(hourMs / 8);
@@ -295,14 +296,15 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
 
 describe("Watchers come back when a worker starts (issue 18, item 4)", () => {
   it("a watcher an operator terminated runs again after a worker restart and fires; a running one is left as it is", async () => {
-    const [lost, kept] = [1, 2].map(() => createWorkflow(flowlog.store, alice.workspaceId));
+    const lost = await createWorkflow(flowlog.store, alice.workspaceId);
+    const kept = await createWorkflow(flowlog.store, alice.workspaceId);
     const lostTarget = await receiver();
     const keptTarget = await receiver();
     const watchedAt = Date.now();
-    const lostSubscription = await watch(lost as string, lostTarget.origin, 0.75);
-    const keptSubscription = await watch(kept as string, keptTarget.origin, 5);
-    const lostWatcher = temporal.workflow.getHandle(inactivityWatchId(lostSubscription, lost as string));
-    const keptWatcher = temporal.workflow.getHandle(inactivityWatchId(keptSubscription, kept as string));
+    const lostSubscription = await watch(lost, lostTarget.origin, 0.75);
+    const keptSubscription = await watch(kept, keptTarget.origin, 5);
+    const lostWatcher = temporal.workflow.getHandle(inactivityWatchId(lostSubscription, lost));
+    const keptWatcher = temporal.workflow.getHandle(inactivityWatchId(keptSubscription, kept));
     const keptRun = (await keptWatcher.describe()).runId;
     await lostWatcher.terminate("an operator's mistake");
     expect((await lostWatcher.describe()).status.name).toBe("TERMINATED");

@@ -284,8 +284,8 @@ describe("Redirects and redaction through a real execution (D14, D24, issue 11)"
     await harness?.close();
   });
 
-  function runApiBlock(config: JsonObject) {
-    const workflowId = harness.saveWorkflow({
+  async function runApiBlock(config: JsonObject) {
+    const workflowId = await harness.saveWorkflow({
       blocks: {
         start: { type: "starter", name: "Start", config: {}, enabled: true },
         call: { type: "api", name: "Call", config, enabled: true },

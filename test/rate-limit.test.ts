@@ -36,7 +36,7 @@ beforeAll(async () => {
   store = openStore({ file: path.join(dir, "flowlog.sqlite") });
 });
 afterAll(async () => {
-  store.close();
+  await store.close();
   await rm(dir, { recursive: true, force: true });
 });
 beforeEach(() => {
@@ -104,7 +104,7 @@ describe("API rate limit: the token bucket (spec Limits, D11)", () => {
   it("survives a restart: the bucket is read back from the database file", async () => {
     const key = newUser();
     await drain(key, 5);
-    store.close();
+    await store.close();
     store = openStore({ file: path.join(dir, "flowlog.sqlite") });
     expect((await store.rateLimits.peek(key, free, t0)).remaining).toBe(15);
   });
@@ -217,7 +217,7 @@ describe("Durability of bucket state (D23 as amended)", () => {
     try {
       expect((await other.rateLimits.peek(key, free, now)).remaining).toBe(18);
     } finally {
-      other.close();
+      await other.close();
     }
   });
 });
@@ -369,7 +369,7 @@ describe("API rate limit as configured: FLOWLOG_PLAN_LIMITS (D11, D12 all defaul
   afterAll(() => flowlog.close());
 
   it("the API server takes from the configured bucket: a burst of 3, then 429, all at 7 per minute", async () => {
-    const { key, workspaceId } = createAccount(flowlog.store, "enterprise");
+    const { key, workspaceId } = await createAccount(flowlog.store, "enterprise");
     const list = () => restWithKey(flowlog.server.url, key, "GET", `/api/v1/logs?workspaceId=${workspaceId}`);
     for (const remaining of ["2", "1", "0"]) {
       const allowed = await list();

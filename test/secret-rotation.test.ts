@@ -65,8 +65,8 @@ beforeAll(async () => {
   );
   connection = await Connection.connect({ address: temporalServer.address });
   temporal = new Client({ connection, namespace: temporalServer.namespace });
-  alice = createAccount(flowlog.store);
-  bob = createAccount(flowlog.store);
+  alice = await createAccount(flowlog.store);
+  bob = await createAccount(flowlog.store);
 });
 
 afterAll(async () => {
@@ -297,8 +297,8 @@ const v1Count = (request: ReceivedRequest) =>
     .filter((part) => part.startsWith("v1=")).length;
 
 /** A workflow that runs without any network: starter, then a response block. */
-function saveWorkflow(): string {
-  return createWorkflow(flowlog.store, alice.workspaceId, "Rotation test", null, offlineWorkflowState);
+async function saveWorkflow(): Promise<string> {
+  return await createWorkflow(flowlog.store, alice.workspaceId, "Rotation test", null, offlineWorkflowState);
 }
 
 async function execute(workflowId: string): Promise<{ logId: string }> {
@@ -333,7 +333,7 @@ async function settled(subscriptionId: string, count: number): Promise<DeliveryR
 describe("D33 deliveries during and after the grace period, verified by stripe-node", () => {
   it("during the grace period one header carries both signatures: a receiver holding either secret verifies; after it, only the new one", async () => {
     const hook = await receiver((_, response) => sendJson(response, 200, { ok: true }));
-    const workflowId = saveWorkflow();
+    const workflowId = await saveWorkflow();
     const id = await signedWebhook(hook.origin);
     await rotate(id, { secret: newSecret });
 
@@ -383,7 +383,7 @@ describe("D33 deliveries during and after the grace period, verified by stripe-n
       offsetMs += 25 * hourMs;
       return sendJson(response, 503, { busy: true });
     });
-    const workflowId = saveWorkflow();
+    const workflowId = await saveWorkflow();
     const id = await signedWebhook(hook.origin);
     await rotate(id, { secret: newSecret });
 
@@ -403,7 +403,7 @@ describe("D33 deliveries during and after the grace period, verified by stripe-n
     const hook = await receiver((_, response) => sendJson(response, 200, { ok: true }));
     const id = await signedWebhook(hook.origin);
     await rotate(id, { secret: newSecret });
-    await execute(saveWorkflow());
+    await execute(await saveWorkflow());
     await settled(id, 1);
     const request = hook.received[0] as ReceivedRequest;
     const signedAt = Number(request.headers["service-timestamp"]);

@@ -34,20 +34,20 @@ function freshDataDir(): string {
 }
 
 /** A user and a workspace made directly in the store, as `flowlog bootstrap` would. */
-function workspaceIn(store: Store, name: string): { workspaceId: string; userId: string } {
+async function workspaceIn(store: Store, name: string): Promise<{ workspaceId: string; userId: string }> {
   const userId = `usr_${name}`;
   const workspaceId = `ws_${name}`;
-  store.accounts.createUser({ id: userId, email: `${name}@example.com`, plan: "pro", createdAt: now });
-  store.accounts.createWorkspace({ id: workspaceId, name, createdAt: now }, [userId]);
+  await store.accounts.createUser({ id: userId, email: `${name}@example.com`, plan: "pro", createdAt: now });
+  await store.accounts.createWorkspace({ id: workspaceId, name, createdAt: now }, [userId]);
   return { workspaceId, userId };
 }
 
 /** Every entry of the workspace, oldest first, by walking the keyset pages (D8). */
-function allEntries(store: Store, workspaceId: string): LogEntryRecord[] {
+async function allEntries(store: Store, workspaceId: string): Promise<LogEntryRecord[]> {
   const entries: LogEntryRecord[] = [];
   let after: { startedAt: number; id: string } | undefined;
   do {
-    const page = store.logs.list(
+    const page = await store.logs.list(
       { workspaceId },
       { order: "asc", limit: 1000, after, withTraceSpans: true, withFinalOutput: true },
     );
@@ -163,7 +163,7 @@ describe("seeded log entries (issue 3, item 7; spec 'Log entry'; D17)", () => {
   let workflows: Map<string, WorkflowRecord>;
   beforeAll(async () => {
     store = openStore({ file: databaseFile(freshDataDir()) });
-    ({ workspaceId, userId } = workspaceIn(store, "demo"));
+    ({ workspaceId, userId } = await workspaceIn(store, "demo"));
     const result = await seedWorkspace(store, {
       workspaceId,
       executions,
@@ -173,19 +173,19 @@ describe("seeded log entries (issue 3, item 7; spec 'Log entry'; D17)", () => {
       now,
     });
     expect(result).toEqual({ seed: "test", workflowsCreated: 5, executionsWritten: executions });
-    entries = allEntries(store, workspaceId);
-    workflows = new Map(store.workflows.listWorkflows(workspaceId).map((w) => [w.id, w]));
+    entries = await allEntries(store, workspaceId);
+    workflows = new Map((await store.workflows.listWorkflows(workspaceId)).map((w) => [w.id, w]));
   });
   afterAll(() => store.close());
 
-  it("writes exactly N log entries, each with its snapshot, readable through the store", () => {
+  it("writes exactly N log entries, each with its snapshot, readable through the store", async () => {
     expect(entries).toHaveLength(executions);
     expect(new Set(entries.map((e) => e.id)).size).toBe(executions);
     for (const entry of entries) {
-      const execution = store.logs.getExecution(entry.executionId);
+      const execution = await store.logs.getExecution(entry.executionId);
       expect(execution?.entry.id).toBe(entry.id);
       expect(execution?.workflowState).toEqual(workflows.get(entry.workflowId)?.state);
-      expect(store.logs.getEntry(entry.id)).toEqual(entry);
+      expect(await store.logs.getEntry(entry.id)).toEqual(entry);
     }
   });
 
@@ -325,7 +325,7 @@ describe("seeded log entries (issue 3, item 7; spec 'Log entry'; D17)", () => {
       now,
     });
     expect(again).toEqual({ seed: "test", workflowsCreated: 0, executionsWritten: 0 });
-    expect(allEntries(store, workspaceId)).toHaveLength(executions);
+    expect(await allEntries(store, workspaceId)).toHaveLength(executions);
   });
 
   it("tops up to more workflows and adds new executions under another seed", async () => {
@@ -338,7 +338,7 @@ describe("seeded log entries (issue 3, item 7; spec 'Log entry'; D17)", () => {
       now,
     });
     expect(more).toEqual({ seed: "more", workflowsCreated: 2, executionsWritten: 100 });
-    expect(store.workflows.listWorkflows(workspaceId)).toHaveLength(7);
+    expect(await store.workflows.listWorkflows(workspaceId)).toHaveLength(7);
   });
 
   it("refuses an unknown workspace and out-of-range counts", async () => {
@@ -359,10 +359,12 @@ describe("seeded executions are runs of the engine (issue 14, item 4)", () => {
   let states: Map<string, WorkflowStateJson>;
   beforeAll(async () => {
     store = openStore({ file: databaseFile(freshDataDir()) });
-    ({ workspaceId, userId } = workspaceIn(store, "engine"));
+    ({ workspaceId, userId } = await workspaceIn(store, "engine"));
     await seedWorkspace(store, { workspaceId, executions: 400, workflows: 5, days: 2, seed: "engine", now });
-    entries = allEntries(store, workspaceId);
-    states = new Map(store.workflows.listWorkflows(workspaceId).map((w) => [w.id, asWorkflowState(w.state)]));
+    entries = await allEntries(store, workspaceId);
+    states = new Map(
+      (await store.workflows.listWorkflows(workspaceId)).map((w) => [w.id, asWorkflowState(w.state)]),
+    );
   });
   afterAll(() => store.close());
 
@@ -382,7 +384,7 @@ describe("seeded executions are runs of the engine (issue 14, item 4)", () => {
   it("writes what the generator makes from the same seed", async () => {
     const generated = await collect(
       generateExecutions(new Random(`engine:${workspaceId}:executions`), {
-        workflows: store.workflows.listWorkflows(workspaceId),
+        workflows: await store.workflows.listWorkflows(workspaceId),
         count: 400,
         days: 2,
         now,
@@ -422,10 +424,10 @@ describe("the generator is deterministic", () => {
 describe("flowlog seed (CLI)", () => {
   const dataDir = freshDataDir();
   let workspaceId: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     const store = openStore({ dataDir });
-    ({ workspaceId } = workspaceIn(store, "cli"));
-    store.close();
+    ({ workspaceId } = await workspaceIn(store, "cli"));
+    await store.close();
   });
 
   /** The command on a fresh program, in this process, with its exits turned into exceptions. */
@@ -459,9 +461,9 @@ describe("flowlog seed (CLI)", () => {
       /seeded 400 executions \(3 new workflows\) into ws_cli in [\d.]+ s: [\d,]+ rows\/s/,
     );
     const store = openStore({ dataDir });
-    expect(allEntries(store, workspaceId)).toHaveLength(400);
-    expect(store.workflows.listWorkflows(workspaceId)).toHaveLength(3);
-    store.close();
+    expect(await allEntries(store, workspaceId)).toHaveLength(400);
+    expect(await store.workflows.listWorkflows(workspaceId)).toHaveLength(3);
+    await store.close();
   });
 
   it("refuses an unknown workspace with a clear message and exit code 2", async () => {

@@ -20,8 +20,8 @@ let bob: TestAccount;
 
 beforeAll(async () => {
   flowlog = await startFlowlog({ clock: steppingClock() });
-  alice = createAccount(flowlog.store);
-  bob = createAccount(flowlog.store);
+  alice = await createAccount(flowlog.store);
+  bob = await createAccount(flowlog.store);
 });
 afterAll(() => flowlog.close());
 
@@ -57,7 +57,7 @@ async function refusedFields(body: Json, method = "POST", path = base()): Promis
 
 describe("subscriptions over REST (D18)", () => {
   it("creates a webhook subscription and reads it back with every field, active by default", async () => {
-    const workflowId = createWorkflow(flowlog.store, alice.workspaceId);
+    const workflowId = await createWorkflow(flowlog.store, alice.workspaceId);
     const { subscription, secret } = await createOverRest({
       channel: "webhook",
       webhook: { url: "https://receiver.example.test/hooks" },
@@ -124,7 +124,7 @@ describe("subscriptions over REST (D18)", () => {
   });
 
   it("an update changes only the fields it sets", async () => {
-    const workflowId = createWorkflow(flowlog.store, alice.workspaceId);
+    const workflowId = await createWorkflow(flowlog.store, alice.workspaceId);
     const { subscription } = await createOverRest({
       ...webhookTo(),
       levelFilter: ["error"],
@@ -417,9 +417,9 @@ describe("validation: every error names its field", () => {
   });
 
   it("refuses a workflow of another workspace or a deleted one like a missing one", async () => {
-    const bobsWorkflow = createWorkflow(flowlog.store, bob.workspaceId);
-    const deleted = createWorkflow(flowlog.store, alice.workspaceId);
-    flowlog.store.workflows.deleteWorkflow(deleted, Date.now());
+    const bobsWorkflow = await createWorkflow(flowlog.store, bob.workspaceId);
+    const deleted = await createWorkflow(flowlog.store, alice.workspaceId);
+    await flowlog.store.workflows.deleteWorkflow(deleted, Date.now());
     const fields = await refusedFields({
       channel: "webhook",
       webhook: { url: "https://x.test/" },
@@ -559,12 +559,12 @@ describe("workspace isolation (D10)", () => {
 
 describe("matching a completed execution (spec Events, D18)", () => {
   it("selects by workflow, level and trigger; empty filters mean all; inactive and deleted never match", async () => {
-    const account = createAccount(flowlog.store);
+    const account = await createAccount(flowlog.store);
     const store = flowlog.store.notifications;
     const create = async (body: Json) =>
       (await createOverRest(body, account.workspaceId, account.key)).subscription.id;
-    const early = createWorkflow(flowlog.store, account.workspaceId, "Early");
-    const other = createWorkflow(flowlog.store, account.workspaceId, "Other");
+    const early = await createWorkflow(flowlog.store, account.workspaceId, "Early");
+    const other = await createWorkflow(flowlog.store, account.workspaceId, "Other");
     const everything = await create({
       ...webhookTo(),
       webhook: { url: "https://x.test/", generateSecret: true },
@@ -581,7 +581,7 @@ describe("matching a completed execution (spec Events, D18)", () => {
     const deleted = await create(webhookTo());
     await call("DELETE", `${base(account.workspaceId)}/${deleted}`, undefined, account.key);
     // Created after the subscriptions: allWorkflows covers future workflows too.
-    const later = createWorkflow(flowlog.store, account.workspaceId, "Later");
+    const later = await createWorkflow(flowlog.store, account.workspaceId, "Later");
 
     const matched = async (
       workflowId: string,
@@ -606,7 +606,7 @@ describe("matching a completed execution (spec Events, D18)", () => {
   });
 
   it("hands delivery the channel settings with the decrypted secret", async () => {
-    const account = createAccount(flowlog.store);
+    const account = await createAccount(flowlog.store);
     const { subscription, secret } = await createOverRest(
       {
         ...webhookTo(),

@@ -25,7 +25,7 @@ describe("Temporal (issue 2, item 7)", () => {
 
   afterAll(async () => {
     await connection?.close();
-    store?.close();
+    await store?.close();
   });
 
   it("the worker runs a workflow end to end against the real dev server", async () => {

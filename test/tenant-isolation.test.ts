@@ -40,7 +40,7 @@ const call = (url: string): BlockJson => ({
 });
 
 /** A workflow of `branches` api calls at once (a count parallel), saved in `workspaceId`. */
-function fanOut(store: Store, workspaceId: string, url: string, branches: number): string {
+async function fanOut(store: Store, workspaceId: string, url: string, branches: number): Promise<string> {
   const id = newId("wf");
   const now = Date.now();
   const state = {
@@ -49,7 +49,7 @@ function fanOut(store: Store, workspaceId: string, url: string, branches: number
     loops: {},
     parallels: { calls: { type: "count", count: branches, nodes: ["call"] } },
   };
-  store.workflows.createWorkflow({
+  await store.workflows.createWorkflow({
     ...{ id, workspaceId, folderId: null, name: "Flood", description: "", version: 1, state },
     createdAt: now,
     updatedAt: now,
@@ -86,13 +86,13 @@ async function heldReceiver() {
 describe("One tenant cannot hold the worker (D26)", () => {
   it("while one workspace floods the worker with slow blocks, another workspace's execution completes", async () => {
     const slow = await heldReceiver();
-    const flooder = createAccount(harness.store);
+    const flooder = await createAccount(harness.store);
     // 2 x 60 api blocks: more than the worker's 100 activity slots, all waiting on the slow upstream.
     const floods = await Promise.all(
-      [60, 60].map((branches) =>
+      [60, 60].map(async (branches) =>
         harness.start(
           worker.taskQueue,
-          fanOut(harness.store, flooder.workspaceId, `${slow.receiver.origin}/slow`, branches),
+          await fanOut(harness.store, flooder.workspaceId, `${slow.receiver.origin}/slow`, branches),
           {},
           { workspaceId: flooder.workspaceId, billedUserId: flooder.userId },
         ),
@@ -102,7 +102,7 @@ describe("One tenant cannot hold the worker (D26)", () => {
 
     const quick = await startReceiver((_, response) => sendJson(response, 200, { quick: true }));
     receivers.push(quick);
-    const quiet = harness.saveWorkflow({
+    const quiet = await harness.saveWorkflow({
       blocks: { start: starter, call: call(`${quick.origin}/quick`) },
       edges: [{ source: "start", target: "call" }],
     });
@@ -120,7 +120,7 @@ describe("One tenant cannot hold the worker (D26)", () => {
     expect(slow.receiver.received).toHaveLength(120);
     expect(slow.mostAtOnce()).toBe(perWorkspace);
     const [first] = flooded;
-    const spans = harness.logged(first as (typeof flooded)[number]).entry.traceSpans as SpanJson[];
+    const spans = (await harness.logged(first as (typeof flooded)[number])).entry.traceSpans as SpanJson[];
     expect(spans[1]?.children.filter((span) => span.status === "success")).toHaveLength(60);
   }, 120_000);
 
@@ -128,10 +128,10 @@ describe("One tenant cannot hold the worker (D26)", () => {
     const deps = testDeps(harness.store, { quotas });
     const first = await startWorker(temporal, deps);
     const slow = await heldReceiver();
-    const flooder = createAccount(harness.store);
+    const flooder = await createAccount(harness.store);
     const flood = await harness.start(
       first.taskQueue,
-      fanOut(harness.store, flooder.workspaceId, `${slow.receiver.origin}/slow`, 30),
+      await fanOut(harness.store, flooder.workspaceId, `${slow.receiver.origin}/slow`, 30),
       {},
       { workspaceId: flooder.workspaceId, billedUserId: flooder.userId },
     );
@@ -143,7 +143,7 @@ describe("One tenant cannot hold the worker (D26)", () => {
     try {
       const quick = await startReceiver((_, response) => sendJson(response, 200, { quick: true }));
       receivers.push(quick);
-      const quiet = harness.saveWorkflow({
+      const quiet = await harness.saveWorkflow({
         blocks: { start: starter, call: call(`${quick.origin}/quick`) },
         edges: [{ source: "start", target: "call" }],
       });
@@ -154,9 +154,9 @@ describe("One tenant cannot hold the worker (D26)", () => {
       slow.release();
       const flooded = await flood.result();
       expect(flooded.status).toBe("success");
-      const spans = harness.logged(flooded).entry.traceSpans as SpanJson[];
+      const spans = (await harness.logged(flooded)).entry.traceSpans as SpanJson[];
       expect(spans[1]?.children.filter((span) => span.status === "success")).toHaveLength(30);
-      expect(harness.store.logs.getExecution(flooded.executionId)?.entry.id).toBe(flooded.logId);
+      expect((await harness.store.logs.getExecution(flooded.executionId))?.entry.id).toBe(flooded.logId);
       // The five blocks cut off by the restart ran again on the new worker: 30 + 5 requests in all.
       expect(slow.receiver.received).toHaveLength(35);
       expect(slow.mostAtOnce()).toBeLessThanOrEqual(2 * perWorkspace);
@@ -175,7 +175,7 @@ describe("One tenant cannot hold the worker (D26)", () => {
     };
     const failing = await startWorker(temporal, testDeps({ ...harness.store, environment }, { quotas }));
     try {
-      const workflowId = harness.saveWorkflow({
+      const workflowId = await harness.saveWorkflow({
         blocks: { start: starter, call: call("http://127.0.0.1:9/never") },
         edges: [{ source: "start", target: "call" }],
       });

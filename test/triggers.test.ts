@@ -71,8 +71,8 @@ beforeAll(async () => {
     taskQueue,
     clock,
   };
-  alice = createAccount(flowlog.store);
-  bob = createAccount(flowlog.store);
+  alice = await createAccount(flowlog.store);
+  bob = await createAccount(flowlog.store);
   workflowId = await createWorkflow(alice);
 });
 
@@ -147,7 +147,10 @@ async function loggedEntry(
   };
   const listOptions = { order: "desc", limit: 10, withTraceSpans: false, withFinalOutput: false } as const;
   await expect
-    .poll(() => flowlog.store.logs.list(filter, listOptions).entries, { timeout: 20_000, interval: 100 })
+    .poll(async () => (await flowlog.store.logs.list(filter, listOptions)).entries, {
+      timeout: 20_000,
+      interval: 100,
+    })
     .toHaveLength(1);
   const params = new URLSearchParams({
     workspaceId: filter.workspaceId,
@@ -164,7 +167,8 @@ async function loggedEntry(
 const connectClient = (key: string) => clientWithKey(WorkflowsService, flowlog.server.url, key);
 
 const asValue = (json: JsonValue) => fromJson(ValueSchema, json);
-const userOf = (account: TestAccount) => flowlog.store.accounts.getUser(account.userId) as UserRecord;
+const userOf = async (account: TestAccount) =>
+  (await flowlog.store.accounts.getUser(account.userId)) as UserRecord;
 
 describe("api trigger: POST /api/v1/workflows/{id}/execute (D15)", () => {
   it("a sync call answers 200 with the response block's data, and its log entry says trigger api", async () => {
@@ -383,7 +387,7 @@ describe("manual trigger: flowlog run <workflowId> (D15)", () => {
 
   it("the run the command makes (runWorkflow, trigger manual) is logged with trigger manual", async () => {
     const run = await runWorkflow(executions, {
-      user: userOf(alice),
+      user: await userOf(alice),
       workflowId,
       trigger: "manual",
       mode: "sync",
@@ -458,13 +462,13 @@ describe("execution limits (D12): refusals are 429 with a clear message", () => 
   };
 
   it("a free user's sync bucket admits a burst of 20 and refuses the 21st with Retry-After; the logs API shows that bucket", async () => {
-    const frank = createAccount(flowlog.store, "free");
+    const frank = await createAccount(flowlog.store, "free");
     const frankWorkflow = await createWorkflow(frank);
     // Twenty at once through the manual trigger, which shares the bucket and leaves the API's own (D11) full.
     const burst = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
+      Array.from({ length: 20 }, async (_, i) =>
         runWorkflow(executions, {
-          user: userOf(frank),
+          user: await userOf(frank),
           workflowId: frankWorkflow,
           trigger: "manual",
           mode: "sync",
@@ -505,10 +509,10 @@ describe("execution limits (D12): refusals are 429 with a clear message", () => 
   });
 
   it("a user whose month's usage reached the plan's limit is refused, naming the usage limit, without spending a token", async () => {
-    const gina = createAccount(flowlog.store, "free");
+    const gina = await createAccount(flowlog.store, "free");
     const ginaWorkflow = await createWorkflow(gina);
     const cost = { total: 10, tokens: { prompt: 0, completion: 0, total: 0 }, models: {} };
-    flowlog.store.logs.insertExecution(execution(gina, ginaWorkflow, { startedAt: now, cost }));
+    await flowlog.store.logs.insertExecution(execution(gina, ginaWorkflow, { startedAt: now, cost }));
 
     const refusals = await Promise.all(
       [false, true].map((async) =>
@@ -563,7 +567,7 @@ describe("execution limits (D12): refusals are 429 with a clear message", () => 
       cause: { type: "ExecutionRefused", message: expect.stringMatching(/usage limit of the free plan/) },
     });
     const executionId = executionIdOf(run.workflowId);
-    expect(flowlog.store.logs.getExecution(executionId)).toBeUndefined();
+    expect(await flowlog.store.logs.getExecution(executionId)).toBeUndefined();
     await expect(
       temporal.workflow.getHandle(fanOutWorkflowId(logIdOf(executionId))).describe(),
     ).rejects.toThrow(WorkflowNotFoundError);

@@ -48,7 +48,7 @@ beforeAll(async () => {
   worker = await startWorker(temporalServer, testDeps(flowlog.store), taskQueue);
   connection = await Connection.connect({ address: temporalServer.address });
   temporal = new Client({ connection, namespace: temporalServer.namespace });
-  alice = createAccount(flowlog.store);
+  alice = await createAccount(flowlog.store);
 });
 
 afterAll(async () => {
@@ -94,10 +94,12 @@ async function createWorkflow(account = alice, on = flowlog): Promise<string> {
 }
 
 /** The workflow's log entries as the store lists them, newest first. */
-const entriesOf = (workflowId: string, extra: Partial<LogFilter> = {}) =>
-  flowlog.store.logs.list(
-    { workspaceId: alice.workspaceId, workflowIds: [workflowId], ...extra },
-    { order: "desc", limit: 100, withTraceSpans: false, withFinalOutput: false },
+const entriesOf = async (workflowId: string, extra: Partial<LogFilter> = {}) =>
+  (
+    await flowlog.store.logs.list(
+      { workspaceId: alice.workspaceId, workflowIds: [workflowId], ...extra },
+      { order: "desc", limit: 100, withTraceSpans: false, withFinalOutput: false },
+    )
   ).entries;
 
 const scheduleDescription = (id: string) => temporal.schedule.getHandle(`flowlog-${id}`).describe();
@@ -170,7 +172,7 @@ describe("deleting a workflow (D31)", () => {
     // The run in flight when the workflow was deleted finishes and is logged (D17), beside the earlier one.
     const { executionId } = inFlight.json as { executionId: string };
     await expect
-      .poll(() => entriesOf(workflowId, { executionId }), { timeout: 20_000, interval: 100 })
+      .poll(async () => await entriesOf(workflowId, { executionId }), { timeout: 20_000, interval: 100 })
       .toHaveLength(1);
     const params = new URLSearchParams({ workspaceId: alice.workspaceId, workflowIds: workflowId });
     const listed = await call("GET", `/api/v1/logs?${params}`);
@@ -188,7 +190,7 @@ describe("deleting a workflow (D31)", () => {
     const created = await call("POST", `/api/v1/workflows/${workflowId}/schedules`, { cron: "0 0 1 1 *" });
     const { id } = (created.json as { schedule: { id: string } }).schedule;
     // What a failure after marking the workflow deleted leaves: the mark, and the rows of live schedules.
-    flowlog.store.workflows.deleteWorkflow(workflowId, Date.now());
+    await flowlog.store.workflows.deleteWorkflow(workflowId, Date.now());
     expect((await scheduleDescription(id)).state.paused).toBe(false);
 
     const again = await call("DELETE", `/api/v1/workflows/${workflowId}`);
@@ -203,24 +205,24 @@ describe("deleting a workflow (D31)", () => {
     const workflowId = await createWorkflow();
     const created = await call("POST", `/api/v1/workflows/${workflowId}/schedules`, { cron: "0 0 1 1 *" });
     const { id } = (created.json as { schedule: { id: string } }).schedule;
-    flowlog.store.workflows.deleteWorkflow(workflowId, Date.now());
+    await flowlog.store.workflows.deleteWorkflow(workflowId, Date.now());
 
     const run = await fireSchedule(temporal, `flowlog-${id}`);
 
     await expect(run.result()).rejects.toMatchObject({
       cause: { type: "ExecutionRefused", message: expect.stringMatching(/was deleted/) },
     });
-    expect(entriesOf(workflowId)).toEqual([]);
+    expect(await entriesOf(workflowId)).toEqual([]);
     expect((await call("DELETE", `/api/v1/workflows/${workflowId}`)).status).toBe(200);
   });
 
   it("another workspace's member cannot delete it, even half-deleted: 404", async () => {
     const workflowId = await createWorkflow();
     await call("POST", `/api/v1/workflows/${workflowId}/schedules`, { cron: "0 0 1 1 *" });
-    const bob = createAccount(flowlog.store);
+    const bob = await createAccount(flowlog.store);
 
     expect((await call("DELETE", `/api/v1/workflows/${workflowId}`, undefined, bob.key)).status).toBe(404);
-    flowlog.store.workflows.deleteWorkflow(workflowId, Date.now());
+    await flowlog.store.workflows.deleteWorkflow(workflowId, Date.now());
     expect((await call("DELETE", `/api/v1/workflows/${workflowId}`, undefined, bob.key)).status).toBe(404);
     expect((await call("DELETE", `/api/v1/workflows/${workflowId}`)).status).toBe(200);
   });
@@ -236,7 +238,7 @@ describe("sync execution deadline (D26 syncExecutionDeadlineMs)", () => {
       quotas: { ...defaultQuotas, syncExecutionDeadlineMs: tinyDeadlineMs },
     });
     hurriedWorker = await startWorker(temporalServer, testDeps(hurried.store), hurriedQueue);
-    hurriedAccount = createAccount(hurried.store);
+    hurriedAccount = await createAccount(hurried.store);
     workflowId = await createWorkflow(hurriedAccount, hurried);
   });
 
@@ -270,7 +272,10 @@ describe("sync execution deadline (D26 syncExecutionDeadlineMs)", () => {
       const filter = { workspaceId: hurriedAccount.workspaceId, executionId: problem.executionId };
       const page = { order: "desc", limit: 1, withTraceSpans: false, withFinalOutput: false } as const;
       await expect
-        .poll(() => hurried.store.logs.list(filter, page).entries, { timeout: 20_000, interval: 100 })
+        .poll(async () => (await hurried.store.logs.list(filter, page)).entries, {
+          timeout: 20_000,
+          interval: 100,
+        })
         .toEqual([expect.objectContaining({ level: "info", executionId: problem.executionId })]);
     },
   );

@@ -20,8 +20,8 @@ let bob: TestAccount;
 
 beforeAll(async () => {
   flowlog = await startFlowlog({ clock: steppingClock() });
-  alice = createAccount(flowlog.store);
-  bob = createAccount(flowlog.store);
+  alice = await createAccount(flowlog.store);
+  bob = await createAccount(flowlog.store);
 });
 afterAll(() => flowlog.close());
 
@@ -103,17 +103,17 @@ describe("workflow definitions over REST (D13)", () => {
       name: "History 2",
       state: state("https://example.test/2"),
     });
-    const first = flowlog.store.workflows.getWorkflowVersion(created.id, 1);
+    const first = await flowlog.store.workflows.getWorkflowVersion(created.id, 1);
     expect(first).toMatchObject({
       workflowId: created.id,
       version: 1,
       name: "History",
       state: created.state,
     });
-    expect(flowlog.store.workflows.getWorkflowVersion(created.id, 2)?.state).toMatchObject({
+    expect((await flowlog.store.workflows.getWorkflowVersion(created.id, 2))?.state).toMatchObject({
       blocks: { api: { config: { url: "https://example.test/2" } } },
     });
-    expect(flowlog.store.workflows.getWorkflowVersion(created.id, 3)).toBeUndefined();
+    expect(await flowlog.store.workflows.getWorkflowVersion(created.id, 3)).toBeUndefined();
     const old = await call("GET", `/api/v1/workflows/${created.id}?version=1`);
     expect((old.json as { workflow: Json }).workflow).toMatchObject({
       version: 1,
@@ -186,7 +186,7 @@ describe("workflow definitions over REST (D13)", () => {
   it("deleting a workflow hides it from reads and lists, while its logs keep working (D17)", async () => {
     const workflow = await createOverRest("Short-lived");
     const ran = execution(alice, workflow.id);
-    flowlog.store.logs.insertExecution(ran);
+    await flowlog.store.logs.insertExecution(ran);
     const deleted = await call("DELETE", `/api/v1/workflows/${workflow.id}`);
     expect(deleted.status).toBe(200);
     expect((await call("GET", `/api/v1/workflows/${workflow.id}`)).status).toBe(404);
@@ -236,7 +236,7 @@ describe("validation on save", () => {
     expect(response.json).toMatchObject({
       errors: [{ field: "state.blocks" }, { field: "state.blocks.start.type" }],
     });
-    expect(flowlog.store.workflows.getWorkflow(workflow.id)?.version).toBe(1);
+    expect((await flowlog.store.workflows.getWorkflow(workflow.id))?.version).toBe(1);
   });
 
   it("text holding a NUL character is refused by its field, in either store; JSON values may hold one (D32)", async () => {
@@ -354,7 +354,7 @@ describe("isolation between workspaces (D10)", () => {
         expect(response.json).toMatchObject({ code: "not_found", detail: `workflow ${id} not found` });
       }
     }
-    expect(flowlog.store.workflows.getWorkflow(workflow.id)).toMatchObject({
+    expect(await flowlog.store.workflows.getWorkflow(workflow.id)).toMatchObject({
       name: "Alice's own",
       deletedAt: null,
     });

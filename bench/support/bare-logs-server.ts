@@ -114,7 +114,11 @@ const server = createServer((request, response) => {
     response.end(body ? JSON.stringify(body) : '{"error":"not found"}');
   };
   // The page baseline answers at once, without a promise's turn; the request one awaits the store.
-  if (answer instanceof Promise) answer.then(send);
+  if (answer instanceof Promise)
+    answer.then(send, (error: unknown) => {
+      response.writeHead(500, { "content-type": "text/plain" });
+      response.end(String(error));
+    });
   else send(answer);
 });
 

@@ -12,10 +12,10 @@ export interface BenchStore {
   user: UserRecord;
   workspaceId: string;
   /** Closes the store and deletes its directory. */
-  dispose(): void;
+  dispose(): Promise<void>;
 }
 
-export function openBenchStore(): BenchStore {
+export async function openBenchStore(): Promise<BenchStore> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-"));
   const store = openStore({ dataDir });
   const now = Date.now();
@@ -26,15 +26,15 @@ export function openBenchStore(): BenchStore {
     createdAt: now,
   };
   const workspaceId = newId("ws");
-  store.accounts.createUser(user);
-  store.accounts.createWorkspace({ id: workspaceId, name: "bench", createdAt: now }, [user.id]);
+  await store.accounts.createUser(user);
+  await store.accounts.createWorkspace({ id: workspaceId, name: "bench", createdAt: now }, [user.id]);
   return {
     store,
     dataDir,
     user,
     workspaceId,
-    dispose: () => {
-      store.close();
+    dispose: async () => {
+      await store.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

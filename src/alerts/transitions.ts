@@ -78,7 +78,7 @@ async function resolvedAlert(
     reason: resolution.reason,
   });
   if (!firing) return null;
-  const workflow = store.workflows.getWorkflow(entry.workflowId);
+  const workflow = await store.workflows.getWorkflow(entry.workflowId);
   return {
     resolved: buildAlertResolvedEvent({
       eventId,

@@ -32,7 +32,7 @@ interface JsonOption {
   json?: boolean;
 }
 
-type Action<A extends unknown[]> = (accounts: AccountsService, config: Config, ...args: A) => void;
+type Action<A extends unknown[]> = (accounts: AccountsService, config: Config, ...args: A) => Promise<void>;
 
 const planHelp = plans.join(", ");
 
@@ -41,7 +41,10 @@ const planHelp = plans.join(", ");
  * dir directly, so they work with no server running, and go through the same AccountsService as the
  * admin RPCs. `--json` prints the admin API's own JSON shapes.
  */
-export function registerAccountCommands(program: Command, openContext: () => AccountsContext): void {
+export function registerAccountCommands(
+  program: Command,
+  openContext: () => AccountsContext | Promise<AccountsContext>,
+): void {
   const run = actionRunner(openContext);
 
   program
@@ -52,8 +55,12 @@ export function registerAccountCommands(program: Command, openContext: () => Acc
     .option("--workspace-name <name>", "the workspace's name", defaultWorkspaceName)
     .option("--json", "print one JSON object")
     .action(
-      run((accounts, config, options: { plan: string; email?: string; workspaceName: string } & JsonOption) =>
-        printBootstrap(accounts.bootstrap(options), config.publicBaseUrl, options),
+      run(
+        async (
+          accounts,
+          config,
+          options: { plan: string; email?: string; workspaceName: string } & JsonOption,
+        ) => printBootstrap(await accounts.bootstrap(options), config.publicBaseUrl, options),
       ),
     );
 
@@ -65,8 +72,8 @@ export function registerAccountCommands(program: Command, openContext: () => Acc
     .option("--plan <plan>", planHelp, defaultPlan)
     .option("--json", "print JSON")
     .action(
-      run((accounts, _config, options: { email: string; plan: string } & JsonOption) => {
-        const created = userMessage(accounts.createUser(options.email, options.plan));
+      run(async (accounts, _config, options: { email: string; plan: string } & JsonOption) => {
+        const created = userMessage(await accounts.createUser(options.email, options.plan));
         print(options, UserSchema, created, () => printUsers([created]));
       }),
     );
@@ -75,8 +82,8 @@ export function registerAccountCommands(program: Command, openContext: () => Acc
     .description("list users")
     .option("--json", "print JSON")
     .action(
-      run((accounts, _config, options: JsonOption) => {
-        const users = accounts.listUsers().map(userMessage);
+      run(async (accounts, _config, options: JsonOption) => {
+        const users = (await accounts.listUsers()).map(userMessage);
         print(options, ListUsersResponseSchema, create(ListUsersResponseSchema, { users }), () =>
           printUsers(users),
         );
@@ -91,8 +98,8 @@ export function registerAccountCommands(program: Command, openContext: () => Acc
     .option("--member <userId...>", "users who may read the workspace's logs")
     .option("--json", "print JSON")
     .action(
-      run((accounts, _config, options: { name: string; member?: string[] } & JsonOption) => {
-        const created = workspaceMessage(accounts.createWorkspace(options.name, options.member));
+      run(async (accounts, _config, options: { name: string; member?: string[] } & JsonOption) => {
+        const created = workspaceMessage(await accounts.createWorkspace(options.name, options.member));
         print(options, WorkspaceSchema, created, () => printWorkspaces([created]));
       }),
     );
@@ -103,8 +110,8 @@ export function registerAccountCommands(program: Command, openContext: () => Acc
     .requiredOption("--user <userId>", "the user to add")
     .option("--json", "print JSON")
     .action(
-      run((accounts, _config, workspaceId: string, options: { user: string } & JsonOption) => {
-        const updated = workspaceMessage(accounts.addWorkspaceMember(workspaceId, options.user));
+      run(async (accounts, _config, workspaceId: string, options: { user: string } & JsonOption) => {
+        const updated = workspaceMessage(await accounts.addWorkspaceMember(workspaceId, options.user));
         print(options, WorkspaceSchema, updated, () => printWorkspaces([updated]));
       }),
     );
@@ -114,8 +121,8 @@ export function registerAccountCommands(program: Command, openContext: () => Acc
     .option("--user <userId>", "only the workspaces this user belongs to")
     .option("--json", "print JSON")
     .action(
-      run((accounts, _config, options: { user?: string } & JsonOption) => {
-        const workspaces = accounts.listWorkspaces(options.user).map(workspaceMessage);
+      run(async (accounts, _config, options: { user?: string } & JsonOption) => {
+        const workspaces = (await accounts.listWorkspaces(options.user)).map(workspaceMessage);
         print(
           options,
           ListWorkspacesResponseSchema,
@@ -132,8 +139,8 @@ export function registerAccountCommands(program: Command, openContext: () => Acc
     .requiredOption("--user <userId>", "the key's user")
     .option("--json", "print JSON")
     .action(
-      run((accounts, _config, options: { user: string } & JsonOption) => {
-        const { record, key } = accounts.createApiKey(options.user);
+      run(async (accounts, _config, options: { user: string } & JsonOption) => {
+        const { record, key } = await accounts.createApiKey(options.user);
         const response = create(CreateApiKeyResponseSchema, { apiKey: apiKeyMessage(record), key });
         print(options, CreateApiKeyResponseSchema, response, () =>
           console.log(`API key ${record.id} for ${record.userId} (shown this once: store it now)\n${key}`),
@@ -146,8 +153,8 @@ export function registerAccountCommands(program: Command, openContext: () => Acc
     .requiredOption("--user <userId>", "the keys' user")
     .option("--json", "print JSON")
     .action(
-      run((accounts, _config, options: { user: string } & JsonOption) => {
-        const apiKeys = accounts.listApiKeys(options.user).map(apiKeyMessage);
+      run(async (accounts, _config, options: { user: string } & JsonOption) => {
+        const apiKeys = (await accounts.listApiKeys(options.user)).map(apiKeyMessage);
         print(options, ListApiKeysResponseSchema, create(ListApiKeysResponseSchema, { apiKeys }), () =>
           printTable(
             ["ID", "PREFIX", "CREATED", "LAST USED", "REVOKED"],
@@ -168,8 +175,8 @@ export function registerAccountCommands(program: Command, openContext: () => Acc
     .argument("<keyId>")
     .option("--json", "print JSON")
     .action(
-      run((accounts, _config, keyId: string, options: JsonOption) => {
-        const key = apiKeyMessage(accounts.revokeApiKey(keyId));
+      run(async (accounts, _config, keyId: string, options: JsonOption) => {
+        const key = apiKeyMessage(await accounts.revokeApiKey(keyId));
         print(options, ApiKeySchema, key, () =>
           console.log(`revoked ${key.id} (${key.prefix}...) at ${key.revokedAt}`),
         );
@@ -178,7 +185,7 @@ export function registerAccountCommands(program: Command, openContext: () => Acc
 }
 
 /** Each account command runs through withContext: refusals exit with 2, the store is closed after. */
-function actionRunner(openContext: () => AccountsContext) {
+function actionRunner(openContext: () => AccountsContext | Promise<AccountsContext>) {
   return <A extends unknown[]>(action: Action<A>) =>
     (...args: A): Promise<void> =>
       withContext(openContext, ({ config, store }) =>

@@ -13,10 +13,10 @@ export interface CommandContext {
  * anything else is a fault and keeps its stack.
  */
 export async function withContext(
-  openContext: () => CommandContext,
+  openContext: () => CommandContext | Promise<CommandContext>,
   action: (context: CommandContext) => void | Promise<void>,
 ): Promise<void> {
-  const context = openContext();
+  const context = await openContext();
   try {
     await action(context);
   } catch (error) {
@@ -24,6 +24,6 @@ export async function withContext(
     console.error(`error: ${error.rawMessage}`);
     process.exitCode = 2;
   } finally {
-    context.store.close();
+    await context.store.close();
   }
 }

@@ -19,7 +19,10 @@ interface RunOptions {
  * Temporal for a member of its workspace (the first member unless --user names one), admitted against
  * that user's plan like every trigger (D12), and prints the outcome as JSON.
  */
-export function registerRunCommand(program: Command, openContext: () => CommandContext): void {
+export function registerRunCommand(
+  program: Command,
+  openContext: () => CommandContext | Promise<CommandContext>,
+): void {
   program
     .command("run")
     .description("run a workflow now (trigger: manual) and print its outcome")
@@ -37,7 +40,7 @@ export function registerRunCommand(program: Command, openContext: () => CommandC
           const run = await runWorkflow(
             { store, planLimits: config.planLimits, quotas: config.quotas, temporal, clock: Date.now },
             {
-              user: runningUser(store, workflowId, options.user),
+              user: await runningUser(store, workflowId, options.user),
               workflowId,
               trigger: "manual",
               mode: options.async ? "async" : "sync",
@@ -59,10 +62,14 @@ export function registerRunCommand(program: Command, openContext: () => CommandC
     );
 }
 
-function runningUser(store: Store, workflowId: string, userId: string | undefined): UserRecord {
-  const workflow = store.workflows.getWorkflow(workflowId);
-  const id = userId ?? (workflow ? store.accounts.membersOf(workflow.workspaceId)[0] : undefined);
-  const user = id === undefined ? undefined : store.accounts.getUser(id);
+async function runningUser(
+  store: Store,
+  workflowId: string,
+  userId: string | undefined,
+): Promise<UserRecord> {
+  const workflow = await store.workflows.getWorkflow(workflowId);
+  const id = userId ?? (workflow ? (await store.accounts.membersOf(workflow.workspaceId))[0] : undefined);
+  const user = id === undefined ? undefined : await store.accounts.getUser(id);
   if (!user) {
     const what = userId === undefined ? `workflow ${workflowId} not found` : `user ${userId} not found`;
     throw new ConnectError(what, Code.NotFound);

@@ -37,7 +37,7 @@ export function registerSeedCommand(
         if (!(error instanceof ConnectError)) throw error;
         refusal = error;
       } finally {
-        store.close();
+        await store.close();
       }
       if (refusal)
         command.error(`error: ${refusal.rawMessage}`, { exitCode: 2, code: "flowlog.seed.refused" });

@@ -22,5 +22,5 @@ export async function runServe(config: Config): Promise<void> {
   );
   await untilStopSignal();
   await api.close();
-  store.close();
+  await store.close();
 }

@@ -21,6 +21,6 @@ export async function runWorker(config: Config): Promise<void> {
     worker.shutdown();
     await running;
   } finally {
-    store.close();
+    await store.close();
   }
 }

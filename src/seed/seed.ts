@@ -47,20 +47,20 @@ export async function seedWorkspace(store: Store, options: SeedOptions): Promise
   const workflowCount = options.workflows ?? defaults.workflows;
   const days = options.days ?? defaults.days;
   checkOptions(executions, workflowCount, days);
-  if (!store.accounts.getWorkspace(workspaceId)) {
+  if (!(await store.accounts.getWorkspace(workspaceId))) {
     throw new ConnectError(`workspace ${workspaceId} does not exist`, Code.NotFound);
   }
   const seed = options.seed ?? randomBytes(8).toString("hex");
   const now = options.now ?? Date.now();
-  const workflowsCreated = topUpWorkflows(store, { seed, workspaceId, wanted: workflowCount, now });
+  const workflowsCreated = await topUpWorkflows(store, { seed, workspaceId, wanted: workflowCount, now });
   // Generated in this thread: a worker thread would overlap generating and writing, but sending each row
   // across (as JSON, parsed again here) costs more than it saves on a busy machine (issue 14, item 4).
   const records = generateExecutions(new Random(`${seed}:${workspaceId}:executions`), {
-    workflows: store.workflows.listWorkflows(workspaceId),
+    workflows: await store.workflows.listWorkflows(workspaceId),
     count: executions,
     days,
     now,
-    billedUserId: store.accounts.membersOf(workspaceId)[0] ?? null,
+    billedUserId: (await store.accounts.membersOf(workspaceId))[0] ?? null,
   });
   const executionsWritten = await writeInBatches(store, records, executions, {
     batchSize: options.batchSize ?? defaults.batchSize,
@@ -86,11 +86,11 @@ function checkOptions(executions: number, workflows: number, days: number): void
  * New workflows go into two new folders and the top level. The random source is keyed by how many
  * workflows exist, so topping up again later never reuses an id.
  */
-function topUpWorkflows(
+async function topUpWorkflows(
   store: Store,
   target: { seed: string; workspaceId: string; wanted: number; now: number },
-) {
-  const existing = store.workflows.listWorkflows(target.workspaceId).length;
+): Promise<number> {
+  const existing = (await store.workflows.listWorkflows(target.workspaceId)).length;
   if (existing >= target.wanted) return 0;
   const rng = new Random(`${target.seed}:${target.workspaceId}:workflows:${existing}`);
   const folders: FolderRecord[] = ["Production", "Experiments"].map((name) => ({
@@ -106,8 +106,8 @@ function topUpWorkflows(
     count: target.wanted - existing,
     now: target.now,
   });
-  for (const folder of folders) store.workflows.createFolder(folder);
-  for (const workflow of workflows) store.workflows.createWorkflow(workflow);
+  for (const folder of folders) await store.workflows.createFolder(folder);
+  for (const workflow of workflows) await store.workflows.createWorkflow(workflow);
   return workflows.length;
 }
 
@@ -122,16 +122,16 @@ async function writeInBatches(
   let batch: ExecutionRows[] = [];
   let done = 0;
   let written = 0;
-  const flush = () => {
-    written += store.logs.insertRows(batch);
+  const flush = async () => {
+    written += await store.logs.insertRows(batch);
     done += batch.length;
     batch = [];
     options.onProgress?.(done, total);
   };
   for await (const record of records) {
     batch.push(executionRows(record));
-    if (batch.length === batchSize) flush();
+    if (batch.length === batchSize) await flush();
   }
-  if (batch.length > 0) flush();
+  if (batch.length > 0) await flush();
   return written;
 }

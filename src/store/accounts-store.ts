@@ -63,19 +63,19 @@ export class AccountsStore {
     };
   }
 
-  createUser(user: UserRecord): void {
+  async createUser(user: UserRecord): Promise<void> {
     this.statements.insertUser.run(user);
   }
 
-  getUser(id: string): UserRecord | undefined {
+  async getUser(id: string): Promise<UserRecord | undefined> {
     return this.statements.userById.get(id) as UserRecord | undefined;
   }
 
-  listUsers(): UserRecord[] {
+  async listUsers(): Promise<UserRecord[]> {
     return this.statements.users.all() as UserRecord[];
   }
 
-  createWorkspace(workspace: WorkspaceRecord, memberUserIds: string[]): void {
+  async createWorkspace(workspace: WorkspaceRecord, memberUserIds: string[]): Promise<void> {
     this.db.transaction(() => {
       this.statements.insertWorkspace.run(workspace);
       for (const userId of memberUserIds) this.statements.addMember.run(userId, workspace.id);
@@ -83,49 +83,49 @@ export class AccountsStore {
     this.cache.clear();
   }
 
-  getWorkspace(id: string): WorkspaceRecord | undefined {
+  async getWorkspace(id: string): Promise<WorkspaceRecord | undefined> {
     return this.statements.workspaceById.get(id) as WorkspaceRecord | undefined;
   }
 
   /** Every workspace, or those the user belongs to. */
-  listWorkspaces(userId?: string): WorkspaceRecord[] {
+  async listWorkspaces(userId?: string): Promise<WorkspaceRecord[]> {
     const rows =
       userId === undefined ? this.statements.workspaces.all() : this.statements.workspacesOf.all(userId);
     return rows as WorkspaceRecord[];
   }
 
-  addMember(workspaceId: string, userId: string): void {
+  async addMember(workspaceId: string, userId: string): Promise<void> {
     this.statements.addMember.run(userId, workspaceId);
     this.cache.clear();
   }
 
   /** Cached (auth-cache.ts): a removed member is refused from the first request after the change commits. */
-  isMember(userId: string, workspaceId: string): boolean {
+  async isMember(userId: string, workspaceId: string): Promise<boolean> {
     return this.cache.get(
       `member\0${userId}\0${workspaceId}`,
       () => this.statements.isMember.get(userId, workspaceId) !== undefined,
     );
   }
 
-  membersOf(workspaceId: string): string[] {
+  async membersOf(workspaceId: string): Promise<string[]> {
     return (this.statements.membersOf.all(workspaceId) as { user_id: string }[]).map((r) => r.user_id);
   }
 
-  createApiKey(key: Omit<ApiKeyRecord, "lastUsedAt" | "revokedAt">, hash: Buffer): void {
+  async createApiKey(key: Omit<ApiKeyRecord, "lastUsedAt" | "revokedAt">, hash: Buffer): Promise<void> {
     this.statements.insertKey.run({ ...key, hash });
   }
 
-  listApiKeys(userId: string): ApiKeyRecord[] {
+  async listApiKeys(userId: string): Promise<ApiKeyRecord[]> {
     return (this.statements.keysOf.all(userId) as ApiKeyRow[]).map(toApiKey);
   }
 
-  getApiKey(id: string): ApiKeyRecord | undefined {
+  async getApiKey(id: string): Promise<ApiKeyRecord | undefined> {
     const row = this.statements.keyById.get(id) as ApiKeyRow | undefined;
     return row && toApiKey(row);
   }
 
   /** Marks the key revoked; false when there is no such key or it was revoked already. */
-  revokeApiKey(id: string, now: number): boolean {
+  async revokeApiKey(id: string, now: number): Promise<boolean> {
     const revoked = this.statements.revokeKey.run(now, id).changes > 0;
     this.cache.clear();
     return revoked;
@@ -135,7 +135,7 @@ export class AccountsStore {
    * The live key with this hash and its user, or undefined for an unknown or revoked key. Cached
    * (auth-cache.ts): a revoked key is refused from the first request after the revocation commits.
    */
-  ownerOfKeyHash(hash: Buffer): KeyOwner | undefined {
+  async ownerOfKeyHash(hash: Buffer): Promise<KeyOwner | undefined> {
     return this.cache.get(
       `key\0${hash.toString("base64")}`,
       () => {
@@ -152,7 +152,7 @@ export class AccountsStore {
    * Records that the key was used. Callers throttle this (a write per request would serialise every
    * request on the writer); the guard keeps last_used_at from moving backwards.
    */
-  touchApiKey(id: string, now: number): void {
+  async touchApiKey(id: string, now: number): Promise<void> {
     // Key bookkeeping commits without an fsync (D23 as amended).
     this.withoutFsync(() => this.statements.touchKey.run(now, id, now));
   }

@@ -106,7 +106,7 @@ export class LogsStore {
    * `fanOut` goes into the notification outbox in the same transaction, with a new entry only: the
    * entry and its notifications exist together or not at all (issue 12).
    */
-  insertExecution(record: ExecutionRecord, fanOut?: FanOutIntent): boolean {
+  async insertExecution(record: ExecutionRecord, fanOut?: FanOutIntent): Promise<boolean> {
     return this.db.transaction(() => {
       const inserted = this.insertOne(executionRows(record), this.stateKeys());
       if (inserted && fanOut) this.insertFanOut.run({ ...fanOut, now: Date.now() });
@@ -115,7 +115,7 @@ export class LogsStore {
   }
 
   /** Many executions per transaction, for bulk loads: see insertRows. */
-  insertExecutions(records: ExecutionRecord[]): number {
+  async insertExecutions(records: ExecutionRecord[]): Promise<number> {
     return this.insertRows(records.map(executionRows));
   }
 
@@ -123,7 +123,7 @@ export class LogsStore {
    * Executions already serialised (executionRows), many per transaction, for bulk loads (seed): one fsync
    * per batch, not per row, and each distinct workflow state object serialised and hashed once per batch.
    */
-  insertRows(rows: ExecutionRows[]): number {
+  async insertRows(rows: ExecutionRows[]): Promise<number> {
     return this.db.transaction(() => {
       const stateKey = this.stateKeys();
       return rows.filter((r) => this.insertOne(r, stateKey)).length;
@@ -145,17 +145,17 @@ export class LogsStore {
     return stateKeys((key, json) => this.insertState.run(key, json));
   }
 
-  getEntry(id: string): LogEntryRecord | undefined {
+  async getEntry(id: string): Promise<LogEntryRecord | undefined> {
     const row = this.byId.get(id) as LogRow | undefined;
     return row && logEntryFromRow(row);
   }
 
-  getExecution(executionId: string): ExecutionRecord | undefined {
+  async getExecution(executionId: string): Promise<ExecutionRecord | undefined> {
     const row = this.byExecution.get(executionId) as (LogRow & { workflow_state_json: string }) | undefined;
     return row && { entry: logEntryFromRow(row), workflowState: JSON.parse(row.workflow_state_json) };
   }
 
-  list(filter: LogFilter, page: PageRequest): Page {
+  async list(filter: LogFilter, page: PageRequest): Promise<Page> {
     const { sql, params } = listQuery(filter, page);
     let statement = this.listCache.get(sql);
     if (!statement) {
@@ -166,7 +166,7 @@ export class LogsStore {
   }
 
   /** The plan of the list query, for tests that hold the indexes to their promise. */
-  explainList(filter: LogFilter, page: PageRequest): string[] {
+  async explainList(filter: LogFilter, page: PageRequest): Promise<string[]> {
     const { sql, params } = listQuery(filter, page);
     return (this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map(
       (r) => r.detail,

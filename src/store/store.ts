@@ -44,7 +44,7 @@ export interface Store {
   alerts: StoreArea<AlertsStore>;
   /** Rejects when the database cannot answer now: what a process's readiness probe asks (issue 16). */
   ping(): Promise<void>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /**
@@ -77,6 +77,8 @@ export function openStore(location: StoreLocation): Store {
     ping: async () => {
       db.prepare("SELECT 1").get();
     },
-    close: () => db.close(),
+    close: async () => {
+      db.close();
+    },
   };
 }

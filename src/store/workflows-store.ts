@@ -91,7 +91,7 @@ export class WorkflowsStore {
         this.statements.insertVersion.run(row);
       }),
       update: db.transaction((id: string, changes: WorkflowChanges, at: number) => {
-        const current = this.getWorkflow(id);
+        const current = this.readWorkflow(id);
         if (!current || current.deletedAt !== null) return undefined;
         const next = nextVersion(current, changes, at);
         const row = { ...next, stateJson: JSON.stringify(next.state) };
@@ -102,21 +102,21 @@ export class WorkflowsStore {
     };
   }
 
-  createFolder(folder: FolderRecord): void {
+  async createFolder(folder: FolderRecord): Promise<void> {
     this.statements.insertFolder.run(folder);
   }
 
-  getFolder(id: string): FolderRecord | undefined {
+  async getFolder(id: string): Promise<FolderRecord | undefined> {
     const row = this.statements.folderById.get(id) as FolderRow | undefined;
     return row && toFolder(row);
   }
 
-  listFolders(workspaceId: string): FolderRecord[] {
+  async listFolders(workspaceId: string): Promise<FolderRecord[]> {
     return (this.statements.foldersOf.all(workspaceId) as FolderRow[]).map(toFolder);
   }
 
   /** Writes the workflow and its version `workflow.version` together. */
-  createWorkflow(workflow: WorkflowRecord): void {
+  async createWorkflow(workflow: WorkflowRecord): Promise<void> {
     this.transactions.create(workflow);
   }
 
@@ -124,34 +124,42 @@ export class WorkflowsStore {
    * Saves the next version and returns it; undefined when the workflow does not exist or was deleted.
    * Immediate, so two processes updating one workflow take turns instead of both writing version n+1.
    */
-  updateWorkflow(id: string, changes: WorkflowChanges, at: number): StoredWorkflowRecord | undefined {
+  async updateWorkflow(
+    id: string,
+    changes: WorkflowChanges,
+    at: number,
+  ): Promise<StoredWorkflowRecord | undefined> {
     return this.transactions.update.immediate(id, changes, at);
   }
 
   /** Marks the workflow deleted; false when it does not exist or already was. */
-  deleteWorkflow(id: string, at: number): boolean {
+  async deleteWorkflow(id: string, at: number): Promise<boolean> {
     return this.statements.deleteWorkflow.run(at, id).changes > 0;
   }
 
   /** The current version, deleted workflows included: logs keep showing the workflow they ran. */
-  getWorkflow(id: string): StoredWorkflowRecord | undefined {
-    const row = this.statements.workflowById.get(id) as WorkflowRow | undefined;
-    return row && toWorkflow(row);
+  async getWorkflow(id: string): Promise<StoredWorkflowRecord | undefined> {
+    return this.readWorkflow(id);
   }
 
   /** One saved version, deleted workflows included: the exact graph an execution ran (D13). */
-  getWorkflowVersion(workflowId: string, version: number): WorkflowVersionRecord | undefined {
+  async getWorkflowVersion(workflowId: string, version: number): Promise<WorkflowVersionRecord | undefined> {
     const row = this.statements.version.get(workflowId, version) as VersionRow | undefined;
     return row && toVersion(row);
   }
 
   /** The workspace's workflows that are not deleted, by name; only one folder's when it is given. */
-  listWorkflows(workspaceId: string, folderId?: string): StoredWorkflowRecord[] {
+  async listWorkflows(workspaceId: string, folderId?: string): Promise<StoredWorkflowRecord[]> {
     const rows =
       folderId === undefined
         ? this.statements.workflowsOf.all(workspaceId)
         : this.statements.workflowsInFolder.all(workspaceId, folderId);
     return (rows as WorkflowRow[]).map(toWorkflow);
+  }
+
+  private readWorkflow(id: string): StoredWorkflowRecord | undefined {
+    const row = this.statements.workflowById.get(id) as WorkflowRow | undefined;
+    return row && toWorkflow(row);
   }
 }
 

@@ -22,7 +22,7 @@ export async function ensureInactivityWatchers(
 ): Promise<void> {
   if (!subscription.active || !timerRuleOf(subscription.alertRule?.rule)) return;
   const workflowIds = subscription.allWorkflows
-    ? store.workflows.listWorkflows(subscription.workspaceId).map((workflow) => workflow.id)
+    ? (await store.workflows.listWorkflows(subscription.workspaceId)).map((workflow) => workflow.id)
     : subscription.workflowIds;
   await Promise.all(
     workflowIds.map((workflowId) =>
@@ -66,14 +66,18 @@ export async function restoreInactivityWatchers(
     if (last === undefined) break;
     after = last;
     const subscriptions = await Promise.all(ids.map((id) => store.notifications.get(id)));
-    const watches = subscriptions.flatMap((subscription) => {
-      if (!subscription) return [];
-      return watchedWorkflows(store, subscription).map((workflow) => ({
-        subscription,
-        workflowId: workflow.id,
-        sinceMs: Math.max(subscription.updatedAt, workflow.createdAt),
-      }));
-    });
+    const watches = (
+      await Promise.all(
+        subscriptions.map(async (subscription) => {
+          if (!subscription) return [];
+          return (await watchedWorkflows(store, subscription)).map((workflow) => ({
+            subscription,
+            workflowId: workflow.id,
+            sinceMs: Math.max(subscription.updatedAt, workflow.createdAt),
+          }));
+        }),
+      )
+    ).flat();
     // A subscription to all workflows may add many: the starts go out a page at a time too.
     for (let from = 0; from < watches.length; from += restorePageSize) {
       const page = watches.slice(from, from + restorePageSize);
@@ -106,15 +110,13 @@ async function startIfMissing(
 }
 
 /** The live workflows a subscription selects (D18: all of them, current and future, or the ones named). */
-function watchedWorkflows(
+async function watchedWorkflows(
   store: Store,
   subscription: SubscriptionRecord,
-): { id: string; createdAt: number }[] {
+): Promise<{ id: string; createdAt: number }[]> {
   if (subscription.allWorkflows) return store.workflows.listWorkflows(subscription.workspaceId);
-  return subscription.workflowIds.flatMap((id) => {
-    const workflow = store.workflows.getWorkflow(id);
-    return workflow && workflow.deletedAt === null ? [workflow] : [];
-  });
+  const found = await Promise.all(subscription.workflowIds.map((id) => store.workflows.getWorkflow(id)));
+  return found.flatMap((workflow) => (workflow && workflow.deletedAt === null ? [workflow] : []));
 }
 
 /** One watcher's start: its fixed id, queue, input and search attributes, whoever starts it. */

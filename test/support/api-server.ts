@@ -98,10 +98,10 @@ export async function rpcError(call: () => Promise<unknown>): Promise<ConnectErr
   throw new Error("the call succeeded");
 }
 
-/** The error a synchronous service call is expected to be refused with. */
-export function refusal(call: () => unknown): ConnectError {
+/** The error a service call (not an RPC) is expected to be refused with. */
+export async function refusal(call: () => unknown): Promise<ConnectError> {
   try {
-    call();
+    await call();
   } catch (error) {
     if (error instanceof ConnectError) return error;
     throw error;

@@ -94,33 +94,36 @@ export async function fanOutDeliveries(
 
 /** A workspace on a fresh SQLite store, its workflows, and executions started through startExecution. */
 export class EngineHarness {
-  readonly dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-engine-"));
-  readonly store: Store = openStore({ dataDir: this.dataDir });
-  readonly account: TestAccount = createAccount(this.store);
-  readonly folderId = newId("fld");
-
   private constructor(
+    readonly dataDir: string,
+    readonly store: Store,
+    readonly account: TestAccount,
+    readonly folderId: string,
     readonly connection: Connection,
     readonly client: Client,
-  ) {
-    this.store.workflows.createFolder({
-      id: this.folderId,
-      workspaceId: this.account.workspaceId,
+  ) {}
+
+  static async connect(temporal: { address: string; namespace: string }): Promise<EngineHarness> {
+    const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-engine-"));
+    const store = openStore({ dataDir });
+    const account = await createAccount(store);
+    const folderId = newId("fld");
+    await store.workflows.createFolder({
+      id: folderId,
+      workspaceId: account.workspaceId,
       name: "Tests",
       createdAt: Date.now(),
     });
-  }
-
-  static async connect(temporal: { address: string; namespace: string }): Promise<EngineHarness> {
     const connection = await Connection.connect({ address: temporal.address });
-    return new EngineHarness(connection, new Client({ connection, namespace: temporal.namespace }));
+    const client = new Client({ connection, namespace: temporal.namespace });
+    return new EngineHarness(dataDir, store, account, folderId, connection, client);
   }
 
   /** Saves a workflow (version 1) in the harness's folder; returns its id. */
-  saveWorkflow(state: Partial<WorkflowStateJson>, name = "Engine test"): string {
+  async saveWorkflow(state: Partial<WorkflowStateJson>, name = "Engine test"): Promise<string> {
     const id = newId("wf");
     const now = Date.now();
-    this.store.workflows.createWorkflow({
+    await this.store.workflows.createWorkflow({
       id,
       workspaceId: this.account.workspaceId,
       folderId: this.folderId,
@@ -164,27 +167,28 @@ export class EngineHarness {
     extra: Partial<ExecutionInput> = {},
   ): Promise<{ result: ExecutionResult; logged: ExecutionRecord }> {
     const result = await (await this.start(taskQueue, workflowId, input, extra)).result();
-    return { result, logged: this.logged(result) };
+    return { result, logged: await this.logged(result) };
   }
 
   /** The entry with its trace spans and final output, and the snapshot, as the logs API reads them. */
-  logged({ executionId, logId }: ExecutionResult): ExecutionRecord {
-    const entry = this.store.logs.getEntry(logId);
-    const execution = this.store.logs.getExecution(executionId);
+  async logged({ executionId, logId }: ExecutionResult): Promise<ExecutionRecord> {
+    const entry = await this.store.logs.getEntry(logId);
+    const execution = await this.store.logs.getExecution(executionId);
     if (!entry || execution?.entry.id !== logId) throw new Error(`no log entry ${logId} for ${executionId}`);
     return { entry, workflowState: execution.workflowState };
   }
 
   /** Log entries of one execution, by the same query the logs API runs. */
-  entriesOf(executionId: string) {
-    return this.store.logs.list(
+  async entriesOf(executionId: string) {
+    const page = await this.store.logs.list(
       { workspaceId: this.account.workspaceId, executionId },
       { order: "asc", limit: 10, withTraceSpans: false, withFinalOutput: false },
-    ).entries;
+    );
+    return page.entries;
   }
 
   async close(): Promise<void> {
     await this.connection.close();
-    this.store.close();
+    await this.store.close();
   }
 }

@@ -45,7 +45,7 @@ export async function startFlowlog(
     dataDir,
     close: async () => {
       await server.close();
-      store.close();
+      await store.close();
     },
   };
 }
@@ -58,17 +58,17 @@ export interface TestAccount {
 }
 
 /** A user with one workspace and a live key, written straight to the store. */
-export function createAccount(store: Store, plan: Plan = "enterprise"): TestAccount {
+export async function createAccount(store: Store, plan: Plan = "enterprise"): Promise<TestAccount> {
   const now = Date.now();
   const userId = newId("usr");
   const workspaceId = newId("ws");
   const key = generateApiKey();
   const keyId = newId("key");
-  store.accounts.createUser({ id: userId, email: `${userId}@example.test`, plan, createdAt: now });
-  store.accounts.createWorkspace({ id: workspaceId, name: `workspace of ${userId}`, createdAt: now }, [
+  await store.accounts.createUser({ id: userId, email: `${userId}@example.test`, plan, createdAt: now });
+  await store.accounts.createWorkspace({ id: workspaceId, name: `workspace of ${userId}`, createdAt: now }, [
     userId,
   ]);
-  store.accounts.createApiKey(
+  await store.accounts.createApiKey(
     { id: keyId, userId, prefix: apiKeyPrefix(key), createdAt: now },
     hashApiKey(key),
   );
@@ -108,7 +108,7 @@ export async function subscribeWebhook(
 }
 
 /** A workflow in the account's workspace, with a small graph to snapshot unless another state is given. */
-export function createWorkflow(
+export async function createWorkflow(
   store: Store,
   workspaceId: string,
   name = "Nightly report",
@@ -117,7 +117,7 @@ export function createWorkflow(
 ) {
   const now = Date.now();
   const id = newId("wf");
-  store.workflows.createWorkflow({
+  await store.workflows.createWorkflow({
     id,
     workspaceId,
     folderId,

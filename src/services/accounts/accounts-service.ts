@@ -46,71 +46,72 @@ export class AccountsService {
     private readonly clock: () => number = Date.now,
   ) {}
 
-  createUser(emailAddress: string, plan?: string): UserRecord {
+  createUser(emailAddress: string, plan?: string): Promise<UserRecord> {
     return this.insertUser(checked((v) => userFields(v, emailAddress, plan)));
   }
 
-  listUsers(): UserRecord[] {
+  listUsers(): Promise<UserRecord[]> {
     return this.accounts.listUsers();
   }
 
-  createWorkspace(name: string, memberUserIds: string[] = []): WorkspaceWithMembers {
+  async createWorkspace(name: string, memberUserIds: string[] = []): Promise<WorkspaceWithMembers> {
     const fields = checked((v) => workspaceFields(v, name, "name"));
-    return this.insertWorkspace(fields.name, this.existingMembers(memberUserIds, "memberUserIds"));
+    return this.insertWorkspace(fields.name, await this.existingMembers(memberUserIds, "memberUserIds"));
   }
 
   /** Every workspace, or those the user belongs to. */
-  listWorkspaces(userId?: string): WorkspaceWithMembers[] {
-    if (userId) this.requireUser(userId);
-    return this.accounts.listWorkspaces(userId || undefined).map((w) => this.withMembers(w));
+  async listWorkspaces(userId?: string): Promise<WorkspaceWithMembers[]> {
+    if (userId) await this.requireUser(userId);
+    const workspaces = await this.accounts.listWorkspaces(userId || undefined);
+    return Promise.all(workspaces.map((w) => this.withMembers(w)));
   }
 
-  addWorkspaceMember(workspaceId: string, userId: string): WorkspaceWithMembers {
-    const workspace = this.accounts.getWorkspace(workspaceId);
+  async addWorkspaceMember(workspaceId: string, userId: string): Promise<WorkspaceWithMembers> {
+    const workspace = await this.accounts.getWorkspace(workspaceId);
     if (!workspace) throw new ConnectError(`workspace ${workspaceId} does not exist`, Code.NotFound);
-    const [member] = this.existingMembers([userId], "userId");
-    if (member) this.accounts.addMember(workspaceId, member);
+    const [member] = await this.existingMembers([userId], "userId");
+    if (member) await this.accounts.addMember(workspaceId, member);
     return this.withMembers(workspace);
   }
 
-  createApiKey(userId: string): CreatedApiKey {
-    this.requireUser(userId);
+  async createApiKey(userId: string): Promise<CreatedApiKey> {
+    await this.requireUser(userId);
     return this.insertApiKey(userId);
   }
 
   /** Keys with their prefix only: the hash is the store's, the key was shown once (D5). */
-  listApiKeys(userId: string): ApiKeyRecord[] {
-    this.requireUser(userId);
+  async listApiKeys(userId: string): Promise<ApiKeyRecord[]> {
+    await this.requireUser(userId);
     return this.accounts.listApiKeys(userId);
   }
 
   /** Revoking is idempotent: a key revoked earlier is returned as it is. */
-  revokeApiKey(id: string): ApiKeyRecord {
-    const key = this.accounts.getApiKey(id);
+  async revokeApiKey(id: string): Promise<ApiKeyRecord> {
+    const key = await this.accounts.getApiKey(id);
     if (!key) throw new ConnectError(`API key ${id} does not exist`, Code.NotFound);
     if (key.revokedAt !== null) return key;
-    this.accounts.revokeApiKey(id, this.clock());
-    return this.accounts.getApiKey(id) ?? key;
+    await this.accounts.revokeApiKey(id, this.clock());
+    return (await this.accounts.getApiKey(id)) ?? key;
   }
 
   /**
    * D6: a user, a workspace they belong to and a key, for the quick start. Every value is checked
    * before the first write, so a refused bootstrap leaves nothing behind.
    */
-  bootstrap(options: BootstrapOptions = {}): Bootstrapped {
+  async bootstrap(options: BootstrapOptions = {}): Promise<Bootstrapped> {
     const fields = checked((v) => ({
       ...userFields(v, options.email ?? generatedEmail(), options.plan),
       ...workspaceFields(v, options.workspaceName ?? defaultWorkspaceName, "workspaceName"),
     }));
-    const user = this.insertUser(fields);
-    const workspace = this.insertWorkspace(fields.name, [user.id]);
-    return { user, workspace, apiKey: this.insertApiKey(user.id) };
+    const user = await this.insertUser(fields);
+    const workspace = await this.insertWorkspace(fields.name, [user.id]);
+    return { user, workspace, apiKey: await this.insertApiKey(user.id) };
   }
 
-  private insertUser(fields: { email: string; plan: Plan }): UserRecord {
+  private async insertUser(fields: { email: string; plan: Plan }): Promise<UserRecord> {
     const user: UserRecord = { id: newId("usr"), ...fields, createdAt: this.clock() };
     try {
-      this.accounts.createUser(user);
+      await this.accounts.createUser(user);
     } catch (error) {
       // users.email is the table's one UNIQUE column; the constraint, not a prior read, decides, so
       // two concurrent creations cannot both succeed.
@@ -122,13 +123,13 @@ export class AccountsService {
     return user;
   }
 
-  private insertWorkspace(name: string, memberUserIds: string[]): WorkspaceWithMembers {
+  private async insertWorkspace(name: string, memberUserIds: string[]): Promise<WorkspaceWithMembers> {
     const workspace: WorkspaceRecord = { id: newId("ws"), name, createdAt: this.clock() };
-    this.accounts.createWorkspace(workspace, memberUserIds);
+    await this.accounts.createWorkspace(workspace, memberUserIds);
     return this.withMembers(workspace);
   }
 
-  private insertApiKey(userId: string): CreatedApiKey {
+  private async insertApiKey(userId: string): Promise<CreatedApiKey> {
     const key = generateApiKey();
     const record: ApiKeyRecord = {
       id: newId("key"),
@@ -138,24 +139,25 @@ export class AccountsService {
       lastUsedAt: null,
       revokedAt: null,
     };
-    this.accounts.createApiKey(record, hashApiKey(key));
+    await this.accounts.createApiKey(record, hashApiKey(key));
     return { record, key };
   }
 
-  private withMembers(workspace: WorkspaceRecord): WorkspaceWithMembers {
-    return { ...workspace, memberUserIds: this.accounts.membersOf(workspace.id) };
+  private async withMembers(workspace: WorkspaceRecord): Promise<WorkspaceWithMembers> {
+    return { ...workspace, memberUserIds: await this.accounts.membersOf(workspace.id) };
   }
 
-  private requireUser(userId: string): UserRecord {
-    const user = this.accounts.getUser(userId);
+  private async requireUser(userId: string): Promise<UserRecord> {
+    const user = await this.accounts.getUser(userId);
     if (!user) throw new ConnectError(`user ${userId} does not exist`, Code.NotFound);
     return user;
   }
 
   /** The distinct ids, all of existing users, else invalid_argument naming `field` and the unknown ids. */
-  private existingMembers(userIds: string[], field: string): string[] {
+  private async existingMembers(userIds: string[], field: string): Promise<string[]> {
     const distinct = [...new Set(userIds)];
-    const unknown = distinct.filter((id) => !this.accounts.getUser(id));
+    const found = await Promise.all(distinct.map((id) => this.accounts.getUser(id)));
+    const unknown = distinct.filter((_, index) => found[index] === undefined);
     if (unknown.length > 0) {
       throw invalidArgument([{ field, message: `${field} names no existing user: ${unknown.join(", ")}` }]);
     }
@@ -206,6 +208,8 @@ function generatedEmail(): string {
   return `bootstrap-${randomBytes(4).toString("hex")}@flowlog.local`;
 }
 
+/** SQLite's code, or PostgreSQL's SQLSTATE unique_violation (D32). */
 function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === "SQLITE_CONSTRAINT_UNIQUE";
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "23505";
 }

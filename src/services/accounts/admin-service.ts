@@ -20,23 +20,27 @@ import type { AccountsService, WorkspaceWithMembers } from "./accounts-service.j
  */
 export function createAdminService(accounts: AccountsService): Partial<ServiceImpl<typeof AdminService>> {
   return {
-    createUser: (request) => ({ user: userMessage(accounts.createUser(request.email, request.plan)) }),
-    listUsers: () => ({ users: accounts.listUsers().map(userMessage) }),
-    createWorkspace: (request) => ({
-      workspace: workspaceMessage(accounts.createWorkspace(request.name, request.memberUserIds)),
+    createUser: async (request) => ({
+      user: userMessage(await accounts.createUser(request.email, request.plan)),
     }),
-    listWorkspaces: (request) => ({
-      workspaces: accounts.listWorkspaces(request.userId).map(workspaceMessage),
+    listUsers: async () => ({ users: (await accounts.listUsers()).map(userMessage) }),
+    createWorkspace: async (request) => ({
+      workspace: workspaceMessage(await accounts.createWorkspace(request.name, request.memberUserIds)),
     }),
-    addWorkspaceMember: (request) => ({
-      workspace: workspaceMessage(accounts.addWorkspaceMember(request.workspaceId, request.userId)),
+    listWorkspaces: async (request) => ({
+      workspaces: (await accounts.listWorkspaces(request.userId)).map(workspaceMessage),
     }),
-    createApiKey: (request) => {
-      const { record, key } = accounts.createApiKey(request.userId);
+    addWorkspaceMember: async (request) => ({
+      workspace: workspaceMessage(await accounts.addWorkspaceMember(request.workspaceId, request.userId)),
+    }),
+    createApiKey: async (request) => {
+      const { record, key } = await accounts.createApiKey(request.userId);
       return { apiKey: apiKeyMessage(record), key };
     },
-    listApiKeys: (request) => ({ apiKeys: accounts.listApiKeys(request.userId).map(apiKeyMessage) }),
-    revokeApiKey: (request) => ({ apiKey: apiKeyMessage(accounts.revokeApiKey(request.id)) }),
+    listApiKeys: async (request) => ({
+      apiKeys: (await accounts.listApiKeys(request.userId)).map(apiKeyMessage),
+    }),
+    revokeApiKey: async (request) => ({ apiKey: apiKeyMessage(await accounts.revokeApiKey(request.id)) }),
   };
 }
 

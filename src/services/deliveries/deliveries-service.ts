@@ -55,7 +55,7 @@ export function createDeliveriesService(
 ): Partial<ServiceImpl<typeof DeliveriesService>> {
   const { store, clock } = deps;
   const visibleDelivery = async (user: UserRecord, id: string) =>
-    visibleTo(store, user, await store.deliveries.get(id), (d) => d.workspaceId, `delivery ${id}`);
+    await visibleTo(store, user, await store.deliveries.get(id), (d) => d.workspaceId, `delivery ${id}`);
 
   const startSeries = (target: DeliveryTarget, input: DeliveryInput) =>
     deps.temporal.workflow.start<typeof deliverNotification>("deliverNotification", {
@@ -72,7 +72,7 @@ export function createDeliveriesService(
     async listDeliveries(request, context) {
       const { user } = callerOf(context.values);
       const { filter, limit } = parseListDeliveries(request);
-      requireMember(store, user, request.workspaceId);
+      await requireMember(store, user, request.workspaceId);
       return { deliveries: (await store.deliveries.list(filter, limit)).map(deliveryView) };
     },
 
@@ -95,7 +95,7 @@ export function createDeliveriesService(
         );
       }
       const workflowId =
-        delivery.logId === null ? undefined : store.logs.getEntry(delivery.logId)?.workflowId;
+        delivery.logId === null ? undefined : (await store.logs.getEntry(delivery.logId))?.workflowId;
       await startSeries(
         { ...delivery, deliveryId: delivery.id, workflowId },
         { deliveryId: delivery.id, series },
@@ -105,7 +105,7 @@ export function createDeliveriesService(
 
     async testSubscription(request, context) {
       const { user } = callerOf(context.values);
-      requireMember(store, user, request.workspaceId);
+      await requireMember(store, user, request.workspaceId);
       const subscription = await store.notifications.get(request.id);
       if (subscription?.workspaceId !== request.workspaceId)
         throw new ConnectError(`subscription ${request.id} not found`, Code.NotFound);

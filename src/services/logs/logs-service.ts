@@ -35,9 +35,9 @@ export function createLogsService({
     async listLogs(request, context) {
       const { user } = callerOf(context.values);
       const query = parseListLogsRequest(request, quotas.listParameterValues);
-      requireMember(store, user, request.workspaceId);
-      const page = store.logs.list(query.filter, query.page);
-      const workflows = query.details === "full" ? workflowsOf(store, page.entries) : new Map();
+      await requireMember(store, user, request.workspaceId);
+      const page = await store.logs.list(query.filter, query.page);
+      const workflows = query.details === "full" ? await workflowsOf(store, page.entries) : new Map();
       const view = {
         full: query.details === "full",
         traceSpans: query.page.withTraceSpans,
@@ -52,25 +52,25 @@ export function createLogsService({
 
     async getLog(request, context) {
       const { user } = callerOf(context.values);
-      const entry = visibleTo(
+      const entry = await visibleTo(
         store,
         user,
-        store.logs.getEntry(request.id),
+        await store.logs.getEntry(request.id),
         (e) => e.workspaceId,
         `log entry ${request.id}`,
       );
       const limits = await limitsOf(user);
-      const workflow = store.workflows.getWorkflow(entry.workflowId);
+      const workflow = await store.workflows.getWorkflow(entry.workflowId);
       const view = { full: true, traceSpans: true, finalOutput: true, limits };
       return { data: logEntryView(entry, workflow, view), limits };
     },
 
     async getExecution(request, context) {
       const { user } = callerOf(context.values);
-      const { entry, workflowState } = visibleTo(
+      const { entry, workflowState } = await visibleTo(
         store,
         user,
-        store.logs.getExecution(request.executionId),
+        await store.logs.getExecution(request.executionId),
         (found) => found.entry.workspaceId,
         `execution ${request.executionId}`,
       );
@@ -87,11 +87,13 @@ export function createLogsService({
   };
 }
 
-function workflowsOf(store: Store, entries: { workflowId: string }[]): Map<string, WorkflowRecord> {
+async function workflowsOf(
+  store: Store,
+  entries: { workflowId: string }[],
+): Promise<Map<string, WorkflowRecord>> {
+  const ids = [...new Set(entries.map((e) => e.workflowId))];
+  const found = await Promise.all(ids.map((id) => store.workflows.getWorkflow(id)));
   const workflows = new Map<string, WorkflowRecord>();
-  for (const id of new Set(entries.map((e) => e.workflowId))) {
-    const workflow = store.workflows.getWorkflow(id);
-    if (workflow) workflows.set(id, workflow);
-  }
+  for (const workflow of found) if (workflow) workflows.set(workflow.id, workflow);
   return workflows;
 }

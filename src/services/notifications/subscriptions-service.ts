@@ -60,27 +60,34 @@ export function createSubscriptionsService({
 
   const setActive =
     (active: boolean) => async (request: { workspaceId: string; id: string }, context: HandlerContext) => {
-      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values).user, request.workspaceId);
       const current = await visible(request.workspaceId, request.id);
       const changed = await subscriptions.setActive(current.id, active, clock());
       return { subscription: await watched(found(request.workspaceId, request.id, changed)) };
     };
 
-  const resolve = (
+  /** The named workflows that are live in the workspace; past the list limit none is read (D26). */
+  const liveWorkflows = async (workspaceId: string, ids: string[]): Promise<ReadonlySet<string>> => {
+    // resolveSettings refuses a list over the limit whole, before asking about any of its values.
+    if (ids.length > quotas.listParameterValues) return new Set();
+    const found = await Promise.all([...new Set(ids)].map((id) => store.workflows.getWorkflow(id)));
+    return new Set(
+      found.flatMap((w) => (w?.workspaceId === workspaceId && w.deletedAt === null ? [w.id] : [])),
+    );
+  };
+
+  const resolve = async (
     workspaceId: string,
     input: NotificationSubscription | undefined,
     current?: SubscriptionRecord,
     replaced: ReadonlySet<string> = new Set(),
   ) => {
-    const isLiveWorkflow = (workflowId: string) => {
-      const workflow = store.workflows.getWorkflow(workflowId);
-      return workflow?.workspaceId === workspaceId && workflow.deletedAt === null;
-    };
+    const live = await liveWorkflows(workspaceId, input?.workflowIds ?? []);
     // The validation interceptor has refused a request without a subscription.
     return resolveSettings(
       input as NotificationSubscription,
       current,
-      isLiveWorkflow,
+      (workflowId) => live.has(workflowId),
       quotas.listParameterValues,
       replaced,
     );
@@ -88,8 +95,8 @@ export function createSubscriptionsService({
 
   return {
     async createSubscription(request, context) {
-      requireMember(store, callerOf(context.values).user, request.workspaceId);
-      const { settings, secret, generatedSecret } = resolve(request.workspaceId, request.subscription);
+      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      const { settings, secret, generatedSecret } = await resolve(request.workspaceId, request.subscription);
       const max = quotas.workspace.subscriptions;
       const created = await subscriptions.create(
         { id: newId("sub"), workspaceId: request.workspaceId, createdAt: clock(), ...settings },
@@ -110,19 +117,19 @@ export function createSubscriptionsService({
     },
 
     async getSubscription(request, context) {
-      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values).user, request.workspaceId);
       return { subscription: await view(await visible(request.workspaceId, request.id)) };
     },
 
     async listSubscriptions(request, context) {
-      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values).user, request.workspaceId);
       return { subscriptions: await Promise.all((await subscriptions.list(request.workspaceId)).map(view)) };
     },
 
     async updateSubscription(request, context) {
-      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values).user, request.workspaceId);
       const current = await visible(request.workspaceId, request.id);
-      const { settings, secret, generatedSecret } = resolve(
+      const { settings, secret, generatedSecret } = await resolve(
         request.workspaceId,
         request.subscription,
         current,
@@ -136,7 +143,7 @@ export function createSubscriptionsService({
     },
 
     async deleteSubscription(request, context) {
-      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values).user, request.workspaceId);
       await subscriptions.delete((await visible(request.workspaceId, request.id)).id, clock());
       return {};
     },
@@ -150,7 +157,7 @@ export function createSubscriptionsService({
      * are declared in the .proto; only a webhook has a secret to rotate.
      */
     async rotateSecret(request, context) {
-      requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values).user, request.workspaceId);
       const current = await visible(request.workspaceId, request.id);
       const { channel } = current.config;
       if (channel !== "webhook")

@@ -34,7 +34,7 @@ export function createTriggersService(
   const visibleSchedule = async (user: UserRecord, id: string): Promise<ScheduleRecord> => {
     const schedule = await store.triggers.getSchedule(id);
     if (!schedule) throw new ConnectError(`schedule ${id} not found`, Code.NotFound);
-    visibleWorkflow(store, user, schedule.workflowId);
+    await visibleWorkflow(store, user, schedule.workflowId);
     return schedule;
   };
 
@@ -74,7 +74,7 @@ export function createTriggersService(
   return {
     async createWebhook(request, context) {
       const { user } = callerOf(context.values);
-      const workflow = visibleWorkflow(store, user, request.workflowId);
+      const workflow = await visibleWorkflow(store, user, request.workflowId);
       const token = newSecretToken("whk");
       const createdAt = clock();
       await store.triggers.setWebhook(
@@ -87,7 +87,7 @@ export function createTriggersService(
 
     async deleteWebhook(request, context) {
       const { user } = callerOf(context.values);
-      visibleWorkflow(store, user, request.workflowId);
+      await visibleWorkflow(store, user, request.workflowId);
       if (!(await store.triggers.deleteWebhook(request.workflowId))) {
         throw new ConnectError(`workflow ${request.workflowId} has no webhook`, Code.NotFound);
       }
@@ -97,7 +97,7 @@ export function createTriggersService(
     async invokeWebhook(request, context) {
       // The token authenticates; a wrong token and a workflow without a webhook answer alike.
       const webhook = await store.triggers.webhookByToken(request.workflowId, hashToken(request.token));
-      const user = webhook && store.accounts.getUser(webhook.billedUserId);
+      const user = webhook && (await store.accounts.getUser(webhook.billedUserId));
       if (!webhook || !user) throw new FailedAuthentication("no such webhook", Code.NotFound);
       const { executionId } = await runWorkflow(deps, {
         user,
@@ -112,7 +112,7 @@ export function createTriggersService(
 
     async createSchedule(request, context) {
       const { user } = callerOf(context.values);
-      const workflow = visibleWorkflow(store, user, request.workflowId);
+      const workflow = await visibleWorkflow(store, user, request.workflowId);
       const cron = request.cron.trim();
       const tooFrequent = frequencyProblem(cron, deps.quotas.workflow.minScheduleIntervalSeconds);
       if (tooFrequent) throw invalidArgument([{ field: "cron", message: tooFrequent }]);
@@ -145,7 +145,7 @@ export function createTriggersService(
         throw error;
       }
       // Deleted while Temporal was creating it: the deletion may have looked before the schedule existed.
-      if (store.workflows.getWorkflow(workflow.id)?.deletedAt !== null) {
+      if ((await store.workflows.getWorkflow(workflow.id))?.deletedAt !== null) {
         await deleteTemporalSchedule(temporal, schedule.id);
         await store.triggers.deleteSchedule(schedule.id);
         throw new ConnectError(`workflow ${workflow.id} not found`, Code.NotFound);
@@ -155,7 +155,7 @@ export function createTriggersService(
 
     async listSchedules(request, context) {
       const { user } = callerOf(context.values);
-      visibleWorkflow(store, user, request.workflowId);
+      await visibleWorkflow(store, user, request.workflowId);
       const schedules = await store.triggers.listSchedules(request.workflowId);
       return { schedules: await Promise.all(schedules.map(describe)) };
     },

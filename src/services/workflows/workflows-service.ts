@@ -49,8 +49,12 @@ function createDefinitionHandlers({
   onWorkflowDeleted,
 }: WorkflowsServiceDependencies): Handlers {
   /** Every problem of the request at once: the folder and each rule the state breaks. */
-  const checked = (workspaceId: string, folderId: string | undefined, state: WorkflowState | undefined) => {
-    const folder = folderOf(store, workspaceId, folderId);
+  const checked = async (
+    workspaceId: string,
+    folderId: string | undefined,
+    state: WorkflowState | undefined,
+  ) => {
+    const folder = await folderOf(store, workspaceId, folderId);
     const violations = [...folder.violations, ...(state ? validateWorkflowState(state, quotas) : [])];
     if (violations.length > 0) throw invalidArgument(violations);
     return { folderId: folder.id, state: state && storedState(state) };
@@ -58,8 +62,8 @@ function createDefinitionHandlers({
 
   return {
     async createWorkflow(request, context) {
-      requireMember(store, callerOf(context.values).user, request.workspaceId);
-      const { folderId, state } = checked(request.workspaceId, request.folderId, request.state);
+      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      const { folderId, state } = await checked(request.workspaceId, request.folderId, request.state);
       const now = clock();
       const workflow = {
         id: newId("wf"),
@@ -72,32 +76,32 @@ function createDefinitionHandlers({
         createdAt: now,
         updatedAt: now,
       };
-      store.workflows.createWorkflow(workflow);
+      await store.workflows.createWorkflow(workflow);
       await onWorkflowCreated?.(workflow);
       return { workflow: workflowView(workflow) };
     },
 
-    getWorkflow(request, context) {
-      const workflow = visibleWorkflow(store, callerOf(context.values).user, request.id);
+    async getWorkflow(request, context) {
+      const workflow = await visibleWorkflow(store, callerOf(context.values).user, request.id);
       if (request.version === undefined) return { workflow: workflowView(workflow) };
-      const version = store.workflows.getWorkflowVersion(workflow.id, request.version);
+      const version = await store.workflows.getWorkflowVersion(workflow.id, request.version);
       if (!version)
         throw new ConnectError(`workflow ${request.id} has no version ${request.version}`, Code.NotFound);
       return { workflow: workflowView(atVersion(workflow, version)) };
     },
 
-    listWorkflows(request, context) {
-      requireMember(store, callerOf(context.values).user, request.workspaceId);
-      const { folderId } = checked(request.workspaceId, request.folderId || undefined, undefined);
-      const workflows = store.workflows.listWorkflows(request.workspaceId, folderId ?? undefined);
+    async listWorkflows(request, context) {
+      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      const { folderId } = await checked(request.workspaceId, request.folderId || undefined, undefined);
+      const workflows = await store.workflows.listWorkflows(request.workspaceId, folderId ?? undefined);
       return { workflows: workflows.map(workflowView) };
     },
 
-    updateWorkflow(request, context) {
-      const current = visibleWorkflow(store, callerOf(context.values).user, request.id);
-      const { folderId, state } = checked(current.workspaceId, request.folderId, request.state);
+    async updateWorkflow(request, context) {
+      const current = await visibleWorkflow(store, callerOf(context.values).user, request.id);
+      const { folderId, state } = await checked(current.workspaceId, request.folderId, request.state);
       const changes = { name: request.name, description: request.description, folderId, state };
-      const workflow = store.workflows.updateWorkflow(current.id, changes, clock());
+      const workflow = await store.workflows.updateWorkflow(current.id, changes, clock());
       // Deleted between the two reads: the same answer as if it had gone before.
       if (!workflow) throw new ConnectError(`workflow ${request.id} not found`, Code.NotFound);
       return { workflow: workflowView(workflow) };
@@ -105,7 +109,7 @@ function createDefinitionHandlers({
 
     async deleteWorkflow(request, context) {
       const workflow = await deletableWorkflow(store, callerOf(context.values).user, request.id);
-      store.workflows.deleteWorkflow(workflow.id, clock());
+      await store.workflows.deleteWorkflow(workflow.id, clock());
       await onWorkflowDeleted?.(workflow);
       return {};
     },
@@ -114,21 +118,21 @@ function createDefinitionHandlers({
 
 function createFolderHandlers({ store, clock }: WorkflowsServiceDependencies): Handlers {
   return {
-    createFolder(request, context) {
-      requireMember(store, callerOf(context.values).user, request.workspaceId);
+    async createFolder(request, context) {
+      await requireMember(store, callerOf(context.values).user, request.workspaceId);
       const folder = {
         id: newId("fld"),
         workspaceId: request.workspaceId,
         name: request.name,
         createdAt: clock(),
       };
-      store.workflows.createFolder(folder);
+      await store.workflows.createFolder(folder);
       return { folder: folderView(folder) };
     },
 
-    listFolders(request, context) {
-      requireMember(store, callerOf(context.values).user, request.workspaceId);
-      return { folders: store.workflows.listFolders(request.workspaceId).map(folderView) };
+    async listFolders(request, context) {
+      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      return { folders: (await store.workflows.listFolders(request.workspaceId)).map(folderView) };
     },
   };
 }
@@ -139,25 +143,25 @@ function createFolderHandlers({ store, clock }: WorkflowsServiceDependencies): H
  * workflow is "not found", like one that never existed.
  */
 async function deletableWorkflow(store: Store, user: UserRecord, id: string): Promise<StoredWorkflowRecord> {
-  const workflow = store.workflows.getWorkflow(id);
+  const workflow = await store.workflows.getWorkflow(id);
   if (workflow?.deletedAt == null || (await store.triggers.listSchedules(id)).length === 0) {
-    return visibleWorkflow(store, user, id);
+    return await visibleWorkflow(store, user, id);
   }
-  return visibleTo(store, user, workflow, (w) => w.workspaceId, `workflow ${id}`);
+  return await visibleTo(store, user, workflow, (w) => w.workspaceId, `workflow ${id}`);
 }
 
 /**
  * The folder a request names: undefined when it names none, null for "" (the top level), else a folder
  * of the workspace. Another workspace's folder gets the same answer as a missing one (D10).
  */
-function folderOf(
+async function folderOf(
   store: Store,
   workspaceId: string,
   folderId: string | undefined,
-): { id: string | null | undefined; violations: FieldViolation[] } {
+): Promise<{ id: string | null | undefined; violations: FieldViolation[] }> {
   if (folderId === undefined || folderId === "")
     return { id: folderId === "" ? null : undefined, violations: [] };
-  if (store.workflows.getFolder(folderId)?.workspaceId === workspaceId)
+  if ((await store.workflows.getFolder(folderId))?.workspaceId === workspaceId)
     return { id: folderId, violations: [] };
   return {
     id: undefined,

@@ -86,9 +86,9 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
      */
     async prepareDeliveries({ logId }: { logId: string }): Promise<DeliveryTarget[]> {
       const { store } = deps;
-      const entry = store.logs.getEntry(logId);
+      const entry = await store.logs.getEntry(logId);
       if (!entry) throw ApplicationFailure.nonRetryable(`no log entry ${logId}`, "LogEntryNotFound");
-      const eventOf = eventsOf(deps, entry);
+      const eventOf = await eventsOf(deps, entry);
       const createdAt = Date.now();
       const targets: DeliveryTarget[] = [];
       for (const subscription of await store.notifications.matching(entry.workspaceId, entry)) {
@@ -226,12 +226,13 @@ export function eventIdOf(logId: string): string {
  * that ask for the same parts share one event. The limits are read once, and only when some subscription
  * wants them.
  */
-function eventsOf(
+async function eventsOf(
   deps: ActivityDeps,
   entry: LogEntryRecord,
-): (include: EventIncludes, alert?: AlertPayload) => Promise<CompletionEvent> {
+): Promise<(include: EventIncludes, alert?: AlertPayload) => Promise<CompletionEvent>> {
   const built = new Map<string, CompletionEvent>();
-  const user = entry.billedUserId === null ? undefined : deps.store.accounts.getUser(entry.billedUserId);
+  const user =
+    entry.billedUserId === null ? undefined : await deps.store.accounts.getUser(entry.billedUserId);
   let limits: Awaited<ReturnType<typeof computeLimits>> | undefined;
   return async (include, alert) => {
     const key = JSON.stringify([include, alert]);
@@ -279,7 +280,7 @@ async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<Ch
       return sendSlackAttempt({
         url: config.url,
         event,
-        workflowName: workflowNameOf(deps, event),
+        workflowName: await workflowNameOf(deps, event),
         // An inactivity alert has no log entry of its own; its message links nothing.
         logUrl: event.type === completionEventType ? logUrlOf(publicBaseUrl, event) : publicBaseUrl,
         allowPrivateNetworks,
@@ -294,7 +295,7 @@ async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<Ch
         email:
           event.type === completionEventType
             ? buildEmail(event, {
-                workflowName: workflowNameOf(deps, event),
+                workflowName: await workflowNameOf(deps, event),
                 publicBaseUrl,
                 ...(event.data.alert ? { alertReason: event.data.alert.reason } : {}),
               })
@@ -324,6 +325,6 @@ function secretsOf(
 }
 
 /** E-mail subjects and chat titles name the workflow (D20); a sample event's workflow has no row. */
-function workflowNameOf(deps: ActivityDeps, event: { data: { workflowId: string } }): string {
-  return deps.store.workflows.getWorkflow(event.data.workflowId)?.name ?? event.data.workflowId;
+async function workflowNameOf(deps: ActivityDeps, event: { data: { workflowId: string } }): Promise<string> {
+  return (await deps.store.workflows.getWorkflow(event.data.workflowId))?.name ?? event.data.workflowId;
 }

@@ -38,13 +38,13 @@ export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutb
       workflowId: string;
     }): Promise<void> {
       // D31: a schedule that outlived its workflow's deletion (Temporal was down then) starts nothing.
-      if (typeof deps.store.workflows.getWorkflow(workflowId)?.deletedAt === "number") {
+      if (typeof (await deps.store.workflows.getWorkflow(workflowId))?.deletedAt === "number") {
         throw ApplicationFailure.nonRetryable(
           `workflow ${workflowId} was deleted; its schedule runs nothing`,
           executionRefusedFailure,
         );
       }
-      const user = billedUserId === null ? undefined : deps.store.accounts.getUser(billedUserId);
+      const user = billedUserId === null ? undefined : await deps.store.accounts.getUser(billedUserId);
       if (!user) return;
       try {
         await admitExecution(deps.store, deps.planLimits, user, "async", Date.now());
@@ -63,10 +63,10 @@ export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutb
       workflowId,
       version,
     }: WorkflowVersionRef): Promise<LoadedWorkflow> {
-      const workflow = deps.store.workflows.getWorkflow(workflowId);
+      const workflow = await deps.store.workflows.getWorkflow(workflowId);
       // A schedule runs whatever version is current when it fires (D15): it asks for version 0.
       const wanted = version === 0 ? (workflow?.version ?? 0) : version;
-      const saved = deps.store.workflows.getWorkflowVersion(workflowId, wanted);
+      const saved = await deps.store.workflows.getWorkflowVersion(workflowId, wanted);
       if (!workflow || workflow.workspaceId !== workspaceId || !saved) {
         throw ApplicationFailure.nonRetryable(
           `workflow ${workflowId} has no version ${version} in workspace ${workspaceId}`,
@@ -149,7 +149,7 @@ async function insertOrRecordRefusal(
 ): Promise<FanOutIntent | undefined> {
   try {
     const fanOut = await fanOutOf(entry);
-    deps.store.logs.insertExecution({ entry, workflowState }, fanOut);
+    await deps.store.logs.insertExecution({ entry, workflowState }, fanOut);
     return fanOut;
   } catch (error) {
     if (Context.current().info.attempt < attemptsBeforeErrorEntry) throw error;
@@ -163,7 +163,7 @@ async function insertOrRecordRefusal(
       finalOutput: { error: reason },
     };
     const fanOut = await fanOutOf(refused);
-    deps.store.logs.insertExecution({ entry: refused, workflowState }, fanOut);
+    await deps.store.logs.insertExecution({ entry: refused, workflowState }, fanOut);
     return fanOut;
   }
 }

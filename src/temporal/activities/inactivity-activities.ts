@@ -24,7 +24,7 @@ export function inactivityActivities(deps: ActivityDeps) {
   /** The watch's subscription and X, while the watch still applies; undefined means stop. */
   const watched = async (watch: InactivityWatch) => {
     const subscription = await deps.store.notifications.getForDelivery(watch.subscriptionId);
-    const workflow = deps.store.workflows.getWorkflow(watch.workflowId);
+    const workflow = await deps.store.workflows.getWorkflow(watch.workflowId);
     if (!subscription || !workflow || !applies(subscription, watch.workflowId)) return undefined;
     const rule = timerRuleOf(subscription.alertRule?.rule);
     if (workflow.deletedAt !== null || !subscription.alertRule || !rule) return undefined;
