@@ -2,7 +2,8 @@ import { AuthCache } from "./auth-cache.js";
 import { type Db, writerWithoutFsync } from "./database.js";
 import type { ApiKeyRecord, Plan, UserRecord, WorkspaceRecord } from "./records.js";
 
-interface ApiKeyRow {
+/** A row of api_keys, as both stores read it (D32). */
+export interface ApiKeyRow {
   id: string;
   user_id: string;
   prefix: string;
@@ -158,7 +159,7 @@ export class AccountsStore {
   }
 }
 
-function toApiKey(row: ApiKeyRow): ApiKeyRecord {
+export function toApiKey(row: ApiKeyRow): ApiKeyRecord {
   return {
     id: row.id,
     userId: row.user_id,

@@ -17,7 +17,7 @@ export interface WorkflowChanges {
   state?: unknown;
 }
 
-interface WorkflowRow {
+export interface WorkflowRow {
   id: string;
   workspace_id: string;
   folder_id: string | null;
@@ -30,7 +30,7 @@ interface WorkflowRow {
   deleted_at: number | null;
 }
 
-interface VersionRow {
+export interface VersionRow {
   workflow_id: string;
   version: number;
   name: string;
@@ -39,7 +39,7 @@ interface VersionRow {
   created_at: number;
 }
 
-interface FolderRow {
+export interface FolderRow {
   id: string;
   workspace_id: string;
   name: string;
@@ -163,7 +163,7 @@ export class WorkflowsStore {
   }
 }
 
-function nextVersion(
+export function nextVersion(
   current: StoredWorkflowRecord,
   changes: WorkflowChanges,
   at: number,
@@ -179,7 +179,7 @@ function nextVersion(
   };
 }
 
-function toWorkflow(row: WorkflowRow): StoredWorkflowRecord {
+export function toWorkflow(row: WorkflowRow): StoredWorkflowRecord {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
@@ -194,7 +194,7 @@ function toWorkflow(row: WorkflowRow): StoredWorkflowRecord {
   };
 }
 
-function toVersion(row: VersionRow): WorkflowVersionRecord {
+export function toVersion(row: VersionRow): WorkflowVersionRecord {
   return {
     workflowId: row.workflow_id,
     version: row.version,
@@ -205,6 +205,6 @@ function toVersion(row: VersionRow): WorkflowVersionRecord {
   };
 }
 
-function toFolder(row: FolderRow): FolderRecord {
+export function toFolder(row: FolderRow): FolderRecord {
   return { id: row.id, workspaceId: row.workspace_id, name: row.name, createdAt: row.created_at };
 }
