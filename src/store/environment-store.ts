@@ -2,7 +2,8 @@ import { decryptSecret, encryptSecret } from "../security/secrets.js";
 import type { Db } from "./database.js";
 import type { CappedCreate, EnvironmentVariableRecord } from "./records.js";
 
-interface VariableRow {
+/** A row of environment_variables without its value, as both stores read it (D32). */
+export interface VariableRow {
   workspace_id: string;
   name: string;
   created_at: number;
@@ -58,7 +59,7 @@ export class EnvironmentStore {
     at: number,
     max = Number.POSITIVE_INFINITY,
   ): Promise<CappedCreate<EnvironmentVariableRecord>> {
-    const sealedValue = encryptSecret(this.masterKey, value, secretContext(workspaceId, name));
+    const sealedValue = encryptSecret(this.masterKey, value, environmentSecretContext(workspaceId, name));
     return this.cappedSet.immediate({ workspaceId, name, sealedValue, at }, max);
   }
 
@@ -77,7 +78,7 @@ export class EnvironmentStore {
     return Object.fromEntries(
       rows.map((row) => [
         row.name,
-        decryptSecret(this.masterKey, row.sealed_value, secretContext(workspaceId, row.name)),
+        decryptSecret(this.masterKey, row.sealed_value, environmentSecretContext(workspaceId, row.name)),
       ]),
     );
   }
@@ -91,11 +92,11 @@ interface SealedVariable {
 }
 
 /** Binds a ciphertext to its variable: copied to another variable or workspace, it fails to decrypt. */
-function secretContext(workspaceId: string, name: string): string[] {
+export function environmentSecretContext(workspaceId: string, name: string): string[] {
   return ["environment", workspaceId, name];
 }
 
-function toVariable(row: VariableRow): EnvironmentVariableRecord {
+export function toVariable(row: VariableRow): EnvironmentVariableRecord {
   return {
     workspaceId: row.workspace_id,
     name: row.name,
