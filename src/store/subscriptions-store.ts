@@ -85,12 +85,13 @@ export interface ExecutionFacts {
 }
 
 /** A subscription as a create gives it. */
-type NewSubscription = { id: string; workspaceId: string; createdAt: number } & SubscriptionSettings;
+export type NewSubscription = { id: string; workspaceId: string; createdAt: number } & SubscriptionSettings;
 
 /** A new webhook secret, or null to remove it; undefined (in update) keeps the stored one. */
 export type SecretChange = string | null | undefined;
 
-interface SubscriptionRow {
+/** A row of notification_subscriptions, as both stores read it (D32). */
+export interface SubscriptionRow {
   id: string;
   workspace_id: string;
   channel: Channel;
@@ -117,6 +118,61 @@ interface SubscriptionRow {
   deleted_at: number | null;
 }
 
+const settingsColumns = `channel, config_json, all_workflows, workflow_ids_json, level_filter_json,
+  trigger_filter_json, include_final_output, include_trace_spans, include_rate_limits, include_usage_data,
+  alert_rule_json, active`;
+const settingsValues = `@channel, @config_json, @all_workflows, @workflow_ids_json, @level_filter_json,
+  @trigger_filter_json, @include_final_output, @include_trace_spans, @include_rate_limits,
+  @include_usage_data, @alert_rule_json, @active`;
+
+/**
+ * D35: enabling clears flowlog's own disable and starts the count of failed deliveries afresh:
+ * EnableSubscription always, an update when it turns the subscription on. Right-hand sides read the row
+ * as it was.
+ */
+const resetsWhen = (enabled: string) =>
+  ["disabled_reason", "disabled_at", "failing_since", "disable_notice_at", "last_failure"]
+    .map((column) => `${column} = CASE WHEN ${enabled} THEN NULL ELSE ${column} END`)
+    .concat(`failed_deliveries = CASE WHEN ${enabled} THEN 0 ELSE failed_deliveries END`)
+    .join(", ");
+
+/**
+ * The statements of both stores (D32), with `@name` parameters: the same tables and columns on SQLite
+ * and PostgreSQL. A parameter whose type nothing around it gives is CAST, which both dialects read.
+ */
+export const subscriptionSql = {
+  insert: `INSERT INTO notification_subscriptions (id, workspace_id, secret_sealed, created_at, updated_at,
+      ${settingsColumns})
+    VALUES (@id, @workspace_id, @secret_sealed, @at, @at, ${settingsValues})
+    RETURNING *`,
+  update: `UPDATE notification_subscriptions
+    SET (${settingsColumns}, updated_at) = (${settingsValues}, @at),
+      secret_sealed = CASE WHEN @keep_secret = 1 THEN secret_sealed ELSE @secret_sealed END,
+      -- A secret set or removed by an update replaces the current one at once: no grace (D33 is RotateSecret's).
+      previous_secret_sealed = CASE WHEN @keep_secret = 1 THEN previous_secret_sealed END,
+      previous_secret_expires_at = CASE WHEN @keep_secret = 1 THEN previous_secret_expires_at END,
+      ${resetsWhen("@active = 1 AND active = 0")}
+    WHERE id = @id AND deleted_at IS NULL RETURNING *`,
+  // The right-hand sides read the row as it was: the current secret becomes the previous one.
+  rotateSecret: `UPDATE notification_subscriptions
+    SET previous_secret_sealed = CASE WHEN @keep_previous = 1 THEN secret_sealed END,
+      previous_secret_expires_at = CASE WHEN @keep_previous = 1 AND secret_sealed IS NOT NULL
+        THEN CAST(@previous_expires_at AS bigint) END,
+      secret_sealed = @secret_sealed, updated_at = @at
+    WHERE id = @id AND deleted_at IS NULL RETURNING *`,
+  setActive: `UPDATE notification_subscriptions SET active = @active, updated_at = @at, ${resetsWhen("@active = 1")}
+    WHERE id = @id AND deleted_at IS NULL RETURNING *`,
+  delete: "UPDATE notification_subscriptions SET deleted_at = @at WHERE id = @id AND deleted_at IS NULL",
+  byId: "SELECT * FROM notification_subscriptions WHERE id = @id",
+  liveCount:
+    "SELECT count(*) AS count FROM notification_subscriptions WHERE workspace_id = @workspaceId AND deleted_at IS NULL",
+  byWorkspace: `SELECT * FROM notification_subscriptions WHERE workspace_id = @workspaceId AND deleted_at IS NULL
+    ORDER BY created_at, id`,
+  // The workspace index narrows to one workspace; its few subscriptions are filtered in process.
+  activeOfWorkspace: `SELECT * FROM notification_subscriptions
+    WHERE workspace_id = @workspaceId AND active = 1 AND deleted_at IS NULL ORDER BY created_at, id`,
+} as const;
+
 /**
  * Notification subscriptions of a workspace (D18). Deleting only marks a subscription, so its deliveries
  * keep their subscription. The webhook secret is kept only as ciphertext bound to its subscription (D24);
@@ -130,68 +186,16 @@ export class SubscriptionsStore {
     db: Db,
     private readonly masterKey: Buffer,
   ) {
-    const settingsColumns = `channel, config_json, all_workflows, workflow_ids_json, level_filter_json,
-      trigger_filter_json, include_final_output, include_trace_spans, include_rate_limits, include_usage_data,
-      alert_rule_json, active`;
-    // D35: enabling clears flowlog's own disable and starts the count of failed deliveries afresh:
-    // EnableSubscription always, an update when it turns the subscription on. Right-hand sides read the
-    // row as it was.
-    const resetsWhen = (enabled: string) =>
-      ["disabled_reason", "disabled_at", "failing_since", "disable_notice_at", "last_failure"]
-        .map((column) => `${column} = CASE WHEN ${enabled} THEN NULL ELSE ${column} END`)
-        .concat(`failed_deliveries = CASE WHEN ${enabled} THEN 0 ELSE failed_deliveries END`)
-        .join(", ");
-    const settingsValues = `@channel, @config_json, @all_workflows, @workflow_ids_json, @level_filter_json,
-      @trigger_filter_json, @include_final_output, @include_trace_spans, @include_rate_limits,
-      @include_usage_data, @alert_rule_json, @active`;
     this.statements = {
-      insert: db.prepare(
-        `INSERT INTO notification_subscriptions (id, workspace_id, secret_sealed, created_at, updated_at,
-           ${settingsColumns})
-         VALUES (@id, @workspace_id, @secret_sealed, @at, @at, ${settingsValues})
-         RETURNING *`,
-      ),
-      update: db.prepare(
-        `UPDATE notification_subscriptions
-         SET (${settingsColumns}, updated_at) = (${settingsValues}, @at),
-           secret_sealed = CASE WHEN @keep_secret = 1 THEN secret_sealed ELSE @secret_sealed END,
-           -- A secret set or removed by an update replaces the current one at once: no grace (D33 is RotateSecret's).
-           previous_secret_sealed = CASE WHEN @keep_secret = 1 THEN previous_secret_sealed END,
-           previous_secret_expires_at = CASE WHEN @keep_secret = 1 THEN previous_secret_expires_at END,
-           ${resetsWhen("@active = 1 AND active = 0")}
-         WHERE id = @id AND deleted_at IS NULL RETURNING *`,
-      ),
-      // The right-hand sides read the row as it was: the current secret becomes the previous one.
-      rotateSecret: db.prepare(
-        `UPDATE notification_subscriptions
-         SET previous_secret_sealed = CASE WHEN @keep_previous = 1 THEN secret_sealed END,
-           previous_secret_expires_at = CASE WHEN @keep_previous = 1 AND secret_sealed IS NOT NULL
-             THEN @previous_expires_at END,
-           secret_sealed = @secret_sealed, updated_at = @at
-         WHERE id = @id AND deleted_at IS NULL RETURNING *`,
-      ),
-      setActive: db.prepare(
-        `UPDATE notification_subscriptions SET active = @active, updated_at = @at, ${resetsWhen("@active = 1")}
-         WHERE id = @id AND deleted_at IS NULL RETURNING *`,
-      ),
-      delete: db.prepare(
-        "UPDATE notification_subscriptions SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL",
-      ),
-      byId: db.prepare("SELECT * FROM notification_subscriptions WHERE id = ?"),
-      liveCount: db
-        .prepare(
-          "SELECT count(*) FROM notification_subscriptions WHERE workspace_id = ? AND deleted_at IS NULL",
-        )
-        .pluck(),
-      byWorkspace: db.prepare(
-        `SELECT * FROM notification_subscriptions WHERE workspace_id = ? AND deleted_at IS NULL
-         ORDER BY created_at, id`,
-      ),
-      // The workspace index narrows to one workspace; its few subscriptions are filtered in process.
-      activeOfWorkspace: db.prepare(
-        `SELECT * FROM notification_subscriptions
-         WHERE workspace_id = ? AND active = 1 AND deleted_at IS NULL ORDER BY created_at, id`,
-      ),
+      insert: db.prepare(subscriptionSql.insert),
+      update: db.prepare(subscriptionSql.update),
+      rotateSecret: db.prepare(subscriptionSql.rotateSecret),
+      setActive: db.prepare(subscriptionSql.setActive),
+      delete: db.prepare(subscriptionSql.delete),
+      byId: db.prepare(subscriptionSql.byId),
+      liveCount: db.prepare(subscriptionSql.liveCount).pluck(),
+      byWorkspace: db.prepare(subscriptionSql.byWorkspace),
+      activeOfWorkspace: db.prepare(subscriptionSql.activeOfWorkspace),
     };
     this.cappedCreate = db.transaction(
       (
@@ -199,7 +203,7 @@ export class SubscriptionsStore {
         sealed: Buffer | null,
         max: number,
       ): CappedCreate<SubscriptionRecord> => {
-        const count = this.statements.liveCount.get(subscription.workspaceId) as number;
+        const count = this.statements.liveCount.get({ workspaceId: subscription.workspaceId }) as number;
         if (count >= max) return { full: count };
         const row = this.statements.insert.get({
           ...settingsParameters(subscription),
@@ -232,7 +236,7 @@ export class SubscriptionsStore {
 
   /** The workspace's subscriptions, oldest first. */
   async list(workspaceId: string): Promise<SubscriptionRecord[]> {
-    return (this.statements.byWorkspace.all(workspaceId) as SubscriptionRow[]).map(toRecord);
+    return (this.statements.byWorkspace.all({ workspaceId }) as SubscriptionRow[]).map(toRecord);
   }
 
   /** Replaces every setting; undefined when the subscription is gone. */
@@ -288,7 +292,7 @@ export class SubscriptionsStore {
 
   /** Marks the subscription deleted; false when it already was or never existed. */
   async delete(id: string, at: number): Promise<boolean> {
-    return this.statements.delete.run(at, id).changes > 0;
+    return this.statements.delete.run({ at, id }).changes > 0;
   }
 
   /**
@@ -305,45 +309,56 @@ export class SubscriptionsStore {
   }
 
   private matchingRows(workspaceId: string, execution: ExecutionFacts): SubscriptionRow[] {
-    return (this.statements.activeOfWorkspace.all(workspaceId) as SubscriptionRow[]).filter((row) =>
+    return (this.statements.activeOfWorkspace.all({ workspaceId }) as SubscriptionRow[]).filter((row) =>
       admitsExecution(toRecord(row), execution),
     );
   }
 
   /** Deleted ones too (with deletedAt): a delivery in progress decides what a deletion means to it. */
   async getForDelivery(id: string): Promise<SubscriptionForDelivery | undefined> {
-    const row = this.statements.byId.get(id) as SubscriptionRow | undefined;
+    const row = this.statements.byId.get({ id }) as SubscriptionRow | undefined;
     return row && this.forDelivery(row);
   }
 
   private liveRow(id: string): SubscriptionRow | undefined {
-    const row = this.statements.byId.get(id) as SubscriptionRow | undefined;
+    const row = this.statements.byId.get({ id }) as SubscriptionRow | undefined;
     return row?.deleted_at === null ? row : undefined;
   }
 
   private forDelivery(row: SubscriptionRow): SubscriptionForDelivery {
-    // The replaced secret moved over sealed as it was, so it opens under the same context (D33, D24).
-    const open = (sealed: Buffer | null) =>
-      sealed === null ? null : decryptSecret(this.masterKey, sealed, secretContext(row.workspace_id, row.id));
-    return {
-      ...toRecord(row),
-      secret: open(row.secret_sealed),
-      previousSecret: open(row.previous_secret_sealed),
-      deletedAt: row.deleted_at,
-    };
+    return forDelivery(this.masterKey, row);
   }
 
   private seal(workspaceId: string, id: string, secret: string): Buffer {
-    return encryptSecret(this.masterKey, secret, secretContext(workspaceId, id));
+    return sealSecret(this.masterKey, workspaceId, id, secret);
   }
 }
 
+/** The row with its secrets opened, for delivery only (D24). */
+export function forDelivery(masterKey: Buffer, row: SubscriptionRow): SubscriptionForDelivery {
+  // The replaced secret moved over sealed as it was, so it opens under the same context (D33, D24).
+  const open = (sealed: Buffer | null) =>
+    sealed === null
+      ? null
+      : decryptSecret(masterKey, sealed, subscriptionSecretContext(row.workspace_id, row.id));
+  return {
+    ...toRecord(row),
+    secret: open(row.secret_sealed),
+    previousSecret: open(row.previous_secret_sealed),
+    deletedAt: row.deleted_at,
+  };
+}
+
+export function sealSecret(masterKey: Buffer, workspaceId: string, id: string, secret: string): Buffer {
+  return encryptSecret(masterKey, secret, subscriptionSecretContext(workspaceId, id));
+}
+
 /** Binds a ciphertext to its subscription: copied to another one, it fails to decrypt. */
-function secretContext(workspaceId: string, id: string): string[] {
+function subscriptionSecretContext(workspaceId: string, id: string): string[] {
   return ["notification-subscription", workspaceId, id];
 }
 
-function settingsParameters(settings: SubscriptionSettings) {
+export function settingsParameters(settings: SubscriptionSettings) {
   const { channel, ...config } = settings.config;
   return {
     channel,
@@ -361,7 +376,7 @@ function settingsParameters(settings: SubscriptionSettings) {
   };
 }
 
-function toRecord(row: SubscriptionRow): SubscriptionRecord {
+export function toRecord(row: SubscriptionRow): SubscriptionRecord {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
