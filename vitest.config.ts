@@ -1,15 +1,51 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * The API tests that read and write through the store, run a second time with the flowlog they start on
+ * PostgreSQL (issue 15, D32): one suite holds both stores to the same promises. The store areas' own
+ * contract suites (store-*-contract) cover both in every run.
+ */
+const onBothStores = [
+  "accounts",
+  "count-quotas",
+  "deliveries",
+  "environment",
+  "logs-api",
+  "logs-filters",
+  "subscriptions",
+  "tenant-isolation",
+  "triggers",
+  "workflows-api",
+].map((name) => `test/${name}.test.ts`);
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     reporters: ["default", "./test/support/summary-reporter.ts"],
-    globalSetup: ["test/global-setup.ts"],
     pool: "forks",
     // Real servers at the edges (style.md): worker bundling and Temporal round trips take seconds.
     testTimeout: 60_000,
     // beforeAll hooks bundle workflows and start servers. (Global setup has no timeout, which leaves room for
     // a first-time `go install` of the Temporal CLI.)
     hookTimeout: 180_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "sqlite",
+          include: ["test/**/*.test.ts"],
+          globalSetup: ["test/global-setup.ts"],
+          provide: { storeKind: "sqlite" },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "postgres",
+          include: onBothStores,
+          globalSetup: ["test/global-setup.ts", "test/global-setup-postgres.ts"],
+          provide: { storeKind: "postgres" },
+        },
+      },
+    ],
   },
 });

@@ -6,6 +6,7 @@ import { deliveryBench } from "./delivery.js";
 import { executionBench } from "./execution.js";
 import { fairnessBench } from "./fairness.js";
 import { gatewayBench } from "./gateway.js";
+import { gatewayPgBench } from "./gateway-pg.js";
 import { ingestBench } from "./ingest.js";
 import { ingestPgBench } from "./ingest-pg.js";
 import { listQueryBench } from "./list-query.js";
@@ -18,6 +19,7 @@ const benches: Bench[] = [
   listQueryBench,
   listQueryPgBench,
   gatewayBench,
+  gatewayPgBench,
   ingestBench,
   ingestPgBench,
   executionBench,

@@ -1,17 +1,15 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { Code, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkflowsService } from "../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import { ConfigError } from "../src/config/config.js";
 import { resolveReferences } from "../src/engine/references.js";
 import { decryptSecret, encryptSecret, loadMasterKey, masterKeyFile } from "../src/security/secrets.js";
-import { databaseFile } from "../src/store/database.js";
 import { openStore } from "../src/store/store.js";
 import { restWithKey, rpcError } from "./support/api-server.js";
 import { createAccount, startFlowlog, type TestAccount, type TestFlowlog } from "./support/flowlog.js";
@@ -165,34 +163,29 @@ describe("workspace environment variables over the API (D14, D24)", () => {
 });
 
 describe("encryption at rest (D24)", () => {
-  it("the SQLite files hold no plaintext value", () => {
-    const file = databaseFile(flowlog.dataDir);
-    const bytes = Buffer.concat([readFileSync(file), readFileSync(`${file}-wal`)]);
-    expect(bytes.includes(Buffer.from("API_TOKEN", "utf8"))).toBe(true);
-    for (const value of Object.values(secrets))
-      expect(bytes.includes(Buffer.from(value, "utf8"))).toBe(false);
+  it("the database holds no plaintext value", async () => {
+    expect(await flowlog.holds("API_TOKEN")).toBe(true);
+    for (const value of Object.values(secrets)) expect(await flowlog.holds(value)).toBe(false);
   });
 
   it("a ciphertext copied to another variable or workspace fails to decrypt, naming the variable only", async () => {
     await flowlog.store.environment.set(bob.workspaceId, "TOKEN", "bob's own", Date.now());
-    const db = new Database(databaseFile(flowlog.dataDir));
-    try {
-      const copy = db.prepare(
+    // As someone with write access to the database would, copying one sealed value over another.
+    const copy = (from: [string, string], to: [string, string]) =>
+      flowlog.sql(
         `UPDATE environment_variables SET sealed_value =
-           (SELECT sealed_value FROM environment_variables WHERE workspace_id = ? AND name = ?)
-         WHERE workspace_id = ? AND name = ?`,
+           (SELECT sealed_value FROM environment_variables WHERE workspace_id = @fromWorkspace AND name = @fromName)
+         WHERE workspace_id = @toWorkspace AND name = @toName`,
+        { fromWorkspace: from[0], fromName: from[1], toWorkspace: to[0], toName: to[1] },
       );
-      copy.run(alice.workspaceId, "DB_PASSWORD", alice.workspaceId, "API_TOKEN");
-      await expect(flowlog.store.environment.getDecrypted(alice.workspaceId)).rejects.toThrow(
-        `secret environment/${alice.workspaceId}/API_TOKEN could not be decrypted`,
-      );
-      copy.run(alice.workspaceId, "DB_PASSWORD", bob.workspaceId, "TOKEN");
-      await expect(flowlog.store.environment.getDecrypted(bob.workspaceId)).rejects.toThrow(
-        /could not be decrypted/,
-      );
-    } finally {
-      db.close();
-    }
+    await copy([alice.workspaceId, "DB_PASSWORD"], [alice.workspaceId, "API_TOKEN"]);
+    await expect(flowlog.store.environment.getDecrypted(alice.workspaceId)).rejects.toThrow(
+      `secret environment/${alice.workspaceId}/API_TOKEN could not be decrypted`,
+    );
+    await copy([alice.workspaceId, "DB_PASSWORD"], [bob.workspaceId, "TOKEN"]);
+    await expect(flowlog.store.environment.getDecrypted(bob.workspaceId)).rejects.toThrow(
+      /could not be decrypted/,
+    );
   });
 
   it("a secret sealed under one context or key opens under no other", () => {

@@ -439,7 +439,7 @@ describe("flowlog seed (CLI)", () => {
     const program = new Command("flowlog")
       .exitOverride()
       .configureOutput({ writeErr: (text) => stderr.push(text), writeOut: () => {} });
-    registerSeedCommand(program, () => ({
+    registerSeedCommand(program, async () => ({
       config: loadConfig({ FLOWLOG_DATA_DIR: dataDir }),
       store: openStore({ dataDir }),
     }));

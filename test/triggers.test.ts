@@ -376,7 +376,7 @@ describe("manual trigger: flowlog run <workflowId> (D15)", () => {
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       const env = {
         ...process.env,
-        FLOWLOG_DATA_DIR: flowlog.dataDir,
+        ...flowlog.env,
         TEMPORAL_ADDRESS: temporalServer.address,
         TEMPORAL_NAMESPACE: temporalServer.namespace,
       };

@@ -1,7 +1,7 @@
 import type { Config } from "../config/config.js";
 import { createApi } from "../server/api.js";
 import { startApiServer } from "../server/api-server.js";
-import { openStore } from "../store/store.js";
+import { openConfiguredStore } from "../store/open-store.js";
 import { activityDepsFrom } from "../temporal/activities/deps.js";
 import { lazyTemporalClient } from "../temporal/client.js";
 import { ensureTemporal } from "../temporal/dev/ensure-temporal.js";
@@ -39,7 +39,7 @@ export async function runDev(config: Config): Promise<void> {
     }
 
     const withTemporal: Config = { ...config, temporalAddress: temporal.address };
-    const store = openStore(config);
+    const store = await openConfiguredStore(config);
     stops.push(async () => store.close());
     const client = lazyTemporalClient(temporal.address, config.temporalNamespace);
     const api = await startApiServer(withTemporal, createApi({ config, store, temporal: { client } }));

@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { ConfigError, loadConfig, loadDotEnv } from "../config/config.js";
-import { openStore } from "../store/store.js";
+import { openConfiguredStore } from "../store/open-store.js";
+import { DatabaseUrlError } from "../store/postgres/database.js";
 import { registerAccountCommands } from "./accounts.js";
 import { runDev } from "./dev.js";
 import { registerMigrateDataCommand } from "./migrate-data.js";
@@ -45,16 +46,17 @@ function config() {
   return loadConfig();
 }
 
-/** Commands that work on the data directly open the same store file the server uses (D23). */
-function openContext() {
+/** Commands that work on the data directly open the store the server uses (D23, D32). */
+async function openContext() {
   const c = config();
-  return { config: c, store: openStore(c) };
+  return { config: c, store: await openConfiguredStore(c) };
 }
 
 try {
   await program.parseAsync();
 } catch (error) {
-  if (error instanceof ConfigError) {
+  // A bad FLOWLOG_DATABASE_URL or an unreachable database stops any command with one line (D32).
+  if (error instanceof ConfigError || error instanceof DatabaseUrlError) {
     console.error(error.message);
     process.exit(2);
   }

@@ -18,7 +18,7 @@ interface SeedCommandOptions {
  */
 export function registerSeedCommand(
   program: Command,
-  openContext: () => { config: Config; store: Store },
+  openContext: () => Promise<{ config: Config; store: Store }>,
 ): void {
   program
     .command("seed")
@@ -29,7 +29,7 @@ export function registerSeedCommand(
     .option("--days <d>", "spread execution starts over the last D days", wholeNumber, 30)
     .option("--seed <text>", "reproduce an earlier data set (printed at the end of every run)")
     .action(async (options: SeedCommandOptions, command: Command) => {
-      const { store } = openContext();
+      const { store } = await openContext();
       let refusal: ConnectError | undefined;
       try {
         await runSeed(store, options);

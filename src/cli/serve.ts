@@ -1,13 +1,13 @@
 import type { Config } from "../config/config.js";
 import { createApi } from "../server/api.js";
 import { startApiServer } from "../server/api-server.js";
-import { openStore } from "../store/store.js";
+import { openConfiguredStore } from "../store/open-store.js";
 import { lazyTemporalClient } from "../temporal/client.js";
 import { untilStopSignal } from "./signals.js";
 
 /** `flowlog serve` (D3): the API server alone, until SIGINT or SIGTERM. */
 export async function runServe(config: Config): Promise<void> {
-  const store = openStore(config);
+  const store = await openConfiguredStore(config);
   const client = lazyTemporalClient(config.temporalAddress ?? "localhost:7233", config.temporalNamespace);
   const readiness = [
     { name: "store", check: () => store.ping() },

@@ -1,5 +1,5 @@
 import type { Config } from "../config/config.js";
-import { openStore } from "../store/store.js";
+import { openConfiguredStore } from "../store/open-store.js";
 import { activityDepsFrom } from "../temporal/activities/deps.js";
 import { FLOWLOG_TASK_QUEUE } from "../temporal/task-queue.js";
 import { createFlowlogWorker } from "../temporal/worker.js";
@@ -8,7 +8,7 @@ import { untilStopSignal } from "./signals.js";
 /** `flowlog worker` (D3): the Temporal worker alone, against TEMPORAL_ADDRESS, over the data dir's store. */
 export async function runWorker(config: Config): Promise<void> {
   const address = config.temporalAddress ?? "localhost:7233";
-  const store = openStore(config);
+  const store = await openConfiguredStore(config);
   try {
     const worker = await createFlowlogWorker({
       address,

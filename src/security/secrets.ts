@@ -56,6 +56,28 @@ export function loadMasterKey(config: Pick<Config, "dataDir" | "masterKey">): Bu
   return parseKey(readOrCreateKeyFile(file), file);
 }
 
+/**
+ * The master key of processes that share a PostgreSQL database (D32), which must all hold the same one:
+ * FLOWLOG_MASTER_KEY, or an existing `<dataDir>/master.key` (a store copied from SQLite keeps the key
+ * that sealed its secrets). Never generated, as a key made on each machine would seal secrets no other
+ * machine can open.
+ */
+export function loadSharedMasterKey(config: Pick<Config, "dataDir" | "masterKey">): Buffer {
+  if (config.masterKey !== undefined) return parseKey(config.masterKey, "FLOWLOG_MASTER_KEY");
+  const file = masterKeyFile(config.dataDir);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    throw new ConfigError([
+      "FLOWLOG_MASTER_KEY: must be set with FLOWLOG_DATABASE_URL, the same on every process of the " +
+        "database (D4, D24); generate one with `openssl rand -base64 32`, or use a migrated store's master.key",
+    ]);
+  }
+  return parseKey(text, file);
+}
+
 export function masterKeyFile(dataDir: string): string {
   return path.join(dataDir, "master.key");
 }

@@ -8,27 +8,28 @@ import { createApi } from "../../src/server/api.js";
 import type { ApiServer } from "../../src/server/api-server.js";
 import { apiKeyPrefix, generateApiKey, hashApiKey } from "../../src/services/accounts/api-keys.js";
 import type { ExecutionRecord, Plan } from "../../src/store/records.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
 import type { SubscriptionSettings } from "../../src/store/subscriptions-store.js";
 import { lazyTemporalClient } from "../../src/temporal/client.js";
 import { newId } from "../../src/util/ids.js";
 import { startTestApiServer } from "./api-server.js";
+import { openTestStore, type TestStore } from "./test-store.js";
 
 export const operatorToken = "test-operator-token-0123456789";
 
-export interface TestFlowlog {
+export interface TestFlowlog extends Omit<TestStore, "store"> {
   server: ApiServer;
   store: Store;
   dataDir: string;
   close(): Promise<void>;
 }
 
-/** The whole API on a random port over a fresh SQLite file, as a test file needs it. */
+/** The whole API on a random port over a fresh store of the project's kind (test-store.ts), as a test file needs it. */
 export async function startFlowlog(
   options: { clock?: () => number; taskQueue?: string; planLimits?: PlanTable; quotas?: Quotas } = {},
 ): Promise<TestFlowlog> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-test-"));
-  const store = openStore({ dataDir });
+  const { store, ...outside } = await openTestStore(dataDir);
   // The run's one dev server (global setup); connected only by tests that start executions.
   const client = lazyTemporalClient(inject("temporalAddress"), inject("temporalNamespace"));
   const config = {
@@ -40,6 +41,7 @@ export async function startFlowlog(
   const temporal = { client, taskQueue: options.taskQueue };
   const server = await startTestApiServer(createApi({ config, store, temporal, clock: options.clock }));
   return {
+    ...outside,
     server,
     store,
     dataDir,
