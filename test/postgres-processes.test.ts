@@ -75,6 +75,45 @@ describe("flowlog serve processes sharing one PostgreSQL database (issue 15, D32
     expect(await refused.json()).toMatchObject({ status: 429, code: "resource_exhausted" });
   });
 
+  it("flowlog seed writes into the database, and every process lists what it wrote", async () => {
+    const account = (await cli("bootstrap", "--plan", "pro")) as Bootstrapped;
+    await run(
+      process.execPath,
+      ["bin/flowlog.js", "seed", "--workspace", account.workspace.id, "--executions", "30", "--seed", "pg"],
+      { cwd: repoRoot, env: { ...process.env, ...env, FLOWLOG_LOG_LEVEL: "warn" } },
+    );
+    for (const server of servers) {
+      const page = await fetch(`${server.url}/api/v1/logs?workspaceId=${account.workspace.id}&limit=100`, {
+        headers: { "x-api-key": account.key },
+      });
+      expect(page.status).toBe(200);
+      expect(((await page.json()) as { data: unknown[] }).data).toHaveLength(30);
+    }
+  });
+
+  it("a wrong or unreachable FLOWLOG_DATABASE_URL stops flowlog serve at start with one line, password masked", async () => {
+    const start = (url: string) =>
+      run(process.execPath, ["bin/flowlog.js", "serve"], {
+        cwd: repoRoot,
+        env: { ...process.env, ...env, PORT: "0", FLOWLOG_DATABASE_URL: url },
+        timeout: 30_000,
+      }).then(
+        () => ({ code: 0, stderr: "" }),
+        (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+      );
+    const closedPort = new URL(env.FLOWLOG_DATABASE_URL as string);
+    closedPort.port = "1";
+    closedPort.password = "hunter2-secret";
+    for (const url of ["mysql://flowlog:hunter2-secret@db/flowlog", closedPort.href]) {
+      const { code, stderr } = await start(url);
+      expect(code).toBe(2);
+      const lines = stderr.trim().split("\n");
+      expect(lines, stderr).toHaveLength(1);
+      expect(lines[0]).toMatch(/^FLOWLOG_DATABASE_URL=\S*:\*\*\*@/);
+      expect(stderr).not.toContain("hunter2-secret");
+    }
+  });
+
   it("a key revoked through one process is refused by the others' next request", async () => {
     const account = (await cli("bootstrap", "--plan", "pro")) as Bootstrapped;
     const [first, second, third] = servers as [ServeProcess, ServeProcess, ServeProcess];
