@@ -474,7 +474,7 @@ describe("the webhook secret is write-only (D18, D24)", () => {
     expect((await flowlog.store.notifications.getForDelivery(subscription.id))?.secret).toBe(secret);
   });
 
-  it("a given secret is stored encrypted: the SQLite file never holds it in plaintext", async () => {
+  it("a given secret is stored encrypted: the database never holds it in plaintext", async () => {
     const given = `given-secret-${"k".repeat(24)}`;
     const { subscription, secret } = await createOverRest({
       ...webhookTo(),

@@ -52,6 +52,8 @@ export async function startFlowlogStack(
       TEMPORAL_ADDRESS: temporal.address,
       FLOWLOG_ALLOW_PRIVATE_NETWORKS: "true",
       FLOWLOG_PLAN_LIMITS: unlimitedPlanLimits,
+      // The worker's probe port: any free one, so a bench never collides with a running flowlog.
+      FLOWLOG_WORKER_PORT: "0",
       ...extraEnv,
     };
     const account = await bootstrapAccount(env);

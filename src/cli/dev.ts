@@ -1,6 +1,7 @@
 import type { Config } from "../config/config.js";
 import { createApi } from "../server/api.js";
 import { startApiServer } from "../server/api-server.js";
+import { ProcessMetrics } from "../server/metrics.js";
 import { openConfiguredStore } from "../store/open-store.js";
 import { activityDepsFrom } from "../temporal/activities/deps.js";
 import { lazyTemporalClient } from "../temporal/client.js";
@@ -42,7 +43,10 @@ export async function runDev(config: Config): Promise<void> {
     const store = await openConfiguredStore(config);
     stops.push(async () => store.close());
     const client = lazyTemporalClient(temporal.address, config.temporalNamespace);
-    const api = await startApiServer(withTemporal, createApi({ config, store, temporal: { client } }));
+    const api = await startApiServer(withTemporal, {
+      ...createApi({ config, store, temporal: { client } }),
+      metrics: new ProcessMetrics("dev"),
+    });
     stops.push(() => api.close());
     console.log(`flowlog API at ${api.url} (gRPC, gRPC-Web, Connect and REST on one port)`);
     console.log(`  OpenAPI document: ${api.url}/api/v1/openapi.json`);

@@ -1,6 +1,7 @@
 import type { Config } from "../config/config.js";
 import { createApi } from "../server/api.js";
 import { startApiServer } from "../server/api-server.js";
+import { ProcessMetrics } from "../server/metrics.js";
 import { openConfiguredStore } from "../store/open-store.js";
 import { lazyTemporalClient } from "../temporal/client.js";
 import { untilStopSignal } from "./signals.js";
@@ -16,6 +17,7 @@ export async function runServe(config: Config): Promise<void> {
   const api = await startApiServer(config, {
     ...createApi({ config, store, temporal: { client } }),
     readiness,
+    metrics: new ProcessMetrics("serve"),
   });
   console.log(
     `flowlog API at ${api.url} (gRPC, gRPC-Web, Connect and REST; OpenAPI at ${api.url}/api/v1/openapi.json)`,

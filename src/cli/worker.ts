@@ -1,26 +1,80 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Config } from "../config/config.js";
+import { logger } from "../logging/logger.js";
+import { ProcessMetrics } from "../server/metrics.js";
+import { startProbeServer } from "../server/probe-server.js";
 import { openConfiguredStore } from "../store/open-store.js";
 import { activityDepsFrom } from "../temporal/activities/deps.js";
 import { FLOWLOG_TASK_QUEUE } from "../temporal/task-queue.js";
-import { createFlowlogWorker } from "../temporal/worker.js";
+import { createFlowlogWorker, type FlowlogWorker } from "../temporal/worker.js";
 import { untilStopSignal } from "./signals.js";
 
-/** `flowlog worker` (D3): the Temporal worker alone, against TEMPORAL_ADDRESS, over the data dir's store. */
+/** The longest wait between two tries to reach Temporal. */
+const maxRetryMs = 30_000;
+
+/**
+ * `flowlog worker` (D3): the Temporal worker alone, against TEMPORAL_ADDRESS, over the configured store.
+ * Its probes and metrics (issue 16) answer from the start, on FLOWLOG_WORKER_PORT: alive at once, ready
+ * once the store answers and the worker polls. A Temporal server that cannot be reached yet (a cluster
+ * starting in any order, a server restarting) is tried again, at growing intervals, until it answers or
+ * the process is told to stop.
+ */
 export async function runWorker(config: Config): Promise<void> {
   const address = config.temporalAddress ?? "localhost:7233";
   const store = await openConfiguredStore(config);
+  let worker: FlowlogWorker | undefined;
+  const probes = await startProbeServer({
+    port: config.workerPort,
+    metrics: new ProcessMetrics("worker"),
+    readiness: [
+      { name: "store", check: () => store.ping() },
+      // Polling its task queues: not while it connects, drains or has failed.
+      {
+        name: "temporal",
+        check: async () => {
+          const state = worker?.state() ?? "CONNECTING";
+          if (state !== "RUNNING") throw new Error(`the worker is ${state}`);
+        },
+      },
+    ],
+  });
+  console.log(`flowlog worker probes and metrics at ${probes.url} (/healthz, /readyz, /metrics)`);
+  const stop = new AbortController();
+  const stopped = untilStopSignal().then(() => stop.abort());
   try {
-    const worker = await createFlowlogWorker({
-      address,
-      namespace: config.temporalNamespace,
-      deps: activityDepsFrom(config, store),
-    });
+    worker = await connect(config, address, store, stop.signal);
+    if (!worker) return;
     const running = worker.run();
     console.log(`Worker polling task queue ${FLOWLOG_TASK_QUEUE} at ${address}`);
-    await Promise.race([untilStopSignal(), running]);
+    await Promise.race([stopped, running]);
     worker.shutdown();
     await running;
   } finally {
+    await probes.close();
     await store.close();
   }
+}
+
+/** The worker, once Temporal answers; undefined when told to stop first. */
+async function connect(
+  config: Config,
+  address: string,
+  store: Awaited<ReturnType<typeof openConfiguredStore>>,
+  signal: AbortSignal,
+): Promise<FlowlogWorker | undefined> {
+  for (let waitMs = 1_000; !signal.aborted; waitMs = Math.min(waitMs * 2, maxRetryMs)) {
+    try {
+      return await createFlowlogWorker({
+        address,
+        namespace: config.temporalNamespace,
+        deps: activityDepsFrom(config, store),
+      });
+    } catch (error) {
+      // Only an unreachable server is waited for; anything else is a fault to report.
+      if ((error as Error | undefined)?.name !== "TransportError") throw error;
+      logger.warn({ address, retryInMs: waitMs }, "Temporal cannot be reached; trying again");
+      await sleep(waitMs, undefined, { signal }).catch(() => undefined);
+    }
+  }
+  return undefined;
 }

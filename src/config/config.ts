@@ -26,6 +26,8 @@ import {
  */
 export interface Config {
   port: number;
+  /** Issue 16: the port of `flowlog worker`'s probes and metrics. */
+  workerPort: number;
   dataDir: string;
   /**
    * D32: a postgres:// URL selects the PostgreSQL store; unset, the SQLite file in dataDir. Checked when
@@ -117,6 +119,13 @@ const envSchema = z.object({
     .min(0, "must be from 0 to 65535")
     .max(65535, "must be from 0 to 65535")
     .default(8080),
+  // Issue 16: where `flowlog worker` answers /healthz, /readyz and /metrics; 0 picks a free port.
+  FLOWLOG_WORKER_PORT: z.coerce
+    .number({ error: "must be a port number" })
+    .int("must be a port number")
+    .min(0, "must be from 0 to 65535")
+    .max(65535, "must be from 0 to 65535")
+    .default(8081),
   FLOWLOG_DATA_DIR: z.string().min(1, "must not be empty").default("./data"),
   FLOWLOG_DATABASE_URL: optionalString,
   FLOWLOG_PUBLIC_BASE_URL: httpUrl.optional(),
@@ -160,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data;
   return {
     port: e.PORT,
+    workerPort: e.FLOWLOG_WORKER_PORT,
     dataDir: path.resolve(e.FLOWLOG_DATA_DIR),
     databaseUrl: e.FLOWLOG_DATABASE_URL,
     publicBaseUrl: (e.FLOWLOG_PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),

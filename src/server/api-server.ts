@@ -14,6 +14,7 @@ import {
 import { type ApiImplementations, apiServices, registerApiServices } from "./api-services.js";
 import { type FrontDoor, openDoor } from "./front-door.js";
 import { createHealthRoutes, type ReadinessCheck } from "./health.js";
+import type { ProcessMetrics } from "./metrics.js";
 import { createOnePortServer } from "./one-port.js";
 import { loadOpenApiDocument } from "./openapi-document.js";
 import { registerReflection } from "./reflection.js";
@@ -38,6 +39,8 @@ export interface ApiServerOptions {
   frontDoor?: FrontDoor;
   /** What `/readyz` checks (issue 16): the store and Temporal for `flowlog serve`; none means ready. */
   readiness?: readonly ReadinessCheck[];
+  /** The process's Prometheus metrics (issue 16): `/metrics` answers them, and every request is counted. */
+  metrics?: ProcessMetrics;
 }
 
 export async function startApiServer(
@@ -70,7 +73,9 @@ export async function startApiServer(
   const health = createHealthRoutes(options.readiness ?? []);
 
   async function fallback(req: NodeRequest, res: NodeResponse): Promise<void> {
-    if ((await health(req, res)) || (await gateway(req, res))) return;
+    if ((await health(req, res)) || (await options.metrics?.answer(req, res)) || (await gateway(req, res))) {
+      return;
+    }
     const path = new URL(req.url ?? "/", "http://x").pathname;
     if (req.method === "GET" && path === "/api/v1/openapi.json") {
       res.writeHead(200, { "content-type": "application/json" });
@@ -80,7 +85,8 @@ export async function startApiServer(
     writeProblem(res, new ConnectError(`no route for ${req.method} ${path}`, Code.NotFound));
   }
 
-  const server = createOnePortServer(rpc.listener, config.connections ?? defaultConnectionLimits);
+  const handler = options.metrics ? options.metrics.instrument(rpc.listener) : rpc.listener;
+  const server = createOnePortServer(handler, config.connections ?? defaultConnectionLimits);
   const sockets = new Set<Socket>();
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);

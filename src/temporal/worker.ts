@@ -30,6 +30,8 @@ export interface FlowlogWorker {
   run(): Promise<void>;
   /** Starts a graceful stop; a no-op unless running. */
   shutdown(): void;
+  /** RUNNING while both queues' workers poll; otherwise the state of the first one that does not. */
+  state(): string;
 }
 
 /**
@@ -101,6 +103,8 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
         }
       },
       shutdown,
+      state: () =>
+        workers.map((worker) => worker.getState()).find((state) => state !== "RUNNING") ?? "RUNNING",
     };
   } catch (error) {
     await closeConnections();

@@ -1,0 +1,43 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { createHealthRoutes, type ReadinessCheck } from "./health.js";
+import type { ProcessMetrics } from "./metrics.js";
+
+export interface ProbeServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Issue 16 (D32): `/healthz`, `/readyz` and `/metrics` for a process without an API port, `flowlog
+ * worker`, so an orchestrator can probe it and Prometheus scrape it like `flowlog serve`. Nothing else
+ * is served; every other path is 404.
+ */
+export async function startProbeServer(options: {
+  port: number;
+  host?: string;
+  readiness: readonly ReadinessCheck[];
+  metrics: ProcessMetrics;
+}): Promise<ProbeServer> {
+  const health = createHealthRoutes(options.readiness);
+  const server = http.createServer(
+    options.metrics.instrument(async (req, res) => {
+      if ((await health(req, res)) || (await options.metrics.answer(req, res))) return;
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end('{"error":"not found"}');
+    }),
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://localhost:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

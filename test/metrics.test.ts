@@ -1,0 +1,117 @@
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../src/util/free-port.js";
+import { type ServeProcess, startServeProcess } from "./support/serve-process.js";
+
+/**
+ * Issue 16 (D32): every process answers Prometheus on `/metrics`, and `flowlog worker`, which has no API
+ * port, answers its probes and metrics on FLOWLOG_WORKER_PORT from the moment it starts.
+ */
+
+const repoRoot = path.resolve(import.meta.dirname, "..");
+
+let serve: ServeProcess;
+beforeAll(async () => {
+  serve = await startServeProcess();
+});
+afterAll(() => serve?.stop());
+
+/** The value of one series in Prometheus's text format, 0 when absent. */
+function sample(text: string, name: string, labels: Record<string, string>): number {
+  const line = text
+    .split("\n")
+    .find(
+      (l) =>
+        l.startsWith(`${name}{`) &&
+        Object.entries(labels).every(([key, value]) => l.includes(`${key}="${value}"`)),
+    );
+  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1));
+}
+
+const scrape = async (url: string) => {
+  const response = await fetch(`${url}/metrics`);
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+  return response.text();
+};
+
+describe("flowlog serve's /metrics (issue 16)", () => {
+  it("shows the process's own figures, labelled with its component", async () => {
+    const text = await scrape(serve.url);
+    expect(sample(text, "flowlog_process_cpu_seconds_total", { component: "serve" })).toBeGreaterThan(0);
+    expect(sample(text, "flowlog_process_resident_memory_bytes", { component: "serve" })).toBeGreaterThan(0);
+    expect(text).toContain("flowlog_nodejs_eventloop_lag_seconds");
+  });
+
+  it("counts requests by protocol and status, and never labels a path, an id or a key", async () => {
+    const before = await scrape(serve.url);
+    const secretId = "log_metrics_probe_6f1c0a";
+    const answers = await Promise.all([
+      fetch(`${serve.url}/api/v1/logs/${secretId}`, { headers: { "x-api-key": "flk_not_a_real_key_0000" } }),
+      fetch(`${serve.url}/api/v1/logs/${secretId}`),
+      fetch(`${serve.url}/flowlog.logs.v1.LogsService/GetLog`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "connect-protocol-version": "1" },
+        body: JSON.stringify({ id: secretId }),
+      }),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([401, 401, 401]);
+    const after = await scrape(serve.url);
+    const count = (text: string, protocol: string) =>
+      sample(text, "flowlog_http_requests_total", { protocol, status: "401" });
+    expect(count(after, "rest") - count(before, "rest")).toBe(2);
+    expect(count(after, "connect") - count(before, "connect")).toBe(1);
+    expect(
+      sample(after, "flowlog_http_request_duration_seconds_count", { protocol: "rest" }),
+    ).toBeGreaterThanOrEqual(2);
+    expect(after).not.toContain(secretId);
+    expect(after).not.toContain("flk_not_a_real_key");
+  });
+});
+
+describe("flowlog worker's probes and metrics (issue 16)", () => {
+  let worker: ChildProcessWithoutNullStreams | undefined;
+  afterAll(async () => {
+    if (worker && worker.exitCode === null) {
+      worker.kill("SIGTERM");
+      await once(worker, "exit");
+    }
+  });
+
+  it("answers from the start, and is unready naming Temporal while Temporal cannot be reached; it stops on SIGTERM", async () => {
+    // Nothing listens at this address: the worker keeps trying, and says so on /readyz.
+    const unreachable = `127.0.0.1:${await freePort()}`;
+    worker = spawn(process.execPath, ["bin/flowlog.js", "worker"], {
+      cwd: repoRoot,
+      env: {
+        ...process.env,
+        FLOWLOG_DATA_DIR: mkdtempSync(path.join(tmpdir(), "flowlog-worker-")),
+        FLOWLOG_WORKER_PORT: "0",
+        FLOWLOG_LOG_LEVEL: "error",
+        TEMPORAL_ADDRESS: unreachable,
+      },
+    });
+    let output = "";
+    worker.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      output += chunk;
+    });
+    const started = () => /probes and metrics at (http:\/\/\S+) /.exec(output)?.[1];
+    await expect.poll(started, { timeout: 30_000 }).toBeTruthy();
+    const url = started() as string;
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({ status: "unready", failed: ["temporal"] });
+    const text = await scrape(url);
+    expect(sample(text, "flowlog_process_cpu_seconds_total", { component: "worker" })).toBeGreaterThan(0);
+    expect(text).not.toContain(unreachable);
+    expect((await fetch(`${url}/api/v1/logs`)).status).toBe(404);
+    worker.kill("SIGTERM");
+    const [code] = await once(worker, "exit");
+    expect(code).toBe(0);
+  });
+});
