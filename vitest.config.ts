@@ -7,11 +7,14 @@ import { defineConfig } from "vitest/config";
  */
 const onBothStores = [
   "accounts",
+  "alert-recovery",
+  "auto-disable",
   "count-quotas",
   "deliveries",
   "environment",
   "logs-api",
   "logs-filters",
+  "no-activity",
   "subscriptions",
   "tenant-isolation",
   "triggers",

@@ -9,7 +9,7 @@ import type { SlackMessage } from "../src/notifications/slack.js";
 import { verifyWebhook } from "../src/notifications/verify-webhook.js";
 import { alertCooldownMs } from "../src/store/alerts-store.js";
 import type { Level } from "../src/store/records.js";
-import { openStore, type Store } from "../src/store/store.js";
+import type { Store } from "../src/store/store.js";
 import type { AlertRuleRecord, ChannelConfig } from "../src/store/subscriptions-store.js";
 import { eventIdOf } from "../src/temporal/activities/delivery-activities.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
@@ -293,7 +293,7 @@ describe("Firing and resolution alternate per (subscription, workflow) (D34, D21
   });
 
   it("the claims are one conditional write each: on two connections, one resolution and no firing while open", async () => {
-    const other = openStore({ dataDir: flowlog.dataDir });
+    const other = await flowlog.openAnother();
     try {
       const pair = { subscriptionId: (await watched(rule)).subscriptionId, workflowId: "wf_pair" };
       const fire = (at: number, on: Store) =>

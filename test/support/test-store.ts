@@ -15,6 +15,8 @@ export interface TestStore {
   store: Store;
   /** What another flowlog process (the CLI, a worker) needs in its environment to open this same store. */
   env: Record<string, string>;
+  /** A second store on the same database, as another process on the machine, or another machine, opens it. */
+  openAnother(): Promise<Store>;
   /** Runs a statement with `@name` parameters on the store's database, as an operator's SQL client would. */
   sql<R = Record<string, unknown>>(statement: string, parameters?: object): Promise<R[]>;
   /**
@@ -58,6 +60,7 @@ export async function openTestStore(dataDir: string): Promise<TestStore> {
       FLOWLOG_DATABASE_URL: url.href,
       FLOWLOG_MASTER_KEY: masterKey.toString("base64"),
     },
+    openAnother: () => openPostgresStore(url.href, masterKey),
     sql: query,
     async holds(value) {
       const tables = await query<{ name: string }>(
@@ -80,6 +83,7 @@ function sqliteStore(dataDir: string): TestStore {
   return {
     store: openStore({ dataDir }),
     env: { FLOWLOG_DATA_DIR: dataDir },
+    openAnother: async () => openStore({ dataDir }),
     async sql<R>(statement: string, parameters?: object) {
       const db = new Database(file);
       try {
