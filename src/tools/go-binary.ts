@@ -9,6 +9,8 @@ export interface GoBinary {
   name: string;
   /** The `go install` package path. */
   module: string;
+  /** The name `go install` gives the binary (the package path's last element) when it is not `name`. */
+  builtAs?: string;
   version: string;
   /** What to do instead when Go is missing, for the error message. */
   withoutGo: string;
@@ -52,7 +54,7 @@ export async function buildGoBinary(tool: GoBinary, binDir: string): Promise<str
     );
     await run(go, ["install", `${tool.module}@${tool.version}`], { ...process.env, GOBIN: buildDir });
     const target = path.join(binDir, tool.name + executableSuffix);
-    await rename(path.join(buildDir, tool.name + executableSuffix), target);
+    await rename(path.join(buildDir, (tool.builtAs ?? tool.name) + executableSuffix), target);
     return target;
   } finally {
     await rm(buildDir, { recursive: true, force: true });

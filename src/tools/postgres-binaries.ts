@@ -1,6 +1,7 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import { isExecutable, pathDirs, run } from "./executables.js";
+import { installDebianPackages } from "./debian-packages.js";
+import { isExecutable, pathDirs } from "./executables.js";
 
 /** The PostgreSQL server programs a throwaway server is made with (D32: tests and benches start their own). */
 export interface PostgresBinaries {
@@ -41,20 +42,7 @@ async function debianBinDirs(): Promise<string[]> {
 async function installDebianPostgres(): Promise<PostgresBinaries> {
   const missing =
     "PostgreSQL's server programs (initdb, postgres) are not on PATH nor in /usr/lib/postgresql/*/bin";
-  if (!(await isExecutable("/usr/bin/apt-get"))) {
-    throw new Error(
-      `${missing}, and this is not a Debian machine: install PostgreSQL 15 and put its bin on PATH`,
-    );
-  }
-  if (process.getuid?.() !== 0) {
-    throw new Error(
-      `${missing}: run \`apt-get install postgresql\` as root, or run this as root to let it do so`,
-    );
-  }
-  console.error("Installing PostgreSQL with apt-get (Debian's postgresql package, first time only)...");
-  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  await run("apt-get", ["update"], env);
-  await run("apt-get", ["install", "-y", "--no-install-recommends", "postgresql"], env);
+  await installDebianPackages(["postgresql"], missing);
   const installed = await findPostgresBinaries();
   if (!installed) throw new Error(`${missing}, even after apt-get install postgresql`);
   return installed;

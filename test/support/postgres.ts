@@ -1,11 +1,15 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { chown, mkdtemp, rm } from "node:fs/promises";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import pg from "pg";
-import { findOnPath } from "../../src/tools/executables.js";
 import { resolvePostgresBinaries } from "../../src/tools/postgres-binaries.js";
+import {
+  initPostgresCluster,
+  postgresAccount,
+  postgresServerArgs,
+  postgresSuperuser as superuser,
+} from "../../src/tools/postgres-server.js";
 import { freePort } from "../../src/util/free-port.js";
 
 /** A PostgreSQL server of one test file or bench, in a temp directory of its own (D32). */
@@ -30,11 +34,6 @@ export interface PostgresServerOptions {
   durable?: boolean;
 }
 
-const run = promisify(execFile);
-const superuser = "postgres";
-/** Trust on loopback only (no password to manage); byte order by default; no fsync of a throwaway cluster. */
-const initdbOptions = ["--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"];
-
 /**
  * initdb into a temp directory, trust authentication on loopback only, a free port, and the server's
  * socket in the same directory, so nothing is shared with a system cluster or another run. The server
@@ -52,19 +51,18 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const asOwner = await serverAccount(dir);
+    const asOwner = await postgresAccount(dir, { dieWithParent: true });
     const dataDir = path.join(dir, "data");
-    await run(...asOwner(binaries.initdb, ["-D", dataDir, "-U", superuser, ...initdbOptions]));
+    // No fsync of a throwaway cluster's initdb.
+    await initPostgresCluster(binaries, asOwner, dataDir, { durable: false });
     const port = await freePort();
-    const settings = {
-      listen_addresses: "127.0.0.1",
-      unix_socket_directories: dir,
-      ...(options.durable ? {} : { fsync: "off", synchronous_commit: "off", full_page_writes: "off" }),
-    };
-    const args = Object.entries(settings).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
+    const settings: Record<string, string> = options.durable
+      ? {}
+      : { fsync: "off", synchronous_commit: "off", full_page_writes: "off" };
+    const args = postgresServerArgs(dataDir, port, dir, settings);
     const url = (database: string) => `postgres://${superuser}@127.0.0.1:${port}/${database}`;
     const launch = async () => {
-      server = spawn(...asOwner(binaries.postgres, ["-D", dataDir, "-p", `${port}`, ...args]), {
+      server = spawn(...asOwner(binaries.postgres, args), {
         stdio: ["ignore", "ignore", "pipe"],
       });
       await ready(server);
@@ -101,32 +99,6 @@ export async function createDatabaseWith(admin: pg.ClientBase, url: string): Pro
   const name = new URL(url).pathname.slice(1);
   await admin.query(`CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
   return url;
-}
-
-type Command = (program: string, args: string[]) => [string, string[]];
-
-/**
- * How to run initdb and postgres: as this user, or when this is root (which initdb refuses) as
- * Debian's `postgres` account, else `nobody`, owning the temp directory. setpriv (util-linux, in every
- * Debian) switches the user and sets the parent-death signal that stops the server with this process.
- */
-async function serverAccount(dir: string): Promise<Command> {
-  const setpriv = await findOnPath("setpriv");
-  const through =
-    (setpriv: string, options: string[]): Command =>
-    (program, args) => [setpriv, [...options, "--pdeathsig=SIGINT", "--", program, ...args]];
-  if (process.getuid?.() !== 0) return setpriv ? through(setpriv, []) : (program, args) => [program, args];
-  if (!setpriv) throw new Error("setpriv (util-linux) is needed to run PostgreSQL as another user than root");
-  const owner = (await account("postgres")) ?? (await account("nobody"));
-  if (!owner) throw new Error("no postgres or nobody account to run PostgreSQL as");
-  await chown(dir, owner.uid, owner.gid);
-  return through(setpriv, [`--reuid=${owner.uid}`, `--regid=${owner.gid}`, "--clear-groups"]);
-}
-
-async function account(name: string): Promise<{ uid: number; gid: number } | undefined> {
-  const entry = await run("getent", ["passwd", name]).catch(() => undefined);
-  const [, , uid, gid] = entry?.stdout.trim().split(":") ?? [];
-  return uid && gid ? { uid: Number(uid), gid: Number(gid) } : undefined;
 }
 
 /** Resolves once the server accepts connections; rejects with its last words if it exits first. */
