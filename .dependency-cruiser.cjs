@@ -13,7 +13,7 @@ const layers = [
   { name: "temporal", path: "^src/temporal/" },
   { name: "services", path: "^src/(services|seed)/" },
   { name: "surface", path: "^src/(server|gateway)/" },
-  { name: "entry", path: "^src/(cli|codegen)/" },
+  { name: "entry", path: "^src/(cli|codegen|cluster)/" },
 ];
 
 const upward = layers.slice(0, -1).map((layer, index) => ({

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, loadDotEnv } from "../config/config.js";
 import { openConfiguredStore } from "../store/open-store.js";
 import { DatabaseUrlError } from "../store/postgres/database.js";
 import { registerAccountCommands } from "./accounts.js";
+import { registerClusterCommand } from "./cluster.js";
 import { runDev } from "./dev.js";
 import { registerMigrateDataCommand } from "./migrate-data.js";
 import { registerRunCommand } from "./run.js";
@@ -40,6 +41,7 @@ registerAccountCommands(program, openContext);
 registerSeedCommand(program, openContext);
 registerRunCommand(program, openContext);
 registerMigrateDataCommand(program);
+registerClusterCommand(program);
 
 function config() {
   loadDotEnv();

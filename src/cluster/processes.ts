@@ -1,0 +1,142 @@
+import { spawn } from "node:child_process";
+import { closeSync, openSync, readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+/**
+ * A process `flowlog cluster up` started and left running: enough to find it again from another command
+ * (`down`, `status`) and to be sure it is still ours before signalling it.
+ */
+export interface ClusterProcess {
+  /** Its role in the cluster, and the name of its log file (`logs/<name>.log`). */
+  name: string;
+  pid: number;
+  /** Text its command line holds, so a pid the system reused for another program is never signalled. */
+  commandLine: string;
+  /** How it is asked to stop at once but cleanly: postgres's fast shutdown is SIGINT, the others SIGTERM. */
+  stopSignal: NodeJS.Signals;
+  /** `/readyz` (or another page that answers 200 when it serves), for `status`. */
+  probeUrl?: string;
+}
+
+/**
+ * Starts `program` detached from this process, in a session of its own, with its output appended to its
+ * log file: it outlives the command that started it, and a Ctrl-C in that terminal does not reach it.
+ */
+export function launch(
+  logsDir: string,
+  name: string,
+  [program, args]: [string, string[]],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; stopSignal?: NodeJS.Signals; probeUrl?: string } = {},
+): ClusterProcess {
+  const log = openSync(logFile(logsDir, name), "a");
+  try {
+    const child = spawn(program, args, {
+      detached: true,
+      stdio: ["ignore", log, log],
+      env: options.env ?? process.env,
+      cwd: options.cwd,
+    });
+    // A program that cannot be started is reported by waitUntil, which finds it gone.
+    child.on("error", () => undefined);
+    child.unref();
+    if (child.pid === undefined) throw new Error(`${name} (${program}) could not be started`);
+    return {
+      name,
+      pid: child.pid,
+      commandLine: [program, ...args].join(" "),
+      stopSignal: options.stopSignal ?? "SIGTERM",
+      probeUrl: options.probeUrl,
+    };
+  } finally {
+    closeSync(log);
+  }
+}
+
+export function logFile(logsDir: string, name: string): string {
+  return path.join(logsDir, `${name}.log`);
+}
+
+/** Whether the process still runs and is the one recorded, not another that got its pid. */
+export async function isRunning(process_: ClusterProcess): Promise<boolean> {
+  try {
+    process.kill(process_.pid, 0);
+  } catch {
+    return false;
+  }
+  const commandLine = await readFile(`/proc/${process_.pid}/cmdline`, "utf8").catch(() => undefined);
+  // Without /proc (not Linux) the signal check is all there is.
+  if (commandLine === undefined) return true;
+  const state = await readFile(`/proc/${process_.pid}/stat`, "utf8").catch(() => "");
+  // A zombie has exited; only its parent's wait is missing.
+  if (/^\d+ \(.*\) Z/.test(state)) return false;
+  // Through setpriv the recorded line ends with the program's own; nginx's master prefixes its title.
+  const actual = commandLine.split("\0").join(" ").trim();
+  return (
+    actual.length > 0 && (process_.commandLine.endsWith(actual) || actual.endsWith(process_.commandLine))
+  );
+}
+
+/** Asks it to stop, and kills it if it has not within `graceMs`. False when it was not running. */
+export async function stopProcess(process_: ClusterProcess, graceMs = 20_000): Promise<boolean> {
+  if (!(await isRunning(process_))) return false;
+  process.kill(process_.pid, process_.stopSignal);
+  const deadline = Date.now() + graceMs;
+  while (await isRunning(process_)) {
+    if (Date.now() > deadline) {
+      process.kill(process_.pid, "SIGKILL");
+      break;
+    }
+    await sleep(100);
+  }
+  return true;
+}
+
+/**
+ * Waits until `ready` answers true, polling; fails early, with the end of its log, when the process is
+ * gone, and after `timeoutMs` otherwise.
+ */
+export async function waitUntil(
+  logsDir: string,
+  process_: ClusterProcess,
+  ready: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await ready().catch(() => false)) return;
+    if (!(await isRunning(process_))) {
+      throw new Error(`${process_.name} stopped while starting${logTail(logsDir, process_.name)}`);
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `${process_.name} was not ready within ${timeoutMs / 1000} s${logTail(logsDir, process_.name)}`,
+      );
+    }
+    await sleep(250);
+  }
+}
+
+/** The last lines of its log, for an error message. */
+export function logTail(logsDir: string, name: string, lines = 15): string {
+  try {
+    const text = readFileSync(logFile(logsDir, name), "utf8")
+      .trimEnd()
+      .split("\n")
+      .slice(-lines)
+      // Go servers log JSON lines with whole stack traces: the start of each says what happened.
+      .map((line) => (line.length > 400 ? `${line.slice(0, 400)}...` : line))
+      .join("\n");
+    return text ? `; the end of ${logFile(logsDir, name)}:\n${text}` : "";
+  } catch {
+    return "";
+  }
+}
+
+/** 200 from `url` within two seconds. */
+export async function answers200(url: string): Promise<boolean> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+  await response.body?.cancel();
+  return response.status === 200;
+}
