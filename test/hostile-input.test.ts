@@ -139,6 +139,7 @@ function rawConnection(url: string): Promise<net.Socket> {
 }
 
 let server: ServeProcess;
+const trustedProxy = "127.0.0.90";
 let store: Store;
 let account: TestAccount;
 let brotliBomb: Buffer;
@@ -163,6 +164,8 @@ async function peakGrowth(attack: () => Promise<void>): Promise<number> {
 
 beforeAll(async () => {
   server = await startServeProcess({
+    // A load balancer on this one address (issue 16); nothing else here comes from it.
+    FLOWLOG_TRUSTED_PROXIES: trustedProxy,
     FLOWLOG_CONNECTIONS: JSON.stringify({
       headersTimeoutMs: 1_000,
       bodyTimeoutMs: 2_000,
@@ -544,6 +547,32 @@ describe("failed authentication is throttled per client address (D26)", () => {
     expect((await webhookGuess(from)).status).toBe(429);
     // Another address is not affected.
     expect(await normalRequest()).toBe(200);
+  });
+
+  it("behind a trusted proxy (FLOWLOG_TRUSTED_PROXIES), counts the client X-Forwarded-For names, not the proxy", async () => {
+    const via = (client: string, key: string) =>
+      h1Request(server.url, {
+        path: `/api/v1/logs?workspaceId=${account.workspaceId}`,
+        headers: { "x-api-key": key, "x-forwarded-for": `198.51.100.250, ${client}` },
+        from: trustedProxy,
+      });
+    for (let i = 0; i < 20; i++) expect((await via("203.0.113.7", "flk_guessed")).status).toBe(401);
+    expect((await via("203.0.113.7", "flk_guessed")).status).toBe(429);
+    // Another client behind the same proxy is spared; the left-hand entry, the client's own say, is ignored.
+    expect((await via("203.0.113.8", account.key)).status).toBe(200);
+  });
+
+  it("ignores X-Forwarded-For from a peer that is not a trusted proxy: the header cannot dodge the throttle", async () => {
+    const from = "127.0.0.91";
+    const claiming = (client: string, key: string) =>
+      h1Request(server.url, {
+        path: `/api/v1/logs?workspaceId=${account.workspaceId}`,
+        headers: { "x-api-key": key, "x-forwarded-for": client },
+        from,
+      });
+    for (let i = 0; i < 20; i++)
+      expect((await claiming(`203.0.113.${i + 20}`, "flk_guessed")).status).toBe(401);
+    expect((await claiming("203.0.113.99", account.key)).status).toBe(429);
   });
 
   it("counts wrong webhook-trigger tokens as failed authentications", async () => {

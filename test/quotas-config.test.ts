@@ -50,3 +50,20 @@ describe("Quotas and connection limits are configurable: FLOWLOG_QUOTAS (D26), F
     expect(problemsOf({ FLOWLOG_CONNECTIONS: "{nope" })).toEqual(["FLOWLOG_CONNECTIONS: must be JSON"]);
   });
 });
+
+describe("FLOWLOG_TRUSTED_PROXIES (issue 16): the load balancers whose X-Forwarded-For names the client", () => {
+  it("takes addresses and CIDR ranges, comma-separated, and is empty by default", () => {
+    expect(loadConfig({}).trustedProxies).toEqual([]);
+    expect(loadConfig({ FLOWLOG_TRUSTED_PROXIES: " 10.0.0.0/8, 127.0.0.1 ,::1" }).trustedProxies).toEqual([
+      "10.0.0.0/8",
+      "127.0.0.1",
+      "::1",
+    ]);
+  });
+
+  it("refuses an entry that is neither, naming it", () => {
+    expect(problemsOf({ FLOWLOG_TRUSTED_PROXIES: "127.0.0.1,nginx.internal" })).toEqual([
+      'FLOWLOG_TRUSTED_PROXIES: "nginx.internal" is neither an IP address nor a CIDR range',
+    ]);
+  });
+});

@@ -146,6 +146,8 @@ export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
       FLOWLOG_PUBLIC_BASE_URL: `http://localhost:${ports.nginx.public}`,
       TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal.frontend}`,
       TEMPORAL_NAMESPACE: namespace,
+      // nginx is every request's peer; it names the client in X-Forwarded-For.
+      FLOWLOG_TRUSTED_PROXIES: "127.0.0.1",
     };
     await writeEnvFile(layout, flowlogEnv);
     // Workers first: the first one migrates the store, and executions find a poller at once.

@@ -7,6 +7,7 @@ import {
   defaultAutoDisableSettings,
 } from "../domain/auto-disable.js";
 import { defaultPlanLimits, type Plan, type PlanTable, plans } from "../domain/plans.js";
+import { trustedProxies } from "../security/trusted-proxies.js";
 import { jsonText, positiveInteger, strictObject } from "./json-settings.js";
 import {
   type ConnectionLimits,
@@ -47,6 +48,8 @@ export interface Config {
   /** Base64 or hex 32-byte key; generated into the data dir when absent (D4, D24). */
   masterKey: string | undefined;
   allowPrivateNetworks: boolean;
+  /** Issue 16: peers whose X-Forwarded-For names the client, for D26's per-address throttle. */
+  trustedProxies: string[];
   /** Bearer token of the admin API; the admin API is disabled while it is unset (issue 3, item 2). */
   operatorToken: string | undefined;
   /** Every plan's API and execution buckets and usage limit: D12's defaults, FLOWLOG_PLAN_LIMITS over them. */
@@ -141,6 +144,23 @@ const envSchema = z.object({
   FLOWLOG_MAIL_FROM: z.string().default("flowlog <flowlog@localhost>"),
   FLOWLOG_MASTER_KEY: optionalString,
   FLOWLOG_ALLOW_PRIVATE_NETWORKS: booleanString.default(false),
+  // Issue 16: the load balancers whose X-Forwarded-For names the client (comma-separated IPs or CIDRs).
+  FLOWLOG_TRUSTED_PROXIES: z
+    .string()
+    .default("")
+    .transform((text) =>
+      text
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    )
+    .superRefine((entries, context) => {
+      try {
+        trustedProxies(entries);
+      } catch (error) {
+        context.addIssue({ code: "custom", message: (error as Error).message });
+      }
+    }),
   // A short token could be guessed by an attacker who can reach the port.
   FLOWLOG_OPERATOR_TOKEN: optionalString.refine((value) => value === undefined || value.length >= 16, {
     error: "must be at least 16 characters",
@@ -181,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailFrom: e.FLOWLOG_MAIL_FROM,
     masterKey: e.FLOWLOG_MASTER_KEY,
     allowPrivateNetworks: e.FLOWLOG_ALLOW_PRIVATE_NETWORKS,
+    trustedProxies: e.FLOWLOG_TRUSTED_PROXIES,
     operatorToken: e.FLOWLOG_OPERATOR_TOKEN,
     planLimits: withOverrides(defaultPlanLimits, e.FLOWLOG_PLAN_LIMITS ?? {}),
     quotas: withOverride(defaultQuotas, e.FLOWLOG_QUOTAS as QuotasOverride | undefined),

@@ -8,7 +8,7 @@ import { invalidArgument } from "../errors/api-errors.js";
 import { problemFromError } from "../errors/problem.js";
 import { toPublicError } from "../errors/public-error.js";
 import { clientAddressKey, type FrontDoor, rateHeadersOf } from "../server/front-door.js";
-import { clientAddress } from "../server/rpc-handler.js";
+import type { ClientAddress } from "../server/rpc-handler.js";
 import { restStatusKey } from "../services/rest-status.js";
 import { bodyViolations } from "./body-errors.js";
 import { type HttpRoute, matchRoutes } from "./http-rules.js";
@@ -32,6 +32,8 @@ export interface RestGatewayOptions {
   maxBodyBytes: number;
   /** D29: answers from this many bytes are compressed for a client that accepts it. */
   compressMinBytes?: number;
+  /** The client's address, as the RPC paths take it. */
+  clientAddress: ClientAddress;
 }
 
 /**
@@ -46,6 +48,7 @@ export function createRestGateway({
   frontDoor,
   maxBodyBytes,
   compressMinBytes = defaultCompressMinBytes,
+  clientAddress,
 }: RestGatewayOptions): RestGateway {
   const handlerByPath = new Map(handlers.map((h) => [h.requestPath, h]));
   const handlerOf = new Map(
@@ -70,7 +73,7 @@ export function createRestGateway({
     }
     const handler = handlerOf.get(chosen.route) as UniversalHandler;
     // D28: authenticate and take the token from the headers, before the body is read or the request checked.
-    const contextValues = createContextValues().set(clientAddressKey, clientAddress(req.socket));
+    const contextValues = createContextValues().set(clientAddressKey, clientAddress(req));
     const header = forwardedHeaders(req);
     const refusal = await frontDoor.admit({ method: chosen.route.method, header, contextValues });
     // Every answer after admission, refusals and invalid requests included, carries the rate headers.

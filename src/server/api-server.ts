@@ -11,6 +11,7 @@ import {
   type RestGateway,
   writeProblem,
 } from "../gateway/rest-gateway.js";
+import { trustedProxies } from "../security/trusted-proxies.js";
 import { type ApiImplementations, apiServices, registerApiServices } from "./api-services.js";
 import { type FrontDoor, openDoor } from "./front-door.js";
 import { createHealthRoutes, type ReadinessCheck } from "./health.js";
@@ -18,7 +19,7 @@ import type { ProcessMetrics } from "./metrics.js";
 import { createOnePortServer } from "./one-port.js";
 import { loadOpenApiDocument } from "./openapi-document.js";
 import { registerReflection } from "./reflection.js";
-import { createRpcHandler } from "./rpc-handler.js";
+import { clientAddressResolver, createRpcHandler } from "./rpc-handler.js";
 
 export interface ApiServer {
   /** Base URL with the port actually bound (useful when PORT is 0). */
@@ -44,13 +45,15 @@ export interface ApiServerOptions {
 }
 
 export async function startApiServer(
-  config: Pick<Config, "port"> & Partial<Pick<Config, "quotas" | "connections" | "compressMinBytes">>,
+  config: Pick<Config, "port"> &
+    Partial<Pick<Config, "quotas" | "connections" | "compressMinBytes" | "trustedProxies">>,
   options: ApiServerOptions = {},
 ): Promise<ApiServer> {
   const openApi = loadOpenApiDocument();
   const frontDoor = options.frontDoor ?? openDoor;
   const quotas = config.quotas ?? defaultQuotas;
   const compressMinBytes = config.compressMinBytes ?? defaultCompressMinBytes;
+  const clientAddress = clientAddressResolver(trustedProxies(config.trustedProxies ?? []));
 
   const rpc = createRpcHandler({
     frontDoor,
@@ -61,6 +64,7 @@ export async function startApiServer(
       registerReflection(router, apiServices);
     },
     fallback: (req, res) => void fallback(req, res),
+    clientAddress,
   });
   const gateway: RestGateway = createRestGateway({
     routes: listHttpRoutes(apiServices),
@@ -68,6 +72,7 @@ export async function startApiServer(
     frontDoor,
     maxBodyBytes: quotas.requestBodyBytes,
     compressMinBytes,
+    clientAddress,
   });
 
   const health = createHealthRoutes(options.readiness ?? []);

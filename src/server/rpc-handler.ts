@@ -1,4 +1,3 @@
-import type { Socket } from "node:net";
 import {
   Code,
   ConnectError,
@@ -15,6 +14,7 @@ import {
 } from "@connectrpc/connect-node";
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
 import { logger } from "../logging/logger.js";
+import { clientAddressOf, type TrustedProxies } from "../security/trusted-proxies.js";
 import { answerSerialization } from "./answer-serialization.js";
 import { behindFrontDoor, clientAddressKey, type FrontDoor } from "./front-door.js";
 import { createInterceptors } from "./interceptors.js";
@@ -31,7 +31,11 @@ export interface RpcHandlerOptions {
   compressMinBytes: number;
   /** Requests the RPC paths do not name. */
   fallback(req: NodeRequest, res: NodeResponse): void;
+  /** The client's address, for D26's per-address throttle: the peer's, unless it is a trusted proxy. */
+  clientAddress: ClientAddress;
 }
+
+export type ClientAddress = (req: NodeRequest) => string;
 
 export interface RpcHandler {
   /** The Node request listener of the RPC paths (gRPC, gRPC-Web, Connect); other paths go to the fallback. */
@@ -64,7 +68,7 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
         options.fallback(req, res);
         return;
       }
-      const contextValues = createContextValues().set(clientAddressKey, clientAddress(req.socket));
+      const contextValues = createContextValues().set(clientAddressKey, options.clientAddress(req));
       handler(universalRequestFromNodeRequest(req, res, undefined, contextValues))
         .then((response) => universalResponseToNodeResponse(response, res))
         .catch((reason) => {
@@ -75,6 +79,7 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
   };
 }
 
-export function clientAddress(socket: Socket | undefined): string {
-  return socket?.remoteAddress ?? "unknown";
+/** Each request's client address: the peer's, or whom a trusted proxy says it forwards for (issue 16). */
+export function clientAddressResolver(trusted: TrustedProxies): ClientAddress {
+  return (req) => clientAddressOf(req.socket?.remoteAddress, req.headers["x-forwarded-for"], trusted);
 }
