@@ -21,6 +21,7 @@ import {
   answers200,
   type ClusterProcess,
   isRunning,
+  type LaunchOptions,
   launch,
   logFile,
   stopProcess,
@@ -65,6 +66,9 @@ interface ClusterPorts {
   serve: number[];
   worker: number[];
 }
+
+/** Starts the named process unless the cluster's record shows it running already. */
+type Start = (name: string, command: [string, string[]], options?: LaunchOptions) => Promise<ClusterProcess>;
 
 interface ClusterState {
   ports: ClusterPorts;
@@ -114,9 +118,6 @@ type Layout = ReturnType<typeof layoutOf>;
 export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
   const layout = layoutOf(options.dir);
   const previous = await readState(layout);
-  if (previous && (await anyRunning(previous.processes))) {
-    throw new Error(`the cluster in ${layout.dir} is already up: \`flowlog cluster status\` shows it`);
-  }
   for (const dir of [layout.logs, layout.postgres, layout.temporal, layout.ui, layout.flowlogData]) {
     await mkdir(dir, { recursive: true });
   }
@@ -130,14 +131,20 @@ export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
 
   const ports = previous?.ports ?? (await choosePorts(options));
   const state: ClusterState = { ports, processes: [] };
-  const started = async (process_: ClusterProcess) => {
+  const startedNow: ClusterProcess[] = [];
+  // What still runs from an earlier `up` is kept, so `up` again brings back only what died.
+  const start: Start = async (name, command, launchOptions) => {
+    const earlier = previous?.processes.find((p) => p.name === name);
+    const process_ =
+      earlier && (await isRunning(earlier)) ? earlier : launch(layout.logs, name, command, launchOptions);
+    if (process_ !== earlier) startedNow.push(process_);
     state.processes.push(process_);
     await writeFile(layout.state, `${JSON.stringify(state, null, 2)}\n`);
     return process_;
   };
   try {
-    const databaseUrl = await startPostgres(layout, ports, postgresBinaries, started);
-    await startTemporal(layout, ports, temporalBinaries, started);
+    const databaseUrl = await startPostgres(layout, ports, postgresBinaries, start);
+    await startTemporal(layout, ports, temporalBinaries, start);
     const flowlogEnv = {
       ...options.env,
       FLOWLOG_DATABASE_URL: databaseUrl,
@@ -152,29 +159,25 @@ export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
     await writeEnvFile(layout, flowlogEnv);
     // Workers first: the first one migrates the store, and executions find a poller at once.
     for (const [n, port] of ports.worker.entries()) {
-      const worker = await started(
-        launch(layout.logs, `flowlog-worker-${n + 1}`, [process.execPath, [flowlogBin, "worker"]], {
-          env: { ...flowlogEnv, FLOWLOG_WORKER_PORT: String(port) },
-          cwd: repoRoot,
-          probeUrl: `http://127.0.0.1:${port}/readyz`,
-        }),
-      );
+      const worker = await start(`flowlog-worker-${n + 1}`, [process.execPath, [flowlogBin, "worker"]], {
+        env: { ...flowlogEnv, FLOWLOG_WORKER_PORT: String(port) },
+        cwd: repoRoot,
+        probeUrl: `http://127.0.0.1:${port}/readyz`,
+      });
       await waitUntil(layout.logs, worker, () => answers200(worker.probeUrl as string), 120_000);
     }
     for (const [n, port] of ports.serve.entries()) {
-      const serve = await started(
-        launch(layout.logs, `flowlog-serve-${n + 1}`, [process.execPath, [flowlogBin, "serve"]], {
-          env: { ...flowlogEnv, PORT: String(port) },
-          cwd: repoRoot,
-          probeUrl: `http://127.0.0.1:${port}/readyz`,
-        }),
-      );
+      const serve = await start(`flowlog-serve-${n + 1}`, [process.execPath, [flowlogBin, "serve"]], {
+        env: { ...flowlogEnv, PORT: String(port) },
+        cwd: repoRoot,
+        probeUrl: `http://127.0.0.1:${port}/readyz`,
+      });
       await waitUntil(layout.logs, serve, () => answers200(serve.probeUrl as string), 120_000);
     }
-    await startNginx(layout, ports, nginx, started);
+    await startNginx(layout, ports, nginx, start);
     return describe(layout, ports, databaseUrl);
   } catch (error) {
-    await stopAll(state.processes);
+    await stopAll(startedNow);
     throw error;
   }
 }
@@ -233,20 +236,17 @@ async function startPostgres(
   layout: Layout,
   ports: ClusterPorts,
   binaries: Awaited<ReturnType<typeof resolvePostgresBinaries>>,
-  started: (p: ClusterProcess) => Promise<ClusterProcess>,
+  start: Start,
 ): Promise<string> {
   const asOwner = await postgresAccount(layout.postgres, { dieWithParent: false });
   if (!existsSync(layout.postgresData)) {
     await initPostgresCluster(binaries, asOwner, layout.postgresData, { durable: true });
   }
   const url = (database: string) => `postgres://${postgresSuperuser}@127.0.0.1:${ports.postgres}/${database}`;
-  const postgres = await started(
-    launch(
-      layout.logs,
-      "postgres",
-      asOwner(binaries.postgres, postgresServerArgs(layout.postgresData, ports.postgres, layout.postgres)),
-      { stopSignal: "SIGINT" },
-    ),
+  const postgres = await start(
+    "postgres",
+    asOwner(binaries.postgres, postgresServerArgs(layout.postgresData, ports.postgres, layout.postgres)),
+    { stopSignal: "SIGINT" },
   );
   await waitUntil(layout.logs, postgres, () => connects(url("postgres")), 60_000);
   const admin = new pg.Client({ connectionString: url("postgres") });
@@ -276,7 +276,7 @@ async function startTemporal(
   layout: Layout,
   ports: ClusterPorts,
   binaries: TemporalBinaries,
-  started: (p: ClusterProcess) => Promise<ClusterProcess>,
+  start: Start,
 ): Promise<void> {
   // The schemas: versioning tables, then every versioned step up to the server's (both idempotent).
   for (const [database, schema] of [
@@ -304,16 +304,13 @@ async function startTemporal(
     }),
   );
   const address = `127.0.0.1:${ports.temporal.frontend}`;
-  const server = await started(
-    launch(
-      layout.logs,
-      "temporal-server",
-      [
-        binaries.server,
-        ["--root", layout.temporal, "--config", "config", "--env", "cluster", "--allow-no-auth", "start"],
-      ],
-      { probeUrl: `http://127.0.0.1:${ports.temporal.frontendHttp}/api/v1/namespaces/${namespace}` },
-    ),
+  const server = await start(
+    "temporal-server",
+    [
+      binaries.server,
+      ["--root", layout.temporal, "--config", "config", "--env", "cluster", "--allow-no-auth", "start"],
+    ],
+    { probeUrl: `http://127.0.0.1:${ports.temporal.frontendHttp}/api/v1/namespaces/${namespace}` },
   );
   await waitUntil(layout.logs, server, () => frontendServes(address), 120_000);
   await prepareNamespace(address, namespace);
@@ -324,15 +321,12 @@ async function startTemporal(
     path.join(uiConfigDir, "cluster.yaml"),
     temporalUiConfig({ frontendPort: ports.temporal.frontend, uiPort: ports.ui, namespace }),
   );
-  const ui = await started(
-    launch(
-      layout.logs,
-      "temporal-ui",
-      [binaries.uiServer, ["--root", layout.ui, "--config", "config", "--env", "cluster", "start"]],
-      {
-        probeUrl: `http://127.0.0.1:${ports.ui}/`,
-      },
-    ),
+  const ui = await start(
+    "temporal-ui",
+    [binaries.uiServer, ["--root", layout.ui, "--config", "config", "--env", "cluster", "start"]],
+    {
+      probeUrl: `http://127.0.0.1:${ports.ui}/`,
+    },
   );
   await waitUntil(layout.logs, ui, () => answers200(ui.probeUrl as string), 60_000);
 }
@@ -347,12 +341,7 @@ async function frontendServes(address: string): Promise<boolean> {
   }
 }
 
-async function startNginx(
-  layout: Layout,
-  ports: ClusterPorts,
-  nginx: string,
-  started: (p: ClusterProcess) => Promise<ClusterProcess>,
-): Promise<void> {
+async function startNginx(layout: Layout, ports: ClusterPorts, nginx: string, start: Start): Promise<void> {
   const snifferFile = path.join(layout.nginx, "protocol.js");
   await writeFile(snifferFile, nginxSniffer(ports.nginx));
   const configFile = path.join(layout.nginx, "nginx.conf");
@@ -366,11 +355,9 @@ async function startNginx(
       snifferFile,
     }),
   );
-  const front = await started(
-    launch(layout.logs, "nginx", [nginx, ["-p", layout.nginx, "-c", configFile]], {
-      probeUrl: `http://127.0.0.1:${ports.nginx.public}/readyz`,
-    }),
-  );
+  const front = await start("nginx", [nginx, ["-p", layout.nginx, "-c", configFile]], {
+    probeUrl: `http://127.0.0.1:${ports.nginx.public}/readyz`,
+  });
   await waitUntil(layout.logs, front, () => answers200(front.probeUrl as string), 30_000);
 }
 

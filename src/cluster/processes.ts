@@ -20,6 +20,13 @@ export interface ClusterProcess {
   probeUrl?: string;
 }
 
+export interface LaunchOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  stopSignal?: NodeJS.Signals;
+  probeUrl?: string;
+}
+
 /**
  * Starts `program` detached from this process, in a session of its own, with its output appended to its
  * log file: it outlives the command that started it, and a Ctrl-C in that terminal does not reach it.
@@ -28,7 +35,7 @@ export function launch(
   logsDir: string,
   name: string,
   [program, args]: [string, string[]],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; stopSignal?: NodeJS.Signals; probeUrl?: string } = {},
+  options: LaunchOptions = {},
 ): ClusterProcess {
   const log = openSync(logFile(logsDir, name), "a");
   try {
