@@ -2,6 +2,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
+import { resolveTemporalBinaries } from "../src/cluster/binaries.js";
+import { resolveNginx } from "../src/cluster/nginx.js";
 import { loadConfig } from "../src/config/config.js";
 import { ensureTemporal } from "../src/temporal/dev/ensure-temporal.js";
 import { resolvePostgresBinaries } from "../src/tools/postgres-binaries.js";
@@ -24,6 +26,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Before any test file starts its own PostgreSQL (support/postgres.ts): on a fresh machine the files
   // running side by side would otherwise each try to install it at once.
   await resolvePostgresBinaries();
+  // The cluster test's parts (issue 16): a first build or install takes minutes, which no hook allows.
+  await resolveTemporalBinaries();
+  await resolveNginx();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "flowlog-temporal-"));
   const temporal = await ensureTemporal({
     address: temporalAddress,

@@ -39,7 +39,8 @@ export function registerClusterCommand(program: Command): void {
     .option("--replicas <n>", "flowlog serve and flowlog worker processes, each", positiveWhole, 2)
     .action(async (options: UpOptions) => {
       loadDotEnv();
-      const up = await clusterUp({ ...options, env: process.env });
+      const up = await clusterUp({ ...options, env: process.env }).catch(reportAndExit);
+      if (!up) return;
       console.log(`flowlog cluster is up (${options.dir}):
   API (REST, Connect, gRPC-Web; gRPC over h2c)  ${up.apiUrl}   grpcurl -plaintext ${up.grpcAddress} list
   flowlog serve replicas                        ${up.serveUrls.join("  ")}   (/healthz /readyz /metrics)
@@ -88,6 +89,13 @@ Logs are in ${options.dir}/logs; \`flowlog cluster status\` checks every part, \
       await clusterPurge(options.dir);
       console.log(`deleted ${options.dir}`);
     });
+}
+
+/** A part that would not start says why in one message, with its log's end; no stack trace. */
+function reportAndExit(error: unknown): undefined {
+  console.error(`flowlog cluster up: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+  return undefined;
 }
 
 function port(value: string): number {

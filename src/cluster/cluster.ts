@@ -72,6 +72,11 @@ type Start = (name: string, command: [string, string[]], options?: LaunchOptions
 
 interface ClusterState {
   ports: ClusterPorts;
+  /**
+   * The flowlog settings (FLOWLOG_*, TEMPORAL_* variables) of the `up` that started the cluster: a
+   * replica started again later gets the same ones as its siblings, whatever the later shell holds.
+   */
+  settings: Record<string, string>;
   processes: ClusterProcess[];
 }
 
@@ -130,7 +135,9 @@ export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
   const nginx = await resolveNginx();
 
   const ports = previous?.ports ?? (await choosePorts(options));
-  const state: ClusterState = { ports, processes: [] };
+  const settings =
+    previous && (await anyRunning(previous.processes)) ? previous.settings : flowlogSettings(options.env);
+  const state: ClusterState = { ports, settings, processes: [] };
   const startedNow: ClusterProcess[] = [];
   // What still runs from an earlier `up` is kept, so `up` again brings back only what died.
   const start: Start = async (name, command, launchOptions) => {
@@ -139,14 +146,15 @@ export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
       earlier && (await isRunning(earlier)) ? earlier : launch(layout.logs, name, command, launchOptions);
     if (process_ !== earlier) startedNow.push(process_);
     state.processes.push(process_);
-    await writeFile(layout.state, `${JSON.stringify(state, null, 2)}\n`);
+    await writeState(layout, state);
     return process_;
   };
   try {
     const databaseUrl = await startPostgres(layout, ports, postgresBinaries, start);
     await startTemporal(layout, ports, temporalBinaries, start);
     const flowlogEnv = {
-      ...options.env,
+      ...withoutFlowlogSettings(options.env),
+      ...settings,
       FLOWLOG_DATABASE_URL: databaseUrl,
       FLOWLOG_MASTER_KEY: await masterKey(layout),
       FLOWLOG_DATA_DIR: layout.flowlogData,
@@ -188,7 +196,7 @@ export async function clusterDown(dir: string): Promise<string[]> {
   const state = await readState(layout);
   if (!state) return [];
   const stopped = await stopAll(state.processes);
-  await writeFile(layout.state, `${JSON.stringify({ ports: state.ports, processes: [] }, null, 2)}\n`);
+  await writeState(layout, { ...state, processes: [] });
   return stopped;
 }
 
@@ -239,6 +247,13 @@ async function startPostgres(
   start: Start,
 ): Promise<string> {
   const asOwner = await postgresAccount(layout.postgres, { dieWithParent: false });
+  // Run as root, PostgreSQL runs as its own account, which must be able to reach the directory.
+  await exec(...asOwner("test", ["-w", layout.postgres])).catch(() => {
+    throw new Error(
+      `PostgreSQL's account cannot write ${layout.postgres}: a directory above it is closed to other users. ` +
+        "Choose a --dir every user can reach, for instance under /var/tmp.",
+    );
+  });
   if (!existsSync(layout.postgresData)) {
     await initPostgresCluster(binaries, asOwner, layout.postgresData, { durable: true });
   }
@@ -439,6 +454,27 @@ async function readState(layout: Layout): Promise<ClusterState | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** The state holds settings, which may hold secrets (an SMTP password): its owner's alone. */
+function writeState(layout: Layout, state: ClusterState): Promise<void> {
+  return writeFile(layout.state, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+}
+
+const isFlowlogSetting = (name: string) => /^(FLOWLOG|TEMPORAL)_/.test(name);
+
+/** The variables that configure flowlog, from an environment. */
+function flowlogSettings(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] => isFlowlogSetting(entry[0]) && entry[1] !== undefined,
+    ),
+  );
+}
+
+/** The rest of an environment (PATH, HOME, ...). */
+function withoutFlowlogSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !isFlowlogSetting(name)));
 }
 
 async function anyRunning(processes: ClusterProcess[]): Promise<boolean> {

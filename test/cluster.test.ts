@@ -1,0 +1,234 @@
+import { execFile } from "node:child_process";
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, freePortIn } from "../src/util/free-port.js";
+import { offlineWorkflowState } from "./support/flowlog.js";
+import { resolveGrpcurl } from "./support/grpcurl.js";
+import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
+import { until, untilTrue } from "./support/until.js";
+
+/**
+ * Issue 16 (D32): the reference cluster, started as an operator starts it (`flowlog cluster up`), used
+ * only through nginx's one port, as clients use it: PostgreSQL, a real Temporal server, two `flowlog
+ * serve` and two `flowlog worker` processes. Then one serve and one worker are killed under load.
+ */
+
+const repoRoot = path.resolve(import.meta.dirname, "..");
+const run = promisify(execFile);
+
+let dir: string;
+let api: string;
+let env: Record<string, string>;
+let receiver: HttpReceiver;
+let account: { key: string; workspace: { id: string } };
+
+/** `flowlog <args>` as a separate process, as an operator runs it. */
+function flowlog(args: string[], extraEnv: Record<string, string> = {}) {
+  return run(process.execPath, ["bin/flowlog.js", ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, FLOWLOG_LOG_LEVEL: "warn", ...extraEnv },
+  });
+}
+
+let upArgs: string[];
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "flowlog-cluster-"));
+  // mkdtemp's directory is its owner's alone; PostgreSQL runs as its own account and must reach its data.
+  chmodSync(dir, 0o755);
+  receiver = await startReceiver((_request, response) => sendJson(response, 200, {}));
+  const port = await freePort();
+  api = `http://127.0.0.1:${port}`;
+  upArgs = [
+    ...["cluster", "up", "--dir", dir, "--port", String(port)],
+    ...["--temporal-port", String(await freePortIn(20_000, 32_000)), "--ui-port", String(await freePort())],
+  ];
+  const up = await flowlog(upArgs, {
+    // The receiver is on loopback (D22); the load below must not be refused by the plan's buckets.
+    FLOWLOG_ALLOW_PRIVATE_NETWORKS: "true",
+    FLOWLOG_PLAN_LIMITS: JSON.stringify({
+      enterprise: {
+        api: { requestsPerMinute: 1_000_000, maxBurst: 1_000_000 },
+        asyncExecutions: { requestsPerMinute: 1_000_000, maxBurst: 1_000_000 },
+        syncExecutions: { requestsPerMinute: 1_000_000, maxBurst: 1_000_000 },
+      },
+    }),
+  });
+  expect(up.stdout).toContain(`API (REST, Connect, gRPC-Web; gRPC over h2c)  http://localhost:${port}`);
+  // The settings the CLI needs, from the file `up` printed, as the README tells an operator to use it.
+  env = Object.fromEntries(
+    readFileSync(path.join(dir, "env"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => line.replace(/^export /, "").split(/=(.*)/s, 2) as [string, string]),
+  );
+  const bootstrap = await flowlog(["bootstrap", "--plan", "enterprise", "--json"], env);
+  account = JSON.parse(bootstrap.stdout);
+}, 600_000);
+
+afterAll(async () => {
+  if (dir) {
+    const down = await flowlog(["cluster", "down", "--dir", dir]);
+    expect(down.stdout).toMatch(/^stopped nginx, /);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  await receiver?.close();
+});
+
+async function post(
+  apiPath: string,
+  body: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const response = await fetch(api + apiPath, {
+    method: "POST",
+    headers: { "x-api-key": account.key, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+/** The workspace's log entries, every page, through nginx. */
+async function allEntries(): Promise<{ executionId: string }[]> {
+  const entries: { executionId: string }[] = [];
+  let cursor: string | undefined;
+  do {
+    const query = `workspaceId=${account.workspace.id}&limit=1000${cursor ? `&cursor=${cursor}` : ""}`;
+    const response = await fetch(`${api}/api/v1/logs?${query}`, { headers: { "x-api-key": account.key } });
+    const page = (await response.json()) as { data: { executionId: string }[]; nextCursor?: string };
+    entries.push(...page.data);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return entries;
+}
+
+/** The deliveries the receiver got, by the execution they tell of. */
+function deliveriesByExecution(): Map<string, string[]> {
+  const byExecution = new Map<string, string[]>();
+  for (const request of receiver.received) {
+    const event = JSON.parse(request.body) as { data: { executionId: string } };
+    const keys = byExecution.get(event.data.executionId) ?? [];
+    keys.push(String(request.headers["idempotency-key"]));
+    byExecution.set(event.data.executionId, keys);
+  }
+  return byExecution;
+}
+
+let workflowId: string;
+
+describe("flowlog cluster up: the reference cluster behind nginx (issue 16, D32)", () => {
+  it("serves the logs API over REST and over gRPC on nginx's one port, and an execution's webhook arrives", async () => {
+    const created = await post(`/api/v1/workspaces/${account.workspace.id}/workflows`, {
+      name: "Cluster test",
+      state: offlineWorkflowState,
+    });
+    expect(created.status).toBe(200);
+    workflowId = (created.json.workflow as { id: string }).id;
+    const subscribed = await post(`/api/v1/workspaces/${account.workspace.id}/notifications`, {
+      channel: "webhook",
+      webhook: { url: `${receiver.origin}/hook` },
+      allWorkflows: true,
+    });
+    expect(subscribed.status).toBe(200);
+
+    const executed = await post(`/api/v1/workflows/${workflowId}/execute`, { input: {} });
+    expect(executed.status).toBe(200);
+    const executionId = executed.json.executionId as string;
+
+    const rest = await fetch(
+      `${api}/api/v1/logs?workspaceId=${account.workspace.id}&executionId=${executionId}`,
+      { headers: { "x-api-key": account.key } },
+    );
+    expect(rest.status).toBe(200);
+    expect(((await rest.json()) as { data: { executionId: string }[] }).data).toEqual([
+      expect.objectContaining({ executionId, level: "info" }),
+    ]);
+
+    const grpc = await run(await resolveGrpcurl(), [
+      ...["-plaintext", "-H", `x-api-key: ${account.key}`],
+      ...["-d", JSON.stringify({ workspace_id: account.workspace.id, execution_id: executionId })],
+      ...[api.replace("http://", ""), "flowlog.logs.v1.LogsService/ListLogs"],
+    ]);
+    expect(JSON.parse(grpc.stdout).data).toEqual([expect.objectContaining({ executionId })]);
+
+    await until("the webhook delivery", () => deliveriesByExecution().get(executionId), 30_000);
+  });
+
+  it("loses no execution and logs none twice when a serve and a worker are SIGKILLed under load; started again, they rejoin", async () => {
+    const state = JSON.parse(readFileSync(path.join(dir, "state.json"), "utf8")) as {
+      processes: { name: string; pid: number; probeUrl: string }[];
+    };
+    const named = (name: string) =>
+      state.processes.find((p) => p.name === name) as (typeof state.processes)[0];
+    const serve = named("flowlog-serve-1");
+    const worker = named("flowlog-worker-1");
+
+    const loops = 3;
+    const accepted: string[] = [];
+    const failures: string[] = [];
+    let stop = false;
+    const load = Array.from({ length: loops }, async () => {
+      while (!stop) {
+        try {
+          const answer = await post(`/api/v1/workflows/${workflowId}/execute`, { input: {}, async: true });
+          if (answer.status === 202) accepted.push(answer.json.executionId as string);
+          else failures.push(`${answer.status} ${JSON.stringify(answer.json)}`);
+        } catch (error) {
+          failures.push(String(error));
+        }
+      }
+    });
+    await sleep(3_000);
+    process.kill(serve.pid, "SIGKILL");
+    process.kill(worker.pid, "SIGKILL");
+    await sleep(3_000);
+    // What a supervisor does: start what died. The cluster's record makes it one command.
+    await flowlog(upArgs);
+    await sleep(3_000);
+    stop = true;
+    await Promise.all(load);
+
+    // Only requests in flight on the killed replica may fail: one per loop at most.
+    expect(failures.length, failures.join("\n")).toBeLessThanOrEqual(loops);
+    expect(accepted.length).toBeGreaterThan(20);
+
+    // Every accepted execution is logged once, whichever worker ran it, and no execution twice.
+    await untilTrue(async () => {
+      const logged = new Set((await allEntries()).map((e) => e.executionId));
+      return accepted.every((id) => logged.has(id));
+    }, 90_000);
+    const entries = await allEntries();
+    expect(new Set(entries.map((e) => e.executionId)).size).toBe(entries.length);
+
+    // Every one's delivery arrives; a repeat carries the same Idempotency-Key.
+    await untilTrue(() => accepted.every((id) => deliveriesByExecution().has(id)), 90_000);
+    for (const keys of deliveriesByExecution().values()) expect(new Set(keys).size).toBe(1);
+
+    // The restarted replicas rejoin with no step of their own: the worker polls, nginx sends the serve
+    // requests again.
+    const restarted = JSON.parse(readFileSync(path.join(dir, "state.json"), "utf8")) as typeof state;
+    const newServe = restarted.processes.find(
+      (p) => p.name === "flowlog-serve-1",
+    ) as (typeof state.processes)[0];
+    expect(newServe.pid).not.toBe(serve.pid);
+    expect((await fetch(worker.probeUrl)).status).toBe(200);
+    const servedBy = async () => {
+      const text = await (await fetch(newServe.probeUrl.replace("/readyz", "/metrics"))).text();
+      return text
+        .split("\n")
+        .filter((line) => line.startsWith("flowlog_http_requests_total{") && line.includes('protocol="rest"'))
+        .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
+    };
+    const before = await servedBy();
+    for (let i = 0; i < 10; i++) {
+      const answer = await fetch(`${api}/api/v1/logs?workspaceId=${account.workspace.id}&limit=1`, {
+        headers: { "x-api-key": account.key },
+      });
+      expect(answer.status).toBe(200);
+    }
+    expect(await servedBy()).toBeGreaterThan(before);
+  }, 300_000);
+});
