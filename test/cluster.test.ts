@@ -155,6 +155,29 @@ describe("flowlog cluster up: the reference cluster behind nginx (issue 16, D32)
     expect(JSON.parse(grpc.stdout).data).toEqual([expect.objectContaining({ executionId })]);
 
     await until("the webhook delivery", () => deliveriesByExecution().get(executionId), 30_000);
+
+    // The workers count what they did, and serve the Temporal SDK's own figures on the same page.
+    const state = JSON.parse(readFileSync(path.join(dir, "state.json"), "utf8")) as {
+      processes: { name: string; probeUrl: string }[];
+    };
+    const workerPages = () =>
+      Promise.all(
+        state.processes
+          .filter((p) => p.name.startsWith("flowlog-worker-"))
+          .map(async (p) => (await fetch(p.probeUrl.replace("/readyz", "/metrics"))).text()),
+      );
+    const total = async (series: string) =>
+      (await workerPages())
+        .flatMap((page) => page.split("\n"))
+        .filter((line) => line.startsWith(series))
+        .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
+    // The attempt is counted once its record is written, just after the receiver answers.
+    await untilTrue(
+      async () => (await total('flowlog_deliveries_total{channel="webhook",outcome="succeeded"')) >= 1,
+      10_000,
+    );
+    expect(await total('flowlog_executions_total{trigger="api",outcome="success"')).toBeGreaterThanOrEqual(1);
+    expect((await workerPages()).join("\n")).toMatch(/^temporal_\w+/m);
   });
 
   it("loses no execution and logs none twice when a serve and a worker are SIGKILLed under load; started again, they rejoin", async () => {

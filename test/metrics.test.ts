@@ -1,8 +1,9 @@
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../src/util/free-port.js";
 import { type ServeProcess, startServeProcess } from "./support/serve-process.js";
@@ -14,9 +15,12 @@ import { type ServeProcess, startServeProcess } from "./support/serve-process.js
 
 const repoRoot = path.resolve(import.meta.dirname, "..");
 
+const planLimits = JSON.stringify({ free: { api: { requestsPerMinute: 1, maxBurst: 2 } } });
+
 let serve: ServeProcess;
 beforeAll(async () => {
-  serve = await startServeProcess();
+  // A free plan's API bucket of two, so a third request is refused.
+  serve = await startServeProcess({ FLOWLOG_PLAN_LIMITS: planLimits });
 });
 afterAll(() => serve?.stop());
 
@@ -70,6 +74,48 @@ describe("flowlog serve's /metrics (issue 16)", () => {
     ).toBeGreaterThanOrEqual(2);
     expect(after).not.toContain(secretId);
     expect(after).not.toContain("flk_not_a_real_key");
+  });
+});
+
+describe("flowlog serve counts RPCs, refusals and store calls (issue 16)", () => {
+  it("by procedure and code on every protocol, the API bucket's refusals apart, and the store's calls by area", async () => {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["bin/flowlog.js", "bootstrap", "--plan", "free", "--json"],
+      {
+        cwd: repoRoot,
+        env: { ...process.env, FLOWLOG_DATA_DIR: serve.dataDir, FLOWLOG_PLAN_LIMITS: planLimits },
+      },
+    );
+    const account = JSON.parse(stdout) as { key: string; workspace: { id: string } };
+    const before = await scrape(serve.url);
+    const list = (protocol: "rest" | "connect") =>
+      protocol === "rest"
+        ? fetch(`${serve.url}/api/v1/logs?workspaceId=${account.workspace.id}`, {
+            headers: { "x-api-key": account.key },
+          })
+        : fetch(`${serve.url}/flowlog.logs.v1.LogsService/ListLogs`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-api-key": account.key },
+            body: JSON.stringify({ workspaceId: account.workspace.id }),
+          });
+    const statuses = [
+      (await list("rest")).status,
+      (await list("connect")).status,
+      (await list("rest")).status,
+    ];
+    expect(statuses).toEqual([200, 200, 429]);
+    const after = await scrape(serve.url);
+    const grew = (name: string, labels: Record<string, string>) =>
+      sample(after, name, labels) - sample(before, name, labels);
+    const procedure = "flowlog.logs.v1.LogsService/ListLogs";
+    expect(grew("flowlog_rpc_requests_total", { procedure, code: "ok" })).toBe(2);
+    expect(grew("flowlog_rpc_requests_total", { procedure, code: "resource_exhausted" })).toBe(1);
+    expect(grew("flowlog_rate_limit_refusals_total", { limit: "api" })).toBe(1);
+    expect(grew("flowlog_rpc_duration_seconds_count", { procedure })).toBe(2);
+    expect(grew("flowlog_store_call_duration_seconds_count", { area: "logs", method: "list" })).toBe(2);
+    expect(after).not.toContain(account.key);
+    expect(after).not.toContain(account.workspace.id);
   });
 });
 

@@ -1,7 +1,7 @@
 import type { Config } from "../config/config.js";
+import { ProcessMetrics } from "../logging/metrics.js";
 import { createApi } from "../server/api.js";
 import { startApiServer } from "../server/api-server.js";
-import { ProcessMetrics } from "../server/metrics.js";
 import { openConfiguredStore } from "../store/open-store.js";
 import { activityDepsFrom } from "../temporal/activities/deps.js";
 import { lazyTemporalClient } from "../temporal/client.js";
@@ -40,12 +40,13 @@ export async function runDev(config: Config): Promise<void> {
     }
 
     const withTemporal: Config = { ...config, temporalAddress: temporal.address };
-    const store = await openConfiguredStore(config);
+    const metrics = new ProcessMetrics("dev");
+    const store = metrics.observeStore(await openConfiguredStore(config));
     stops.push(async () => store.close());
     const client = lazyTemporalClient(temporal.address, config.temporalNamespace);
     const api = await startApiServer(withTemporal, {
       ...createApi({ config, store, temporal: { client } }),
-      metrics: new ProcessMetrics("dev"),
+      metrics,
     });
     stops.push(() => api.close());
     console.log(`flowlog API at ${api.url} (gRPC, gRPC-Web, Connect and REST on one port)`);
@@ -55,7 +56,7 @@ export async function runDev(config: Config): Promise<void> {
     const worker = await createFlowlogWorker({
       address: temporal.address,
       namespace: config.temporalNamespace,
-      deps: activityDepsFrom(config, store),
+      deps: activityDepsFrom(config, store, metrics),
     });
     const running = worker.run();
     console.log(`Worker polling task queue ${FLOWLOG_TASK_QUEUE}. Press Ctrl-C to stop.`);

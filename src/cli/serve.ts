@@ -1,14 +1,15 @@
 import type { Config } from "../config/config.js";
+import { ProcessMetrics } from "../logging/metrics.js";
 import { createApi } from "../server/api.js";
 import { startApiServer } from "../server/api-server.js";
-import { ProcessMetrics } from "../server/metrics.js";
 import { openConfiguredStore } from "../store/open-store.js";
 import { lazyTemporalClient } from "../temporal/client.js";
 import { untilStopSignal } from "./signals.js";
 
 /** `flowlog serve` (D3): the API server alone, until SIGINT or SIGTERM. */
 export async function runServe(config: Config): Promise<void> {
-  const store = await openConfiguredStore(config);
+  const metrics = new ProcessMetrics("serve");
+  const store = metrics.observeStore(await openConfiguredStore(config));
   const client = lazyTemporalClient(config.temporalAddress ?? "localhost:7233", config.temporalNamespace);
   const readiness = [
     { name: "store", check: () => store.ping() },
@@ -17,7 +18,7 @@ export async function runServe(config: Config): Promise<void> {
   const api = await startApiServer(config, {
     ...createApi({ config, store, temporal: { client } }),
     readiness,
-    metrics: new ProcessMetrics("serve"),
+    metrics,
   });
   console.log(
     `flowlog API at ${api.url} (gRPC, gRPC-Web, Connect and REST; OpenAPI at ${api.url}/api/v1/openapi.json)`,

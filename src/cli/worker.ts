@@ -1,12 +1,14 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Config } from "../config/config.js";
 import { logger } from "../logging/logger.js";
-import { ProcessMetrics } from "../server/metrics.js";
+import { ProcessMetrics } from "../logging/metrics.js";
 import { startProbeServer } from "../server/probe-server.js";
 import { openConfiguredStore } from "../store/open-store.js";
+import type { Store } from "../store/store.js";
 import { activityDepsFrom } from "../temporal/activities/deps.js";
 import { FLOWLOG_TASK_QUEUE } from "../temporal/task-queue.js";
 import { createFlowlogWorker, type FlowlogWorker } from "../temporal/worker.js";
+import { freePort } from "../util/free-port.js";
 import { untilStopSignal } from "./signals.js";
 
 /** The longest wait between two tries to reach Temporal. */
@@ -21,11 +23,16 @@ const maxRetryMs = 30_000;
  */
 export async function runWorker(config: Config): Promise<void> {
   const address = config.temporalAddress ?? "localhost:7233";
-  const store = await openConfiguredStore(config);
+  const metrics = new ProcessMetrics("worker");
+  const store = metrics.observeStore(await openConfiguredStore(config));
+  // The SDK's own metrics (task slots, poll and schedule-to-start latencies) on a loopback port of their
+  // own, appended to /metrics: one scrape target per process.
+  const sdkMetricsAddress = `127.0.0.1:${await freePort()}`;
+  metrics.includeSdkMetrics(`http://${sdkMetricsAddress}/metrics`);
   let worker: FlowlogWorker | undefined;
   const probes = await startProbeServer({
     port: config.workerPort,
-    metrics: new ProcessMetrics("worker"),
+    metrics,
     readiness: [
       { name: "store", check: () => store.ping() },
       // Polling its task queues: not while it connects, drains or has failed.
@@ -42,7 +49,7 @@ export async function runWorker(config: Config): Promise<void> {
   const stop = new AbortController();
   const stopped = untilStopSignal().then(() => stop.abort());
   try {
-    worker = await connect(config, address, store, stop.signal);
+    worker = await connect(config, address, { store, metrics, sdkMetricsAddress }, stop.signal);
     if (!worker) return;
     const running = worker.run();
     console.log(`Worker polling task queue ${FLOWLOG_TASK_QUEUE} at ${address}`);
@@ -59,7 +66,7 @@ export async function runWorker(config: Config): Promise<void> {
 async function connect(
   config: Config,
   address: string,
-  store: Awaited<ReturnType<typeof openConfiguredStore>>,
+  parts: { store: Store; metrics: ProcessMetrics; sdkMetricsAddress: string },
   signal: AbortSignal,
 ): Promise<FlowlogWorker | undefined> {
   for (let waitMs = 1_000; !signal.aborted; waitMs = Math.min(waitMs * 2, maxRetryMs)) {
@@ -67,7 +74,8 @@ async function connect(
       return await createFlowlogWorker({
         address,
         namespace: config.temporalNamespace,
-        deps: activityDepsFrom(config, store),
+        deps: activityDepsFrom(config, parts.store, parts.metrics),
+        sdkMetricsAddress: parts.sdkMetricsAddress,
       });
     } catch (error) {
       // Only an unreachable server is waited for; anything else is a fault to report.

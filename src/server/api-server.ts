@@ -11,11 +11,12 @@ import {
   type RestGateway,
   writeProblem,
 } from "../gateway/rest-gateway.js";
+import type { ProcessMetrics } from "../logging/metrics.js";
 import { trustedProxies } from "../security/trusted-proxies.js";
 import { type ApiImplementations, apiServices, registerApiServices } from "./api-services.js";
 import { type FrontDoor, openDoor } from "./front-door.js";
 import { createHealthRoutes, type ReadinessCheck } from "./health.js";
-import type { ProcessMetrics } from "./metrics.js";
+import { observedFrontDoor } from "./observed-front-door.js";
 import { createOnePortServer } from "./one-port.js";
 import { loadOpenApiDocument } from "./openapi-document.js";
 import { registerReflection } from "./reflection.js";
@@ -50,7 +51,8 @@ export async function startApiServer(
   options: ApiServerOptions = {},
 ): Promise<ApiServer> {
   const openApi = loadOpenApiDocument();
-  const frontDoor = options.frontDoor ?? openDoor;
+  const door = options.frontDoor ?? openDoor;
+  const frontDoor = options.metrics ? observedFrontDoor(door, options.metrics) : door;
   const quotas = config.quotas ?? defaultQuotas;
   const compressMinBytes = config.compressMinBytes ?? defaultCompressMinBytes;
   const clientAddress = clientAddressResolver(trustedProxies(config.trustedProxies ?? []));

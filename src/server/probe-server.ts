@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import type { ProcessMetrics } from "../logging/metrics.js";
 import { createHealthRoutes, type ReadinessCheck } from "./health.js";
-import type { ProcessMetrics } from "./metrics.js";
 
 export interface ProbeServer {
   url: string;

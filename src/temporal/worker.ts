@@ -23,6 +23,8 @@ export interface FlowlogWorkerOptions {
    * it (the SDK's default is 10 s). Tests that kill a worker shorten it.
    */
   stickyQueueScheduleToStartTimeoutMs?: number;
+  /** host:port where the SDK serves its own Prometheus metrics (issue 16); none when absent. */
+  sdkMetricsAddress?: string;
 }
 
 export interface FlowlogWorker {
@@ -43,7 +45,7 @@ const workflowsPath = fileURLToPath(
 );
 
 export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promise<FlowlogWorker> {
-  installWorkerLogging();
+  installWorkerLogging(options.sdkMetricsAddress);
   const connection = await NativeConnection.connect({ address: options.address });
   const closeConnections = () => connection.close();
   try {

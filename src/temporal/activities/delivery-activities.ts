@@ -98,6 +98,9 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
           ? await alertOutcomeOf(store, subscription, subscription.alertRule, entry, eventIdOf(entry.id))
           : undefined;
         if (outcome === null) continue;
+        if (outcome && subscription.alertRule) {
+          deps.metrics?.alerted(subscription.alertRule.rule, "fired" in outcome ? "fired" : "resolved");
+        }
         const event =
           outcome && "resolved" in outcome
             ? outcome.resolved
@@ -150,6 +153,8 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
         "failed",
       );
       if (counted) await watchFailure(delivery);
+      const subscription = await store.notifications.getForDelivery(delivery.subscriptionId);
+      deps.metrics?.deliveryAttempted(subscription?.config.channel ?? "deleted", "lost");
       return "failed";
     },
 
@@ -166,7 +171,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
       if (!delivery)
         throw ApplicationFailure.nonRetryable(`no delivery ${input.deliveryId}`, "DeliveryNotFound");
       const startedAt = clock();
-      const result = await heartbeating(
+      const { channel, result } = await heartbeating(
         () => Context.current().heartbeat(),
         () => send(deps, delivery),
       );
@@ -193,6 +198,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
         outcome === "retrying" ? "pending" : outcome,
       );
       if (counted) await watchFailure(delivery);
+      deps.metrics?.deliveryAttempted(channel, outcome);
       const summary = { attempt, outcome, httpStatus: result.httpStatus, error: result.error };
       if (outcome === "succeeded") return summary;
       const message = result.error ?? "the delivery attempt failed";
@@ -255,10 +261,25 @@ async function eventsOf(
 }
 
 /** Sends the delivery's event through its subscription's channel: webhook, e-mail or chat (D19, D20). */
-async function send(deps: ActivityDeps, delivery: DeliveryWithEvent): Promise<ChannelResult> {
+async function send(
+  deps: ActivityDeps,
+  delivery: DeliveryWithEvent,
+): Promise<{ channel: string; result: ChannelResult }> {
   const subscription = await deps.store.notifications.getForDelivery(delivery.subscriptionId);
-  if (!subscription || subscription.deletedAt !== null)
-    return { outcome: "failed", error: "the subscription was deleted", durationMs: 0 };
+  if (!subscription || subscription.deletedAt !== null) {
+    return {
+      channel: "deleted",
+      result: { outcome: "failed", error: "the subscription was deleted", durationMs: 0 },
+    };
+  }
+  return { channel: subscription.config.channel, result: await sendThrough(deps, delivery, subscription) };
+}
+
+async function sendThrough(
+  deps: ActivityDeps,
+  delivery: DeliveryWithEvent,
+  subscription: SubscriptionForDelivery,
+): Promise<ChannelResult> {
   if (isEndpointNotice(delivery.event)) return sendEndpointNotice(deps, subscription.config, delivery.event);
   const event = delivery.event as CompletionEvent | AlertFiredEvent | AlertResolvedEvent;
   const { allowPrivateNetworks } = deps;

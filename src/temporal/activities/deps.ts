@@ -5,6 +5,7 @@ import type { DeliveryPolicy } from "../../domain/delivery-schedule.js";
 import type { PriceTable } from "../../domain/model-prices.js";
 import type { PlanTable } from "../../domain/plans.js";
 import type { Logger } from "../../logging/logger.js";
+import type { ProcessMetrics } from "../../logging/metrics.js";
 import type { Store } from "../../store/store.js";
 
 /** What the worker's activities reach the outside through; the worker process builds it from its config. */
@@ -27,6 +28,8 @@ export interface ActivityDeps {
   clock?: () => number;
   /** The operator log (D35's notices); the process logger unless a test reads the lines itself. */
   logger?: Logger;
+  /** The process's Prometheus metrics (issue 16): executions, deliveries and alerts are counted there. */
+  metrics?: ProcessMetrics;
 }
 
 /** FLOWLOG_PUBLIC_BASE_URL, FLOWLOG_SMTP_URL, FLOWLOG_MAIL_FROM, and the retry policy an operator may raise (D19). */
@@ -41,10 +44,11 @@ export type NotificationSettings = Pick<Config, "publicBaseUrl" | "smtpUrl" | "m
   autoDisable?: AutoDisablePolicy;
 };
 
-/** The deps a worker process runs with: its configuration (D4) over its store. */
-export function activityDepsFrom(config: Config, store: Store): ActivityDeps {
+/** The deps a worker process runs with: its configuration (D4) over its store, counted in its metrics. */
+export function activityDepsFrom(config: Config, store: Store, metrics?: ProcessMetrics): ActivityDeps {
   return {
     store,
+    metrics,
     allowPrivateNetworks: config.allowPrivateNetworks,
     planLimits: config.planLimits,
     quotas: config.quotas,

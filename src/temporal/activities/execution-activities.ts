@@ -103,6 +103,7 @@ export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutb
             }
           : undefined;
       if (await insertOrRecordRefusal(deps, entry, log.workflowState, fanOutOf)) fanOuts.wake();
+      deps.metrics?.executionLogged(entry.trigger, entry.level === "error" ? "error" : "success");
       return { logId: entry.id };
     },
   };

@@ -92,6 +92,7 @@ export function inactivityActivities(deps: ActivityDeps) {
         cooldownMs,
       });
       if (!claimed) return null;
+      deps.metrics?.alerted(state.rule, "fired");
       const delivery = await deps.store.deliveries.createOnce({
         id: newId("dlv"),
         eventId: event.id,

@@ -1,0 +1,205 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
+
+type AnyRequest = IncomingMessage | Http2ServerRequest;
+type AnyResponse = ServerResponse | Http2ServerResponse;
+type Handler = (req: AnyRequest, res: AnyResponse) => void;
+
+/** What a request came in as; a small fixed set, so the series stay few whatever clients send. */
+export type Protocol = "grpc" | "grpc-web" | "connect" | "rest" | "other";
+
+/**
+ * Issue 16 (D32): Prometheus metrics of one process, on `GET /metrics` of its port. The process's own
+ * figures (CPU, memory, event-loop delay, file descriptors, GC) and, for the API, its requests: how many,
+ * by protocol and HTTP status, and how long they took. Labels are bounded sets (never a path, id or
+ * user), so a scraper's storage does not grow with traffic.
+ */
+export class ProcessMetrics {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: "flowlog_http_requests_total",
+    help: "Requests answered, by protocol and HTTP status.",
+    labelNames: ["protocol", "status"] as const,
+    registers: [this.registry],
+  });
+  private readonly duration = new Histogram({
+    name: "flowlog_http_request_duration_seconds",
+    help: "Time from a request's arrival to the end of its answer, by protocol.",
+    labelNames: ["protocol"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  private readonly rpcs = new Counter({
+    name: "flowlog_rpc_requests_total",
+    help: "RPCs answered on every protocol (REST enters through the same handlers), by procedure and code.",
+    labelNames: ["procedure", "code"] as const,
+    registers: [this.registry],
+  });
+  private readonly rpcDuration = new Histogram({
+    name: "flowlog_rpc_duration_seconds",
+    help: "Time an admitted RPC spent in its handler, by procedure.",
+    labelNames: ["procedure"] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120, 300],
+    registers: [this.registry],
+  });
+  private readonly refusals = new Counter({
+    name: "flowlog_rate_limit_refusals_total",
+    help: "Requests refused by a limit before they ran: the API bucket (D11) or the failed-authentication throttle (D26).",
+    labelNames: ["limit"] as const,
+    registers: [this.registry],
+  });
+  private readonly executions = new Counter({
+    name: "flowlog_executions_total",
+    help: "Executions logged, by trigger and outcome.",
+    labelNames: ["trigger", "outcome"] as const,
+    registers: [this.registry],
+  });
+  private readonly deliveryAttempts = new Counter({
+    name: "flowlog_delivery_attempts_total",
+    help: "Delivery attempts, by channel and outcome (succeeded, retrying, failed, lost with a worker).",
+    labelNames: ["channel", "outcome"] as const,
+    registers: [this.registry],
+  });
+  private readonly deliveries = new Counter({
+    name: "flowlog_deliveries_total",
+    help: "Deliveries that reached their end, by channel and outcome.",
+    labelNames: ["channel", "outcome"] as const,
+    registers: [this.registry],
+  });
+  private readonly alerts = new Counter({
+    name: "flowlog_alerts_total",
+    help: "Alert rules that fired or resolved (D21, D34), by rule.",
+    labelNames: ["rule", "transition"] as const,
+    registers: [this.registry],
+  });
+  private readonly storeCalls = new Histogram({
+    name: "flowlog_store_call_duration_seconds",
+    help: "Time of each store call, by area and method, failed calls included.",
+    labelNames: ["area", "method"] as const,
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+    registers: [this.registry],
+  });
+  /** Where the Temporal SDK's own metrics are served (the worker's Core runtime), appended to /metrics. */
+  private sdkMetricsUrl: string | undefined;
+
+  constructor(component: "serve" | "worker" | "dev") {
+    this.registry.setDefaultLabels({ component });
+    collectDefaultMetrics({ register: this.registry, prefix: "flowlog_" });
+  }
+
+  /** An RPC's answer: `code` is Connect's code name, "ok" for a success. */
+  rpcAnswered(procedure: string, code: string, seconds?: number): void {
+    this.rpcs.inc({ procedure, code });
+    if (seconds !== undefined) this.rpcDuration.observe({ procedure }, seconds);
+  }
+
+  refused(limit: "api" | "failed_authentications"): void {
+    this.refusals.inc({ limit });
+  }
+
+  executionLogged(trigger: string, outcome: "success" | "error"): void {
+    this.executions.inc({ trigger, outcome });
+  }
+
+  deliveryAttempted(channel: string, outcome: "succeeded" | "retrying" | "failed" | "lost"): void {
+    this.deliveryAttempts.inc({ channel, outcome });
+    if (outcome !== "retrying")
+      this.deliveries.inc({ channel, outcome: outcome === "succeeded" ? "succeeded" : "failed" });
+  }
+
+  alerted(rule: string, transition: "fired" | "resolved"): void {
+    this.alerts.inc({ rule, transition });
+  }
+
+  /**
+   * The store, each area's calls timed. Only the areas and their methods are labels: a bounded set the
+   * code names, whatever the traffic.
+   */
+  observeStore<S extends object>(store: S): S {
+    const areas = new Map<PropertyKey, unknown>();
+    return new Proxy(store, {
+      get: (target, name, receiver) => {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== "object" || value === null || typeof name !== "string") return value;
+        if (!areas.has(name)) areas.set(name, this.timedArea(name, value));
+        return areas.get(name);
+      },
+    });
+  }
+
+  private timedArea(area: string, calls: object): object {
+    return new Proxy(calls, {
+      get: (target, method, receiver) => {
+        const value = Reflect.get(target, method, receiver);
+        if (typeof value !== "function" || typeof method !== "string") return value;
+        return (...args: unknown[]) => {
+          const end = this.storeCalls.startTimer({ area, method });
+          try {
+            const result = value.apply(target, args);
+            if (result instanceof Promise) return result.finally(end);
+            end();
+            return result;
+          } catch (error) {
+            end();
+            throw error;
+          }
+        };
+      },
+    });
+  }
+
+  /** The Temporal SDK's Prometheus endpoint, whose text `/metrics` appends to flowlog's own. */
+  includeSdkMetrics(url: string): void {
+    this.sdkMetricsUrl = url;
+  }
+
+  /** The handler, counting and timing each request it is given once its answer ends. */
+  instrument<H extends Handler>(handler: H): H {
+    const wrapped = (req: AnyRequest, res: AnyResponse) => {
+      const started = process.hrtime.bigint();
+      const protocol = protocolOf(req);
+      let recorded = false;
+      const record = () => {
+        if (recorded) return;
+        recorded = true;
+        this.requests.inc({ protocol, status: String(res.statusCode) });
+        this.duration.observe({ protocol }, Number(process.hrtime.bigint() - started) / 1e9);
+      };
+      res.once("finish", record);
+      res.once("close", record);
+      handler(req, res);
+    };
+    return wrapped as H;
+  }
+
+  /** Answers `GET /metrics` in Prometheus's text format; false for any other request. */
+  async answer(req: NodeRequest, res: NodeResponse): Promise<boolean> {
+    if (req.method !== "GET" || new URL(req.url ?? "/", "http://x").pathname !== "/metrics") return false;
+    const sdk = this.sdkMetricsUrl
+      ? await fetch(this.sdkMetricsUrl, { signal: AbortSignal.timeout(2_000) })
+          .then((answer) => answer.text())
+          .catch(() => "")
+      : "";
+    const body = `${await this.registry.metrics()}${sdk}`;
+    res.writeHead(200, { "content-type": this.registry.contentType, "cache-control": "no-store" });
+    res.end(body);
+    return true;
+  }
+}
+
+export function protocolOf(req: AnyRequest): Protocol {
+  const type = String(req.headers["content-type"] ?? "");
+  if (type.startsWith("application/grpc-web")) return "grpc-web";
+  if (type.startsWith("application/grpc")) return "grpc";
+  const path = req.url ?? "/";
+  if (path.startsWith("/api/")) return "rest";
+  if (req.headers["connect-protocol-version"] !== undefined || type.startsWith("application/connect")) {
+    return "connect";
+  }
+  // Connect's unary calls may leave the version header out: a POST of JSON or protobuf to /package.Service/Method.
+  if (/^\/[\w.]+\.\w+\/\w+/.test(path)) return "connect";
+  return "other";
+}
