@@ -1,6 +1,9 @@
+import { once } from "node:events";
+import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../src/util/free-port.js";
 import { type ServeProcess, startServeProcess } from "./support/serve-process.js";
+import { untilTrue } from "./support/until.js";
 
 /**
  * Issue 16: the probes a load balancer asks `flowlog serve`, without a key. /healthz: the process is
@@ -53,5 +56,36 @@ describe("health and readiness probes (issue 16)", () => {
       body: { status: "unready", failed: ["temporal"] },
       cache: "no-store",
     });
+  });
+});
+
+describe("graceful shutdown (issue 16)", () => {
+  it("on SIGTERM flowlog serve takes no new connection, answers the request in flight, then exits", async () => {
+    const server = await startServeProcess({
+      FLOWLOG_OPERATOR_TOKEN: "operator-token-for-the-drain-test",
+    });
+    const port = Number(new URL(server.url).port);
+    // A request in flight: its headers are in, its body still coming when the signal arrives.
+    const body = JSON.stringify({ email: "drain@example.test", plan: "pro" });
+    const socket = net.connect(port, "127.0.0.1");
+    await once(socket, "connect");
+    socket.write(
+      "POST /api/v1/admin/users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+        `Authorization: Bearer operator-token-for-the-drain-test\r\nContent-Length: ${body.length}\r\n\r\n` +
+        body.slice(0, 10),
+    );
+    let answer = "";
+    socket.setEncoding("utf8").on("data", (chunk: string) => {
+      answer += chunk;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    process.kill(server.pid, "SIGTERM");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Stopping: a new connection is refused.
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    socket.write(body.slice(10));
+    await untilTrue(() => answer.includes("\r\n\r\n"), 5_000);
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    await server.stop();
   });
 });

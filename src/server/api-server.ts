@@ -1,4 +1,5 @@
 import type { AddressInfo, Socket } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Config } from "../config/config.js";
 import { defaultConnectionLimits, defaultQuotas } from "../config/quotas.js";
@@ -26,7 +27,8 @@ export interface ApiServer {
   /** Base URL with the port actually bound (useful when PORT is 0). */
   url: string;
   port: number;
-  close(): Promise<void>;
+  /** Stops taking connections and waits up to `drainMs` (10 s) for the requests in flight, then closes. */
+  close(drainMs?: number): Promise<void>;
 }
 
 /**
@@ -44,6 +46,9 @@ export interface ApiServerOptions {
   /** The process's Prometheus metrics (issue 16): `/metrics` answers them, and every request is counted. */
   metrics?: ProcessMetrics;
 }
+
+/** How long a stopping server waits for its requests in flight. */
+const defaultDrainMs = 10_000;
 
 export async function startApiServer(
   config: Pick<Config, "port"> &
@@ -92,7 +97,14 @@ export async function startApiServer(
     writeProblem(res, new ConnectError(`no route for ${req.method} ${path}`, Code.NotFound));
   }
 
-  const handler = options.metrics ? options.metrics.instrument(rpc.listener) : rpc.listener;
+  const listener = options.metrics ? options.metrics.instrument(rpc.listener) : rpc.listener;
+  // Requests not yet answered, which a graceful close waits for.
+  let inFlight = 0;
+  const handler: typeof listener = (req, res) => {
+    inFlight++;
+    res.once("close", () => inFlight--);
+    listener(req, res);
+  };
   const server = createOnePortServer(handler, config.connections ?? defaultConnectionLimits);
   const sockets = new Set<Socket>();
   server.on("connection", (socket: Socket) => {
@@ -108,12 +120,14 @@ export async function startApiServer(
   return {
     url: `http://localhost:${port}`,
     port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Keep-alive and HTTP/2 connections would hold close() open; in-flight requests have
-        // had their chance by the time the process asks to stop.
-        for (const socket of sockets) socket.destroy();
-      }),
+    async close(drainMs = defaultDrainMs) {
+      // Issue 16: no new connection, the requests in flight answered (a load balancer has already sent
+      // new ones to another replica), then the connections, kept alive or HTTP/2, closed.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const deadline = Date.now() + drainMs;
+      while (inFlight > 0 && Date.now() < deadline) await sleep(25);
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
   };
 }

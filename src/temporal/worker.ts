@@ -68,6 +68,9 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
         taskQueue: queue,
         workflowBundle,
         activities,
+        // Issue 16: a stopping worker lets its running activities finish (a delivery attempt lasts at most
+        // 30 s, D19); what is still running then is cancelled and retried by Temporal on another worker.
+        shutdownGraceTime: "30 seconds",
         ...(options.stickyQueueScheduleToStartTimeoutMs === undefined
           ? {}
           : { stickyQueueScheduleToStartTimeout: options.stickyQueueScheduleToStartTimeoutMs }),
