@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { clusterBench } from "./cluster.js";
 import { deliveryBench } from "./delivery.js";
 import { executionBench } from "./execution.js";
 import { fairnessBench } from "./fairness.js";
@@ -26,6 +27,7 @@ const benches: Bench[] = [
   fairnessBench,
   deliveryBench,
   rateLimitBench,
+  clusterBench,
 ];
 const resultsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
 

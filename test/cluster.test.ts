@@ -5,6 +5,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clusterEnv } from "../src/cluster/cluster.js";
 import { freePort, freePortIn } from "../src/util/free-port.js";
 import { offlineWorkflowState } from "./support/flowlog.js";
 import { resolveGrpcurl } from "./support/grpcurl.js";
@@ -60,12 +61,7 @@ beforeAll(async () => {
   });
   expect(up.stdout).toContain(`API (REST, Connect, gRPC-Web; gRPC over h2c)  http://localhost:${port}`);
   // The settings the CLI needs, from the file `up` printed, as the README tells an operator to use it.
-  env = Object.fromEntries(
-    readFileSync(path.join(dir, "env"), "utf8")
-      .trim()
-      .split("\n")
-      .map((line) => line.replace(/^export /, "").split(/=(.*)/s, 2) as [string, string]),
-  );
+  env = await clusterEnv(dir);
   const bootstrap = await flowlog(["bootstrap", "--plan", "enterprise", "--json"], env);
   account = JSON.parse(bootstrap.stdout);
 }, 600_000);

@@ -71,16 +71,7 @@ export async function startFlowlogStack(
       key: account.key,
       workspaceId: account.workspaceId,
       auth,
-      async post<T>(apiPath: string, body: unknown, key = account.key): Promise<T> {
-        const response = await fetch(`http://${api}${apiPath}`, {
-          method: "POST",
-          headers: { "x-api-key": key, "content-type": "application/json" },
-          body: JSON.stringify(body),
-        });
-        const text = await response.text();
-        if (!response.ok) throw new Error(`POST ${apiPath} answered ${response.status}: ${text}`);
-        return JSON.parse(text) as T;
-      },
+      post: poster(api, account.key),
       addAccount: () => bootstrapAccount(env),
       stop,
     };
@@ -118,4 +109,18 @@ export async function createHttpBlockWorkflow(
     account.key,
   );
   return workflow.id;
+}
+
+/** FlowlogStack's post, against the API at `api` (host:port) with `defaultKey` unless another is given. */
+export function poster(api: string, defaultKey: string): FlowlogStack["post"] {
+  return async <T>(apiPath: string, body: unknown, key = defaultKey): Promise<T> => {
+    const response = await fetch(`http://${api}${apiPath}`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`POST ${apiPath} answered ${response.status}: ${text}`);
+    return JSON.parse(text) as T;
+  };
 }

@@ -165,23 +165,19 @@ export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
       FLOWLOG_TRUSTED_PROXIES: "127.0.0.1",
     };
     await writeEnvFile(layout, flowlogEnv);
-    // Workers first: the first one migrates the store, and executions find a poller at once.
-    for (const [n, port] of ports.worker.entries()) {
-      const worker = await start(`flowlog-worker-${n + 1}`, [process.execPath, [flowlogBin, "worker"]], {
-        env: { ...flowlogEnv, FLOWLOG_WORKER_PORT: String(port) },
-        cwd: repoRoot,
-        probeUrl: `http://127.0.0.1:${port}/readyz`,
-      });
-      await waitUntil(layout.logs, worker, () => answers200(worker.probeUrl as string), 120_000);
-    }
-    for (const [n, port] of ports.serve.entries()) {
-      const serve = await start(`flowlog-serve-${n + 1}`, [process.execPath, [flowlogBin, "serve"]], {
-        env: { ...flowlogEnv, PORT: String(port) },
-        cwd: repoRoot,
-        probeUrl: `http://127.0.0.1:${port}/readyz`,
-      });
-      await waitUntil(layout.logs, serve, () => answers200(serve.probeUrl as string), 120_000);
-    }
+    // One replica at a time, each ready before the next: workers first, so executions find a poller.
+    const replicas = async (kind: "worker" | "serve", ports_: number[], portVariable: string) => {
+      for (const [n, port] of ports_.entries()) {
+        const replica = await start(`flowlog-${kind}-${n + 1}`, [process.execPath, [flowlogBin, kind]], {
+          env: { ...flowlogEnv, [portVariable]: String(port) },
+          cwd: repoRoot,
+          probeUrl: `http://127.0.0.1:${port}/readyz`,
+        });
+        await waitUntil(layout.logs, replica, () => answers200(replica.probeUrl as string), 120_000);
+      }
+    };
+    await replicas("worker", ports.worker, "FLOWLOG_WORKER_PORT");
+    await replicas("serve", ports.serve, "PORT");
     await startNginx(layout, ports, nginx, start);
     return describe(layout, ports, databaseUrl);
   } catch (error) {
@@ -198,6 +194,17 @@ export async function clusterDown(dir: string): Promise<string[]> {
   const stopped = await stopAll(state.processes);
   await writeState(layout, { ...state, processes: [] });
   return stopped;
+}
+
+/** The settings of the cluster's `env` file, which the CLI needs to work on its store. */
+export async function clusterEnv(dir: string): Promise<Record<string, string>> {
+  const text = await readFile(layoutOf(dir).envFile, "utf8");
+  return Object.fromEntries(
+    text
+      .trim()
+      .split("\n")
+      .map((line) => line.replace(/^export /, "").split(/=(.*)/s, 2) as [string, string]),
+  );
 }
 
 export interface ProcessStatus {
