@@ -11,6 +11,8 @@ export interface ClusterStack extends FlowlogStack {
   env: Record<string, string>;
   /** Stops one process of the cluster by its name (`flowlog-serve-2`), as its supervisor would. */
   stopPart(name: string): Promise<void>;
+  /** `flowlog cluster up` again: starts what was stopped. */
+  restartStopped(): Promise<void>;
 }
 
 /**
@@ -21,7 +23,7 @@ export async function startClusterStack(): Promise<ClusterStack> {
   const dir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-cluster-"));
   // PostgreSQL runs as its own account and must reach its data inside.
   chmodSync(dir, 0o755);
-  const up = await clusterUp({
+  const options = {
     dir,
     port: await freePort(),
     temporalPort: await freePortIn(20_000, 32_000),
@@ -33,7 +35,8 @@ export async function startClusterStack(): Promise<ClusterStack> {
       FLOWLOG_PLAN_LIMITS: unlimitedPlanLimits,
       FLOWLOG_LOG_LEVEL: "warn",
     },
-  }).catch((error: unknown) => {
+  };
+  const up = await clusterUp(options).catch((error: unknown) => {
     rmSync(dir, { recursive: true, force: true });
     throw error;
   });
@@ -62,6 +65,7 @@ export async function startClusterStack(): Promise<ClusterStack> {
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
       },
+      restartStopped: async () => void (await clusterUp(options)),
       stop,
     };
   } catch (error) {
