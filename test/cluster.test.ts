@@ -174,6 +174,15 @@ describe("flowlog cluster up: the reference cluster behind nginx (issue 16, D32)
     );
     expect(await total('flowlog_executions_total{trigger="api",outcome="success"')).toBeGreaterThanOrEqual(1);
     expect((await workerPages()).join("\n")).toMatch(/^temporal_\w+/m);
+    // The serve replicas time their calls to Temporal: the sync execution started one and awaited it.
+    const servePages = await Promise.all(
+      state.processes
+        .filter((p) => p.name.startsWith("flowlog-serve-"))
+        .map(async (p) => (await fetch(p.probeUrl.replace("/readyz", "/metrics"))).text()),
+    );
+    expect(servePages.join("\n")).toMatch(
+      /^flowlog_temporal_call_duration_seconds_count\{[^}]*method="StartWorkflowExecution"[^}]*status="0"[^}]*\} [1-9]/m,
+    );
   });
 
   it("loses no execution and logs none twice when a serve and a worker are SIGKILLed under load; started again, they rejoin", async () => {

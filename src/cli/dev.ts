@@ -43,7 +43,9 @@ export async function runDev(config: Config): Promise<void> {
     const metrics = new ProcessMetrics("dev");
     const store = metrics.observeStore(await openConfiguredStore(config));
     stops.push(async () => store.close());
-    const client = lazyTemporalClient(temporal.address, config.temporalNamespace);
+    const client = lazyTemporalClient(temporal.address, config.temporalNamespace, [
+      metrics.temporalInterceptor(),
+    ]);
     const api = await startApiServer(withTemporal, {
       ...createApi({ config, store, temporal: { client } }),
       metrics,

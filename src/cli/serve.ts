@@ -10,7 +10,9 @@ import { untilStopSignal } from "./signals.js";
 export async function runServe(config: Config): Promise<void> {
   const metrics = new ProcessMetrics("serve");
   const store = metrics.observeStore(await openConfiguredStore(config));
-  const client = lazyTemporalClient(config.temporalAddress ?? "localhost:7233", config.temporalNamespace);
+  const client = lazyTemporalClient(config.temporalAddress ?? "localhost:7233", config.temporalNamespace, [
+    metrics.temporalInterceptor(),
+  ]);
   const readiness = [
     { name: "store", check: () => store.ping() },
     { name: "temporal", check: async () => void (await client.workflowService.getSystemInfo({})) },

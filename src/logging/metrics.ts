@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { InterceptingCall, type Interceptor } from "@grpc/grpc-js";
 import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
 
@@ -82,6 +83,13 @@ export class ProcessMetrics {
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
     registers: [this.registry],
   });
+  private readonly temporalCalls = new Histogram({
+    name: "flowlog_temporal_call_duration_seconds",
+    help: "Time of each call to Temporal's frontend (a sync execution's wait for its result included), by method and gRPC status.",
+    labelNames: ["method", "status"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
   /** Where the Temporal SDK's own metrics are served (the worker's Core runtime), appended to /metrics. */
   private sdkMetricsUrl: string | undefined;
 
@@ -149,6 +157,29 @@ export class ProcessMetrics {
         };
       },
     });
+  }
+
+  /**
+   * A gRPC interceptor for the Temporal client's connection: each call to the frontend timed by its
+   * method (StartWorkflowExecution, GetWorkflowExecutionHistory, ...) and status code.
+   */
+  temporalInterceptor(): Interceptor {
+    return (options, nextCall) => {
+      const method = options.method_definition.path.slice(
+        options.method_definition.path.lastIndexOf("/") + 1,
+      );
+      const end = this.temporalCalls.startTimer({ method });
+      return new InterceptingCall(nextCall(options), {
+        // A partial listener: gRPC passes the other events on as they are.
+        start: (metadata, _listener, next) =>
+          next(metadata, {
+            onReceiveStatus: (status, nextStatus) => {
+              end({ status: String(status.code) });
+              nextStatus(status);
+            },
+          }),
+      });
+    };
   }
 
   /** The Temporal SDK's Prometheus endpoint, whose text `/metrics` appends to flowlog's own. */

@@ -1,9 +1,19 @@
-import { Client, Connection } from "@temporalio/client";
+import type { Interceptor } from "@grpc/grpc-js";
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from "@temporalio/client";
 
 /**
  * A Temporal client that connects on first use: the API server starts, and serves logs, while Temporal is
- * still coming up or briefly away; only the calls that start executions wait for it.
+ * still coming up or briefly away; only the calls that start executions wait for it. `interceptors` see
+ * every call after the SDK's own retries (the metrics' timing, issue 16).
  */
-export function lazyTemporalClient(address: string, namespace: string): Client {
-  return new Client({ connection: Connection.lazy({ address }), namespace });
+export function lazyTemporalClient(
+  address: string,
+  namespace: string,
+  interceptors: Interceptor[] = [],
+): Client {
+  const retry = makeGrpcRetryInterceptor(defaultGrpcRetryOptions());
+  return new Client({
+    connection: Connection.lazy({ address, interceptors: [retry, ...interceptors] }),
+    namespace,
+  });
 }
