@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { InterceptingCall, type Interceptor } from "@grpc/grpc-js";
 import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+// Type only: the shapes connect-node gives the server's handlers.
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
 
 type AnyRequest = IncomingMessage | Http2ServerRequest;
@@ -13,9 +14,11 @@ export type Protocol = "grpc" | "grpc-web" | "connect" | "rest" | "other";
 
 /**
  * Issue 16 (D32): Prometheus metrics of one process, on `GET /metrics` of its port. The process's own
- * figures (CPU, memory, event-loop delay, file descriptors, GC) and, for the API, its requests: how many,
- * by protocol and HTTP status, and how long they took. Labels are bounded sets (never a path, id or
- * user), so a scraper's storage does not grow with traffic.
+ * figures (CPU, memory, event-loop delay, file descriptors, GC); for the API its requests by protocol and
+ * status, its RPCs by procedure and code, the limits' refusals and its calls to Temporal; the store's
+ * calls; for the worker its executions, deliveries and alerts, and the Temporal SDK's own series. Labels
+ * are bounded sets (never a path, id or user), so a scraper's storage does not grow with traffic. One
+ * instance per process, handed to what counts (the server, the activities' deps, the store's wrapper).
  */
 export class ProcessMetrics {
   readonly registry = new Registry();
