@@ -3,6 +3,7 @@ import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type AlertOutcome, alertOutcomeOf } from "../src/alerts/transitions.js";
 import { defaultPlanLimits } from "../src/domain/plans.js";
+import { ProcessMetrics } from "../src/logging/metrics.js";
 import type { AlertResolvedEvent } from "../src/notifications/alert-event.js";
 import type { CompletionEvent } from "../src/notifications/event.js";
 import type { SlackMessage } from "../src/notifications/slack.js";
@@ -43,6 +44,14 @@ let temporal: Client;
 let smtp: SmtpServer;
 let alice: TestAccount;
 const receivers: HttpReceiver[] = [];
+/** The worker's Prometheus metrics (issue 16), to see each alert transition counted once. */
+const metrics = new ProcessMetrics("worker");
+
+/** How many firings or resolutions of a rule the worker has counted so far. */
+async function alertsCounted(rule: string, transition: "fired" | "resolved"): Promise<number> {
+  const values = (await metrics.registry.getSingleMetric("flowlog_alerts_total")?.get())?.values ?? [];
+  return values.find((v) => v.labels.rule === rule && v.labels.transition === transition)?.value ?? 0;
+}
 
 beforeAll(async () => {
   flowlog = await startFlowlog({ taskQueue });
@@ -50,6 +59,7 @@ beforeAll(async () => {
   smtp = await startSmtpServer({ user: "flowlog", password: "smtp-password-for-tests", replies: {} });
   const deps: ActivityDeps = {
     store,
+    metrics,
     allowPrivateNetworks: true,
     planLimits: defaultPlanLimits,
     notifications: {
@@ -391,6 +401,8 @@ async function subscriptionOf(id: string) {
 
 describe("workflow.alert.resolved through every channel (D34, D19, D20)", () => {
   it("a webhook, an e-mail and a chat subscription each get one resolution after their alert, and no second", async () => {
+    const firedBefore = await alertsCounted("consecutive_failures", "fired");
+    const resolvedBefore = await alertsCounted("consecutive_failures", "resolved");
     let backendStatus = 500;
     const backend = await startReceiver((_, response) => sendJson(response, backendStatus, {}));
     receivers.push(backend);
@@ -465,6 +477,10 @@ describe("workflow.alert.resolved through every channel (D34, D19, D20)", () => 
     const message = JSON.parse(chat.received[1]?.body ?? "") as SlackMessage;
     expect(message.blocks[0]).toMatchObject({ text: { text: title } });
     expect(message.attachments[0]?.color).toBe("good");
+
+    // One firing and one resolution counted per subscription.
+    expect(await alertsCounted("consecutive_failures", "fired")).toBe(firedBefore + 3);
+    expect(await alertsCounted("consecutive_failures", "resolved")).toBe(resolvedBefore + 3);
 
     // The subscription shows the firing as resolved, with when and why.
     expect((await subscriptionOf(webhookId)).alertStates).toEqual([

@@ -98,15 +98,13 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
           ? await alertOutcomeOf(store, subscription, subscription.alertRule, entry, eventIdOf(entry.id))
           : undefined;
         if (outcome === null) continue;
-        if (outcome && subscription.alertRule) {
-          deps.metrics?.alerted(subscription.alertRule.rule, "fired" in outcome ? "fired" : "resolved");
-        }
         const event =
           outcome && "resolved" in outcome
             ? outcome.resolved
             : await eventOf(subscription.include, outcome?.fired);
+        const id = newId("dlv");
         const delivery = await store.deliveries.createOnce({
-          id: newId("dlv"),
+          id,
           eventId: event.id,
           eventType: event.type,
           subscriptionId: subscription.id,
@@ -115,6 +113,10 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
           event,
           createdAt,
         });
+        // Counted once: a retried preparation finds the delivery its first try made.
+        if (outcome && subscription.alertRule && delivery.id === id) {
+          deps.metrics?.alerted(subscription.alertRule.rule, "fired" in outcome ? "fired" : "resolved");
+        }
         targets.push({
           deliveryId: delivery.id,
           workspaceId: entry.workspaceId,

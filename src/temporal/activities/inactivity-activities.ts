@@ -92,9 +92,9 @@ export function inactivityActivities(deps: ActivityDeps) {
         cooldownMs,
       });
       if (!claimed) return null;
-      deps.metrics?.alerted(state.rule, "fired");
+      const id = newId("dlv");
       const delivery = await deps.store.deliveries.createOnce({
-        id: newId("dlv"),
+        id,
         eventId: event.id,
         eventType: event.type,
         subscriptionId: subscription.id,
@@ -103,6 +103,8 @@ export function inactivityActivities(deps: ActivityDeps) {
         event,
         createdAt: firedAt,
       });
+      // Counted once: a retried claim finds the delivery its first try made.
+      if (delivery.id === id) deps.metrics?.alerted(state.rule, "fired");
       return {
         deliveryId: delivery.id,
         workspaceId: subscription.workspaceId,
