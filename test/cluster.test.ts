@@ -180,6 +180,10 @@ describe("flowlog cluster up: the reference cluster behind nginx (issue 16, D32)
         .filter((p) => p.name.startsWith("flowlog-serve-"))
         .map(async (p) => (await fetch(p.probeUrl.replace("/readyz", "/metrics"))).text()),
     );
+    // and count RPCs by protocol: the grpcurl call above came through nginx's h2c listener as gRPC.
+    expect(servePages.join("\n")).toMatch(
+      /^flowlog_rpc_requests_total\{procedure="flowlog\.logs\.v1\.LogsService\/ListLogs",protocol="grpc",code="ok"[^}]*\} [1-9]/m,
+    );
     expect(servePages.join("\n")).toMatch(
       /^flowlog_temporal_call_duration_seconds_count\{[^}]*method="StartWorkflowExecution"[^}]*status="0"[^}]*\} [1-9]/m,
     );

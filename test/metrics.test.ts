@@ -78,7 +78,7 @@ describe("flowlog serve's /metrics (issue 16)", () => {
 });
 
 describe("flowlog serve counts RPCs, refusals and store calls (issue 16)", () => {
-  it("by procedure and code on every protocol, the API bucket's refusals apart, and the store's calls by area", async () => {
+  it("by procedure, protocol and code, the API bucket's refusals apart, and the store's calls by area", async () => {
     const { stdout } = await promisify(execFile)(
       process.execPath,
       ["bin/flowlog.js", "bootstrap", "--plan", "free", "--json"],
@@ -109,10 +109,14 @@ describe("flowlog serve counts RPCs, refusals and store calls (issue 16)", () =>
     const grew = (name: string, labels: Record<string, string>) =>
       sample(after, name, labels) - sample(before, name, labels);
     const procedure = "flowlog.logs.v1.LogsService/ListLogs";
-    expect(grew("flowlog_rpc_requests_total", { procedure, code: "ok" })).toBe(2);
-    expect(grew("flowlog_rpc_requests_total", { procedure, code: "resource_exhausted" })).toBe(1);
+    expect(grew("flowlog_rpc_requests_total", { procedure, protocol: "rest", code: "ok" })).toBe(1);
+    expect(grew("flowlog_rpc_requests_total", { procedure, protocol: "connect", code: "ok" })).toBe(1);
+    expect(
+      grew("flowlog_rpc_requests_total", { procedure, protocol: "rest", code: "resource_exhausted" }),
+    ).toBe(1);
     expect(grew("flowlog_rate_limit_refusals_total", { limit: "api" })).toBe(1);
-    expect(grew("flowlog_rpc_duration_seconds_count", { procedure })).toBe(2);
+    expect(grew("flowlog_rpc_duration_seconds_count", { procedure, protocol: "rest" })).toBe(1);
+    expect(grew("flowlog_rpc_duration_seconds_count", { procedure, protocol: "connect" })).toBe(1);
     expect(grew("flowlog_store_call_duration_seconds_count", { area: "logs", method: "list" })).toBe(2);
     expect(after).not.toContain(account.key);
     expect(after).not.toContain(account.workspace.id);

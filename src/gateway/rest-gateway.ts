@@ -7,7 +7,7 @@ import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import { invalidArgument } from "../errors/api-errors.js";
 import { problemFromError } from "../errors/problem.js";
 import { toPublicError } from "../errors/public-error.js";
-import { clientAddressKey, type FrontDoor, rateHeadersOf } from "../server/front-door.js";
+import { clientAddressKey, type FrontDoor, protocolKey, rateHeadersOf } from "../server/front-door.js";
 import type { ClientAddress } from "../server/rpc-handler.js";
 import { restStatusKey } from "../services/rest-status.js";
 import { bodyViolations } from "./body-errors.js";
@@ -73,7 +73,9 @@ export function createRestGateway({
     }
     const handler = handlerOf.get(chosen.route) as UniversalHandler;
     // D28: authenticate and take the token from the headers, before the body is read or the request checked.
-    const contextValues = createContextValues().set(clientAddressKey, clientAddress(req));
+    const contextValues = createContextValues()
+      .set(clientAddressKey, clientAddress(req))
+      .set(protocolKey, "rest");
     const header = forwardedHeaders(req);
     const refusal = await frontDoor.admit({ method: chosen.route.method, header, contextValues });
     // Every answer after admission, refusals and invalid requests included, carries the rate headers.

@@ -38,14 +38,14 @@ export class ProcessMetrics {
 
   private readonly rpcs = new Counter({
     name: "flowlog_rpc_requests_total",
-    help: "RPCs answered on every protocol (REST enters through the same handlers), by procedure and code.",
-    labelNames: ["procedure", "code"] as const,
+    help: "RPCs answered (REST enters through the same handlers), by procedure, protocol and code.",
+    labelNames: ["procedure", "protocol", "code"] as const,
     registers: [this.registry],
   });
   private readonly rpcDuration = new Histogram({
     name: "flowlog_rpc_duration_seconds",
-    help: "Time an admitted RPC spent in its handler, by procedure.",
-    labelNames: ["procedure"] as const,
+    help: "Time an admitted RPC spent in its handler, by procedure and protocol.",
+    labelNames: ["procedure", "protocol"] as const,
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120, 300],
     registers: [this.registry],
   });
@@ -102,9 +102,9 @@ export class ProcessMetrics {
   }
 
   /** An RPC's answer: `code` is Connect's code name, "ok" for a success. */
-  rpcAnswered(procedure: string, code: string, seconds?: number): void {
-    this.rpcs.inc({ procedure, code });
-    if (seconds !== undefined) this.rpcDuration.observe({ procedure }, seconds);
+  rpcAnswered(procedure: string, protocol: string, code: string, seconds?: number): void {
+    this.rpcs.inc({ procedure, protocol, code });
+    if (seconds !== undefined) this.rpcDuration.observe({ procedure, protocol }, seconds);
   }
 
   refused(limit: "api" | "failed_authentications"): void {

@@ -42,6 +42,8 @@ export interface AdmissionRequest {
 
 /** The remote address of the connection a request came on: what failed authentications are counted by. */
 export const clientAddressKey = createContextKey<string>("unknown", { description: "client address" });
+/** What the request came in as (grpc, grpc-web, connect, rest), for the metrics' labels (issue 16). */
+export const protocolKey = createContextKey<string>("other", { description: "protocol" });
 
 /** The X-RateLimit-* headers of an admitted request's take (D11). */
 const rateHeadersKey = createContextKey<Headers | undefined>(undefined, {

@@ -2,13 +2,13 @@ import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import type { ProcessMetrics } from "../logging/metrics.js";
 import { callerKey } from "../services/caller.js";
-import type { FrontDoor } from "./front-door.js";
+import { type FrontDoor, protocolKey } from "./front-door.js";
 
 /** Set on a request the door refused: its answer is counted once, at the refusal. */
 const refusedKey = createContextKey(false, { description: "refusal counted" });
 
 /**
- * The front door, with every answer counted by procedure and code (issue 16) on every protocol: a refusal
+ * The front door, with every answer counted by procedure, protocol and code (issue 16): a refusal
  * where the door gives it (REST answers some before any handler runs), everything else around the
  * handler, whose time is observed too. A 429 before a caller is known is the failed-authentication
  * throttle (D26); after, the API bucket (D11).
@@ -19,7 +19,11 @@ export function observedFrontDoor(door: FrontDoor, metrics: ProcessMetrics): Fro
       const refusal = await door.admit(request);
       if (refusal) {
         request.contextValues.set(refusedKey, true);
-        metrics.rpcAnswered(procedureOf(request.method), codeToString(refusal.code));
+        metrics.rpcAnswered(
+          procedureOf(request.method),
+          request.contextValues.get(protocolKey),
+          codeToString(refusal.code),
+        );
         if (refusal.code === Code.ResourceExhausted) {
           metrics.refused(request.contextValues.get(callerKey) ? "api" : "failed_authentications");
         }
@@ -31,14 +35,15 @@ export function observedFrontDoor(door: FrontDoor, metrics: ProcessMetrics): Fro
       return async (request) => {
         if (request.contextValues.get(refusedKey)) return inner(request);
         const procedure = procedureOf(request.method);
+        const protocol = request.contextValues.get(protocolKey);
         const started = performance.now();
         const seconds = () => (performance.now() - started) / 1000;
         try {
           const response = await inner(request);
-          metrics.rpcAnswered(procedure, "ok", seconds());
+          metrics.rpcAnswered(procedure, protocol, "ok", seconds());
           return response;
         } catch (error) {
-          metrics.rpcAnswered(procedure, codeToString(ConnectError.from(error).code), seconds());
+          metrics.rpcAnswered(procedure, protocol, codeToString(ConnectError.from(error).code), seconds());
           throw error;
         }
       };

@@ -14,9 +14,10 @@ import {
 } from "@connectrpc/connect-node";
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
 import { logger } from "../logging/logger.js";
+import { protocolOf } from "../logging/metrics.js";
 import { clientAddressOf, type TrustedProxies } from "../security/trusted-proxies.js";
 import { answerSerialization } from "./answer-serialization.js";
-import { behindFrontDoor, clientAddressKey, type FrontDoor } from "./front-door.js";
+import { behindFrontDoor, clientAddressKey, type FrontDoor, protocolKey } from "./front-door.js";
 import { createInterceptors } from "./interceptors.js";
 
 export interface RpcHandlerOptions {
@@ -68,7 +69,9 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
         options.fallback(req, res);
         return;
       }
-      const contextValues = createContextValues().set(clientAddressKey, options.clientAddress(req));
+      const contextValues = createContextValues()
+        .set(clientAddressKey, options.clientAddress(req))
+        .set(protocolKey, protocolOf(req));
       handler(universalRequestFromNodeRequest(req, res, undefined, contextValues))
         .then((response) => universalResponseToNodeResponse(response, res))
         .catch((reason) => {
