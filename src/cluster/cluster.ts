@@ -179,7 +179,7 @@ export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
     await replicas("worker", ports.worker, "FLOWLOG_WORKER_PORT");
     await replicas("serve", ports.serve, "PORT");
     await startNginx(layout, ports, nginx, start);
-    return describe(layout, ports, databaseUrl);
+    return addressesOf(layout, ports, databaseUrl);
   } catch (error) {
     await stopAll(startedNow);
     throw error;
@@ -441,7 +441,8 @@ async function writeEnvFile(layout: Layout, env: Record<string, string | undefin
   await writeFile(layout.envFile, `${lines.join("\n")}\n`, { mode: 0o600 });
 }
 
-function describe(layout: Layout, ports: ClusterPorts, databaseUrl: string): ClusterUp {
+/** Where each part answers, as `up` prints it. */
+function addressesOf(layout: Layout, ports: ClusterPorts, databaseUrl: string): ClusterUp {
   return {
     apiUrl: `http://localhost:${ports.nginx.public}`,
     grpcAddress: `localhost:${ports.nginx.public}`,
