@@ -572,15 +572,17 @@ describe("Alert rules on the delivery path (D21)", () => {
     const everyExecution = await subscribe(alice, plain.origin, only);
 
     const first = await execute(alice, workflowId);
+    // The first execution's fan-out has made both its deliveries before the second runs, so the two
+    // fan-outs cannot be prepared in either order (the outbox starts them side by side).
+    const [delivery] = await until("the first execution's alert delivery", async () => {
+      const made = await deliveriesOf(alerting);
+      return made.length > 0 && (await deliveriesOf(everyExecution)).length === 1 ? made : undefined;
+    });
     await execute(alice, workflowId);
     // One fan-out makes all of an execution's deliveries: once the plain one has both, the rule has spoken.
     await until("both plain deliveries", async () =>
       (await deliveriesOf(everyExecution)).length === 2 ? true : undefined,
     );
-    const [delivery] = await until("the alert delivery", async () => {
-      const made = await deliveriesOf(alerting);
-      return made.length > 0 ? made : undefined;
-    });
     expect(await deliveriesOf(alerting)).toHaveLength(1);
     await settled(alerting);
     const body = JSON.parse(alerts.received[0]?.body ?? "{}");
