@@ -7,7 +7,13 @@ import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import { invalidArgument } from "../errors/api-errors.js";
 import { problemFromError } from "../errors/problem.js";
 import { toPublicError } from "../errors/public-error.js";
-import { clientAddressKey, type FrontDoor, protocolKey, rateHeadersOf } from "../server/front-door.js";
+import {
+  clientAddressKey,
+  type FrontDoor,
+  procedureOf,
+  protocolKey,
+  rateHeadersOf,
+} from "../server/front-door.js";
 import type { ClientAddress } from "../server/rpc-handler.js";
 import { restStatusKey } from "../services/rest-status.js";
 import { bodyViolations } from "./body-errors.js";
@@ -53,7 +59,7 @@ export function createRestGateway({
   const handlerByPath = new Map(handlers.map((h) => [h.requestPath, h]));
   const handlerOf = new Map(
     routes.map((route) => {
-      const path = `/${route.method.parent.typeName}/${route.method.name}`;
+      const path = `/${procedureOf(route.method)}`;
       const handler = handlerByPath.get(path);
       if (!handler) throw new Error(`no Connect handler is registered for ${path}`);
       return [route, handler];

@@ -42,6 +42,11 @@ export interface AdmissionRequest {
 
 /** The remote address of the connection a request came on: what failed authentications are counted by. */
 export const clientAddressKey = createContextKey<string>("unknown", { description: "client address" });
+/** An RPC's name as gRPC spells its path, less the slash: `flowlog.logs.v1.LogsService/ListLogs`. */
+export function procedureOf(method: { parent: { typeName: string }; name: string }): string {
+  return `${method.parent.typeName}/${method.name}`;
+}
+
 /** What the request came in as (grpc, grpc-web, connect, rest), for the metrics' labels (issue 16). */
 export const protocolKey = createContextKey<string>("other", { description: "protocol" });
 
@@ -79,7 +84,7 @@ export function createFrontDoor({
     try {
       caller = await authenticator.authenticate(method, header);
     } catch (error) {
-      const refusal = toPublicError(error, `authenticate ${method.parent.typeName}/${method.name}`);
+      const refusal = toPublicError(error, `authenticate ${procedureOf(method)}`);
       if (isFailedAuthentication(refusal)) failedAuthentications.record(address);
       return refusal;
     }
@@ -96,7 +101,7 @@ export function createFrontDoor({
       if (refusal) throw refusal;
       return await next(request);
     } catch (error) {
-      const publicError = toPublicError(error, `${request.service.typeName}/${request.method.name}`);
+      const publicError = toPublicError(error, procedureOf(request.method));
       // A method that checks its own token (the inbound webhook) reports a wrong one as it finds it.
       if (!refusal && isFailedAuthentication(publicError))
         failedAuthentications.record(request.contextValues.get(clientAddressKey));
@@ -130,7 +135,7 @@ export const openDoor: FrontDoor = {
     try {
       return await next(request);
     } catch (error) {
-      throw toPublicError(error, `${request.service.typeName}/${request.method.name}`);
+      throw toPublicError(error, procedureOf(request.method));
     }
   },
 };

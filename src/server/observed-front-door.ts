@@ -2,7 +2,7 @@ import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import type { ProcessMetrics } from "../logging/metrics.js";
 import { callerKey } from "../services/caller.js";
-import { type FrontDoor, protocolKey } from "./front-door.js";
+import { type FrontDoor, procedureOf, protocolKey } from "./front-door.js";
 
 /** Set on a request the door refused: its answer is counted once, at the refusal. */
 const refusedKey = createContextKey(false, { description: "refusal counted" });
@@ -49,8 +49,4 @@ export function observedFrontDoor(door: FrontDoor, metrics: ProcessMetrics): Fro
       };
     },
   };
-}
-
-function procedureOf(method: { parent: { typeName: string }; name: string }): string {
-  return `${method.parent.typeName}/${method.name}`;
 }
