@@ -64,6 +64,15 @@ module.exports = {
       },
     },
     {
+      name: "console-is-a-client",
+      comment:
+        "The console (issue 17) runs in the browser and talks to flowlog only through its public API: it may " +
+        "import the generated code and browser libraries, never the server's own modules.",
+      severity: "error",
+      from: { path: "^console/" },
+      to: { path: "^src/", dependencyTypesNot: ["type-only"] },
+    },
+    {
       name: "durable-code-not-dev-tooling",
       comment:
         "Workflows, activities and the worker run in production; the dev server tooling is for flowlog dev.",
@@ -77,6 +86,6 @@ module.exports = {
     exclude: { path: "^gen/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { extensions: [".ts", ".js"] },
+    enhancedResolveOptions: { extensions: [".ts", ".tsx", ".js"] },
   },
 };

@@ -4,9 +4,20 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["gen/**", "node_modules/**", "scratch/**", ".tools/**", "**/*.js", "**/*.mjs", "**/*.cjs"] },
   {
-    files: ["**/*.ts"],
+    ignores: [
+      "gen/**",
+      "node_modules/**",
+      "scratch/**",
+      ".tools/**",
+      "dist/**",
+      "**/*.js",
+      "**/*.mjs",
+      "**/*.cjs",
+    ],
+  },
+  {
+    files: ["**/*.ts", "**/*.tsx"],
     languageOptions: {
       parser: tseslint.parser,
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },

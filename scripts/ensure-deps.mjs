@@ -51,3 +51,7 @@ if (
   chmodSync(validateProto, 0o644);
   writeFileSync(stamp, protovalidate.version);
 }
+
+// The console (issue 17) is built from console/ at install time and served from dist/console/; a source
+// change since the last build rebuilds it (about two seconds), anything else costs a look at the dates.
+execSync("node scripts/build-console.mjs --if-stale", { stdio: "inherit" });

@@ -15,6 +15,7 @@ import {
 import type { ProcessMetrics } from "../logging/metrics.js";
 import { trustedProxies } from "../security/trusted-proxies.js";
 import { type ApiImplementations, apiServices, registerApiServices } from "./api-services.js";
+import { loadConsoleAssets } from "./console-assets.js";
 import { type FrontDoor, openDoor } from "./front-door.js";
 import { createHealthRoutes, type ReadinessCheck } from "./health.js";
 import { observedFrontDoor } from "./observed-front-door.js";
@@ -83,9 +84,15 @@ export async function startApiServer(
   });
 
   const health = createHealthRoutes(options.readiness ?? []);
+  const consoleAssets = loadConsoleAssets(compressMinBytes);
 
   async function fallback(req: NodeRequest, res: NodeResponse): Promise<void> {
-    if ((await health(req, res)) || (await options.metrics?.answer(req, res)) || (await gateway(req, res))) {
+    if (
+      (await health(req, res)) ||
+      (await options.metrics?.answer(req, res)) ||
+      (await gateway(req, res)) ||
+      consoleAssets.answer(req, res)
+    ) {
       return;
     }
     const path = new URL(req.url ?? "/", "http://x").pathname;

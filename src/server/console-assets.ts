@@ -1,0 +1,104 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { extname } from "node:path";
+import { chooseEncoding, type ResponseEncoding } from "../gateway/response-encoding.js";
+import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
+
+/** Where `scripts/build-console.mjs` puts the built console (issue 17), relative to this module. */
+const builtConsole = new URL("../../dist/console/", import.meta.url);
+
+const contentTypes: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".map": "application/json",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+/**
+ * The page talks to this origin only, runs only its own script, and may not be framed: an injected script
+ * could read the key in sessionStorage, so nothing but the built bundle may run.
+ */
+const securityHeaders = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
+
+interface Asset {
+  body: Buffer;
+  type: string;
+  /** Hashed names never change content, so browsers keep them; the document is checked every time. */
+  cacheControl: string;
+  encoded: Partial<Record<ResponseEncoding, Buffer>>;
+}
+
+export interface ConsoleAssets {
+  /** Answers `GET /` and `GET /console/<file>`; false for any other request. */
+  answer(req: NodeRequest, res: NodeResponse): boolean;
+}
+
+/**
+ * The console's files, read once at start, with the compressed copies the build made, so a request costs
+ * a lookup. Whether to send a compressed copy follows D29's threshold like every other answer.
+ */
+export function loadConsoleAssets(compressMinBytes: number): ConsoleAssets {
+  const assets = new Map<string, Asset>();
+  const folder = builtConsole.pathname;
+  if (existsSync(folder)) {
+    const names = readdirSync(folder).filter((name) => contentTypes[extname(name)]);
+    for (const name of names) {
+      const body = readFileSync(new URL(name, builtConsole));
+      const path = name === "index.html" ? "/" : `/console/${name}`;
+      const encoded: Asset["encoded"] = {};
+      if (body.length >= compressMinBytes) {
+        for (const [encoding, suffix] of [
+          ["br", ".br"],
+          ["gzip", ".gz"],
+        ] as const) {
+          const file = new URL(name + suffix, builtConsole);
+          if (existsSync(file)) encoded[encoding] = readFileSync(file);
+        }
+      }
+      assets.set(path, {
+        body,
+        type: contentTypes[extname(name)] ?? "application/octet-stream",
+        cacheControl: path === "/" ? "no-cache" : "public, max-age=31536000, immutable",
+        encoded,
+      });
+    }
+  }
+
+  return {
+    answer(req, res) {
+      if (req.method !== "GET" && req.method !== "HEAD") return false;
+      const path = new URL(req.url ?? "/", "http://x").pathname;
+      if (path !== "/" && !path.startsWith("/console/")) return false;
+      const asset = assets.get(path);
+      if (!asset) {
+        const built = assets.size > 0;
+        res.writeHead(built ? 404 : 503, { "content-type": "text/plain; charset=utf-8", ...securityHeaders });
+        res.end(
+          built
+            ? `no console file ${path}\n`
+            : "The console is not built: run `node scripts/build-console.mjs` (npm start does).\n",
+        );
+        return true;
+      }
+      const encoding = chooseEncoding(req.headers["accept-encoding"], asset.body.length, compressMinBytes);
+      const body = (encoding && asset.encoded[encoding]) || asset.body;
+      res.writeHead(200, {
+        "content-type": asset.type,
+        "content-length": body.length,
+        "cache-control": asset.cacheControl,
+        vary: "accept-encoding",
+        ...(body !== asset.body && encoding ? { "content-encoding": encoding } : {}),
+        ...securityHeaders,
+      });
+      if (req.method === "HEAD") res.end();
+      else res.end(body);
+      return true;
+    },
+  };
+}
