@@ -8,6 +8,7 @@ import { loadConfig } from "../src/config/config.js";
 import { ensureTemporal } from "../src/temporal/dev/ensure-temporal.js";
 import { resolvePostgresBinaries } from "../src/tools/postgres-binaries.js";
 import { freePort } from "../src/util/free-port.js";
+import { prepareConsoleTests } from "./support/browser.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -29,6 +30,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // The cluster test's parts (issue 16): a first build or install takes minutes, which no hook allows.
   await resolveTemporalBinaries();
   await resolveNginx();
+  // The console's browser tests (issue 17): Debian's Chromium, and the console built from console/.
+  await prepareConsoleTests();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "flowlog-temporal-"));
   const temporal = await ensureTemporal({
     address: temporalAddress,

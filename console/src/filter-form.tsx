@@ -1,6 +1,5 @@
-import { useSession } from "./context.js";
 import { isoToLocalInput, localInputToIso, logFilters, triggers } from "./log-filters.js";
-import { useCall } from "./use-call.js";
+import { useWorkspaceCatalog } from "./use-workflows.js";
 
 /**
  * Every filter of the logs API (issue 17), read from and written to the URL's parameters. The workflow
@@ -13,17 +12,7 @@ export function FilterForm({
   params: URLSearchParams;
   onApply: (filters: Record<string, string>) => void;
 }) {
-  const { api, workspaceId } = useSession();
-  const [choices] = useCall(
-    async (signal) => {
-      const [workflows, folders] = await Promise.all([
-        api.workflows.listWorkflows({ workspaceId }, { signal }),
-        api.workflows.listFolders({ workspaceId }, { signal }),
-      ]);
-      return { workflows: workflows.workflows, folders: folders.folders };
-    },
-    [workspaceId],
-  );
+  const choices = useWorkspaceCatalog();
   const selected = (param: string) => new Set((params.get(param) ?? "").split(",").filter(Boolean));
   const chosenWorkflows = selected("workflows");
   const chosenFolders = selected("folders");

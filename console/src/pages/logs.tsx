@@ -7,6 +7,7 @@ import { formatCost, formatDuration, formatTime } from "../format.js";
 import { filterParams, filtersFromParams } from "../log-filters.js";
 import { navigate, type Route, routeHref } from "../router.js";
 import { CallError, useCall } from "../use-call.js";
+import { useWorkspaceCatalog } from "../use-workflows.js";
 
 const pageSize = 50;
 /** How often the live tail asks for what is new, and how many rows it keeps on screen. */
@@ -159,6 +160,7 @@ function LiveTail({ params }: { params: URLSearchParams }) {
 
 function LogTable({ entries, busy }: { entries: LogEntry[]; busy: boolean }) {
   const { workspaceId } = useSession();
+  const catalog = useWorkspaceCatalog();
   return (
     <table class="logs" aria-busy={busy}>
       <caption class="visually-hidden">Log entries</caption>
@@ -190,7 +192,7 @@ function LogTable({ entries, busy }: { entries: LogEntry[]; busy: boolean }) {
                 {formatTime(entry.startedAt)}
               </a>
             </td>
-            <td>{entry.workflow?.name ?? entry.workflowId}</td>
+            <td>{entry.workflow?.name ?? catalog.value?.nameOf(entry.workflowId) ?? entry.workflowId}</td>
             <td>{entry.trigger}</td>
             <td>
               <span class={`level ${entry.level}`}>{entry.level}</span>

@@ -1,0 +1,82 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { installDebianPackages } from "../../src/tools/debian-packages.js";
+import { isExecutable } from "../../src/tools/executables.js";
+
+/** Debian's Chromium (issue 17): the browser the console's tests drive, installed like our other tools. */
+const chromiumPath = "/usr/bin/chromium";
+
+/** Where the browser tests leave a screenshot of each page they check (git-ignored; look at them). */
+export const screenshotDir = path.resolve("test-results/console");
+
+/** Global set-up: Chromium installed, the console built from what console/ holds now. */
+export async function prepareConsoleTests(): Promise<void> {
+  if (!(await isExecutable(chromiumPath))) {
+    await installDebianPackages(["chromium"], "Chromium is needed by the console's browser tests");
+  }
+  execFileSync(process.execPath, ["scripts/build-console.mjs", "--if-stale"], { stdio: "inherit" });
+}
+
+/**
+ * Headless Chromium with nothing of its own on the network: this machine reaches no host but its own, and
+ * a browser's background fetches (updates, sync, safe browsing) would only fail and slow it down.
+ */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: chromiumPath,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+export interface ConsolePage {
+  page: Page;
+  /** What went wrong in the page: uncaught errors and console errors. A test expects none. */
+  problems: string[];
+}
+
+/** A fresh browser context (its own sessionStorage) with the console open at `/`, not yet signed in. */
+export async function openConsole(browser: Browser, baseUrl: string): Promise<ConsolePage> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console error: ${message.text()}`);
+  });
+  await page.goto(`${baseUrl}/`);
+  return { page, problems };
+}
+
+/** Signs in through the form, as a person would, and waits for the logs page. */
+export async function signIn(page: Page, key: string, workspaceId: string): Promise<void> {
+  await page.getByLabel("API key").fill(key);
+  await page.getByLabel("Workspace id").fill(workspaceId);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Logs", level: 1 }).waitFor();
+}
+
+export async function openSignedIn(
+  browser: Browser,
+  baseUrl: string,
+  account: { key: string; workspaceId: string },
+): Promise<ConsolePage> {
+  const opened = await openConsole(browser, baseUrl);
+  await signIn(opened.page, account.key, account.workspaceId);
+  return opened;
+}
+
+/** Saves the page as `<name>.png` under test-results/console/. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(screenshotDir, { recursive: true });
+  await page.screenshot({ path: path.join(screenshotDir, `${name}.png`), fullPage: true });
+}
