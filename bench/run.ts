@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { clusterBench } from "./cluster.js";
+import { consoleBench } from "./console.js";
 import { deliveryBench } from "./delivery.js";
 import { executionBench } from "./execution.js";
 import { fairnessBench } from "./fairness.js";
@@ -28,6 +29,7 @@ const benches: Bench[] = [
   deliveryBench,
   rateLimitBench,
   clusterBench,
+  consoleBench,
 ];
 const resultsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
 

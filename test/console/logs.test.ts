@@ -77,7 +77,7 @@ describe("signing in", () => {
     await page.getByLabel("Workspace id").fill(account.workspaceId);
     await page.getByRole("button", { name: "Sign in" }).click();
     await expect.poll(() => page.getByRole("alert").textContent()).toContain("not valid");
-    expect(await page.evaluate(() => sessionStorage.length + localStorage.length)).toBe(0);
+    expect(await page.evaluate("sessionStorage.length + localStorage.length")).toBe(0);
     await screenshot(page, "sign-in-refused");
     // The refused call is the browser's own 401 log line; nothing else may go wrong.
     expect(problems.filter((problem) => !problem.includes("401"))).toEqual([]);
@@ -85,9 +85,9 @@ describe("signing in", () => {
 
   it("keeps the key in sessionStorage only, and the workspace in the URL", async () => {
     const { page, problems } = await openSignedIn(browser, flowlog.server.url, account);
-    expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual(["flowlog.apiKey"]);
-    expect(await page.evaluate(() => localStorage.length)).toBe(0);
-    expect(await page.evaluate(() => document.cookie)).toBe("");
+    expect(await page.evaluate("Object.keys(sessionStorage)")).toEqual(["flowlog.apiKey"]);
+    expect(await page.evaluate("localStorage.length")).toBe(0);
+    expect(await page.evaluate("document.cookie")).toBe("");
     expect(new URL(page.url()).hash).toContain(`ws=${account.workspaceId}`);
     expect(problems).toEqual([]);
   });
@@ -168,6 +168,6 @@ describe("signing out", () => {
     const { page } = await openSignedIn(browser, flowlog.server.url, account);
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("button", { name: "Sign in" }).waitFor();
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.evaluate("sessionStorage.length")).toBe(0);
   });
 });
