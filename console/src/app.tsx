@@ -58,7 +58,15 @@ export function App() {
   };
   return (
     <SessionContext.Provider value={session}>
-      <a class="skip" href="#main">
+      {/* The hash holds the route, so the skip link moves focus itself instead of following "#main". */}
+      <a
+        class="skip"
+        href="#main"
+        onClick={(event) => {
+          event.preventDefault();
+          document.getElementById("main")?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">

@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { installDebianPackages } from "../../src/tools/debian-packages.js";
@@ -44,9 +45,16 @@ export interface ConsolePage {
   problems: string[];
 }
 
-/** A fresh browser context (its own sessionStorage) with the console open at `/`, not yet signed in. */
-export async function openConsole(browser: Browser, baseUrl: string): Promise<ConsolePage> {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+/**
+ * A fresh browser context (its own sessionStorage) with the console open at `/`, not yet signed in.
+ * `bypassCSP` lets a test inject its own script (the accessibility checker), which the page's policy refuses.
+ */
+export async function openConsole(
+  browser: Browser,
+  baseUrl: string,
+  { bypassCSP = false } = {},
+): Promise<ConsolePage> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, bypassCSP });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
@@ -69,8 +77,9 @@ export async function openSignedIn(
   browser: Browser,
   baseUrl: string,
   account: { key: string; workspaceId: string },
+  options: { bypassCSP?: boolean } = {},
 ): Promise<ConsolePage> {
-  const opened = await openConsole(browser, baseUrl);
+  const opened = await openConsole(browser, baseUrl, options);
   await signIn(opened.page, account.key, account.workspaceId);
   return opened;
 }
@@ -79,4 +88,22 @@ export async function openSignedIn(
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(screenshotDir, { recursive: true });
   await page.screenshot({ path: path.join(screenshotDir, `${name}.png`), fullPage: true });
+}
+
+/**
+ * The WCAG 2.1 A and AA rules (labels, contrast, names, roles, keyboard reach) and axe's best practices
+ * that the page breaks, one line each; the page must come from a context opened with `bypassCSP`.
+ */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: createRequire(import.meta.url).resolve("axe-core/axe.min.js") });
+  const result = (await page.evaluate(
+    `axe.run(document, { runOnly: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] })`,
+  )) as { violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] };
+  return result.violations.map(
+    (violation) =>
+      `${violation.id} (${violation.impact}): ${violation.help}, at ${violation.nodes
+        .slice(0, 3)
+        .map((node) => node.target.join(" "))
+        .join("; ")}`,
+  );
 }
