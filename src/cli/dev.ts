@@ -39,7 +39,12 @@ export async function runDev(config: Config): Promise<void> {
       );
     }
 
-    const withTemporal: Config = { ...config, temporalAddress: temporal.address };
+    // Issue 17: the console links executions to the dev server's own UI unless FLOWLOG_TEMPORAL_UI_URL says otherwise.
+    const withTemporal: Config = {
+      ...config,
+      temporalAddress: temporal.address,
+      temporalUiUrl: config.temporalUiUrl ?? temporal.uiUrl,
+    };
     const metrics = new ProcessMetrics("dev");
     const store = metrics.observeStore(await openConfiguredStore(config));
     stops.push(async () => store.close());

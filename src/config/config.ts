@@ -39,6 +39,11 @@ export interface Config {
   /** Existing Temporal frontend; when unset, `flowlog dev` starts a dev server (D3). */
   temporalAddress: string | undefined;
   temporalNamespace: string;
+  /**
+   * Issue 17: where operators open the Temporal Web UI, for the console's link to each execution; unset, the
+   * console shows none. `flowlog dev` fills it with its dev server's UI.
+   */
+  temporalUiUrl: string | undefined;
   /** D29: answers are compressed only from this many bytes, and only when the client accepts it. */
   compressMinBytes: number;
   /** Where `flowlog dev`'s Temporal dev server keeps its state (issue 12): a file by default. */
@@ -134,6 +139,7 @@ const envSchema = z.object({
   FLOWLOG_PUBLIC_BASE_URL: httpUrl.optional(),
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().min(1, "must not be empty").default("default"),
+  FLOWLOG_TEMPORAL_UI_URL: optionalString.pipe(httpUrl.optional()),
   FLOWLOG_COMPRESS_MIN_BYTES: z.coerce
     .number({ error: "must be a whole number of bytes" })
     .int("must be a whole number of bytes")
@@ -195,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: (e.FLOWLOG_PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     temporalAddress: e.TEMPORAL_ADDRESS,
     temporalNamespace: e.TEMPORAL_NAMESPACE,
+    temporalUiUrl: e.FLOWLOG_TEMPORAL_UI_URL?.replace(/\/+$/, ""),
     temporalDevDb: e.FLOWLOG_TEMPORAL_DEV_DB,
     compressMinBytes: e.FLOWLOG_COMPRESS_MIN_BYTES,
     smtpUrl: e.FLOWLOG_SMTP_URL,

@@ -15,7 +15,7 @@ import {
 import type { ProcessMetrics } from "../logging/metrics.js";
 import { trustedProxies } from "../security/trusted-proxies.js";
 import { type ApiImplementations, apiServices, registerApiServices } from "./api-services.js";
-import { loadConsoleAssets } from "./console-assets.js";
+import { type ConsoleSettings, loadConsoleAssets } from "./console-assets.js";
 import { type FrontDoor, openDoor } from "./front-door.js";
 import { createHealthRoutes, type ReadinessCheck } from "./health.js";
 import { observedFrontDoor } from "./observed-front-door.js";
@@ -53,7 +53,8 @@ const defaultDrainMs = 10_000;
 
 export async function startApiServer(
   config: Pick<Config, "port"> &
-    Partial<Pick<Config, "quotas" | "connections" | "compressMinBytes" | "trustedProxies">>,
+    Partial<Pick<Config, "quotas" | "connections" | "compressMinBytes" | "trustedProxies">> &
+    ConsoleSettings,
   options: ApiServerOptions = {},
 ): Promise<ApiServer> {
   const openApi = loadOpenApiDocument();
@@ -84,7 +85,7 @@ export async function startApiServer(
   });
 
   const health = createHealthRoutes(options.readiness ?? []);
-  const consoleAssets = loadConsoleAssets(compressMinBytes);
+  const consoleAssets = loadConsoleAssets(compressMinBytes, config);
 
   async function fallback(req: NodeRequest, res: NodeResponse): Promise<void> {
     if (

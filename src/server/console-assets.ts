@@ -1,7 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { extname } from "node:path";
+import type { Config } from "../config/config.js";
 import { chooseEncoding, type ResponseEncoding } from "../gateway/response-encoding.js";
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
+import { executionWorkflowId } from "../temporal/execution-ids.js";
 
 /** Where `scripts/build-console.mjs` puts the built console (issue 17), relative to this module. */
 const builtConsole = new URL("../../dist/console/", import.meta.url);
@@ -34,6 +36,9 @@ interface Asset {
   encoded: Partial<Record<ResponseEncoding, Buffer>>;
 }
 
+/** What the server tells the page in its document, since the page knows no address but this origin. */
+export type ConsoleSettings = Partial<Pick<Config, "temporalUiUrl" | "temporalNamespace">>;
+
 export interface ConsoleAssets {
   /** Answers `GET /` and `GET /console/<file>`; false for any other request. */
   answer(req: NodeRequest, res: NodeResponse): boolean;
@@ -41,18 +46,21 @@ export interface ConsoleAssets {
 
 /**
  * The console's files, read once at start, with the compressed copies the build made, so a request costs
- * a lookup. Whether to send a compressed copy follows D29's threshold like every other answer.
+ * a lookup. Whether to send a compressed copy follows D29's threshold like every other answer. The document
+ * gets this server's settings filled in, so the build's compressed copies of it are not used.
  */
-export function loadConsoleAssets(compressMinBytes: number): ConsoleAssets {
+export function loadConsoleAssets(compressMinBytes: number, settings: ConsoleSettings = {}): ConsoleAssets {
   const assets = new Map<string, Asset>();
   const folder = builtConsole.pathname;
   if (existsSync(folder)) {
     const names = readdirSync(folder).filter((name) => contentTypes[extname(name)]);
     for (const name of names) {
-      const body = readFileSync(new URL(name, builtConsole));
-      const path = name === "index.html" ? "/" : `/console/${name}`;
+      const built = readFileSync(new URL(name, builtConsole));
+      const document = name === "index.html";
+      const body = document ? withSettings(built, settings) : built;
+      const path = document ? "/" : `/console/${name}`;
       const encoded: Asset["encoded"] = {};
-      if (body.length >= compressMinBytes) {
+      if (!document && body.length >= compressMinBytes) {
         for (const [encoding, suffix] of [
           ["br", ".br"],
           ["gzip", ".gz"],
@@ -101,4 +109,34 @@ export function loadConsoleAssets(compressMinBytes: number): ConsoleAssets {
       return true;
     },
   };
+}
+
+/**
+ * The page's link to an execution in the Temporal Web UI, as a template with `{executionId}` for the page
+ * to fill in. The server writes it whole because it alone knows the three parts: the UI's address, the
+ * namespace, and how an execution's Temporal workflow id is made (execution-ids.ts, which the console may
+ * not import). A template keeps that rule in one place without adding a Temporal detail to the public API.
+ * The UI opens the latest run of a workflow id at this path.
+ */
+function temporalExecutionUrl({ temporalUiUrl, temporalNamespace }: ConsoleSettings): string {
+  if (!temporalUiUrl || !temporalNamespace) return "";
+  const namespace = encodeURIComponent(temporalNamespace);
+  return `${temporalUiUrl}/namespaces/${namespace}/workflows/${executionWorkflowId("{executionId}")}`;
+}
+
+/** `console/index.html` marks where each setting goes; an operator's value is escaped as an attribute. */
+function withSettings(html: Buffer, settings: ConsoleSettings): Buffer {
+  const filled = html
+    .toString("utf8")
+    .replace("%TEMPORAL_EXECUTION_URL%", () => escapeAttribute(temporalExecutionUrl(settings)));
+  return Buffer.from(filled, "utf8");
+}
+
+function escapeAttribute(text: string): string {
+  return text
+    .replaceAll("&", "&amp;")
+    .replaceAll('"', "&quot;")
+    .replaceAll("'", "&#39;")
+    .replaceAll("<", "&lt;")
+    .replaceAll(">", "&gt;");
 }
