@@ -164,7 +164,7 @@ export function WorkflowGraph(props: {
 
   return (
     <div class="workflow-graph">
-      <div class="graph-scroll">
+      <div class="graph-frame">
         <svg
           role="img"
           aria-labelledby={`${ids}-title`}
