@@ -141,7 +141,7 @@ function SpanRow({ place, timeline, open, toggle }: { place: SpanPlace } & Omit<
   const end = Date.parse(span.endTime) - timeline.origin;
   const container = span.type === "loop" || span.type === "parallel";
   return (
-    <div class="span" data-span-id={span.id} data-status={span.status} style={{ "--depth": depth }}>
+    <div class="span" data-span-id={span.id} style={{ "--depth": depth }}>
       <div class="span-row">
         <button
           type="button"

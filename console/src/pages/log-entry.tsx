@@ -50,6 +50,7 @@ export function LogEntryPage({ id }: { id: string }) {
           />
           <h2>Workflow graph</h2>
           <CallError state={executionCall} />
+          {executionCall.status === "loading" && <p role="status">Loading the workflow state…</p>}
           {executionCall.value?.workflowState && (
             <WorkflowGraph
               state={executionCall.value.workflowState}
