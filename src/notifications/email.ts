@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import nodemailer, { type NodemailerError } from "nodemailer";
 import { createRedactor } from "../outbound/redaction.js";
+import { escapeHtml } from "../util/html.js";
 import { type AlertFiredEvent, type AlertResolvedEvent, alertFiredEventType } from "./alert-event.js";
 import { type EndpointNoticeEvent, endpointFailingEventType } from "./endpoint-notice.js";
 import { type CompletionEvent, logUrlOf } from "./event.js";
@@ -302,6 +303,3 @@ function renderHtml(subject: string, rows: readonly Row[], sections: readonly Js
 }
 
 /** Workflow names, outputs and reasons are user data: in HTML they must stay text (no markup, no script). */
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
-}

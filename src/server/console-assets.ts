@@ -4,6 +4,7 @@ import type { Config } from "../config/config.js";
 import { chooseEncoding, type ResponseEncoding } from "../gateway/response-encoding.js";
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
 import { executionWorkflowId } from "../temporal/execution-ids.js";
+import { escapeHtml } from "../util/html.js";
 
 /** Where `scripts/build-console.mjs` puts the built console (issue 17), relative to this module. */
 const builtConsole = new URL("../../dist/console/", import.meta.url);
@@ -128,15 +129,6 @@ function temporalExecutionUrl({ temporalUiUrl, temporalNamespace }: ConsoleSetti
 function withSettings(html: Buffer, settings: ConsoleSettings): Buffer {
   const filled = html
     .toString("utf8")
-    .replace("%TEMPORAL_EXECUTION_URL%", () => escapeAttribute(temporalExecutionUrl(settings)));
+    .replace("%TEMPORAL_EXECUTION_URL%", () => escapeHtml(temporalExecutionUrl(settings)));
   return Buffer.from(filled, "utf8");
-}
-
-function escapeAttribute(text: string): string {
-  return text
-    .replaceAll("&", "&amp;")
-    .replaceAll('"', "&quot;")
-    .replaceAll("'", "&#39;")
-    .replaceAll("<", "&lt;")
-    .replaceAll(">", "&gt;");
 }

@@ -161,7 +161,7 @@ describe("FLOWLOG_TEMPORAL_UI_URL: the page learns where the Temporal Web UI is 
       const response = await fetch(`${server.url}/`, { headers: { "accept-encoding": "br, gzip" } });
       const html = await response.text();
       expect(html).toContain(
-        '<meta name="flowlog-temporal-execution-url" content="http://temporal.test/a&amp;b&#39;&quot;&lt;c&gt;' +
+        '<meta name="flowlog-temporal-execution-url" content="http://temporal.test/a&#38;b&#39;&#34;&#60;c&#62;' +
           '/namespaces/team%20one/workflows/execution-{executionId}" />',
       );
       expect(response.headers.get("content-security-policy")).toMatch(/script-src 'self';/);
