@@ -71,7 +71,7 @@ export function statusOf(subscription: NotificationSubscription): SubscriptionSt
     if (!subscription.disabledReason) return { label: "Disabled" };
     return {
       label: "Disabled",
-      detail: `by flowlog at ${formatTime(subscription.disabledAt)}: ${subscription.disabledReason}`,
+      detail: `flowlog disabled it at ${formatTime(subscription.disabledAt)}: ${subscription.disabledReason}`,
     };
   }
   if (!subscription.failingSince) return { label: "Active" };
@@ -89,7 +89,7 @@ export function StatusText({ subscription }: { subscription: NotificationSubscri
   return (
     <>
       <span class={`status ${label.toLowerCase()}`}>{label}</span>
-      {detail && ` ${detail}`}
+      {detail && ` — ${detail}`}
     </>
   );
 }
