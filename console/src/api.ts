@@ -46,8 +46,9 @@ export function createApi(apiKey: string, onLimits: (limits: Limits) => void): A
 /** The server's own words for a refusal (they name the field or the limit, D10), for the page to show. */
 export function errorMessage(error: unknown): string {
   if (error instanceof ConnectError) {
+    // The server's message usually names the field already (D10); the field goes after it only if not.
     const field = fieldOf(error);
-    return field ? `${error.rawMessage} (${field})` : error.rawMessage;
+    return field && !error.rawMessage.includes(field) ? `${error.rawMessage} (${field})` : error.rawMessage;
   }
   return error instanceof Error ? error.message : String(error);
 }

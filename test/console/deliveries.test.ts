@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WorkflowsService } from "../../gen/flowlog/workflows/v1/workflows_service_pb.js";
@@ -15,7 +14,7 @@ import {
   type TestFlowlog,
 } from "../support/flowlog.js";
 import { type HttpReceiver, receiversClosedAfterAll, sendJson } from "../support/http-receiver.js";
-import { until } from "../support/until.js";
+import { untilApi } from "../support/until.js";
 
 /**
  * Issue 17, the delivery log: real executions on a worker on the run's Temporal dev server deliver to real
@@ -25,16 +24,6 @@ import { until } from "../support/until.js";
 const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
 const taskQueue = `console-deliveries-${randomUUID()}`;
 const receiver = receiversClosedAfterAll();
-/** Waits for what the API reads, asking four times a second: every read takes a token of the key (D11). */
-const whenApi = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs?: number) =>
-  until(
-    what,
-    async () => {
-      await sleep(250);
-      return await probe();
-    },
-    timeoutMs,
-  );
 
 let flowlog: TestFlowlog;
 let worker: RunningWorker;
@@ -123,7 +112,7 @@ async function execute(): Promise<string> {
 
 /** The subscription's one delivery once it has settled, succeeded or failed. */
 function settled(subscriptionId: string): Promise<DeliveryJson> {
-  return whenApi(`a settled delivery of ${subscriptionId}`, async () =>
+  return untilApi(`a settled delivery of ${subscriptionId}`, async () =>
     (await listed(`?subscriptionId=${subscriptionId}`)).find((delivery) => delivery.status !== "pending"),
   );
 }

@@ -1,7 +1,7 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedWorkspace } from "../../src/seed/seed.js";
-import { launchBrowser, openConsole, openSignedIn, screenshot, signIn } from "../support/browser.js";
+import { launchBrowser, openConsole, openSignedIn, screenshot } from "../support/browser.js";
 import {
   createAccount,
   createWorkflow,

@@ -1,5 +1,4 @@
 import { createHmac, randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WorkflowsService } from "../../gen/flowlog/workflows/v1/workflows_service_pb.js";
@@ -20,7 +19,7 @@ import {
   receiversClosedAfterAll,
   sendJson,
 } from "../support/http-receiver.js";
-import { until } from "../support/until.js";
+import { untilApi } from "../support/until.js";
 
 /**
  * Issue 17, subscriptions: the console's subscription pages drive the public API (D18-D21, D33-D35). A
@@ -30,16 +29,6 @@ import { until } from "../support/until.js";
 const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
 const taskQueue = `console-subscriptions-${randomUUID()}`;
 const receiver = receiversClosedAfterAll();
-/** Waits for what the API reads, asking four times a second: every read takes a token of the key (D11). */
-const whenApi = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs?: number) =>
-  until(
-    what,
-    async () => {
-      await sleep(250);
-      return await probe();
-    },
-    timeoutMs,
-  );
 /** D35's figures shrunk to seconds: two failed deliveries over 10 s disable an endpoint. */
 const autoDisable = { failingForMs: 10_000, noticeMs: 5_000, minFailures: 2 };
 
@@ -362,7 +351,7 @@ describe("failing endpoints (D35)", () => {
     const workflows = clientWithKey(WorkflowsService, flowlog.server.url, account.key);
     await workflows.executeWorkflow({ id: workflowId });
     await workflows.executeWorkflow({ id: workflowId });
-    const failing = await whenApi("two failed deliveries counted", async () => {
+    const failing = await untilApi("two failed deliveries counted", async () => {
       const current = await read(subscription.id);
       return current.failedDeliveries === 2 ? current : undefined;
     });
@@ -374,7 +363,7 @@ describe("failing endpoints (D35)", () => {
       .toMatch(/^Active — every delivery has failed since .* \(2 failed\)$/);
     expect(failing.failingSince).toEqual(expect.any(String));
 
-    const disabled = await whenApi(
+    const disabled = await untilApi(
       "flowlog's disable",
       async () => {
         const current = await read(subscription.id);
@@ -411,7 +400,7 @@ describe("alert rules", () => {
     });
     const workflows = clientWithKey(WorkflowsService, flowlog.server.url, account.key);
     expect((await workflows.executeWorkflow({ id: failing })).status).toBe("error");
-    const [state] = await whenApi("the alert's firing", async () => {
+    const [state] = await untilApi("the alert's firing", async () => {
       const states = (await read(subscription.id)).alertStates;
       return states.length ? states : undefined;
     });

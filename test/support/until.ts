@@ -25,3 +25,22 @@ export async function untilTrue(
 ): Promise<void> {
   await until("the condition to hold", async () => ((await condition()) ? true : undefined), timeoutMs);
 }
+
+/**
+ * `until` for a probe that reads through the API: four reads a second, since every read takes a token of
+ * the key's API bucket (D11) and twenty ms polling would empty it and be refused (429).
+ */
+export function untilApi<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs?: number,
+): Promise<T> {
+  return until(
+    what,
+    async () => {
+      await sleep(250);
+      return await probe();
+    },
+    timeoutMs,
+  );
+}
