@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flowlog/logs/v1/logs_service.proto.
  */
 export const file_flowlog_logs_v1_logs_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJmbG93bG9nL2xvZ3MvdjEvbG9nc19zZXJ2aWNlLnByb3RvEg9mbG93bG9nLmxvZ3MudjEi8QwKD0xpc3RMb2dzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIUCgx3b3JrZmxvd19pZHMYAiADKAkSEgoKZm9sZGVyX2lkcxgDIAMoCRJCCgh0cmlnZ2VycxgEIAMoCUIwukgtkgEqIihyJlIDYXBpUgd3ZWJob29rUghzY2hlZHVsZVIGbWFudWFsUgRjaGF0EiYKBWxldmVsGAUgASgJQhK6SA9yDVIEaW5mb1IFZXJyb3JIAIgBARKeAwoKc3RhcnRfZGF0ZRgGIAEoCUKEA7pIgANy/QIytgJeKD86WzAtOV17NH0tKD86KD86MFsxMzU3OF18MVswMl0pLSg/OjBbMS05XXxbMTJdWzAtOV18M1swMV0pfCg/OjBbNDY5XXwxMSktKD86MFsxLTldfFsxMl1bMC05XXwzMCl8MDItKD86MFsxLTldfDFbMC05XXwyWzAtOF0pKXwoPzpbMC05XXsyfSg/OjBbNDhdfFsyNDY4XVswNDhdfFsxMzU3OV1bMjZdKXwoPzpbMDI0NjhdWzA0OF18WzEzNTc5XVsyNl0pMDApLTAyLTI5KShUKFswMV1bMC05XXwyWzAtM10pOlswLTVdWzAtOV0oOlswLTVdWzAtOV0oXC5bMC05XSspPyk/KFp8WystXShbMDFdWzAtOV18MlswLTNdKTo/WzAtNV1bMC05XSk/KT8kkgIKMjAyNi0xMS0xNJICFDIwMjYtMTEtMTRUMDg6MzA6MDBakgIdMjAyNi0xMS0xNFQwODozMDowMC4wMDArMDI6MDBIAYgBARKcAwoIZW5kX2RhdGUYByABKAlChAO6SIADcv0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWpICHTIwMjYtMTEtMTRUMDg6MzA6MDAuMDAwKzAyOjAwSAKIAQESGQoMZXhlY3V0aW9uX2lkGAggASgJSAOIAQESHAoPbWluX2R1cmF0aW9uX21zGAkgASgNSASIAQESHAoPbWF4X2R1cmF0aW9uX21zGAogASgNSAWIAQESJwoIbWluX2Nvc3QYCyABKAFCELpIDRILQAEpAAAAAAAAAABIBogBARInCghtYXhfY29zdBgMIAEoAUIQukgNEgtAASkAAAAAAAAAAEgHiAEBEhIKBW1vZGVsGA0gASgJSAiIAQESHgoFbGltaXQYDiABKAVCCrpIBxoFGOgHKAFICYgBARIcCgZjdXJzb3IYDyABKAlCB7pIBHICEAFICogBARIkCgVvcmRlchgQIAEoCUIQukgNcgtSBGRlc2NSA2FzY0gLiAEBEigKB2RldGFpbHMYESABKAlCErpID3INUgViYXNpY1IEZnVsbEgMiAEBEiAKE2luY2x1ZGVfdHJhY2Vfc3BhbnMYEiABKAhIDYgBARIhChRpbmNsdWRlX2ZpbmFsX291dHB1dBgTIAEoCEgOiAEBQggKBl9sZXZlbEINCgtfc3RhcnRfZGF0ZUILCglfZW5kX2RhdGVCDwoNX2V4ZWN1dGlvbl9pZEISChBfbWluX2R1cmF0aW9uX21zQhIKEF9tYXhfZHVyYXRpb25fbXNCCwoJX21pbl9jb3N0QgsKCV9tYXhfY29zdEIICgZfbW9kZWxCCAoGX2xpbWl0QgkKB19jdXJzb3JCCAoGX29yZGVyQgoKCF9kZXRhaWxzQhYKFF9pbmNsdWRlX3RyYWNlX3NwYW5zQhcKFV9pbmNsdWRlX2ZpbmFsX291dHB1dCKOAQoQTGlzdExvZ3NSZXNwb25zZRInCgRkYXRhGAEgAygLMhkuZmxvd2xvZy5sb2dzLnYxLkxvZ0VudHJ5EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQESJwoGbGltaXRzGAMgASgLMhcuZmxvd2xvZy5sb2dzLnYxLkxpbWl0c0IOCgxfbmV4dF9jdXJzb3IiIAoNR2V0TG9nUmVxdWVzdBIPCgJpZBgBIAEoCUID4EECImIKDkdldExvZ1Jlc3BvbnNlEicKBGRhdGEYASABKAsyGS5mbG93bG9nLmxvZ3MudjEuTG9nRW50cnkSJwoGbGltaXRzGAIgASgLMhcuZmxvd2xvZy5sb2dzLnYxLkxpbWl0cyIwChNHZXRFeGVjdXRpb25SZXF1ZXN0EhkKDGV4ZWN1dGlvbl9pZBgBIAEoCUID4EECIucBChRHZXRFeGVjdXRpb25SZXNwb25zZRIUCgxleGVjdXRpb25faWQYASABKAkSEwoLd29ya2Zsb3dfaWQYAiABKAkSOwoOd29ya2Zsb3dfc3RhdGUYAyABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlEj4KEmV4ZWN1dGlvbl9tZXRhZGF0YRgEIAEoCzIiLmZsb3dsb2cubG9ncy52MS5FeGVjdXRpb25NZXRhZGF0YRInCgZsaW1pdHMYBSABKAsyFy5mbG93bG9nLmxvZ3MudjEuTGltaXRzIooBChFFeGVjdXRpb25NZXRhZGF0YRIPCgd0cmlnZ2VyGAEgASgJEhIKCnN0YXJ0ZWRfYXQYAiABKAkSEAoIZW5kZWRfYXQYAyABKAkSGQoRdG90YWxfZHVyYXRpb25fbXMYBCABKA0SIwoEY29zdBgFIAEoCzIVLmZsb3dsb2cubG9ncy52MS5Db3N0MugCCgtMb2dzU2VydmljZRJlCghMaXN0TG9ncxIgLmZsb3dsb2cubG9ncy52MS5MaXN0TG9nc1JlcXVlc3QaIS5mbG93bG9nLmxvZ3MudjEuTGlzdExvZ3NSZXNwb25zZSIUgtPkkwIOEgwvYXBpL3YxL2xvZ3MSZAoGR2V0TG9nEh4uZmxvd2xvZy5sb2dzLnYxLkdldExvZ1JlcXVlc3QaHy5mbG93bG9nLmxvZ3MudjEuR2V0TG9nUmVzcG9uc2UiGYLT5JMCExIRL2FwaS92MS9sb2dzL3tpZH0SiwEKDEdldEV4ZWN1dGlvbhIkLmZsb3dsb2cubG9ncy52MS5HZXRFeGVjdXRpb25SZXF1ZXN0GiUuZmxvd2xvZy5sb2dzLnYxLkdldEV4ZWN1dGlvblJlc3BvbnNlIi6C0+STAigSJi9hcGkvdjEvbG9ncy9leGVjdXRpb25zL3tleGVjdXRpb25faWR9YgZwcm90bzM", [file_buf_validate_validate, file_flowlog_logs_v1_limits, file_flowlog_logs_v1_log_entry, file_flowlog_workflows_v1_workflow, file_google_api_annotations, file_google_api_field_behavior]);
+  fileDesc("CiJmbG93bG9nL2xvZ3MvdjEvbG9nc19zZXJ2aWNlLnByb3RvEg9mbG93bG9nLmxvZ3MudjEi8QwKD0xpc3RMb2dzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIUCgx3b3JrZmxvd19pZHMYAiADKAkSEgoKZm9sZGVyX2lkcxgDIAMoCRJCCgh0cmlnZ2VycxgEIAMoCUIwukgtkgEqIihyJlIDYXBpUgd3ZWJob29rUghzY2hlZHVsZVIGbWFudWFsUgRjaGF0EiYKBWxldmVsGAUgASgJQhK6SA9yDVIEaW5mb1IFZXJyb3JIAIgBARKeAwoKc3RhcnRfZGF0ZRgGIAEoCUKEA7pIgANy/QIytgJeKD86WzAtOV17NH0tKD86KD86MFsxMzU3OF18MVswMl0pLSg/OjBbMS05XXxbMTJdWzAtOV18M1swMV0pfCg/OjBbNDY5XXwxMSktKD86MFsxLTldfFsxMl1bMC05XXwzMCl8MDItKD86MFsxLTldfDFbMC05XXwyWzAtOF0pKXwoPzpbMC05XXsyfSg/OjBbNDhdfFsyNDY4XVswNDhdfFsxMzU3OV1bMjZdKXwoPzpbMDI0NjhdWzA0OF18WzEzNTc5XVsyNl0pMDApLTAyLTI5KShUKFswMV1bMC05XXwyWzAtM10pOlswLTVdWzAtOV0oOlswLTVdWzAtOV0oXC5bMC05XSspPyk/KFp8WystXShbMDFdWzAtOV18MlswLTNdKTo/WzAtNV1bMC05XSk/KT8kkgIKMjAyNi0xMS0xNJICFDIwMjYtMTEtMTRUMDg6MzA6MDBakgIdMjAyNi0xMS0xNFQwODozMDowMC4wMDArMDI6MDBIAYgBARKcAwoIZW5kX2RhdGUYByABKAlChAO6SIADcv0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWpICHTIwMjYtMTEtMTRUMDg6MzA6MDAuMDAwKzAyOjAwSAKIAQESGQoMZXhlY3V0aW9uX2lkGAggASgJSAOIAQESHAoPbWluX2R1cmF0aW9uX21zGAkgASgNSASIAQESHAoPbWF4X2R1cmF0aW9uX21zGAogASgNSAWIAQESJwoIbWluX2Nvc3QYCyABKAFCELpIDRILQAEpAAAAAAAAAABIBogBARInCghtYXhfY29zdBgMIAEoAUIQukgNEgtAASkAAAAAAAAAAEgHiAEBEhIKBW1vZGVsGA0gASgJSAiIAQESHgoFbGltaXQYDiABKAVCCrpIBxoFGOgHKAFICYgBARIcCgZjdXJzb3IYDyABKAlCB7pIBHICEAFICogBARIkCgVvcmRlchgQIAEoCUIQukgNcgtSBGRlc2NSA2FzY0gLiAEBEigKB2RldGFpbHMYESABKAlCErpID3INUgViYXNpY1IEZnVsbEgMiAEBEiAKE2luY2x1ZGVfdHJhY2Vfc3BhbnMYEiABKAhIDYgBARIhChRpbmNsdWRlX2ZpbmFsX291dHB1dBgTIAEoCEgOiAEBQggKBl9sZXZlbEINCgtfc3RhcnRfZGF0ZUILCglfZW5kX2RhdGVCDwoNX2V4ZWN1dGlvbl9pZEISChBfbWluX2R1cmF0aW9uX21zQhIKEF9tYXhfZHVyYXRpb25fbXNCCwoJX21pbl9jb3N0QgsKCV9tYXhfY29zdEIICgZfbW9kZWxCCAoGX2xpbWl0QgkKB19jdXJzb3JCCAoGX29yZGVyQgoKCF9kZXRhaWxzQhYKFF9pbmNsdWRlX3RyYWNlX3NwYW5zQhcKFV9pbmNsdWRlX2ZpbmFsX291dHB1dCKOAQoQTGlzdExvZ3NSZXNwb25zZRInCgRkYXRhGAEgAygLMhkuZmxvd2xvZy5sb2dzLnYxLkxvZ0VudHJ5EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQESJwoGbGltaXRzGAMgASgLMhcuZmxvd2xvZy5sb2dzLnYxLkxpbWl0c0IOCgxfbmV4dF9jdXJzb3IiIAoNR2V0TG9nUmVxdWVzdBIPCgJpZBgBIAEoCUID4EECImIKDkdldExvZ1Jlc3BvbnNlEicKBGRhdGEYASABKAsyGS5mbG93bG9nLmxvZ3MudjEuTG9nRW50cnkSJwoGbGltaXRzGAIgASgLMhcuZmxvd2xvZy5sb2dzLnYxLkxpbWl0cyIwChNHZXRFeGVjdXRpb25SZXF1ZXN0EhkKDGV4ZWN1dGlvbl9pZBgBIAEoCUID4EECIucBChRHZXRFeGVjdXRpb25SZXNwb25zZRIUCgxleGVjdXRpb25faWQYASABKAkSEwoLd29ya2Zsb3dfaWQYAiABKAkSOwoOd29ya2Zsb3dfc3RhdGUYAyABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlEj4KEmV4ZWN1dGlvbl9tZXRhZGF0YRgEIAEoCzIiLmZsb3dsb2cubG9ncy52MS5FeGVjdXRpb25NZXRhZGF0YRInCgZsaW1pdHMYBSABKAsyFy5mbG93bG9nLmxvZ3MudjEuTGltaXRzIooBChFFeGVjdXRpb25NZXRhZGF0YRIPCgd0cmlnZ2VyGAEgASgJEhIKCnN0YXJ0ZWRfYXQYAiABKAkSEAoIZW5kZWRfYXQYAyABKAkSGQoRdG90YWxfZHVyYXRpb25fbXMYBCABKA0SIwoEY29zdBgFIAEoCzIVLmZsb3dsb2cubG9ncy52MS5Db3N0IpkKChJHZXRMb2dTdGF0c1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISFAoMd29ya2Zsb3dfaWRzGAIgAygJEhIKCmZvbGRlcl9pZHMYAyADKAkSQgoIdHJpZ2dlcnMYBCADKAlCMLpILZIBKiIociZSA2FwaVIHd2ViaG9va1IIc2NoZWR1bGVSBm1hbnVhbFIEY2hhdBImCgVsZXZlbBgFIAEoCUISukgPcg1SBGluZm9SBWVycm9ySACIAQESngMKCnN0YXJ0X2RhdGUYBiABKAlChAO6SIADcv0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWpICHTIwMjYtMTEtMTRUMDg6MzA6MDAuMDAwKzAyOjAwSAGIAQESnAMKCGVuZF9kYXRlGAcgASgJQoQDukiAA3L9AjK2Al4oPzpbMC05XXs0fS0oPzooPzowWzEzNTc4XXwxWzAyXSktKD86MFsxLTldfFsxMl1bMC05XXwzWzAxXSl8KD86MFs0NjldfDExKS0oPzowWzEtOV18WzEyXVswLTldfDMwKXwwMi0oPzowWzEtOV18MVswLTldfDJbMC04XSkpfCg/OlswLTldezJ9KD86MFs0OF18WzI0NjhdWzA0OF18WzEzNTc5XVsyNl0pfCg/OlswMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSkwMCktMDItMjkpKFQoWzAxXVswLTldfDJbMC0zXSk6WzAtNV1bMC05XSg6WzAtNV1bMC05XShcLlswLTldKyk/KT8oWnxbKy1dKFswMV1bMC05XXwyWzAtM10pOj9bMC01XVswLTldKT8pPySSAgoyMDI2LTExLTIxkgIUMjAyNi0xMS0yMVQwODozMDowMFqSAh0yMDI2LTExLTIxVDA4OjMwOjAwLjAwMCswMjowMEgCiAEBEhwKD21pbl9kdXJhdGlvbl9tcxgIIAEoDUgDiAEBEhwKD21heF9kdXJhdGlvbl9tcxgJIAEoDUgEiAEBEicKCG1pbl9jb3N0GAogASgBQhC6SA0SC0ABKQAAAAAAAAAASAWIAQESJwoIbWF4X2Nvc3QYCyABKAFCELpIDRILQAEpAAAAAAAAAABIBogBARISCgVtb2RlbBgMIAEoCUgHiAEBQggKBl9sZXZlbEINCgtfc3RhcnRfZGF0ZUILCglfZW5kX2RhdGVCEgoQX21pbl9kdXJhdGlvbl9tc0ISChBfbWF4X2R1cmF0aW9uX21zQgsKCV9taW5fY29zdEILCglfbWF4X2Nvc3RCCAoGX21vZGVsIrkBChNHZXRMb2dTdGF0c1Jlc3BvbnNlEikKBWhvdXJzGAEgAygLMhouZmxvd2xvZy5sb2dzLnYxLkhvdXJTdGF0cxIyCgttb2RlbF9jb3N0cxgCIAMoCzIdLmZsb3dsb2cubG9ncy52MS5EYXlNb2RlbENvc3QSDQoFc3RhcnQYAyABKAkSCwoDZW5kGAQgASgJEicKBmxpbWl0cxgFIAEoCzIXLmZsb3dsb2cubG9ncy52MS5MaW1pdHMioQEKCUhvdXJTdGF0cxIMCgRob3VyGAEgASgJEhIKCmV4ZWN1dGlvbnMYAiABKA0SDgoGZXJyb3JzGAMgASgNEhwKD3A1MF9kdXJhdGlvbl9tcxgEIAEoDUgAiAEBEhwKD3A5NV9kdXJhdGlvbl9tcxgFIAEoDUgBiAEBQhIKEF9wNTBfZHVyYXRpb25fbXNCEgoQX3A5NV9kdXJhdGlvbl9tcyJICgxEYXlNb2RlbENvc3QSCwoDZGF5GAEgASgJEg0KBW1vZGVsGAIgASgJEgwKBGNvc3QYAyABKAESDgoGdG9rZW5zGAQgASgBMt0DCgtMb2dzU2VydmljZRJlCghMaXN0TG9ncxIgLmZsb3dsb2cubG9ncy52MS5MaXN0TG9nc1JlcXVlc3QaIS5mbG93bG9nLmxvZ3MudjEuTGlzdExvZ3NSZXNwb25zZSIUgtPkkwIOEgwvYXBpL3YxL2xvZ3MSZAoGR2V0TG9nEh4uZmxvd2xvZy5sb2dzLnYxLkdldExvZ1JlcXVlc3QaHy5mbG93bG9nLmxvZ3MudjEuR2V0TG9nUmVzcG9uc2UiGYLT5JMCExIRL2FwaS92MS9sb2dzL3tpZH0SiwEKDEdldEV4ZWN1dGlvbhIkLmZsb3dsb2cubG9ncy52MS5HZXRFeGVjdXRpb25SZXF1ZXN0GiUuZmxvd2xvZy5sb2dzLnYxLkdldEV4ZWN1dGlvblJlc3BvbnNlIi6C0+STAigSJi9hcGkvdjEvbG9ncy9leGVjdXRpb25zL3tleGVjdXRpb25faWR9EnMKC0dldExvZ1N0YXRzEiMuZmxvd2xvZy5sb2dzLnYxLkdldExvZ1N0YXRzUmVxdWVzdBokLmZsb3dsb2cubG9ncy52MS5HZXRMb2dTdGF0c1Jlc3BvbnNlIhmC0+STAhMSES9hcGkvdjEvbG9nLXN0YXRzYgZwcm90bzM", [file_buf_validate_validate, file_flowlog_logs_v1_limits, file_flowlog_logs_v1_log_entry, file_flowlog_workflows_v1_workflow, file_google_api_annotations, file_google_api_field_behavior]);
 
 /**
  * @generated from message flowlog.logs.v1.ListLogsRequest
@@ -332,6 +332,238 @@ export const ExecutionMetadataSchema: GenMessage<ExecutionMetadata> = /*@__PURE_
   messageDesc(file_flowlog_logs_v1_logs_service, 6);
 
 /**
+ * @generated from message flowlog.logs.v1.GetLogStatsRequest
+ */
+export type GetLogStatsRequest = Message<"flowlog.logs.v1.GetLogStatsRequest"> & {
+  /**
+   * Workspace identifier.
+   *
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * Workflow identifiers; on REST a comma-separated list.
+   *
+   * @generated from field: repeated string workflow_ids = 2;
+   */
+  workflowIds: string[];
+
+  /**
+   * Folder identifiers; on REST a comma-separated list.
+   *
+   * @generated from field: repeated string folder_ids = 3;
+   */
+  folderIds: string[];
+
+  /**
+   * Each of api, webhook, schedule, manual, chat; on REST a comma-separated list.
+   *
+   * @generated from field: repeated string triggers = 4;
+   */
+  triggers: string[];
+
+  /**
+   * info or error.
+   *
+   * @generated from field: optional string level = 5;
+   */
+  level?: string | undefined;
+
+  /**
+   * ISO 8601, a day (2026-11-14) or a time (2026-11-14T08:30:00Z, offsets allowed): the start of the
+   * range, rounded down to its UTC hour. Default: 24 hours before the end.
+   *
+   * @generated from field: optional string start_date = 6;
+   */
+  startDate?: string | undefined;
+
+  /**
+   * As start_date: the exclusive end of the range, rounded up to a UTC hour. Default: now, rounded up,
+   * so the current hour is the last. The range may span at most 31 days.
+   *
+   * @generated from field: optional string end_date = 7;
+   */
+  endDate?: string | undefined;
+
+  /**
+   * Inclusive bounds on totalDurationMs.
+   *
+   * @generated from field: optional uint32 min_duration_ms = 8;
+   */
+  minDurationMs?: number | undefined;
+
+  /**
+   * @generated from field: optional uint32 max_duration_ms = 9;
+   */
+  maxDurationMs?: number | undefined;
+
+  /**
+   * Inclusive bounds on cost.total in USD.
+   *
+   * @generated from field: optional double min_cost = 10;
+   */
+  minCost?: number | undefined;
+
+  /**
+   * @generated from field: optional double max_cost = 11;
+   */
+  maxCost?: number | undefined;
+
+  /**
+   * Matches entries where this model appears in cost.models; their other models are counted too.
+   *
+   * @generated from field: optional string model = 12;
+   */
+  model?: string | undefined;
+};
+
+/**
+ * Describes the message flowlog.logs.v1.GetLogStatsRequest.
+ * Use `create(GetLogStatsRequestSchema)` to create a new message.
+ */
+export const GetLogStatsRequestSchema: GenMessage<GetLogStatsRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_logs_v1_logs_service, 7);
+
+/**
+ * @generated from message flowlog.logs.v1.GetLogStatsResponse
+ */
+export type GetLogStatsResponse = Message<"flowlog.logs.v1.GetLogStatsResponse"> & {
+  /**
+   * One per UTC hour of the range, oldest first, hours without executions included.
+   *
+   * @generated from field: repeated flowlog.logs.v1.HourStats hours = 1;
+   */
+  hours: HourStats[];
+
+  /**
+   * Per UTC day and model, by day then model; only the pairs with executions.
+   *
+   * @generated from field: repeated flowlog.logs.v1.DayModelCost model_costs = 2;
+   */
+  modelCosts: DayModelCost[];
+
+  /**
+   * The resolved range's first hour, ISO 8601 (D7).
+   *
+   * @generated from field: string start = 3;
+   */
+  start: string;
+
+  /**
+   * The resolved range's exclusive end: the end of its last hour.
+   *
+   * @generated from field: string end = 4;
+   */
+  end: string;
+
+  /**
+   * @generated from field: flowlog.logs.v1.Limits limits = 5;
+   */
+  limits?: Limits | undefined;
+};
+
+/**
+ * Describes the message flowlog.logs.v1.GetLogStatsResponse.
+ * Use `create(GetLogStatsResponseSchema)` to create a new message.
+ */
+export const GetLogStatsResponseSchema: GenMessage<GetLogStatsResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_logs_v1_logs_service, 8);
+
+/**
+ * The executions that started in one UTC hour.
+ *
+ * @generated from message flowlog.logs.v1.HourStats
+ */
+export type HourStats = Message<"flowlog.logs.v1.HourStats"> & {
+  /**
+   * The hour's start, ISO 8601 (D7).
+   *
+   * @generated from field: string hour = 1;
+   */
+  hour: string;
+
+  /**
+   * Executions of the hour that pass the filters.
+   *
+   * @generated from field: uint32 executions = 2;
+   */
+  executions: number;
+
+  /**
+   * Executions with level error.
+   *
+   * @generated from field: uint32 errors = 3;
+   */
+  errors: number;
+
+  /**
+   * Median totalDurationMs, nearest rank (the value at rank ceil(0.5 n) of n in ascending order); absent
+   * when the hour has no executions.
+   *
+   * @generated from field: optional uint32 p50_duration_ms = 4;
+   */
+  p50DurationMs?: number | undefined;
+
+  /**
+   * The 95th percentile of totalDurationMs, nearest rank (ceil(0.95 n)); absent as p50DurationMs is.
+   *
+   * @generated from field: optional uint32 p95_duration_ms = 5;
+   */
+  p95DurationMs?: number | undefined;
+};
+
+/**
+ * Describes the message flowlog.logs.v1.HourStats.
+ * Use `create(HourStatsSchema)` to create a new message.
+ */
+export const HourStatsSchema: GenMessage<HourStats> = /*@__PURE__*/
+  messageDesc(file_flowlog_logs_v1_logs_service, 9);
+
+/**
+ * What one model cost on one UTC day, summed over the day's executions that used it.
+ *
+ * @generated from message flowlog.logs.v1.DayModelCost
+ */
+export type DayModelCost = Message<"flowlog.logs.v1.DayModelCost"> & {
+  /**
+   * YYYY-MM-DD.
+   *
+   * @generated from field: string day = 1;
+   */
+  day: string;
+
+  /**
+   * The model's name, as a key of cost.models.
+   *
+   * @generated from field: string model = 2;
+   */
+  model: string;
+
+  /**
+   * USD, the sum of the model's total in cost.models, exact to 1e-9 (D30).
+   *
+   * @generated from field: double cost = 3;
+   */
+  cost: number;
+
+  /**
+   * The sum of the model's tokens.total. A whole number; a double so that a busy day cannot overflow
+   * 32 bits, and JSON still writes a number (D7).
+   *
+   * @generated from field: double tokens = 4;
+   */
+  tokens: number;
+};
+
+/**
+ * Describes the message flowlog.logs.v1.DayModelCost.
+ * Use `create(DayModelCostSchema)` to create a new message.
+ */
+export const DayModelCostSchema: GenMessage<DayModelCost> = /*@__PURE__*/
+  messageDesc(file_flowlog_logs_v1_logs_service, 10);
+
+/**
  * The external read API for workflow execution logs (spec "Endpoints").
  * Every call needs the x-api-key header (gRPC metadata x-api-key).
  *
@@ -367,6 +599,18 @@ export const LogsService: GenService<{
     methodKind: "unary";
     input: typeof GetExecutionRequestSchema;
     output: typeof GetExecutionResponseSchema;
+  },
+  /**
+   * Aggregates of the entries ListLogs would return for the same filters, over a range of whole UTC
+   * hours: executions, errors and duration percentiles per hour, cost and tokens per day and model.
+   * A path of its own, so it can never be read as a log entry's id.
+   *
+   * @generated from rpc flowlog.logs.v1.LogsService.GetLogStats
+   */
+  getLogStats: {
+    methodKind: "unary";
+    input: typeof GetLogStatsRequestSchema;
+    output: typeof GetLogStatsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_flowlog_logs_v1_logs_service, 0);

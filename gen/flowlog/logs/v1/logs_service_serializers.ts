@@ -4,7 +4,7 @@
 
 import type { JsonValue, Message } from "@bufbuild/protobuf";
 import { fromJson } from "@bufbuild/protobuf";
-import type { ExecutionMetadata, GetExecutionResponse, GetLogResponse, ListLogsResponse } from "./logs_service_pb.js";
+import type { DayModelCost, ExecutionMetadata, GetExecutionResponse, GetLogResponse, GetLogStatsResponse, HourStats, ListLogsResponse } from "./logs_service_pb.js";
 import { wireBytes, WireType, WireWriter } from "../../../../src/util/wire-writer.js";
 import type { Cost, ExecutionData, LogEntry, ModelCost, TokenUsage, TraceSpan, WorkflowSummary } from "./log_entry_pb.js";
 import { TraceSpanSchema } from "./log_entry_pb.js";
@@ -39,6 +39,10 @@ export const answerSerializers: ReadonlyMap<string, AnswerSerializers> = new Map
   ["flowlog.logs.v1.GetExecutionResponse", {
     json: (m) => getExecutionResponseJson(m as GetExecutionResponse),
     binary: (m) => wireBytes(writeGetExecutionResponse, m as GetExecutionResponse),
+  }],
+  ["flowlog.logs.v1.GetLogStatsResponse", {
+    json: (m) => getLogStatsResponseJson(m as GetLogStatsResponse),
+    binary: (m) => wireBytes(writeGetLogStatsResponse, m as GetLogStatsResponse),
   }],
 ]);
 
@@ -605,6 +609,80 @@ function writeExecutionMetadata(w: WireWriter, m: ExecutionMetadata): void {
   if (m.endedAt !== "") { w.tag(3, WireType.LengthDelimited); w.string(m.endedAt); }
   if (m.totalDurationMs !== 0) { w.tag(4, WireType.Varint); w.uint32(m.totalDurationMs); }
   if (m.cost !== undefined) { const at = w.fork(5); writeCost(w, m.cost); w.join(at); }
+  if (m.$unknown !== undefined) w.unknown(m.$unknown);
+}
+
+/**
+ * The JSON text of flowlog.logs.v1.GetLogStatsResponse.
+ */
+function getLogStatsResponseJson(m: GetLogStatsResponse): string {
+  const leftOut = leftOutOf(m);
+  let json = "{";
+  if (!leftOut?.has("hours")) json += `${comma(json)}"hours":${jsonArrayOf(m.hours, hourStatsJson)}`;
+  if (!leftOut?.has("modelCosts")) json += `${comma(json)}"modelCosts":${jsonArrayOf(m.modelCosts, dayModelCostJson)}`;
+  json += `${comma(json)}"start":${jsonString(m.start)}`;
+  json += `,"end":${jsonString(m.end)}`;
+  if (m.limits !== undefined) json += `,"limits":${limitsJson(m.limits)}`;
+  return json + "}";
+}
+
+/**
+ * The protobuf binary of flowlog.logs.v1.GetLogStatsResponse.
+ */
+function writeGetLogStatsResponse(w: WireWriter, m: GetLogStatsResponse): void {
+  for (const item of m.hours) { const at = w.fork(1); writeHourStats(w, item); w.join(at); }
+  for (const item of m.modelCosts) { const at = w.fork(2); writeDayModelCost(w, item); w.join(at); }
+  if (m.start !== "") { w.tag(3, WireType.LengthDelimited); w.string(m.start); }
+  if (m.end !== "") { w.tag(4, WireType.LengthDelimited); w.string(m.end); }
+  if (m.limits !== undefined) { const at = w.fork(5); writeLimits(w, m.limits); w.join(at); }
+  if (m.$unknown !== undefined) w.unknown(m.$unknown);
+}
+
+/**
+ * The JSON text of flowlog.logs.v1.HourStats.
+ */
+function hourStatsJson(m: HourStats): string {
+  let json = "{";
+  json += `"hour":${jsonString(m.hour)}`;
+  json += `,"executions":${jsonNumber(m.executions)}`;
+  json += `,"errors":${jsonNumber(m.errors)}`;
+  if (m.p50DurationMs !== undefined) json += `,"p50DurationMs":${jsonNumber(m.p50DurationMs)}`;
+  if (m.p95DurationMs !== undefined) json += `,"p95DurationMs":${jsonNumber(m.p95DurationMs)}`;
+  return json + "}";
+}
+
+/**
+ * The protobuf binary of flowlog.logs.v1.HourStats.
+ */
+function writeHourStats(w: WireWriter, m: HourStats): void {
+  if (m.hour !== "") { w.tag(1, WireType.LengthDelimited); w.string(m.hour); }
+  if (m.executions !== 0) { w.tag(2, WireType.Varint); w.uint32(m.executions); }
+  if (m.errors !== 0) { w.tag(3, WireType.Varint); w.uint32(m.errors); }
+  if (m.p50DurationMs !== undefined) { w.tag(4, WireType.Varint); w.uint32(m.p50DurationMs); }
+  if (m.p95DurationMs !== undefined) { w.tag(5, WireType.Varint); w.uint32(m.p95DurationMs); }
+  if (m.$unknown !== undefined) w.unknown(m.$unknown);
+}
+
+/**
+ * The JSON text of flowlog.logs.v1.DayModelCost.
+ */
+function dayModelCostJson(m: DayModelCost): string {
+  let json = "{";
+  json += `"day":${jsonString(m.day)}`;
+  json += `,"model":${jsonString(m.model)}`;
+  json += `,"cost":${jsonDouble(m.cost)}`;
+  json += `,"tokens":${jsonDouble(m.tokens)}`;
+  return json + "}";
+}
+
+/**
+ * The protobuf binary of flowlog.logs.v1.DayModelCost.
+ */
+function writeDayModelCost(w: WireWriter, m: DayModelCost): void {
+  if (m.day !== "") { w.tag(1, WireType.LengthDelimited); w.string(m.day); }
+  if (m.model !== "") { w.tag(2, WireType.LengthDelimited); w.string(m.model); }
+  if (!Object.is(m.cost, 0)) { w.tag(3, WireType.Bit64); w.double(m.cost); }
+  if (!Object.is(m.tokens, 0)) { w.tag(4, WireType.Bit64); w.double(m.tokens); }
   if (m.$unknown !== undefined) w.unknown(m.$unknown);
 }
 
