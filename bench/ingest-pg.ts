@@ -78,7 +78,14 @@ function rawInserts(): (pool: PostgresPool, batch: ExecutionRecord[]) => Promise
       });
       const entries = batch.map(({ entry }) => rawEntryValues(entry));
       const models = batch.flatMap(({ entry: e }) =>
-        Object.keys(e.cost.models).map((name) => [e.workspaceId, name, e.startedAt, e.id]),
+        Object.entries(e.cost.models).map(([name, cost]) => [
+          e.workspaceId,
+          name,
+          e.startedAt,
+          e.id,
+          Math.round(cost.total * 1e9),
+          cost.tokens.total,
+        ]),
       );
       await client.query(valuesInsert("log_entries", entries));
       if (models.length > 0) await client.query(valuesInsert("log_entry_models", models));

@@ -127,7 +127,7 @@ const rawWriter: Writer = async () => {
 /** The baseline: the rows LogsStore writes for one execution, by positional prepared statements. */
 function rawInserts(db: Db): (record: ExecutionRecord) => void {
   const entry = db.prepare("INSERT INTO log_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  const model = db.prepare("INSERT INTO log_entry_models VALUES (?, ?, ?, ?)");
+  const model = db.prepare("INSERT INTO log_entry_models VALUES (?, ?, ?, ?, ?, ?)");
   const state = db.prepare("INSERT OR IGNORE INTO workflow_states VALUES (?, ?)");
   const executionState = db.prepare("INSERT INTO execution_states VALUES (?, ?)");
   // Like the store, each distinct state object is serialised, hashed and written once.
@@ -144,7 +144,9 @@ function rawInserts(db: Db): (record: ExecutionRecord) => void {
   };
   return ({ entry: e, workflowState }) => {
     entry.run(...rawEntryValues(e));
-    for (const name of Object.keys(e.cost.models)) model.run(e.workspaceId, name, e.startedAt, e.id);
+    for (const [name, cost] of Object.entries(e.cost.models)) {
+      model.run(e.workspaceId, name, e.startedAt, e.id, Math.round(cost.total * 1e9), cost.tokens.total);
+    }
     executionState.run(e.executionId, stateKey(workflowState));
   };
 }

@@ -12,14 +12,22 @@ export interface Binder {
   oneOf(column: string, name: string, values: string[]): string;
 }
 
+/** The log entries a filter selects (D9), in any store's dialect: what the list and the stats read. */
+export interface FilteredEntries {
+  /** log_entries as `l`; with a model filter, driven from that model's rows of log_entry_models as `m`. */
+  from: string;
+  where: string[];
+  /** The driving table's keyset columns (D8), where the time bounds apply. */
+  key: { startedAt: string; id: string };
+}
+
 /**
- * The list query of GET /api/v1/logs for the filters present (D8, D9), in any store's dialect. With a
- * model filter the rows are driven from log_entry_models, whose key is already in keyset order;
- * otherwise from log_entries, where the planner picks the index whose prefix matches the equality
- * filters and reads it in (started_at, id) order without sorting. A statement cache holds one
- * statement per combination of filters present, whatever the values.
+ * The FROM and WHERE of the filters present. With a model filter the rows are driven from
+ * log_entry_models, whose key is already in keyset order; otherwise from log_entries, where the planner
+ * picks the index whose prefix matches the equality filters. One value of a list stays an equality, so
+ * the planner can walk the index led by that column.
  */
-export function listSql(filter: LogFilter, page: PageRequest, bind: Binder): string {
+export function filteredEntries(filter: LogFilter, bind: Binder): FilteredEntries {
   const workspace = bind.value("workspaceId", filter.workspaceId);
   const where = [`l.workspace_id = ${workspace}`];
   let from = "log_entries l";
@@ -29,7 +37,6 @@ export function listSql(filter: LogFilter, page: PageRequest, bind: Binder): str
     where.unshift(`m.workspace_id = ${workspace}`, `m.model = ${bind.value("model", filter.model)}`);
     key = { startedAt: "m.started_at", id: "m.log_id" };
   }
-  // One value stays an equality, so the planner can walk the index led by that column in keyset order.
   const inList = (column: string, name: string, values: string[] | undefined) => {
     if (!values?.length) return;
     where.push(
@@ -50,6 +57,17 @@ export function listSql(filter: LogFilter, page: PageRequest, bind: Binder): str
   compare("l.total_duration_ms", "<=", "maxDurationMs", filter.maxDurationMs);
   compare("l.cost_total", ">=", "minCost", filter.minCost);
   compare("l.cost_total", "<=", "maxCost", filter.maxCost);
+  return { from, where, key };
+}
+
+/**
+ * The list query of GET /api/v1/logs for the filters present (D8, D9), in any store's dialect: the
+ * filtered entries read in (started_at, id) order, which the index filteredEntries leads the planner to
+ * gives without sorting. A statement cache holds one statement per combination of filters present,
+ * whatever the values.
+ */
+export function listSql(filter: LogFilter, page: PageRequest, bind: Binder): string {
+  const { from, where, key } = filteredEntries(filter, bind);
   if (page.after) {
     const after = `(${bind.value("afterStartedAt", page.after.startedAt)}, ${bind.value("afterId", page.after.id)})`;
     where.push(`(${key.startedAt}, ${key.id}) ${page.order === "asc" ? ">" : "<"} ${after}`);

@@ -45,10 +45,17 @@ export interface ExecutionRows {
     traceSpansJson: string;
     finalOutputJson: string | null;
   };
-  /** The models the execution used, for the model filter's table. */
-  models: string[];
+  /** The models the execution used, for the model filter and the stats' cost per model (log_entry_models). */
+  models: ModelRow[];
   /** Shared by the executions of one workflow version; stored once (stateKeys). */
   workflowState: unknown;
+}
+
+/** One model of an execution as log_entry_models keeps it: its cost in whole nano-USD (D30), exactly summed. */
+export interface ModelRow {
+  model: string;
+  costNanoUsd: number;
+  tokens: number;
 }
 
 export function executionRows({ entry, workflowState }: ExecutionRecord): ExecutionRows {
@@ -71,7 +78,11 @@ export function executionRows({ entry, workflowState }: ExecutionRecord): Execut
       traceSpansJson: JSON.stringify(entry.traceSpans),
       finalOutputJson: entry.finalOutput === undefined ? null : JSON.stringify(entry.finalOutput),
     },
-    models: Object.keys(entry.cost.models),
+    models: Object.entries(entry.cost.models).map(([model, cost]) => ({
+      model,
+      costNanoUsd: Math.round(cost.total * 1e9),
+      tokens: cost.tokens.total,
+    })),
     workflowState,
   };
 }

@@ -1,5 +1,5 @@
 import type { Db } from "./database.js";
-import { listSql, pageOf } from "./log-list-query.js";
+import { type Binder, listSql, pageOf } from "./log-list-query.js";
 import {
   type ExecutionRows,
   executionRows,
@@ -8,6 +8,16 @@ import {
   logEntryFromRow,
   stateKeys,
 } from "./log-rows.js";
+import {
+  type HourRange,
+  type HourRow,
+  hourStatsSql,
+  type LogStats,
+  type ModelCostRow,
+  modelCostsSql,
+  type StatsFilter,
+  statsOf,
+} from "./log-stats-query.js";
 import type { FanOutIntent } from "./outbox-store.js";
 import type { ExecutionRecord, Level, LogEntryRecord, Trigger } from "./records.js";
 
@@ -68,7 +78,8 @@ export class LogsStore {
   private readonly insertFanOut;
   private readonly byId;
   private readonly byExecution;
-  private readonly listCache = new Map<string, ReturnType<Db["prepare"]>>();
+  /** The list's and the stats' statements, one per combination of filters present (listQuery). */
+  private readonly statements = new Map<string, ReturnType<Db["prepare"]>>();
 
   constructor(private readonly db: Db) {
     this.insertEntry = db.prepare(
@@ -80,7 +91,8 @@ export class LogsStore {
        ON CONFLICT (execution_id) DO NOTHING`,
     );
     this.insertModel = db.prepare(
-      "INSERT OR IGNORE INTO log_entry_models (workspace_id, model, started_at, log_id) VALUES (?, ?, ?, ?)",
+      `INSERT OR IGNORE INTO log_entry_models (workspace_id, model, started_at, log_id, cost_nano_usd, tokens)
+       VALUES (?, ?, ?, ?, ?, ?)`,
     );
     this.insertState = db.prepare(
       "INSERT OR IGNORE INTO workflow_states (hash, workflow_state_json) VALUES (?, ?)",
@@ -135,7 +147,9 @@ export class LogsStore {
     stateKey: (workflowState: unknown) => Buffer,
   ): boolean {
     if (this.insertEntry.run(entry).changes === 0) return false;
-    for (const model of models) this.insertModel.run(entry.workspaceId, model, entry.startedAt, entry.id);
+    for (const m of models) {
+      this.insertModel.run(entry.workspaceId, m.model, entry.startedAt, entry.id, m.costNanoUsd, m.tokens);
+    }
     this.insertExecutionState.run(entry.executionId, stateKey(workflowState));
     return true;
   }
@@ -157,12 +171,42 @@ export class LogsStore {
 
   async list(filter: LogFilter, page: PageRequest): Promise<Page> {
     const { sql, params } = listQuery(filter, page);
-    let statement = this.listCache.get(sql);
+    return pageOf(this.prepared(sql).all(params) as LogRow[], page.limit);
+  }
+
+  /**
+   * Per hour of `range` and per day and model, the entries the list would give for `filter` (issue 17).
+   * Both statements read one snapshot, so the hours and the costs count the same entries.
+   */
+  async stats(filter: StatsFilter, range: HourRange): Promise<LogStats> {
+    const hours = sqliteQuery((bind) => hourStatsSql(filter, range, bind));
+    const costs = sqliteQuery((bind) => modelCostsSql(filter, range, bind));
+    return this.db.transaction(() =>
+      statsOf(
+        this.prepared(hours.sql).all(hours.params) as HourRow[],
+        this.prepared(costs.sql).all(costs.params) as ModelCostRow[],
+        range,
+      ),
+    )();
+  }
+
+  /** The plans of the stats' two statements, for tests that hold them to their indexes. */
+  async explainStats(filter: StatsFilter, range: HourRange): Promise<string[][]> {
+    return [hourStatsSql, modelCostsSql].map((build) => {
+      const { sql, params } = sqliteQuery((bind) => build(filter, range, bind));
+      return (this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map(
+        (r) => r.detail,
+      );
+    });
+  }
+
+  private prepared(sql: string) {
+    let statement = this.statements.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
-      this.listCache.set(sql, statement);
+      this.statements.set(sql, statement);
     }
-    return pageOf(statement.all(params) as LogRow[], page.limit);
+    return statement;
   }
 
   /** The plan of the list query, for tests that hold the indexes to their promise. */
@@ -174,13 +218,18 @@ export class LogsStore {
   }
 }
 
-/** The list query (listSql) in SQLite's dialect: named parameters, and a list as a JSON array. */
+/** The list query (listSql) in SQLite's dialect. */
 export function listQuery(
   filter: LogFilter,
   page: PageRequest,
 ): { sql: string; params: Record<string, unknown> } {
+  return sqliteQuery((bind) => listSql(filter, page, bind));
+}
+
+/** A statement built with a Binder, in SQLite's dialect: named parameters, and a list as a JSON array. */
+function sqliteQuery(build: (bind: Binder) => string): { sql: string; params: Record<string, unknown> } {
   const params: Record<string, unknown> = {};
-  const sql = listSql(filter, page, {
+  const sql = build({
     value: (name, value) => {
       params[name] = value;
       return `@${name}`;

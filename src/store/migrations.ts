@@ -360,6 +360,22 @@ export const migrations: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX notification_outbox_due ON notification_outbox (not_before);
   `,
+  `
+  -- Issue 17, the log stats. Each model's cost (whole nano-USD, D30) and tokens beside the model, so cost
+  -- per day by model sums this narrow table instead of parsing every entry's cost_json; the rows already
+  -- there are read from it once.
+  ALTER TABLE log_entry_models ADD COLUMN cost_nano_usd INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE log_entry_models ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0;
+  UPDATE log_entry_models AS m
+  SET cost_nano_usd = CAST(round(coalesce(json_extract(j.value, '$.total'), 0) * 1e9) AS INTEGER),
+    tokens = coalesce(json_extract(j.value, '$.tokens.total'), 0)
+  FROM log_entries l, json_each(l.cost_json, '$.models') j
+  WHERE l.id = m.log_id AND j.key = m.model;
+  -- The time index carries what the hours count, so unfiltered stats read it alone, not a row apiece;
+  -- its keyset prefix still serves the list (D8).
+  DROP INDEX log_entries_by_time;
+  CREATE INDEX log_entries_by_time ON log_entries (workspace_id, started_at, id, total_duration_ms, level);
+  `,
 ];
 
 /**

@@ -62,13 +62,29 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
  * Runs `work` in a transaction on one connection of the pool. A connection whose rollback fails (it
  * broke mid-way) is discarded instead of going back to the pool.
  */
-export async function withTransaction<T>(
+export function withTransaction<T>(
   pool: PostgresPool,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  return inTransaction(pool, "BEGIN", work);
+}
+
+/** Runs `work` reading one snapshot of the database throughout, as SQLite's read transactions do. */
+export function withReadSnapshot<T>(
+  pool: PostgresPool,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  return inTransaction(pool, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", work);
+}
+
+async function inTransaction<T>(
+  pool: PostgresPool,
+  begin: string,
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query("BEGIN");
+    await client.query(begin);
     const result = await work(client);
     await client.query("COMMIT");
     client.release();

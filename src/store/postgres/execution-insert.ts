@@ -25,10 +25,11 @@ const entryColumns: [name: string, type: string, value: (entry: Entry) => unknow
 const names = entryColumns.map(([name]) => name).join(", ");
 
 /**
- * Executions one statement writes at most: each binds its columns, its state's key and its models, and
- * at most one distinct state (two values); PostgreSQL takes 65,535 values a statement.
+ * Executions one statement writes at most: each binds its columns, its state's key, its models (three
+ * arrays: names, costs and tokens) and at most one distinct state (two values); PostgreSQL takes 65,535
+ * values a statement.
  */
-export const executionsPerStatement = Math.floor(65_000 / (entryColumns.length + 4));
+export const executionsPerStatement = Math.floor(65_000 / (entryColumns.length + 6));
 
 /** A new entry's fan-out intent (issue 12) and the time it is written. */
 export type TimedFanOut = FanOutIntent & { now: number };
@@ -55,7 +56,21 @@ export function insertStatement(
   for (const { entry, models, workflowState } of rows) {
     const columns = entryColumns.map(([, type, value]) => bind(value(entry), type));
     entries.push(`(${columns.join(", ")})`);
-    links.push(`(${columns[0]}, ${bind(stateKey(workflowState), "bytea")}, ${bind(models, "text[]")})`);
+    const modelColumns = [
+      bind(
+        models.map((m) => m.model),
+        "text[]",
+      ),
+      bind(
+        models.map((m) => m.costNanoUsd),
+        "bigint[]",
+      ),
+      bind(
+        models.map((m) => m.tokens),
+        "bigint[]",
+      ),
+    ];
+    links.push(`(${columns[0]}, ${bind(stateKey(workflowState), "bytea")}, ${modelColumns.join(", ")})`);
   }
   const outbox = fanOut
     ? `, fan_out AS (
@@ -72,11 +87,13 @@ export function insertStatement(
     ON CONFLICT (execution_id) DO NOTHING
     RETURNING id, workspace_id, execution_id, started_at
   ), new_entries AS (
-    SELECT e.*, l.state_hash, l.models
-    FROM entries e JOIN (VALUES ${links.join(", ")}) AS l(id, state_hash, models) ON l.id = e.id
+    SELECT e.*, l.state_hash, l.models, l.model_costs, l.model_tokens
+    FROM entries e
+    JOIN (VALUES ${links.join(", ")}) AS l(id, state_hash, models, model_costs, model_tokens) ON l.id = e.id
   ), models AS (
-    INSERT INTO log_entry_models (workspace_id, model, started_at, log_id)
-    SELECT workspace_id, model, started_at, id FROM new_entries, unnest(models) AS model
+    INSERT INTO log_entry_models (workspace_id, model, started_at, log_id, cost_nano_usd, tokens)
+    SELECT workspace_id, m.model, started_at, id, m.cost_nano_usd, m.tokens
+    FROM new_entries, unnest(models, model_costs, model_tokens) AS m(model, cost_nano_usd, tokens)
     ON CONFLICT DO NOTHING
   ), states AS (
     INSERT INTO workflow_states (hash, workflow_state_json)

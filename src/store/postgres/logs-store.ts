@@ -1,4 +1,4 @@
-import { listSql, pageOf } from "../log-list-query.js";
+import { type Binder, listSql, pageOf } from "../log-list-query.js";
 import {
   type ExecutionRows,
   executionRows,
@@ -6,10 +6,20 @@ import {
   lightColumns,
   logEntryFromRow,
 } from "../log-rows.js";
+import {
+  type HourRange,
+  type HourRow,
+  hourStatsSql,
+  type LogStats,
+  type ModelCostRow,
+  modelCostsSql,
+  type StatsFilter,
+  statsOf,
+} from "../log-stats-query.js";
 import type { LogFilter, Page, PageRequest } from "../logs-store.js";
 import type { FanOutIntent } from "../outbox-store.js";
 import type { ExecutionRecord, LogEntryRecord } from "../records.js";
-import { type PostgresPool, type Queryable, withTransaction } from "./database.js";
+import { type PostgresPool, type Queryable, withReadSnapshot, withTransaction } from "./database.js";
 import { executionsPerStatement, insertStatement, type TimedFanOut } from "./execution-insert.js";
 
 const entryByIdSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final_output_json FROM log_entries l WHERE l.id = $1`;
@@ -73,6 +83,31 @@ export class PostgresLogsStore {
     return pageOf(rows, page.limit);
   }
 
+  /**
+   * Per hour of `range` and per day and model, the entries the list would give for `filter` (issue 17).
+   * Both statements read one snapshot, so the hours and the costs count the same entries.
+   */
+  async stats(filter: StatsFilter, range: HourRange): Promise<LogStats> {
+    return withReadSnapshot(this.pool, async (client) => {
+      const hours = await client.query<HourRow>(postgresQuery((bind) => hourStatsSql(filter, range, bind)));
+      const costs = await client.query<ModelCostRow>(
+        postgresQuery((bind) => modelCostsSql(filter, range, bind)),
+      );
+      return statsOf(hours.rows, costs.rows, range);
+    });
+  }
+
+  /** The plans of the stats' two statements, for tests that hold them to their indexes. */
+  async explainStats(filter: StatsFilter, range: HourRange): Promise<string[][]> {
+    const plans: string[][] = [];
+    for (const build of [hourStatsSql, modelCostsSql]) {
+      const { text, values } = postgresQuery((bind) => build(filter, range, bind));
+      const { rows } = await this.pool.query<{ "QUERY PLAN": string }>(`EXPLAIN ${text}`, values);
+      plans.push(rows.map((row) => row["QUERY PLAN"]));
+    }
+    return plans;
+  }
+
   /** The plan of the list query, for tests that hold the indexes to their promise. */
   async explainList(filter: LogFilter, page: PageRequest): Promise<string[]> {
     const { text, values } = listQuery(filter, page);
@@ -81,8 +116,13 @@ export class PostgresLogsStore {
   }
 }
 
-/** The list query (listSql) in PostgreSQL's dialect: numbered parameters, and a list as one text[]. */
+/** The list query (listSql) in PostgreSQL's dialect. */
 export function listQuery(filter: LogFilter, page: PageRequest): { text: string; values: unknown[] } {
+  return postgresQuery((bind) => listSql(filter, page, bind));
+}
+
+/** A statement built with a Binder, in PostgreSQL's dialect: numbered parameters, and a list as one text[]. */
+function postgresQuery(build: (bind: Binder) => string): { text: string; values: unknown[] } {
   const values: unknown[] = [];
   const numbers = new Map<string, number>();
   const placeholder = (name: string, value: unknown) => {
@@ -93,7 +133,7 @@ export function listQuery(filter: LogFilter, page: PageRequest): { text: string;
     }
     return `$${number}`;
   };
-  const text = listSql(filter, page, {
+  const text = build({
     value: placeholder,
     oneOf: (column, name, list) => `${column} = ANY(${placeholder(name, list)}::text[])`,
   });

@@ -316,6 +316,21 @@ export const migrations: readonly string[] = [
   );
   CREATE INDEX notification_outbox_due ON notification_outbox (not_before);
   `,
+  `
+  -- Issue 17, the log stats, as in the SQLite schema (../migrations.ts): each model's cost and tokens
+  -- beside the model, read once from cost_json for the rows already there, and the time index widened to
+  -- what the hours count.
+  ALTER TABLE log_entry_models
+    ADD COLUMN cost_nano_usd bigint NOT NULL DEFAULT 0,
+    ADD COLUMN tokens bigint NOT NULL DEFAULT 0;
+  UPDATE log_entry_models AS m
+  SET cost_nano_usd = round(coalesce((j.value ->> 'total')::numeric, 0) * 1000000000)::bigint,
+    tokens = coalesce((j.value -> 'tokens' ->> 'total')::bigint, 0)
+  FROM log_entries l, json_each(l.cost_json::json -> 'models') AS j
+  WHERE l.id = m.log_id AND j.key = m.model;
+  DROP INDEX log_entries_by_time;
+  CREATE INDEX log_entries_by_time ON log_entries (workspace_id, started_at, id, total_duration_ms, level);
+  `,
 ];
 
 /** Any constant of flowlog's own: every process migrating this database takes the same lock. */
