@@ -58,17 +58,10 @@ export function App() {
   };
   return (
     <SessionContext.Provider value={session}>
-      {/* The hash holds the route, so the skip link moves focus itself instead of following "#main". */}
-      <a
-        class="skip"
-        href="#main"
-        onClick={(event) => {
-          event.preventDefault();
-          document.getElementById("main")?.focus();
-        }}
-      >
+      {/* A button, not a link to "#main": the hash holds the route, so this moves focus itself. */}
+      <button type="button" class="skip" onClick={() => document.getElementById("main")?.focus()}>
         Skip to content
-      </a>
+      </button>
       <header class="top">
         <span class="brand">flowlog</span>
         <nav aria-label="Sections">
@@ -101,7 +94,7 @@ function Page({ route }: { route: Route }) {
   switch (route.page) {
     case "":
     case "logs":
-      return route.id ? <LogEntryPage id={route.id} /> : <LogsPage route={route} />;
+      return route.id ? <LogEntryPage id={route.id} view={route.params} /> : <LogsPage route={route} />;
     case "charts":
       return <ChartsPage route={route} />;
     case "deliveries":

@@ -7,7 +7,8 @@ import type {
 } from "../../gen/flowlog/notifications/v1/deliveries_service_pb.js";
 import { errorMessage } from "./api.js";
 import { useSession } from "./context.js";
-import { formatDuration, formatJson, formatTime } from "./format.js";
+import { formatDuration, formatTime } from "./format.js";
+import { JsonText } from "./json-text.js";
 import { routeHref } from "./router.js";
 import { subscriptionLabel } from "./subscription-text.js";
 import { CallError, useCall } from "./use-call.js";
@@ -146,7 +147,7 @@ export function DeliveryPage({ id }: { id: string }) {
           {event !== undefined && (
             <details>
               <summary>The event as sent</summary>
-              <pre>{formatJson(event)}</pre>
+              <JsonText value={event} />
             </details>
           )}
         </>

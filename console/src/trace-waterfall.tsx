@@ -2,7 +2,8 @@ import { type JsonValue, toJson } from "@bufbuild/protobuf";
 import { type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { useState } from "preact/hooks";
 import type { TraceSpan } from "../../gen/flowlog/logs/v1/log_entry_pb.js";
-import { formatCost, formatCount, formatDuration, formatJson, formatTime } from "./format.js";
+import { formatCost, formatCount, formatDuration, formatTime } from "./format.js";
+import { JsonText } from "./json-text.js";
 
 /** A `google.protobuf.Value` of the API (a span's input and output, the final output) as plain JSON. */
 export function jsonOf(value: Value | undefined): JsonValue | undefined {
@@ -250,7 +251,7 @@ export function JsonBlock({ label, value }: { label: string; value: JsonValue })
   return (
     <figure class="json">
       <figcaption>{label}</figcaption>
-      <pre>{formatJson(value)}</pre>
+      <JsonText value={value} />
     </figure>
   );
 }

@@ -6,7 +6,8 @@ import type { Workflow } from "../../gen/flowlog/workflows/v1/workflow_pb.js";
 import type { ExecuteWorkflowResponse } from "../../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import { errorMessage } from "./api.js";
 import { useSession } from "./context.js";
-import { formatDuration, formatJson, formatTime } from "./format.js";
+import { formatDuration, formatTime } from "./format.js";
+import { JsonText } from "./json-text.js";
 import { routeHref } from "./router.js";
 import { hasTemporalUi, TemporalLink } from "./workflow-temporal-link.js";
 
@@ -164,9 +165,7 @@ function RunResult({ run }: { run: Run }) {
           <>
             <dt>Output</dt>
             <dd>
-              <pre class="run-output">
-                {answer.output ? formatJson(toJson(ValueSchema, answer.output)) : "–"}
-              </pre>
+              <JsonText class="run-output" value={answer.output ? toJson(ValueSchema, answer.output) : "–"} />
             </dd>
           </>
         )}

@@ -139,6 +139,21 @@ describe("the logs page", () => {
     expect([...problems, ...other.problems]).toEqual([]);
   });
 
+  it("opens an entry from a filtered page, and leads back to the same page of the same view", async () => {
+    const { page, problems } = await openSignedIn(browser, flowlog.server.url, account);
+    await page.goto(`${flowlog.server.url}/#/logs?ws=${account.workspaceId}&level=info`);
+    const first = await apiPage({ level: "info" });
+    await expect.poll(() => rowsOf(page)).toEqual(first.ids);
+    await page.getByRole("button", { name: "Next" }).click();
+    const second = await apiPage({ level: "info", cursor: first.nextCursor ?? "" });
+    await expect.poll(() => rowsOf(page)).toEqual(second.ids);
+    await page.locator("table.logs tbody tr td a").first().click();
+    await page.getByRole("link", { name: "← Back to the logs" }).click();
+    await expect.poll(() => rowsOf(page)).toEqual(second.ids);
+    expect(new URL(page.url()).hash).toMatch(/level=info/);
+    expect(problems).toEqual([]);
+  });
+
   it("says what the API refused, naming the field", async () => {
     const { page } = await openSignedIn(browser, flowlog.server.url, account);
     await page.goto(`${flowlog.server.url}/#/logs?ws=${account.workspaceId}&minCost=-1`);

@@ -10,7 +10,8 @@ import { type NodeRuns, WorkflowGraph } from "../workflow-graph.js";
  * One log entry (issue 17): its facts and cost, the final output, the trace as a waterfall, and the
  * workflow state the execution ran (D13) drawn as a graph with the path it took.
  */
-export function LogEntryPage({ id }: { id: string }) {
+/** `view` holds the list's parameters the entry was opened from, so the way back returns to that list. */
+export function LogEntryPage({ id, view }: { id: string; view: URLSearchParams }) {
   const { api, workspaceId } = useSession();
   const [entryCall] = useCall((signal) => api.logs.getLog({ id }, { signal }), [id]);
   const entry = entryCall.value?.data;
@@ -24,7 +25,9 @@ export function LogEntryPage({ id }: { id: string }) {
   return (
     <section aria-labelledby="entry-title" aria-busy={entryCall.status === "loading"}>
       <p>
-        <a href={routeHref("logs", undefined, { ws: workspaceId })}>← All logs</a>
+        <a href={routeHref("logs", undefined, { ...Object.fromEntries(view), ws: workspaceId })}>
+          ← Back to the logs
+        </a>
       </p>
       <h1 id="entry-title">
         {name ? `${name}: log entry` : "Log entry"} <code>{id}</code>

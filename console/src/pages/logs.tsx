@@ -67,7 +67,7 @@ function LogPages({ params }: { params: URLSearchParams }) {
   return (
     <>
       <CallError state={page} />
-      <LogTable entries={page.value?.data ?? []} busy={page.status === "loading"} />
+      <LogTable entries={page.value?.data ?? []} busy={page.status === "loading"} view={params} />
       <nav class="pager" aria-label="Pages">
         <button type="button" disabled={!cursor} onClick={() => at(undefined, [])}>
           Newest
@@ -153,13 +153,15 @@ function LiveTail({ params }: { params: URLSearchParams }) {
           {error}
         </p>
       )}
-      <LogTable entries={entries} busy={false} />
+      <LogTable entries={entries} busy={false} view={params} />
     </>
   );
 }
 
-function LogTable({ entries, busy }: { entries: LogEntry[]; busy: boolean }) {
+/** `view` is the list's own URL parameters: an entry's page links back to the same filters and page. */
+function LogTable({ entries, busy, view }: { entries: LogEntry[]; busy: boolean; view: URLSearchParams }) {
   const { workspaceId } = useSession();
+  const listParams = Object.fromEntries(view);
   const catalog = useWorkspaceCatalog();
   return (
     <table class="logs" aria-busy={busy}>
@@ -188,7 +190,10 @@ function LogTable({ entries, busy }: { entries: LogEntry[]; busy: boolean }) {
         {entries.map((entry) => (
           <tr key={entry.id}>
             <td>
-              <a href={routeHref("logs", entry.id, { ws: workspaceId })} title={entry.startedAt}>
+              <a
+                href={routeHref("logs", entry.id, { ...listParams, ws: workspaceId })}
+                title={entry.startedAt}
+              >
                 {formatTime(entry.startedAt)}
               </a>
             </td>
