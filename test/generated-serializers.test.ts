@@ -18,6 +18,7 @@ import { type TraceSpan, TraceSpanSchema } from "../gen/flowlog/logs/v1/log_entr
 import {
   GetExecutionResponseSchema,
   GetLogResponseSchema,
+  GetLogStatsResponseSchema,
   ListLogsResponseSchema,
 } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import { answerSerializers, traceSpanFromJson } from "../gen/flowlog/logs/v1/logs_service_serializers.js";
@@ -39,7 +40,12 @@ import { randomMessage } from "./support/random-messages.js";
 // the server's JSON (toJson with alwaysEmitImplicit, less D30's marks) and toBinary's bytes. The trace
 // spans stored as protobuf JSON are read back by generated readers, which must build what fromJson builds.
 
-const answerTypes = [ListLogsResponseSchema, GetLogResponseSchema, GetExecutionResponseSchema];
+const answerTypes = [
+  ListLogsResponseSchema,
+  GetLogResponseSchema,
+  GetExecutionResponseSchema,
+  GetLogStatsResponseSchema,
+];
 
 type Outcome = { text: string } | { refused: true };
 

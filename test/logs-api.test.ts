@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import { BadRequestSchema } from "../gen/google/rpc/error_details_pb.js";
-import { rest, rpcClients } from "./support/api-server.js";
+import { rest, rpcClients, rpcError } from "./support/api-server.js";
 import {
   createAccount,
   createWorkflow,
@@ -432,5 +432,163 @@ describe("invalid input gets a 4xx naming the field, never a 500 (D8-D10)", () =
         .catch((e: unknown) => ConnectError.from(e));
       expect((missing as ConnectError).code, name).toBe(Code.NotFound);
     }
+  });
+});
+
+describe("GET /api/v1/log-stats: the charts' aggregates (issue 17)", () => {
+  // Alice's 150 executions start in 2026-11-01's first hour, one in ten an error, each 1234 ms and
+  // 0.0123 USD of gpt-4o for 150 tokens; Bob's one is in his own workspace at 10:00.
+  const range = "startDate=2026-11-01T00:00:00Z&endDate=2026-11-01T03:00:00Z";
+  const stats = (query: string, key: string | null = alice.key) =>
+    get(`/api/v1/log-stats?workspaceId=${alice.workspaceId}&${query}`, key);
+
+  it("answers every hour of the range, empty ones as zeros without percentiles, and cost per day by model", async () => {
+    const response = await stats(range);
+    expect(response.status, response.text).toBe(200);
+    const body = response.json as Json;
+    expect(body).toMatchObject({
+      hours: [
+        {
+          hour: "2026-11-01T00:00:00.000Z",
+          executions: 150,
+          errors: 15,
+          p50DurationMs: 1234,
+          p95DurationMs: 1234,
+        },
+        { hour: "2026-11-01T01:00:00.000Z", executions: 0, errors: 0 },
+        { hour: "2026-11-01T02:00:00.000Z", executions: 0, errors: 0 },
+      ],
+      // D30: 150 x 0.0123 is exactly 1.845.
+      modelCosts: [{ day: "2026-11-01", model: "gpt-4o", cost: 1.845, tokens: 22_500 }],
+      start: "2026-11-01T00:00:00.000Z",
+      end: "2026-11-01T03:00:00.000Z",
+    });
+    const hours = body.hours as Json[];
+    expect(hours).toHaveLength(3);
+    // An hour without executions has no percentiles: absent, not null or 0.
+    expect(Object.keys(hours[1] as Json).sort()).toEqual(["errors", "executions", "hour"]);
+    expect(body.modelCosts).toHaveLength(1);
+  });
+
+  it("carries the limits object and the rate-limit headers, like every other answer (D11, D12)", async () => {
+    const response = await stats(range);
+    const limits = (response.json as { limits: Json }).limits;
+    expect(limits.workflowExecutionRateLimit).toMatchObject({
+      sync: { requestsPerMinute: 120, maxBurst: 240 },
+      async: { requestsPerMinute: 600, maxBurst: 1200 },
+    });
+    expect(limits.usage).toMatchObject({ plan: "enterprise", limit: 5000, isExceeded: false });
+    expect(response.headers["x-ratelimit-limit"]).toBe("120");
+    expect(response.headers["x-ratelimit-remaining"]).toMatch(/^\d+$/);
+    expect(response.headers["x-ratelimit-reset"]).toMatch(isoMs);
+  });
+
+  it("without dates covers the last 24 hours, the current hour last", async () => {
+    const body = (await stats("")).json as { hours: Json[]; start: string; end: string };
+    // The test server's clock stands a little after 2026-11-15T12:00:00Z (steppingClock).
+    expect(body.start).toBe("2026-11-14T13:00:00.000Z");
+    expect(body.end).toBe("2026-11-15T13:00:00.000Z");
+    expect(body.hours).toHaveLength(24);
+    expect(body.hours[23]?.hour).toBe("2026-11-15T12:00:00.000Z");
+  });
+
+  it("applies the list's filters: level=error counts the errors, another workflow nothing (D9)", async () => {
+    const errors = (await stats(`${range}&level=error`)).json as Json;
+    expect(errors).toMatchObject({
+      hours: [{ executions: 15, errors: 15 }, { executions: 0 }, { executions: 0 }],
+      modelCosts: [{ day: "2026-11-01", model: "gpt-4o", cost: 0.1845, tokens: 2250 }],
+    });
+    const other = (await stats(`${range}&workflowIds=wf_other,wf_another`)).json as Json;
+    expect((other.hours as Json[]).map((h) => h.executions)).toEqual([0, 0, 0]);
+    expect(other.modelCosts).toEqual([]);
+  });
+
+  it("gives Connect and gRPC clients the same aggregates as REST", async () => {
+    const request = {
+      workspaceId: alice.workspaceId,
+      startDate: "2026-11-01T00:00:00Z",
+      endDate: "2026-11-01T03:00:00Z",
+    };
+    for (const [name, client] of rpcClients(LogsService, flowlog.server.url)) {
+      const answer = await client.getLogStats(request, { headers: { "x-api-key": alice.key } });
+      expect(
+        answer.hours.map((h) => [h.hour, h.executions, h.errors, h.p50DurationMs, h.p95DurationMs]),
+        name,
+      ).toEqual([
+        ["2026-11-01T00:00:00.000Z", 150, 15, 1234, 1234],
+        ["2026-11-01T01:00:00.000Z", 0, 0, undefined, undefined],
+        ["2026-11-01T02:00:00.000Z", 0, 0, undefined, undefined],
+      ]);
+      expect(
+        answer.modelCosts.map((c) => [c.day, c.model, c.cost, c.tokens]),
+        name,
+      ).toEqual([["2026-11-01", "gpt-4o", 1.845, 22_500]]);
+      expect([answer.start, answer.end], name).toEqual([
+        "2026-11-01T00:00:00.000Z",
+        "2026-11-01T03:00:00.000Z",
+      ]);
+      expect(answer.limits?.usage?.plan, name).toBe("enterprise");
+    }
+  });
+
+  it("refuses a range longer than 31 days naming endDate and the limit; 31 days are answered", async () => {
+    const refused = await stats("startDate=2026-10-01&endDate=2026-11-01T00:00:01Z");
+    expect(refused.status).toBe(400);
+    expect(refused.json).toMatchObject({
+      code: "invalid_argument",
+      errors: [{ field: "endDate", message: expect.stringContaining("at most 31 days") }],
+    });
+    const onlyStart = await stats("startDate=2026-10-01");
+    expect(onlyStart.json).toMatchObject({ errors: [{ field: "endDate" }] });
+    for (const [name, client] of rpcClients(LogsService, flowlog.server.url)) {
+      const error = await rpcError(() =>
+        client.getLogStats(
+          { workspaceId: alice.workspaceId, startDate: "2026-10-01", endDate: "2026-11-02" },
+          { headers: { "x-api-key": alice.key } },
+        ),
+      );
+      expect(error.code, name).toBe(Code.InvalidArgument);
+      expect(error.findDetails(BadRequestSchema)[0]?.fieldViolations[0]?.field, name).toBe("endDate");
+    }
+    const month = (await stats("startDate=2026-10-01&endDate=2026-11-01")).json as { hours: Json[] };
+    expect(month.hours).toHaveLength(31 * 24);
+  });
+
+  it.each([
+    ["level=warn", "level"],
+    ["triggers=api,cron", "triggers[1]"],
+    ["startDate=yesterday", "startDate"],
+    ["minCost=-1", "minCost"],
+    ["startDate=2026-11-02&endDate=2026-11-01", "startDate"],
+  ])("%s is refused naming %s", async (query, field) => {
+    const response = await stats(query);
+    expect(response.status).toBe(400);
+    expect(response.json).toMatchObject({ status: 400, code: "invalid_argument", errors: [{ field }] });
+  });
+
+  it("answers 401 without a key, and 403 for a workspace the key's user is not a member of (D10)", async () => {
+    expect((await stats(range, null)).status).toBe(401);
+    expect((await stats(range, "flk_not-a-real-key")).status).toBe(401);
+    const foreign = await stats(range, bob.key);
+    expect(foreign.status).toBe(403);
+    expect(foreign.json).toMatchObject({ code: "permission_denied" });
+    expect((await get(`/api/v1/log-stats?workspaceId=ws_does_not_exist&${range}`, bob.key)).status).toBe(403);
+    for (const [name, client] of rpcClients(LogsService, flowlog.server.url)) {
+      const error = await rpcError(() =>
+        client.getLogStats({ workspaceId: alice.workspaceId }, { headers: { "x-api-key": bob.key } }),
+      );
+      expect(error.code, name).toBe(Code.PermissionDenied);
+    }
+  });
+
+  it("counts only the workspace's own executions: Bob's hour is empty for Alice and his for him", async () => {
+    const day = "startDate=2026-11-01&endDate=2026-11-02";
+    const alices = (await stats(day)).json as { hours: Json[] };
+    expect(alices.hours[10]).toMatchObject({ executions: 0 });
+    const bobs = (await get(`/api/v1/log-stats?workspaceId=${bob.workspaceId}&${day}`, bob.key)).json as {
+      hours: Json[];
+    };
+    expect(bobs.hours[10]).toMatchObject({ executions: 1, p50DurationMs: 1234 });
+    expect(bobs.hours.reduce((n, h) => n + (h.executions as number), 0)).toBe(1);
   });
 });

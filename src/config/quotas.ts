@@ -12,6 +12,8 @@ export interface Quotas {
   requestBodyBytes: number;
   /** Values in one list parameter (workflowIds, folderIds, triggers, ...). */
   listParameterValues: number;
+  /** The longest range GET /api/v1/log-stats aggregates, in days (issue 17): hours read grow with it. */
+  logStatsRangeDays: number;
   workflow: {
     /** Blocks in one workflow definition. */
     maxBlocks: number;
@@ -67,6 +69,7 @@ const mebibyte = 1024 * 1024;
 export const defaultQuotas: Quotas = {
   requestBodyBytes: mebibyte,
   listParameterValues: 100,
+  logStatsRangeDays: 31,
   workflow: { maxBlocks: 200, maxBlockRuns: 1000, maxSchedules: 10, minScheduleIntervalSeconds: 60 },
   httpBlock: { maxRetries: 10, maxTimeoutMs: 120_000, minRetryBaseMs: 100, maxRetryMaxMs: 60_000 },
   replyBytes: { block: 10 * mebibyte, delivery: 64 * 1024 },

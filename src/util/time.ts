@@ -27,6 +27,11 @@ export function isoFromMs(ms: number): string {
   return `${lastDay.prefix}${twoDigits[hour]}:${twoDigits[minute]}:${twoDigits[second]}.${threeDigits[milli]}Z`;
 }
 
+/** The UTC calendar day of a time as ISO 8601 writes it, `YYYY-MM-DD` (D7's timestamps, cut at the day). */
+export function isoDayFromMs(ms: number): string {
+  return isoFromMs(ms).slice(0, 10);
+}
+
 /** `YYYY-MM-DDT` of a day counted from 1970-01-01 (the civil-from-days algorithm of H. Hinnant). */
 function datePrefix(day: number): string {
   const z = day + 719_468;

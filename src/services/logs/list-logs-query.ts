@@ -1,9 +1,8 @@
 import type { ListLogsRequest } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
-import { type FieldViolation, invalidArgument, listLengthViolations } from "../../errors/api-errors.js";
+import { invalidArgument } from "../../errors/api-errors.js";
 import type { LogFilter, Order, PageRequest } from "../../store/logs-store.js";
-import type { Level, Trigger } from "../../store/records.js";
-import { msFromIso } from "../../util/time.js";
 import { decodeCursor } from "./cursor.js";
+import { entryFilterOf, isoDate } from "./entry-filter.js";
 
 export const defaultPageSize = 100;
 
@@ -21,18 +20,14 @@ export interface ListLogsQuery {
  * otherwise.
  */
 export function parseListLogsRequest(request: ListLogsRequest, maxListValues: number): ListLogsQuery {
-  const violations: FieldViolation[] = [
-    ...listLengthViolations("workflowIds", request.workflowIds, maxListValues),
-    ...listLengthViolations("folderIds", request.folderIds, maxListValues),
-    ...listLengthViolations("triggers", request.triggers, maxListValues),
-  ];
+  const { filter: entries, violations } = entryFilterOf(request, maxListValues);
   const fail = (field: string, message: string) => violations.push({ field, message });
 
   const limit = request.limit ?? defaultPageSize;
   const order = (request.order ?? "desc") as Order;
   const details = (request.details ?? "basic") as ListLogsQuery["details"];
-  const startedFrom = isoBound(request.startDate, "startDate", fail);
-  const startedTo = isoBound(request.endDate, "endDate", fail);
+  const startedFrom = isoDate(request.startDate, "startDate", fail);
+  const startedTo = isoDate(request.endDate, "endDate", fail);
   let after: PageRequest["after"];
   if (request.cursor !== undefined) {
     const cursor = decodeCursor(request.cursor);
@@ -43,21 +38,7 @@ export function parseListLogsRequest(request: ListLogsRequest, maxListValues: nu
   }
   if (violations.length > 0) throw invalidArgument(violations);
 
-  const filter: LogFilter = {
-    workspaceId: request.workspaceId,
-    workflowIds: request.workflowIds.length > 0 ? request.workflowIds : undefined,
-    folderIds: request.folderIds.length > 0 ? request.folderIds : undefined,
-    triggers: request.triggers.length > 0 ? (request.triggers as Trigger[]) : undefined,
-    level: request.level as Level | undefined,
-    startedFrom,
-    startedTo,
-    executionId: request.executionId,
-    minDurationMs: request.minDurationMs,
-    maxDurationMs: request.maxDurationMs,
-    minCost: request.minCost,
-    maxCost: request.maxCost,
-    model: request.model,
-  };
+  const filter: LogFilter = { ...entries, startedFrom, startedTo, executionId: request.executionId };
   return {
     filter,
     details,
@@ -69,12 +50,4 @@ export function parseListLogsRequest(request: ListLogsRequest, maxListValues: nu
       withFinalOutput: request.includeFinalOutput ?? false,
     },
   };
-}
-
-function isoBound(value: string | undefined, field: string, fail: (field: string, message: string) => void) {
-  if (value === undefined) return undefined;
-  const ms = msFromIso(value);
-  if (ms === undefined)
-    fail(field, `${field} must be an ISO 8601 timestamp such as 2026-01-02T03:04:05.000Z`);
-  return ms;
 }

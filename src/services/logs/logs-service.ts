@@ -12,13 +12,15 @@ import { requireMember, visibleTo } from "../workspace-access.js";
 import { encodeCursor } from "./cursor.js";
 import { parseListLogsRequest } from "./list-logs-query.js";
 import { executionMetadata, logEntryView } from "./log-entry-view.js";
+import { parseGetLogStatsRequest } from "./log-stats-query.js";
+import { logStatsView } from "./log-stats-view.js";
 
 export interface LogsServiceDependencies {
   store: Store;
   /** What the limits object of every body reports (D12). */
   planLimits: PlanTable;
-  /** How many values a list filter may hold (D26). */
-  quotas: Pick<Quotas, "listParameterValues">;
+  /** How many values a list filter may hold (D26), and how long a range the stats take (issue 17). */
+  quotas: Pick<Quotas, "listParameterValues" | "logStatsRangeDays">;
   clock: () => number;
 }
 
@@ -48,6 +50,14 @@ export function createLogsService({
         nextCursor: page.next && encodeCursor(page.next, query.page.order),
         limits: await limitsOf(user),
       };
+    },
+
+    async getLogStats(request, context) {
+      const { user } = callerOf(context.values);
+      const { filter, range } = parseGetLogStatsRequest(request, quotas, clock());
+      await requireMember(store, user, request.workspaceId);
+      const stats = await store.logs.stats(filter, range);
+      return logStatsView(stats, range, await limitsOf(user));
     },
 
     async getLog(request, context) {

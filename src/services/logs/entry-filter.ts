@@ -1,0 +1,68 @@
+import type { ListLogsRequest } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
+import { type FieldViolation, listLengthViolations } from "../../errors/api-errors.js";
+import type { LogFilter } from "../../store/logs-store.js";
+import type { Level, Trigger } from "../../store/records.js";
+import { msFromIso } from "../../util/time.js";
+
+/**
+ * The filters ListLogs and GetLogStats share, as both requests name them: which entries count (D9).
+ * The dates are left out: the list takes them as inclusive bounds, the stats as a range of hours.
+ */
+export type EntryFilterFields = Pick<
+  ListLogsRequest,
+  | "workspaceId"
+  | "workflowIds"
+  | "folderIds"
+  | "triggers"
+  | "level"
+  | "minDurationMs"
+  | "maxDurationMs"
+  | "minCost"
+  | "maxCost"
+  | "model"
+>;
+
+/**
+ * The shared filters as the store takes them, with the D26 list lengths checked (configuration, so not
+ * in the .proto): the violations are the caller's to report with its own, in one round.
+ */
+export function entryFilterOf(
+  request: EntryFilterFields,
+  maxListValues: number,
+): { filter: LogFilter; violations: FieldViolation[] } {
+  return {
+    filter: {
+      workspaceId: request.workspaceId,
+      workflowIds: request.workflowIds.length > 0 ? request.workflowIds : undefined,
+      folderIds: request.folderIds.length > 0 ? request.folderIds : undefined,
+      triggers: request.triggers.length > 0 ? (request.triggers as Trigger[]) : undefined,
+      level: request.level as Level | undefined,
+      minDurationMs: request.minDurationMs,
+      maxDurationMs: request.maxDurationMs,
+      minCost: request.minCost,
+      maxCost: request.maxCost,
+      model: request.model,
+    },
+    violations: [
+      ...listLengthViolations("workflowIds", request.workflowIds, maxListValues),
+      ...listLengthViolations("folderIds", request.folderIds, maxListValues),
+      ...listLengthViolations("triggers", request.triggers, maxListValues),
+    ],
+  };
+}
+
+/**
+ * A date parameter as Unix milliseconds. The .proto's pattern already holds it to the calendar; what it
+ * lets through and Date cannot read is reported under the field's name.
+ */
+export function isoDate(
+  value: string | undefined,
+  field: string,
+  fail: (field: string, message: string) => void,
+): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = msFromIso(value);
+  if (ms === undefined)
+    fail(field, `${field} must be an ISO 8601 timestamp such as 2026-01-02T03:04:05.000Z`);
+  return ms;
+}
