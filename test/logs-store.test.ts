@@ -4,6 +4,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/store/database.js";
+import type { StatsFilter } from "../src/store/log-stats-query.js";
 import { type LogFilter, listQuery, type PageRequest } from "../src/store/logs-store.js";
 import { migrations } from "../src/store/migrations.js";
 import { openStore, type Store } from "../src/store/store.js";
@@ -150,6 +151,46 @@ describe("the list query reads only the rows of its page (D8)", () => {
           ).toBe(true);
         }
       }
+    },
+  );
+});
+
+describe("the log stats read indexes, bounded by the range (issue 17)", () => {
+  const range = {
+    start: Date.parse("2026-11-01T00:00:00.000Z"),
+    end: Date.parse("2026-11-02T00:00:00.000Z"),
+  };
+  const filters: [string, Omit<StatsFilter, "workspaceId">][] = [
+    ["no filter", {}],
+    ["one workflow", { workflowIds: ["wf_1"] }],
+    ["level=error", { level: "error" }],
+    ["two triggers", { triggers: ["api", "chat"] }],
+    ["cost range", { minCost: 0.01, maxCost: 1 }],
+    ["model", { model: "gpt-4o" }],
+  ];
+  const plansOf = (filter: Omit<StatsFilter, "workspaceId">) =>
+    store.logs.explainStats({ workspaceId: account.workspaceId, ...filter }, range);
+
+  it("without filters the hours read the time index alone, never a row of the table", async () => {
+    const [hours] = await plansOf({});
+    expect(hours?.join("\n")).toMatch(
+      /SEARCH l USING COVERING INDEX log_entries_by_time \(workspace_id=\? AND started_at>\? AND started_at<\?\)/,
+    );
+  });
+
+  it.each(filters)(
+    "%s: every table is searched by index within the range, none scanned",
+    async (_, filter) => {
+      const [hours, costs] = await plansOf(filter);
+      const narrowed = Object.keys(filter).length > 0;
+      for (const plan of narrowed ? [hours, costs] : [hours]) {
+        expect(plan?.join("\n")).toMatch(/^SEARCH (l|m) .*started_at>\? AND started_at<\?/m);
+      }
+      for (const plan of [hours, costs]) expect(plan?.join("\n")).not.toMatch(/^SCAN (l|m|c|n)\b/m);
+      // The model table is read by its time index alone, within the range.
+      expect(costs?.join("\n")).toMatch(
+        /SEARCH c USING COVERING INDEX log_entry_models_by_time \(workspace_id=\? AND started_at>\? AND started_at<\?\)/,
+      );
     },
   );
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { StatsFilter } from "../src/store/log-stats-query.js";
 import type { LogFilter, PageRequest } from "../src/store/logs-store.js";
 import { openPostgres, type PostgresPool } from "../src/store/postgres/database.js";
 import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
@@ -105,4 +106,34 @@ describe("the list query reads only the rows of its page (D8), on PostgreSQL too
       expect(plan).not.toMatch(/Seq Scan|Bitmap/);
     }
   });
+});
+
+describe("the log stats read indexes bounded by their range, on PostgreSQL too (issue 17)", () => {
+  // A day of the 30 the table holds: the rows a chart's day reads are few among many, as in use.
+  const end = Math.floor((now - 5 * dayMs) / 3_600_000) * 3_600_000;
+  const range = { start: end - dayMs, end };
+  const filters: [string, () => Omit<StatsFilter, "workspaceId">][] = [
+    ["no filter", () => ({})],
+    ["one workflow", () => ({ workflowIds: [sample[0]?.entry.workflowId ?? ""] })],
+    ["level=error", () => ({ level: "error" })],
+    ["two triggers", () => ({ triggers: ["api", "chat"] })],
+    ["cost range", () => ({ minCost: 0.0001, maxCost: 1 })],
+    ["model", () => ({ model: sample.flatMap((r) => Object.keys(r.entry.cost.models))[0] ?? "" })],
+  ];
+
+  it("without filters the hours read the time index alone", async () => {
+    const [hours] = await logs.explainStats({ workspaceId }, range);
+    expect(hours?.join("\n")).toMatch(/Index Only Scan using log_entries_by_time on log_entries l/);
+  });
+
+  it.each(filters)(
+    "%s: no table is scanned whole; the model table is read by its time index",
+    async (_, filter) => {
+      const [hours, costs] = await logs.explainStats({ workspaceId, ...filter() }, range);
+      for (const plan of [hours, costs]) expect(plan?.join("\n"), plan?.join("\n")).not.toMatch(/Seq Scan/);
+      expect(costs?.join("\n"), costs?.join("\n")).toMatch(
+        /(Index (Only )?Scan using|Bitmap Index Scan on) log_entry_models_by_time .*\n.*Index Cond: .*workspace_id = .*started_at >= .*started_at <= /,
+      );
+    },
+  );
 });

@@ -80,37 +80,28 @@ export function hourStatsSql(filter: StatsFilter, range: HourRange, bind: Binder
 
 /**
  * Cost and tokens per day and model, in any store's dialect, from log_entry_models, which holds each
- * model's share of an entry. Each model of the workspace is found by one seek after the last (a loose
- * index scan of the model table's key) and its rows of the range read in key order, so the range bounds
- * the rows read, not the workspace's history; CROSS JOIN keeps SQLite's planner to that order. Filters beyond the range keep the rows of the entries the
- * list would give; a model filter keeps the entries that used that model, with all their models.
+ * model's share of an entry: read by log_entry_models_by_time within the range, which holds all the sums
+ * need. Filters beyond the range keep the rows of the entries the list would give, found once (a
+ * materialised CTE, whatever plan the statistics of the moment suggest); a model filter keeps the
+ * entries that used that model, with all their models.
  */
 export function modelCostsSql(filter: StatsFilter, range: HourRange, bind: Binder): string {
-  const workspace = bind.value("workspaceId", filter.workspaceId);
   const day = `c.started_at / ${dayMs}`;
   const where = [
-    `c.workspace_id = ${workspace}`,
-    "c.model = models.model",
+    `c.workspace_id = ${bind.value("workspaceId", filter.workspaceId)}`,
     `c.started_at >= ${bind.value("startedFrom", range.start)}`,
     `c.started_at <= ${bind.value("startedTo", range.end - 1)}`,
   ];
   let kept = "";
   if (narrowsEntries(filter)) {
     const entries = filteredEntries(entriesIn(filter, range), bind);
-    kept = `, kept AS MATERIALIZED (SELECT l.id FROM ${entries.from} WHERE ${entries.where.join(" AND ")})`;
+    kept = `WITH kept AS MATERIALIZED (SELECT l.id FROM ${entries.from} WHERE ${entries.where.join(" AND ")}) `;
     where.push("c.log_id IN (SELECT id FROM kept)");
   }
-  const nextModel = (after: string) =>
-    `SELECT n.model FROM log_entry_models n WHERE n.workspace_id = ${workspace}${after} ORDER BY n.model LIMIT 1`;
-  return `WITH RECURSIVE models (model) AS (
-      SELECT (${nextModel("")})
-      UNION ALL
-      SELECT (${nextModel(" AND n.model > models.model")}) FROM models WHERE models.model IS NOT NULL
-    )${kept}
-    SELECT ${day} AS day, c.model AS model, CAST(sum(c.cost_nano_usd) AS bigint) AS cost_nano_usd,
+  return `${kept}SELECT ${day} AS day, c.model AS model, CAST(sum(c.cost_nano_usd) AS bigint) AS cost_nano_usd,
       CAST(sum(c.tokens) AS bigint) AS tokens
-    FROM models CROSS JOIN log_entry_models c WHERE ${where.join(" AND ")}
-    GROUP BY c.model, ${day} ORDER BY day, model`;
+    FROM log_entry_models c WHERE ${where.join(" AND ")}
+    GROUP BY ${day}, c.model ORDER BY day, model`;
 }
 
 /**

@@ -363,7 +363,7 @@ export const migrations: readonly string[] = [
   `
   -- Issue 17, the log stats. Each model's cost (whole nano-USD, D30) and tokens beside the model, so cost
   -- per day by model sums this narrow table instead of parsing every entry's cost_json; the rows already
-  -- there are read from it once.
+  -- there are read from it once. Read by time, whatever the model, with all a sum needs in the index.
   ALTER TABLE log_entry_models ADD COLUMN cost_nano_usd INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE log_entry_models ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0;
   UPDATE log_entry_models AS m
@@ -371,6 +371,8 @@ export const migrations: readonly string[] = [
     tokens = coalesce(json_extract(j.value, '$.tokens.total'), 0)
   FROM log_entries l, json_each(l.cost_json, '$.models') j
   WHERE l.id = m.log_id AND j.key = m.model;
+  CREATE INDEX log_entry_models_by_time
+    ON log_entry_models (workspace_id, started_at, model, log_id, cost_nano_usd, tokens);
   -- The time index carries what the hours count, so unfiltered stats read it alone, not a row apiece;
   -- its keyset prefix still serves the list (D8).
   DROP INDEX log_entries_by_time;

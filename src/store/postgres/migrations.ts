@@ -328,6 +328,8 @@ export const migrations: readonly string[] = [
     tokens = coalesce((j.value -> 'tokens' ->> 'total')::bigint, 0)
   FROM log_entries l, json_each(l.cost_json::json -> 'models') AS j
   WHERE l.id = m.log_id AND j.key = m.model;
+  CREATE INDEX log_entry_models_by_time
+    ON log_entry_models (workspace_id, started_at, model, log_id, cost_nano_usd, tokens);
   DROP INDEX log_entries_by_time;
   CREATE INDEX log_entries_by_time ON log_entries (workspace_id, started_at, id, total_duration_ms, level);
   `,
