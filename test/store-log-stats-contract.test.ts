@@ -1,7 +1,19 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../src/store/database.js";
 import type { DayModelCostRecord, HourRange, LogStats, StatsFilter } from "../src/store/log-stats-query.js";
 import { LogsStore } from "../src/store/logs-store.js";
+import { migrations } from "../src/store/migrations.js";
+import { openPostgres } from "../src/store/postgres/database.js";
 import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
+import {
+  migrate as migratePostgres,
+  migrations as postgresMigrations,
+} from "../src/store/postgres/migrations.js";
+import { namedStatement } from "../src/store/postgres/named-parameters.js";
 import { type ExecutionRecord, type LogEntryRecord, levels, triggers } from "../src/store/records.js";
 import type { StoreArea } from "../src/store/store.js";
 import { testWorkflowState } from "./support/flowlog.js";
@@ -296,5 +308,99 @@ describe.each(kinds)("the log stats on %s (issue 17, D32)", (_, open) => {
     const none = await logs.stats({ workspaceId: "ws_absent" }, range);
     expect(none.hours.every((h) => h.executions === 0)).toBe(true);
     expect(none.modelCosts).toEqual([]);
+  });
+});
+
+/** Writes a statement with `@name` parameters, as both stores' tables take it. */
+type Write = (sql: string, parameters: object) => Promise<void>;
+
+/**
+ * A store an older flowlog left, one schema version before the stats: `fill` writes its rows through
+ * `write`, then the store is opened by this flowlog, which migrates it.
+ */
+const olderStores: [
+  string,
+  (fill: (write: Write) => Promise<void>) => Promise<[Logs, () => Promise<void>]>,
+][] = [
+  [
+    "SQLite",
+    async (fill) => {
+      const file = path.join(mkdtempSync(path.join(tmpdir(), "flowlog-stats-upgrade-")), "flowlog.sqlite");
+      const older = openDatabase(
+        file,
+        migrations.findIndex((sql) => sql.includes("cost_nano_usd")),
+      );
+      await fill(async (sql, parameters) => {
+        older.prepare(sql).run(parameters);
+      });
+      older.close();
+      const db = openDatabase(file);
+      return [
+        new LogsStore(db),
+        async () => {
+          db.close();
+        },
+      ];
+    },
+  ],
+  [
+    "PostgreSQL",
+    async (fill) => {
+      const url = await server.createDatabase();
+      const older = new pg.Client({ connectionString: url });
+      await older.connect();
+      await migratePostgres(
+        older,
+        postgresMigrations.findIndex((sql) => sql.includes("cost_nano_usd")),
+      );
+      await fill(async (sql, parameters) => {
+        await older.query(namedStatement(sql)(parameters));
+      });
+      await older.end();
+      const pool = await openPostgres(url);
+      return [new PostgresLogsStore(pool), () => pool.end()];
+    },
+  ],
+];
+
+describe.each(olderStores)("a %s store an older flowlog left (issue 17)", (_, openOlder) => {
+  it("gets each model's cost and tokens from the entries' cost_json when it upgrades", async () => {
+    const entries = [
+      record(t0 + 1000, { models: { "gpt-4.1-nano": [0.1, 7], "GPT-4o": [0.000000001, 3] } }),
+      record(t0 + 2000, { models: { "gpt-4.1-nano": [0.2, 5] } }),
+      record(t0 + 3000, { models: {} }),
+    ];
+    const [logs, close] = await openOlder(async (write) => {
+      for (const { entry } of entries) {
+        await write(
+          `INSERT INTO log_entries (id, workspace_id, workflow_id, execution_id, level, trigger, started_at,
+             ended_at, total_duration_ms, cost_total, cost_json, trace_spans_json)
+           VALUES (@id, @workspaceId, 'wf_a', @executionId, 'info', 'api', @startedAt, @startedAt, 1, @total,
+             @costJson, '[]')`,
+          {
+            ...entry,
+            total: entry.cost.total,
+            costJson: JSON.stringify({ tokens: entry.cost.tokens, models: entry.cost.models }),
+          },
+        );
+        for (const model of Object.keys(entry.cost.models)) {
+          await write(
+            `INSERT INTO log_entry_models (workspace_id, model, started_at, log_id)
+             VALUES (@workspaceId, @model, @startedAt, @id)`,
+            { ...entry, model },
+          );
+        }
+      }
+    });
+    try {
+      const stats = await logs.stats({ workspaceId }, { start: t0, end: t0 + hourMs });
+      expect(stats.modelCosts).toEqual([
+        { day: t0, model: "GPT-4o", cost: 0.000000001, tokens: 3 },
+        { day: t0, model: "gpt-4.1-nano", cost: 0.3, tokens: 12 },
+      ]);
+      expect(stats.hours[0]).toMatchObject({ executions: 3, p50DurationMs: 1 });
+    } finally {
+      await close();
+    }
   });
 });
