@@ -57,6 +57,7 @@ export async function runDev(config: Config): Promise<void> {
     });
     stops.push(() => api.close());
     console.log(`flowlog API at ${api.url} (gRPC, gRPC-Web, Connect and REST on one port)`);
+    console.log(`  Console:          ${api.url}/   (sign in with a key and workspace from bootstrap)`);
     console.log(`  OpenAPI document: ${api.url}/api/v1/openapi.json`);
     console.log("  Get an API key:   npm run flowlog -- bootstrap   (prints a user, a workspace and a key)");
 
