@@ -44,8 +44,8 @@ export function parseGetLogStatsRequest(
     } else if (to - from > limits.logStatsRangeDays * dayMs) {
       fail(
         "endDate",
-        `endDate must be at most ${limits.logStatsRangeDays} days after startDate: from startDate ` +
-          `${isoFromMs(from)} to ${endName} is ${((to - from) / dayMs).toFixed(1)} days`,
+        `endDate must be at most ${limits.logStatsRangeDays} days after startDate (D26): from startDate ` +
+          `${isoFromMs(from)} to ${endName} is longer`,
       );
     }
   }
