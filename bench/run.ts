@@ -13,6 +13,7 @@ import { ingestBench } from "./ingest.js";
 import { ingestPgBench } from "./ingest-pg.js";
 import { listQueryBench } from "./list-query.js";
 import { listQueryPgBench } from "./list-query-pg.js";
+import { logStatsBench } from "./log-stats.js";
 import { rateLimitBench } from "./rate-limit.js";
 import { type Bench, formatTable } from "./support/report.js";
 
@@ -20,6 +21,7 @@ import { type Bench, formatTable } from "./support/report.js";
 const benches: Bench[] = [
   listQueryBench,
   listQueryPgBench,
+  logStatsBench,
   gatewayBench,
   gatewayPgBench,
   ingestBench,
