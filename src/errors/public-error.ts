@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { logger } from "../logging/logger.js";
+import { QueryTimeoutError } from "./query-timeout.js";
 import { StoreUnavailableError } from "./store-unavailable.js";
 
 /**
@@ -16,6 +17,7 @@ export function toPublicError(error: unknown, context: string): ConnectError {
     logger.warn({ err: error.cause, context }, "the store's database is unreachable");
     return new ConnectError(error.message, Code.Unavailable);
   }
+  if (error instanceof QueryTimeoutError) return new ConnectError(error.message, Code.DeadlineExceeded);
   const incident = randomUUID();
   logger.error({ err: error, incident, context }, "unexpected error");
   return new ConnectError(`internal error (incident ${incident})`, Code.Internal);

@@ -1,5 +1,5 @@
 import type { Db } from "./database.js";
-import { type Binder, listSql, pageOf } from "./log-list-query.js";
+import { listSql, pageOf } from "./log-list-query.js";
 import {
   type ExecutionRows,
   executionRows,
@@ -10,16 +10,15 @@ import {
 } from "./log-rows.js";
 import {
   type HourRange,
-  type HourRow,
   hourStatsSql,
   type LogStats,
-  type ModelCostRow,
   modelCostsSql,
   type StatsFilter,
-  statsOf,
 } from "./log-stats-query.js";
+import { LogStatsThread } from "./log-stats-thread.js";
 import type { FanOutIntent } from "./outbox-store.js";
 import type { ExecutionRecord, Level, LogEntryRecord, Trigger } from "./records.js";
+import { sqliteQuery } from "./sqlite-query.js";
 
 /** The filters of GET /api/v1/logs, already validated (D9, D10): the store trusts its values. */
 export interface LogFilter {
@@ -81,7 +80,14 @@ export class LogsStore {
   /** The list's and the stats' statements, one per combination of filters present (listQuery). */
   private readonly statements = new Map<string, ReturnType<Db["prepare"]>>();
 
-  constructor(private readonly db: Db) {
+  /**
+   * `statsThread` runs the stats, which read for seconds over a long range, off this thread
+   * (log-stats-worker.ts); the store that made it ends it.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly statsThread: Pick<LogStatsThread, "stats"> = new LogStatsThread(db.name),
+  ) {
     this.insertEntry = db.prepare(
       `INSERT INTO log_entries (id, workspace_id, workflow_id, folder_id, execution_id, billed_user_id, level,
          trigger, started_at, ended_at, total_duration_ms, cost_total, cost_json, files_json, trace_spans_json,
@@ -179,15 +185,7 @@ export class LogsStore {
    * Both statements read one snapshot, so the hours and the costs count the same entries.
    */
   async stats(filter: StatsFilter, range: HourRange): Promise<LogStats> {
-    const hours = sqliteQuery((bind) => hourStatsSql(filter, range, bind));
-    const costs = sqliteQuery((bind) => modelCostsSql(filter, range, bind));
-    return this.db.transaction(() =>
-      statsOf(
-        this.prepared(hours.sql).all(hours.params) as HourRow[],
-        this.prepared(costs.sql).all(costs.params) as ModelCostRow[],
-        range,
-      ),
-    )();
+    return this.statsThread.stats(filter, range);
   }
 
   /** The plans of the stats' two statements, for tests that hold them to their indexes. */
@@ -224,21 +222,4 @@ export function listQuery(
   page: PageRequest,
 ): { sql: string; params: Record<string, unknown> } {
   return sqliteQuery((bind) => listSql(filter, page, bind));
-}
-
-/** A statement built with a Binder, in SQLite's dialect: named parameters, and a list as a JSON array. */
-function sqliteQuery(build: (bind: Binder) => string): { sql: string; params: Record<string, unknown> } {
-  const params: Record<string, unknown> = {};
-  const sql = build({
-    value: (name, value) => {
-      params[name] = value;
-      return `@${name}`;
-    },
-    // Read by json_each, planned like the IN list it replaces.
-    oneOf: (column, name, values) => {
-      params[name] = JSON.stringify(values);
-      return `${column} IN (SELECT value FROM json_each(@${name}))`;
-    },
-  });
-  return { sql, params };
 }

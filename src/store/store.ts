@@ -7,6 +7,7 @@ import { DeliveriesStore } from "./deliveries-store.js";
 import { type EndpointHealthArea, EndpointHealthStore } from "./endpoint-health-store.js";
 import { EnvironmentStore } from "./environment-store.js";
 import { InactivityStore } from "./inactivity-store.js";
+import { LogStatsThread } from "./log-stats-thread.js";
 import { LogsStore } from "./logs-store.js";
 import { OutboxStore } from "./outbox-store.js";
 import { RateLimitStore } from "./rate-limit-store.js";
@@ -60,12 +61,13 @@ export function openStore(location: StoreLocation): Store {
   const masterKey = loadMasterKey({ dataDir: path.dirname(file), masterKey: location.masterKey });
   const db: Db = openDatabase(file);
   const endpointHealth = new EndpointHealthStore(db);
+  const statsThread = new LogStatsThread(file);
   return {
     accounts: new AccountsStore(db),
     workflows: new WorkflowsStore(db),
     environment: new EnvironmentStore(db, masterKey),
     triggers: new TriggersStore(db),
-    logs: new LogsStore(db),
+    logs: new LogsStore(db, statsThread),
     outbox: new OutboxStore(db),
     rateLimits: new RateLimitStore(db),
     usage: new UsageStore(db),
@@ -78,6 +80,7 @@ export function openStore(location: StoreLocation): Store {
       db.prepare("SELECT 1").get();
     },
     close: async () => {
+      await statsThread.close();
       db.close();
     },
   };
