@@ -1,6 +1,8 @@
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toPublicError } from "../src/errors/public-error.js";
@@ -59,6 +61,21 @@ describe("the log stats on SQLite", () => {
     const after = await store.logs.stats({ workspaceId }, range);
     const count = (stats: typeof before) => stats.hours.reduce((sum, h) => sum + h.executions, 0);
     expect(count(after)).toBe(count(before) + 10);
+  });
+
+  it("leave a process free to end once answered, though nobody closed the thread", async () => {
+    const thread = new URL("../src/store/log-stats-thread.ts", import.meta.url).href;
+    const script = `
+      const { LogStatsThread } = await import(${JSON.stringify(thread)});
+      const stats = await new LogStatsThread(${JSON.stringify(databaseFile(dataDir))})
+        .stats({ workspaceId: ${JSON.stringify(workspaceId)} }, ${JSON.stringify(range)});
+      console.log(stats.hours.length);`;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", "--input-type=module", "-e", script],
+      { timeout: 30_000 },
+    );
+    expect(stdout.trim()).toBe(String(31 * 24));
   });
 
   it("refuse a read past its time, naming what to narrow, as 504 deadline_exceeded", async () => {

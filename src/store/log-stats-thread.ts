@@ -8,11 +8,12 @@ export const statsTimeoutMs = 30_000;
 
 /**
  * flowlog runs from its TypeScript sources (bin/flowlog.js registers tsx on the main thread only), so
- * the worker registers tsx itself before it loads its module.
+ * the worker registers tsx itself before it loads its module. Dynamic imports only: the eval'd code is
+ * CommonJS or a module, as the process's own --input-type says.
  */
 const bootstrap = `
-const { workerData } = require("node:worker_threads");
-import(workerData.tsx).then(({ register }) => { register(); return import(workerData.module); });
+import("node:worker_threads")
+  .then(({ workerData }) => import(workerData.tsx).then(({ register }) => (register(), import(workerData.module))));
 `;
 
 interface Pending {
@@ -61,10 +62,11 @@ export class LogStatsThread {
         module: new URL("./log-stats-worker.ts", import.meta.url).href,
       },
     });
-    // An idle stats thread does not keep the process alive.
-    worker.unref();
     worker.on("message", (answer: StatsAnswer) => this.answered(answer));
     worker.on("error", (error) => this.failed(worker, error));
+    // An idle stats thread does not keep the process alive; after the listeners, since adding a message
+    // listener refs the worker again.
+    worker.unref();
     this.worker = worker;
     return worker;
   }
