@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { extname } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Config } from "../config/config.js";
 import { chooseEncoding, type ResponseEncoding } from "../gateway/response-encoding.js";
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
@@ -52,7 +53,7 @@ export interface ConsoleAssets {
  */
 export function loadConsoleAssets(compressMinBytes: number, settings: ConsoleSettings = {}): ConsoleAssets {
   const assets = new Map<string, Asset>();
-  const folder = builtConsole.pathname;
+  const folder = fileURLToPath(builtConsole);
   if (existsSync(folder)) {
     const names = readdirSync(folder).filter((name) => contentTypes[extname(name)]);
     for (const name of names) {
