@@ -112,35 +112,25 @@ export function SubscriptionDetail({
             <button type="button" onClick={() => setEditing(true)}>
               Edit
             </button>
-            {subscription.active === false ? (
-              <button
-                type="button"
-                disabled={busy !== undefined}
-                onClick={() =>
-                  void act(
-                    "enable",
-                    () => api.notifications.enableSubscription(request),
-                    () => "Enabled: it receives events again.",
-                  )
-                }
-              >
-                Enable
-              </button>
-            ) : (
-              <button
-                type="button"
-                disabled={busy !== undefined}
-                onClick={() =>
-                  void act(
-                    "disable",
-                    () => api.notifications.disableSubscription(request),
-                    () => "Disabled: it keeps its settings and receives nothing until enabled.",
-                  )
-                }
-              >
-                Disable
-              </button>
-            )}
+            <button
+              type="button"
+              disabled={busy !== undefined}
+              onClick={() =>
+                void (subscription.active === false
+                  ? act(
+                      "enable",
+                      () => api.notifications.enableSubscription(request),
+                      () => "Enabled: it receives events again.",
+                    )
+                  : act(
+                      "disable",
+                      () => api.notifications.disableSubscription(request),
+                      () => "Disabled: it keeps its settings and receives nothing until enabled.",
+                    ))
+              }
+            >
+              {subscription.active === false ? "Enable" : "Disable"}
+            </button>
             <button
               type="button"
               disabled={busy !== undefined}
