@@ -29,6 +29,7 @@ import {
   subscribeWebhook,
   type TestAccount,
   type TestFlowlog,
+  testWorkflowState,
 } from "./support/flowlog.js";
 import {
   type HttpReceiver,
@@ -560,14 +561,25 @@ describe("Alert rules on the delivery path (D21)", () => {
   it("delivers the tripping execution's event with data.alert, once per cooldown, to a rule's subscription", async () => {
     const alerts = await receiver();
     const plain = await receiver();
-    const workflowId = await saveWorkflow(alice);
-    const only = { allWorkflows: false, workflowIds: [workflowId] };
-    // Every real execution takes at least a millisecond, so this rule fires on each; the level filter is
+    // An execution's duration is measured in workflow time, so one that does nothing can take 0 ms; this
+    // one waits 50 ms for its API block's answer, so a 10 ms rule fires on every run. The level filter is
     // ignored for a rule (D21).
+    const slowApi = await receiver(async (_, response) => {
+      await sleep(50);
+      sendJson(response, 200, { ok: true });
+    });
+    const workflowId = await createWorkflow(flowlog.store, alice.workspaceId, "Slow API", null, {
+      ...testWorkflowState,
+      blocks: {
+        ...testWorkflowState.blocks,
+        api: { ...testWorkflowState.blocks.api, config: { url: `${slowApi.origin}/slow`, method: "GET" } },
+      },
+    });
+    const only = { allWorkflows: false, workflowIds: [workflowId] };
     const alerting = await subscribe(alice, alerts.origin, {
       ...only,
       levelFilter: ["error" as Level],
-      alertRule: { rule: "latency_threshold", threshold: 0.000_001, windowHours: null },
+      alertRule: { rule: "latency_threshold", threshold: 0.01, windowHours: null },
     });
     const everyExecution = await subscribe(alice, plain.origin, only);
 
@@ -590,8 +602,8 @@ describe("Alert rules on the delivery path (D21)", () => {
     expect(body.type).toBe("workflow.execution.completed");
     expect(body.data.alert).toEqual({
       rule: "latency_threshold",
-      reason: expect.stringMatching(/^Execution took [\d.]+ s, above 0\.000001 s$/),
-      threshold: 0.000_001,
+      reason: expect.stringMatching(/^Execution took [\d.]+ s, above 0\.01 s$/),
+      threshold: 0.01,
       observed: expect.any(Number),
       windowHours: null,
       firedAt: body.data.endedAt,
