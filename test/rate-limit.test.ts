@@ -20,6 +20,7 @@ import { createFrontDoor } from "../src/server/front-door.js";
 import { createApiRateLimiter } from "../src/server/rate-limit.js";
 import { openDatabase, writerWithoutFsync } from "../src/store/database.js";
 import type { Plan } from "../src/store/records.js";
+import { openStateDatabase, stateDatabaseFile } from "../src/store/state-database.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { isoFromMs } from "../src/util/time.js";
 import { rest, restWithKey, rpcClients, rpcError, startTestApiServer } from "./support/api-server.js";
@@ -104,26 +105,37 @@ describe("API rate limit: the token bucket (spec Limits, D11)", () => {
   it("survives a restart: the bucket is read back from the database file", async () => {
     const key = newUser();
     await drain(key, 5);
+    // The API's bucket of the same key, in the state file (D23 as amended), survives it too.
+    for (let i = 0; i < 3; i++) await store.rateLimits.take(key, free, t0, false);
     await store.close();
     store = openStore({ file: path.join(dir, "flowlog.sqlite") });
     expect((await store.rateLimits.peek(key, free, t0)).remaining).toBe(15);
+    expect((await store.rateLimits.peek(key, free, t0, false)).remaining).toBe(17);
   });
 
-  it("with burst B, exactly B takes succeed across two processes sharing the file", async () => {
-    const key = newUser();
-    const shape = defaultPlanLimits.enterprise.api;
-    const script = await writeTakerScript();
-    const children = await Promise.all([
-      takerProcess(script, key, shape, 300),
-      takerProcess(script, key, shape, 300),
-    ]);
-    for (const child of children) child.process.stdin.end("go\n");
-    const allowed = await Promise.all(children.map((child) => child.allowed));
-    expect(allowed.reduce((sum, n) => sum + n, 0)).toBe(shape.maxBurst);
-    // Both took tokens, so the takes really interleaved rather than running one process after the other.
-    expect(Math.min(...allowed)).toBeGreaterThan(0);
-    expect((await store.rateLimits.take(key, shape, t0)).allowed).toBe(false);
-  });
+  // D11 for the API's bucket (in the state file since issue 13) and D12 for an execution bucket (in the
+  // store's file): both are shared by every process on the machine.
+  it.each([
+    { bucket: "the API's, in the state file", durable: false },
+    { bucket: "an execution bucket, in the store's file", durable: true },
+  ])(
+    "with burst B, exactly B takes succeed across two processes sharing the file: $bucket",
+    async ({ durable }) => {
+      const key = newUser();
+      const shape = defaultPlanLimits.enterprise.api;
+      const script = await writeTakerScript();
+      const children = await Promise.all([
+        takerProcess(script, key, shape, 300, durable),
+        takerProcess(script, key, shape, 300, durable),
+      ]);
+      for (const child of children) child.process.stdin.end("go\n");
+      const allowed = await Promise.all(children.map((child) => child.allowed));
+      expect(allowed.reduce((sum, n) => sum + n, 0)).toBe(shape.maxBurst);
+      // Both took tokens, so the takes really interleaved rather than running one process after the other.
+      expect(Math.min(...allowed)).toBeGreaterThan(0);
+      expect((await store.rateLimits.take(key, shape, t0, durable)).allowed).toBe(false);
+    },
+  );
 });
 
 async function drain(key: string, count: number): Promise<void> {
@@ -145,13 +157,13 @@ async function writeTakerScript(): Promise<string> {
     script,
     `import { once } from "node:events";
      import { openStore } from ${JSON.stringify(storeModule)};
-     const [file, key, shape, count, now] = process.argv.slice(2);
+     const [file, key, shape, count, now, durable] = process.argv.slice(2);
      const store = openStore({ file });
      process.stdout.write("ready\\n");
      await once(process.stdin, "data");
      let allowed = 0;
      for (let i = 0; i < Number(count); i++) {
-       if ((await store.rateLimits.take(key, JSON.parse(shape), Number(now))).allowed) allowed += 1;
+       if ((await store.rateLimits.take(key, JSON.parse(shape), Number(now), durable === "true")).allowed) allowed += 1;
        await new Promise((resolve) => setTimeout(resolve, 1));
      }
      store.close();
@@ -165,8 +177,16 @@ async function takerProcess(
   key: string,
   shape: { requestsPerMinute: number; maxBurst: number },
   count: number,
+  durable: boolean,
 ): Promise<{ process: ChildProcessWithoutNullStreams; allowed: Promise<number> }> {
-  const args = [path.join(dir, "flowlog.sqlite"), key, JSON.stringify(shape), String(count), String(t0)];
+  const args = [
+    path.join(dir, "flowlog.sqlite"),
+    key,
+    JSON.stringify(shape),
+    String(count),
+    String(t0),
+    String(durable),
+  ];
   const child = spawn(process.execPath, ["--import", "tsx", script, ...args], { cwd: repoRoot });
   let output = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
@@ -205,19 +225,34 @@ describe("Durability of bucket state (D23 as amended)", () => {
     db.close();
   });
 
-  it("the API bucket's take commits without an fsync and the execution bucket's with one; both are shared state", async () => {
+  it("the API's buckets are in a state file at synchronous=NORMAL beside the store's, which stays FULL; both files are shared", async () => {
     const key = newUser();
-    expect(await store.rateLimits.take(key, free, now, false)).toMatchObject({
-      allowed: true,
-      remaining: 19,
-    });
-    expect(await store.rateLimits.take(key, free, now)).toMatchObject({ allowed: true, remaining: 18 });
-    // A second connection to the file (another process) reads what both committed.
+    expect(await store.rateLimits.take(key, free, now, false)).toMatchObject({ remaining: 19 });
+    expect(await store.rateLimits.take(key, free, now)).toMatchObject({ remaining: 19 });
+    expect(await store.rateLimits.take(key, free, now)).toMatchObject({ remaining: 18 });
+    // A second connection to the files (another process) reads what both committed.
     const other = openStore({ file: path.join(dir, "flowlog.sqlite") });
     try {
+      expect((await other.rateLimits.peek(key, free, now, false)).remaining).toBe(19);
       expect((await other.rateLimits.peek(key, free, now)).remaining).toBe(18);
     } finally {
       await other.close();
+    }
+    expect(stateDatabaseFile(path.join(dir, "flowlog.sqlite"))).toBe(path.join(dir, "flowlog-state.sqlite"));
+    const state = openStateDatabase(path.join(dir, "flowlog.sqlite"));
+    const durable = openDatabase(path.join(dir, "flowlog.sqlite"));
+    try {
+      expect(state.pragma("synchronous", { simple: true })).toBe(1);
+      expect(state.pragma("journal_mode", { simple: true })).toBe("wal");
+      expect(durable.pragma("synchronous", { simple: true })).toBe(2);
+      // The API's rows are in the state file only.
+      expect(state.prepare("SELECT count(*) FROM rate_limit_buckets WHERE key = ?").pluck().get(key)).toBe(1);
+      expect(durable.prepare("SELECT tokens FROM rate_limit_buckets WHERE key = ?").pluck().get(key)).toBe(
+        18,
+      );
+    } finally {
+      state.close();
+      durable.close();
     }
   });
 });

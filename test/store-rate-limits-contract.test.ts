@@ -1,9 +1,11 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Db } from "../src/store/database.js";
 import { LogsStore } from "../src/store/logs-store.js";
 import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import { PostgresRateLimitStore } from "../src/store/postgres/rate-limit-store.js";
 import { PostgresUsageStore } from "../src/store/postgres/usage-store.js";
 import { RateLimitStore } from "../src/store/rate-limit-store.js";
+import { openStateDatabase } from "../src/store/state-database.js";
 import type { StoreArea } from "../src/store/store.js";
 import { UsageStore } from "../src/store/usage-store.js";
 import { execution } from "./support/flowlog.js";
@@ -22,10 +24,18 @@ interface Areas {
   logs: StoreArea<LogsStore>;
 }
 
+/** The state files' connections (the API's buckets on SQLite, issue 13), closed with each database. */
+const stateConnections: Db[] = [];
+function stateOf(db: Db): Db {
+  const state = openStateDatabase(db.name);
+  stateConnections.push(state);
+  return state;
+}
+
 const kinds = storeKinds<Areas>(
   {
     sqlite: (db) => ({
-      rateLimits: new RateLimitStore(db),
+      rateLimits: new RateLimitStore(db, stateOf(db)),
       usage: new UsageStore(db),
       logs: new LogsStore(db),
     }),
@@ -49,7 +59,10 @@ describe.each(kinds)("token buckets and usage on %s (D11, D12, D32)", (_, open) 
     db = await open();
     areas = db.areas;
   });
-  afterEach(() => db.close());
+  afterEach(async () => {
+    for (const state of stateConnections.splice(0)) state.close();
+    await db.close();
+  });
 
   it("a new bucket is full; each take removes one whole token until none is left, then says when to retry", async () => {
     expect(await areas.rateLimits.peek("api:u1", shape, t0)).toEqual({ remaining: 3, resetAtMs: t0 });
@@ -89,15 +102,21 @@ describe.each(kinds)("token buckets and usage on %s (D11, D12, D32)", (_, open) 
     expect(await areas.rateLimits.take("k", shape, t0 + 6000)).toMatchObject({ allowed: true });
   });
 
-  it("takes from two connections at once never hand out more than the bucket holds", async () => {
-    const other = await db.connect();
-    const big = { requestsPerMinute: 1, maxBurst: 20 };
-    const takes = await Promise.all(
-      Array.from({ length: 50 }, (_, n) => (n % 2 ? other : areas).rateLimits.take("shared", big, t0)),
-    );
-    expect(takes.filter((t) => t.allowed)).toHaveLength(20);
-    expect(await areas.rateLimits.peek("shared", big, t0)).toMatchObject({ remaining: 0 });
-  });
+  // durable: false is the API's bucket, which SQLite keeps in its state file (D23 as amended).
+  it.each([true, false])(
+    "takes from two connections at once never hand out more than the bucket holds (durable: %s)",
+    async (durable) => {
+      const other = await db.connect();
+      const big = { requestsPerMinute: 1, maxBurst: 20 };
+      const takes = await Promise.all(
+        Array.from({ length: 50 }, (_, n) =>
+          (n % 2 ? other : areas).rateLimits.take("shared", big, t0, durable),
+        ),
+      );
+      expect(takes.filter((t) => t.allowed)).toHaveLength(20);
+      expect(await areas.rateLimits.peek("shared", big, t0, durable)).toMatchObject({ remaining: 0 });
+    },
+  );
 
   it("usage shows both execution buckets and the cost of the calendar month (UTC) billed to the user", async () => {
     const account = { userId: "usr_usage", workspaceId: "ws_usage", key: "", keyId: "" };

@@ -378,6 +378,11 @@ export const migrations: readonly string[] = [
   DROP INDEX log_entries_by_time;
   CREATE INDEX log_entries_by_time ON log_entries (workspace_id, started_at, id, total_duration_ms, level);
   `,
+  `
+  -- Issue 13: the API's buckets (keys api:<user>) moved to the state file beside this one
+  -- (state-database.ts); each starts full there once. The execution buckets stay here, synced.
+  DELETE FROM rate_limit_buckets WHERE key LIKE 'api:%';
+  `,
 ];
 
 /**

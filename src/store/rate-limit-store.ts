@@ -1,6 +1,6 @@
 import type { BucketShape } from "../domain/plans.js";
 import { type BucketRow, type BucketState, bucketState, type TakeResult } from "../domain/token-bucket.js";
-import { type Db, writerWithoutFsync } from "./database.js";
+import type { Db } from "./database.js";
 
 /** The named parameters that `peekBucketSql(_, name)` and the take read, for one bucket shape. */
 export function bucketParams(name: string, shape: BucketShape): Record<string, number> {
@@ -56,38 +56,36 @@ const peekSql = `
   SELECT ${peekBucketSql("b", "bucket")}
   FROM (SELECT 1) LEFT JOIN rate_limit_buckets b ON b.key = @key`;
 
-/** Token buckets held in SQLite, shared by every process on the machine and kept across restarts (D11, D12). */
+/**
+ * Token buckets held in SQLite, shared by every process on the machine and kept across restarts (D11,
+ * D12). The execution buckets are in the store's file, committed with the executions they admit; the
+ * API's are in the state file (`state`, state-database.ts), committed without an fsync (D23 as amended).
+ */
 export class RateLimitStore {
-  private readonly takeStatement;
-  private readonly peekStatement;
-  private readonly withoutFsync;
+  private readonly durable;
+  private readonly state;
 
-  constructor(db: Db) {
-    this.takeStatement = db.prepare(takeSql);
-    this.peekStatement = db.prepare(peekSql);
-    this.withoutFsync = writerWithoutFsync(db);
+  constructor(db: Db, state: Db) {
+    this.durable = { take: db.prepare(takeSql), peek: db.prepare(peekSql) };
+    this.state = { take: state.prepare(takeSql), peek: state.prepare(peekSql) };
   }
 
   /**
-   * Takes one whole token from the bucket when at least one is available. `durable: false` commits it
-   * without an fsync, for the API's buckets (D23 as amended: a power cut can only refill one a little);
-   * the execution buckets stay synced with the executions they admit.
+   * Takes one whole token from the bucket when at least one is available. `durable: false` is for the
+   * API's buckets, in the state file: a power cut can only refill one a little.
    */
   async take(key: string, shape: BucketShape, nowMs: number, durable = true): Promise<TakeResult> {
     const params = { key, now: nowMs, ...bucketParams("bucket", shape) };
-    const run = () => this.takeStatement.get(params) as BucketRow & { allowed: number };
-    const row = durable ? run() : this.withoutFsync(run);
+    const row = (durable ? this.durable : this.state).take.get(params) as BucketRow & { allowed: number };
     const state = bucketState(row, shape, nowMs);
     if (row.allowed) return { allowed: true, ...state };
     return { allowed: false, ...state, retryAfterSeconds: Math.ceil((state.resetAtMs - nowMs) / 1000) };
   }
 
-  /** The bucket as a take at `nowMs` would find it, without taking. */
-  async peek(key: string, shape: BucketShape, nowMs: number): Promise<BucketState> {
-    const row = this.peekStatement.get({ key, now: nowMs, ...bucketParams("bucket", shape) }) as Record<
-      string,
-      number
-    >;
+  /** The bucket as a take at `nowMs` would find it, without taking; `durable` as for `take`. */
+  async peek(key: string, shape: BucketShape, nowMs: number, durable = true): Promise<BucketState> {
+    const params = { key, now: nowMs, ...bucketParams("bucket", shape) };
+    const row = (durable ? this.durable : this.state).peek.get(params) as Record<string, number>;
     return bucketState(bucketRowOf(row, "bucket"), shape, nowMs);
   }
 }

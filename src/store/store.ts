@@ -11,6 +11,7 @@ import { LogStatsThread } from "./log-stats-thread.js";
 import { LogsStore } from "./logs-store.js";
 import { OutboxStore } from "./outbox-store.js";
 import { RateLimitStore } from "./rate-limit-store.js";
+import { openStateDatabase } from "./state-database.js";
 import { SubscriptionsStore } from "./subscriptions-store.js";
 import { TriggersStore } from "./triggers-store.js";
 import { UsageStore } from "./usage-store.js";
@@ -60,6 +61,7 @@ export function openStore(location: StoreLocation): Store {
   // Before the database: a bad key stops the start with its own message (D4).
   const masterKey = loadMasterKey({ dataDir: path.dirname(file), masterKey: location.masterKey });
   const db: Db = openDatabase(file);
+  const state: Db = openStateDatabase(file);
   const endpointHealth = new EndpointHealthStore(db);
   const statsThread = new LogStatsThread(file);
   return {
@@ -69,7 +71,7 @@ export function openStore(location: StoreLocation): Store {
     triggers: new TriggersStore(db),
     logs: new LogsStore(db, statsThread),
     outbox: new OutboxStore(db),
-    rateLimits: new RateLimitStore(db),
+    rateLimits: new RateLimitStore(db, state),
     usage: new UsageStore(db),
     notifications: new SubscriptionsStore(db, masterKey),
     deliveries: new DeliveriesStore(db, endpointHealth),
@@ -81,6 +83,7 @@ export function openStore(location: StoreLocation): Store {
     },
     close: async () => {
       await statsThread.close();
+      state.close();
       db.close();
     },
   };

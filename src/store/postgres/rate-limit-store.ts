@@ -68,7 +68,7 @@ export class PostgresRateLimitStore implements StoreArea<RateLimitStore> {
     return { allowed: false, ...state, retryAfterSeconds: Math.ceil((state.resetAtMs - nowMs) / 1000) };
   }
 
-  async peek(key: string, shape: BucketShape, nowMs: number): Promise<BucketState> {
+  async peek(key: string, shape: BucketShape, nowMs: number, _durable = true): Promise<BucketState> {
     const { rows } = await this.pool.query<Record<string, number>>(
       peek({ key, now: nowMs, ...bucketParams("bucket", shape) }),
     );

@@ -1,0 +1,51 @@
+import path from "node:path";
+import Database from "better-sqlite3";
+import type { Db } from "./database.js";
+
+/**
+ * The API's token buckets live in a file of their own beside the store's (D23 as amended: "or a separate
+ * state file"). Every authenticated request writes one (D11), so the file is at `synchronous=NORMAL`: in
+ * WAL mode a commit is not synced, a killed process still loses nothing, and a power cut can only refill
+ * a bucket a little. A file of its own rather than a pragma switched per write on the store's connection:
+ * the take costs no statement compilation, never queues behind the worker's log writes for the store's
+ * write lock, and does not move the store's `data_version`, which the other processes' caches watch
+ * (auth-cache.ts). It is still one file shared by every process on the machine, so the buckets are too.
+ *
+ * Nothing in it needs a backup: without the file every API bucket starts full.
+ */
+export function stateDatabaseFile(storeFile: string): string {
+  const { dir, name } = path.parse(storeFile);
+  return path.join(dir, `${name}-state.sqlite`);
+}
+
+const migrations = [
+  `
+  -- The API token buckets (D11), as rate_limit_buckets in the store file, which keeps the execution ones.
+  CREATE TABLE rate_limit_buckets (
+    key TEXT PRIMARY KEY,
+    tokens REAL NOT NULL,
+    updated_at INTEGER NOT NULL,
+    last_allowed INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
+];
+
+/** Opens (and creates or migrates) the state file of the store at `storeFile`; the store's folder exists. */
+export function openStateDatabase(storeFile: string): Db {
+  const db = new Database(storeFile === ":memory:" ? ":memory:" : stateDatabaseFile(storeFile));
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("busy_timeout = 5000");
+  // Two processes starting together: the second waits for the first's migration, then finds it done.
+  db.transaction(() => {
+    const current = db.pragma("user_version", { simple: true }) as number;
+    if (current > migrations.length) {
+      throw new Error(
+        `the state file is at schema version ${current}, newer than this flowlog (${migrations.length})`,
+      );
+    }
+    for (const [index, sql] of migrations.entries()) if (index >= current) db.exec(sql);
+    db.pragma(`user_version = ${migrations.length}`);
+  }).immediate();
+  return db;
+}
