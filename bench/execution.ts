@@ -39,6 +39,7 @@ export const executionBench: Bench = {
             const at = { ...plan, connections };
             const flowlog = await executeLoad(stack, workflowId, at);
             const baseline = await noopLoad(stack.temporalAddress, at);
+            const floor = await floorLoad(stack.temporalAddress, `${itemApi.url}/items/1`, at);
             const row = (name: string, r: LoadResult) => [
               name,
               connections,
@@ -52,6 +53,7 @@ export const executionBench: Bench = {
             rows.push(
               row("one HTTP block, api sync", flowlog),
               row("one no-op activity (baseline)", baseline),
+              row("floor: bare API, one fetch activity", floor),
             );
           }
           tables.push({
@@ -70,7 +72,10 @@ export const executionBench: Bench = {
             note:
               "HTTP block: POST /api/v1/workflows/{id}/execute through flowlog serve and flowlog worker (loopback " +
               "item API), latency as the API caller sees it. Baseline: client.workflow.execute of a workflow " +
-              "with one no-op activity, at the same concurrency. Goals (issue 12): no-op p50 <= 50 ms and " +
+              "with one no-op activity, at the same concurrency. Floor: the same calls through a bare node:http " +
+              "server that runs a workflow of one activity fetching the same item (support/bare-execute-server.ts): " +
+              "the least an api sync execution of one HTTP block costs, with no key, bucket, store or engine. " +
+              "Goals (issue 12): no-op p50 <= 50 ms and " +
               "HTTP block p50 <= 80 ms at 1 in flight; HTTP block >= 0.8x the baseline's executions/s at 8.",
           });
         } finally {
@@ -138,6 +143,43 @@ export async function noopLoad(temporalAddress: string, plan: LoadPlan): Promise
     return { requestsPerSecond: times.length / seconds, latency: distribution(times), failures: 0 };
   } finally {
     await connection.close();
+    await worker.stop();
+  }
+}
+
+/**
+ * The floor of an api sync execution of one HTTP block (issue 12): autocannon's POSTs, at the same
+ * concurrency, to a bare node:http server that starts `fetchWorkflow` on the no-op worker and answers its
+ * result; the workflow's one activity GETs `url`, the same loopback item the flowlog workflow reads.
+ */
+export async function floorLoad(temporalAddress: string, url: string, plan: LoadPlan): Promise<LoadResult> {
+  const worker = await startNoopWorker(temporalAddress);
+  try {
+    const server = await startProcess(
+      process.execPath,
+      ["--import", "tsx", path.join(repoRoot, "bench/support/bare-execute-server.ts"), temporalAddress, url],
+      { ready: /execute server on port (\d+)/ },
+    );
+    try {
+      const target = {
+        url: `http://127.0.0.1:${server.ready[1]}/execute`,
+        method: "POST" as const,
+        headers: { "content-type": "application/json" },
+        body: '{"input": {}}',
+      };
+      const check = (await (await fetch(target.url, { method: "POST", body: target.body })).json()) as {
+        output?: { got?: { title?: string } };
+      };
+      if (check.output?.got?.title !== "bench item") {
+        throw new Error(`the floor workflow answered ${JSON.stringify(check)}, not the item it fetched`);
+      }
+      const result = await httpLoad(target, plan);
+      if (result.failures > 0) throw new Error(`${result.failures} floor executions failed under load`);
+      return result;
+    } finally {
+      await server.stop();
+    }
+  } finally {
     await worker.stop();
   }
 }

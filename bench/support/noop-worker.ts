@@ -7,6 +7,12 @@ export const noopActivities = {
   async noop(): Promise<string> {
     return "ok";
   },
+  /** The execution bench's floor (issue 12): one GET of a loopback JSON API, its parsed answer. */
+  async fetchJson(url: string): Promise<unknown> {
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
+    return response.json();
+  },
 };
 
 /**

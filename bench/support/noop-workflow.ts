@@ -1,7 +1,7 @@
 import { proxyActivities } from "@temporalio/workflow";
 import type { noopActivities } from "./noop-worker.js";
 
-const { noop } = proxyActivities<typeof noopActivities>({ startToCloseTimeout: "30 seconds" });
+const { noop, fetchJson } = proxyActivities<typeof noopActivities>({ startToCloseTimeout: "30 seconds" });
 
 /** The execution bench's baseline (issue 7, item 4): one activity that does nothing, and a result. */
 export async function noopWorkflow(): Promise<string> {
@@ -15,4 +15,13 @@ export async function noopWorkflow(): Promise<string> {
 export async function noopFanOut(deliveries: number): Promise<number> {
   await Promise.all(Array.from({ length: deliveries }, () => noop()));
   return deliveries;
+}
+
+/**
+ * The least an api sync execution of the one-HTTP-block workflow can cost in Temporal (the execution
+ * bench's floor rows): one activity that fetches `url`, and its answer as the result. No store, no
+ * admission, no engine.
+ */
+export async function fetchWorkflow(url: string): Promise<unknown> {
+  return { got: await fetchJson(url) };
 }
