@@ -192,6 +192,37 @@ describe("api trigger: POST /api/v1/workflows/{id}/execute (D15)", () => {
     });
   });
 
+  it("runs the version the API admitted, handed over in its start: the worker's only local activity is the log write (issue 12)", async () => {
+    const answer = await call("POST", `/api/v1/workflows/${workflowId}/execute`, {
+      input: { message: "handed over" },
+    });
+    expect(answer.status, answer.text).toBe(200);
+    const { executionId } = answer.json as Answer;
+    const { events = [] } = await temporal.workflow
+      .getHandle(executionWorkflowId(executionId))
+      .fetchHistory();
+    const started = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+    const input = JSON.parse(Buffer.from(started ?? []).toString()) as {
+      version: number;
+      workflow?: { version: number; state: { blocks: Record<string, unknown> } };
+    };
+    const current = (await flowlog.store.workflows.getWorkflow(workflowId))?.version;
+    expect(input.workflow?.version).toBe(current);
+    expect(input.version).toBe(current);
+    expect(Object.keys(input.workflow?.state.blocks ?? {}).sort()).toEqual([
+      "api",
+      "check",
+      "down",
+      "ok",
+      "start",
+    ]);
+    // One local activity marker: the log write. The version is not read again from the store.
+    const markers = events.filter((event) => event.markerRecordedEventAttributes);
+    expect(markers).toHaveLength(1);
+    const entry = await loggedEntry({ executionId });
+    expect(entry).toMatchObject({ trigger: "api", level: "info", workflowId });
+  });
+
   it("on the other branch the answer carries that response block's status, 502, and its data", async () => {
     const answer = await call("POST", `/api/v1/workflows/${workflowId}/execute`, {
       input: { message: "fail" },

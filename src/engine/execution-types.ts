@@ -27,6 +27,12 @@ export interface ExecutionInput {
   billedUserId: string | null;
   /** Overrides of defaultActivityTimeouts; tests shorten them to notice a killed worker quickly. */
   timeouts?: Partial<ActivityTimeouts>;
+  /**
+   * `version` as the caller that admitted the execution read it (issue 12): the workflow then runs it
+   * without a local activity to load it again, one activation and one store read fewer per execution.
+   * Absent when the caller has not read it: a schedule runs whatever version is current when it fires.
+   */
+  workflow?: LoadedWorkflow;
 }
 
 export interface ExecutionResult {

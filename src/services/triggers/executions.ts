@@ -7,6 +7,7 @@ import { admitExecution } from "../../domain/admission.js";
 import type { ExecutionMode } from "../../domain/limits.js";
 import type { PlanTable } from "../../domain/plans.js";
 import type { ExecutionResult } from "../../engine/execution-types.js";
+import { asWorkflowState } from "../../engine/json-shapes.js";
 import { syncDeadlineExceeded } from "../../errors/api-errors.js";
 import type { Trigger, UserRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
@@ -55,6 +56,14 @@ export async function runWorkflow(deps: ExecutionDependencies, call: ExecutionCa
       workspaceId: workflow.workspaceId,
       workflowId: workflow.id,
       version: workflow.version,
+      // The version just checked and admitted, handed over so the worker does not read it again
+      // (issue 12). Its block-run bound is this process's D26 quota, the one its definition was saved under.
+      workflow: {
+        folderId: workflow.folderId,
+        version: workflow.version,
+        state: asWorkflowState(workflow.state),
+        maxBlockRuns: deps.quotas.workflow.maxBlockRuns,
+      },
       trigger: call.trigger,
       input: call.input ? toJson(ValueSchema, call.input) : null,
       billedUserId: call.user.id,

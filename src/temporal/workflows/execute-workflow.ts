@@ -50,7 +50,8 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
     const { workspaceId, workflowId, version } = input;
     if (input.trigger === "schedule")
       await activities.store.admitScheduledRun({ billedUserId: input.billedUserId, workflowId });
-    workflow = await activities.store.loadWorkflowVersion({ workspaceId, workflowId, version });
+    workflow =
+      input.workflow ?? (await activities.store.loadWorkflowVersion({ workspaceId, workflowId, version }));
     run = await runGraph(workflow.state, {
       workspaceId,
       input: input.input,
