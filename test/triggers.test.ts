@@ -198,9 +198,8 @@ describe("api trigger: POST /api/v1/workflows/{id}/execute (D15)", () => {
     });
     expect(answer.status, answer.text).toBe(200);
     const { executionId } = answer.json as Answer;
-    const { events = [] } = await temporal.workflow
-      .getHandle(executionWorkflowId(executionId))
-      .fetchHistory();
+    const history = await temporal.workflow.getHandle(executionWorkflowId(executionId)).fetchHistory();
+    const events = history.events ?? [];
     const started = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
     const input = JSON.parse(Buffer.from(started ?? []).toString()) as {
       version: number;
