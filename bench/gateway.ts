@@ -54,7 +54,7 @@ export const gatewayBench: Bench = {
         ready: /flowlog API at http:\/\/localhost:(\d+)/,
       });
       running.push(flowlog);
-      const bare = async (mode: "page" | "request") => {
+      const bare = async (mode: "page" | "request" | "floor") => {
         const server = await startProcess(
           process.execPath,
           ["--import", "tsx", path.join(repoRoot, "bench/support/bare-logs-server.ts"), mode, dataDir],
@@ -63,10 +63,24 @@ export const gatewayBench: Bench = {
         running.push(server);
         return `127.0.0.1:${server.ready[1]}`;
       };
+      const bareConnect = async () => {
+        const server = await startProcess(
+          process.execPath,
+          ["--import", "tsx", path.join(repoRoot, "bench/support/bare-connect-server.ts"), dataDir],
+          { env, ready: /server on ports (\d+) (\d+)/ },
+        );
+        running.push(server);
+        return {
+          bareConnect: `127.0.0.1:${server.ready[1]}`,
+          bareConnectGrpc: `127.0.0.1:${server.ready[2]}`,
+        };
+      };
       const servers: Servers = {
         flowlog: `127.0.0.1:${flowlog.ready[1]}`,
         barePage: await bare("page"),
         bareRequest: await bare("request"),
+        bareFloor: await bare("floor"),
+        ...(await bareConnect()),
         key: account.key,
       };
       progress("started flowlog serve and the bare servers", starting);
@@ -108,6 +122,11 @@ interface Servers {
   barePage: string;
   /** Bare node:http running every statement flowlog runs for the request. */
   bareRequest: string;
+  /** Bare node:http running what no cache can spare: the page's SQL, the token's take, data_version. */
+  bareFloor: string;
+  /** The same work behind Connect-ES's Node adapter alone: HTTP/1.1 (Connect) and h2c (gRPC) ports. */
+  bareConnect: string;
+  bareConnectGrpc: string;
   key: string;
 }
 
@@ -126,6 +145,13 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
   const targets: Record<string, HttpTarget> = {
     "bare: page SQL": { url: `http://${servers.barePage}${restPath}` },
     "bare: same statements": { url: `http://${servers.bareRequest}${restPath}`, headers: auth },
+    "bare: page SQL + take": { url: `http://${servers.bareFloor}${restPath}`, headers: auth },
+    "bare Connect: page SQL + take": {
+      url: `http://${servers.bareConnect}/flowlog.logs.v1.LogsService/${method}`,
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json", "connect-protocol-version": "1" },
+      body: JSON.stringify(request),
+    },
     REST: { url: `http://${servers.flowlog}${restPath}`, headers: auth },
     Connect: {
       url: `http://${servers.flowlog}/flowlog.logs.v1.LogsService/${method}`,
@@ -139,18 +165,10 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
   const loading = performance.now();
   for (const [name, target] of Object.entries(targets)) results.push([name, await httpLoad(target, plan)]);
   progress(`loaded ${title} over HTTP`, loading);
-  results.push([
-    "gRPC",
-    await grpcLoad(
-      {
-        address: servers.flowlog,
-        call: `flowlog.logs.v1.LogsService.${method}`,
-        data: request,
-        metadata: auth,
-      },
-      plan,
-    ),
-  ]);
+  const grpc = (address: string) =>
+    grpcLoad({ address, call: `flowlog.logs.v1.LogsService.${method}`, data: request, metadata: auth }, plan);
+  results.push(["bare Connect over gRPC", await grpc(servers.bareConnectGrpc)]);
+  results.push(["gRPC", await grpc(servers.flowlog)]);
   const failed = results.filter(([, result]) => result.failures > 0);
   if (failed.length > 0) {
     throw new Error(`failed calls under load: ${failed.map(([n, r]) => `${n} ${r.failures}`).join(", ")}`);
@@ -172,8 +190,13 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
     note:
       "bare: node:http and JSON.stringify, no framework. page SQL: only the statement that reads the page or entry. " +
       "same statements: every statement flowlog runs for the request (key lookup, rate-limit take, membership, " +
-      "page, usage snapshot) through the same store code. REST, Connect and gRPC: one flowlog serve process. " +
-      "Goal: REST >= 0.70x the same-statements baseline.",
+      "page, usage snapshot) through the same store code. page SQL + take: page SQL, the API token's take and " +
+      "a data_version look, what no cache can spare a request (D11). bare Connect: the same work behind " +
+      "Connect-ES's Node adapter and the generated service alone (a page in list form from the columns, one " +
+      "entry as its id alone), over " +
+      "Connect (HTTP/1.1) and gRPC (h2c). REST, Connect and gRPC: one flowlog " +
+      "serve process. Goals (issue 13): REST >= 0.70x page SQL on the list, >= 0.35x on one entry; gRPC >= " +
+      "0.90x REST.",
   };
 }
 

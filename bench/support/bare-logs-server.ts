@@ -6,6 +6,7 @@ import { executionBucket } from "../../src/domain/limits.js";
 import { hashApiKey } from "../../src/services/accounts/api-keys.js";
 import { databaseFile, openDatabase } from "../../src/store/database.js";
 import { entryByIdSql, listQuery, type PageRequest } from "../../src/store/logs-store.js";
+import type { UserRecord } from "../../src/store/records.js";
 import { openStore } from "../../src/store/store.js";
 
 /**
@@ -16,12 +17,16 @@ import { openStore } from "../../src/store/store.js";
  * - `request`: every statement flowlog runs for the same request, through the same store methods: the
  *   key lookup, the rate-limit take (a write), the membership check, the page or entry, the workflow
  *   (for one entry) and the usage snapshot of the limits object.
+ * - `floor` (issue 13): what no cache can spare a request: `page`'s statement, the API token's take
+ *   through the store's own code (D11: every authenticated request takes one, in state shared by every
+ *   process on the machine) and the `PRAGMA data_version` look that tells a cache whether another
+ *   process changed keys, members or usage. The key's owner is remembered in a Map, a cache at its best.
  *
- *     node --import tsx bench/support/bare-logs-server.ts <page|request> <data dir>
+ *     node --import tsx bench/support/bare-logs-server.ts <page|request|floor> <data dir>
  */
 const [mode, dataDir] = process.argv.slice(2);
-if ((mode !== "page" && mode !== "request") || !dataDir) {
-  throw new Error("usage: bare-logs-server.ts <page|request> <data dir>");
+if ((mode !== "page" && mode !== "request" && mode !== "floor") || !dataDir) {
+  throw new Error("usage: bare-logs-server.ts <page|request|floor> <data dir>");
 }
 
 const listPage = (limit: number): PageRequest => ({
@@ -100,7 +105,37 @@ function everyStatementOfTheRequest(): { list: Answer; get: Answer } {
   };
 }
 
-const answers = mode === "page" ? pageStatementsOnly() : everyStatementOfTheRequest();
+function whatNoCacheSpares(): { list: Answer; get: Answer } {
+  const page = pageStatementsOnly();
+  const store = openStore({ dataDir: dataDir as string });
+  const dataVersion = openDatabase(databaseFile(dataDir as string))
+    .prepare("PRAGMA data_version")
+    .pluck();
+  const { planLimits } = loadConfig();
+  const owners = new Map<string, UserRecord>();
+  const taken = async (request: IncomingMessage, answer: unknown) => {
+    dataVersion.get();
+    const key = String(request.headers["x-api-key"]);
+    let user = owners.get(key);
+    if (!user) {
+      user = (await store.accounts.ownerOfKeyHash(hashApiKey(key)))?.user;
+      if (!user) return undefined;
+      owners.set(key, user);
+    }
+    return (await takeApiToken(store, planLimits, user, Date.now())).allowed ? answer : undefined;
+  };
+  return {
+    list: (url, request) => taken(request, page.list(url, request)),
+    get: (url, request) => taken(request, page.get(url, request)),
+  };
+}
+
+const answers =
+  mode === "page"
+    ? pageStatementsOnly()
+    : mode === "floor"
+      ? whatNoCacheSpares()
+      : everyStatementOfTheRequest();
 const server = createServer((request, response) => {
   const url = new URL(request.url ?? "/", "http://localhost");
   const answer =
