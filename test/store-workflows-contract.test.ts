@@ -119,6 +119,13 @@ describe.each(kinds)("folders and workflow versions on %s (D13, D32)", (_, open)
     expect(await workflows.deleteWorkflow("wf_missing", t0 + 6)).toBe(false);
     expect((await workflows.listWorkflows(workspaceId, "fld_1")).map((w) => w.id)).toEqual(["wf_c"]);
     expect(await workflows.getWorkflow("wf_b")).toMatchObject({ deletedAt: t0 + 5, version: 1 });
+    // The logs API still names it (issue 13: names without the graph); unknown ids are left out.
+    const summaries = await workflows.getWorkflowSummaries(["wf_b", "wf_a", "wf_missing", "wf_a"]);
+    expect(summaries.sort((x, y) => x.id.localeCompare(y.id))).toEqual([
+      { id: "wf_a", name: "Alpha", description: "Alpha, for the contract" },
+      { id: "wf_b", name: "Beta", description: "Beta, for the contract" },
+    ]);
+    expect(await workflows.getWorkflowSummaries([])).toEqual([]);
     expect(await workflows.updateWorkflow("wf_b", { name: "Back" }, t0 + 7)).toBeUndefined();
     expect(await workflows.updateWorkflow("wf_missing", { name: "Never" }, t0 + 7)).toBeUndefined();
   });

@@ -45,6 +45,9 @@ export interface WorkflowRecord {
   updatedAt: number;
 }
 
+/** What a log entry's detail form shows of its workflow (spec: workflow {id, name, description}). */
+export type WorkflowSummaryRecord = Pick<WorkflowRecord, "id" | "name" | "description">;
+
 /** A workflow as the store returns it: deleting only marks it, so its logs keep their workflow (D17). */
 export interface StoredWorkflowRecord extends WorkflowRecord {
   deletedAt: number | null;

@@ -1,5 +1,10 @@
 import type { Db } from "./database.js";
-import type { StoredWorkflowRecord, WorkflowRecord, WorkflowVersionRecord } from "./records.js";
+import type {
+  StoredWorkflowRecord,
+  WorkflowRecord,
+  WorkflowSummaryRecord,
+  WorkflowVersionRecord,
+} from "./records.js";
 
 export interface FolderRecord {
   id: string;
@@ -76,6 +81,9 @@ export class WorkflowsStore {
       ),
       deleteWorkflow: db.prepare("UPDATE workflows SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL"),
       workflowById: db.prepare("SELECT * FROM workflows WHERE id = ?"),
+      summaries: db.prepare(
+        "SELECT id, name, description FROM workflows WHERE id IN (SELECT value FROM json_each(?))",
+      ),
       workflowsOf: db.prepare(
         "SELECT * FROM workflows WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY name, id",
       ),
@@ -140,6 +148,14 @@ export class WorkflowsStore {
   /** The current version, deleted workflows included: logs keep showing the workflow they ran. */
   async getWorkflow(id: string): Promise<StoredWorkflowRecord | undefined> {
     return this.readWorkflow(id);
+  }
+
+  /**
+   * The names of these workflows, deleted ones included, in no order; unknown ids are left out. What the
+   * logs API shows of an entry's workflow, read without the graph (issue 13: no work a request does not need).
+   */
+  async getWorkflowSummaries(ids: readonly string[]): Promise<WorkflowSummaryRecord[]> {
+    return this.statements.summaries.all(JSON.stringify(ids)) as WorkflowSummaryRecord[];
   }
 
   /** One saved version, deleted workflows included: the exact graph an execution ran (D13). */

@@ -16,7 +16,7 @@ import type {
   LogEntryRecord,
   ModelCostRecord,
   TokenCounts,
-  WorkflowRecord,
+  WorkflowSummaryRecord,
 } from "../../store/records.js";
 import { valueFromJson } from "../../util/json-reading.js";
 import { leaveOut } from "../../util/presence.js";
@@ -42,7 +42,7 @@ export interface EntryView {
 
 export function logEntryView(
   record: LogEntryRecord,
-  workflow: WorkflowRecord | undefined,
+  workflow: WorkflowSummaryRecord | undefined,
   view: EntryView,
 ): LogEntry {
   return {
@@ -75,7 +75,7 @@ export function executionMetadata(record: LogEntryRecord): ExecutionMetadata {
   };
 }
 
-function workflowSummary(id: string, workflow: WorkflowRecord | undefined): WorkflowSummary {
+function workflowSummary(id: string, workflow: WorkflowSummaryRecord | undefined): WorkflowSummary {
   return {
     $typeName: "flowlog.logs.v1.WorkflowSummary",
     id,

@@ -5,7 +5,7 @@ import { WorkflowStateSchema } from "../../../gen/flowlog/workflows/v1/workflow_
 import type { Quotas } from "../../config/quotas.js";
 import { computeLimits } from "../../domain/limits.js";
 import type { PlanTable } from "../../domain/plans.js";
-import type { UserRecord, WorkflowRecord } from "../../store/records.js";
+import type { UserRecord, WorkflowSummaryRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { callerOf } from "../caller.js";
 import { requireMember, visibleTo } from "../workspace-access.js";
@@ -70,7 +70,7 @@ export function createLogsService({
         `log entry ${request.id}`,
       );
       const limits = await limitsOf(user);
-      const workflow = await store.workflows.getWorkflow(entry.workflowId);
+      const [workflow] = await store.workflows.getWorkflowSummaries([entry.workflowId]);
       const view = { full: true, traceSpans: true, finalOutput: true, limits };
       return { data: logEntryView(entry, workflow, view), limits };
     },
@@ -97,13 +97,12 @@ export function createLogsService({
   };
 }
 
+/** The names of a page's workflows, in one statement whatever the page holds. */
 async function workflowsOf(
   store: Store,
   entries: { workflowId: string }[],
-): Promise<Map<string, WorkflowRecord>> {
+): Promise<Map<string, WorkflowSummaryRecord>> {
   const ids = [...new Set(entries.map((e) => e.workflowId))];
-  const found = await Promise.all(ids.map((id) => store.workflows.getWorkflow(id)));
-  const workflows = new Map<string, WorkflowRecord>();
-  for (const workflow of found) if (workflow) workflows.set(workflow.id, workflow);
-  return workflows;
+  const found = await store.workflows.getWorkflowSummaries(ids);
+  return new Map(found.map((workflow) => [workflow.id, workflow]));
 }

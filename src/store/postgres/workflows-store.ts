@@ -1,4 +1,9 @@
-import type { StoredWorkflowRecord, WorkflowRecord, WorkflowVersionRecord } from "../records.js";
+import type {
+  StoredWorkflowRecord,
+  WorkflowRecord,
+  WorkflowSummaryRecord,
+  WorkflowVersionRecord,
+} from "../records.js";
 import type { StoreArea } from "../store.js";
 import {
   type FolderRecord,
@@ -107,6 +112,14 @@ export class PostgresWorkflowsStore implements StoreArea<WorkflowsStore> {
   async getWorkflow(id: string): Promise<StoredWorkflowRecord | undefined> {
     const { rows } = await this.pool.query<WorkflowRow>("SELECT * FROM workflows WHERE id = $1", [id]);
     return rows[0] && toWorkflow(rows[0]);
+  }
+
+  async getWorkflowSummaries(ids: readonly string[]): Promise<WorkflowSummaryRecord[]> {
+    const { rows } = await this.pool.query<WorkflowSummaryRecord>(
+      "SELECT id, name, description FROM workflows WHERE id = ANY($1::text[])",
+      [ids],
+    );
+    return rows;
   }
 
   async getWorkflowVersion(workflowId: string, version: number): Promise<WorkflowVersionRecord | undefined> {
