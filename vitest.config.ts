@@ -30,6 +30,11 @@ export default defineConfig({
     // beforeAll hooks bundle workflows and start servers. (Global setup has no timeout, which leaves room for
     // a first-time `go install` of the Temporal CLI.)
     hookTimeout: 180_000,
+    // expect.poll waits for an eventual state of a real server or browser (a page showing the API's
+    // answer, an entry written by the worker). Its default of 1 s was met by a Chromium page applying a
+    // filter while both cores ran the rest of the suite; a poll returns as soon as it holds, so a longer
+    // bound only changes how long a real failure takes to show. Timing promises live in bench/, not here.
+    expect: { poll: { timeout: 10_000 } },
     projects: [
       {
         extends: true,
