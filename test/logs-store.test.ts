@@ -1,6 +1,9 @@
-import { mkdtempSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/store/database.js";
@@ -45,6 +48,52 @@ describe("durability (D23)", () => {
     );
     expect(await store.logs.getEntry("log_retry")).toBeUndefined();
     expect((await store.logs.getExecution(record.entry.executionId))?.entry.id).toBe(record.entry.id);
+  });
+});
+
+describe("migrations are applied once when processes start together (D23)", () => {
+  it("three processes opening a new data dir at the same instant each find both files migrated", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "flowlog-migrate-"));
+    const script = path.join(dir, "open-store.mjs");
+    writeFileSync(
+      script,
+      `import { once } from "node:events";
+       import { openStore } from ${JSON.stringify(new URL("../src/store/store.ts", import.meta.url).href)};
+       process.stdout.write("ready\\n");
+       await once(process.stdin, "data");
+       const store = openStore({ dataDir: process.argv[2] });
+       await store.close();
+       process.stdout.write("opened\\n");`,
+    );
+    const children = [1, 2, 3].map(() =>
+      spawn(process.execPath, ["--import", "tsx", script, dir], {
+        cwd: fileURLToPath(new URL("..", import.meta.url)),
+      }),
+    );
+    const outputs = children.map((child) => {
+      let text = "";
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        text += chunk;
+      });
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+        text += chunk;
+      });
+      return { child, text: () => text, exited: once(child, "exit") };
+    });
+    await expect.poll(() => outputs.every((o) => o.text().includes("ready"))).toBe(true);
+    for (const { child } of outputs) child.stdin.end("go\n");
+    const codes = await Promise.all(outputs.map(async (o) => (await o.exited)[0]));
+    expect(codes, outputs.map((o) => o.text()).join("\n")).toEqual([0, 0, 0]);
+    const versionOf = (file: string) => {
+      const db = new Database(path.join(dir, file), { readonly: true });
+      try {
+        return db.pragma("user_version", { simple: true });
+      } finally {
+        db.close();
+      }
+    };
+    expect(versionOf("flowlog.sqlite")).toBe(migrations.length);
+    expect(versionOf("flowlog-state.sqlite")).toBe(1);
   });
 });
 

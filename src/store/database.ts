@@ -15,9 +15,10 @@ export type Db = Database.Database;
 export function openDatabase(file: string, schemaVersion?: number): Db {
   if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file);
+  // The busy timeout first: switching a new file to WAL waits for the lock of another process opening it.
+  db.pragma("busy_timeout = 5000");
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
-  db.pragma("busy_timeout = 5000");
   db.pragma("foreign_keys = ON");
   // The key of a stored workflow state (issue 15); statements and migrations compute it alike.
   db.function("sha256", { deterministic: true }, (text) => sha256(String(text)));

@@ -390,16 +390,31 @@ export const migrations: readonly string[] = [
  * schema version, for tests that build the database an older flowlog left.
  */
 export function migrate(db: Database, upTo = migrations.length): void {
-  const current = db.pragma("user_version", { simple: true }) as number;
-  if (current > migrations.length) {
-    throw new Error(
-      `the database is at schema version ${current}, newer than this flowlog (${migrations.length})`,
-    );
+  applyMigrations(db, migrations, "the database", upTo);
+}
+
+/**
+ * Brings a SQLite file's schema (its `user_version`) up to `upTo` of `list`, each step in a transaction
+ * that takes the write lock before it reads the version: processes starting together on a new file (a
+ * server and a worker) each wait for the other's step and then find it done, instead of running it twice.
+ * A file migrated by a newer flowlog is refused, not changed.
+ */
+export function applyMigrations(
+  db: Database,
+  list: readonly string[],
+  what: string,
+  upTo = list.length,
+): void {
+  const version = () => db.pragma("user_version", { simple: true }) as number;
+  const current = version();
+  if (current > list.length) {
+    throw new Error(`${what} is at schema version ${current}, newer than this flowlog (${list.length})`);
   }
-  migrations.slice(current, upTo).forEach((sql, index) => {
+  for (let step = current; step < upTo; step++) {
     db.transaction(() => {
-      db.exec(sql);
-      db.pragma(`user_version = ${current + index + 1}`);
-    })();
-  });
+      if (version() > step) return;
+      db.exec(list[step] as string);
+      db.pragma(`user_version = ${step + 1}`);
+    }).immediate();
+  }
 }

@@ -1,6 +1,7 @@
 import path from "node:path";
 import Database from "better-sqlite3";
 import type { Db } from "./database.js";
+import { applyMigrations } from "./migrations.js";
 
 /**
  * The API's token buckets live in a file of their own beside the store's (D23 as amended: "or a separate
@@ -33,19 +34,9 @@ const migrations = [
 /** Opens (and creates or migrates) the state file of the store at `storeFile`; the store's folder exists. */
 export function openStateDatabase(storeFile: string): Db {
   const db = new Database(storeFile === ":memory:" ? ":memory:" : stateDatabaseFile(storeFile));
+  db.pragma("busy_timeout = 5000");
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
-  db.pragma("busy_timeout = 5000");
-  // Two processes starting together: the second waits for the first's migration, then finds it done.
-  db.transaction(() => {
-    const current = db.pragma("user_version", { simple: true }) as number;
-    if (current > migrations.length) {
-      throw new Error(
-        `the state file is at schema version ${current}, newer than this flowlog (${migrations.length})`,
-      );
-    }
-    for (const [index, sql] of migrations.entries()) if (index >= current) db.exec(sql);
-    db.pragma(`user_version = ${migrations.length}`);
-  }).immediate();
+  applyMigrations(db, migrations, "the state file");
   return db;
 }
