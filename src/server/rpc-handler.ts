@@ -1,10 +1,4 @@
-import {
-  Code,
-  ConnectError,
-  type ConnectRouter,
-  createConnectRouter,
-  createContextValues,
-} from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter, createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import {
   compressionBrotli,
@@ -19,6 +13,7 @@ import { clientAddressOf, type TrustedProxies } from "../security/trusted-proxie
 import { answerSerialization } from "./answer-serialization.js";
 import { behindFrontDoor, clientAddressKey, type FrontDoor, protocolKey } from "./front-door.js";
 import { createInterceptors } from "./interceptors.js";
+import { createRouter } from "./router.js";
 
 export interface RpcHandlerOptions {
   routes(router: ConnectRouter): void;
@@ -51,7 +46,7 @@ export interface RpcHandler {
  * within `readMaxBytes`, which Connect checks on the decompressed size.
  */
 export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
-  const router = createConnectRouter({
+  const router = createRouter({
     interceptors: createInterceptors(options.frontDoor),
     ...answerSerialization,
     acceptCompression: [compressionGzip, compressionBrotli],

@@ -1,0 +1,257 @@
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { promisify } from "node:util";
+import { gzip } from "node:zlib";
+import { create, toBinary } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  createConnectRouter,
+  type Interceptor,
+} from "@connectrpc/connect";
+import {
+  compressionGzip,
+  universalRequestFromNodeRequest,
+  universalResponseToNodeResponse,
+} from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  GetLogRequestSchema,
+  ListLogsRequestSchema,
+  ListLogsResponseSchema,
+  LogsService,
+} from "../gen/flowlog/logs/v1/logs_service_pb.js";
+import { invalidArgument } from "../src/errors/api-errors.js";
+import { answerSerialization } from "../src/server/answer-serialization.js";
+import { createRouter } from "../src/server/router.js";
+
+/**
+ * flowlog answers unary gRPC calls with a handler of its own (src/server/grpc-unary.ts, issue 13) in
+ * place of connect-es's streaming pipeline. The promise: on the wire it answers what connect-es answers.
+ * Two servers mount the same implementation, one through Connect's router and one through flowlog's, and
+ * every case below is sent to both as raw HTTP/2 frames and compared byte for byte: status, headers,
+ * body and trailers (grpc-status, grpc-message, grpc-status-details-bin and metadata).
+ */
+const readMaxBytes = 1024;
+const compressMinBytes = 512;
+
+const interceptor: Interceptor = (next) => async (request) => {
+  const response = await next(request);
+  response.header.set("x-intercepted", request.method.name);
+  return response;
+};
+
+function routes(router: ConnectRouter): ConnectRouter {
+  return router.service(LogsService, {
+    getLog(request, context) {
+      context.responseTrailer.set("x-trailer", "set by the handler");
+      context.responseHeader.set("x-deadline", context.timeoutMs() === undefined ? "none" : "set");
+      switch (request.id) {
+        case "invalid":
+          throw invalidArgument([{ field: "id", message: "id is not a log id" }]);
+        case "throttled":
+          throw new ConnectError("too many requests", Code.ResourceExhausted, { "retry-after": "7" });
+        case "fault":
+          throw new Error("a fault that must not leave the server");
+        default:
+          return { data: { id: request.id, workflowId: "wf_1", level: "info" } };
+      }
+    },
+    listLogs(request) {
+      return create(ListLogsResponseSchema, {
+        data: Array.from({ length: request.limit ?? 0 }, (_, i) => ({ id: `log_${i}`, workflowId: "wf_1" })),
+      });
+    },
+  });
+}
+
+const options = {
+  ...answerSerialization,
+  interceptors: [interceptor],
+  acceptCompression: [compressionGzip],
+  readMaxBytes,
+  compressMinBytes,
+};
+
+const servers: http2.Http2Server[] = [];
+let connectUrl: string;
+let flowlogUrl: string;
+
+async function serve(router: ConnectRouter): Promise<string> {
+  const byPath = new Map(router.handlers.map((h) => [h.requestPath, h]));
+  const server = http2.createServer((req, res) => {
+    const handler = byPath.get(req.url ?? "");
+    if (!handler) {
+      res.writeHead(404).end();
+      return;
+    }
+    handler(universalRequestFromNodeRequest(req, res, undefined, undefined))
+      .then((response) => universalResponseToNodeResponse(response, res))
+      .catch(() => res.destroy());
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+beforeAll(async () => {
+  connectUrl = await serve(routes(createConnectRouter(options)));
+  flowlogUrl = await serve(routes(createRouter(options)));
+});
+afterAll(() => {
+  for (const server of servers) server.close();
+});
+
+interface Exchange {
+  status: number;
+  headers: Record<string, unknown>;
+  body: string;
+  trailers: Record<string, unknown>;
+}
+
+/** One call with the frames as given; what came back, less the date. */
+function call(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+  body: Uint8Array,
+): Promise<Exchange> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(url);
+    session.on("error", reject);
+    const stream = session.request({
+      ":method": "POST",
+      ":path": path,
+      "content-type": "application/grpc",
+      te: "trailers",
+      ...headers,
+    });
+    const exchange: Exchange = { status: 0, headers: {}, body: "", trailers: {} };
+    const chunks: Buffer[] = [];
+    stream.on("response", (received) => {
+      const { date: _date, ...rest } = received;
+      exchange.status = Number(received[":status"]);
+      exchange.headers = rest;
+    });
+    stream.on("trailers", (received) => {
+      exchange.trailers = { ...received };
+    });
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stream.on("close", () => {
+      session.close();
+      exchange.body = Buffer.concat(chunks).toString("base64");
+      resolve(exchange);
+    });
+    stream.on("error", reject);
+    stream.end(body);
+  });
+}
+
+function envelope(message: Uint8Array, flags = 0, length = message.byteLength): Buffer {
+  const header = Buffer.alloc(5);
+  header.writeUInt8(flags, 0);
+  header.writeUInt32BE(length, 1);
+  return Buffer.concat([header, message]);
+}
+
+const getLog = "/flowlog.logs.v1.LogsService/GetLog";
+const listLogs = "/flowlog.logs.v1.LogsService/ListLogs";
+const getLogOf = (id: string) => toBinary(GetLogRequestSchema, create(GetLogRequestSchema, { id }));
+const listOf = (limit: number) =>
+  toBinary(ListLogsRequestSchema, create(ListLogsRequestSchema, { workspaceId: "ws_1", limit }));
+
+const cases: [string, () => Promise<[string, Record<string, string>, Uint8Array]>][] = [
+  ["an answer", async () => [getLog, {}, envelope(getLogOf("log_1"))]],
+  [
+    "an answer as JSON (application/grpc+json)",
+    async () => [
+      getLog,
+      { "content-type": "application/grpc+json" },
+      envelope(Buffer.from(JSON.stringify({ id: "log_1" }))),
+    ],
+  ],
+  ["a deadline (grpc-timeout)", async () => [getLog, { "grpc-timeout": "5S" }, envelope(getLogOf("log_1"))]],
+  ["a malformed grpc-timeout", async () => [getLog, { "grpc-timeout": "soon" }, envelope(getLogOf("log_1"))]],
+  ["an error with details", async () => [getLog, {}, envelope(getLogOf("invalid"))]],
+  ["an error with metadata", async () => [getLog, {}, envelope(getLogOf("throttled"))]],
+  ["a fault", async () => [getLog, {}, envelope(getLogOf("fault"))]],
+  [
+    "a large answer to a client that accepts gzip",
+    async () => [listLogs, { "grpc-accept-encoding": "gzip" }, envelope(listOf(100))],
+  ],
+  [
+    "a small answer to a client that accepts gzip",
+    async () => [listLogs, { "grpc-accept-encoding": "gzip" }, envelope(listOf(2))],
+  ],
+  [
+    "a gzip request",
+    async () => [getLog, { "grpc-encoding": "gzip" }, envelope(await promisify(gzip)(getLogOf("log_1")), 1)],
+  ],
+  [
+    "a gzip request that inflates past the limit",
+    async () => [
+      getLog,
+      { "grpc-encoding": "gzip" },
+      envelope(await promisify(gzip)(Buffer.alloc(100_000)), 1),
+    ],
+  ],
+  [
+    "an unknown request encoding",
+    async () => [getLog, { "grpc-encoding": "snappy" }, envelope(getLogOf("log_1"), 1)],
+  ],
+  ["a compressed flag without an encoding", async () => [getLog, {}, envelope(getLogOf("log_1"), 1)]],
+  ["a message declared over the limit", async () => [getLog, {}, envelope(new Uint8Array(8), 0, 10_000)]],
+  ["a malformed message", async () => [getLog, {}, envelope(Buffer.from([0xff, 0xff, 0xff]))]],
+  ["no message", async () => [getLog, {}, new Uint8Array()]],
+  [
+    "two messages",
+    async () => [getLog, {}, Buffer.concat([envelope(getLogOf("a")), envelope(getLogOf("b"))])],
+  ],
+  ["a truncated envelope", async () => [getLog, {}, envelope(getLogOf("log_1")).subarray(0, 7)]],
+];
+
+describe("unary gRPC answers as connect-es answers them (issue 13)", () => {
+  it.each(cases)("%s", async (_name, build) => {
+    const [path, headers, body] = await build();
+    const fromConnect = await call(connectUrl, path, headers, body);
+    const fromFlowlog = await call(flowlogUrl, path, headers, body);
+    expect(fromFlowlog).toEqual(fromConnect);
+  });
+
+  it("the cases cover answers, errors and compression on the wire", async () => {
+    const seen = new Map<string, Exchange>();
+    for (const [name, build] of cases) {
+      const [path, headers, body] = await build();
+      seen.set(name, await call(flowlogUrl, path, headers, body));
+    }
+    const status = (name: string) => {
+      const exchange = seen.get(name);
+      return exchange?.trailers["grpc-status"] ?? exchange?.headers["grpc-status"];
+    };
+    expect(status("an answer")).toBe("0");
+    expect(seen.get("an answer")?.headers["x-intercepted"]).toBe("GetLog");
+    expect(seen.get("an answer")?.trailers["x-trailer"]).toBe("set by the handler");
+    expect(seen.get("a deadline (grpc-timeout)")?.headers["x-deadline"]).toBe("set");
+    expect(status("an error with details")).toBe(String(Code.InvalidArgument));
+    expect(seen.get("an error with details")?.trailers["grpc-status-details-bin"]).toBeTruthy();
+    expect(seen.get("an error with metadata")?.trailers["retry-after"]).toBe("7");
+    expect(status("a fault")).toBe(String(Code.Internal));
+    expect(seen.get("a fault")?.trailers["grpc-message"]).toBe("internal%20error");
+    expect(seen.get("a large answer to a client that accepts gzip")?.headers["grpc-encoding"]).toBe("gzip");
+    expect(
+      Buffer.from(seen.get("a large answer to a client that accepts gzip")?.body ?? "", "base64")[0],
+    ).toBe(1);
+    expect(
+      Buffer.from(seen.get("a small answer to a client that accepts gzip")?.body ?? "", "base64")[0],
+    ).toBe(0);
+    expect(status("a gzip request")).toBe("0");
+    expect(status("a gzip request that inflates past the limit")).toBe(String(Code.ResourceExhausted));
+    expect(status("a message declared over the limit")).toBe(String(Code.ResourceExhausted));
+    expect(status("an unknown request encoding")).toBe(String(Code.Unimplemented));
+    expect(status("a malformed message")).toBe(String(Code.InvalidArgument));
+    expect(status("no message")).toBe(String(Code.Unimplemented));
+    expect(status("two messages")).toBe(String(Code.Unimplemented));
+    expect(status("a truncated envelope")).toBe(String(Code.InvalidArgument));
+  });
+});
