@@ -16,6 +16,8 @@ export function trustedProxies(entries: readonly string[]): TrustedProxies {
       throw new Error(`${JSON.stringify(entry)} is neither an IP address nor a CIDR range`);
     }
   });
+  // Most deployments trust no proxy: then no request's peer needs parsing.
+  if (ranges.length === 0) return () => false;
   return (address) => {
     if (!ipaddr.isValid(address)) return false;
     const ip = normalized(address);

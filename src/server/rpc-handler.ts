@@ -1,11 +1,6 @@
 import { Code, ConnectError, type ConnectRouter, createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
-import {
-  compressionBrotli,
-  compressionGzip,
-  universalRequestFromNodeRequest,
-  universalResponseToNodeResponse,
-} from "@connectrpc/connect-node";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
 import { logger } from "../logging/logger.js";
 import { protocolOf } from "../logging/metrics.js";
@@ -13,6 +8,7 @@ import { clientAddressOf, type TrustedProxies } from "../security/trusted-proxie
 import { answerSerialization } from "./answer-serialization.js";
 import { behindFrontDoor, clientAddressKey, type FrontDoor, protocolKey } from "./front-door.js";
 import { createInterceptors } from "./interceptors.js";
+import { universalRequestOf, writeUniversalResponse } from "./node-exchange.js";
 import { createRouter } from "./router.js";
 
 export interface RpcHandlerOptions {
@@ -67,8 +63,8 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
       const contextValues = createContextValues()
         .set(clientAddressKey, options.clientAddress(req))
         .set(protocolKey, protocolOf(req));
-      handler(universalRequestFromNodeRequest(req, res, undefined, contextValues))
-        .then((response) => universalResponseToNodeResponse(response, res))
+      handler(universalRequestOf(req, res, contextValues))
+        .then((response) => writeUniversalResponse(response, res))
         .catch((reason) => {
           if (ConnectError.from(reason).code === Code.Aborted) return;
           logger.error({ err: reason, rpc: handler.requestPath }, "rpc handler failed");
