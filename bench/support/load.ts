@@ -88,8 +88,10 @@ const ghz: GoBinary = {
 export interface GrpcTarget {
   /** host:port, plaintext HTTP/2. */
   address: string;
-  /** package.Service.Method, resolved through the server's reflection service. */
+  /** package.Service.Method, resolved through the server's reflection service unless `protoset` is given. */
   call: string;
+  /** A descriptor set (`buf build -o`) for a server without reflection. */
+  protoset?: string;
   data: unknown;
   metadata: Record<string, string>;
 }
@@ -111,6 +113,7 @@ export async function grpcLoad(target: GrpcTarget, plan: LoadPlan): Promise<Load
       binary,
       [
         "--insecure",
+        ...(target.protoset ? ["--protoset", target.protoset] : []),
         "--call",
         target.call,
         "--data",
