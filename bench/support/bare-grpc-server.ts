@@ -43,7 +43,16 @@ server.on("stream", (stream, headers) => {
   const method = methods.get(path);
   const chunks: Buffer[] = [];
   stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-  stream.on("end", async () => {
+  // A stream the client resets errors; the call is over, and the server goes on.
+  stream.on("error", () => {});
+  stream.on("end", () => {
+    answer().catch((error: unknown) => {
+      console.error(error);
+      stream.destroy();
+    });
+  });
+  // A call ghz cancels when its time is up leaves a closed stream, not one to answer.
+  async function answer(): Promise<void> {
     const status = (code: number) => {
       stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
       stream.once("wantTrailers", () => stream.sendTrailers({ "grpc-status": String(code) }));
@@ -54,24 +63,26 @@ server.on("stream", (stream, headers) => {
       stream.end();
       return;
     }
-    if (!(await floor.admit(String(headers["x-api-key"] ?? "")))) {
+    const admitted = await floor.admit(String(headers["x-api-key"] ?? ""));
+    if (stream.closed) return;
+    if (!admitted) {
       status(8); // RESOURCE_EXHAUSTED
       stream.end();
       return;
     }
-    const answer = method(Buffer.concat(chunks).subarray(5));
-    if (!answer) {
+    const reply = method(Buffer.concat(chunks).subarray(5));
+    if (!reply) {
       status(5); // NOT_FOUND
       stream.end();
       return;
     }
-    const message = answerSerializers.get(schema.typeName)?.binary(answer) ?? new Uint8Array();
+    const message = answerSerializers.get(schema.typeName)?.binary(reply) ?? new Uint8Array();
     const envelope = Buffer.alloc(5 + message.byteLength);
     envelope.writeUInt32BE(message.byteLength, 1);
     envelope.set(message, 5);
     status(0);
     stream.end(envelope);
-  });
+  }
 });
 server.listen(0, "127.0.0.1", () => {
   console.log(`bare grpc server on port ${(server.address() as AddressInfo).port}`);

@@ -103,6 +103,7 @@ interface GhzReport {
   slowest: number;
   latencyDistribution: { percentage: number; latency: number }[] | null;
   statusCodeDistribution: Record<string, number>;
+  errorDistribution?: Record<string, number>;
 }
 
 /** gRPC load from ghz: `connections` HTTP/2 connections with one call in flight on each. */
@@ -142,6 +143,12 @@ export async function grpcLoad(target: GrpcTarget, plan: LoadPlan): Promise<Load
   const at = (percentage: number) =>
     (report.latencyDistribution?.find((d) => d.percentage === percentage)?.latency ?? Number.NaN) / 1e6;
   const ok = report.statusCodeDistribution.OK ?? 0;
+  if (ok < report.count) {
+    process.stderr.write(
+      `  ghz ${target.call} on ${target.address}: ${JSON.stringify(report.statusCodeDistribution)} ` +
+        `${JSON.stringify(report.errorDistribution ?? {})}\n`,
+    );
+  }
   return {
     requestsPerSecond: report.rps,
     latency: { samples: ok, p50: at(50), p99: at(99), max: report.slowest / 1e6 },
