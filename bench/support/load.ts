@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import autocannon from "autocannon";
 import { type GoBinary, resolveGoBinary } from "../../src/tools/go-binary.js";
@@ -10,6 +11,8 @@ export interface LoadResult {
   latency: Distribution;
   /** Answers other than 2xx (HTTP) or OK (gRPC), plus connection errors: a bench with any is void. */
   failures: number;
+  /** With a `serverPid`: the server process's CPU time per answer in the measured run, in ms. */
+  serverCpuMs?: number;
 }
 
 export interface LoadPlan {
@@ -17,6 +20,8 @@ export interface LoadPlan {
   /** Measured seconds, after `warmupSeconds` of the same load that is thrown away. */
   seconds: number;
   warmupSeconds: number;
+  /** The server's process, whose CPU time (every thread, from /proc) is read around the measured run. */
+  serverPid?: number;
 }
 
 export interface HttpTarget {
@@ -38,6 +43,7 @@ export async function httpLoad(
 ): Promise<LoadResult> {
   await autocannonRun(target, plan.connections, plan.warmupSeconds, onSuccess);
   const times: number[] = [];
+  const cpu = cpuMeter(plan.serverPid);
   const result = await autocannonRun(target, plan.connections, plan.seconds, (responseTime) => {
     times.push(responseTime);
     onSuccess();
@@ -46,6 +52,7 @@ export async function httpLoad(
     requestsPerSecond: result.requests.total / (result.duration || plan.seconds),
     latency: distribution(times),
     failures: result.non2xx + result.errors,
+    ...cpu(result.requests.total),
   };
 }
 
@@ -139,6 +146,7 @@ export async function grpcLoad(target: GrpcTarget, plan: LoadPlan): Promise<Load
     return JSON.parse(stdout) as GhzReport;
   };
   await run(plan.warmupSeconds);
+  const cpu = cpuMeter(plan.serverPid);
   const report = await run(plan.seconds);
   const at = (percentage: number) =>
     (report.latencyDistribution?.find((d) => d.percentage === percentage)?.latency ?? Number.NaN) / 1e6;
@@ -153,5 +161,27 @@ export async function grpcLoad(target: GrpcTarget, plan: LoadPlan): Promise<Load
     requestsPerSecond: report.rps,
     latency: { samples: ok, p50: at(50), p99: at(99), max: report.slowest / 1e6 },
     failures: report.count - ok,
+    ...cpu(report.count),
   };
 }
+
+/**
+ * Starts counting a process's CPU time; the returned function gives it per answer. Throughput on two
+ * shared cores moves with the load generator's own appetite and the VM's neighbours; the server's CPU
+ * time per answer is what the server itself spends.
+ */
+function cpuMeter(pid: number | undefined): (answers: number) => { serverCpuMs?: number } {
+  if (pid === undefined) return () => ({});
+  const before = cpuSeconds(pid);
+  return (answers) => (answers > 0 ? { serverCpuMs: ((cpuSeconds(pid) - before) * 1000) / answers } : {});
+}
+
+/** User and system time of every thread of a process so far, from /proc/<pid>/stat (Linux). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
+}
+
+/** USER_HZ, which Linux fixes at 100 for /proc's clock ticks on every architecture Node runs on. */
+const clockTicksPerSecond = 100;

@@ -39,6 +39,7 @@ export async function bootstrapAccount(
 export interface RunningProcess {
   /** The first match of the ready pattern in its output. */
   ready: RegExpMatchArray;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -68,7 +69,7 @@ export function startProcess(
       if (!ready) return;
       clearTimeout(timer);
       child.stdout?.off("data", onData);
-      resolve({ ready, stop: () => stopChild(child) });
+      resolve({ ready, pid: child.pid ?? 0, stop: () => stopChild(child) });
     };
     child.stdout?.on("data", onData);
     child.stderr?.on("data", (chunk: Buffer) => {
