@@ -39,16 +39,16 @@ import {
  * call, unary ones too, through a chain of async iterables (split, decompress, parse, invoke, serialize,
  * compress, join) and aborts the call's signal without a reason when it ends, which builds a
  * `DOMException`: about 400 µs of a busy server's time per call against 190 µs for the same work behind
- * bare `node:http2` (bench/README.md). Every flowlog RPC but reflection is unary, so gRPC cost twice what
- * the same answer cost over REST, while internal services reach flowlog over gRPC first.
+ * bare `node:http2` (bench/README.md). Every flowlog RPC but reflection is unary, so a gRPC answer cost two
+ * thirds more than the same answer over REST, while internal services reach flowlog over gRPC first.
  *
  * This factory answers a unary call the way Connect's own unary Connect-protocol handler does, in one
  * pass: read the one enveloped message, invoke the implementation through the same interceptors, write
  * the one enveloped answer and the status in the trailers. Everything protocol-specific is Connect's own
  * exported code (content types, `grpc-timeout`, compression negotiation, serialization limits, the
- * status trailers with their details), so the wire stays what Connect writes; the differential tests in
- * `one-port-protocols.test.ts` hold the two to the same answers. Streaming methods (reflection) and
- * anything else keep Connect's handler.
+ * status trailers with their details), so the wire stays what Connect writes; the differential test
+ * `test/grpc-unary.test.ts` holds the two to the same bytes. Streaming methods (reflection) keep
+ * Connect's handler.
  */
 export function createGrpcHandlerFactory(options: Partial<UniversalHandlerOptions>): ProtocolHandlerFactory {
   const opt = validateUniversalHandlerOptions(options);
