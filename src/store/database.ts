@@ -15,9 +15,7 @@ export type Db = Database.Database;
 export function openDatabase(file: string, schemaVersion?: number): Db {
   if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file);
-  // The busy timeout first: switching a new file to WAL waits for the lock of another process opening it.
-  db.pragma("busy_timeout = 5000");
-  db.pragma("journal_mode = WAL");
+  useWal(db);
   db.pragma("synchronous = FULL");
   db.pragma("foreign_keys = ON");
   // The key of a stored workflow state (issue 15); statements and migrations compute it alike.
@@ -25,6 +23,32 @@ export function openDatabase(file: string, schemaVersion?: number): Db {
   migrate(db, schemaVersion);
   return db;
 }
+
+/** How long a connection waits for another process's lock before it answers SQLITE_BUSY. */
+const busyTimeoutMs = 5_000;
+
+/**
+ * Sets the busy timeout, then switches the connection to WAL. Processes opening a new file together may
+ * each hold the read lock that the switch must upgrade; SQLite then answers one of them SQLITE_BUSY at
+ * once, without waiting out the busy timeout, since waiting could deadlock. That one tries again
+ * shortly, for as long as the busy timeout would have waited. Opening is synchronous, so the pause
+ * blocks: it happens only when processes start together on a new data dir.
+ */
+export function useWal(db: Db): void {
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  const deadline = Date.now() + busyTimeoutMs;
+  for (;;) {
+    try {
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "SQLITE_BUSY" || Date.now() >= deadline) throw error;
+      Atomics.wait(pause, 0, 0, 5 + Math.random() * 20);
+    }
+  }
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * D23 as amended: runs a write whose loss in a power cut costs nothing worth an fsync (API token-bucket

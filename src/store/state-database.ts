@@ -1,6 +1,6 @@
 import path from "node:path";
 import Database from "better-sqlite3";
-import type { Db } from "./database.js";
+import { type Db, useWal } from "./database.js";
 import { applyMigrations } from "./migrations.js";
 
 /**
@@ -34,8 +34,7 @@ const migrations = [
 /** Opens (and creates or migrates) the state file of the store at `storeFile`; the store's folder exists. */
 export function openStateDatabase(storeFile: string): Db {
   const db = new Database(storeFile === ":memory:" ? ":memory:" : stateDatabaseFile(storeFile));
-  db.pragma("busy_timeout = 5000");
-  db.pragma("journal_mode = WAL");
+  useWal(db);
   db.pragma("synchronous = NORMAL");
   applyMigrations(db, migrations, "the state file");
   return db;
