@@ -192,8 +192,9 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
     },
   };
   await checkSameAnswer(targets);
-  const withServer = (url: string) => {
-    const pid = [...servers.pids].find(([address]) => url.includes(address))?.[1];
+  /** The load plan with the CPU time of the server at `address` (host:port) read around it. */
+  const withServer = (address: string) => {
+    const pid = servers.pids.get(address);
     return pid === undefined ? plan.load : { ...plan.load, serverPid: pid };
   };
   const grpc = (address: string, protoset?: string) => () =>
@@ -210,7 +211,7 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
   const loads: [string, () => Promise<LoadResult>][] = [
     ...Object.entries(targets).map(([name, target]): [string, () => Promise<LoadResult>] => [
       name,
-      () => httpLoad(target, withServer(target.url)),
+      () => httpLoad(target, withServer(new URL(target.url).host)),
     ]),
     ["bare: page SQL + take over gRPC (node:http2)", grpc(servers.bareGrpc, servers.protoset)],
     ["bare Connect over gRPC", grpc(servers.bareConnectGrpc)],
