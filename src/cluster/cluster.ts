@@ -14,7 +14,7 @@ import {
   postgresServerArgs,
   postgresSuperuser,
 } from "../tools/postgres-server.js";
-import { freePort, freePortIn } from "../util/free-port.js";
+import { freeListeningPort, freePortIn } from "../util/free-port.js";
 import { resolveTemporalBinaries, type TemporalBinaries } from "./binaries.js";
 import { type NginxPorts, nginxConfig, nginxSniffer, resolveNginx } from "./nginx.js";
 import {
@@ -373,11 +373,12 @@ async function startNginx(layout: Layout, ports: ClusterPorts, nginx: string, st
       ports: ports.nginx,
       replicas: ports.serve,
       dir: layout.nginx,
-      logsDir: layout.logs,
       snifferFile,
     }),
   );
-  const front = await start("nginx", [nginx, ["-p", layout.nginx, "-c", configFile]], {
+  // `-e stderr` and the config's `error_log stderr`: from its first line, what nginx has to say is in its
+  // log beside the others', where a failed start quotes it.
+  const front = await start("nginx", [nginx, ["-e", "stderr", "-p", layout.nginx, "-c", configFile]], {
     probeUrl: `http://127.0.0.1:${ports.nginx.public}/readyz`,
   });
   await waitUntil(layout.logs, front, () => answers200(front.probeUrl as string), 30_000);
@@ -396,7 +397,9 @@ async function runTool(layout: Layout, program: string, args: string[]): Promise
 }
 
 async function choosePorts(options: ClusterOptions): Promise<ClusterPorts> {
-  const free = () => freePort();
+  // Every port is kept in the state and bound again at each `up`: none may be one an outgoing
+  // connection can take in between.
+  const free = () => freeListeningPort();
   // Temporal keeps its services' ports in smallint columns.
   const temporalFree = () => freePortIn(20_000, 32_000);
   return {

@@ -69,7 +69,6 @@ export function nginxConfig(options: {
   ports: NginxPorts;
   replicas: number[];
   dir: string;
-  logsDir: string;
   snifferFile: string;
 }): string {
   const { ports, dir } = options;
@@ -80,7 +79,7 @@ export function nginxConfig(options: {
 daemon off;
 worker_processes 2;
 pid ${dir}/nginx.pid;
-error_log ${options.logsDir}/nginx-error.log warn;
+error_log stderr warn;
 ${modules.map((name) => `load_module ${modulesDir}/${name};`).join("\n")}
 
 events { worker_connections 4096; }

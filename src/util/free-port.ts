@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 
 /** A loopback port free at the time of asking, for a child process that must be told its port up front. */
@@ -11,6 +12,9 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Ports this process has handed out from a range, so that two asks in a row never get the same one. */
+const handedOut = new Set<number>();
+
 /**
  * A free loopback port from `min` to `max`, for programs that cannot take any port the system hands out
  * (Temporal stores its membership ports as PostgreSQL smallints: 32767 at most).
@@ -18,9 +22,36 @@ export function freePort(): Promise<number> {
 export async function freePortIn(min: number, max: number): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt++) {
     const port = min + Math.floor(Math.random() * (max - min + 1));
-    if (await isFree(port)) return port;
+    if (handedOut.has(port)) continue;
+    if (await isFree(port)) {
+      handedOut.add(port);
+      return port;
+    }
   }
   throw new Error(`no free port from ${min} to ${max} after 100 tries`);
+}
+
+/**
+ * A free loopback port below the kernel's ephemeral range, for a server that is told its port long before
+ * it binds it, or keeps it across restarts. A port from `freePort` is in that range, where any outgoing
+ * connection on the machine may take it as its local port in the meantime, and the server's bind then
+ * fails with EADDRINUSE (a cluster's nginx did so once in CI, its ports chosen a minute before it started).
+ */
+export function freeListeningPort(): Promise<number> {
+  const ephemeralStart = ephemeralPortRange()[0];
+  // Where the ephemeral range leaves too little room below it, the kernel's choice is the better bet.
+  return ephemeralStart > 12_000 ? freePortIn(10_000, ephemeralStart - 1) : freePort();
+}
+
+/** Linux's net.ipv4.ip_local_port_range; its usual default elsewhere. */
+function ephemeralPortRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/);
+    if (low && high) return [Number(low), Number(high)];
+  } catch {
+    // Not Linux: fall through.
+  }
+  return [32_768, 60_999];
 }
 
 function isFree(port: number): Promise<boolean> {
