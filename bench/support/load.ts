@@ -139,6 +139,10 @@ export async function grpcLoad(target: GrpcTarget, plan: LoadPlan): Promise<Load
         "ignore",
         "--format",
         "json",
+        // The request is fixed data: executing it as a template for every call only took the load
+        // generator's CPU (70 to 100 µs a call, measured) from the two cores the server shares with it.
+        "--disable-template-functions",
+        "--disable-template-data",
         target.address,
       ],
       { maxBuffer: 64 * 1024 * 1024 },

@@ -1,8 +1,6 @@
 const dayMs = 86_400_000;
 /** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: the years written with four digits. */
 const fourDigitYears = { first: -62_167_219_200_000, last: 253_402_300_799_999 };
-const twoDigits = Array.from({ length: 60 }, (_, n) => String(n).padStart(2, "0"));
-const threeDigits = Array.from({ length: 1000 }, (_, n) => String(n).padStart(3, "0"));
 /** The date part of the last day formatted: timestamps come in runs from the same day. */
 let lastDay = { day: Number.NaN, prefix: "" };
 
@@ -24,7 +22,17 @@ export function isoFromMs(ms: number): string {
   rest = (rest - second) / 60;
   const minute = rest % 60;
   const hour = (rest - minute) / 60;
-  return `${lastDay.prefix}${twoDigits[hour]}:${twoDigits[minute]}:${twoDigits[second]}.${threeDigits[milli]}Z`;
+  return `${lastDay.prefix}${twoDigits(hour)}:${twoDigits(minute)}:${twoDigits(second)}.${threeDigits(milli)}Z`;
+}
+
+// No lookup tables: every Temporal workflow evaluates this module afresh, and building them cost each
+// execution about 0.4 ms of the worker's time (the execution bench's profile); these are as fast.
+function twoDigits(n: number): string {
+  return n < 10 ? `0${n}` : `${n}`;
+}
+
+function threeDigits(n: number): string {
+  return n < 10 ? `00${n}` : n < 100 ? `0${n}` : `${n}`;
 }
 
 /** The UTC calendar day of a time as ISO 8601 writes it, `YYYY-MM-DD` (D7's timestamps, cut at the day). */
@@ -46,7 +54,7 @@ function datePrefix(day: number): string {
   const dayOfMonth = dayOfYear - Math.floor((153 * monthFromMarch + 2) / 5) + 1;
   const month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9;
   const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
-  return `${String(year).padStart(4, "0")}-${twoDigits[month]}-${twoDigits[dayOfMonth]}T`;
+  return `${String(year).padStart(4, "0")}-${twoDigits(month)}-${twoDigits(dayOfMonth)}T`;
 }
 
 /**
