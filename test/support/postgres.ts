@@ -10,7 +10,7 @@ import {
   postgresServerArgs,
   postgresSuperuser as superuser,
 } from "../../src/tools/postgres-server.js";
-import { freePort } from "../../src/util/free-port.js";
+import { freeListeningPort } from "../../src/util/free-port.js";
 
 /** A PostgreSQL server of one test file or bench, in a temp directory of its own (D32). */
 export interface PostgresServer {
@@ -55,7 +55,8 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
     const dataDir = path.join(dir, "data");
     // No fsync of a throwaway cluster's initdb.
     await initPostgresCluster(binaries, asOwner, dataDir, { durable: false });
-    const port = await freePort();
+    // Bound again after a pause: a port outside the ephemeral range stays ours meanwhile.
+    const port = await freeListeningPort();
     const settings: Record<string, string> = options.durable
       ? {}
       : { fsync: "off", synchronous_commit: "off", full_page_writes: "off" };
