@@ -35,23 +35,24 @@ export async function freePortIn(min: number, max: number): Promise<number> {
  * A free loopback port below the kernel's ephemeral range, for a server that is told its port long before
  * it binds it, or keeps it across restarts. A port from `freePort` is in that range, where any outgoing
  * connection on the machine may take it as its local port in the meantime, and the server's bind then
- * fails with EADDRINUSE (a cluster's nginx did so once in CI, its ports chosen a minute before it started).
+ * fails with EADDRINUSE: the likeliest cause of a cluster's nginx failing to start once in CI, its ports
+ * chosen a minute before it bound them.
  */
 export function freeListeningPort(): Promise<number> {
-  const ephemeralStart = ephemeralPortRange()[0];
+  const ephemeralStart = ephemeralPortStart();
   // Where the ephemeral range leaves too little room below it, the kernel's choice is the better bet.
   return ephemeralStart > 12_000 ? freePortIn(10_000, ephemeralStart - 1) : freePort();
 }
 
-/** Linux's net.ipv4.ip_local_port_range; its usual default elsewhere. */
-function ephemeralPortRange(): [number, number] {
+/** Where Linux's net.ipv4.ip_local_port_range starts; its usual default elsewhere. */
+function ephemeralPortStart(): number {
   try {
-    const [low, high] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/);
-    if (low && high) return [Number(low), Number(high)];
+    const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+    if (Number.isInteger(low) && low > 0) return low;
   } catch {
     // Not Linux: fall through.
   }
-  return [32_768, 60_999];
+  return 32_768;
 }
 
 function isFree(port: number): Promise<boolean> {
