@@ -3,7 +3,9 @@ import http2 from "node:http2";
 import net from "node:net";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ListLogsRequestSchema } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { createAccount, type TestAccount } from "./support/flowlog.js";
 import { type ServeProcess, startServeProcess } from "./support/serve-process.js";
@@ -495,6 +497,51 @@ describe("connections cannot be held open for free (D27)", () => {
     await streamClosed;
     await closed;
     expect(await normalRequest()).toBe(200);
+  });
+
+  it("survives gRPC clients that reset their connection in the middle of a call", async () => {
+    const { port } = new URL(server.url);
+    const request = toBinary(
+      ListLogsRequestSchema,
+      create(ListLogsRequestSchema, { workspaceId: account.workspaceId, limit: 1 }),
+    );
+    for (let i = 0; i < 3; i++) {
+      const socket = net.connect(Number(port), "127.0.0.1");
+      await new Promise((resolve, reject) => {
+        socket.once("connect", resolve);
+        socket.once("error", reject);
+      });
+      socket.on("error", () => {});
+      // No flow-control window: the server can send the answer's headers but none of its data.
+      const session = http2.connect(server.url, {
+        createConnection: () => socket,
+        settings: { initialWindowSize: 0 },
+      });
+      session.on("error", () => {});
+      const stream = session.request({
+        ":method": "POST",
+        ":path": listLogsPath,
+        "content-type": "application/grpc",
+        "x-api-key": account.key,
+      });
+      stream.on("error", () => {});
+      const answering = new Promise((resolve) => {
+        stream.once("response", resolve);
+        stream.once("close", resolve);
+      });
+      stream.end(grpcFrame(Buffer.from(request), false));
+      // The server has read the call and is writing its answer when the reset comes.
+      await answering;
+      socket.resetAndDestroy();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await normalRequest()).toBe(200);
+    const call = await grpcCall(server.url, {
+      path: listLogsPath,
+      headers: { "x-api-key": account.key },
+      body: grpcFrame(Buffer.from(request), false),
+    });
+    expect(call.grpcStatus).toBe("0");
   });
 
   it("refuses connections beyond the per-process cap, and serves again once they close", async () => {
