@@ -1,5 +1,5 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse, ServerHttp2Stream } from "node:http2";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { InterceptingCall, type Interceptor } from "@grpc/grpc-js";
 import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
 // Type only: the shapes connect-node gives the server's handlers.
@@ -8,8 +8,6 @@ import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
 type AnyRequest = IncomingMessage | Http2ServerRequest;
 type AnyResponse = ServerResponse | Http2ServerResponse;
 type Handler = (req: AnyRequest, res: AnyResponse) => void;
-/** A listener of HTTP/2 streams that answers gRPC from the stream itself (rpc-handler.ts). */
-type StreamListener = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean;
 
 /** What a request came in as; a small fixed set, so the series stay few whatever clients send. */
 export type Protocol = "grpc" | "grpc-web" | "connect" | "rest" | "other";
@@ -209,21 +207,6 @@ export class ProcessMetrics {
       handler(req, res);
     };
     return wrapped as H;
-  }
-
-  /** The stream listener, counting and timing each gRPC call it takes, as `instrument` counts requests. */
-  instrumentStreams(listener: StreamListener): StreamListener {
-    return (stream, headers) => {
-      const started = process.hrtime.bigint();
-      if (!listener(stream, headers)) return false;
-      stream.once("close", () => {
-        // A call the client left before any answer counts as Node's response would have it: 200.
-        const status = String(stream.sentHeaders?.[":status"] ?? 200);
-        this.requests.inc({ protocol: "grpc", status });
-        this.duration.observe({ protocol: "grpc" }, Number(process.hrtime.bigint() - started) / 1e9);
-      });
-      return true;
-    };
   }
 
   /** Answers `GET /metrics` in Prometheus's text format; false for any other request. */

@@ -113,16 +113,7 @@ export async function startApiServer(
     res.once("close", () => inFlight--);
     listener(req, res);
   };
-  const streamListener = options.metrics
-    ? options.metrics.instrumentStreams(rpc.streamListener)
-    : rpc.streamListener;
-  const streams: typeof streamListener = (stream, headers) => {
-    if (!streamListener(stream, headers)) return false;
-    inFlight++;
-    stream.once("close", () => inFlight--);
-    return true;
-  };
-  const server = createOnePortServer(handler, config.connections ?? defaultConnectionLimits, streams);
+  const server = createOnePortServer(handler, config.connections ?? defaultConnectionLimits);
   const sockets = new Set<Socket>();
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);

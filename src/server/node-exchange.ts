@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
-import type { ServerHttp2Stream } from "node:http2";
 import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import type { UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
@@ -28,37 +27,6 @@ export function universalRequestOf(
     url: new URL(req.url ?? "", `http://${authority ?? "localhost"}`).toString(),
     header: webHeadersOf(req.headers),
     body: req as AsyncIterable<Uint8Array>,
-    signal: abort.signal,
-    contextValues,
-  };
-}
-
-/**
- * An HTTP/2 stream's request as Connect's handlers take it, read from the stream itself rather than
- * through Node's compatibility API: its `Http2ServerRequest` and `Http2ServerResponse` cost a unary gRPC
- * call about 40 µs of a busy server's time (bench/README.md), a tenth of the call. The signal is aborted
- * only when the client leaves before the answer is written, as `universalRequestOf`'s is.
- */
-export function universalRequestOfStream(
-  stream: ServerHttp2Stream,
-  headers: IncomingHttpHeaders,
-  contextValues: ContextValues,
-): UniversalServerRequest {
-  const abort = new AbortController();
-  // A reset connection errors the stream, then closes it; the close is what ends the call. Node's
-  // compatibility objects listen for the error too: a stream error no one hears ends the process.
-  stream.on("error", () => {});
-  stream.once("close", () => {
-    if (!stream.writableEnded) abort.abort(clientLeft);
-  });
-  return {
-    httpVersion: "2.0",
-    method: String(headers[":method"] ?? ""),
-    url: new URL(String(headers[":path"] ?? ""), `http://${headers[":authority"] ?? "localhost"}`).toString(),
-    header: webHeadersOf(headers),
-    // A handler that stops reading early (a second message, a message over the limit) still answers
-    // on the stream, so leaving the loop must not destroy it, as it does by default.
-    body: stream.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>,
     signal: abort.signal,
     contextValues,
   };
@@ -107,53 +75,6 @@ export async function writeUniversalResponse(
     throw error;
   } finally {
     res.off("close", onClose);
-  }
-}
-
-/**
- * `writeUniversalResponse` onto an HTTP/2 stream: the headers once the first chunk is read, each chunk as
- * it comes, then the trailers as the answer holds them when the last chunk is written (a streaming
- * handler sets them as it ends). Rejects with `aborted` when the client leaves first.
- */
-export async function writeUniversalResponseToStream(
-  answer: UniversalServerResponse,
-  stream: ServerHttp2Stream,
-): Promise<void> {
-  const chunks = answer.body?.[Symbol.asyncIterator]();
-  let closed = false;
-  let wake = () => {};
-  const onClose = () => {
-    closed = true;
-    wake();
-  };
-  stream.once("close", onClose);
-  try {
-    let chunk = await chunks?.next();
-    if (closed) throw clientLeft;
-    const trailer = answer.trailer;
-    if (trailer) stream.once("wantTrailers", () => stream.sendTrailers(nodeHeadersOf(trailer) ?? {}));
-    stream.respond(
-      { ...nodeHeadersOf(answer.header), ":status": answer.status },
-      { waitForTrailers: trailer !== undefined },
-    );
-    for (; chunk !== undefined && chunk.done !== true; chunk = await chunks?.next()) {
-      if (closed) throw clientLeft;
-      if (stream.write(chunk.value)) continue;
-      let onDrain = () => {};
-      await new Promise<void>((resolve) => {
-        wake = onDrain = resolve;
-        stream.once("drain", onDrain);
-      });
-      stream.off("drain", onDrain);
-      if (closed) throw clientLeft;
-    }
-    stream.end();
-  } catch (error) {
-    await chunks?.return?.();
-    stream.destroy();
-    throw error;
-  } finally {
-    stream.off("close", onClose);
   }
 }
 

@@ -8,15 +8,6 @@ type Handler = (
   res: http.ServerResponse | http2.Http2ServerResponse,
 ) => void;
 
-/** Takes an HTTP/2 stream and answers it itself, or returns false to leave it to the request handler. */
-type StreamListener = (stream: http2.ServerHttp2Stream, headers: http.IncomingHttpHeaders) => boolean;
-type NodeStreamListener = (
-  stream: http2.ServerHttp2Stream,
-  headers: http.IncomingHttpHeaders,
-  flags: number,
-  rawHeaders: string[],
-) => void;
-
 /** The client connection preface of HTTP/2 (RFC 9113 §3.4). */
 const h2Preface = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
 
@@ -34,15 +25,8 @@ const streamingPaths = /^\/grpc\.reflection\./;
  * No connection may sit on the port for free (D27): a new connection must show its protocol within the
  * detection timeout, a request's headers and its whole body must arrive within theirs on either protocol,
  * idle keep-alive connections and HTTP/2 sessions are closed, and connections beyond the cap are refused.
- *
- * An HTTP/2 stream is offered to `streams` first (gRPC, answered from the stream itself); what it leaves
- * goes to `handler` through Node's compatibility API.
  */
-export function createOnePortServer(
-  handler: Handler,
-  limits: ConnectionLimits,
-  streams: StreamListener = () => false,
-): net.Server {
+export function createOnePortServer(handler: Handler, limits: ConnectionLimits): net.Server {
   const h1 = http.createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -57,18 +41,14 @@ export function createOnePortServer(
   // is handed its connections by the sniffer instead, so the timer is started by hand.
   h1.emit("listening");
   const h2 = http2.createServer({ settings: { maxConcurrentStreams } }, handler);
-  const compatibility = compatibilityListener(h2);
   h2.on("session", (session) => session.setTimeout(limits.http2IdleTimeoutMs, () => session.destroy()));
-  const onStream: NodeStreamListener = (stream, headers, flags, rawHeaders) => {
-    if (!streamingPaths.test(String(headers[":path"]))) {
-      const late = setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), limits.bodyTimeoutMs);
-      late.unref();
-      stream.once("end", () => clearTimeout(late));
-      stream.once("close", () => clearTimeout(late));
-    }
-    if (!streams(stream, headers)) compatibility.call(h2, stream, headers, flags, rawHeaders);
-  };
-  h2.on("stream", onStream);
+  h2.on("stream", (stream, headers) => {
+    if (streamingPaths.test(String(headers[":path"]))) return;
+    const late = setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), limits.bodyTimeoutMs);
+    late.unref();
+    stream.once("end", () => clearTimeout(late));
+    stream.once("close", () => clearTimeout(late));
+  });
 
   const server = net.createServer((socket) => {
     const undetected = () => socket.destroy();
@@ -100,20 +80,4 @@ export function createOnePortServer(
   server.maxConnections = limits.maxConnections;
   server.once("close", () => h1.close());
   return server;
-}
-
-/**
- * Node answers an HTTP/2 server's requests through a `stream` listener it adds with the first `request`
- * listener, which wraps every stream in an `Http2ServerRequest` and `Http2ServerResponse`. It is taken
- * off here and called only for the streams the stream listener leaves. Should a Node release build its
- * compatibility objects otherwise, the server refuses to start rather than answer every stream twice.
- */
-function compatibilityListener(h2: http2.Http2Server): NodeStreamListener {
-  const listeners = h2.listeners("stream");
-  const [compatibility] = listeners;
-  if (listeners.length !== 1 || typeof compatibility !== "function") {
-    throw new Error("node:http2 no longer answers requests through one stream listener of its own");
-  }
-  h2.off("stream", compatibility as NodeStreamListener);
-  return compatibility as NodeStreamListener;
 }

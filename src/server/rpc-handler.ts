@@ -1,5 +1,3 @@
-import type { IncomingHttpHeaders } from "node:http";
-import type { ServerHttp2Stream } from "node:http2";
 import { Code, ConnectError, type ConnectRouter, createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
@@ -10,12 +8,7 @@ import { clientAddressOf, type TrustedProxies } from "../security/trusted-proxie
 import { answerSerialization } from "./answer-serialization.js";
 import { behindFrontDoor, clientAddressKey, type FrontDoor, protocolKey } from "./front-door.js";
 import { createInterceptors } from "./interceptors.js";
-import {
-  universalRequestOf,
-  universalRequestOfStream,
-  writeUniversalResponse,
-  writeUniversalResponseToStream,
-} from "./node-exchange.js";
+import { universalRequestOf, writeUniversalResponse } from "./node-exchange.js";
 import { createRouter } from "./router.js";
 
 export interface RpcHandlerOptions {
@@ -34,26 +27,11 @@ export interface RpcHandlerOptions {
   clientAddress: ClientAddress;
 }
 
-/** Where a request came from: a Node request, or an HTTP/2 stream's socket and headers. */
-export interface RequestOrigin {
-  socket?: { remoteAddress?: string | undefined } | null | undefined;
-  headers: IncomingHttpHeaders;
-}
-
-export type ClientAddress = (origin: RequestOrigin) => string;
-
-/** Takes an HTTP/2 stream and answers it, or returns false to leave it to Node's request listener. */
-export type StreamListener = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean;
+export type ClientAddress = (req: NodeRequest) => string;
 
 export interface RpcHandler {
   /** The Node request listener of the RPC paths (gRPC, gRPC-Web, Connect); other paths go to the fallback. */
   listener(req: NodeRequest, res: NodeResponse): void;
-  /**
-   * gRPC calls to the RPC paths, answered from the HTTP/2 stream itself: every gRPC call arrives on a
-   * stream, and Node's compatibility objects around it cost a tenth of a unary call (issue 13).
-   * Anything else is left to `listener`.
-   */
-  streamListener: StreamListener;
   /** The handlers without the front door, for a caller that admits requests itself (the REST gateway). */
   handlers: UniversalHandler[];
 }
@@ -92,30 +70,7 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
           logger.error({ err: reason, rpc: handler.requestPath }, "rpc handler failed");
         });
     },
-    streamListener(stream, headers) {
-      if (!isGrpc(headers["content-type"])) return false;
-      const handler = paths.get(String(headers[":path"] ?? "").split("?", 1)[0] ?? "");
-      if (!handler) return false;
-      const contextValues = createContextValues()
-        .set(clientAddressKey, options.clientAddress({ socket: stream.session?.socket, headers }))
-        .set(protocolKey, "grpc");
-      handler(universalRequestOfStream(stream, headers, contextValues))
-        .then((response) => writeUniversalResponseToStream(response, stream))
-        .catch((reason) => {
-          stream.destroy();
-          if (ConnectError.from(reason).code === Code.Aborted) return;
-          logger.error({ err: reason, rpc: handler.requestPath }, "rpc handler failed");
-        });
-      return true;
-    },
   };
-}
-
-/** gRPC's content types (`application/grpc`, `+proto`, `+json`), not gRPC-Web's. */
-function isGrpc(contentType: string | undefined): boolean {
-  return (
-    contentType?.startsWith("application/grpc") === true && !contentType.startsWith("application/grpc-web")
-  );
 }
 
 /** Each request's client address: the peer's, or whom a trusted proxy says it forwards for (issue 16). */
