@@ -6,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clusterEnv } from "../src/cluster/cluster.js";
-import { freeListeningPort, freePortIn } from "../src/util/free-port.js";
+import { freeListeningPort, freeTemporalPort } from "../src/util/free-port.js";
 import { offlineWorkflowState } from "./support/flowlog.js";
 import { resolveGrpcurl } from "./support/grpcurl.js";
 import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
@@ -46,12 +46,7 @@ beforeAll(async () => {
   api = `http://127.0.0.1:${port}`;
   upArgs = [
     ...["cluster", "up", "--dir", dir, "--port", String(port)],
-    ...[
-      "--temporal-port",
-      String(await freePortIn(20_000, 32_000)),
-      "--ui-port",
-      String(await freeListeningPort()),
-    ],
+    ...["--temporal-port", String(await freeTemporalPort()), "--ui-port", String(await freeListeningPort())],
   ];
   const up = await flowlog(upArgs, {
     // The receiver is on loopback (D22); the load below must not be refused by the plan's buckets.

@@ -7,7 +7,7 @@ import { resolveNginx } from "../src/cluster/nginx.js";
 import { loadConfig } from "../src/config/config.js";
 import { ensureTemporal } from "../src/temporal/dev/ensure-temporal.js";
 import { resolvePostgresBinaries } from "../src/tools/postgres-binaries.js";
-import { freePort } from "../src/util/free-port.js";
+import { freeListeningPort } from "../src/util/free-port.js";
 import { prepareConsoleTests } from "./support/browser.js";
 
 declare module "vitest" {
@@ -37,7 +37,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     address: temporalAddress,
     namespace: temporalNamespace,
     dataDir,
-    port: await freePort(),
+    port: await freeListeningPort(),
     headless: true,
   });
   project.provide("temporalAddress", temporal.address);

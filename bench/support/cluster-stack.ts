@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { clusterDown, clusterEnv, clusterStatus, clusterUp } from "../../src/cluster/cluster.js";
-import { freeListeningPort, freePortIn } from "../../src/util/free-port.js";
+import { freeListeningPort, freeTemporalPort } from "../../src/util/free-port.js";
 import { type FlowlogStack, poster } from "./flowlog-stack.js";
 import { bootstrapAccount, unlimitedPlanLimits } from "./processes.js";
 
@@ -26,7 +26,7 @@ export async function startClusterStack(): Promise<ClusterStack> {
   const options = {
     dir,
     port: await freeListeningPort(),
-    temporalPort: await freePortIn(20_000, 32_000),
+    temporalPort: await freeTemporalPort(),
     uiPort: await freeListeningPort(),
     replicas: 2,
     env: {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ensureTemporal } from "../../src/temporal/dev/ensure-temporal.js";
-import { freePort } from "../../src/util/free-port.js";
+import { freeListeningPort } from "../../src/util/free-port.js";
 import { bootstrapAccount, type RunningProcess, startFlowlog, unlimitedPlanLimits } from "./processes.js";
 
 /** The whole service as `flowlog dev` runs it, but each part in a process of its own. */
@@ -38,7 +38,7 @@ export async function startFlowlogStack(
     address: undefined,
     namespace: "default",
     dataDir: path.join(dataDir, "temporal"),
-    port: await freePort(),
+    port: await freeListeningPort(),
     headless: true,
   });
   const stop = async () => {

@@ -14,7 +14,7 @@ import {
   postgresServerArgs,
   postgresSuperuser,
 } from "../tools/postgres-server.js";
-import { freeListeningPort, freePortIn } from "../util/free-port.js";
+import { freeListeningPort, freeTemporalPort } from "../util/free-port.js";
 import { resolveTemporalBinaries, type TemporalBinaries } from "./binaries.js";
 import { type NginxPorts, nginxConfig, nginxSniffer, resolveNginx } from "./nginx.js";
 import {
@@ -400,8 +400,7 @@ async function choosePorts(options: ClusterOptions): Promise<ClusterPorts> {
   // Every port is kept in the state and bound again at each `up`: none may be one an outgoing
   // connection can take in between.
   const free = () => freeListeningPort();
-  // Temporal keeps its services' ports in smallint columns.
-  const temporalFree = () => freePortIn(20_000, 32_000);
+  const temporalFree = freeTemporalPort;
   return {
     postgres: await free(),
     temporal: {

@@ -76,7 +76,7 @@ export class RateLimitStore {
    */
   async take(key: string, shape: BucketShape, nowMs: number, durable = true): Promise<TakeResult> {
     const params = { key, now: nowMs, ...bucketParams("bucket", shape) };
-    const row = (durable ? this.durable : this.state).take.get(params) as BucketRow & { allowed: number };
+    const row = this.statements(durable).take.get(params) as BucketRow & { allowed: number };
     const state = bucketState(row, shape, nowMs);
     if (row.allowed) return { allowed: true, ...state };
     return { allowed: false, ...state, retryAfterSeconds: Math.ceil((state.resetAtMs - nowMs) / 1000) };
@@ -85,7 +85,11 @@ export class RateLimitStore {
   /** The bucket as a take at `nowMs` would find it, without taking; `durable` as for `take`. */
   async peek(key: string, shape: BucketShape, nowMs: number, durable = true): Promise<BucketState> {
     const params = { key, now: nowMs, ...bucketParams("bucket", shape) };
-    const row = (durable ? this.durable : this.state).peek.get(params) as Record<string, number>;
+    const row = this.statements(durable).peek.get(params) as Record<string, number>;
     return bucketState(bucketRowOf(row, "bucket"), shape, nowMs);
+  }
+
+  private statements(durable: boolean) {
+    return durable ? this.durable : this.state;
   }
 }

@@ -44,6 +44,14 @@ export function freeListeningPort(): Promise<number> {
   return ephemeralStart > 12_000 ? freePortIn(10_000, ephemeralStart - 1) : freePort();
 }
 
+/**
+ * A free listening port for a Temporal server's services: Temporal keeps their ports in PostgreSQL
+ * smallint columns (32767 at most), and the range stays below Linux's default ephemeral range.
+ */
+export function freeTemporalPort(): Promise<number> {
+  return freePortIn(20_000, 32_000);
+}
+
 /** Where Linux's net.ipv4.ip_local_port_range starts; its usual default elsewhere. */
 function ephemeralPortStart(): number {
   try {

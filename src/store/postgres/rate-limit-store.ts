@@ -56,9 +56,10 @@ export class PostgresRateLimitStore implements StoreArea<RateLimitStore> {
   /**
    * Takes one whole token when at least one is available. Every take is committed durably: SQLite's
    * fsync-free commit for the API's buckets (D23) has no one-statement equivalent here, and a commit
-   * costs PostgreSQL a WAL flush shared by the commits that wait with it.
+   * costs PostgreSQL a WAL flush shared by the commits that wait with it. So the store's `durable`
+   * argument is not taken.
    */
-  async take(key: string, shape: BucketShape, nowMs: number, _durable = true): Promise<TakeResult> {
+  async take(key: string, shape: BucketShape, nowMs: number): Promise<TakeResult> {
     const { rows } = await this.pool.query<BucketRow & { allowed: number }>(
       take({ key, now: nowMs, ...bucketParams("bucket", shape) }),
     );
@@ -68,7 +69,7 @@ export class PostgresRateLimitStore implements StoreArea<RateLimitStore> {
     return { allowed: false, ...state, retryAfterSeconds: Math.ceil((state.resetAtMs - nowMs) / 1000) };
   }
 
-  async peek(key: string, shape: BucketShape, nowMs: number, _durable = true): Promise<BucketState> {
+  async peek(key: string, shape: BucketShape, nowMs: number): Promise<BucketState> {
     const { rows } = await this.pool.query<Record<string, number>>(
       peek({ key, now: nowMs, ...bucketParams("bucket", shape) }),
     );
