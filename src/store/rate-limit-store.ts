@@ -58,8 +58,10 @@ const peekSql = `
 
 /**
  * Token buckets held in SQLite, shared by every process on the machine and kept across restarts (D11,
- * D12). The execution buckets are in the store's file, committed with the executions they admit; the
- * API's are in the state file (`state`, state-database.ts), committed without an fsync (D23 as amended).
+ * D12). The API's are in the state file (`state`, state-database.ts), committed without an fsync (D23 as
+ * amended names the API's token buckets). The execution buckets stay in the store's file at FULL: each
+ * take commits on its own, before the execution starts, and the limits object reads them in one
+ * statement with the month's usage (usage-store.ts).
  */
 export class RateLimitStore {
   private readonly durable;
