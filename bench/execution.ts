@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
 import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
@@ -40,6 +42,7 @@ export const executionBench: Bench = {
             const flowlog = await executeLoad(stack, workflowId, at);
             const baseline = await noopLoad(stack.temporalAddress, at);
             const floor = await floorLoad(stack.temporalAddress, `${itemApi.url}/items/1`, at);
+            const floorWithLog = await floorLoad(stack.temporalAddress, `${itemApi.url}/items/1`, at, true);
             const row = (name: string, r: LoadResult) => [
               name,
               connections,
@@ -54,6 +57,7 @@ export const executionBench: Bench = {
               row("one HTTP block, api sync", flowlog),
               row("one no-op activity (baseline)", baseline),
               row("floor: bare API, one fetch activity", floor),
+              row("floor + log: the activity also writes the log entry", floorWithLog),
             );
           }
           tables.push({
@@ -75,6 +79,8 @@ export const executionBench: Bench = {
               "with one no-op activity, at the same concurrency. Floor: the same calls through a bare node:http " +
               "server that runs a workflow of one activity fetching the same item (support/bare-execute-server.ts): " +
               "the least an api sync execution of one HTTP block costs, with no key, bucket, store or engine. " +
+              "Floor + log: the same, its one activity also writing one log entry through flowlog's store, " +
+              "committed with its fsync (D17, D23). " +
               "Goals (issue 12): no-op p50 <= 50 ms and " +
               "HTTP block p50 <= 80 ms at 1 in flight; HTTP block >= 0.8x the baseline's executions/s at 8.",
           });
@@ -151,13 +157,23 @@ export async function noopLoad(temporalAddress: string, plan: LoadPlan): Promise
  * The floor of an api sync execution of one HTTP block (issue 12): autocannon's POSTs, at the same
  * concurrency, to a bare node:http server that starts `fetchWorkflow` on the no-op worker and answers its
  * result; the workflow's one activity GETs `url`, the same loopback item the flowlog workflow reads.
+ * `withLog`: `fetchAndLogWorkflow`, whose activity also writes a log entry to a store of its own.
  */
-export async function floorLoad(temporalAddress: string, url: string, plan: LoadPlan): Promise<LoadResult> {
-  const worker = await startNoopWorker(temporalAddress);
+export async function floorLoad(
+  temporalAddress: string,
+  url: string,
+  plan: LoadPlan,
+  withLog = false,
+): Promise<LoadResult> {
+  const logDir = withLog ? mkdtempSync(path.join(tmpdir(), "flowlog-bench-floor-log-")) : undefined;
+  const worker = await startNoopWorker(temporalAddress, logDir);
   try {
     const server = await startProcess(
       process.execPath,
-      ["--import", "tsx", path.join(repoRoot, "bench/support/bare-execute-server.ts"), temporalAddress, url],
+      [
+        ...["--import", "tsx", path.join(repoRoot, "bench/support/bare-execute-server.ts")],
+        ...[temporalAddress, url, ...(withLog ? ["log"] : [])],
+      ],
       { ready: /execute server on port (\d+)/ },
     );
     try {
@@ -181,14 +197,21 @@ export async function floorLoad(temporalAddress: string, url: string, plan: Load
     }
   } finally {
     await worker.stop();
+    if (logDir) rmSync(logDir, { recursive: true, force: true });
   }
 }
 
-/** The no-op workflows' worker, in a process of its own like `flowlog worker`. */
-export function startNoopWorker(temporalAddress: string): Promise<RunningProcess> {
+/**
+ * The no-op workflows' worker, in a process of its own like `flowlog worker`; with `logDir`, the store its
+ * `fetchAndLog` activity writes to.
+ */
+export function startNoopWorker(temporalAddress: string, logDir?: string): Promise<RunningProcess> {
   return startProcess(
     process.execPath,
-    ["--import", "tsx", path.join(repoRoot, "bench/support/noop-worker.ts"), temporalAddress],
+    [
+      ...["--import", "tsx", path.join(repoRoot, "bench/support/noop-worker.ts"), temporalAddress],
+      ...(logDir ? [logDir] : []),
+    ],
     { ready: /noop worker polling/ },
   );
 }

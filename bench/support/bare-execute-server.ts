@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Client, Connection } from "@temporalio/client";
 import { noopTaskQueue } from "./noop-worker.js";
-import type { fetchWorkflow } from "./noop-workflow.js";
+import type { fetchAndLogWorkflow, fetchWorkflow } from "./noop-workflow.js";
 
 /**
  * The execution bench's floor front (issue 12): a bare `node:http` server that answers every POST by
@@ -10,10 +10,13 @@ import type { fetchWorkflow } from "./noop-workflow.js";
  * as JSON. What an api sync execution of one HTTP block cannot do without: an HTTP request in, a
  * workflow started and awaited, an activity making an HTTP request out. No key, bucket, store or engine.
  *
- *     node --import tsx bench/support/bare-execute-server.ts <temporal address> <url the activity fetches>
+ * With `log` after the URL, it runs `fetchAndLogWorkflow`, whose activity also writes a log entry.
+ *
+ *     node --import tsx bench/support/bare-execute-server.ts <temporal address> <url the activity fetches> [log]
  */
-const [address, url] = process.argv.slice(2);
-if (!address || !url) throw new Error("usage: bare-execute-server.ts <temporal address> <url>");
+const [address, url, log] = process.argv.slice(2);
+if (!address || !url) throw new Error("usage: bare-execute-server.ts <temporal address> <url> [log]");
+const workflowType = log === "log" ? "fetchAndLogWorkflow" : "fetchWorkflow";
 
 const client = new Client({ connection: await Connection.connect({ address }) });
 let next = 0;
@@ -21,7 +24,7 @@ const server = createServer((request, response) => {
   request.resume();
   request.on("end", () => {
     client.workflow
-      .execute<typeof fetchWorkflow>("fetchWorkflow", {
+      .execute<typeof fetchWorkflow | typeof fetchAndLogWorkflow>(workflowType, {
         taskQueue: noopTaskQueue,
         workflowId: `bench-floor-execute-${process.pid}-${next++}`,
         args: [url],

@@ -1,7 +1,9 @@
 import { proxyActivities } from "@temporalio/workflow";
 import type { noopActivities } from "./noop-worker.js";
 
-const { noop, fetchJson } = proxyActivities<typeof noopActivities>({ startToCloseTimeout: "30 seconds" });
+const { noop, fetchJson, fetchAndLog } = proxyActivities<typeof noopActivities>({
+  startToCloseTimeout: "30 seconds",
+});
 
 /** The execution bench's baseline (issue 7, item 4): one activity that does nothing, and a result. */
 export async function noopWorkflow(): Promise<string> {
@@ -24,4 +26,9 @@ export async function noopFanOut(deliveries: number): Promise<number> {
  */
 export async function fetchWorkflow(url: string): Promise<unknown> {
   return { got: await fetchJson(url) };
+}
+
+/** `fetchWorkflow` whose one activity also writes the execution's log entry (the floor with the log). */
+export async function fetchAndLogWorkflow(url: string): Promise<unknown> {
+  return { got: await fetchAndLog(url) };
 }
