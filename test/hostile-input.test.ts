@@ -123,6 +123,19 @@ function grpcCall(
   });
 }
 
+/** A tenant's gRPC `ListLogs` call opened on `session`, its frames left to the caller; errors are expected. */
+function listLogsCall(session: http2.ClientHttp2Session): http2.ClientHttp2Stream {
+  session.on("error", () => {});
+  const stream = session.request({
+    ":method": "POST",
+    ":path": listLogsPath,
+    "content-type": "application/grpc",
+    "x-api-key": account.key,
+  });
+  stream.on("error", () => {});
+  return stream;
+}
+
 /** Resolves when the server closes the socket; the test's own timeout fails a server that never does. */
 function closedByServer(socket: net.Socket): Promise<void> {
   return new Promise((resolve) => {
@@ -484,14 +497,7 @@ describe("connections cannot be held open for free (D27)", () => {
   it("ends an HTTP/2 stream whose body never finishes, and an idle HTTP/2 session", async () => {
     const session = http2.connect(server.url);
     const closed = new Promise<void>((resolve) => session.on("close", () => resolve()));
-    session.on("error", () => {});
-    const stream = session.request({
-      ":method": "POST",
-      ":path": listLogsPath,
-      "content-type": "application/grpc",
-      "x-api-key": account.key,
-    });
-    stream.on("error", () => {});
+    const stream = listLogsCall(session);
     stream.write(Buffer.from([0, 0, 0, 0, 100]));
     const streamClosed = new Promise<void>((resolve) => stream.on("close", () => resolve()));
     await streamClosed;
@@ -517,14 +523,7 @@ describe("connections cannot be held open for free (D27)", () => {
         createConnection: () => socket,
         settings: { initialWindowSize: 0 },
       });
-      session.on("error", () => {});
-      const stream = session.request({
-        ":method": "POST",
-        ":path": listLogsPath,
-        "content-type": "application/grpc",
-        "x-api-key": account.key,
-      });
-      stream.on("error", () => {});
+      const stream = listLogsCall(session);
       const answering = new Promise((resolve) => {
         stream.once("response", resolve);
         stream.once("close", resolve);

@@ -1,10 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { NativeConnection, Worker } from "@temporalio/worker";
-import { generateExecutions } from "../../src/seed/generate.js";
-import { Random } from "../../src/seed/random.js";
-import { seedWorkspace } from "../../src/seed/seed.js";
 import type { ExecutionRecord } from "../../src/store/records.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
 import { newId } from "../../src/util/ids.js";
 
 export const noopTaskQueue = "bench-noop";
@@ -48,9 +45,16 @@ export const noopActivities = {
 
 /**
  * A store in `dataDir` with a workspace of the demo workflows, and the smallest generated log entry of
- * theirs as the template of every floor log entry.
+ * theirs as the template of every floor log entry. flowlog's store and seed are loaded only here, so the
+ * baseline's worker carries none of flowlog's code.
  */
 async function openLogStore(dataDir: string): Promise<{ store: Store; template: ExecutionRecord }> {
+  const [{ generateExecutions }, { Random }, { seedWorkspace }, { openStore }] = await Promise.all([
+    import("../../src/seed/generate.js"),
+    import("../../src/seed/random.js"),
+    import("../../src/seed/seed.js"),
+    import("../../src/store/store.js"),
+  ]);
   const store = openStore({ dataDir });
   const now = Date.now();
   const user = { id: newId("usr"), email: "floor@example.test", plan: "enterprise" as const, createdAt: now };
