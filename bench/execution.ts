@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
 import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
@@ -157,7 +155,7 @@ export async function noopLoad(temporalAddress: string, plan: LoadPlan): Promise
  * The floor of an api sync execution of one HTTP block (issue 12): autocannon's POSTs, at the same
  * concurrency, to a bare node:http server that starts `fetchWorkflow` on the no-op worker and answers its
  * result; the workflow's one activity GETs `url`, the same loopback item the flowlog workflow reads.
- * `withLog`: `fetchAndLogWorkflow`, whose activity also writes a log entry to a store of its own.
+ * `withLog`: `fetchAndLogWorkflow`, whose activity also writes a log entry to the worker's own store.
  */
 export async function floorLoad(
   temporalAddress: string,
@@ -165,8 +163,7 @@ export async function floorLoad(
   plan: LoadPlan,
   withLog = false,
 ): Promise<LoadResult> {
-  const logDir = withLog ? mkdtempSync(path.join(tmpdir(), "flowlog-bench-floor-log-")) : undefined;
-  const worker = await startNoopWorker(temporalAddress, logDir);
+  const worker = await startNoopWorker(temporalAddress, withLog);
   try {
     const server = await startProcess(
       process.execPath,
@@ -197,20 +194,19 @@ export async function floorLoad(
     }
   } finally {
     await worker.stop();
-    if (logDir) rmSync(logDir, { recursive: true, force: true });
   }
 }
 
 /**
- * The no-op workflows' worker, in a process of its own like `flowlog worker`; with `logDir`, the store its
- * `fetchAndLog` activity writes to.
+ * The no-op workflows' worker, in a process of its own like `flowlog worker`; `withLog` gives its
+ * `fetchAndLog` activity a store to write to.
  */
-export function startNoopWorker(temporalAddress: string, logDir?: string): Promise<RunningProcess> {
+export function startNoopWorker(temporalAddress: string, withLog = false): Promise<RunningProcess> {
   return startProcess(
     process.execPath,
     [
       ...["--import", "tsx", path.join(repoRoot, "bench/support/noop-worker.ts"), temporalAddress],
-      ...(logDir ? [logDir] : []),
+      ...(withLog ? ["log"] : []),
     ],
     { ready: /noop worker polling/ },
   );

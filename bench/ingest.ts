@@ -1,14 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { generateExecutions } from "../src/seed/generate.js";
-import { Random } from "../src/seed/random.js";
-import { seedWorkspace } from "../src/seed/seed.js";
 import { type Db, openDatabase } from "../src/store/database.js";
 import type { ExecutionRecord } from "../src/store/records.js";
 import { sha256 } from "../src/util/sha256.js";
 import { type Bench, type BenchOptions, perSecond, ratio } from "./support/report.js";
-import { openBenchStore } from "./support/store.js";
+import { demoExecutions, openBenchStore } from "./support/store.js";
 
 export const batchSize = 1_000;
 export const counts = { quick: { single: 300, batched: 20_000 }, full: { single: 3_000, batched: 50_000 } };
@@ -40,12 +37,7 @@ export const ingestBench: Bench = {
 export async function generate(count: number): Promise<ExecutionRecord[]> {
   const bench = await openBenchStore();
   try {
-    await seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: 0, seed: "bench" });
-    const workflows = await bench.store.workflows.listWorkflows(bench.workspaceId);
-    const request = { workflows, count, days: 30, now: Date.now(), billedUserId: bench.user.id };
-    const records: ExecutionRecord[] = [];
-    for await (const record of generateExecutions(new Random("bench:ingest"), request)) records.push(record);
-    return records;
+    return await demoExecutions(bench, count, "bench:ingest");
   } finally {
     await bench.dispose();
   }

@@ -1,13 +1,13 @@
 import { fileURLToPath } from "node:url";
 import { NativeConnection, Worker } from "@temporalio/worker";
 import type { ExecutionRecord } from "../../src/store/records.js";
-import type { Store } from "../../src/store/store.js";
 import { newId } from "../../src/util/ids.js";
+import type { BenchStore } from "./store.js";
 
 export const noopTaskQueue = "bench-noop";
 
-/** The log store the floor-with-log activity writes to, when the worker is given a data dir. */
-let logStore: { store: Store; template: ExecutionRecord } | undefined;
+/** The store the floor-with-log activity writes to, when the worker is started with `log`. */
+let logStore: { bench: BenchStore; template: ExecutionRecord } | undefined;
 
 export const noopActivities = {
   async noop(): Promise<string> {
@@ -25,11 +25,11 @@ export const noopActivities = {
    * activity: the least a durable one-HTTP-block execution with its log can cost in Temporal.
    */
   async fetchAndLog(url: string): Promise<unknown> {
-    if (!logStore) throw new Error("the no-op worker was started without a data dir for its log");
+    if (!logStore) throw new Error("the no-op worker was started without `log`");
     const got = await noopActivities.fetchJson(url);
     const now = Date.now();
     const { entry, workflowState } = logStore.template;
-    await logStore.store.logs.insertExecution({
+    await logStore.bench.store.logs.insertExecution({
       entry: {
         ...entry,
         id: newId("log"),
@@ -44,41 +44,29 @@ export const noopActivities = {
 };
 
 /**
- * A store in `dataDir` with a workspace of the demo workflows, and the smallest generated log entry of
- * theirs as the template of every floor log entry. flowlog's store and seed are loaded only here, so the
- * baseline's worker carries none of flowlog's code.
+ * A bench store of its own, and the smallest of 50 generated demo executions as the template of every
+ * floor log entry. flowlog's store and seed are loaded only here, so the baseline's worker carries none
+ * of flowlog's code.
  */
-async function openLogStore(dataDir: string): Promise<{ store: Store; template: ExecutionRecord }> {
-  const [{ generateExecutions }, { Random }, { seedWorkspace }, { openStore }] = await Promise.all([
-    import("../../src/seed/generate.js"),
-    import("../../src/seed/random.js"),
-    import("../../src/seed/seed.js"),
-    import("../../src/store/store.js"),
-  ]);
-  const store = openStore({ dataDir });
-  const now = Date.now();
-  const user = { id: newId("usr"), email: "floor@example.test", plan: "enterprise" as const, createdAt: now };
-  const workspaceId = newId("ws");
-  await store.accounts.createUser(user);
-  await store.accounts.createWorkspace({ id: workspaceId, name: "floor", createdAt: now }, [user.id]);
-  await seedWorkspace(store, { workspaceId, executions: 0, seed: "floor" });
-  const workflows = await store.workflows.listWorkflows(workspaceId);
-  let template: ExecutionRecord | undefined;
-  const request = { workflows, count: 50, days: 1, now, billedUserId: user.id };
-  for await (const record of generateExecutions(new Random("bench:floor"), request)) {
-    if (!template || record.entry.traceSpans.length < template.entry.traceSpans.length) template = record;
-  }
+async function openLogStore(): Promise<{ bench: BenchStore; template: ExecutionRecord }> {
+  const { demoExecutions, openBenchStore } = await import("./store.js");
+  const bench = await openBenchStore();
+  const [template] = (await demoExecutions(bench, 50, "bench:floor")).sort(
+    (a, b) => a.entry.traceSpans.length - b.entry.traceSpans.length,
+  );
   if (!template) throw new Error("the demo workflows generated no execution");
-  return { store, template };
+  return { bench, template };
 }
 
 /**
  * The baseline's worker, in a process of its own like `flowlog worker`:
  *
- *     node --import tsx bench/support/noop-worker.ts <temporal address> [<data dir for fetchAndLog>]
+ *     node --import tsx bench/support/noop-worker.ts <temporal address> [log]
+ *
+ * With `log`, its `fetchAndLog` activity writes to a bench store of its own, deleted when it stops.
  */
-async function main(address: string, dataDir: string | undefined): Promise<void> {
-  if (dataDir) logStore = await openLogStore(dataDir);
+async function main(address: string, log: boolean): Promise<void> {
+  if (log) logStore = await openLogStore();
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
     connection,
@@ -91,9 +79,9 @@ async function main(address: string, dataDir: string | undefined): Promise<void>
   console.log(`noop worker polling ${noopTaskQueue}`);
   await running;
   await connection.close();
-  await logStore?.store.close();
+  await logStore?.bench.dispose();
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  await main(process.argv[2] ?? "localhost:7233", process.argv[3]);
+  await main(process.argv[2] ?? "localhost:7233", process.argv[3] === "log");
 }

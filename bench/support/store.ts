@@ -1,7 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { UserRecord } from "../../src/store/records.js";
+import { generateExecutions } from "../../src/seed/generate.js";
+import { Random } from "../../src/seed/random.js";
+import { seedWorkspace } from "../../src/seed/seed.js";
+import type { ExecutionRecord, UserRecord } from "../../src/store/records.js";
 import { openStore, type Store } from "../../src/store/store.js";
 import { newId } from "../../src/util/ids.js";
 
@@ -38,4 +41,21 @@ export async function openBenchStore(): Promise<BenchStore> {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * `count` realistic executions of the demo workflows, seeded into the bench store's workspace (so their
+ * log entries can be written to it) and generated from `seed`.
+ */
+export async function demoExecutions(
+  bench: BenchStore,
+  count: number,
+  seed: string,
+): Promise<ExecutionRecord[]> {
+  await seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: 0, seed: "bench" });
+  const workflows = await bench.store.workflows.listWorkflows(bench.workspaceId);
+  const request = { workflows, count, days: 30, now: Date.now(), billedUserId: bench.user.id };
+  const records: ExecutionRecord[] = [];
+  for await (const record of generateExecutions(new Random(seed), request)) records.push(record);
+  return records;
 }
