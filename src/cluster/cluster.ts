@@ -399,26 +399,24 @@ async function runTool(layout: Layout, program: string, args: string[]): Promise
 async function choosePorts(options: ClusterOptions): Promise<ClusterPorts> {
   // Every port is kept in the state and bound again at each `up`: none may be one an outgoing
   // connection can take in between.
-  const free = () => freeListeningPort();
-  const temporalFree = freeTemporalPort;
   return {
-    postgres: await free(),
+    postgres: await freeListeningPort(),
     temporal: {
       frontend: options.temporalPort,
-      frontendHttp: await temporalFree(),
-      frontendMembership: await temporalFree(),
-      history: await temporalFree(),
-      historyMembership: await temporalFree(),
-      matching: await temporalFree(),
-      matchingMembership: await temporalFree(),
-      worker: await temporalFree(),
-      workerMembership: await temporalFree(),
-      metrics: await free(),
+      frontendHttp: await freeTemporalPort(),
+      frontendMembership: await freeTemporalPort(),
+      history: await freeTemporalPort(),
+      historyMembership: await freeTemporalPort(),
+      matching: await freeTemporalPort(),
+      matchingMembership: await freeTemporalPort(),
+      worker: await freeTemporalPort(),
+      workerMembership: await freeTemporalPort(),
+      metrics: await freeListeningPort(),
     },
     ui: options.uiPort,
-    nginx: { public: options.port, http1: await free(), h2c: await free() },
-    serve: await Promise.all(Array.from({ length: options.replicas }, free)),
-    worker: await Promise.all(Array.from({ length: options.replicas }, free)),
+    nginx: { public: options.port, http1: await freeListeningPort(), h2c: await freeListeningPort() },
+    serve: await Promise.all(Array.from({ length: options.replicas }, () => freeListeningPort())),
+    worker: await Promise.all(Array.from({ length: options.replicas }, () => freeListeningPort())),
   };
 }
 
