@@ -370,6 +370,59 @@ describe("Execution engine: failures (D14, D16, D17)", () => {
   });
 });
 
+describe("Execution engine: an HTTP block's first attempt runs in the execution's workflow task (issue 12)", () => {
+  /** The activity types the execution scheduled as activity tasks, in order. */
+  async function activityTasks(handle: Awaited<ReturnType<EngineHarness["start"]>>): Promise<string[]> {
+    const { events } = await handle.fetchHistory();
+    return (events ?? []).flatMap((event) => {
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      return scheduled ? [scheduled.activityType?.name ?? ""] : [];
+    });
+  }
+
+  it("a block answered at once schedules no activity task: one workflow task runs the block and the log write", async () => {
+    const api = await receiver((_, response) => sendJson(response, 200, { quick: true }));
+    const workflowId = await harness.saveWorkflow({
+      blocks: { start: starter, call: block("api", "Call", { method: "GET", url: api.origin }) },
+      edges: [edge("start", "call")],
+    });
+
+    const handle = await harness.start(worker.taskQueue, workflowId);
+    const result = await handle.result();
+
+    expect(result).toMatchObject({ status: "success", output: { data: { quick: true }, attempts: 1 } });
+    expect(await activityTasks(handle)).toEqual([]);
+    const { events } = await handle.fetchHistory();
+    expect(events?.filter((event) => event.workflowTaskCompletedEventAttributes)).toHaveLength(1);
+    expect(await harness.entriesOf(result.executionId)).toHaveLength(1);
+  });
+
+  it("a block that needs a retry goes on as an activity, waiting and counting from where the first try left off", async () => {
+    const api = await receiver((_, response, index) =>
+      index === 0 ? sendJson(response, 503, { busy: true }) : sendJson(response, 200, { second: true }),
+    );
+    const workflowId = await harness.saveWorkflow({
+      blocks: {
+        start: starter,
+        call: block("api", "Call", { method: "GET", url: api.origin, retries: 2, retryBaseMs: 100 }),
+      },
+      edges: [edge("start", "call")],
+    });
+
+    const handle = await harness.start(worker.taskQueue, workflowId);
+    const result = await handle.result();
+
+    expect(result).toMatchObject({ status: "success", output: { data: { second: true }, attempts: 2 } });
+    expect(api.received).toHaveLength(2);
+    expect(await activityTasks(handle)).toEqual(["runApiBlock"]);
+    const logged = await harness.logged(result);
+    expect(spanNamed(logged.entry.traceSpans as SpanJson[], "Call")).toMatchObject({
+      status: "success",
+      output: { status: 200, attempts: 2 },
+    });
+  });
+});
+
 describe("Execution engine: starting executions (issue 4, item 2)", () => {
   it("starting the same executionId twice runs it once, under execution-<id> with our search attributes", async () => {
     const workflowId = await harness.saveWorkflow({ blocks: { start: starter }, edges: [] });

@@ -240,6 +240,48 @@ describe("Retries: timeouts, 429, 5xx and connection failures, with backoff and 
     for (const timing of result.timings) expect(timing.durationMs).toBe(timing.endedAt - timing.startedAt);
   });
 
+  it("a run handed off before its first retry and resumed elsewhere makes the attempts and waits of one run (issue 12)", async () => {
+    const api = await receiver((_, response, index) =>
+      index < 2 ? sendJson(response, 503, { busy: true }) : sendJson(response, 200, { ok: true }),
+    );
+    const config = { method: "POST" as const, url: api.origin, body: { n: 1 } };
+    const first = harness(0.5);
+    const tried = await runHttpRequest(config, { ...first.options, handOffRetries: true });
+    expect(tried).toMatchObject({ status: 503, attempts: 1, handedOff: { attemptsDone: 1, waitMs: 500 } });
+    expect(first.delays).toEqual([]);
+
+    const rest = harness(0.5);
+    const resumed = await runHttpRequest(config, { ...rest.options, resume: tried.handedOff });
+    expect(resumed).toMatchObject({ status: 200, data: { ok: true }, error: null, attempts: 3 });
+    expect(resumed.handedOff).toBeUndefined();
+    // The resumed run waits the wait handed over, then the second retry's: [500, 1000] as in one run.
+    expect(rest.delays).toEqual([500, 1000]);
+    expect(resumed.timings.map(({ attempt, retryInMs }) => ({ attempt, retryInMs }))).toEqual([
+      { attempt: 2, retryInMs: 1000 },
+      { attempt: 3, retryInMs: null },
+    ]);
+    expect(api.received).toHaveLength(3);
+  });
+
+  it("a first try that settles the block hands nothing off: a success, a 404, a 5xx with no retries", async () => {
+    const api = await receiver((request, response) =>
+      sendJson(response, Number(request.target.slice(1)), { for: request.target }),
+    );
+    for (const [status, retries] of [
+      [200, 3],
+      [404, 3],
+      [503, 0],
+    ] as const) {
+      const { options } = harness();
+      const tried = await runHttpRequest(
+        { method: "GET", url: `${api.origin}/${status}`, retries },
+        { ...options, handOffRetries: true },
+      );
+      expect(tried).toMatchObject({ status, attempts: 1 });
+      expect(tried.handedOff).toBeUndefined();
+    }
+  });
+
   it("each delay is drawn from 0 up to base x 2^retry, capped at retryMaxMs", async () => {
     const api = await receiver((_, response) => sendJson(response, 502, {}));
     const highest = await run({ method: "GET", url: api.origin, retries: 4, retryMaxMs: 3000 }, 0.999_999);

@@ -192,7 +192,7 @@ describe("api trigger: POST /api/v1/workflows/{id}/execute (D15)", () => {
     });
   });
 
-  it("runs the version the API admitted, handed over in its start: the worker's only local activity is the log write (issue 12)", async () => {
+  it("runs the version the API admitted, handed over in its start: its local activities are the block's first try and the log write (issue 12)", async () => {
     const answer = await call("POST", `/api/v1/workflows/${workflowId}/execute`, {
       input: { message: "handed over" },
     });
@@ -215,9 +215,15 @@ describe("api trigger: POST /api/v1/workflows/{id}/execute (D15)", () => {
       "ok",
       "start",
     ]);
-    // One local activity marker: the log write. The version is not read again from the store.
-    const markers = events.filter((event) => event.markerRecordedEventAttributes);
-    expect(markers).toHaveLength(1);
+    // The local activities recorded: the HTTP block's first try and the log write. The version is not read
+    // again from the store.
+    const localActivities = events.flatMap((event) => {
+      const marker = event.markerRecordedEventAttributes;
+      if (marker?.markerName !== "core_local_activity") return [];
+      const data = marker.details?.data?.payloads?.[0]?.data;
+      return [(JSON.parse(Buffer.from(data ?? []).toString()) as { activity_type: string }).activity_type];
+    });
+    expect(localActivities).toEqual(["tryApiBlock", "writeExecutionLog"]);
     const entry = await loggedEntry({ executionId });
     expect(entry).toMatchObject({ trigger: "api", level: "info", workflowId });
   });

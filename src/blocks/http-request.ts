@@ -4,7 +4,12 @@ import { defaultQuotas, type Quotas } from "../config/quotas.js";
 import { findReferences } from "../engine/references.js";
 import { exchange, type OutboundReply, type OutboundRequest } from "../outbound/exchange.js";
 import { OutboundFailure } from "../outbound/failure.js";
-import { type AttemptRecord, type RetryLoopOptions, withRetries } from "../outbound/retry-loop.js";
+import {
+  type AttemptRecord,
+  type RetryLoopOptions,
+  type RetryResume,
+  withRetries,
+} from "../outbound/retry-loop.js";
 import { isRetryableStatus, retryAfterMs } from "../outbound/retry-policy.js";
 import { parseOutboundUrl } from "../outbound/url-policy.js";
 
@@ -51,8 +56,12 @@ export interface HttpRequestResult {
   status: number | null;
   headers: Record<string, string>;
   error: string | null;
+  /** Attempts in all, those made before a resumed run included. */
   attempts: number;
+  /** This run's attempts. */
   timings: AttemptRecord[];
+  /** Set when the run stopped before a retry, as `handOffRetries` asked: where to resume. */
+  handedOff?: RetryResume | undefined;
 }
 
 /** A configuration the block cannot run with; no request was sent. */
@@ -92,7 +101,7 @@ export async function runHttpRequest(
     redirects: { maxHops: maxRedirects, secretHeaders: options.secretHeaders ?? new Set<string>() },
   };
   const schedule = { retries: policy.retries, baseMs: policy.retryBaseMs, maxMs: policy.retryMaxMs };
-  const { result, attempts } = await withRetries(schedule, options, async () => {
+  const { result, attempts, handedOff } = await withRetries(schedule, options, async () => {
     const outcome = await exchange(request, exchangeOptions).then(answered, (error: unknown) => {
       if (!(error instanceof OutboundFailure)) throw error;
       return failed(error, policy.timeoutMs);
@@ -100,7 +109,8 @@ export async function runHttpRequest(
     return { result: outcome, ...outcome };
   });
   const { data, status, headers, error } = result;
-  return { data, status, headers, error, attempts: attempts.length, timings: attempts };
+  const total = (options.resume?.attemptsDone ?? 0) + attempts.length;
+  return { data, status, headers, error, attempts: total, timings: attempts, handedOff };
 }
 
 /**

@@ -93,7 +93,24 @@ export interface BlockRequest {
   config: JsonObject;
   /** Outputs by normalized block name, only those the config references. */
   outputs: Record<string, unknown>;
+  /**
+   * Where an HTTP block's first try, as a local activity, left off (issue 12): its attempts so far and the
+   * wait before the next, and how many tries started work (D26's bound on a block that never finishes).
+   */
+  resume?: BlockResume;
 }
+
+export interface BlockResume {
+  attemptsDone: number;
+  waitMs: number;
+  startedBefore: number;
+}
+
+/**
+ * An HTTP block's first try, run as a local activity (issue 12): its outcome when the first attempt
+ * settled it, else where the block activity takes over (a retry to wait for, a busy workspace).
+ */
+export type FirstTry<Output> = { outcome: BlockOutcome<Output> } | { handOff: BlockResume };
 
 /**
  * A block's result. A failed block has `error`, and an output later blocks can still read through an

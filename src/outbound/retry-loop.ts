@@ -37,6 +37,28 @@ export interface RetryLoopOptions {
   random?: (() => number) | undefined;
   /** Each attempt as it ends: the trace span's record, and a moment to heartbeat. */
   onAttempt?: ((attempt: AttemptRecord) => void) | undefined;
+  /**
+   * Stop where the loop would wait for another attempt and hand that wait back (`handedOff`), for another
+   * process to go on with `resume`: the HTTP block's first attempt runs as a local activity (issue 12).
+   */
+  handOffRetries?: boolean | undefined;
+  /** Go on from a loop handed off after `attemptsDone` attempts: wait `waitMs`, then the next attempt. */
+  resume?: RetryResume | undefined;
+}
+
+/** Where a handed-off loop stands. */
+export interface RetryResume {
+  attemptsDone: number;
+  waitMs: number;
+}
+
+export interface RetryLoopResult<Result> {
+  /** The last attempt's result. */
+  result: Result;
+  /** The attempts this loop made, numbered after those a resumed loop was handed. */
+  attempts: AttemptRecord[];
+  /** Set when the loop stopped before a retry it was told to hand off. */
+  handedOff?: RetryResume | undefined;
 }
 
 /**
@@ -47,20 +69,23 @@ export async function withRetries<Result>(
   schedule: RetrySchedule,
   options: RetryLoopOptions,
   attempt: () => Promise<Attempted<Result>>,
-): Promise<{ result: Result; attempts: AttemptRecord[] }> {
+): Promise<RetryLoopResult<Result>> {
   const random = options.random ?? Math.random;
+  const before = options.resume?.attemptsDone ?? 0;
   const attempts: AttemptRecord[] = [];
+  if (options.resume) await pause(options.resume.waitMs, options);
   for (;;) {
     options.signal?.throwIfAborted();
+    const done = before + attempts.length;
     const startedAt = Date.now();
     const outcome = await attempt();
     const endedAt = Date.now();
     const retryInMs =
-      outcome.retryable && attempts.length < schedule.retries
-        ? retryDelay(attempts.length, outcome.retryAfterMs, schedule, random)
+      outcome.retryable && done < schedule.retries
+        ? retryDelay(done, outcome.retryAfterMs, schedule, random)
         : null;
     const record: AttemptRecord = {
-      attempt: attempts.length + 1,
+      attempt: done + 1,
       startedAt,
       endedAt,
       durationMs: endedAt - startedAt,
@@ -71,6 +96,8 @@ export async function withRetries<Result>(
     attempts.push(record);
     options.onAttempt?.(record);
     if (retryInMs === null) return { result: outcome.result, attempts };
+    if (options.handOffRetries)
+      return { result: outcome.result, attempts, handedOff: { attemptsDone: done + 1, waitMs: retryInMs } };
     await pause(retryInMs, options);
   }
 }

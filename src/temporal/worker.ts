@@ -44,6 +44,10 @@ const workflowsPath = fileURLToPath(
   new URL(`./workflows/index${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url),
 );
 
+const shutdownGraceMs = 30_000;
+/** Long enough for a handed-over first try's workflow task to complete before the grace time ends. */
+const firstTryHandOverMarginMs = 5_000;
+
 export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promise<FlowlogWorker> {
   installWorkerLogging(options.sdkMetricsAddress);
   const connection = await NativeConnection.connect({ address: options.address });
@@ -60,7 +64,8 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
     const fanOuts = new FanOutOutbox(options.deps.store, client, (logId) =>
       activities.prepareDeliveries({ logId }),
     );
-    const activities = createActivities(options.deps, client, fanOuts);
+    const stopping = new AbortController();
+    const activities = createActivities(options.deps, client, fanOuts, stopping.signal);
     const workerOn = (queue: string) =>
       Worker.create({
         connection,
@@ -70,7 +75,7 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
         activities,
         // Issue 16: a stopping worker lets its running activities finish (a delivery attempt lasts at most
         // 30 s, D19); what is still running then is cancelled and retried by Temporal on another worker.
-        shutdownGraceTime: "30 seconds",
+        shutdownGraceTime: shutdownGraceMs,
         ...(options.stickyQueueScheduleToStartTimeoutMs === undefined
           ? {}
           : { stickyQueueScheduleToStartTimeout: options.stickyQueueScheduleToStartTimeoutMs }),
@@ -78,8 +83,12 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
     // Executions, their blocks and the no-activity watchers; then notifications, which never wait for a
     // slot an execution holds, nor hold one it needs (D19).
     const workers = [await workerOn(taskQueue), await workerOn(deliveryTaskQueue(taskQueue))];
+    let handingOver: NodeJS.Timeout | undefined;
     const shutdown = () => {
       for (const worker of workers) if (worker.getState() === "RUNNING") worker.shutdown();
+      // First tries of HTTP blocks are local activities, which the SDK neither cancels at the grace time
+      // nor lets the worker stop without: they hand over to another worker before it (issue 12).
+      handingOver ??= setTimeout(() => stopping.abort(), shutdownGraceMs - firstTryHandOverMarginMs);
     };
     return {
       // One worker failing stops the other, and the connection closes only once both have stopped.
@@ -101,6 +110,7 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
           const failed = results.find((result) => result.status === "rejected");
           if (failed) throw failed.reason;
         } finally {
+          clearTimeout(handingOver);
           stopRestoring.abort();
           stopDispatching.abort();
           await Promise.all([restoring, dispatching]);

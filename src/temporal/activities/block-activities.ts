@@ -1,3 +1,4 @@
+import { Context } from "@temporalio/activity";
 import { AgentBlockError, type AgentProvider, runAgentBlock as callAgent } from "../../blocks/agent.js";
 import {
   type HttpRequestConfig,
@@ -6,7 +7,13 @@ import {
   secretHeaderNames,
 } from "../../blocks/http-request.js";
 import { defaultQuotas } from "../../config/quotas.js";
-import type { AgentOutput, ApiOutput, BlockOutcome, BlockRequest } from "../../engine/execution-types.js";
+import type {
+  AgentOutput,
+  ApiOutput,
+  BlockOutcome,
+  BlockRequest,
+  FirstTry,
+} from "../../engine/execution-types.js";
 import { findReferences, ReferenceResolutionError, resolveReferences } from "../../engine/references.js";
 import { createRedactor } from "../../outbound/redaction.js";
 import { SecretDecryptionError } from "../../security/secrets.js";
@@ -23,47 +30,124 @@ import { heartbeating } from "./heartbeating.js";
  * Temporal retries only what the block could not report (its worker died, the database was locked) and a
  * busy workspace (block-admission.ts).
  */
-export function blockActivities(deps: ActivityDeps) {
+export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
   const quotas = deps.quotas ?? defaultQuotas;
   const admission = new BlockAdmission(quotas.workspace.concurrentBlockActivities);
+  let firstTries = 0;
+  /** The block's attempts, from its resume point on; a first try hands off where a retry would wait. */
+  const apiAttempts = (
+    request: BlockRequest,
+    { signal, sleep }: Pick<Context, "sleep"> & { signal: AbortSignal },
+    beat: () => void,
+    firstTry: boolean,
+  ) =>
+    withSecrets(
+      deps,
+      request,
+      [],
+      async (config): Promise<FirstTry<ApiOutput>> => {
+        const { data, status, headers, error, attempts, handedOff } = await runHttpRequest(
+          config as HttpRequestConfig,
+          {
+            allowPrivateNetworks: deps.allowPrivateNetworks,
+            quotas,
+            secretHeaders: secretHeaderNames(request.config, config as HttpRequestConfig),
+            signal,
+            sleep,
+            onAttempt: beat,
+            handOffRetries: firstTry,
+            resume: request.resume,
+          },
+        );
+        if (handedOff) return { handOff: { ...handedOff, startedBefore: 0 } };
+        const output = { data, status, headers, error, attempts };
+        return { outcome: error === null ? { output } : { output, error } };
+      },
+      (outcome) => ({ outcome }),
+    );
   return {
+    /**
+     * Issue 12: the HTTP block's first attempt, as a local activity within the execution's own workflow
+     * task, so that a block answered at once costs no activity task. Anything longer is the block
+     * activity's: a retry to wait for, or a workspace at its D26 limit on this worker, is handed over to
+     * runApiBlock, which waits in Temporal, heartbeats and shows as a pending activity in the Web UI.
+     */
+    async tryApiBlock(request: BlockRequest): Promise<FirstTry<ApiOutput>> {
+      const context = Context.current();
+      // Local activities do not heartbeat: a lost worker is noticed by its workflow task's timeout. A
+      // stopping worker ends its first tries itself and hands them over; the Temporal SDK would otherwise
+      // keep the workflow task, and the worker, waiting on them.
+      const signal = AbortSignal.any([context.cancellationSignal, stopping]);
+      const sleep = (ms: number) => context.sleep(ms);
+      const lost = { handOff: { attemptsDone: 0, waitMs: 0, startedBefore: 1 } };
+      const notTried = { handOff: { attemptsDone: 0, waitMs: 0, startedBefore: 0 } };
+      if (firstTries >= maxFirstTries) return notTried;
+      firstTries++;
+      try {
+        const tried = await admission
+          .tryRun(request.workspaceId, () => apiAttempts(request, { signal, sleep }, () => {}, true))
+          .catch((error: unknown) => {
+            if (stopping.aborted && !context.cancellationSignal.aborted) return lost;
+            throw error;
+          });
+        if (tried && "outcome" in tried && tried.outcome.error !== undefined && stopping.aborted) return lost;
+        return tried ?? notTried;
+      } finally {
+        firstTries--;
+      }
+    },
+
     runApiBlock(request: BlockRequest): Promise<BlockOutcome<ApiOutput>> {
-      return admission.run(request.workspaceId, (beat) =>
-        withSecrets(deps, request, [], async (config) => {
-          const { data, status, headers, error, attempts } = await heartbeating(beat, (context) =>
-            runHttpRequest(config as HttpRequestConfig, {
-              allowPrivateNetworks: deps.allowPrivateNetworks,
-              quotas,
-              secretHeaders: secretHeaderNames(request.config, config as HttpRequestConfig),
-              signal: context.cancellationSignal,
-              sleep: (ms) => context.sleep(ms),
-              onAttempt: beat,
-            }),
+      return admission.run(
+        request.workspaceId,
+        async (beat) => {
+          const tried = await heartbeating(beat, (context) =>
+            apiAttempts(
+              request,
+              { signal: context.cancellationSignal, sleep: (ms) => context.sleep(ms) },
+              beat,
+              false,
+            ),
           );
-          const output = { data, status, headers, error, attempts };
-          return error === null ? { output } : { output, error };
-        }),
+          if ("handOff" in tried)
+            throw new Error("the block activity runs every attempt left; it hands none off");
+          return tried.outcome;
+        },
+        request.resume?.startedBefore,
       );
     },
 
     runAgentBlock(request: BlockRequest): Promise<BlockOutcome<AgentOutput>> {
       return admission.run(request.workspaceId, (beat) =>
-        withSecrets(deps, request, [agentKeyVariable], async (config, env) => {
-          const output = await heartbeating(beat, (context) =>
-            callAgent(config, agentProvider(env), {
-              allowPrivateNetworks: deps.allowPrivateNetworks,
-              replyLimitBytes: quotas.replyBytes.block,
-              signal: context.cancellationSignal,
-              sleep: (ms) => context.sleep(ms),
-              ...(deps.prices ? { prices: deps.prices } : {}),
-            }),
-          );
-          return { output };
-        }),
+        withSecrets(
+          deps,
+          request,
+          [agentKeyVariable],
+          async (config, env): Promise<BlockOutcome<AgentOutput>> => {
+            const output = await heartbeating(beat, (context) =>
+              callAgent(config, agentProvider(env), {
+                allowPrivateNetworks: deps.allowPrivateNetworks,
+                replyLimitBytes: quotas.replyBytes.block,
+                signal: context.cancellationSignal,
+                sleep: (ms) => context.sleep(ms),
+                ...(deps.prices ? { prices: deps.prices } : {}),
+              }),
+            );
+            return { output };
+          },
+          (outcome) => outcome,
+        ),
       );
     },
   };
 }
+
+/**
+ * First tries running at once on a worker: half its local activity slots (the SDK's default is 100), so
+ * that slow upstreams never keep the store's reads and the log writes, local activities too, waiting.
+ * Past it a block starts as an activity, as before issue 12.
+ */
+const maxFirstTries = 50;
 
 /**
  * The workspace's chat-completions provider for agent blocks (issue 4, item 4): two workspace environment
@@ -85,13 +169,14 @@ const blockErrors = [
   SecretDecryptionError,
 ];
 
-async function withSecrets<Output>(
+async function withSecrets<Outcome>(
   deps: ActivityDeps,
   request: BlockRequest,
   alsoSecret: string[],
-  run: (config: unknown, env: Record<string, string>) => Promise<BlockOutcome<Output>>,
-): Promise<BlockOutcome<Output>> {
-  let outcome: BlockOutcome<Output>;
+  run: (config: unknown, env: Record<string, string>) => Promise<Outcome>,
+  failed: (outcome: BlockOutcome<never>) => Outcome,
+): Promise<Outcome> {
+  let outcome: Outcome;
   let env: Record<string, string> = {};
   try {
     env = await deps.store.environment.getDecrypted(request.workspaceId);
@@ -99,7 +184,7 @@ async function withSecrets<Output>(
   } catch (error) {
     if (!blockErrors.some((kind) => error instanceof kind)) throw error;
     const message = (error as Error).message;
-    outcome = { output: { error: message }, error: message };
+    outcome = failed({ output: { error: message }, error: message });
   }
   const used = [...findReferences(request.config).env, ...alsoSecret].map((name) => ownValue(env, name));
   return createRedactor(used).value(outcome);

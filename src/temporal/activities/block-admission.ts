@@ -23,13 +23,13 @@ export class BlockAdmission {
 
   /**
    * Runs `work` once the attempt is admitted. `beat` heartbeats with this attempt's details: every
-   * heartbeat of the attempt must carry them, since each one replaces the last.
+   * heartbeat of the attempt must carry them, since each one replaces the last. `startedBefore` counts the
+   * tries that started work before this activity did (the block's local first try, issue 12).
    */
-  async run<T>(workspaceId: string, work: (beat: () => void) => Promise<T>): Promise<T> {
-    const running = this.running.get(workspaceId) ?? 0;
-    if (running >= this.perWorkspace) throw workspaceBusy(this.perWorkspace);
+  async run<T>(workspaceId: string, work: (beat: () => void) => Promise<T>, startedBefore = 0): Promise<T> {
+    if (this.isBusy(workspaceId)) throw workspaceBusy(this.perWorkspace);
     const context = Context.current();
-    const started = startedAttempts(context) + 1;
+    const started = (startedAttempts(context) ?? startedBefore) + 1;
     if (started > maxStartedAttempts) {
       throw ApplicationFailure.nonRetryable(
         `the block started ${maxStartedAttempts} times and never finished: its worker was lost or its store failed each time`,
@@ -38,10 +38,29 @@ export class BlockAdmission {
     }
     const details: AttemptDetails = { started };
     const beat = () => context.heartbeat(details);
-    this.running.set(workspaceId, running + 1);
-    try {
+    return this.holding(workspaceId, () => {
       beat();
-      return await work(beat);
+      return work(beat);
+    });
+  }
+
+  /**
+   * The block's first try as a local activity (issue 12): runs `work` when the workspace has a free slot
+   * now, else answers undefined at once, and the block activity then waits its turn in Temporal.
+   */
+  async tryRun<T>(workspaceId: string, work: () => Promise<T>): Promise<T | undefined> {
+    if (this.isBusy(workspaceId)) return undefined;
+    return this.holding(workspaceId, work);
+  }
+
+  private isBusy(workspaceId: string): boolean {
+    return (this.running.get(workspaceId) ?? 0) >= this.perWorkspace;
+  }
+
+  private async holding<T>(workspaceId: string, work: () => Promise<T>): Promise<T> {
+    this.running.set(workspaceId, (this.running.get(workspaceId) ?? 0) + 1);
+    try {
+      return await work();
     } finally {
       const left = (this.running.get(workspaceId) ?? 1) - 1;
       if (left === 0) this.running.delete(workspaceId);
@@ -57,9 +76,10 @@ interface AttemptDetails {
   started: number;
 }
 
-function startedAttempts(context: Context): number {
+/** The tries started so far, as the last attempt's heartbeat recorded them; undefined on the first attempt. */
+function startedAttempts(context: Context): number | undefined {
   const details = context.info.heartbeatDetails as Partial<AttemptDetails> | undefined;
-  return typeof details?.started === "number" ? details.started : 0;
+  return typeof details?.started === "number" ? details.started : undefined;
 }
 
 /**

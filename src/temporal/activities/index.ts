@@ -14,13 +14,19 @@ export type { ActivityDeps };
  * Every side effect of our workflows lives in an activity (style: workflows hold only deterministic
  * orchestration). The worker registers everything this returns; workflows import `Activities` as a type.
  * `temporal` is the worker's own client, for the workflows an activity starts; `fanOuts` starts the
- * notifications that log writes leave in the outbox.
+ * notifications that log writes leave in the outbox; `stopping` is aborted when the worker's first tries of
+ * HTTP blocks must hand over to another worker (block-activities.ts).
  */
-export function createActivities(deps: ActivityDeps, temporal: Client, fanOuts: Pick<FanOutOutbox, "wake">) {
+export function createActivities(
+  deps: ActivityDeps,
+  temporal: Client,
+  fanOuts: Pick<FanOutOutbox, "wake">,
+  stopping: AbortSignal = new AbortController().signal,
+) {
   return {
     greetFromWorker,
     ...executionActivities(deps, fanOuts),
-    ...blockActivities(deps),
+    ...blockActivities(deps, stopping),
     ...deliveryActivities(deps, temporal),
     ...endpointHealthActivities(deps),
     ...inactivityActivities(deps),

@@ -3,13 +3,16 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   workflowInfo,
 } from "@temporalio/workflow";
 import {
   type ActivityTimeouts,
+  type ApiOutput,
   type BlockOutcome,
+  type BlockRequest,
   defaultActivityTimeouts,
   type ExecutionInput,
   type ExecutionResult,
@@ -120,11 +123,43 @@ function activitiesWith(timeouts: ActivityTimeouts) {
     heartbeatTimeout: timeouts.heartbeatMs,
     retry,
   });
+  // The HTTP block's first try (issue 12) ends with its first attempt: bounded by the block's own request
+  // timeout, or it hands over at once. Tried once: whatever stops it, the block activity goes on.
+  const firstTry = proxyLocalActivities<Activities>({ startToCloseTimeout: "30 minutes", retry: once });
   const blocks: SideEffectBlocks = {
-    api: (request) => settled(block.runApiBlock(request)),
+    api: (request) => apiBlock(request, firstTry, block),
     agent: (request) => settled(block.runAgentBlock(request)),
   };
   return { store, log, blocks };
+}
+
+/**
+ * Issue 12: an execution whose HTTP blocks answer at once runs in one workflow task, its blocks and its log
+ * entry as local activities. A block that needs a retry, finds its workspace busy (D26) or loses its first
+ * try becomes a block activity from there on, counting the attempts made. A history begun before that
+ * (an execution in flight across the upgrade) replays as it was written: every block an activity.
+ */
+export const apiBlockFirstTryLocal = "api-block-first-try-local";
+
+const once = { maximumAttempts: 1 };
+
+async function apiBlock(
+  request: BlockRequest,
+  firstTry: Pick<Activities, "tryApiBlock">,
+  block: Pick<Activities, "runApiBlock">,
+): Promise<BlockOutcome<ApiOutput>> {
+  if (!patched(apiBlockFirstTryLocal)) return settled(block.runApiBlock(request));
+  let resume: BlockRequest["resume"];
+  try {
+    const tried = await firstTry.tryApiBlock(request);
+    if ("outcome" in tried) return tried.outcome;
+    resume = tried.handOff;
+  } catch (error) {
+    // Cancelled, the execution stops; failed (its store, its timeout), the try counts as one started.
+    if (isCancellation(error)) throw error;
+    resume = { attemptsDone: 0, waitMs: 0, startedBefore: 1 };
+  }
+  return settled(block.runApiBlock({ ...request, resume }));
 }
 
 /** A block activity that failed for good after its retries fails the block, not the workflow task. */
