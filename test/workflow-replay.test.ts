@@ -1,0 +1,39 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { temporal } from "@temporalio/proto";
+import { bundleWorkflowCode, DefaultLogger, Worker } from "@temporalio/worker";
+import { beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * Executions in flight when a worker is upgraded go on under the new workflow code, which must replay
+ * their histories as written. Each fixture is the history of one execution (starter, an api block
+ * answered at once, an api block answered after one 503, a response block) as the client fetched it from
+ * the workflow code of its time, in protobuf's binary form: the SDK's reader of `temporal workflow show
+ * -o json` output fails in this install ("type must be a Type", two protobufjs majors side by side).
+ */
+const fixture = (name: string) =>
+  temporal.api.history.v1.History.decode(
+    readFileSync(new URL(`./fixtures/histories/${name}.bin`, import.meta.url)),
+  );
+
+let workflowBundle: Awaited<ReturnType<typeof bundleWorkflowCode>>;
+
+beforeAll(async () => {
+  workflowBundle = await bundleWorkflowCode({
+    workflowsPath: fileURLToPath(new URL("../src/temporal/workflows/index.ts", import.meta.url)),
+    logger: new DefaultLogger("ERROR"),
+  });
+}, 60_000);
+
+const replay = (history: unknown) =>
+  Worker.runReplayHistory({ workflowBundle, logger: new DefaultLogger("ERROR") }, history);
+
+describe("Workflow code replays the histories it wrote before (issue 12)", () => {
+  it("an execution begun when every HTTP block was an activity replays as it was written", async () => {
+    await expect(replay(fixture("execution-blocks-as-activities"))).resolves.toBeUndefined();
+  });
+
+  it("an execution whose HTTP blocks tried first as local activities replays as it was written", async () => {
+    await expect(replay(fixture("execution-first-try-local"))).resolves.toBeUndefined();
+  });
+});
