@@ -25,8 +25,7 @@ beforeAll(async () => {
   });
 }, 60_000);
 
-const replay = (history: unknown) =>
-  Worker.runReplayHistory({ workflowBundle, logger: new DefaultLogger("ERROR") }, history);
+const replay = (history: unknown) => Worker.runReplayHistory({ workflowBundle }, history);
 
 describe("Workflow code replays the histories it wrote before (issue 12)", () => {
   it("an execution begun when every HTTP block was an activity replays as it was written", async () => {
