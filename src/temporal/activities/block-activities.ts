@@ -23,7 +23,8 @@ import type { ActivityDeps } from "./deps.js";
 import { heartbeating } from "./heartbeating.js";
 
 /**
- * The blocks with side effects (D13), one activity each. Only here do `{{NAME}}` references meet their
+ * The blocks with side effects (D13), one activity each, the HTTP block's first attempt a local activity
+ * before it (issue 12). Only here do `{{NAME}}` references meet their
  * values (D24): the workflow hands over the config as written, and everything handed back has the values
  * of the variables used replaced by `[redacted]`, encoded forms included, so an API that echoes a token
  * leaks it into neither Temporal history nor the log. A block's own failures are outcomes, never thrown:
@@ -90,6 +91,8 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
             if (stopping.aborted && !context.cancellationSignal.aborted) return lost;
             throw error;
           });
+        // The stop cuts an attempt in flight short, and the block reports it as a failed request: it was
+        // not the upstream's answer, so the block goes on elsewhere.
         if (tried && "outcome" in tried && tried.outcome.error !== undefined && stopping.aborted) return lost;
         return tried ?? notTried;
       } finally {
