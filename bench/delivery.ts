@@ -159,8 +159,15 @@ export const deliveryBench: Bench = {
 /**
  * The floor of each subscribed row (issue 12): executions with no subscription while, for each one, the
  * bench starts a no-op fan-out of as many activities as that row has subscriptions. What this costs the
- * executions is what the shape alone costs, before any delivery work of flowlog's own.
+ * executions is what the shape alone costs, before any delivery work of flowlog's own. The local rows run
+ * those no-ops as local activities of the fan-out's one workflow task: the least a notification workflow
+ * per event costs, however its deliveries run.
  */
+const floorKinds = [
+  ["no-op", "noopFanOut"],
+  ["local no-op", "noopLocalFanOut"],
+] as const;
+
 async function floorRows(
   stack: FlowlogStack,
   workflowId: string,
@@ -173,43 +180,45 @@ async function floorRows(
   try {
     const client = new Client({ connection });
     let next = 0;
-    for (const deliveries of plan.subscriptionCounts.filter((count) => count > 0)) {
-      for (const connections of plan.concurrency) {
-        const latencies: number[] = [];
-        const fanOuts: Promise<void>[] = [];
-        let lastEnd = 0;
-        const loadStarted = Date.now();
-        const fanOut = async () => {
-          const answeredAt = Date.now();
-          const handle = await client.workflow.start<typeof noopFanOut>("noopFanOut", {
-            taskQueue: noopTaskQueue,
-            workflowId: `bench-floor-${process.pid}-${next++}`,
-            args: [deliveries],
-          });
-          await handle.result();
-          lastEnd = Date.now();
-          latencies.push(lastEnd - answeredAt);
-        };
-        const load = await executeLoad(
-          stack,
-          workflowId,
-          { connections, seconds: plan.seconds, warmupSeconds: 0.5 },
-          () => fanOuts.push(fanOut()),
-        );
-        await Promise.all(fanOuts);
-        const latency = distribution(latencies);
-        rows.push([
-          `floor: ${deliveries} no-op`,
-          connections,
-          perSecond(load.requestsPerSecond),
-          ratio(load.requestsPerSecond / (unsubscribed.get(connections) ?? Number.NaN)),
-          ms(load.latency.p50),
-          fanOuts.length * deliveries,
-          perSecond((fanOuts.length * deliveries * 1000) / (lastEnd - loadStarted)),
-          ms(latency.p50),
-          ms(latency.p99),
-          ms(latency.max),
-        ]);
+    for (const [kind, fanOutWorkflow] of floorKinds) {
+      for (const deliveries of plan.subscriptionCounts.filter((count) => count > 0)) {
+        for (const connections of plan.concurrency) {
+          const latencies: number[] = [];
+          const fanOuts: Promise<void>[] = [];
+          let lastEnd = 0;
+          const loadStarted = Date.now();
+          const fanOut = async () => {
+            const answeredAt = Date.now();
+            const handle = await client.workflow.start<typeof noopFanOut>(fanOutWorkflow, {
+              taskQueue: noopTaskQueue,
+              workflowId: `bench-floor-${process.pid}-${next++}`,
+              args: [deliveries],
+            });
+            await handle.result();
+            lastEnd = Date.now();
+            latencies.push(lastEnd - answeredAt);
+          };
+          const load = await executeLoad(
+            stack,
+            workflowId,
+            { connections, seconds: plan.seconds, warmupSeconds: 0.5 },
+            () => fanOuts.push(fanOut()),
+          );
+          await Promise.all(fanOuts);
+          const latency = distribution(latencies);
+          rows.push([
+            `floor: ${deliveries} ${kind}`,
+            connections,
+            perSecond(load.requestsPerSecond),
+            ratio(load.requestsPerSecond / (unsubscribed.get(connections) ?? Number.NaN)),
+            ms(load.latency.p50),
+            fanOuts.length * deliveries,
+            perSecond((fanOuts.length * deliveries * 1000) / (lastEnd - loadStarted)),
+            ms(latency.p50),
+            ms(latency.p99),
+            ms(latency.max),
+          ]);
+        }
       }
     }
   } finally {
