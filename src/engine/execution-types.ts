@@ -107,6 +107,15 @@ export interface BlockResume {
 }
 
 /**
+ * A hand-over before any attempt was made: the block activity runs the block from its first attempt.
+ * `startedBefore` is 1 when the first try started work and never finished (it failed, or its worker
+ * stopped), 0 when it never started (a busy workspace or worker).
+ */
+export function handOffFromStart(startedBefore: 0 | 1): BlockResume {
+  return { attemptsDone: 0, waitMs: 0, startedBefore };
+}
+
+/**
  * An HTTP block's first try, run as a local activity (issue 12): its outcome when the first attempt
  * settled it, else where the block activity takes over (a retry to wait for, a busy workspace).
  */

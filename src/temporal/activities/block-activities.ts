@@ -7,12 +7,13 @@ import {
   secretHeaderNames,
 } from "../../blocks/http-request.js";
 import { defaultQuotas } from "../../config/quotas.js";
-import type {
-  AgentOutput,
-  ApiOutput,
-  BlockOutcome,
-  BlockRequest,
-  FirstTry,
+import {
+  type AgentOutput,
+  type ApiOutput,
+  type BlockOutcome,
+  type BlockRequest,
+  type FirstTry,
+  handOffFromStart,
 } from "../../engine/execution-types.js";
 import { findReferences, ReferenceResolutionError, resolveReferences } from "../../engine/references.js";
 import { createRedactor } from "../../outbound/redaction.js";
@@ -80,8 +81,8 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
       // keep the workflow task, and the worker, waiting on them.
       const signal = AbortSignal.any([context.cancellationSignal, stopping]);
       const sleep = (ms: number) => context.sleep(ms);
-      const lost = { handOff: { attemptsDone: 0, waitMs: 0, startedBefore: 1 } };
-      const notTried = { handOff: { attemptsDone: 0, waitMs: 0, startedBefore: 0 } };
+      const lost = { handOff: handOffFromStart(1) };
+      const notTried = { handOff: handOffFromStart(0) };
       if (firstTries >= maxFirstTries) return notTried;
       firstTries++;
       try {

@@ -17,6 +17,7 @@ import {
   type ExecutionInput,
   type ExecutionResult,
   executionRefusedFailure,
+  handOffFromStart,
   type LoadedWorkflow,
 } from "../../engine/execution-types.js";
 import { type GraphRunResult, runGraph, type SideEffectBlocks } from "../../engine/run-graph.js";
@@ -157,7 +158,7 @@ async function apiBlock(
   } catch (error) {
     // Cancelled, the execution stops; failed (its store, its timeout), the try counts as one started.
     if (isCancellation(error)) throw error;
-    resume = { attemptsDone: 0, waitMs: 0, startedBefore: 1 };
+    resume = handOffFromStart(1);
   }
   return settled(block.runApiBlock({ ...request, resume }));
 }
