@@ -13,7 +13,13 @@ import { type Distribution, type SampleBudget, sampleAsync } from "./support/sam
 import { openBenchStore } from "./support/store.js";
 
 const dayMs = 86_400_000;
-export const page: PageRequest = { order: "desc", limit: 100, withTraceSpans: false, withFinalOutput: false };
+export const page: PageRequest = {
+  order: "desc",
+  limit: 100,
+  withCostDetail: false,
+  withTraceSpans: false,
+  withFinalOutput: false,
+};
 
 export interface Plan {
   sizes: number[];

@@ -82,7 +82,13 @@ async function perRequest(
   count: number,
 ): Promise<Table> {
   const { store, user, workspaceId } = context;
-  const page = { order: "desc", limit: 100, withTraceSpans: false, withFinalOutput: false } as const;
+  const page = {
+    order: "desc",
+    limit: 100,
+    withCostDetail: false,
+    withTraceSpans: false,
+    withFinalOutput: false,
+  } as const;
   const handler = async () => {
     await store.logs.list({ workspaceId }, page);
     return { header: new Headers(), trailer: new Headers() } as UnaryResponse;

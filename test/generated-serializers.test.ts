@@ -27,6 +27,7 @@ import { computeLimits } from "../src/domain/limits.js";
 import { defaultPlanLimits } from "../src/domain/plans.js";
 import { seedWorkspace } from "../src/seed/seed.js";
 import { type EntryView, executionMetadata, logEntryView } from "../src/services/logs/log-entry-view.js";
+import { costDetail } from "../src/store/log-rows.js";
 import type { LogEntryRecord } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { isJsonObject, valueFromJson } from "../src/util/json-reading.js";
@@ -103,9 +104,9 @@ describe("the seeded corpus, through the real views", () => {
     limits = await computeLimits(store, defaultPlanLimits, user, now);
     const page = await store.logs.list(
       { workspaceId: account.workspaceId },
-      { order: "desc", limit: 1000, withTraceSpans: true, withFinalOutput: true },
+      { order: "desc", limit: 1000, withCostDetail: true, withTraceSpans: true, withFinalOutput: true },
     );
-    entries = page.entries;
+    entries = page.entries.map((e) => ({ ...e, cost: costDetail(e.cost) }));
   });
   afterAll(() => store?.close());
 

@@ -164,11 +164,49 @@ describe("snapshots are stored once per distinct workflow state (D13, issue 15)"
   });
 });
 
+describe("a page reads the columns its answer shows (D9, D30)", () => {
+  const page = (detail: boolean): PageRequest => ({
+    order: "desc",
+    limit: 10,
+    withCostDetail: detail,
+    withTraceSpans: detail,
+    withFinalOutput: detail,
+  });
+
+  it("without detail, an entry's cost is its total alone and its heavy columns are empty", async () => {
+    const workspace = await createAccount(store);
+    const record = execution(workspace, await createWorkflow(store, workspace.workspaceId), {
+      finalOutput: { answer: 42 },
+    });
+    await store.logs.insertExecution(record);
+    const [entry] = (await store.logs.list({ workspaceId: workspace.workspaceId }, page(false))).entries;
+    expect(entry?.cost).toStrictEqual({ total: record.entry.cost.total });
+    expect(entry?.traceSpans).toEqual([]);
+    expect(entry?.finalOutput).toBeUndefined();
+    expect(listQuery({ workspaceId: workspace.workspaceId }, page(false)).sql).not.toMatch(
+      /cost_json|trace_spans_json|final_output_json/,
+    );
+  });
+
+  it("with detail, an entry is read in full, as one entry is", async () => {
+    const workspace = await createAccount(store);
+    const record = execution(workspace, await createWorkflow(store, workspace.workspaceId), {
+      finalOutput: { answer: 42 },
+    });
+    await store.logs.insertExecution(record);
+    const [entry] = (await store.logs.list({ workspaceId: workspace.workspaceId }, page(true))).entries;
+    expect(entry).toStrictEqual(await store.logs.getEntry(record.entry.id));
+    expect(entry?.cost).toStrictEqual(record.entry.cost);
+    expect(entry?.finalOutput).toStrictEqual({ answer: 42 });
+  });
+});
+
 describe("the list query reads only the rows of its page (D8)", () => {
   const page = (order: "asc" | "desc", after?: { startedAt: number; id: string }): PageRequest => ({
     order,
     limit: 100,
     after,
+    withCostDetail: false,
     withTraceSpans: false,
     withFinalOutput: false,
   });
@@ -245,7 +283,13 @@ describe("the log stats read indexes, bounded by the range (issue 17)", () => {
 });
 
 describe("list filters are one bound value whatever their length (D26, issue 11)", () => {
-  const page: PageRequest = { order: "desc", limit: 100, withTraceSpans: false, withFinalOutput: false };
+  const page: PageRequest = {
+    order: "desc",
+    limit: 100,
+    withCostDetail: false,
+    withTraceSpans: false,
+    withFinalOutput: false,
+  };
   const ids = (count: number, prefix = "wf_absent_") =>
     Array.from({ length: count }, (_, i) => `${prefix}${i}`);
 

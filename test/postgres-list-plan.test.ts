@@ -49,6 +49,7 @@ describe("the list query reads only the rows of its page (D8), on PostgreSQL too
     order,
     limit: 100,
     after,
+    withCostDetail: false,
     withTraceSpans: false,
     withFinalOutput: false,
   });

@@ -123,7 +123,13 @@ function expectedOrder(records: ExecutionRecord[], filter: LogFilter, order: "as
     .map((e) => e.id);
 }
 
-const light: PageRequest = { order: "desc", limit: 25, withTraceSpans: false, withFinalOutput: false };
+const light: PageRequest = {
+  order: "desc",
+  limit: 25,
+  withCostDetail: false,
+  withTraceSpans: false,
+  withFinalOutput: false,
+};
 
 describe.each(stores)("the %s logs store keeps the store contract (D8, D17, issue 15)", (_, open) => {
   let store: OpenedStore;
@@ -217,7 +223,7 @@ describe("the PostgreSQL store answers as the SQLite store does for the same exe
   it("the same pages, heavy columns included, for every filter set in both orders", async () => {
     for (const [name, filter] of filterSets(records)) {
       for (const order of ["asc", "desc"] as const) {
-        const page = { order, limit: 40, withTraceSpans: true, withFinalOutput: true };
+        const page = { order, limit: 40, withCostDetail: true, withTraceSpans: true, withFinalOutput: true };
         expect(await allPages(postgres.logs, filter, page), `${name}, ${order}`).toEqual(
           await allPages(sqlite.logs, filter, page),
         );

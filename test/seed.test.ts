@@ -22,6 +22,7 @@ import { Random } from "../src/seed/random.js";
 import { seedWorkspace } from "../src/seed/seed.js";
 import { SimulatedClock } from "../src/seed/simulated-clock.js";
 import { databaseFile } from "../src/store/database.js";
+import { costDetail } from "../src/store/log-rows.js";
 import { type LogEntryRecord, levels, triggers, type WorkflowRecord } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
 
@@ -49,9 +50,9 @@ async function allEntries(store: Store, workspaceId: string): Promise<LogEntryRe
   do {
     const page = await store.logs.list(
       { workspaceId },
-      { order: "asc", limit: 1000, after, withTraceSpans: true, withFinalOutput: true },
+      { order: "asc", limit: 1000, after, withCostDetail: true, withTraceSpans: true, withFinalOutput: true },
     );
-    entries.push(...page.entries);
+    entries.push(...page.entries.map((e) => ({ ...e, cost: costDetail(e.cost) })));
     after = page.next;
   } while (after);
   return entries;

@@ -145,7 +145,13 @@ async function loggedEntry(
     workflowIds: [where.workflowId],
     ...("executionId" in query ? { executionId: query.executionId } : { triggers: [query.trigger] }),
   };
-  const listOptions = { order: "desc", limit: 10, withTraceSpans: false, withFinalOutput: false } as const;
+  const listOptions = {
+    order: "desc",
+    limit: 10,
+    withCostDetail: false,
+    withTraceSpans: false,
+    withFinalOutput: false,
+  } as const;
   await expect
     .poll(async () => (await flowlog.store.logs.list(filter, listOptions)).entries, {
       timeout: 20_000,

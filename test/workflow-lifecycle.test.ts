@@ -98,7 +98,7 @@ const entriesOf = async (workflowId: string, extra: Partial<LogFilter> = {}) =>
   (
     await flowlog.store.logs.list(
       { workspaceId: alice.workspaceId, workflowIds: [workflowId], ...extra },
-      { order: "desc", limit: 100, withTraceSpans: false, withFinalOutput: false },
+      { order: "desc", limit: 100, withCostDetail: false, withTraceSpans: false, withFinalOutput: false },
     )
   ).entries;
 
@@ -270,7 +270,13 @@ describe("sync execution deadline (D26 syncExecutionDeadlineMs)", () => {
       expect(problem.detail).toContain(problem.executionId);
       expect(answer.headers["flowlog-execution-id"]).toBe(problem.executionId);
       const filter = { workspaceId: hurriedAccount.workspaceId, executionId: problem.executionId };
-      const page = { order: "desc", limit: 1, withTraceSpans: false, withFinalOutput: false } as const;
+      const page = {
+        order: "desc",
+        limit: 1,
+        withCostDetail: false,
+        withTraceSpans: false,
+        withFinalOutput: false,
+      } as const;
       await expect
         .poll(async () => (await hurried.store.logs.list(filter, page)).entries, {
           timeout: 20_000,

@@ -29,9 +29,11 @@ if ((mode !== "page" && mode !== "request" && mode !== "floor") || !dataDir) {
   throw new Error("usage: bare-logs-server.ts <page|request|floor> <data dir>");
 }
 
+/** The statement of flowlog's own page for the bench's request (details=basic): the same columns. */
 const listPage = (limit: number): PageRequest => ({
   order: "desc",
   limit,
+  withCostDetail: false,
   withTraceSpans: false,
   withFinalOutput: false,
 });

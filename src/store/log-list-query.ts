@@ -1,4 +1,4 @@
-import { type LogRow, lightColumns, logEntryFromRow } from "./log-rows.js";
+import { type ListedRow, listedEntryFromRow, summaryColumns } from "./log-rows.js";
 import type { LogFilter, Page, PageRequest } from "./logs-store.js";
 
 /** How one SQL dialect writes bound values: all that differs between the stores' list queries. */
@@ -72,13 +72,14 @@ export function listSql(filter: LogFilter, page: PageRequest, bind: Binder): str
     const after = `(${bind.value("afterStartedAt", page.after.startedAt)}, ${bind.value("afterId", page.after.id)})`;
     where.push(`(${key.startedAt}, ${key.id}) ${page.order === "asc" ? ">" : "<"} ${after}`);
   }
-  const heavy = [
+  const detail = [
+    page.withCostDetail ? "l.cost_json" : undefined,
     page.withTraceSpans ? "l.trace_spans_json" : undefined,
     page.withFinalOutput ? "l.final_output_json" : undefined,
   ].filter(Boolean);
   const direction = page.order === "asc" ? "ASC" : "DESC";
   return (
-    `SELECT ${[lightColumns, ...heavy].join(", ")} FROM ${from} WHERE ${where.join(" AND ")} ` +
+    `SELECT ${[summaryColumns, ...detail].join(", ")} FROM ${from} WHERE ${where.join(" AND ")} ` +
     `ORDER BY ${key.startedAt} ${direction}, ${key.id} ${direction} LIMIT ${bind.value("limit", page.limit + 1)}`
   );
 }
@@ -87,8 +88,8 @@ export function listSql(filter: LogFilter, page: PageRequest, bind: Binder): str
  * The page that listSql's rows make: it reads one row more than the page, so a row beyond the limit
  * says there is a next page, which starts after the page's last entry.
  */
-export function pageOf(rows: LogRow[], limit: number): Page {
-  const entries = rows.slice(0, limit).map(logEntryFromRow);
+export function pageOf(rows: ListedRow[], limit: number): Page {
+  const entries = rows.slice(0, limit).map(listedEntryFromRow);
   const last = entries[entries.length - 1];
   return rows.length > limit && last
     ? { entries, next: { startedAt: last.startedAt, id: last.id } }

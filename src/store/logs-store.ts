@@ -3,8 +3,10 @@ import { listSql, pageOf } from "./log-list-query.js";
 import {
   type ExecutionRows,
   executionRows,
+  type ListedRow,
   type LogRow,
   lightColumns,
+  listedRowReader,
   logEntryFromRow,
   stateKeys,
 } from "./log-rows.js";
@@ -17,7 +19,7 @@ import {
 } from "./log-stats-query.js";
 import { LogStatsThread } from "./log-stats-thread.js";
 import type { FanOutIntent } from "./outbox-store.js";
-import type { ExecutionRecord, Level, LogEntryRecord, Trigger } from "./records.js";
+import type { ExecutionRecord, Level, ListedEntryRecord, LogEntryRecord, Trigger } from "./records.js";
 import { sqliteQuery } from "./sqlite-query.js";
 
 /** The filters of GET /api/v1/logs, already validated (D9, D10): the store trusts its values. */
@@ -50,13 +52,15 @@ export interface PageRequest {
   order: Order;
   limit: number;
   after?: PageKey;
+  /** Read the cost's tokens and models only when the response shows them (details=full, D30). */
+  withCostDetail: boolean;
   /** Read the heavy columns only when the response shows them (D9). */
   withTraceSpans: boolean;
   withFinalOutput: boolean;
 }
 
 export interface Page {
-  entries: LogEntryRecord[];
+  entries: ListedEntryRecord[];
   /** Present when more rows follow the page. */
   next?: PageKey;
 }
@@ -77,8 +81,11 @@ export class LogsStore {
   private readonly insertFanOut;
   private readonly byId;
   private readonly byExecution;
-  /** The list's and the stats' statements, one per combination of filters present (listQuery). */
-  private readonly statements = new Map<string, ReturnType<Db["prepare"]>>();
+  /**
+   * The list's statements, one per combination of filters present (listQuery), each in raw mode with the
+   * reader of its columns (listedRowReader).
+   */
+  private readonly pages = new Map<string, PageStatement>();
 
   /**
    * `statsThread` runs the stats, which read for seconds over a long range, off this thread
@@ -177,7 +184,8 @@ export class LogsStore {
 
   async list(filter: LogFilter, page: PageRequest): Promise<Page> {
     const { sql, params } = listQuery(filter, page);
-    return pageOf(this.prepared(sql).all(params) as LogRow[], page.limit);
+    const { statement, read } = this.pageStatement(sql);
+    return pageOf((statement.all(params) as unknown[][]).map(read), page.limit);
   }
 
   /**
@@ -198,13 +206,14 @@ export class LogsStore {
     });
   }
 
-  private prepared(sql: string) {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
-      this.statements.set(sql, statement);
+  private pageStatement(sql: string): PageStatement {
+    let page = this.pages.get(sql);
+    if (!page) {
+      const statement = this.db.prepare(sql).raw(true);
+      page = { statement, read: listedRowReader(statement.columns().map((column) => column.name)) };
+      this.pages.set(sql, page);
     }
-    return statement;
+    return page;
   }
 
   /** The plan of the list query, for tests that hold the indexes to their promise. */
@@ -214,6 +223,11 @@ export class LogsStore {
       (r) => r.detail,
     );
   }
+}
+
+interface PageStatement {
+  statement: ReturnType<Db["prepare"]>;
+  read: (values: unknown[]) => ListedRow;
 }
 
 /** The list query (listSql) in SQLite's dialect. */

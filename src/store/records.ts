@@ -90,6 +90,9 @@ export interface CostRecord {
   models: Record<string, ModelCostRecord>;
 }
 
+/** An entry's cost as a page without its detail reads it: the total only (D9, D30). */
+export type CostTotalRecord = Pick<CostRecord, "total">;
+
 export interface LogEntryRecord {
   id: string;
   workspaceId: string;
@@ -107,6 +110,14 @@ export interface LogEntryRecord {
   /** Protobuf JSON of flowlog.logs.v1.TraceSpan[] (D17). */
   traceSpans: unknown[];
   finalOutput: unknown;
+}
+
+/**
+ * A log entry as a page of the list reads it: its trace spans and final output only when the page asked
+ * for them (empty otherwise), its cost's tokens and models only with details=full (D9, D30).
+ */
+export interface ListedEntryRecord extends Omit<LogEntryRecord, "cost"> {
+  cost: CostRecord | CostTotalRecord;
 }
 
 /** A log entry together with the snapshot of the workflow state its execution ran (D13). */

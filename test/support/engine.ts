@@ -182,7 +182,7 @@ export class EngineHarness {
   async entriesOf(executionId: string) {
     const page = await this.store.logs.list(
       { workspaceId: this.account.workspaceId, executionId },
-      { order: "asc", limit: 10, withTraceSpans: false, withFinalOutput: false },
+      { order: "asc", limit: 10, withCostDetail: false, withTraceSpans: false, withFinalOutput: false },
     );
     return page.entries;
   }

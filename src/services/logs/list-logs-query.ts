@@ -46,6 +46,7 @@ export function parseListLogsRequest(request: ListLogsRequest, maxListValues: nu
       order,
       limit,
       after,
+      withCostDetail: details === "full",
       withTraceSpans: request.includeTraceSpans ?? false,
       withFinalOutput: request.includeFinalOutput ?? false,
     },

@@ -11,8 +11,10 @@ import type {
 } from "../../../gen/flowlog/logs/v1/log_entry_pb.js";
 import type { ExecutionMetadata } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { traceSpanFromJson } from "../../../gen/flowlog/logs/v1/logs_service_serializers.js";
+import { costDetail } from "../../store/log-rows.js";
 import type {
   CostRecord,
+  ListedEntryRecord,
   LogEntryRecord,
   ModelCostRecord,
   TokenCounts,
@@ -41,7 +43,7 @@ export interface EntryView {
  */
 
 export function logEntryView(
-  record: LogEntryRecord,
+  record: ListedEntryRecord,
   workflow: WorkflowSummaryRecord | undefined,
   view: EntryView,
 ): LogEntry {
@@ -56,7 +58,9 @@ export function logEntryView(
     endedAt: isoFromMs(record.endedAt),
     totalDurationMs: record.totalDurationMs,
     // D30: basic asks for the total only; models is absent, not {}.
-    cost: view.full ? fullCost(record.cost) : leaveOut(costOf(record.cost.total, undefined, {}), "models"),
+    cost: view.full
+      ? fullCost(costDetail(record.cost))
+      : leaveOut(costOf(record.cost.total, undefined, {}), "models"),
     files: jsonValue(record.files),
     workflow: view.full ? workflowSummary(record.workflowId, workflow) : undefined,
     executionData: view.traceSpans || view.finalOutput ? executionData(record, view) : undefined,
@@ -84,7 +88,7 @@ function workflowSummary(id: string, workflow: WorkflowSummaryRecord | undefined
   };
 }
 
-function executionData(record: LogEntryRecord, view: EntryView): ExecutionData {
+function executionData(record: ListedEntryRecord, view: EntryView): ExecutionData {
   const data: ExecutionData = {
     $typeName: "flowlog.logs.v1.ExecutionData",
     traceSpans: view.traceSpans ? record.traceSpans.map((span) => traceSpanFromJson(span as JsonValue)) : [],
