@@ -69,7 +69,7 @@ export const gatewayBench: Bench = {
         pids.set(address, server.pid);
         return address;
       };
-      const bare = async (mode: "page" | "request" | "floor") => {
+      const bare = async (mode: "page" | "arrays" | "request" | "floor") => {
         const server = await startProcess(
           process.execPath,
           ["--import", "tsx", path.join(repoRoot, "bench/support/bare-logs-server.ts"), mode, dataDir],
@@ -102,6 +102,7 @@ export const gatewayBench: Bench = {
       const servers: Servers = {
         flowlog: `127.0.0.1:${flowlog.ready[1]}`,
         barePage: await bare("page"),
+        barePageArrays: await bare("arrays"),
         bareRequest: await bare("request"),
         bareFloor: await bare("floor"),
         ...(await bareConnect()),
@@ -147,6 +148,8 @@ interface Servers {
   flowlog: string;
   /** Bare node:http running only the page's SQL. */
   barePage: string;
+  /** The same, its rows read as arrays and made objects in JavaScript. */
+  barePageArrays: string;
   /** Bare node:http running every statement flowlog runs for the request. */
   bareRequest: string;
   /** Bare node:http running what no cache can spare: the page's SQL, the token's take, data_version. */
@@ -175,6 +178,7 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
   const auth = { "x-api-key": servers.key };
   const targets: Record<string, HttpTarget> = {
     "bare: page SQL": { url: `http://${servers.barePage}${restPath}` },
+    "bare: page SQL read as arrays": { url: `http://${servers.barePageArrays}${restPath}` },
     "bare: same statements": { url: `http://${servers.bareRequest}${restPath}`, headers: auth },
     "bare: page SQL + take": { url: `http://${servers.bareFloor}${restPath}`, headers: auth },
     "bare Connect: page SQL + take": {
@@ -262,6 +266,8 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
     ]),
     note:
       "bare: node:http and JSON.stringify, no framework. page SQL: only the statement that reads the page or entry. " +
+      "read as arrays: the same, its rows read in better-sqlite3's raw mode, as flowlog's store reads a page, " +
+      "and made objects by their column names. " +
       "same statements: every statement flowlog runs for the request (key lookup, rate-limit take, membership, " +
       "page, usage snapshot) through the same store code. page SQL + take: page SQL, the API token's take and " +
       "a data_version look, what no cache can spare a request (D11). bare Connect: the same work behind " +

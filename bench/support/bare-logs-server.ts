@@ -14,6 +14,8 @@ import { openStore } from "../../src/store/store.js";
  * answering `JSON.stringify` of what they read, with no routing framework, interceptors or protobuf.
  *
  * - `page`: only the SQL that reads the page or the entry, the rows as SQLite returns them.
+ * - `arrays`: `page` with the rows read as arrays (better-sqlite3's raw mode, as flowlog's store reads a
+ *   page) and made objects here by their column names: the same answer, from cheaper reads.
  * - `request`: every statement flowlog runs for the same request, through the same store methods: the
  *   key lookup, the rate-limit take (a write), the membership check, the page or entry, the workflow
  *   (for one entry) and the usage snapshot of the limits object.
@@ -22,11 +24,12 @@ import { openStore } from "../../src/store/store.js";
  *   process on the machine) and the `PRAGMA data_version` look that tells a cache whether another
  *   process changed keys, members or usage. The key's owner is remembered in a Map, a cache at its best.
  *
- *     node --import tsx bench/support/bare-logs-server.ts <page|request|floor> <data dir>
+ *     node --import tsx bench/support/bare-logs-server.ts <page|arrays|request|floor> <data dir>
  */
 const [mode, dataDir] = process.argv.slice(2);
-if ((mode !== "page" && mode !== "request" && mode !== "floor") || !dataDir) {
-  throw new Error("usage: bare-logs-server.ts <page|request|floor> <data dir>");
+const modes = ["page", "arrays", "request", "floor"];
+if (!modes.includes(mode ?? "") || !dataDir) {
+  throw new Error(`usage: bare-logs-server.ts <${modes.join("|")}> <data dir>`);
 }
 
 /** The statement of flowlog's own page for the bench's request (details=basic): the same columns. */
@@ -41,10 +44,29 @@ const listPage = (limit: number): PageRequest => ({
 /** The store's reads are async (issue 15: one contract for SQLite and PostgreSQL); the bare SQL is not. */
 type Answer = (url: URL, request: IncomingMessage) => unknown;
 
-function pageStatementsOnly(): { list: Answer; get: Answer } {
+function pageStatementsOnly(asArrays = false): { list: Answer; get: Answer } {
   const db = openDatabase(databaseFile(dataDir as string));
-  const byId = db.prepare(entryByIdSql);
-  const lists = new Map<string, ReturnType<typeof db.prepare>>();
+  const prepare = (sql: string) => {
+    const statement = db.prepare(sql);
+    if (!asArrays)
+      return { all: (params: unknown) => statement.all(params), get: statement.get.bind(statement) };
+    statement.raw(true);
+    const names = statement.columns().map((column) => column.name);
+    const objectOf = (values: unknown[]) => {
+      const row: Record<string, unknown> = {};
+      for (let i = 0; i < names.length; i++) row[names[i] as string] = values[i];
+      return row;
+    };
+    return {
+      all: (params: unknown) => (statement.all(params) as unknown[][]).map(objectOf),
+      get: (param: unknown) => {
+        const values = statement.get(param) as unknown[] | undefined;
+        return values && objectOf(values);
+      },
+    };
+  };
+  const byId = prepare(entryByIdSql);
+  const lists = new Map<string, ReturnType<typeof prepare>>();
   return {
     list(url) {
       const limit = Number(url.searchParams.get("limit") ?? 100);
@@ -54,7 +76,7 @@ function pageStatementsOnly(): { list: Answer; get: Answer } {
       );
       let statement = lists.get(sql);
       if (!statement) {
-        statement = db.prepare(sql);
+        statement = prepare(sql);
         lists.set(sql, statement);
       }
       // The query reads one row more than the page to tell whether a next page exists, as the store does.
@@ -133,8 +155,8 @@ function whatNoCacheSpares(): { list: Answer; get: Answer } {
 }
 
 const answers =
-  mode === "page"
-    ? pageStatementsOnly()
+  mode === "page" || mode === "arrays"
+    ? pageStatementsOnly(mode === "arrays")
     : mode === "floor"
       ? whatNoCacheSpares()
       : everyStatementOfTheRequest();
