@@ -173,12 +173,18 @@ describe("a page reads the columns its answer shows (D9, D30)", () => {
     withFinalOutput: detail,
   });
 
-  it("without detail, an entry's cost is its total alone and its heavy columns are empty", async () => {
+  /** One entry alone in a workspace of its own, with a cost per model and a final output. */
+  const onlyEntry = async () => {
     const workspace = await createAccount(store);
     const record = execution(workspace, await createWorkflow(store, workspace.workspaceId), {
       finalOutput: { answer: 42 },
     });
     await store.logs.insertExecution(record);
+    return { workspace, record };
+  };
+
+  it("without detail, an entry's cost is its total alone and its heavy columns are empty", async () => {
+    const { workspace, record } = await onlyEntry();
     const [entry] = (await store.logs.list({ workspaceId: workspace.workspaceId }, page(false))).entries;
     expect(entry?.cost).toStrictEqual({ total: record.entry.cost.total });
     expect(entry?.traceSpans).toEqual([]);
@@ -189,11 +195,7 @@ describe("a page reads the columns its answer shows (D9, D30)", () => {
   });
 
   it("with detail, an entry is read in full, as one entry is", async () => {
-    const workspace = await createAccount(store);
-    const record = execution(workspace, await createWorkflow(store, workspace.workspaceId), {
-      finalOutput: { answer: 42 },
-    });
-    await store.logs.insertExecution(record);
+    const { workspace, record } = await onlyEntry();
     const [entry] = (await store.logs.list({ workspaceId: workspace.workspaceId }, page(true))).entries;
     expect(entry).toStrictEqual(await store.logs.getEntry(record.entry.id));
     expect(entry?.cost).toStrictEqual(record.entry.cost);
