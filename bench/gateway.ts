@@ -250,6 +250,7 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
       "p99 ms",
       "max ms",
       "server CPU µs/answer",
+      "load generator CPU µs/answer",
       "vs same statements",
       "vs page SQL",
     ],
@@ -261,6 +262,7 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
       ms(r.latency.p99),
       ms(r.latency.max),
       r.serverCpuMs === undefined ? "" : (r.serverCpuMs * 1000).toFixed(0),
+      r.clientCpuMs === undefined ? "" : (r.clientCpuMs * 1000).toFixed(0),
       ratio(r.requestsPerSecond / requestRate),
       ratio(r.requestsPerSecond / pageRate),
     ]),
@@ -276,7 +278,8 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
       "Connect (HTTP/1.1) and gRPC (h2c). page SQL + take over gRPC: the same work and answer behind bare " +
       "node:http2, no framework. REST, Connect and gRPC: one flowlog " +
       "serve process. server CPU: the server process's CPU time (every thread, /proc) per answer in the " +
-      "median round, which the load generator's share of the two cores does not move. Goals (issue 13): REST >= 0.70x page SQL on the list, >= 0.35x on one entry; gRPC >= " +
+      "median round, which the load generator's share of the two cores does not move; load generator CPU: " +
+      "autocannon's (in the bench's process) or ghz's, per answer, taken from the same two cores. Goals (issue 13): REST >= 0.70x page SQL on the list, >= 0.35x on one entry; gRPC >= " +
       "0.90x REST.",
   };
 }

@@ -13,6 +13,8 @@ export interface LoadResult {
   failures: number;
   /** With a `serverPid`: the server process's CPU time per answer in the measured run, in ms. */
   serverCpuMs?: number;
+  /** The load generator's own CPU time per answer in the measured run, in ms: it shares the machine. */
+  clientCpuMs?: number;
 }
 
 export interface LoadPlan {
@@ -44,15 +46,19 @@ export async function httpLoad(
   await autocannonRun(target, plan.connections, plan.warmupSeconds, onSuccess);
   const times: number[] = [];
   const cpu = cpuMeter(plan.serverPid);
+  // autocannon runs in this process, which does nothing else while it loads.
+  const client = process.cpuUsage();
   const result = await autocannonRun(target, plan.connections, plan.seconds, (responseTime) => {
     times.push(responseTime);
     onSuccess();
   });
+  const { user, system } = process.cpuUsage(client);
   return {
     requestsPerSecond: result.requests.total / (result.duration || plan.seconds),
     latency: distribution(times),
     failures: result.non2xx + result.errors,
     ...cpu(result.requests.total),
+    clientCpuMs: (user + system) / 1000 / Math.max(result.requests.total, 1),
   };
 }
 
@@ -116,10 +122,14 @@ interface GhzReport {
 /** gRPC load from ghz: `connections` HTTP/2 connections with one call in flight on each. */
 export async function grpcLoad(target: GrpcTarget, plan: LoadPlan): Promise<LoadResult> {
   const binary = await resolveGoBinary(ghz);
-  const run = async (seconds: number): Promise<GhzReport> => {
-    const { stdout } = await promisify(execFile)(
-      binary,
+  const run = async (seconds: number): Promise<{ report: GhzReport; cpuSeconds: number }> => {
+    const { stdout, stderr } = await promisify(execFile)(
+      "sh",
       [
+        "-c",
+        // The shell waits for ghz, then prints its own stat line, whose cutime and cstime are ghz's CPU time.
+        '"$0" "$@"; status=$?; read -r stat < /proc/$$/stat; echo "$stat" >&2; exit $status',
+        binary,
         "--insecure",
         ...(target.protoset ? ["--protoset", target.protoset] : []),
         "--call",
@@ -147,11 +157,12 @@ export async function grpcLoad(target: GrpcTarget, plan: LoadPlan): Promise<Load
       ],
       { maxBuffer: 64 * 1024 * 1024 },
     );
-    return JSON.parse(stdout) as GhzReport;
+    const stat = stderr.trim().split("\n").at(-1) ?? "";
+    return { report: JSON.parse(stdout) as GhzReport, cpuSeconds: childrenCpuSeconds(stat) };
   };
   await run(plan.warmupSeconds);
   const cpu = cpuMeter(plan.serverPid);
-  const report = await run(plan.seconds);
+  const { report, cpuSeconds: clientCpuSeconds } = await run(plan.seconds);
   const at = (percentage: number) =>
     (report.latencyDistribution?.find((d) => d.percentage === percentage)?.latency ?? Number.NaN) / 1e6;
   const ok = report.statusCodeDistribution.OK ?? 0;
@@ -166,6 +177,7 @@ export async function grpcLoad(target: GrpcTarget, plan: LoadPlan): Promise<Load
     latency: { samples: ok, p50: at(50), p99: at(99), max: report.slowest / 1e6 },
     failures: report.count - ok,
     ...cpu(report.count),
+    clientCpuMs: (clientCpuSeconds * 1000) / Math.max(report.count, 1),
   };
 }
 
@@ -185,6 +197,14 @@ function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
+}
+
+/** The CPU time of a process's waited-for children (cutime + cstime), from its /proc/<pid>/stat line. */
+function childrenCpuSeconds(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const seconds = (Number(fields[13]) + Number(fields[14])) / clockTicksPerSecond;
+  if (!Number.isFinite(seconds)) throw new Error(`no /proc stat line after ghz: ${stat}`);
+  return seconds;
 }
 
 /** USER_HZ, which Linux fixes at 100 for /proc's clock ticks on every architecture Node runs on. */
