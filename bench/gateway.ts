@@ -273,7 +273,7 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
       "same statements: every statement flowlog runs for the request (key lookup, rate-limit take, membership, " +
       "page, usage snapshot) through the same store code. page SQL + take: page SQL, the API token's take and " +
       "a data_version look, what no cache can spare a request (D11). bare Connect: the same work behind " +
-      "Connect-ES's Node adapter and the generated service alone (a page in list form from the columns, one " +
+      "Connect-ES's Node adapter and the generated service alone (a page read as arrays, in list form from the columns, one " +
       "entry as its id alone), over " +
       "Connect (HTTP/1.1) and gRPC (h2c). page SQL + take over gRPC: the same work and answer behind bare " +
       "node:http2, no framework. REST, Connect and gRPC: one flowlog " +
