@@ -35,7 +35,7 @@ export function createFloorService(dataDir: string): FloorService {
   const db = openDatabase(databaseFile(dataDir));
   const dataVersion = db.prepare("PRAGMA data_version").pluck();
   const byId = db.prepare(entryByIdSql);
-  const lists = new Map<string, { statement: ReturnType<typeof db.prepare>; at: Map<string, number> }>();
+  const lists = new Map<string, { statement: ReturnType<typeof db.prepare>; at: ListColumns }>();
   const store = openStore({ dataDir });
   const { planLimits } = loadConfig();
   const owners = new Map<string, UserRecord>();
@@ -63,26 +63,10 @@ export function createFloorService(dataDir: string): FloorService {
       if (!list) {
         // Rows as arrays, the cheapest read better-sqlite3 has, as flowlog's store reads a page.
         const statement = db.prepare(sql).raw(true);
-        list = { statement, at: new Map(statement.columns().map((column, i) => [column.name, i])) };
+        list = { statement, at: listColumns(statement.columns().map((column) => column.name)) };
         lists.set(sql, list);
       }
-      const { at } = list;
-      const column = (name: string): number => {
-        const index = at.get(name);
-        if (index === undefined) throw new Error(`the page's statement reads no ${name}`);
-        return index;
-      };
-      const c = {
-        id: column("id"),
-        workflowId: column("workflow_id"),
-        executionId: column("execution_id"),
-        level: column("level"),
-        trigger: column("trigger"),
-        startedAt: column("started_at"),
-        endedAt: column("ended_at"),
-        duration: column("total_duration_ms"),
-        cost: column("cost_total"),
-      };
+      const { at: c } = list;
       const rows = (list.statement.all(params) as unknown[][]).slice(0, page.limit);
       return create(ListLogsResponseSchema, {
         // Message literals, as flowlog's view builds them: `create` would walk the descriptor per entry.
@@ -106,5 +90,27 @@ export function createFloorService(dataDir: string): FloorService {
       const row = byId.get(request.id) as { id: string } | undefined;
       return row && create(GetLogResponseSchema, { data: { id: row.id } });
     },
+  };
+}
+
+type ListColumns = ReturnType<typeof listColumns>;
+
+/** Where a page's statement puts each column the list form shows, found once per statement. */
+function listColumns(names: string[]) {
+  const column = (name: string): number => {
+    const index = names.indexOf(name);
+    if (index < 0) throw new Error(`the page's statement reads no ${name}`);
+    return index;
+  };
+  return {
+    id: column("id"),
+    workflowId: column("workflow_id"),
+    executionId: column("execution_id"),
+    level: column("level"),
+    trigger: column("trigger"),
+    startedAt: column("started_at"),
+    endedAt: column("ended_at"),
+    duration: column("total_duration_ms"),
+    cost: column("cost_total"),
   };
 }

@@ -194,17 +194,21 @@ function cpuMeter(pid: number | undefined): (answers: number) => { serverCpuMs?:
 
 /** User and system time of every thread of a process so far, from /proc/<pid>/stat (Linux). */
 function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const fields = statFields(readFileSync(`/proc/${pid}/stat`, "utf8"));
   return (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
 }
 
 /** The CPU time of a process's waited-for children (cutime + cstime), from its /proc/<pid>/stat line. */
 function childrenCpuSeconds(stat: string): number {
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const fields = statFields(stat);
   const seconds = (Number(fields[13]) + Number(fields[14])) / clockTicksPerSecond;
   if (!Number.isFinite(seconds)) throw new Error(`no /proc stat line after ghz: ${stat}`);
   return seconds;
+}
+
+/** A /proc/<pid>/stat line's fields after the command name (which may hold spaces): state first. */
+function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
 }
 
 /** USER_HZ, which Linux fixes at 100 for /proc's clock ticks on every architecture Node runs on. */
