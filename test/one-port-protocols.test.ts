@@ -53,7 +53,21 @@ const implementations: ApiImplementations = {
     },
   },
   workflows: {
+    // Answers once its signal aborts: what it saw is kept, for the cancellation test.
+    async getWorkflow(request, context) {
+      calls.get(request.id)?.entered();
+      const aborted = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), 5_000);
+        context.signal.addEventListener("abort", () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+      calls.get(request.id)?.ended(aborted);
+      return { workflow: { id: request.id } };
+    },
     updateWorkflow(request, context) {
+      signals.push(context.signal);
       if (request.name === "accepted") setRestStatus(context, 202);
       return {
         workflow: { id: request.id, name: request.name ?? "", description: request.description ?? "" },
@@ -61,6 +75,9 @@ const implementations: ApiImplementations = {
     },
   },
 };
+
+const signals: AbortSignal[] = [];
+const calls = new Map<string, { entered(): void; ended(aborted: boolean): void }>();
 
 let server: ApiServer;
 beforeAll(async () => {
@@ -243,6 +260,28 @@ describe("REST/JSON gateway from google.api.http annotations", () => {
     expect(response.json).toMatchObject({
       workflow: { id: "wf/1", name: "Nightly", description: "runs at night" },
     });
+  });
+
+  it("cancels the call when the client leaves before its answer, and ends a call's signal once answered", async () => {
+    let entered!: () => void;
+    const inHandler = new Promise<void>((resolve) => (entered = resolve));
+    const sawAbort = new Promise<boolean>((resolve) => calls.set("wf_leaves", { entered, ended: resolve }));
+    const client = new AbortController();
+    const request = fetch(`${server.url}/api/v1/workflows/wf_leaves`, { signal: client.signal });
+    await inHandler;
+    client.abort();
+    await expect(request).rejects.toThrow();
+    expect(await sawAbort).toBe(true);
+
+    signals.length = 0;
+    const answered = await rest(server.url, "/api/v1/workflows/wf_1", {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "kept" }),
+    });
+    expect(answered.status).toBe(200);
+    expect(signals).toHaveLength(1);
+    expect(signals[0]?.aborted).toBe(true);
   });
 
   it("answers with the success status a handler sets for REST, e.g. 202 for accepted work (D15)", async () => {

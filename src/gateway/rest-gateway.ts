@@ -1,8 +1,5 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, createContextValues } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
-import { readAllBytes } from "@connectrpc/connect/protocol";
-import { errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
 import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import { invalidArgument } from "../errors/api-errors.js";
 import { problemFromError } from "../errors/problem.js";
@@ -14,6 +11,7 @@ import {
   protocolKey,
   rateHeadersOf,
 } from "../server/front-door.js";
+import type { JsonCall } from "../server/json-unary.js";
 import type { ClientAddress } from "../server/rpc-handler.js";
 import { restStatusKey } from "../services/rest-status.js";
 import { bodyViolations } from "./body-errors.js";
@@ -31,8 +29,11 @@ export type RestGateway = (req: NodeRequest, res: NodeResponse) => Promise<boole
 
 export interface RestGatewayOptions {
   routes: HttpRoute[];
-  /** The Connect handlers, without the front door: the gateway admits each request itself, in D28's order. */
-  handlers: UniversalHandler[];
+  /**
+   * Each unary RPC's JSON call by request path (json-unary.ts), without the front door: the gateway admits
+   * each request itself, in D28's order.
+   */
+  calls: ReadonlyMap<string, JsonCall>;
   frontDoor: FrontDoor;
   /** The largest body accepted, after decompression (D26). */
   maxBodyBytes: number;
@@ -43,26 +44,25 @@ export interface RestGatewayOptions {
 }
 
 /**
- * The REST/JSON gateway (D2). Each annotated route is answered by calling the RPC's Connect
- * handler in-process with the Connect JSON protocol, so REST requests pass through the very
- * same front door, interceptors (rate headers, errors) and serializer as gRPC, gRPC-Web and Connect;
- * a successful response body is the handler's JSON, byte for byte.
+ * The REST/JSON gateway (D2). Each annotated route is answered by calling its RPC in-process with the
+ * request as JSON (json-unary.ts), so REST requests pass through the very same front door, interceptors
+ * (rate headers, errors), implementation and serializer as gRPC, gRPC-Web and Connect; a successful
+ * response body is the Connect JSON answer, byte for byte.
  */
 export function createRestGateway({
   routes,
-  handlers,
+  calls,
   frontDoor,
   maxBodyBytes,
   compressMinBytes = defaultCompressMinBytes,
   clientAddress,
 }: RestGatewayOptions): RestGateway {
-  const handlerByPath = new Map(handlers.map((h) => [h.requestPath, h]));
-  const handlerOf = new Map(
+  const callOf = new Map(
     routes.map((route) => {
       const path = `/${procedureOf(route.method)}`;
-      const handler = handlerByPath.get(path);
-      if (!handler) throw new Error(`no Connect handler is registered for ${path}`);
-      return [route, handler];
+      const call = calls.get(path);
+      if (!call) throw new Error(`no unary RPC is registered for ${path}`);
+      return [route, { call, url: `http://gateway${path}` }];
     }),
   );
 
@@ -77,7 +77,7 @@ export function createRestGateway({
       writeProblem(res, error, 405);
       return true;
     }
-    const handler = handlerOf.get(chosen.route) as UniversalHandler;
+    const rpc = callOf.get(chosen.route) as RouteCall;
     // D28: authenticate and take the token from the headers, before the body is read or the request checked.
     const contextValues = createContextValues()
       .set(clientAddressKey, clientAddress(req))
@@ -92,7 +92,7 @@ export function createRestGateway({
     }
     try {
       const request = { pathValues: chosen.pathValues, query: url.searchParams, header, contextValues };
-      await answer(req, res, chosen.route, handler, request, { maxBodyBytes, compressMinBytes });
+      await answer(req, res, chosen.route, rpc, request, { maxBodyBytes, compressMinBytes });
     } catch (error) {
       // Reading or checking the request failed after admission: the answer still carries the rate headers.
       writeRefusal(req, res, toPublicError(error, "rest gateway"));
@@ -101,11 +101,17 @@ export function createRestGateway({
   };
 }
 
+/** A route's RPC, and the URL its implementation's context is given. */
+interface RouteCall {
+  call: JsonCall;
+  url: string;
+}
+
 async function answer(
   req: NodeRequest,
   res: NodeResponse,
   route: HttpRoute,
-  handler: UniversalHandler,
+  { call, url }: RouteCall,
   request: { pathValues: string[]; query: URLSearchParams; header: Headers; contextValues: ContextValues },
   { maxBodyBytes, compressMinBytes }: { maxBodyBytes: number; compressMinBytes: number },
 ): Promise<void> {
@@ -121,37 +127,24 @@ async function answer(
   res.once("close", () => {
     if (!res.writableFinished) abort.abort();
   });
-  const { contextValues } = request;
-  const response = await handler({
-    httpVersion: req.httpVersion,
-    url: `http://gateway${handler.requestPath}`,
-    method: "POST",
-    header: request.header,
-    body: built.json,
-    signal: abort.signal,
-    contextValues,
-  });
-  const bytes = response.body ? await readAllBytes(response.body, Number.MAX_SAFE_INTEGER) : new Uint8Array();
-  copyHeaders(response.header, res);
-  if (response.status === 200) {
-    const encoding = chooseEncoding(req.headers["accept-encoding"], bytes.length, compressMinBytes);
-    const headers = { "content-type": "application/json", vary: "accept-encoding" };
-    if (encoding === undefined) {
-      res.writeHead(contextValues.get(restStatusKey), headers);
-      res.end(bytes);
-      return;
-    }
-    const encoded = await encode(bytes, encoding);
-    res.writeHead(contextValues.get(restStatusKey), { ...headers, "content-encoding": encoding });
-    res.end(encoded);
+  const { header, contextValues } = request;
+  const answered = await call({ message: built.json, header, contextValues, signal: abort.signal, url });
+  copyHeaders(answered.header, res);
+  if (answered.error) {
+    writeProblem(res, answered.error);
     return;
   }
-  const error = errorFromJsonBytes(
-    bytes,
-    response.header,
-    new ConnectError("unexpected response", Code.Internal),
-  );
-  writeProblem(res, error);
+  const bytes = answered.body;
+  const encoding = chooseEncoding(req.headers["accept-encoding"], bytes.length, compressMinBytes);
+  const headers = { "content-type": "application/json", vary: "accept-encoding" };
+  if (encoding === undefined) {
+    res.writeHead(contextValues.get(restStatusKey), headers);
+    res.end(bytes);
+    return;
+  }
+  const encoded = await encode(bytes, encoding);
+  res.writeHead(contextValues.get(restStatusKey), { ...headers, "content-encoding": encoding });
+  res.end(encoded);
 }
 
 async function readJsonBody(req: NodeRequest, maxBodyBytes: number): Promise<JsonValue | undefined> {

@@ -77,7 +77,7 @@ export async function startApiServer(
   });
   const gateway: RestGateway = createRestGateway({
     routes: listHttpRoutes(apiServices),
-    handlers: rpc.handlers,
+    calls: rpc.jsonCalls,
     frontDoor,
     maxBodyBytes: quotas.requestBodyBytes,
     compressMinBytes,

@@ -33,6 +33,7 @@ import {
   parseTimeout,
   setTrailerStatus,
 } from "@connectrpc/connect/protocol-grpc";
+import { callEnded } from "./call-ended.js";
 
 /**
  * gRPC for unary RPCs without Connect's streaming machinery (issue 13). connect-es answers every gRPC
@@ -66,12 +67,6 @@ export function createGrpcHandlerFactory(options: Partial<UniversalHandlerOption
   };
   return Object.assign(factory, { protocolName: connectGrpc.protocolName });
 }
-
-/**
- * The reason a finished call's signal is aborted with. Connect aborts it with none, and an abort without a
- * reason builds a `DOMException` (a stack capture) per call; nothing listens once the answer is written.
- */
-const callEnded = new ConnectError("the call has ended", Code.Canceled);
 
 function unaryHandler(opt: UniversalHandlerOptions, spec: MethodImplSpec & { kind: "unary" }) {
   const serialization = createMethodSerializationLookup(spec.method, opt.binaryOptions, opt.jsonOptions, opt);

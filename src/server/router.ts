@@ -4,9 +4,11 @@ import {
   createMethodImplSpec,
   createServiceImplSpec,
   type MethodImpl,
+  type MethodImplSpec,
   type ServiceImpl,
 } from "@connectrpc/connect";
 import {
+  createMethodUrl,
   createUniversalMethodHandler,
   createUniversalServiceHandlers,
   type ProtocolHandlerFactory,
@@ -17,13 +19,20 @@ import {
 import { createHandlerFactory as createConnectHandlerFactory } from "@connectrpc/connect/protocol-connect";
 import { createHandlerFactory as createGrpcWebHandlerFactory } from "@connectrpc/connect/protocol-grpc-web";
 import { createGrpcHandlerFactory } from "./grpc-unary.js";
+import { createJsonCall, type JsonCall } from "./json-unary.js";
+
+/** Connect's router, and each unary RPC as an in-process JSON call for the REST gateway, by request path. */
+export interface FlowlogRouter extends ConnectRouter {
+  readonly jsonCalls: ReadonlyMap<string, JsonCall>;
+}
 
 /**
  * `createConnectRouter` with flowlog's gRPC handler for unary RPCs (grpc-unary.ts); gRPC-Web and Connect
  * are Connect's own. Connect's router takes no protocol of its own, so this builds the same handlers from
- * the same public parts. Options are given once, for every service.
+ * the same public parts, and the REST gateway's JSON calls (json-unary.ts) from the same implementations
+ * and options. Options are given once, for every service.
  */
-export function createRouter(options: Partial<UniversalHandlerOptions>): ConnectRouter {
+export function createRouter(options: Partial<UniversalHandlerOptions>): FlowlogRouter {
   const opt = validateUniversalHandlerOptions(options);
   const protocols: ProtocolHandlerFactory[] = [
     createGrpcHandlerFactory(opt),
@@ -31,18 +40,25 @@ export function createRouter(options: Partial<UniversalHandlerOptions>): Connect
     createConnectHandlerFactory(opt),
   ];
   const handlers: UniversalHandler[] = [];
-  const router: ConnectRouter = {
+  const jsonCalls = new Map<string, JsonCall>();
+  const addJsonCall = (spec: MethodImplSpec) => {
+    if (spec.kind === "unary") jsonCalls.set(createMethodUrl("/", spec.method), createJsonCall(opt, spec));
+  };
+  const router: FlowlogRouter = {
     handlers,
+    jsonCalls,
     service<T extends DescService>(service: T, implementation: Partial<ServiceImpl<T>>, more?: object) {
       noMoreOptions(more);
-      handlers.push(
-        ...createUniversalServiceHandlers(createServiceImplSpec(service, implementation), protocols),
-      );
+      const spec = createServiceImplSpec(service, implementation);
+      handlers.push(...createUniversalServiceHandlers(spec, protocols));
+      for (const method of Object.values(spec.methods)) addJsonCall(method);
       return router;
     },
     rpc<M extends DescMethod>(method: M, impl: MethodImpl<M>, more?: object) {
       noMoreOptions(more);
-      handlers.push(createUniversalMethodHandler(createMethodImplSpec(method, impl), protocols));
+      const spec = createMethodImplSpec(method, impl);
+      handlers.push(createUniversalMethodHandler(spec, protocols));
+      addJsonCall(spec);
       return router;
     },
   };

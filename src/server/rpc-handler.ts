@@ -1,5 +1,4 @@
 import { Code, ConnectError, type ConnectRouter, createContextValues } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
 import { logger } from "../logging/logger.js";
@@ -8,6 +7,7 @@ import { clientAddressOf, type TrustedProxies } from "../security/trusted-proxie
 import { answerSerialization } from "./answer-serialization.js";
 import { behindFrontDoor, clientAddressKey, type FrontDoor, protocolKey } from "./front-door.js";
 import { createInterceptors } from "./interceptors.js";
+import type { JsonCall } from "./json-unary.js";
 import { universalRequestOf, writeUniversalResponse } from "./node-exchange.js";
 import { createRouter } from "./router.js";
 
@@ -32,8 +32,11 @@ export type ClientAddress = (req: NodeRequest) => string;
 export interface RpcHandler {
   /** The Node request listener of the RPC paths (gRPC, gRPC-Web, Connect); other paths go to the fallback. */
   listener(req: NodeRequest, res: NodeResponse): void;
-  /** The handlers without the front door, for a caller that admits requests itself (the REST gateway). */
-  handlers: UniversalHandler[];
+  /**
+   * Each unary RPC as an in-process JSON call by request path, without the front door, for a caller that
+   * admits requests itself (the REST gateway).
+   */
+  jsonCalls: ReadonlyMap<string, JsonCall>;
 }
 
 /**
@@ -53,7 +56,7 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
   const paths = new Map(router.handlers.map((h) => [h.requestPath, behindFrontDoor(h, options.frontDoor)]));
 
   return {
-    handlers: router.handlers,
+    jsonCalls: router.jsonCalls,
     listener(req, res) {
       const handler = paths.get(req.url?.split("?", 1)[0] ?? "");
       if (!handler) {
