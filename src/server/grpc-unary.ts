@@ -4,7 +4,6 @@ import {
   compressedFlag,
   compressionNegotiate,
   contentTypeMatcher,
-  createAsyncIterable,
   createMethodSerializationLookup,
   createMethodUrl,
   invokeUnaryImplementation,
@@ -34,6 +33,7 @@ import {
   setTrailerStatus,
 } from "@connectrpc/connect/protocol-grpc";
 import { callEnded } from "./call-ended.js";
+import { oneChunk } from "./one-chunk.js";
 
 /**
  * gRPC for unary RPCs without Connect's streaming machinery (issue 13). connect-es answers every gRPC
@@ -121,7 +121,7 @@ function unaryHandler(opt: UniversalHandlerOptions, spec: MethodImplSpec & { kin
     return {
       ...uResponseOk,
       header: context.responseHeader,
-      body: createAsyncIterable(answer === undefined ? [] : [answer]),
+      body: oneChunk(answer),
       trailer: context.responseTrailer,
     };
   };
