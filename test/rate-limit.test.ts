@@ -1,6 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -253,6 +253,21 @@ describe("Durability of bucket state (D23 as amended)", () => {
     } finally {
       state.close();
       durable.close();
+    }
+  });
+
+  it("the state file's WAL is checkpointed as takes commit, so a take per request never grows it without bound", async () => {
+    const key = newUser();
+    const unlimited = { requestsPerMinute: 1e9, maxBurst: 1e9 };
+    // Three times SQLite's automatic checkpoint (1,000 pages), each take a commit of its own.
+    for (let i = 0; i < 3_000; i++) await store.rateLimits.take(key, unlimited, now + i, false);
+    const state = openStateDatabase(path.join(dir, "flowlog.sqlite"));
+    try {
+      const frameBytes = 24 + (state.pragma("page_size", { simple: true }) as number);
+      const walBytes = (await stat(`${stateDatabaseFile(path.join(dir, "flowlog.sqlite"))}-wal`)).size;
+      expect(walBytes).toBeLessThan(32 + 1_010 * frameBytes);
+    } finally {
+      state.close();
     }
   });
 });

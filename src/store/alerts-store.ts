@@ -1,5 +1,5 @@
 import { type AlertStateRow, alertStateFromRow, alertStateSql } from "./alert-rows.js";
-import type { Db } from "./database.js";
+import { type Db, writtenRow } from "./database.js";
 import type { Level, Trigger } from "./records.js";
 import type { AlertRuleName } from "./subscriptions-store.js";
 
@@ -109,12 +109,12 @@ export class AlertsStore {
     // event id is answered from the row, unchanged (a later resolution of that firing stays).
     this.claimOnce = db.transaction((alert: AlertClaim & { cooldownMs: number }): boolean => {
       if (this.stateOf(alert.subscriptionId, alert.workflowId)?.lastEventId === alert.eventId) return true;
-      return this.statements.fire.get(alert) !== undefined;
+      return writtenRow(this.statements.fire, alert) !== undefined;
     });
     this.resolveOnce = db.transaction((resolution: ResolutionClaim): AlertStateRecord | undefined => {
       const state = this.stateOf(resolution.subscriptionId, resolution.workflowId);
       if (state?.resolvedEventId === resolution.eventId) return state;
-      const row = this.statements.resolve.get(resolution) as AlertStateRow | undefined;
+      const row = writtenRow<AlertStateRow>(this.statements.resolve, resolution);
       return row && alertStateFromRow(row);
     });
   }

@@ -1,5 +1,5 @@
 import { decryptSecret, encryptSecret } from "../security/secrets.js";
-import type { Db } from "./database.js";
+import { type Db, writtenRow } from "./database.js";
 import type { CappedCreate, EnvironmentVariableRecord } from "./records.js";
 
 /** A row of environment_variables without its value, as both stores read it (D32). */
@@ -43,7 +43,7 @@ export class EnvironmentStore {
         const replaces = this.statements.exists.get(row.workspaceId, row.name) !== undefined;
         const count = this.statements.count.get(row.workspaceId) as number;
         if (!replaces && count >= max) return { full: count };
-        return { created: toVariable(this.statements.upsert.get(row) as VariableRow) };
+        return { created: toVariable(writtenRow<VariableRow>(this.statements.upsert, row) as VariableRow) };
       },
     );
   }

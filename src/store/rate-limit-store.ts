@@ -1,6 +1,6 @@
 import type { BucketShape } from "../domain/plans.js";
 import { type BucketRow, type BucketState, bucketState, type TakeResult } from "../domain/token-bucket.js";
-import type { Db } from "./database.js";
+import { type Db, writtenRow } from "./database.js";
 
 /** The named parameters that `peekBucketSql(_, name)` and the take read, for one bucket shape. */
 export function bucketParams(name: string, shape: BucketShape): Record<string, number> {
@@ -78,7 +78,9 @@ export class RateLimitStore {
    */
   async take(key: string, shape: BucketShape, nowMs: number, durable = true): Promise<TakeResult> {
     const params = { key, now: nowMs, ...bucketParams("bucket", shape) };
-    const row = this.statements(durable).take.get(params) as BucketRow & { allowed: number };
+    // The UPSERT always answers its one row.
+    const row = writtenRow<BucketRow & { allowed: number }>(this.statements(durable).take, params);
+    if (!row) throw new Error("the take answered no row");
     const state = bucketState(row, shape, nowMs);
     if (row.allowed) return { allowed: true, ...state };
     return { allowed: false, ...state, retryAfterSeconds: Math.ceil((state.resetAtMs - nowMs) / 1000) };

@@ -1,7 +1,7 @@
 import type { AlertRuleName } from "../domain/alert-rules.js";
 import { admitsExecution } from "../domain/subscription-matching.js";
 import { decryptSecret, encryptSecret } from "../security/secrets.js";
-import type { Db } from "./database.js";
+import { type Db, writtenRow } from "./database.js";
 import type { CappedCreate, Level, Trigger } from "./records.js";
 
 export const channels = ["webhook", "email", "slack"] as const;
@@ -205,7 +205,7 @@ export class SubscriptionsStore {
       ): CappedCreate<SubscriptionRecord> => {
         const count = this.statements.liveCount.get({ workspaceId: subscription.workspaceId }) as number;
         if (count >= max) return { full: count };
-        const row = this.statements.insert.get({
+        const row = writtenRow<SubscriptionRow>(this.statements.insert, {
           ...settingsParameters(subscription),
           id: subscription.id,
           workspace_id: subscription.workspaceId,
@@ -249,13 +249,13 @@ export class SubscriptionsStore {
     // A subscription never changes workspace, so the context read here is the one it is sealed under.
     const current = this.liveRow(id);
     if (!current) return undefined;
-    const row = this.statements.update.get({
+    const row = writtenRow<SubscriptionRow>(this.statements.update, {
       ...settingsParameters(settings),
       id,
       at,
       keep_secret: secret === undefined ? 1 : 0,
       secret_sealed: typeof secret === "string" ? this.seal(current.workspace_id, id, secret) : null,
-    }) as SubscriptionRow | undefined;
+    });
     return row && toRecord(row);
   }
 
@@ -272,21 +272,19 @@ export class SubscriptionsStore {
   ): Promise<SubscriptionRecord | undefined> {
     const current = this.liveRow(id);
     if (!current) return undefined;
-    const row = this.statements.rotateSecret.get({
+    const row = writtenRow<SubscriptionRow>(this.statements.rotateSecret, {
       id,
       at,
       secret_sealed: this.seal(current.workspace_id, id, secret),
       keep_previous: previousExpiresAt === null ? 0 : 1,
       previous_expires_at: previousExpiresAt,
-    }) as SubscriptionRow | undefined;
+    });
     return row && toRecord(row);
   }
 
   /** Enables or disables; undefined when the subscription is gone. */
   async setActive(id: string, active: boolean, at: number): Promise<SubscriptionRecord | undefined> {
-    const row = this.statements.setActive.get({ active: active ? 1 : 0, at, id }) as
-      | SubscriptionRow
-      | undefined;
+    const row = writtenRow<SubscriptionRow>(this.statements.setActive, { active: active ? 1 : 0, at, id });
     return row && toRecord(row);
   }
 
