@@ -128,7 +128,7 @@ async function answer(
     if (!res.writableFinished) abort.abort();
   });
   const { header, contextValues } = request;
-  const answered = await call({ message: built.json, header, contextValues, controller: abort, url });
+  const answered = await call({ message: built.json, header, contextValues, signal: abort.signal, url });
   copyHeaders(answered.header, res);
   if (answered.error) {
     writeProblem(res, answered.error);

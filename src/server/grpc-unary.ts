@@ -1,4 +1,4 @@
-import { Code, ConnectError, createHandlerContext, type MethodImplSpec } from "@connectrpc/connect";
+import { Code, ConnectError, type MethodImplSpec } from "@connectrpc/connect";
 import {
   type Compression,
   compressedFlag,
@@ -34,6 +34,7 @@ import {
 } from "@connectrpc/connect/protocol-grpc";
 import { callEnded } from "./call-ended.js";
 import { oneChunk } from "./one-chunk.js";
+import { unaryContext } from "./unary-context.js";
 
 /**
  * gRPC for unary RPCs without Connect's streaming machinery (issue 13). connect-es answers every gRPC
@@ -75,19 +76,16 @@ function unaryHandler(opt: UniversalHandlerOptions, spec: MethodImplSpec & { kin
     if (type === undefined) return uResponseUnsupportedMediaType;
     if (req.method !== "POST") return uResponseMethodNotAllowed;
     const timeout = parseTimeout(req.header.get(headerTimeout), opt.maxTimeoutMs);
-    const context = createHandlerContext({
-      ...spec,
-      service: spec.method.parent,
-      requestMethod: req.method,
+    const { context, abort } = unaryContext(spec, {
       protocolName: "grpc",
-      timeoutMs: timeout.timeoutMs,
-      shutdownSignal: opt.shutdownSignal,
-      requestSignal: req.signal,
-      requestHeader: req.header,
+      requestMethod: req.method,
       url: req.url,
+      requestHeader: req.header,
+      requestSignal: req.signal,
+      timeoutMs: timeout.timeoutMs,
+      contextValues: req.contextValues,
       responseHeader: { [headerContentType]: type.binary ? contentTypeProto : contentTypeJson },
       responseTrailer: { [headerGrpcStatus]: grpcStatusOk },
-      contextValues: req.contextValues,
     });
     const compression = compressionNegotiate(
       opt.acceptCompression,
@@ -108,9 +106,9 @@ function unaryHandler(opt: UniversalHandlerOptions, spec: MethodImplSpec & { kin
         compression.response,
         opt.compressMinBytes,
       );
-      context.abort(callEnded);
+      abort(callEnded);
     } catch (error) {
-      context.abort(error);
+      abort(error);
       setTrailerStatus(
         context.responseTrailer,
         error instanceof ConnectError

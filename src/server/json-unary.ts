@@ -1,17 +1,12 @@
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
-import {
-  Code,
-  ConnectError,
-  type ContextValues,
-  type HandlerContext,
-  type MethodImplSpec,
-} from "@connectrpc/connect";
+import { Code, ConnectError, type ContextValues, type MethodImplSpec } from "@connectrpc/connect";
 import {
   createMethodSerializationLookup,
   invokeUnaryImplementation,
   type UniversalHandlerOptions,
 } from "@connectrpc/connect/protocol";
 import { callEnded } from "./call-ended.js";
+import { unaryContext } from "./unary-context.js";
 
 /** A unary RPC's request as the REST gateway has it: the message as JSON, already checked against the route. */
 export interface JsonCallRequest {
@@ -19,11 +14,8 @@ export interface JsonCallRequest {
   /** The forwarded request headers (x-api-key, ...), as the implementation's context has them. */
   header: Headers;
   contextValues: ContextValues;
-  /**
-   * The call's signal: aborted by the caller when the client leaves before the answer is written, and by
-   * the call itself once it has answered, as Connect ends every call's signal.
-   */
-  controller: AbortController;
+  /** Aborted when the client leaves before the answer is written. */
+  signal: AbortSignal;
   url: string;
 }
 
@@ -45,11 +37,7 @@ export type JsonCall = (request: JsonCallRequest) => Promise<JsonCallAnswer>;
  * protocol version, timeout header and compression negotiation (the gateway forwards none of those
  * headers), the body as an async iterable read back into one buffer, an error written as Connect's
  * JSON and parsed back, and the `DOMException` of Connect's reasonless abort at the end of every call.
- * Its `HandlerContext` is built here rather than by `createHandlerContext`, which would link the
- * caller's signal to two controllers of its own (a deadline the gateway never sets, and the call's)
- * and copy the request headers: three `AbortController`s, their listeners and a copy per request,
- * about 20 µs of a busy server's time (issue 13), where the caller's one controller is the call's.
- * Nothing else would link to it: flowlog's router sets no `shutdownSignal`, and REST has no deadline.
+ * Its context is flowlog's unary one (unary-context.ts), as for gRPC and Connect.
  */
 export function createJsonCall(
   opt: UniversalHandlerOptions,
@@ -58,27 +46,22 @@ export function createJsonCall(
   const output = createMethodSerializationLookup(spec.method, opt.binaryOptions, opt.jsonOptions, opt).getO(
     false,
   );
-  return async ({ message, header, contextValues, controller, url }) => {
-    const context: HandlerContext = {
-      method: spec.method,
-      service: spec.method.parent,
-      signal: controller.signal,
-      timeoutMs: () => undefined,
-      requestMethod: "POST",
-      requestHeader: header,
-      responseHeader: new Headers(),
-      responseTrailer: new Headers(),
+  return async ({ message, header, contextValues, signal, url }) => {
+    const { context, abort } = unaryContext(spec, {
       protocolName: "connect",
-      values: contextValues,
+      requestMethod: "POST",
       url,
-    };
+      requestHeader: header,
+      requestSignal: signal,
+      contextValues,
+    });
     try {
       const input = parse(spec, message);
       const body = output.serialize(await invokeUnaryImplementation(spec, context, input, opt.interceptors));
-      controller.abort(callEnded);
+      abort(callEnded);
       return { header: context.responseHeader, body };
     } catch (error) {
-      controller.abort(error);
+      abort(error);
       const connectError =
         error instanceof ConnectError
           ? error

@@ -16,8 +16,8 @@ import {
   type UniversalHandlerOptions,
   validateUniversalHandlerOptions,
 } from "@connectrpc/connect/protocol";
-import { createHandlerFactory as createConnectHandlerFactory } from "@connectrpc/connect/protocol-connect";
 import { createHandlerFactory as createGrpcWebHandlerFactory } from "@connectrpc/connect/protocol-grpc-web";
+import { createConnectUnaryHandlerFactory } from "./connect-unary.js";
 import { createGrpcHandlerFactory } from "./grpc-unary.js";
 import { createJsonCall, type JsonCall } from "./json-unary.js";
 
@@ -27,8 +27,8 @@ export interface FlowlogRouter extends ConnectRouter {
 }
 
 /**
- * `createConnectRouter` with flowlog's gRPC handler for unary RPCs (grpc-unary.ts); gRPC-Web and Connect
- * are Connect's own. Connect's router takes no protocol of its own, so this builds the same handlers from
+ * `createConnectRouter` with flowlog's gRPC and Connect handlers for unary RPCs (grpc-unary.ts,
+ * connect-unary.ts); gRPC-Web and streaming are Connect's own. Connect's router takes no protocol of its own, so this builds the same handlers from
  * the same public parts, and the REST gateway's JSON calls (json-unary.ts) from the same implementations
  * and options. Options are given once, for every service.
  */
@@ -37,7 +37,7 @@ export function createRouter(options: Partial<UniversalHandlerOptions>): Flowlog
   const protocols: ProtocolHandlerFactory[] = [
     createGrpcHandlerFactory(opt),
     createGrpcWebHandlerFactory(opt),
-    createConnectHandlerFactory(opt),
+    createConnectUnaryHandlerFactory(opt),
   ];
   const handlers: UniversalHandler[] = [];
   const jsonCalls = new Map<string, JsonCall>();
