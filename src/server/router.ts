@@ -28,9 +28,9 @@ export interface FlowlogRouter extends ConnectRouter {
 
 /**
  * `createConnectRouter` with flowlog's gRPC and Connect handlers for unary RPCs (grpc-unary.ts,
- * connect-unary.ts); gRPC-Web and streaming are Connect's own. Connect's router takes no protocol of its own, so this builds the same handlers from
- * the same public parts, and the REST gateway's JSON calls (json-unary.ts) from the same implementations
- * and options. Options are given once, for every service.
+ * connect-unary.ts); gRPC-Web and streaming are Connect's own. Connect's router takes no protocol of its
+ * own, so this builds the same handlers from the same public parts, and the REST gateway's JSON calls
+ * (json-unary.ts) from the same implementations and options. Options are given once, for every service.
  */
 export function createRouter(options: Partial<UniversalHandlerOptions>): FlowlogRouter {
   const opt = validateUniversalHandlerOptions(options);
