@@ -27,7 +27,7 @@ import {
   parseTimeout,
   trailerMux,
 } from "@connectrpc/connect/protocol-connect";
-import { callEnded } from "./call-ended.js";
+import { callEnded, callError } from "./call-ended.js";
 import { oneChunk } from "./one-chunk.js";
 import { unaryContext } from "./unary-context.js";
 
@@ -97,10 +97,7 @@ function unaryPost(opt: UniversalHandlerOptions, spec: MethodImplSpec & { kind: 
       abort(callEnded);
     } catch (caught) {
       abort(caught);
-      const error =
-        caught instanceof ConnectError
-          ? caught
-          : new ConnectError("internal error", Code.Internal, undefined, undefined, caught);
+      const error = callError(caught);
       status = codeToHttpStatus(error.code);
       context.responseHeader.set(headerContentType, contentTypeUnaryJson);
       for (const [name, value] of error.metadata) context.responseHeader.set(name, value);

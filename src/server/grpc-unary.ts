@@ -32,7 +32,7 @@ import {
   parseTimeout,
   setTrailerStatus,
 } from "@connectrpc/connect/protocol-grpc";
-import { callEnded } from "./call-ended.js";
+import { callEnded, callError } from "./call-ended.js";
 import { oneChunk } from "./one-chunk.js";
 import { unaryContext } from "./unary-context.js";
 
@@ -109,12 +109,7 @@ function unaryHandler(opt: UniversalHandlerOptions, spec: MethodImplSpec & { kin
       abort(callEnded);
     } catch (error) {
       abort(error);
-      setTrailerStatus(
-        context.responseTrailer,
-        error instanceof ConnectError
-          ? error
-          : new ConnectError("internal error", Code.Internal, undefined, undefined, error),
-      );
+      setTrailerStatus(context.responseTrailer, callError(error));
     }
     return {
       ...uResponseOk,

@@ -5,7 +5,7 @@ import {
   invokeUnaryImplementation,
   type UniversalHandlerOptions,
 } from "@connectrpc/connect/protocol";
-import { callEnded } from "./call-ended.js";
+import { callEnded, callError } from "./call-ended.js";
 import { unaryContext } from "./unary-context.js";
 
 /** A unary RPC's request as the REST gateway has it: the message as JSON, already checked against the route. */
@@ -62,11 +62,7 @@ export function createJsonCall(
       return { header: context.responseHeader, body };
     } catch (error) {
       abort(error);
-      const connectError =
-        error instanceof ConnectError
-          ? error
-          : new ConnectError("internal error", Code.Internal, undefined, undefined, error);
-      return { header: context.responseHeader, error: connectError };
+      return { header: context.responseHeader, error: callError(error) };
     }
   };
 }
