@@ -3,27 +3,12 @@ import type { AddressInfo } from "node:net";
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
-import {
-  Code,
-  ConnectError,
-  type ConnectRouter,
-  createConnectRouter,
-  type Interceptor,
-} from "@connectrpc/connect";
-import {
-  compressionGzip,
-  universalRequestFromNodeRequest,
-  universalResponseToNodeResponse,
-} from "@connectrpc/connect-node";
+import { type ConnectRouter, createConnectRouter } from "@connectrpc/connect";
+import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  GetLogRequestSchema,
-  ListLogsResponseSchema,
-  LogsService,
-} from "../gen/flowlog/logs/v1/logs_service_pb.js";
-import { invalidArgument } from "../src/errors/api-errors.js";
-import { answerSerialization } from "../src/server/answer-serialization.js";
+import { GetLogRequestSchema } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import { createRouter } from "../src/server/router.js";
+import { differentialOptions, routes } from "./support/unary-differential.js";
 
 /**
  * flowlog answers the Connect protocol's unary POST with a handler of its own (src/server/connect-unary.ts,
@@ -31,52 +16,6 @@ import { createRouter } from "../src/server/router.js";
  * implementation, one through Connect's router and one through flowlog's, and every case below is sent
  * to both as a raw HTTP/1.1 request and compared byte for byte: status, headers and body.
  */
-const readMaxBytes = 1024;
-const compressMinBytes = 512;
-
-const interceptor: Interceptor = (next) => async (request) => {
-  const response = await next(request);
-  response.header.set("x-intercepted", request.method.name);
-  return response;
-};
-
-function routes(router: ConnectRouter): ConnectRouter {
-  return router.service(LogsService, {
-    async getLog(request, context) {
-      context.responseTrailer.set("x-trailer", "set by the handler");
-      // Waits out the client's deadline: the call's signal aborts with the reason it is answered with.
-      if (request.id === "slow") {
-        await new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true }));
-        throw ConnectError.from(context.signal.reason);
-      }
-      context.responseHeader.set("x-deadline", context.timeoutMs() === undefined ? "none" : "set");
-      switch (request.id) {
-        case "invalid":
-          throw invalidArgument([{ field: "id", message: "id is not a log id" }]);
-        case "throttled":
-          throw new ConnectError("too many requests", Code.ResourceExhausted, { "retry-after": "7" });
-        case "fault":
-          throw new Error("a fault that must not leave the server");
-        default:
-          return { data: { id: request.id, workflowId: "wf_1", level: "info" } };
-      }
-    },
-    listLogs(request) {
-      return create(ListLogsResponseSchema, {
-        data: Array.from({ length: request.limit ?? 0 }, (_, i) => ({ id: `log_${i}`, workflowId: "wf_1" })),
-      });
-    },
-  });
-}
-
-const options = {
-  ...answerSerialization,
-  interceptors: [interceptor],
-  acceptCompression: [compressionGzip],
-  readMaxBytes,
-  compressMinBytes,
-};
-
 const servers: http.Server[] = [];
 let connectUrl: string;
 let flowlogUrl: string;
@@ -99,8 +38,8 @@ async function serve(router: ConnectRouter): Promise<string> {
 }
 
 beforeAll(async () => {
-  connectUrl = await serve(routes(createConnectRouter(options)));
-  flowlogUrl = await serve(routes(createRouter(options)));
+  connectUrl = await serve(routes(createConnectRouter(differentialOptions)));
+  flowlogUrl = await serve(routes(createRouter(differentialOptions)));
 });
 afterAll(() => {
   for (const server of servers) server.close();

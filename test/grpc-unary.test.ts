@@ -3,28 +3,12 @@ import type { AddressInfo } from "node:net";
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
-import {
-  Code,
-  ConnectError,
-  type ConnectRouter,
-  createConnectRouter,
-  type Interceptor,
-} from "@connectrpc/connect";
-import {
-  compressionGzip,
-  universalRequestFromNodeRequest,
-  universalResponseToNodeResponse,
-} from "@connectrpc/connect-node";
+import { Code, type ConnectRouter, createConnectRouter } from "@connectrpc/connect";
+import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  GetLogRequestSchema,
-  ListLogsRequestSchema,
-  ListLogsResponseSchema,
-  LogsService,
-} from "../gen/flowlog/logs/v1/logs_service_pb.js";
-import { invalidArgument } from "../src/errors/api-errors.js";
-import { answerSerialization } from "../src/server/answer-serialization.js";
+import { GetLogRequestSchema, ListLogsRequestSchema } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import { createRouter } from "../src/server/router.js";
+import { differentialOptions, routes } from "./support/unary-differential.js";
 
 /**
  * flowlog answers unary gRPC calls with a handler of its own (src/server/grpc-unary.ts, issue 13) in
@@ -33,47 +17,6 @@ import { createRouter } from "../src/server/router.js";
  * every case below is sent to both as raw HTTP/2 frames and compared byte for byte: status, headers,
  * body and trailers (grpc-status, grpc-message, grpc-status-details-bin and metadata).
  */
-const readMaxBytes = 1024;
-const compressMinBytes = 512;
-
-const interceptor: Interceptor = (next) => async (request) => {
-  const response = await next(request);
-  response.header.set("x-intercepted", request.method.name);
-  return response;
-};
-
-function routes(router: ConnectRouter): ConnectRouter {
-  return router.service(LogsService, {
-    getLog(request, context) {
-      context.responseTrailer.set("x-trailer", "set by the handler");
-      context.responseHeader.set("x-deadline", context.timeoutMs() === undefined ? "none" : "set");
-      switch (request.id) {
-        case "invalid":
-          throw invalidArgument([{ field: "id", message: "id is not a log id" }]);
-        case "throttled":
-          throw new ConnectError("too many requests", Code.ResourceExhausted, { "retry-after": "7" });
-        case "fault":
-          throw new Error("a fault that must not leave the server");
-        default:
-          return { data: { id: request.id, workflowId: "wf_1", level: "info" } };
-      }
-    },
-    listLogs(request) {
-      return create(ListLogsResponseSchema, {
-        data: Array.from({ length: request.limit ?? 0 }, (_, i) => ({ id: `log_${i}`, workflowId: "wf_1" })),
-      });
-    },
-  });
-}
-
-const options = {
-  ...answerSerialization,
-  interceptors: [interceptor],
-  acceptCompression: [compressionGzip],
-  readMaxBytes,
-  compressMinBytes,
-};
-
 const servers: http2.Http2Server[] = [];
 let connectUrl: string;
 let flowlogUrl: string;
@@ -96,8 +39,8 @@ async function serve(router: ConnectRouter): Promise<string> {
 }
 
 beforeAll(async () => {
-  connectUrl = await serve(routes(createConnectRouter(options)));
-  flowlogUrl = await serve(routes(createRouter(options)));
+  connectUrl = await serve(routes(createConnectRouter(differentialOptions)));
+  flowlogUrl = await serve(routes(createRouter(differentialOptions)));
 });
 afterAll(() => {
   for (const server of servers) server.close();

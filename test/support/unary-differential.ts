@@ -1,0 +1,57 @@
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import { compressionGzip } from "@connectrpc/connect-node";
+import { ListLogsResponseSchema, LogsService } from "../../gen/flowlog/logs/v1/logs_service_pb.js";
+import { invalidArgument } from "../../src/errors/api-errors.js";
+import { answerSerialization } from "../../src/server/answer-serialization.js";
+
+/**
+ * What the differential tests of flowlog's unary handlers (grpc-unary, connect-unary) mount on both
+ * Connect's router and flowlog's: one implementation whose request id picks the outcome, an interceptor
+ * that marks its answers, and options with small limits so that the cases reach them.
+ */
+export const readMaxBytes = 1024;
+export const compressMinBytes = 512;
+
+export const interceptor: Interceptor = (next) => async (request) => {
+  const response = await next(request);
+  response.header.set("x-intercepted", request.method.name);
+  return response;
+};
+
+export function routes(router: ConnectRouter): ConnectRouter {
+  return router.service(LogsService, {
+    async getLog(request, context) {
+      context.responseTrailer.set("x-trailer", "set by the handler");
+      // Waits out the client's deadline: the call's signal aborts with the reason it is answered with.
+      if (request.id === "slow") {
+        await new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true }));
+        throw ConnectError.from(context.signal.reason);
+      }
+      context.responseHeader.set("x-deadline", context.timeoutMs() === undefined ? "none" : "set");
+      switch (request.id) {
+        case "invalid":
+          throw invalidArgument([{ field: "id", message: "id is not a log id" }]);
+        case "throttled":
+          throw new ConnectError("too many requests", Code.ResourceExhausted, { "retry-after": "7" });
+        case "fault":
+          throw new Error("a fault that must not leave the server");
+        default:
+          return { data: { id: request.id, workflowId: "wf_1", level: "info" } };
+      }
+    },
+    listLogs(request) {
+      return create(ListLogsResponseSchema, {
+        data: Array.from({ length: request.limit ?? 0 }, (_, i) => ({ id: `log_${i}`, workflowId: "wf_1" })),
+      });
+    },
+  });
+}
+
+export const differentialOptions = {
+  ...answerSerialization,
+  interceptors: [interceptor],
+  acceptCompression: [compressionGzip],
+  readMaxBytes,
+  compressMinBytes,
+};
