@@ -57,6 +57,24 @@ async function fanOut(store: Store, workspaceId: string, url: string, branches: 
   return id;
 }
 
+/** A workflow of one api call, saved in `workspaceId`. */
+async function oneCall(store: Store, workspaceId: string, url: string): Promise<string> {
+  const id = newId("wf");
+  const now = Date.now();
+  const state = {
+    blocks: { start: starter, call: call(url) },
+    edges: [{ source: "start", target: "call" }],
+    loops: {},
+    parallels: {},
+  };
+  await store.workflows.createWorkflow({
+    ...{ id, workspaceId, folderId: null, name: "Slow call", description: "", version: 1, state },
+    createdAt: now,
+    updatedAt: now,
+  });
+  return id;
+}
+
 /**
  * A slow upstream: it holds every request until released, and records the most requests it held at once.
  */
@@ -163,6 +181,52 @@ describe("One tenant cannot hold the worker (D26)", () => {
     } finally {
       await second.stop();
     }
+  }, 120_000);
+
+  it("slow upstreams of many workspaces never hold the worker's workflow tasks: every block reaches its upstream, and another execution completes meanwhile", async () => {
+    const slow = await heldReceiver();
+    // Eight workspaces, each within D26's cap: 40 one-block executions, each its own workflow task.
+    const floods = (
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          const flooder = await createAccount(harness.store);
+          const workflowId = await oneCall(
+            harness.store,
+            flooder.workspaceId,
+            `${slow.receiver.origin}/slow`,
+          );
+          return Promise.all(
+            Array.from({ length: perWorkspace }, () =>
+              harness.start(
+                worker.taskQueue,
+                workflowId,
+                {},
+                { workspaceId: flooder.workspaceId, billedUserId: flooder.userId },
+              ),
+            ),
+          );
+        }),
+      )
+    ).flat();
+    // A first try waits on its upstream inside its workflow task; were that not capped well below the
+    // worker's workflow task slots, the worker would stop taking tasks with some blocks never sent.
+    await expect.poll(() => slow.receiver.received.length, { timeout: 30_000 }).toBe(floods.length);
+
+    const quick = await startReceiver((_, response) => sendJson(response, 200, { quick: true }));
+    receivers.push(quick);
+    const quiet = await harness.saveWorkflow({
+      blocks: { start: starter, call: call(`${quick.origin}/quick`) },
+      edges: [{ source: "start", target: "call" }],
+    });
+    const { result } = await harness.run(worker.taskQueue, quiet);
+
+    expect(result).toMatchObject({ status: "success", output: { data: { quick: true } } });
+    expect(slow.receiver.received).toHaveLength(floods.length);
+    slow.release();
+    const flooded = await Promise.all(floods.map((flood) => flood.result()));
+    for (const run of flooded) expect(run.status).toBe("success");
+    // Each block was sent once: the ones past the cap started as block activities, none twice.
+    expect(slow.receiver.received).toHaveLength(floods.length);
   }, 120_000);
 
   it("a block whose attempts start and never finish is given up after three", async () => {

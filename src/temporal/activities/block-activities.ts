@@ -19,6 +19,7 @@ import { findReferences, ReferenceResolutionError, resolveReferences } from "../
 import { createRedactor } from "../../outbound/redaction.js";
 import { SecretDecryptionError } from "../../security/secrets.js";
 import { ownValue } from "../../util/own-property.js";
+import { maxFirstTries } from "../worker-slots.js";
 import { BlockAdmission } from "./block-admission.js";
 import type { ActivityDeps } from "./deps.js";
 import { heartbeating } from "./heartbeating.js";
@@ -145,13 +146,6 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
     },
   };
 }
-
-/**
- * First tries running at once on a worker: half its local activity slots (the SDK's default is 100), so
- * that slow upstreams never keep the store's reads and the log writes, local activities too, waiting.
- * Past it a block starts as an activity, as before issue 12.
- */
-const maxFirstTries = 50;
 
 /**
  * The workspace's chat-completions provider for agent blocks (issue 4, item 4): two workspace environment
