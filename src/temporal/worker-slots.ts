@@ -14,6 +14,8 @@ export const workflowTaskSlots = 40;
  * some of their own blocks were never sent (test/tenant-isolation.test.ts). A quarter of the slots
  * leaves the rest to everyone else, and it is far below the local activity slots (the SDK's 100), which
  * the store's reads and the log writes use too. Past it a block starts as a block activity, which waits
- * in Temporal and keeps no workflow task.
+ * in Temporal and keeps no workflow task. The cap binds only on slow upstreams: with answers in
+ * milliseconds even a busy worker has far fewer than ten first tries running at any moment, and against
+ * a slow answer the activity's extra dispatch (tens of milliseconds) is small.
  */
 export const maxFirstTries = workflowTaskSlots / 4;
