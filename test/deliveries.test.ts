@@ -1,7 +1,9 @@
 import { createHmac, randomUUID } from "node:crypto";
+import type { ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { defaultQuotas } from "../src/config/quotas.js";
 import {
   defaultMaxAttempts,
   retryAfterCapMs,
@@ -143,6 +145,10 @@ function settled(subscriptionId: string): Promise<DeliveryRecord> {
 }
 
 const header = (request: ReceivedRequest | undefined, name: string) => String(request?.headers[name]);
+
+function quotasWith(workspace: Partial<(typeof defaultQuotas)["workspace"]>) {
+  return { ...defaultQuotas, workspace: { ...defaultQuotas.workspace, ...workspace } };
+}
 
 describe("The retry schedule (D19, spec 'Other constants')", () => {
   it("waits 5 s, 15 s, 1 min, 3 min and, for a sixth attempt, 10 min, each plus up to 10 % jitter", () => {
@@ -344,6 +350,77 @@ describe("Webhook delivery retries (D19)", () => {
     expect(down.received).toHaveLength(5);
     expect((await flowlog.store.deliveries.attemptsOf(delivery.id)).at(-1)?.outcome).toBe("failed");
   }, 30_000);
+});
+
+describe("One tenant cannot hold the delivery worker (D26's principle, for deliveries)", () => {
+  it("a workspace's slow endpoint gets at most its share of attempts at once, another workspace's delivery arrives meanwhile, and a refusal is no attempt", async () => {
+    const perWorkspace = 2;
+    const queue = `deliveries-slots-${randomUUID()}`;
+    const deps = { ...workerDeps(delayScale), quotas: quotasWith({ concurrentDeliveries: perWorkspace }) };
+    const slotsWorker = await startWorker(temporalServer, deps, queue);
+    const held: ServerResponse[] = [];
+    let inFlight = 0;
+    let mostAtOnce = 0;
+    const slow = await receiver((_, response) => {
+      inFlight++;
+      mostAtOnce = Math.max(mostAtOnce, inFlight);
+      response.on("finish", () => inFlight--);
+      held.push(response);
+    });
+    const quick = await receiver();
+    try {
+      const flooder = await createAccount(flowlog.store);
+      const slowSubscription = await subscribe(flooder, slow.origin);
+      const quietSubscription = await subscribe(bob, quick.origin);
+      const floodWorkflow = await saveWorkflow(flooder);
+      const floods = 6;
+      await Promise.all(
+        Array.from({ length: floods }, () => execute(flooder, floodWorkflow, "manual", queue)),
+      );
+      await until(
+        "the flood's attempts at the slow endpoint",
+        () => slow.received.length >= perWorkspace || undefined,
+      );
+
+      await execute(bob, await saveWorkflow(bob), "manual", queue);
+      const quiet = await until("the quiet workspace's delivery", async () =>
+        (await deliveriesOf(quietSubscription, bob)).find((d) => d.status !== "pending"),
+      );
+      expect(quiet.status).toBe("succeeded");
+      expect(quick.received).toHaveLength(1);
+      // The quiet delivery arrived while the flood's attempts still waited on their endpoint.
+      expect(held.every((response) => !response.writableEnded)).toBe(true);
+      expect(slow.received).toHaveLength(perWorkspace);
+
+      // Released, every flood delivery goes through, its workspace's attempts never more than its share at
+      // once, and each in one attempt: the runs refused while the slots were full counted for nothing.
+      const answer = setInterval(() => {
+        for (const response of held.splice(0)) sendJson(response, 200, { ok: true });
+      }, 50);
+      try {
+        await until("every flood delivery settled", async () => {
+          const deliveries = await deliveriesOf(slowSubscription, flooder);
+          const done = deliveries.length === floods && deliveries.every((d) => d.status !== "pending");
+          return done ? deliveries : undefined;
+        });
+      } finally {
+        clearInterval(answer);
+      }
+      const deliveries = await deliveriesOf(slowSubscription, flooder);
+      expect(deliveries.map((d) => [d.status, d.attempts])).toEqual(
+        Array.from({ length: floods }, () => ["succeeded", 1]),
+      );
+      for (const delivery of deliveries) {
+        const attempts = await flowlog.store.deliveries.attemptsOf(delivery.id);
+        expect(attempts.map((a) => [a.series, a.attempt, a.outcome])).toEqual([[1, 1, "succeeded"]]);
+      }
+      expect(slow.received).toHaveLength(floods);
+      expect(mostAtOnce).toBe(perWorkspace);
+    } finally {
+      for (const response of held.splice(0)) sendJson(response, 200, { ok: true });
+      await slotsWorker.stop();
+    }
+  }, 60_000);
 });
 
 describe("The delivery log, redelivery and the Test RPC (issue 5, item 7; D18)", () => {

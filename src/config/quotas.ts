@@ -42,6 +42,8 @@ export interface Quotas {
     environmentValueBytes: number;
     /** Block activities of one workspace running at once on one worker; the rest wait their turn. */
     concurrentBlockActivities: number;
+    /** Delivery attempts of one workspace running at once on one worker; the rest wait their turn. */
+    concurrentDeliveries: number;
   };
   /** Failed authentications one client address may make per minute before it is refused with 429. */
   failedAuthenticationsPerMinute: number;
@@ -78,6 +80,7 @@ export const defaultQuotas: Quotas = {
     environmentVariables: 200,
     environmentValueBytes: 64 * 1024,
     concurrentBlockActivities: 20,
+    concurrentDeliveries: 20,
   },
   failedAuthenticationsPerMinute: 20,
   syncExecutionDeadlineMs: 5 * 60_000,

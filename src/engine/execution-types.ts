@@ -70,6 +70,12 @@ export const defaultActivityTimeouts: ActivityTimeouts = {
 export const executionRefusedFailure = "ExecutionRefused";
 
 /**
+ * The failure type of an attempt refused because its workspace's slots on the worker are full (D26): it
+ * waits in Temporal and is no attempt of its own (block-admission.ts).
+ */
+export const workspaceBusyFailure = "WorkspaceBusy";
+
+/**
  * The version an execution runs, with the workflow's folder for its log entry, and the worker's bound on
  * its block runs (D26: FLOWLOG_QUOTAS). Read with the version, so history records the figure and a replay
  * runs against the same one even if the operator changed it since.

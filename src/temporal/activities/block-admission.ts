@@ -1,5 +1,6 @@
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { ApplicationFailureCategory } from "@temporalio/common";
+import { workspaceBusyFailure } from "../../engine/execution-types.js";
 
 /**
  * Whether an attempt of a block activity (api, agent) may start on this worker.
@@ -17,9 +18,11 @@ import { ApplicationFailureCategory } from "@temporalio/common";
  * in its heartbeat details how many attempts started work, and the fourth is refused for good.
  */
 export class BlockAdmission {
-  private readonly running = new Map<string, number>();
+  private readonly slots: WorkspaceSlots;
 
-  constructor(private readonly perWorkspace: number) {}
+  constructor(private readonly perWorkspace: number) {
+    this.slots = new WorkspaceSlots(perWorkspace);
+  }
 
   /**
    * Runs `work` once the attempt is admitted. `beat` heartbeats with this attempt's details: every
@@ -27,7 +30,11 @@ export class BlockAdmission {
    * tries that started work before this activity did (the block's local first try, issue 12).
    */
   async run<T>(workspaceId: string, work: (beat: () => void) => Promise<T>, startedBefore = 0): Promise<T> {
-    if (this.isBusy(workspaceId)) throw workspaceBusy(this.perWorkspace);
+    if (this.slots.isBusy(workspaceId)) {
+      throw workspaceBusy(
+        `${this.perWorkspace} block activities of this workspace are running on this worker; waiting for one to end`,
+      );
+    }
     const context = Context.current();
     const started = (startedAttempts(context) ?? startedBefore) + 1;
     if (started > maxStartedAttempts) {
@@ -38,7 +45,7 @@ export class BlockAdmission {
     }
     const details: AttemptDetails = { started };
     const beat = () => context.heartbeat(details);
-    return this.holding(workspaceId, () => {
+    return this.slots.holding(workspaceId, () => {
       beat();
       return work(beat);
     });
@@ -49,15 +56,26 @@ export class BlockAdmission {
    * now, else answers undefined at once, and the block activity then waits its turn in Temporal.
    */
   async tryRun<T>(workspaceId: string, work: () => Promise<T>): Promise<T | undefined> {
-    if (this.isBusy(workspaceId)) return undefined;
-    return this.holding(workspaceId, work);
+    if (this.slots.isBusy(workspaceId)) return undefined;
+    return this.slots.holding(workspaceId, work);
   }
+}
 
-  private isBusy(workspaceId: string): boolean {
+/**
+ * What each workspace has running at once on this worker, up to `perWorkspace`: block attempts (D26) and
+ * delivery attempts (delivery-activities.ts) each count in slots of their own.
+ */
+export class WorkspaceSlots {
+  private readonly running = new Map<string, number>();
+
+  constructor(readonly perWorkspace: number) {}
+
+  isBusy(workspaceId: string): boolean {
     return (this.running.get(workspaceId) ?? 0) >= this.perWorkspace;
   }
 
-  private async holding<T>(workspaceId: string, work: () => Promise<T>): Promise<T> {
+  /** Runs `work` in one of the workspace's slots; the caller has checked that one is free. */
+  async holding<T>(workspaceId: string, work: () => Promise<T>): Promise<T> {
     this.running.set(workspaceId, (this.running.get(workspaceId) ?? 0) + 1);
     try {
       return await work();
@@ -76,8 +94,11 @@ interface AttemptDetails {
   started: number;
 }
 
-/** The tries started so far, as the last attempt's heartbeat recorded them; undefined on the first attempt. */
-function startedAttempts(context: Context): number | undefined {
+/**
+ * The tries started so far, as the last attempt's heartbeat recorded them (`{ started }`); undefined
+ * before any attempt started work. A refused attempt never heartbeats, so the count survives refusals.
+ */
+export function startedAttempts(context: Context): number | undefined {
   const details = context.info.heartbeatDetails as Partial<AttemptDetails> | undefined;
   return typeof details?.started === "number" ? details.started : undefined;
 }
@@ -91,12 +112,13 @@ function startedAttempts(context: Context): number | undefined {
 const firstBusyWaitMs = 200;
 const longestBusyWaitMs = 5_000;
 
-function workspaceBusy(perWorkspace: number): ApplicationFailure {
+/** An attempt refused because its workspace's slots are full: it frees its own slot and waits in Temporal. */
+export function workspaceBusy(message: string): ApplicationFailure {
   const { attempt } = Context.current().info;
   const wait = Math.min(longestBusyWaitMs, firstBusyWaitMs * 1.5 ** (attempt - 1));
   return ApplicationFailure.create({
-    type: "WorkspaceBusy",
-    message: `${perWorkspace} block activities of this workspace are running on this worker; waiting for one to end`,
+    type: workspaceBusyFailure,
+    message,
     nextRetryDelay: Math.round(wait / 2 + Math.random() * (wait / 2)),
     // A wait, not an error: the SDK logs it at debug level and leaves it out of failure metrics.
     category: ApplicationFailureCategory.BENIGN,

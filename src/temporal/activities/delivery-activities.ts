@@ -28,6 +28,7 @@ import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js
 import { derivedId, newId } from "../../util/ids.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
 import { watchFailingEndpoint } from "../start-endpoint-watch.js";
+import { startedAttempts, WorkspaceSlots, workspaceBusy } from "./block-admission.js";
 import type { ActivityDeps } from "./deps.js";
 import { sendEndpointNotice } from "./endpoint-health-activities.js";
 import { heartbeating } from "./heartbeating.js";
@@ -62,6 +63,7 @@ interface ChannelResult {
 export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
   const policy = deliveryPolicy(deps.notifications?.delivery);
   const clock = deps.clock ?? Date.now;
+  const slots = new WorkspaceSlots((deps.quotas ?? defaultQuotas).workspace.concurrentDeliveries);
 
   /**
    * D35: a failure the store counted for a webhook or chat endpoint wakes (or starts) its watcher, which
@@ -77,6 +79,39 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
       ),
     );
   };
+
+  /**
+   * Ends a series whose last attempt was lost with its worker (a timeout, not an outcome): the delivery is
+   * marked failed with that reason, so it never stays pending; a redelivery sends it again with the same
+   * Idempotency-Key. An attempt that recorded its outcome before the worker died keeps it.
+   */
+  async function settleLost(input: DeliveryInput): Promise<"succeeded" | "failed"> {
+    const { store } = deps;
+    const delivery = await store.deliveries.get(input.deliveryId);
+    if (delivery?.status !== "pending") return delivery?.status === "succeeded" ? "succeeded" : "failed";
+    const recorded = (await store.deliveries.attemptsOf(delivery.id)).filter(
+      (a) => a.series === input.series,
+    );
+    const now = clock();
+    const counted = await store.deliveries.recordAttempt(
+      {
+        deliveryId: delivery.id,
+        series: input.series,
+        attempt: (recorded.at(-1)?.attempt ?? 0) + 1,
+        startedAt: now,
+        durationMs: 0,
+        outcome: "failed",
+        httpStatus: null,
+        responseSnippet: null,
+        error: "the worker running the last attempt was lost; the receiver may or may not have the event",
+      },
+      "failed",
+    );
+    if (counted) await watchFailure(delivery);
+    const subscription = await store.notifications.getForDelivery(delivery.subscriptionId);
+    deps.metrics?.deliveryAttempted(subscription?.config.channel ?? "deleted", "lost");
+    return "failed";
+  }
 
   return {
     /**
@@ -127,57 +162,56 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
       return targets;
     },
 
-    /**
-     * Ends a series whose last attempt was lost with its worker (a timeout, not an outcome): the delivery is
-     * marked failed with that reason, so it never stays pending; a redelivery sends it again with the same
-     * Idempotency-Key. An attempt that recorded its outcome before the worker died keeps it.
-     */
-    async settleLostDelivery(input: DeliveryInput): Promise<"succeeded" | "failed"> {
-      const { store } = deps;
-      const delivery = await store.deliveries.get(input.deliveryId);
-      if (delivery?.status !== "pending") return delivery?.status === "succeeded" ? "succeeded" : "failed";
-      const recorded = (await store.deliveries.attemptsOf(delivery.id)).filter(
-        (a) => a.series === input.series,
-      );
-      const now = clock();
-      const counted = await store.deliveries.recordAttempt(
-        {
-          deliveryId: delivery.id,
-          series: input.series,
-          attempt: (recorded.at(-1)?.attempt ?? 0) + 1,
-          startedAt: now,
-          durationMs: 0,
-          outcome: "failed",
-          httpStatus: null,
-          responseSnippet: null,
-          error: "the worker running the last attempt was lost; the receiver may or may not have the event",
-        },
-        "failed",
-      );
-      if (counted) await watchFailure(delivery);
-      const subscription = await store.notifications.getForDelivery(delivery.subscriptionId);
-      deps.metrics?.deliveryAttempted(subscription?.config.channel ?? "deleted", "lost");
-      return "failed";
+    /** A series whose last attempt was lost after Temporal's own retries (before the slots below). */
+    settleLostDelivery(input: DeliveryInput): Promise<"succeeded" | "failed"> {
+      return settleLost(input);
     },
 
     /**
-     * One attempt (D19), its number Temporal's: sends the stored event through the subscription's channel
-     * and records the attempt with where the delivery now stands. A transient failure is thrown with the
-     * schedule's next delay as `nextRetryDelay`, so the wait is a durable Temporal timer; a failure that
-     * no retry can mend, or the last attempt, is thrown non-retryable.
+     * One attempt (D19): sends the stored event through the subscription's channel and records the attempt
+     * with where the delivery now stands. A transient failure is thrown with the schedule's next delay as
+     * `nextRetryDelay`, so the wait is a durable Temporal timer; a failure that no retry can mend, or the
+     * last attempt, is thrown non-retryable.
+     *
+     * At most `concurrentDeliveries` attempts of one workspace run at once on a worker, so one tenant's slow
+     * endpoints cannot hold every delivery slot (as D26 does for blocks): an attempt over it is refused at
+     * once, frees its slot and waits in Temporal (block-admission.ts). A refusal is no attempt, so the
+     * attempt's number is not Temporal's: it is one more than the attempts started before, which each
+     * attempt's heartbeat records and the attempt log floors. An attempt that started and was lost with its
+     * worker counts; after the last, the next run settles the series as lost.
      */
     async attemptDelivery(input: DeliveryInput): Promise<AttemptSummary> {
       const { store } = deps;
-      const attempt = Context.current().info.attempt;
+      const context = Context.current();
       const delivery = await store.deliveries.get(input.deliveryId);
       if (!delivery)
         throw ApplicationFailure.nonRetryable(`no delivery ${input.deliveryId}`, "DeliveryNotFound");
+      const recorded = (await store.deliveries.attemptsOf(delivery.id))
+        .filter((a) => a.series === input.series)
+        .map((a) => a.attempt);
+      const attempt = Math.max(startedAttempts(context) ?? 0, ...recorded) + 1;
+      const maxAttempts = input.once ? 1 : policy.maxAttempts;
+      if (attempt > maxAttempts) {
+        const settled = await settleLost(input);
+        if (settled === "succeeded") return { attempt: attempt - 1, outcome: "succeeded" };
+        throw ApplicationFailure.nonRetryable(
+          "the worker running the last attempt was lost; the receiver may or may not have the event",
+          "DeliveryLost",
+        );
+      }
+      // No await from here until the slot is held: concurrent attempts see each other's.
+      if (slots.isBusy(delivery.workspaceId)) {
+        throw workspaceBusy(
+          `${slots.perWorkspace} delivery attempts of this workspace are running on this worker; waiting for one to end`,
+        );
+      }
       const startedAt = clock();
-      const { channel, result } = await heartbeating(
-        () => Context.current().heartbeat(),
-        () => send(deps, delivery),
+      const beat = () => context.heartbeat({ started: attempt });
+      beat();
+      const { channel, result } = await slots.holding(delivery.workspaceId, () =>
+        heartbeating(beat, () => send(deps, delivery)),
       );
-      const last = input.once || attempt >= policy.maxAttempts;
+      const last = attempt >= maxAttempts;
       const outcome: AttemptOutcome =
         result.outcome === "succeeded"
           ? "succeeded"

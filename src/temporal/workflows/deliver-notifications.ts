@@ -9,7 +9,8 @@ import {
   startChild,
   upsertSearchAttributes,
 } from "@temporalio/workflow";
-import { maxAttemptsCeiling, retryDelaysMs } from "../../domain/delivery-schedule.js";
+import { retryDelaysMs } from "../../domain/delivery-schedule.js";
+import { workspaceBusyFailure } from "../../engine/execution-types.js";
 import type { DeliveryInput } from "../activities/delivery-activities.js";
 // Types only: activity code never enters the deterministic workflow bundle.
 import type { Activities } from "../activities/index.js";
@@ -82,9 +83,10 @@ export async function deliverNotification(input: DeliveryInput): Promise<Deliver
  * One attempt series of a delivery (D19) as one activity and its retries: each attempt is a run that
  * records itself, and the schedule's waits (5 s, 15 s, 1 min, 3 min, plus jitter) are the `nextRetryDelay`
  * each transient failure carries, so they are durable timers that outlive any worker. The activity decides
- * when a series ends (the operator's attempt limit); the policy here only bounds what it cannot report,
- * such as a worker lost mid-attempt. A series whose last attempt was lost that way is settled as failed:
- * a delivery never stays pending.
+ * when a series ends (the operator's attempt limit), a lost last attempt included, which it settles as
+ * failed: a delivery never stays pending. The policy sets no maximum: a run refused while its workspace's
+ * deliveries fill their slots on the worker is no attempt and must not use one up (delivery-activities.ts).
+ * A series scheduled before that, with its maximum, is settled here when it runs out.
  */
 export async function deliverSeries(input: DeliveryInput, taskQueue?: string): Promise<DeliveryResult> {
   const { attemptDelivery } = proxyActivities<Activities>({
@@ -95,7 +97,6 @@ export async function deliverSeries(input: DeliveryInput, taskQueue?: string): P
     startToCloseTimeout: "1 minute",
     heartbeatTimeout: "10 seconds",
     retry: {
-      maximumAttempts: input.once ? 1 : maxAttemptsCeiling,
       initialInterval: retryDelaysMs[0],
       backoffCoefficient: 3,
       maximumInterval: retryDelaysMs[retryDelaysMs.length - 1],
@@ -107,7 +108,7 @@ export async function deliverSeries(input: DeliveryInput, taskQueue?: string): P
     return { ...result, status: "succeeded" };
   } catch (error) {
     if (!(error instanceof ActivityFailure)) throw error;
-    if (!(error.cause instanceof ApplicationFailure)) {
+    if (!(error.cause instanceof ApplicationFailure) || error.cause.type === workspaceBusyFailure) {
       return { ...result, status: await settleLostDelivery(input) };
     }
     return { ...result, status: "failed" };
