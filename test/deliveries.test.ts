@@ -1,5 +1,4 @@
 import { createHmac, randomUUID } from "node:crypto";
-import type { ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -38,6 +37,7 @@ import {
   type ReceivedRequest,
   type ReceiverHandler,
   sendJson,
+  startHeldReceiver,
   startReceiver,
 } from "./support/http-receiver.js";
 import { until } from "./support/until.js";
@@ -358,15 +358,8 @@ describe("One tenant cannot hold the delivery worker (D26's principle, for deliv
     const queue = `deliveries-slots-${randomUUID()}`;
     const deps = { ...workerDeps(delayScale), quotas: quotasWith({ concurrentDeliveries: perWorkspace }) };
     const slotsWorker = await startWorker(temporalServer, deps, queue);
-    const held: ServerResponse[] = [];
-    let inFlight = 0;
-    let mostAtOnce = 0;
-    const slow = await receiver((_, response) => {
-      inFlight++;
-      mostAtOnce = Math.max(mostAtOnce, inFlight);
-      response.on("finish", () => inFlight--);
-      held.push(response);
-    });
+    const slow = await startHeldReceiver();
+    receivers.push(slow);
     const quick = await receiver();
     try {
       const flooder = await createAccount(flowlog.store);
@@ -389,23 +382,17 @@ describe("One tenant cannot hold the delivery worker (D26's principle, for deliv
       expect(quiet.status).toBe("succeeded");
       expect(quick.received).toHaveLength(1);
       // The quiet delivery arrived while the flood's attempts still waited on their endpoint.
-      expect(held.every((response) => !response.writableEnded)).toBe(true);
+      expect(slow.inFlight()).toBe(perWorkspace);
       expect(slow.received).toHaveLength(perWorkspace);
 
       // Released, every flood delivery goes through, its workspace's attempts never more than its share at
       // once, and each in one attempt: the runs refused while the slots were full counted for nothing.
-      const answer = setInterval(() => {
-        for (const response of held.splice(0)) sendJson(response, 200, { ok: true });
-      }, 50);
-      try {
-        await until("every flood delivery settled", async () => {
-          const deliveries = await deliveriesOf(slowSubscription, flooder);
-          const done = deliveries.length === floods && deliveries.every((d) => d.status !== "pending");
-          return done ? deliveries : undefined;
-        });
-      } finally {
-        clearInterval(answer);
-      }
+      slow.release();
+      await until("every flood delivery settled", async () => {
+        const deliveries = await deliveriesOf(slowSubscription, flooder);
+        const done = deliveries.length === floods && deliveries.every((d) => d.status !== "pending");
+        return done ? deliveries : undefined;
+      });
       const deliveries = await deliveriesOf(slowSubscription, flooder);
       expect(deliveries.map((d) => [d.status, d.attempts])).toEqual(
         Array.from({ length: floods }, () => ["succeeded", 1]),
@@ -415,9 +402,9 @@ describe("One tenant cannot hold the delivery worker (D26's principle, for deliv
         expect(attempts.map((a) => [a.series, a.attempt, a.outcome])).toEqual([[1, 1, "succeeded"]]);
       }
       expect(slow.received).toHaveLength(floods);
-      expect(mostAtOnce).toBe(perWorkspace);
+      expect(slow.mostAtOnce()).toBe(perWorkspace);
     } finally {
-      for (const response of held.splice(0)) sendJson(response, 200, { ok: true });
+      slow.release();
       await slotsWorker.stop();
     }
   }, 60_000);

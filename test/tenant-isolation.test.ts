@@ -1,4 +1,3 @@
-import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { defaultQuotas } from "../src/config/quotas.js";
 import type { BlockJson, SpanJson } from "../src/engine/json-shapes.js";
@@ -6,7 +5,13 @@ import type { Store } from "../src/store/store.js";
 import { newId } from "../src/util/ids.js";
 import { EngineHarness, type RunningWorker, startWorker, testDeps } from "./support/engine.js";
 import { createAccount } from "./support/flowlog.js";
-import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
+import {
+  type HeldReceiver,
+  type HttpReceiver,
+  sendJson,
+  startHeldReceiver,
+  startReceiver,
+} from "./support/http-receiver.js";
 
 const temporal = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
 /** Small enough that the flood below outnumbers the worker's 100 activity slots many times over. */
@@ -40,65 +45,52 @@ const call = (url: string): BlockJson => ({
 });
 
 /** A workflow of `branches` api calls at once (a count parallel), saved in `workspaceId`. */
-async function fanOut(store: Store, workspaceId: string, url: string, branches: number): Promise<string> {
-  const id = newId("wf");
-  const now = Date.now();
-  const state = {
+function fanOut(store: Store, workspaceId: string, url: string, branches: number): Promise<string> {
+  return saveIn(store, workspaceId, "Flood", {
     blocks: { start: starter, call: call(url) },
     edges: [{ source: "start", target: "calls" }],
     loops: {},
     parallels: { calls: { type: "count", count: branches, nodes: ["call"] } },
-  };
-  await store.workflows.createWorkflow({
-    ...{ id, workspaceId, folderId: null, name: "Flood", description: "", version: 1, state },
-    createdAt: now,
-    updatedAt: now,
   });
-  return id;
 }
 
 /** A workflow of one api call, saved in `workspaceId`. */
-async function oneCall(store: Store, workspaceId: string, url: string): Promise<string> {
-  const id = newId("wf");
-  const now = Date.now();
-  const state = {
+function oneCall(store: Store, workspaceId: string, url: string): Promise<string> {
+  return saveIn(store, workspaceId, "Slow call", {
     blocks: { start: starter, call: call(url) },
     edges: [{ source: "start", target: "call" }],
     loops: {},
     parallels: {},
-  };
+  });
+}
+
+async function saveIn(store: Store, workspaceId: string, name: string, state: object): Promise<string> {
+  const id = newId("wf");
+  const now = Date.now();
   await store.workflows.createWorkflow({
-    ...{ id, workspaceId, folderId: null, name: "Slow call", description: "", version: 1, state },
+    ...{ id, workspaceId, folderId: null, name, description: "", version: 1, state },
     createdAt: now,
     updatedAt: now,
   });
   return id;
 }
 
-/**
- * A slow upstream: it holds every request until released, and records the most requests it held at once.
- */
-async function heldReceiver() {
-  const held: ServerResponse[] = [];
-  let released = false;
-  let inFlight = 0;
-  let mostAtOnce = 0;
-  const receiver = await startReceiver((_, response) => {
-    inFlight++;
-    mostAtOnce = Math.max(mostAtOnce, inFlight);
-    response.on("finish", () => inFlight--);
-    if (released) sendJson(response, 200, { ok: true });
-    else held.push(response);
-  });
+/** A slow upstream (support/http-receiver.ts), closed after the file. */
+async function heldReceiver(): Promise<HeldReceiver> {
+  const receiver = await startHeldReceiver();
   receivers.push(receiver);
-  return {
-    receiver,
-    mostAtOnce: () => mostAtOnce,
-    release: () => {
-      released = true;
-      for (const response of held.splice(0)) sendJson(response, 200, { ok: true });
-    },
-  };
+  return receiver;
+}
+
+/** The quiet tenant: the harness's own workspace runs one api call on a fast upstream, to its end. */
+async function quietRun(taskQueue: string) {
+  const quick = await startReceiver((_, response) => sendJson(response, 200, { quick: true }));
+  receivers.push(quick);
+  const quiet = await harness.saveWorkflow({
+    blocks: { start: starter, call: call(`${quick.origin}/quick`) },
+    edges: [{ source: "start", target: "call" }],
+  });
+  return (await harness.run(taskQueue, quiet)).result;
 }
 
 describe("One tenant cannot hold the worker (D26)", () => {
@@ -110,32 +102,26 @@ describe("One tenant cannot hold the worker (D26)", () => {
       [60, 60].map(async (branches) =>
         harness.start(
           worker.taskQueue,
-          await fanOut(harness.store, flooder.workspaceId, `${slow.receiver.origin}/slow`, branches),
+          await fanOut(harness.store, flooder.workspaceId, `${slow.origin}/slow`, branches),
           {},
           { workspaceId: flooder.workspaceId, billedUserId: flooder.userId },
         ),
       ),
     );
-    await expect.poll(() => slow.receiver.received.length, { timeout: 20_000 }).toBe(perWorkspace);
+    await expect.poll(() => slow.received.length, { timeout: 20_000 }).toBe(perWorkspace);
 
-    const quick = await startReceiver((_, response) => sendJson(response, 200, { quick: true }));
-    receivers.push(quick);
-    const quiet = await harness.saveWorkflow({
-      blocks: { start: starter, call: call(`${quick.origin}/quick`) },
-      edges: [{ source: "start", target: "call" }],
-    });
-    const { result } = await harness.run(worker.taskQueue, quiet);
+    const result = await quietRun(worker.taskQueue);
 
     // The quiet tenant's block ran and answered while the flood still waited on its upstream.
     expect(result).toMatchObject({ status: "success", output: { data: { quick: true } } });
-    expect(slow.receiver.received).toHaveLength(perWorkspace);
+    expect(slow.received).toHaveLength(perWorkspace);
     for (const flood of floods) expect((await flood.describe()).status.name).toBe("RUNNING");
 
     slow.release();
     const flooded = await Promise.all(floods.map((flood) => flood.result()));
     // Every waiting block had its turn in the end: the waits used up none of its retries.
     for (const run of flooded) expect(run.status).toBe("success");
-    expect(slow.receiver.received).toHaveLength(120);
+    expect(slow.received).toHaveLength(120);
     expect(slow.mostAtOnce()).toBe(perWorkspace);
     const [first] = flooded;
     const spans = (await harness.logged(first as (typeof flooded)[number])).entry.traceSpans as SpanJson[];
@@ -149,23 +135,17 @@ describe("One tenant cannot hold the worker (D26)", () => {
     const flooder = await createAccount(harness.store);
     const flood = await harness.start(
       first.taskQueue,
-      await fanOut(harness.store, flooder.workspaceId, `${slow.receiver.origin}/slow`, 30),
+      await fanOut(harness.store, flooder.workspaceId, `${slow.origin}/slow`, 30),
       {},
       { workspaceId: flooder.workspaceId, billedUserId: flooder.userId },
     );
-    await expect.poll(() => slow.receiver.received.length, { timeout: 20_000 }).toBe(perWorkspace);
+    await expect.poll(() => slow.received.length, { timeout: 20_000 }).toBe(perWorkspace);
 
     // The worker goes away with five blocks running and 25 waiting; another takes its task queue.
     await first.stop();
     const second = await startWorker(temporal, deps, first.taskQueue);
     try {
-      const quick = await startReceiver((_, response) => sendJson(response, 200, { quick: true }));
-      receivers.push(quick);
-      const quiet = await harness.saveWorkflow({
-        blocks: { start: starter, call: call(`${quick.origin}/quick`) },
-        edges: [{ source: "start", target: "call" }],
-      });
-      const { result } = await harness.run(second.taskQueue, quiet);
+      const result = await quietRun(second.taskQueue);
       expect(result).toMatchObject({ status: "success", output: { data: { quick: true } } });
       expect((await flood.describe()).status.name).toBe("RUNNING");
 
@@ -176,7 +156,7 @@ describe("One tenant cannot hold the worker (D26)", () => {
       expect(spans[1]?.children.filter((span) => span.status === "success")).toHaveLength(30);
       expect((await harness.store.logs.getExecution(flooded.executionId))?.entry.id).toBe(flooded.logId);
       // The five blocks cut off by the restart ran again on the new worker: 30 + 5 requests in all.
-      expect(slow.receiver.received).toHaveLength(35);
+      expect(slow.received).toHaveLength(35);
       expect(slow.mostAtOnce()).toBeLessThanOrEqual(2 * perWorkspace);
     } finally {
       await second.stop();
@@ -190,11 +170,7 @@ describe("One tenant cannot hold the worker (D26)", () => {
       await Promise.all(
         Array.from({ length: 8 }, async () => {
           const flooder = await createAccount(harness.store);
-          const workflowId = await oneCall(
-            harness.store,
-            flooder.workspaceId,
-            `${slow.receiver.origin}/slow`,
-          );
+          const workflowId = await oneCall(harness.store, flooder.workspaceId, `${slow.origin}/slow`);
           return Promise.all(
             Array.from({ length: perWorkspace }, () =>
               harness.start(
@@ -210,23 +186,17 @@ describe("One tenant cannot hold the worker (D26)", () => {
     ).flat();
     // A first try waits on its upstream inside its workflow task; were that not capped well below the
     // worker's workflow task slots, the worker would stop taking tasks with some blocks never sent.
-    await expect.poll(() => slow.receiver.received.length, { timeout: 30_000 }).toBe(floods.length);
+    await expect.poll(() => slow.received.length, { timeout: 30_000 }).toBe(floods.length);
 
-    const quick = await startReceiver((_, response) => sendJson(response, 200, { quick: true }));
-    receivers.push(quick);
-    const quiet = await harness.saveWorkflow({
-      blocks: { start: starter, call: call(`${quick.origin}/quick`) },
-      edges: [{ source: "start", target: "call" }],
-    });
-    const { result } = await harness.run(worker.taskQueue, quiet);
+    const result = await quietRun(worker.taskQueue);
 
     expect(result).toMatchObject({ status: "success", output: { data: { quick: true } } });
-    expect(slow.receiver.received).toHaveLength(floods.length);
+    expect(slow.received).toHaveLength(floods.length);
     slow.release();
     const flooded = await Promise.all(floods.map((flood) => flood.result()));
     for (const run of flooded) expect(run.status).toBe("success");
     // Each block was sent once: the ones past the cap started as block activities, none twice.
-    expect(slow.receiver.received).toHaveLength(floods.length);
+    expect(slow.received).toHaveLength(floods.length);
   }, 120_000);
 
   it("a block whose attempts start and never finish is given up after three", async () => {

@@ -48,6 +48,39 @@ export async function startReceiver(handler: ReceiverHandler): Promise<HttpRecei
   };
 }
 
+export interface HeldReceiver extends HttpReceiver {
+  /** Requests answered by nobody yet. */
+  inFlight(): number;
+  /** The most requests it held at once. */
+  mostAtOnce(): number;
+  /** Answers every held request with 200, and every later one at once. */
+  release(): void;
+}
+
+/** A slow upstream: it holds every request until released, counting how many it holds at once. */
+export async function startHeldReceiver(): Promise<HeldReceiver> {
+  const held: ServerResponse[] = [];
+  let released = false;
+  let inFlight = 0;
+  let mostAtOnce = 0;
+  const receiver = await startReceiver((_, response) => {
+    inFlight++;
+    mostAtOnce = Math.max(mostAtOnce, inFlight);
+    response.on("finish", () => inFlight--);
+    if (released) sendJson(response, 200, { ok: true });
+    else held.push(response);
+  });
+  return {
+    ...receiver,
+    inFlight: () => inFlight,
+    mostAtOnce: () => mostAtOnce,
+    release: () => {
+      released = true;
+      for (const response of held.splice(0)) sendJson(response, 200, { ok: true });
+    },
+  };
+}
+
 async function readRequest(incoming: IncomingMessage): Promise<ReceivedRequest> {
   const chunks: Buffer[] = [];
   for await (const chunk of incoming) chunks.push(chunk as Buffer);
