@@ -15,9 +15,14 @@ import type { Level, Trigger } from "../src/store/records.js";
 import type { SubscriptionSettings } from "../src/store/subscriptions-store.js";
 import { eventIdOf } from "../src/temporal/activities/delivery-activities.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
-import { deliveryTaskQueue, fanOutWorkflowId, redeliveryWorkflowId } from "../src/temporal/delivery-ids.js";
+import {
+  deliveryTaskQueue,
+  fanOutWorkflowId,
+  redeliveryWorkflowId,
+  testDeliveryWorkflowId,
+} from "../src/temporal/delivery-ids.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
-import { startExecution } from "../src/temporal/start-execution.js";
+import { executionWorkflowId, startExecution } from "../src/temporal/start-execution.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
 import { type RunningWorker, startedFanOut, startWorker, testTimeouts } from "./support/engine.js";
@@ -408,6 +413,32 @@ describe("One tenant cannot hold the delivery worker (D26's principle, for deliv
       await slotsWorker.stop();
     }
   }, 60_000);
+
+  it("starts an execution, its notification fan-out and a test send each under the workspace's fairness key", async () => {
+    // The task queues take turns between fairness keys (D26), so a workspace's backlog of notified
+    // executions queues its own deliveries, not another workspace's: only if every workflow carries its key.
+    const carol = await createAccount(flowlog.store);
+    const hook = await receiver();
+    const subscriptionId = await subscribe(carol, hook.origin);
+    const fairnessKeyOf = async (workflowId: string) =>
+      (await temporal.workflow.getHandle(workflowId).describe()).priority?.fairnessKey;
+
+    const { executionId, logId } = await execute(carol, await saveWorkflow(carol));
+    expect(await fairnessKeyOf(executionWorkflowId(executionId))).toBe(carol.workspaceId);
+    expect(await (await startedFanOut(temporal, logId)).result()).toBe(1);
+    expect(await fairnessKeyOf(fanOutWorkflowId(logId))).toBe(carol.workspaceId);
+
+    const tested = await restWithKey(
+      flowlog.server.url,
+      carol.key,
+      "POST",
+      `/api/v1/workspaces/${carol.workspaceId}/notifications/${subscriptionId}:test`,
+      {},
+    );
+    expect(tested.status).toBe(200);
+    const { deliveryId } = tested.json as { deliveryId: string };
+    expect(await fairnessKeyOf(testDeliveryWorkflowId(deliveryId))).toBe(carol.workspaceId);
+  });
 });
 
 describe("The delivery log, redelivery and the Test RPC (issue 5, item 7; D18)", () => {

@@ -3,6 +3,7 @@ import { deliverySearchAttributes } from "./delivery-ids.js";
 import { type EndpointWatch, endpointFailedSignal, endpointWatchId } from "./endpoint-health-ids.js";
 // A type only: activities never load workflow code.
 import type { watchEndpointHealth } from "./workflows/index.js";
+import { workspacePriority } from "./workspace-priority.js";
 
 /**
  * D35: a delivery of a webhook or chat endpoint failed. Its watcher, a durable Temporal timer rather than
@@ -21,5 +22,6 @@ export async function watchFailingEndpoint(
     signal: endpointFailedSignal,
     signalArgs: [],
     typedSearchAttributes: deliverySearchAttributes(target),
+    priority: workspacePriority(target.workspaceId),
   });
 }

@@ -1,5 +1,4 @@
 import { type Client, WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from "@temporalio/client";
-import type { Priority } from "@temporalio/common";
 import type { ExecutionInput } from "../engine/execution-types.js";
 import { newId } from "../util/ids.js";
 import { executionWorkflowId } from "./execution-ids.js";
@@ -7,6 +6,7 @@ import { flowlogSearchAttributes } from "./search-attributes.js";
 import { FLOWLOG_TASK_QUEUE } from "./task-queue.js";
 // A type only: the API server never loads workflow code.
 import type { executeWorkflow } from "./workflows/index.js";
+import { workspacePriority } from "./workspace-priority.js";
 
 export { executionWorkflowId };
 
@@ -24,15 +24,6 @@ export function executionSearchAttributes(
     { key: flowlogSearchAttributes.workflowId, value: input.workflowId },
     { key: flowlogSearchAttributes.trigger, value: input.trigger },
   ];
-}
-
-/**
- * Each workspace is its own fairness key (issue 11, D26): the task queues dispatch the workflow and activity
- * tasks of busy workspaces in turn rather than first come, first served, so a burst of one tenant's
- * executions does not queue another's behind it. The activities of an execution inherit the key.
- */
-export function executionPriority(workspaceId: string): Priority {
-  return { fairnessKey: workspaceId };
 }
 
 /**
@@ -54,7 +45,7 @@ export async function startExecution(
       workflowIdReusePolicy: "REJECT_DUPLICATE",
       workflowIdConflictPolicy: "USE_EXISTING",
       typedSearchAttributes: executionSearchAttributes(input),
-      priority: executionPriority(input.workspaceId),
+      priority: workspacePriority(input.workspaceId),
     });
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;

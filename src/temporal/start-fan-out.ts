@@ -2,6 +2,7 @@ import { type Client, WorkflowExecutionAlreadyStartedError } from "@temporalio/c
 import { type DeliveryTarget, fanOutSearchAttributes, fanOutWorkflowId } from "./delivery-ids.js";
 import { flowlogSearchAttributes } from "./search-attributes.js";
 import type { fanOutNotifications } from "./workflows/deliver-notifications.js";
+import { workspacePriority } from "./workspace-priority.js";
 
 export interface FanOutStart {
   logId: string;
@@ -27,6 +28,8 @@ export async function startFanOut(client: Client, start: FanOutStart): Promise<v
       workflowIdReusePolicy: "REJECT_DUPLICATE",
       // On the worker's own connection (worker.ts), its first task can come straight back to this process.
       requestEagerStart: true,
+      // One workspace's flood of notified executions must not queue another's deliveries behind it (D26).
+      priority: workspacePriority(start.workspaceId),
       typedSearchAttributes: [
         { key: flowlogSearchAttributes.workspaceId, value: start.workspaceId },
         { key: flowlogSearchAttributes.workflowId, value: start.workflowId },

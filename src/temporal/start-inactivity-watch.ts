@@ -7,6 +7,7 @@ import { type InactivityWatch, inactivityWatchId, recheckInactivitySignal } from
 import { FLOWLOG_TASK_QUEUE } from "./task-queue.js";
 // A type only: the API server never loads workflow code.
 import type { watchInactivity } from "./workflows/index.js";
+import { workspacePriority } from "./workspace-priority.js";
 
 /**
  * Makes sure every workflow a no_activity subscription selects has its watcher (D21: checked by a durable
@@ -136,6 +137,7 @@ function watcherOf(
       subscriptionId: subscription.id,
       workflowId,
     }),
+    priority: workspacePriority(subscription.workspaceId),
   };
 }
 

@@ -30,6 +30,7 @@ import {
 import { FLOWLOG_TASK_QUEUE } from "../../temporal/task-queue.js";
 // A type only: the API server never loads workflow code.
 import type { deliverNotification } from "../../temporal/workflows/index.js";
+import { workspacePriority } from "../../temporal/workspace-priority.js";
 import { newId } from "../../util/ids.js";
 import { isoFromMs } from "../../util/time.js";
 import { callerOf } from "../caller.js";
@@ -66,6 +67,7 @@ export function createDeliveriesService(
       args: [input],
       workflowIdReusePolicy: "REJECT_DUPLICATE",
       typedSearchAttributes: deliverySearchAttributes(target),
+      priority: workspacePriority(target.workspaceId),
     });
 
   return {
