@@ -23,6 +23,7 @@ import {
 } from "../src/temporal/delivery-ids.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { executionWorkflowId, startExecution } from "../src/temporal/start-execution.js";
+import { attemptSlotLimits } from "../src/temporal/worker-slots.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
 import { type RunningWorker, startedFanOut, startWorker, testTimeouts } from "./support/engine.js";
@@ -413,6 +414,74 @@ describe("One tenant cannot hold the delivery worker (D26's principle, for deliv
       await slotsWorker.stop();
     }
   }, 60_000);
+
+  it("several busy workspaces together leave a slot for a workspace running none", async () => {
+    // Every flooding workspace stays within its share, but together they want every attempt slot of the
+    // worker: 45 workspaces with two hanging endpoints each, 90 attempts (D26's worker quotas). Those
+    // already running one hold at most 80 together, so the quiet workspace still gets a slot.
+    const perWorkspace = 2;
+    const quotas = quotasWith({ concurrentDeliveries: perWorkspace });
+    const { total, reserve } = attemptSlotLimits(quotas, perWorkspace);
+    const flooders = total / perWorkspace;
+    const queue = `deliveries-reserve-${randomUUID()}`;
+    const deps = { ...workerDeps(delayScale), quotas };
+    const slotsWorker = await startWorker(temporalServer, deps, queue);
+    const slow = await startHeldReceiver();
+    receivers.push(slow);
+    const quick = await receiver();
+    try {
+      const accounts = await Promise.all(
+        Array.from({ length: flooders }, async () => {
+          const account = await createAccount(flowlog.store);
+          for (let i = 0; i < perWorkspace; i++) await subscribe(account, slow.origin);
+          return { account, workflowId: await saveWorkflow(account) };
+        }),
+      );
+      await Promise.all(accounts.map((a) => execute(a.account, a.workflowId, "manual", queue)));
+      await until(
+        "the flood's attempts at the hanging endpoints",
+        () => slow.received.length >= total - reserve || undefined,
+        30_000,
+      );
+
+      const quiet = await createAccount(flowlog.store);
+      const quietSubscription = await subscribe(quiet, quick.origin);
+      await execute(quiet, await saveWorkflow(quiet), "manual", queue);
+      const delivered = await until("the quiet workspace's delivery", async () =>
+        (await deliveriesOf(quietSubscription, quiet)).find((d) => d.status !== "pending"),
+      );
+      expect(delivered.status).toBe("succeeded");
+      expect(quick.received).toHaveLength(1);
+      // It arrived while the flood still held its attempts: every workspace one, some a second, up to
+      // total - reserve for the workspaces running some; a first attempt may still take a reserved slot.
+      expect(slow.inFlight()).toBeGreaterThanOrEqual(total - reserve);
+      expect(slow.inFlight()).toBeLessThan(total);
+
+      slow.release();
+      const floodDeliveries = async () =>
+        (
+          await Promise.all(
+            accounts.map((a) => flowlog.store.deliveries.list({ workspaceId: a.account.workspaceId }, 10)),
+          )
+        ).flat();
+      const deliveries = await until(
+        "every flood delivery settled",
+        async () => {
+          const all = await floodDeliveries();
+          return all.every((d) => d.status !== "pending") && all.length === total ? all : undefined;
+        },
+        30_000,
+      );
+      expect(deliveries.map((d) => [d.status, d.attempts])).toEqual(
+        Array.from({ length: total }, () => ["succeeded", 1]),
+      );
+      expect(slow.received).toHaveLength(total);
+      expect(slow.mostAtOnce()).toBeLessThan(total);
+    } finally {
+      slow.release();
+      await slotsWorker.stop();
+    }
+  }, 120_000);
 
   it("starts an execution, its notification fan-out and a test send each under the workspace's fairness key", async () => {
     // The task queues take turns between fairness keys (D26), so a workspace's backlog of notified

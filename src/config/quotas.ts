@@ -45,6 +45,22 @@ export interface Quotas {
     /** Delivery attempts of one workspace running at once on one worker; the rest wait their turn. */
     concurrentDeliveries: number;
   };
+  /**
+   * What all workspaces together may run on one worker, for block activities and for delivery attempts
+   * alike, each in slots of their own (worker-slots.ts). At most 100, the worker's activity slots.
+   */
+  worker: {
+    /**
+     * Attempts running at once, first tries of HTTP blocks included; the rest of the 100 stay for the
+     * executions' and fan-outs' own activities (log writes, the deliveries' preparation).
+     */
+    attemptSlots: number;
+    /**
+     * Of those, how many the workspaces already running some may hold together: the others go only to a
+     * workspace running none, so several busy tenants cannot keep another waiting.
+     */
+    busyWorkspaceSlots: number;
+  };
   /** Failed authentications one client address may make per minute before it is refused with 429. */
   failedAuthenticationsPerMinute: number;
   /** How long a sync execution's caller waits before a 504 with the executionId (the run goes on). */
@@ -82,6 +98,7 @@ export const defaultQuotas: Quotas = {
     concurrentBlockActivities: 20,
     concurrentDeliveries: 20,
   },
+  worker: { attemptSlots: 90, busyWorkspaceSlots: 80 },
   failedAuthenticationsPerMinute: 20,
   syncExecutionDeadlineMs: 5 * 60_000,
 };

@@ -1,3 +1,6 @@
+import type { Quotas } from "../config/quotas.js";
+import type { SlotLimits } from "./activities/block-admission.js";
+
 /**
  * Workflow tasks one worker runs at once: the SDK's default, set explicitly (worker.ts) because the HTTP
  * block's first tries are sized from it.
@@ -19,3 +22,22 @@ export const workflowTaskSlots = 40;
  * a slow answer the activity's extra dispatch (tens of milliseconds) is small.
  */
 export const maxFirstTries = workflowTaskSlots / 4;
+
+/**
+ * Activity slots of each of a worker's two task queues (executions, deliveries): the SDK's default, set
+ * explicitly (worker.ts) because the attempt slots below are sized from it.
+ */
+export const activityTaskSlots = 100;
+
+/**
+ * The slots of block activities (D26), or of delivery attempts, on one worker (block-admission.ts): one
+ * workspace's share, and what all of them may run (D26's `worker` quotas, at most the queue's activity
+ * slots). With the defaults, 90 of the queue's 100 slots, so the executions' and fan-outs' own activities
+ * always find one even when every block or endpoint hangs; of those 90, the workspaces already running
+ * some hold at most 80 together, and the last 10 go to a workspace running none, so four or more tenants
+ * at D26's 20 each cannot keep a fifth waiting.
+ */
+export function attemptSlotLimits(quotas: Quotas, perWorkspace: number): SlotLimits {
+  const total = Math.min(quotas.worker.attemptSlots, activityTaskSlots);
+  return { perWorkspace, total, reserve: total - Math.min(quotas.worker.busyWorkspaceSlots, total) };
+}

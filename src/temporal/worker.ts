@@ -10,7 +10,7 @@ import { FanOutOutbox } from "./fan-out-outbox.js";
 import { restoreInactivityWatchers } from "./start-inactivity-watch.js";
 import { FLOWLOG_TASK_QUEUE } from "./task-queue.js";
 import { installWorkerLogging } from "./worker-logging.js";
-import { workflowTaskSlots } from "./worker-slots.js";
+import { activityTaskSlots, workflowTaskSlots } from "./worker-slots.js";
 
 export interface FlowlogWorkerOptions {
   address: string;
@@ -77,8 +77,10 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
         // Issue 16: a stopping worker lets its running activities finish (a delivery attempt lasts at most
         // 30 s, D19); what is still running then is cancelled and retried by Temporal on another worker.
         shutdownGraceTime: shutdownGraceMs,
-        // The HTTP block's first tries are a share of these (worker-slots.ts).
+        // The HTTP block's first tries are a share of these, and block and delivery attempts of those
+        // (worker-slots.ts).
         maxConcurrentWorkflowTaskExecutions: workflowTaskSlots,
+        maxConcurrentActivityTaskExecutions: activityTaskSlots,
         ...(options.stickyQueueScheduleToStartTimeoutMs === undefined
           ? {}
           : { stickyQueueScheduleToStartTimeout: options.stickyQueueScheduleToStartTimeoutMs }),

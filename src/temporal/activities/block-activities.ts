@@ -19,7 +19,7 @@ import { findReferences, ReferenceResolutionError, resolveReferences } from "../
 import { createRedactor } from "../../outbound/redaction.js";
 import { SecretDecryptionError } from "../../security/secrets.js";
 import { ownValue } from "../../util/own-property.js";
-import { maxFirstTries } from "../worker-slots.js";
+import { attemptSlotLimits, maxFirstTries } from "../worker-slots.js";
 import { BlockAdmission } from "./block-admission.js";
 import type { ActivityDeps } from "./deps.js";
 import { heartbeating } from "./heartbeating.js";
@@ -35,7 +35,7 @@ import { heartbeating } from "./heartbeating.js";
  */
 export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
   const quotas = deps.quotas ?? defaultQuotas;
-  const admission = new BlockAdmission(quotas.workspace.concurrentBlockActivities);
+  const admission = new BlockAdmission(attemptSlotLimits(quotas, quotas.workspace.concurrentBlockActivities));
   let firstTries = 0;
   /** The block's attempts, from its resume point on; a first try hands off where a retry would wait. */
   const apiAttempts = (

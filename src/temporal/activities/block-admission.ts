@@ -20,8 +20,8 @@ import { workspaceBusyFailure } from "../../engine/execution-types.js";
 export class BlockAdmission {
   private readonly slots: WorkspaceSlots;
 
-  constructor(private readonly perWorkspace: number) {
-    this.slots = new WorkspaceSlots(perWorkspace);
+  constructor(limits: SlotLimits) {
+    this.slots = new WorkspaceSlots("block activities", limits);
   }
 
   /**
@@ -30,11 +30,8 @@ export class BlockAdmission {
    * tries that started work before this activity did (the block's local first try, issue 12).
    */
   async run<T>(workspaceId: string, work: (beat: () => void) => Promise<T>, startedBefore = 0): Promise<T> {
-    if (this.slots.isBusy(workspaceId)) {
-      throw workspaceBusy(
-        `${this.perWorkspace} block activities of this workspace are running on this worker; waiting for one to end`,
-      );
-    }
+    const refused = this.slots.refusal(workspaceId);
+    if (refused) throw workspaceBusy(`${refused}; waiting for one to end`);
     const context = Context.current();
     const started = (startedAttempts(context) ?? startedBefore) + 1;
     if (started > maxStartedAttempts) {
@@ -56,30 +53,63 @@ export class BlockAdmission {
    * now, else answers undefined at once, and the block activity then waits its turn in Temporal.
    */
   async tryRun<T>(workspaceId: string, work: () => Promise<T>): Promise<T | undefined> {
-    if (this.slots.isBusy(workspaceId)) return undefined;
+    if (this.slots.refusal(workspaceId)) return undefined;
     return this.slots.holding(workspaceId, work);
   }
 }
 
+/** How many attempts of one kind (block activities, delivery attempts) a worker runs at once. */
+export interface SlotLimits {
+  /** D26: at most this many of one workspace's at once. */
+  perWorkspace: number;
+  /** At most this many in all: fewer than the worker's activity slots, which its other activities need too. */
+  total: number;
+  /** The last `reserve` of `total` go only to workspaces running none: busy tenants together cannot hold them. */
+  reserve: number;
+}
+
 /**
- * What each workspace has running at once on this worker, up to `perWorkspace`: block attempts (D26) and
- * delivery attempts (delivery-activities.ts) each count in slots of their own.
+ * What each workspace has running at once on this worker: block attempts (D26) and delivery attempts
+ * (delivery-activities.ts) each count in slots of their own. The per-workspace cap alone keeps one tenant
+ * from holding the worker, not several: five workspaces with endpoints that all hang (a shared provider's
+ * outage) held all 100 delivery slots at 20 each. So the workspaces already running some may together
+ * hold `total - reserve`, and a workspace running none still finds one of the last `reserve` free.
  */
 export class WorkspaceSlots {
   private readonly running = new Map<string, number>();
+  private held = 0;
 
-  constructor(readonly perWorkspace: number) {}
+  constructor(
+    /** What an attempt is, for the refusals: "block activities", "delivery attempts". */
+    private readonly noun: string,
+    readonly limits: SlotLimits,
+  ) {}
 
-  isBusy(workspaceId: string): boolean {
-    return (this.running.get(workspaceId) ?? 0) >= this.perWorkspace;
+  /** Why the workspace may not start one more now, or undefined when it may. */
+  refusal(workspaceId: string): string | undefined {
+    const { perWorkspace, total, reserve } = this.limits;
+    const mine = this.running.get(workspaceId) ?? 0;
+    if (mine >= perWorkspace) {
+      return `${perWorkspace} ${this.noun} of this workspace are running on this worker`;
+    }
+    if (this.held >= total) return `${total} ${this.noun} are running on this worker, its most at once`;
+    if (mine > 0 && this.held >= total - reserve) {
+      return (
+        `this workspace has ${mine} of the ${this.held} ${this.noun} running on this worker, whose last ` +
+        `${reserve} slots are kept for workspaces running none`
+      );
+    }
+    return undefined;
   }
 
   /** Runs `work` in one of the workspace's slots; the caller has checked that one is free. */
   async holding<T>(workspaceId: string, work: () => Promise<T>): Promise<T> {
     this.running.set(workspaceId, (this.running.get(workspaceId) ?? 0) + 1);
+    this.held++;
     try {
       return await work();
     } finally {
+      this.held--;
       const left = (this.running.get(workspaceId) ?? 1) - 1;
       if (left === 0) this.running.delete(workspaceId);
       else this.running.set(workspaceId, left);

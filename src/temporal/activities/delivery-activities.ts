@@ -28,6 +28,7 @@ import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js
 import { derivedId, newId } from "../../util/ids.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
 import { watchFailingEndpoint } from "../start-endpoint-watch.js";
+import { attemptSlotLimits } from "../worker-slots.js";
 import { startedAttempts, WorkspaceSlots, workspaceBusy } from "./block-admission.js";
 import type { ActivityDeps } from "./deps.js";
 import { sendEndpointNotice } from "./endpoint-health-activities.js";
@@ -63,7 +64,11 @@ interface ChannelResult {
 export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
   const policy = deliveryPolicy(deps.notifications?.delivery);
   const clock = deps.clock ?? Date.now;
-  const slots = new WorkspaceSlots((deps.quotas ?? defaultQuotas).workspace.concurrentDeliveries);
+  const quotas = deps.quotas ?? defaultQuotas;
+  const slots = new WorkspaceSlots(
+    "delivery attempts",
+    attemptSlotLimits(quotas, quotas.workspace.concurrentDeliveries),
+  );
 
   /**
    * D35: a failure the store counted for a webhook or chat endpoint wakes (or starts) its watcher, which
@@ -200,11 +205,8 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
         );
       }
       // No await from here until the slot is held: concurrent attempts see each other's.
-      if (slots.isBusy(delivery.workspaceId)) {
-        throw workspaceBusy(
-          `${slots.perWorkspace} delivery attempts of this workspace are running on this worker; waiting for one to end`,
-        );
-      }
+      const refused = slots.refusal(delivery.workspaceId);
+      if (refused) throw workspaceBusy(`${refused}; waiting for one to end`);
       const startedAt = clock();
       const beat = () => context.heartbeat({ started: attempt });
       beat();
