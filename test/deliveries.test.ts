@@ -359,14 +359,27 @@ describe("Webhook delivery retries (D19)", () => {
 });
 
 describe("One tenant cannot hold the delivery worker (D26's principle, for deliveries)", () => {
-  it("a workspace's slow endpoint gets at most its share of attempts at once, another workspace's delivery arrives meanwhile, and a refusal is no attempt", async () => {
-    const perWorkspace = 2;
+  /**
+   * A worker of its own on `quotas`, an endpoint that holds every request until released and a quick one;
+   * `stop` releases the held requests and stops the worker.
+   */
+  async function slotsWorkerWith(quotas: typeof defaultQuotas) {
     const queue = `deliveries-slots-${randomUUID()}`;
-    const deps = { ...workerDeps(delayScale), quotas: quotasWith({ concurrentDeliveries: perWorkspace }) };
-    const slotsWorker = await startWorker(temporalServer, deps, queue);
+    const worker = await startWorker(temporalServer, { ...workerDeps(delayScale), quotas }, queue);
     const slow = await startHeldReceiver();
     receivers.push(slow);
-    const quick = await receiver();
+    const stop = async () => {
+      slow.release();
+      await worker.stop();
+    };
+    return { queue, slow, quick: await receiver(), stop };
+  }
+
+  it("a workspace's slow endpoint gets at most its share of attempts at once, another workspace's delivery arrives meanwhile, and a refusal is no attempt", async () => {
+    const perWorkspace = 2;
+    const { queue, slow, quick, stop } = await slotsWorkerWith(
+      quotasWith({ concurrentDeliveries: perWorkspace }),
+    );
     try {
       const flooder = await createAccount(flowlog.store);
       const slowSubscription = await subscribe(flooder, slow.origin);
@@ -410,8 +423,7 @@ describe("One tenant cannot hold the delivery worker (D26's principle, for deliv
       expect(slow.received).toHaveLength(floods);
       expect(slow.mostAtOnce()).toBe(perWorkspace);
     } finally {
-      slow.release();
-      await slotsWorker.stop();
+      await stop();
     }
   }, 60_000);
 
@@ -423,12 +435,7 @@ describe("One tenant cannot hold the delivery worker (D26's principle, for deliv
     const quotas = quotasWith({ concurrentDeliveries: perWorkspace });
     const { total, reserve } = attemptSlotLimits(quotas, perWorkspace);
     const flooders = total / perWorkspace;
-    const queue = `deliveries-reserve-${randomUUID()}`;
-    const deps = { ...workerDeps(delayScale), quotas };
-    const slotsWorker = await startWorker(temporalServer, deps, queue);
-    const slow = await startHeldReceiver();
-    receivers.push(slow);
-    const quick = await receiver();
+    const { queue, slow, quick, stop } = await slotsWorkerWith(quotas);
     try {
       const accounts = await Promise.all(
         Array.from({ length: flooders }, async () => {
@@ -478,8 +485,7 @@ describe("One tenant cannot hold the delivery worker (D26's principle, for deliv
       expect(slow.received).toHaveLength(total);
       expect(slow.mostAtOnce()).toBeLessThan(total);
     } finally {
-      slow.release();
-      await slotsWorker.stop();
+      await stop();
     }
   }, 120_000);
 

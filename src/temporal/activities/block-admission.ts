@@ -31,7 +31,7 @@ export class BlockAdmission {
    */
   async run<T>(workspaceId: string, work: (beat: () => void) => Promise<T>, startedBefore = 0): Promise<T> {
     const refused = this.slots.refusal(workspaceId);
-    if (refused) throw workspaceBusy(`${refused}; waiting for one to end`);
+    if (refused) throw workspaceBusy(refused);
     const context = Context.current();
     const started = (startedAttempts(context) ?? startedBefore) + 1;
     if (started > maxStartedAttempts) {
@@ -82,7 +82,7 @@ export class WorkspaceSlots {
   constructor(
     /** What an attempt is, for the refusals: "block activities", "delivery attempts". */
     private readonly noun: string,
-    readonly limits: SlotLimits,
+    private readonly limits: SlotLimits,
   ) {}
 
   /** Why the workspace may not start one more now, or undefined when it may. */
@@ -142,13 +142,16 @@ export function startedAttempts(context: Context): number | undefined {
 const firstBusyWaitMs = 200;
 const longestBusyWaitMs = 5_000;
 
-/** An attempt refused because its workspace's slots are full: it frees its own slot and waits in Temporal. */
-export function workspaceBusy(message: string): ApplicationFailure {
+/**
+ * An attempt refused because its workspace's slots are full (`refusal`, from WorkspaceSlots): it frees its
+ * own slot and waits in Temporal.
+ */
+export function workspaceBusy(refusal: string): ApplicationFailure {
   const { attempt } = Context.current().info;
   const wait = Math.min(longestBusyWaitMs, firstBusyWaitMs * 1.5 ** (attempt - 1));
   return ApplicationFailure.create({
     type: workspaceBusyFailure,
-    message,
+    message: `${refusal}; waiting for one to end`,
     nextRetryDelay: Math.round(wait / 2 + Math.random() * (wait / 2)),
     // A wait, not an error: the SDK logs it at debug level and leaves it out of failure metrics.
     category: ApplicationFailureCategory.BENIGN,

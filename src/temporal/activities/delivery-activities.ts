@@ -85,6 +85,10 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
     );
   };
 
+  /** The attempts recorded for the input's series, oldest first. */
+  const seriesAttempts = async (input: DeliveryInput) =>
+    (await deps.store.deliveries.attemptsOf(input.deliveryId)).filter((a) => a.series === input.series);
+
   /**
    * Ends a series whose last attempt was lost with its worker (a timeout, not an outcome): the delivery is
    * marked failed with that reason, so it never stays pending; a redelivery sends it again with the same
@@ -94,9 +98,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
     const { store } = deps;
     const delivery = await store.deliveries.get(input.deliveryId);
     if (delivery?.status !== "pending") return delivery?.status === "succeeded" ? "succeeded" : "failed";
-    const recorded = (await store.deliveries.attemptsOf(delivery.id)).filter(
-      (a) => a.series === input.series,
-    );
+    const recorded = await seriesAttempts(input);
     const now = clock();
     const counted = await store.deliveries.recordAttempt(
       {
@@ -191,9 +193,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
       const delivery = await store.deliveries.get(input.deliveryId);
       if (!delivery)
         throw ApplicationFailure.nonRetryable(`no delivery ${input.deliveryId}`, "DeliveryNotFound");
-      const recorded = (await store.deliveries.attemptsOf(delivery.id))
-        .filter((a) => a.series === input.series)
-        .map((a) => a.attempt);
+      const recorded = (await seriesAttempts(input)).map((a) => a.attempt);
       const attempt = Math.max(startedAttempts(context) ?? 0, ...recorded) + 1;
       const maxAttempts = input.once ? 1 : policy.maxAttempts;
       if (attempt > maxAttempts) {
@@ -206,7 +206,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
       }
       // No await from here until the slot is held: concurrent attempts see each other's.
       const refused = slots.refusal(delivery.workspaceId);
-      if (refused) throw workspaceBusy(`${refused}; waiting for one to end`);
+      if (refused) throw workspaceBusy(refused);
       const startedAt = clock();
       const beat = () => context.heartbeat({ started: attempt });
       beat();
