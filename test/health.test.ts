@@ -1,6 +1,11 @@
+import { execFile } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../src/util/free-port.js";
 import { type ServeProcess, startServeProcess } from "./support/serve-process.js";
 import { untilTrue } from "./support/until.js";
@@ -87,5 +92,35 @@ describe("graceful shutdown (issue 16)", () => {
     await untilTrue(() => answer.includes("\r\n\r\n"), 5_000);
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
     await server.stop();
+  });
+});
+
+describe("start-up", () => {
+  it("a port another process holds stops flowlog serve with one line naming PORT, exit 2, no stack trace", async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, resolve));
+    const { port } = holder.address() as net.AddressInfo;
+    const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-port-"));
+    try {
+      const started = await promisify(execFile)(process.execPath, ["bin/flowlog.js", "serve"], {
+        env: {
+          ...process.env,
+          PORT: String(port),
+          FLOWLOG_DATA_DIR: dataDir,
+          TEMPORAL_ADDRESS: inject("temporalAddress"),
+          TEMPORAL_NAMESPACE: inject("temporalNamespace"),
+        },
+        timeout: 30_000,
+      }).then(
+        () => ({ code: 0, stderr: "" }),
+        (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+      );
+      expect(started.code).toBe(2);
+      expect(started.stderr).toContain(`PORT: port ${port} is already in use by another process`);
+      expect(started.stderr).not.toMatch(/^\s+at /m);
+    } finally {
+      holder.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

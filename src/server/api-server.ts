@@ -18,6 +18,7 @@ import { type ApiImplementations, apiServices, registerApiServices } from "./api
 import { type ConsoleSettings, loadConsoleAssets } from "./console-assets.js";
 import { type FrontDoor, openDoor } from "./front-door.js";
 import { createHealthRoutes, type ReadinessCheck } from "./health.js";
+import { listenOn } from "./listen.js";
 import { observedFrontDoor } from "./observed-front-door.js";
 import { createOnePortServer } from "./one-port.js";
 import { loadOpenApiDocument } from "./openapi-document.js";
@@ -119,10 +120,7 @@ export async function startApiServer(
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.port, options.host, () => resolve());
-  });
+  await listenOn(server, { port: config.port, host: options.host, variable: "PORT" });
   const port = (server.address() as AddressInfo).port;
 
   return {

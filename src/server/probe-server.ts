@@ -2,6 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ProcessMetrics } from "../logging/metrics.js";
 import { createHealthRoutes, type ReadinessCheck } from "./health.js";
+import { listenOn } from "./listen.js";
 
 export interface ProbeServer {
   url: string;
@@ -27,10 +28,7 @@ export async function startProbeServer(options: {
       res.end('{"error":"not found"}');
     }),
   );
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
+  await listenOn(server, { port: options.port, host: options.host, variable: "FLOWLOG_WORKER_PORT" });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://localhost:${port}`,
