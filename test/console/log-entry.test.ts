@@ -177,8 +177,16 @@ describe("the trace waterfall", () => {
   );
 
   it("opens an agent span to its model, tokens and cost as the API has them", async () => {
-    const entry = await entryWhere(containerWithAgent("loop"));
-    const agent = flatten(entry.executionData.traceSpans).find((span) => span.type === "agent" && span.cost);
+    // A failed agent run has no tokens or cost (simulate.ts), so the entry is chosen by a priced one: one
+    // nested in a loop if the draw has it, else any.
+    const priced = (span: ApiSpan) =>
+      span.type === "agent" && span.tokens !== undefined && Boolean(span.cost);
+    const entry = await entryWhere([
+      ({ executionData }) =>
+        executionData.traceSpans.some((span) => span.type === "loop" && span.children.some(priced)),
+      (_, spans) => spans.some(priced),
+    ]);
+    const agent = flatten(entry.executionData.traceSpans).find(priced);
     if (!agent?.tokens || agent.cost === undefined) throw new Error("no agent span with tokens and cost");
     const { page, problems } = await openEntry(entry);
     const row = page.locator(`[data-span-id="${agent.id}"]`);
