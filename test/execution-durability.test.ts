@@ -168,7 +168,7 @@ describe("A killed worker loses nothing on the delivery path either (issue 12, D
       outcome: "failed",
       error: expect.stringContaining("lost"),
     });
-  }, 60_000);
+  }, 120_000);
 });
 
 async function deliveryOf(subscriptionId: string) {
