@@ -6,13 +6,19 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultPlanLimits } from "../src/domain/plans.js";
+import { generateExecutions } from "../src/seed/generate.js";
+import { Random } from "../src/seed/random.js";
 import { copiedTables } from "../src/store/postgres/copy-from-sqlite.js";
 import { openPostgres } from "../src/store/postgres/database.js";
+import type { ExecutionRecord } from "../src/store/records.js";
 import { openStore } from "../src/store/store.js";
 import { type PostgresServer, startPostgres } from "./support/postgres.js";
 
 const cli = fileURLToPath(new URL("../bin/flowlog.js", import.meta.url));
-const executions = 1_200;
+/** Seeded demo runs, which bill no one, and runs billed to the member, which fill usage_periods (D12). */
+const seededRuns = 1_150;
+const billedRuns = 50;
+const executions = seededRuns + billedRuns;
 
 let server: PostgresServer;
 let dataDir: string;
@@ -54,19 +60,25 @@ beforeAll(async () => {
   server = await startPostgres();
   dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-migrate-"));
   env = { ...process.env, FLOWLOG_DATA_DIR: dataDir, FLOWLOG_DATABASE_URL: "" };
-  // A store as a user has it: an account from bootstrap, seeded executions, a secret variable and a bucket.
+  // A store as a user has it: an account from bootstrap, seeded executions and some of the member's own, a
+  // secret variable and a bucket.
   const bootstrapped = await flowlog(["bootstrap", "--json", "--plan", "pro"]);
   expect(bootstrapped.code, bootstrapped.stderr).toBe(0);
   const { workspace, user } = JSON.parse(bootstrapped.stdout) as {
     workspace: { id: string };
     user: { id: string };
   };
-  const seeded = await flowlog(["seed", "--workspace", workspace.id, "--executions", `${executions}`]);
+  const seeded = await flowlog(["seed", "--workspace", workspace.id, "--executions", `${seededRuns}`]);
   expect(seeded.code, seeded.stderr).toBe(0);
   const store = openStore({ dataDir });
   try {
     await store.environment.set(workspace.id, "API_TOKEN", "s3cret-value", Date.now());
     await store.rateLimits.take(`api:${user.id}`, defaultPlanLimits.pro.api, Date.now());
+    const workflows = await store.workflows.listWorkflows(workspace.id);
+    const request = { workflows, count: billedRuns, days: 1, now: Date.now(), billedUserId: user.id };
+    const billed: ExecutionRecord[] = [];
+    for await (const record of generateExecutions(new Random("billed"), request)) billed.push(record);
+    expect(await store.logs.insertExecutions(billed)).toBe(billedRuns);
   } finally {
     await store.close();
   }

@@ -13,6 +13,7 @@ import { registerSeedCommand } from "../src/cli/seed.js";
 import { loadConfig } from "../src/config/config.js";
 import { defaultQuotas } from "../src/config/quotas.js";
 import { costOf, executionCost, priceOf } from "../src/domain/model-prices.js";
+import { defaultPlanLimits } from "../src/domain/plans.js";
 import type { BlockRequest } from "../src/engine/execution-types.js";
 import { asWorkflowState, type SpanJson, type WorkflowStateJson } from "../src/engine/json-shapes.js";
 import { type GraphRunResult, runGraph, type SideEffectBlocks } from "../src/engine/run-graph.js";
@@ -235,10 +236,19 @@ describe("seeded log entries (issue 3, item 7; spec 'Log entry'; D17)", () => {
     expect(Math.max(...shared.map((group) => group.length))).toBeGreaterThanOrEqual(3);
   });
 
-  it("bills the workspace's first member and files the entry under its workflow's folder", () => {
+  it("bills no one, so demo data never uses up a member's plan (D12), and files the entry under its workflow's folder", async () => {
     for (const entry of entries) {
-      expect(entry.billedUserId).toBe(userId);
+      expect(entry.billedUserId).toBeNull();
       expect(entry.folderId).toBe(workflows.get(entry.workflowId)?.folderId);
+    }
+    // More than the free plan's month: billed, the member could run nothing after seeding.
+    expect(entries.reduce((sum, e) => sum + e.cost.total, 0)).toBeGreaterThan(
+      defaultPlanLimits.free.usageLimitUsd,
+    );
+    const bucket = { key: `sync:${userId}`, shape: defaultPlanLimits.pro.syncExecutions };
+    for (const { startedAt: nowMs } of entries) {
+      const usage = await store.usage.snapshot({ userId, nowMs, sync: bucket, async: bucket });
+      expect(usage.periodCost).toBe(0);
     }
     const withFiles = entries.filter((e) => e.files !== null).length;
     expect(withFiles).toBeLessThan(executions * 0.1);
@@ -389,7 +399,7 @@ describe("seeded executions are runs of the engine (issue 14, item 4)", () => {
         count: 400,
         days: 2,
         now,
-        billedUserId: userId,
+        billedUserId: null,
       }),
     );
     const byStart = (a: LogEntryRecord, b: LogEntryRecord) =>

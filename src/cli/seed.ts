@@ -22,7 +22,9 @@ export function registerSeedCommand(
 ): void {
   program
     .command("seed")
-    .description("write realistic demo executions (log entries, trace spans, snapshots) into a workspace")
+    .description(
+      "write realistic demo executions (log entries, trace spans, snapshots) into a workspace, billed to no one",
+    )
     .requiredOption("--workspace <id>", "workspace to fill")
     .requiredOption("--executions <n>", "number of executions to write", wholeNumber)
     .option("--workflows <m>", "workflows the workspace should have at least", wholeNumber, 5)

@@ -11,7 +11,7 @@ export interface GenerateRequest {
   /** Starts fall within the `days` before `now`. */
   days: number;
   now: number;
-  /** Whose usage the cost counts against (D12): the workspace's first member. */
+  /** Whose usage the cost counts against (D12); null for demo data (seed.ts), which counts against none. */
   billedUserId: string | null;
 }
 
