@@ -331,6 +331,35 @@ describe("Redirects and redaction through a real execution (D14, D24, issue 11)"
     });
   });
 
+  it("a reply read whole but too big for Temporal to carry fails the block naming the quota; the execution ends, logged once", async () => {
+    // 3 MiB: within D26's 10 MiB read, over Temporal's 2 MiB payload limit. Before the bound, such an
+    // execution was terminated unlogged, or its workflow task failed and ran the first try over and over.
+    const big = { items: "x".repeat(3 * mebibyte) };
+    const api = await receiver((request, response) => {
+      const answered = api.received.filter((r) => r.target === request.target).length;
+      if (request.target === "/after-a-retry" && answered === 1) return void sendJson(response, 503, {});
+      sendJson(response, 200, big);
+    });
+    // Answered at once (the first try, a local activity), and after a 503 (the block activity).
+    for (const [target, calls] of [
+      ["/at-once", 1],
+      ["/after-a-retry", 2],
+    ] as const) {
+      const { result, logged } = await runApiBlock({ method: "GET", url: `${api.origin}${target}` });
+      expect(result.status, target).toBe("error");
+      const span = (logged.entry.traceSpans as SpanJson[]).find((s) => s.name === "Call");
+      expect(span?.error, target).toMatch(
+        /^block output is \d+ bytes as JSON, more than the 1048576 an execution carries \(D26: FLOWLOG_QUOTAS blockOutputBytes\)$/,
+      );
+      expect(span?.output, target).toMatchObject({ data: null, status: 200 });
+      expect(await harness.entriesOf(result.executionId)).toHaveLength(1);
+      expect(
+        api.received.filter((r) => r.target === target),
+        target,
+      ).toHaveLength(calls);
+    }
+  });
+
   it("a server echoing the secret in any encoding leaks it into neither the span nor the final output", async () => {
     const forms = encodedForms(partnerKey);
     const api = await receiver((request, response) => {

@@ -31,6 +31,12 @@ export interface Quotas {
     minRetryBaseMs: number;
     maxRetryMaxMs: number;
   };
+  /**
+   * The most a block's output may be, as JSON, for the execution to carry it on (block-activities.ts):
+   * Temporal's server refuses a payload over 2 MiB by default. Below `replyBytes.block`, so a reply may be
+   * read whole and still be too big to pass on.
+   */
+  blockOutputBytes: number;
   /** The most of a reply that is read, decoded: HTTP and agent blocks, and delivery answers. */
   replyBytes: {
     block: number;
@@ -90,6 +96,7 @@ export const defaultQuotas: Quotas = {
   logStatsRangeDays: 31,
   workflow: { maxBlocks: 200, maxBlockRuns: 1000, maxSchedules: 10, minScheduleIntervalSeconds: 60 },
   httpBlock: { maxRetries: 10, maxTimeoutMs: 120_000, minRetryBaseMs: 100, maxRetryMaxMs: 60_000 },
+  blockOutputBytes: mebibyte,
   replyBytes: { block: 10 * mebibyte, delivery: 64 * 1024 },
   workspace: {
     subscriptions: 50,

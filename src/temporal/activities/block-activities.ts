@@ -64,7 +64,14 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
         );
         if (handedOff) return { handOff: { ...handedOff, startedBefore: 0 } };
         const output = { data, status, headers, error, attempts };
-        return { outcome: error === null ? { output } : { output, error } };
+        const outcome = error === null ? { output } : { output, error };
+        return {
+          outcome: carried(outcome, quotas.blockOutputBytes, (tooBig) => ({
+            ...output,
+            data: null,
+            error: tooBig,
+          })),
+        };
       },
       (outcome) => ({ outcome }),
     );
@@ -138,7 +145,7 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
                 ...(deps.prices ? { prices: deps.prices } : {}),
               }),
             );
-            return { output };
+            return carried({ output }, quotas.blockOutputBytes, (tooBig) => ({ error: tooBig }));
           },
           (outcome) => outcome,
         ),
@@ -157,6 +164,25 @@ const defaultAgentBaseUrl = "https://api.openai.com";
 
 function agentProvider(env: Record<string, string>): AgentProvider {
   return { baseUrl: env[agentBaseUrlVariable] ?? defaultAgentBaseUrl, apiKey: env[agentKeyVariable] ?? "" };
+}
+
+/**
+ * What a block hands back travels through Temporal: the HTTP block's first try in its execution's workflow
+ * task, a block activity's result as a payload of its own, and then the inputs of the blocks that read it.
+ * Temporal's server refuses a payload over 2 MiB by default: it terminated the execution before its log
+ * entry was written, and a workflow task over 4 MiB (its gRPC limit) failed and ran the first try again
+ * for as long as the execution lived. D26 reads a reply up to 10 MiB; an output over `limit` as JSON
+ * fails the block instead, naming the quota, and the execution goes on to its error path and its entry.
+ */
+function carried<Output>(
+  outcome: BlockOutcome<Output>,
+  limit: number,
+  failedOutput: (error: string) => unknown,
+): BlockOutcome<Output> {
+  const bytes = Buffer.byteLength(JSON.stringify(outcome.output) ?? "");
+  if (bytes <= limit) return outcome;
+  const error = `block output is ${bytes} bytes as JSON, more than the ${limit} an execution carries (D26: FLOWLOG_QUOTAS blockOutputBytes)`;
+  return { output: failedOutput(error), error };
 }
 
 /** Failures the block reports as its error; anything else is the worker's problem, for Temporal to retry. */
