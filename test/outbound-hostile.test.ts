@@ -360,6 +360,31 @@ describe("Redirects and redaction through a real execution (D14, D24, issue 11)"
     }
   });
 
+  it("replies each within the output quota but together over Temporal's limits still end the execution, logged once, with its output", async () => {
+    // Five blocks in a row answering 900 KiB each, within blockOutputBytes: as first tries in one workflow
+    // task they made a completion over Temporal's 4 MiB gRPC limit, which failed again and again.
+    const answer = { items: "y".repeat(900 * 1024) };
+    const api = await receiver((_, response) => sendJson(response, 200, answer));
+    const names = ["one", "two", "three", "four", "five"];
+    const workflowId = await harness.saveWorkflow({
+      blocks: {
+        start: { type: "starter", name: "Start", config: {}, enabled: true },
+        ...Object.fromEntries(
+          names.map((name) => [
+            name,
+            { type: "api", name, config: { method: "GET", url: `${api.origin}/${name}` }, enabled: true },
+          ]),
+        ),
+      },
+      edges: ["start", ...names].slice(0, -1).map((source, i) => ({ source, target: names[i] as string })),
+    });
+    const { result, logged } = await harness.run(worker.taskQueue, workflowId);
+    expect(result).toMatchObject({ status: "success", output: null, outputInLog: "whole" });
+    expect(await harness.entriesOf(result.executionId)).toHaveLength(1);
+    expect(api.received.map((r) => r.target)).toEqual(names.map((name) => `/${name}`));
+    expect(logged.entry.finalOutput).toMatchObject({ data: answer, status: 200 });
+  });
+
   it("a server echoing the secret in any encoding leaks it into neither the span nor the final output", async () => {
     const forms = encodedForms(partnerKey);
     const api = await receiver((request, response) => {

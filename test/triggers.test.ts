@@ -198,6 +198,24 @@ describe("api trigger: POST /api/v1/workflows/{id}/execute (D15)", () => {
     });
   });
 
+  it("a sync answer too big for Temporal's result is answered whole, from the log entry", async () => {
+    // Twice 600 Ki characters in the answer, twice again in the result (its output and its body): before,
+    // Temporal refused the result's payload (2 MiB) and terminated the execution, unlogged.
+    const message = "m".repeat(600 * 1024);
+    const answer = await call("POST", `/api/v1/workflows/${workflowId}/execute`, { input: { message } });
+
+    expect(answer.status).toBe(200);
+    expect(answer.json).toEqual({
+      executionId: expect.stringMatching(/^ex_/),
+      status: "success",
+      output: { echo: message, message },
+    });
+    const { executionId } = answer.json as Answer;
+    const result = await temporal.workflow.getHandle(executionWorkflowId(executionId)).result();
+    expect(result).toMatchObject({ status: "success", output: null, httpBody: null, outputInLog: "data" });
+    expect(await loggedEntry({ executionId })).toMatchObject({ level: "info" });
+  });
+
   it("runs the version the API admitted, handed over in its start: its local activities are the block's first try and the log write (issue 12)", async () => {
     const answer = await call("POST", `/api/v1/workflows/${workflowId}/execute`, {
       input: { message: "handed over" },

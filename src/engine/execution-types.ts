@@ -45,9 +45,22 @@ export interface ExecutionResult {
   httpStatus: number;
   /** ...and its body: the response block's data, else the final output. */
   httpBody: JsonValue;
+  /**
+   * Set, with `output` and `httpBody` null, when the two were too big for the result to carry through
+   * Temporal (a payload over 2 MiB is refused, and the execution with it): they are the log entry's
+   * finalOutput, the body being its `data` ("data") or all of it ("whole"). Read by executions.ts.
+   */
+  outputInLog?: "data" | "whole";
   /** Why the execution failed. */
   error?: string;
 }
+
+/**
+ * The most of `output` and `httpBody` together, as JSON text, that a result carries itself. Counted in
+ * UTF-16 units (the workflow sandbox has no Buffer), which UTF-8 turns into at most 3 bytes each: 1.5 MiB
+ * at worst, under Temporal's 2 MiB.
+ */
+export const carriedOutputChars = 512 * 1024;
 
 /**
  * Temporal's own retries cover infrastructure failures only (a worker dying mid-block, the database

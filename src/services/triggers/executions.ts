@@ -71,7 +71,15 @@ export async function runWorkflow(deps: ExecutionDependencies, call: ExecutionCa
     { taskQueue: deps.taskQueue },
   );
   if (call.mode === "async") return { executionId };
-  return { executionId, result: await resultWithin(deps, handle, executionId) };
+  return { executionId, result: await withOutput(deps.store, await resultWithin(deps, handle, executionId)) };
+}
+
+/** A result whose output was too big to carry through Temporal gets it from the log entry (execution-types.ts). */
+async function withOutput(store: Store, result: ExecutionResult): Promise<ExecutionResult> {
+  if (result.outputInLog === undefined) return result;
+  const output = ((await store.logs.getEntry(result.logId))?.finalOutput ?? null) as JsonValue;
+  const data = output !== null && typeof output === "object" && !Array.isArray(output) ? output.data : null;
+  return { ...result, output, httpBody: result.outputInLog === "whole" ? output : (data ?? null) };
 }
 
 /**

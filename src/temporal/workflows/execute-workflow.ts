@@ -13,6 +13,7 @@ import {
   type ApiOutput,
   type BlockOutcome,
   type BlockRequest,
+  carriedOutputChars,
   defaultActivityTimeouts,
   type ExecutionInput,
   type ExecutionResult,
@@ -83,13 +84,16 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
       workflowState: workflow?.state ?? { blocks: {}, edges: [], loops: {}, parallels: {} },
     }),
   );
+  const answer = { output: run.finalOutput, httpBody: run.httpBody };
   return {
     executionId,
     logId,
     status: run.status,
-    output: run.finalOutput,
     httpStatus: run.httpStatus,
-    httpBody: run.httpBody,
+    ...(JSON.stringify(answer).length <= carriedOutputChars
+      ? answer
+      : // The response block's data, or, with none, the final output itself (run-graph.ts).
+        { output: null, httpBody: null, outputInLog: run.httpBody === run.finalOutput ? "whole" : "data" }),
     ...(run.error === undefined ? {} : { error: run.error }),
   };
 }
@@ -127,8 +131,9 @@ function activitiesWith(timeouts: ActivityTimeouts) {
   // The HTTP block's first try (issue 12) ends with its first attempt: bounded by the block's own request
   // timeout, or it hands over at once. Tried once: whatever stops it, the block activity goes on.
   const firstTry = proxyLocalActivities<Activities>({ startToCloseTimeout: "30 minutes", retry: once });
+  const budget = new FirstTryBudget();
   const blocks: SideEffectBlocks = {
-    api: (request) => apiBlock(request, firstTry, block),
+    api: (request) => apiBlock(request, firstTry, block, budget),
     agent: (request) => settled(block.runAgentBlock(request)),
   };
   return { store, log, blocks };
@@ -144,23 +149,54 @@ export const apiBlockFirstTryLocal = "api-block-first-try-local";
 
 const once = { maximumAttempts: 1 };
 
+/** Before it, an execution tried every HTTP block first as a local activity, however many at once. */
+export const firstTryBudget = "first-try-budget";
+
+/**
+ * A first try's outcome travels in its execution's workflow task completion, and a task runs its
+ * execution's first tries one after another while they answer at once: five blocks in a row answering
+ * 900 KiB each made a completion of 4.6 MiB, over Temporal's 4 MiB gRPC limit, which failed and ran again
+ * for as long as the execution lived. Once an execution's first tries have brought back 512 Ki characters
+ * of output, its later HTTP blocks start as block activities, whose results travel one by one. First
+ * tries running at the same time, in parallel branches, count only as they end, so parallel blocks with
+ * large answers can still exceed the limit together: closing that needs large outputs kept outside
+ * Temporal's payloads. (Holding branches back instead would delay them: an activity is scheduled only
+ * when its workflow task's first tries have ended.)
+ */
+class FirstTryBudget {
+  private carriedChars = 0;
+
+  take(): boolean {
+    return !patched(firstTryBudget) || this.carriedChars < 512 * 1024;
+  }
+
+  settle(outcome: BlockOutcome<ApiOutput> | undefined): void {
+    if (patched(firstTryBudget)) this.carriedChars += JSON.stringify(outcome?.output ?? null).length;
+  }
+}
+
 async function apiBlock(
   request: BlockRequest,
   firstTry: Pick<Activities, "tryApiBlock">,
   block: Pick<Activities, "runApiBlock">,
+  budget: FirstTryBudget,
 ): Promise<BlockOutcome<ApiOutput>> {
   if (!patched(apiBlockFirstTryLocal)) return settled(block.runApiBlock(request));
+  if (!budget.take()) return settled(block.runApiBlock(request));
   let resume: BlockRequest["resume"];
+  let outcome: BlockOutcome<ApiOutput> | undefined;
   try {
     const tried = await firstTry.tryApiBlock(request);
-    if ("outcome" in tried) return tried.outcome;
-    resume = tried.handOff;
+    if ("outcome" in tried) outcome = tried.outcome;
+    else resume = tried.handOff;
   } catch (error) {
     // Cancelled, the execution stops; failed (its store, its timeout), the try counts as one started.
     if (isCancellation(error)) throw error;
     resume = handOffFromStart(1);
+  } finally {
+    budget.settle(outcome);
   }
-  return settled(block.runApiBlock({ ...request, resume }));
+  return outcome ?? settled(block.runApiBlock({ ...request, resume }));
 }
 
 /** A block activity that failed for good after its retries fails the block, not the workflow task. */
