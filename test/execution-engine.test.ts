@@ -162,6 +162,32 @@ describe("Execution engine: blocks and references (D13, D14)", () => {
     expect(logged.entry.cost.total).toBeGreaterThan(0);
   });
 
+  it("an agent answer too big for Temporal to carry fails the block naming the quota; the execution is logged once", async () => {
+    const provider = await receiver((_, response) =>
+      sendJson(response, 200, {
+        model: "gpt-4o-mini",
+        choices: [{ message: { role: "assistant", content: "z".repeat(2 * 1024 * 1024) } }],
+        usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+      }),
+    );
+    const { workspaceId } = harness.account;
+    await harness.store.environment.set(workspaceId, agentBaseUrlVariable, provider.origin, Date.now());
+    await harness.store.environment.set(workspaceId, agentKeyVariable, "agent-key-123", Date.now());
+    const workflowId = await harness.saveWorkflow({
+      blocks: { start: starter, answer: block("agent", "Answer", { model: "gpt-4o-mini", prompt: "Go" }) },
+      edges: [edge("start", "answer")],
+    });
+
+    const { result, logged } = await run(workflowId);
+
+    expect(result.status).toBe("error");
+    expect(spanNamed(logged.entry.traceSpans as SpanJson[], "Answer").error).toMatch(
+      /^block output is \d+ bytes as JSON, more than the 1048576 an execution carries/,
+    );
+    expect(await harness.entriesOf(result.executionId)).toHaveLength(1);
+    expect(provider.received).toHaveLength(1);
+  });
+
   it("a disabled block is skipped: no request, no span, and the walk goes on past it", async () => {
     const api = await receiver((_, response) => sendJson(response, 200, {}));
     const workflowId = await harness.saveWorkflow({
