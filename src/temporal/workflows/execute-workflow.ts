@@ -153,25 +153,27 @@ const once = { maximumAttempts: 1 };
 export const firstTryBudget = "first-try-budget";
 
 /**
- * A first try's outcome travels in its execution's workflow task completion, and a task runs its
- * execution's first tries one after another while they answer at once: five blocks in a row answering
- * 900 KiB each made a completion of 4.6 MiB, over Temporal's 4 MiB gRPC limit, which failed and ran again
- * for as long as the execution lived. Once an execution's first tries have brought back 512 Ki characters
- * of output, its later HTTP blocks start as block activities, whose results travel one by one. First
- * tries running at the same time, in parallel branches, count only as they end, so parallel blocks with
- * large answers can still exceed the limit together: closing that needs large outputs kept outside
- * Temporal's payloads. (Holding branches back instead would delay them: an activity is scheduled only
- * when its workflow task's first tries have ended.)
+ * A first try's outcome travels in its execution's workflow task completion, and a task runs its execution's
+ * first tries one after another while they answer at once: five blocks in a row answering 900 KiB each made
+ * a completion of 4.6 MiB, over Temporal's 4 MiB gRPC limit, which failed and ran again for as long as the
+ * execution lived. Once an execution's first tries have brought back as many characters of output as a
+ * result may carry (carriedOutputChars, 512 Ki), its later HTTP blocks start as block activities, whose
+ * results travel one by one. First tries running at the same time, in parallel branches, count only as they
+ * end, so parallel blocks with large answers can still exceed the limit together: closing that needs large
+ * outputs kept outside Temporal's payloads. (Holding branches back instead would delay them: an activity is
+ * scheduled only when its workflow task's first tries have ended.)
  */
 class FirstTryBudget {
   private carriedChars = 0;
 
   take(): boolean {
-    return !patched(firstTryBudget) || this.carriedChars < 512 * 1024;
+    return !patched(firstTryBudget) || this.carriedChars < carriedOutputChars;
   }
 
+  /** Counts until the budget is spent: past it no first try runs, and the output need not be measured. */
   settle(outcome: BlockOutcome<ApiOutput> | undefined): void {
-    if (patched(firstTryBudget)) this.carriedChars += JSON.stringify(outcome?.output ?? null).length;
+    if (!patched(firstTryBudget) || this.carriedChars >= carriedOutputChars) return;
+    this.carriedChars += JSON.stringify(outcome?.output ?? null).length;
   }
 }
 
