@@ -15,6 +15,9 @@ import {
   constants as zlibConstants,
 } from "node:zlib";
 import type { JsonObject } from "@bufbuild/protobuf";
+import { Client, Connection } from "@temporalio/client";
+import proto from "@temporalio/proto";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { AgentBlockError, runAgentBlock } from "../src/blocks/agent.js";
 import { type HttpRequestOptions, runHttpRequest } from "../src/blocks/http-request.js";
@@ -25,6 +28,7 @@ import { sendWebhookAttempt } from "../src/notifications/http-channel.js";
 import { sendSlackAttempt } from "../src/notifications/slack.js";
 import { readCapped } from "../src/outbound/capped-read.js";
 import { createRedactor } from "../src/outbound/redaction.js";
+import { databaseFile } from "../src/store/database.js";
 import type { LogEntryRecord } from "../src/store/records.js";
 import { EngineHarness, type RunningWorker, startWorker, testDeps } from "./support/engine.js";
 import { receiversClosedAfterEach, sendJson } from "./support/http-receiver.js";
@@ -383,6 +387,76 @@ describe("Redirects and redaction through a real execution (D14, D24, issue 11)"
     expect(await harness.entriesOf(result.executionId)).toHaveLength(1);
     expect(api.received.map((r) => r.target)).toEqual(names.map((name) => `/${name}`));
     expect(logged.entry.finalOutput).toMatchObject({ data: answer, status: 200 });
+  });
+
+  const forceClose =
+    proto.temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND;
+
+  /**
+   * A history with megabytes of outputs, read through a client that takes more than gRPC's default 4 MiB
+   * a message (the Temporal CLI and Web UI read whole histories alike).
+   */
+  async function historyOf(workflowId: string) {
+    const connection = await Connection.connect({
+      address: temporal.address,
+      channelArgs: { "grpc.max_receive_message_length": 64 * mebibyte },
+    });
+    try {
+      const client = new Client({ connection, namespace: temporal.namespace });
+      const { events } = await client.workflow.getHandle(workflowId).fetchHistory();
+      return { events: events ?? [] };
+    } finally {
+      await connection.close();
+    }
+  }
+
+  it("parallel branches answering large outputs at once: each API called once, the rest parked and handed back by block activities", async () => {
+    // Five branches answering 900 KiB each, all in flight at once: as first tries of one workflow task their
+    // outcomes made a completion over Temporal's 4 MiB gRPC limit, which failed, ran every first try
+    // again, called every API again, and never ended. The first to end travels in the task; the others are
+    // parked in the store and come back as block activities, which call nothing.
+    const answer = { items: "z".repeat(900 * 1024) };
+    const api = await receiver((_, response) => void setTimeout(() => sendJson(response, 200, answer), 300));
+    const items = ["a", "b", "c", "d", "e"];
+    const workflowId = await harness.saveWorkflow({
+      blocks: {
+        start: { type: "starter", name: "Start", config: {}, enabled: true },
+        fetch: {
+          type: "api",
+          name: "Fetch",
+          config: { method: "GET", url: `${api.origin}/<parallel.item>` },
+          enabled: true,
+        },
+      },
+      edges: [{ source: "start", target: "fan" }],
+      parallels: { fan: { type: "collection", nodes: ["fetch"], collection: items } },
+    });
+    const handle = await harness.start(worker.taskQueue, workflowId);
+    const result = await handle.result();
+    const { entry } = await harness.logged(result);
+
+    expect(result).toMatchObject({ status: "success", outputInLog: "whole" });
+    expect(await harness.entriesOf(result.executionId)).toHaveLength(1);
+    expect(api.received.map((r) => r.target).sort()).toEqual(items.map((item) => `/${item}`));
+    const fan = (entry.traceSpans as SpanJson[]).find((s) => s.name === "fan");
+    expect(fan?.children.map((c) => (c.output as { data: unknown }).data)).toEqual(items.map(() => answer));
+    const { events } = await historyOf(handle.workflowId);
+    const blockActivities = events.filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === "runApiBlock",
+    );
+    expect(blockActivities).toHaveLength(items.length - 1);
+    // No task of the worker's failed. The server may fail one itself (force close) to flush the results
+    // that arrived while it ran, once they pass its buffered-events size (2 MiB by default); the next task
+    // carries them.
+    const failedTasks = events.flatMap((e) => e.workflowTaskFailedEventAttributes ?? []);
+    expect(failedTasks.filter((f) => f.cause !== forceClose)).toEqual([]);
+    // The log entry holds the outputs now: nothing stays parked.
+    const db = new Database(databaseFile(harness.dataDir), { readonly: true });
+    try {
+      expect(db.prepare("SELECT count(*) FROM parked_outputs").pluck().get()).toBe(0);
+    } finally {
+      db.close();
+    }
   });
 
   it("a server echoing the secret in any encoding leaks it into neither the span nor the final output", async () => {

@@ -365,12 +365,11 @@ describe("seeded log entries (issue 3, item 7; spec 'Log entry'; D17)", () => {
 describe("seeded executions are runs of the engine (issue 14, item 4)", () => {
   let store: Store;
   let workspaceId: string;
-  let userId: string;
   let entries: LogEntryRecord[];
   let states: Map<string, WorkflowStateJson>;
   beforeAll(async () => {
     store = openStore({ file: databaseFile(freshDataDir()) });
-    ({ workspaceId, userId } = await workspaceIn(store, "engine"));
+    ({ workspaceId } = await workspaceIn(store, "engine"));
     await seedWorkspace(store, { workspaceId, executions: 400, workflows: 5, days: 2, seed: "engine", now });
     entries = await allEntries(store, workspaceId);
     states = new Map(

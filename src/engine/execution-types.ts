@@ -123,6 +123,12 @@ export interface BlockResume {
   attemptsDone: number;
   waitMs: number;
   startedBefore: number;
+  /**
+   * Set when the first try settled the block but its outcome was too large to travel beside the other
+   * first tries of its workflow task: the key it is parked under in the store, which the block activity
+   * hands back as its result without calling the API again.
+   */
+  parked?: string;
 }
 
 /**

@@ -383,6 +383,17 @@ export const migrations: readonly string[] = [
   -- (state-database.ts); each starts full there once. The execution buckets stay here, synced.
   DELETE FROM rate_limit_buckets WHERE key LIKE 'api:%';
   `,
+  `
+  -- Block outputs parked outside Temporal's payloads while their execution runs (parked-outputs-store.ts).
+  CREATE TABLE parked_outputs (
+    execution_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    outcome_json TEXT NOT NULL,
+    parked_at INTEGER NOT NULL,
+    PRIMARY KEY (execution_id, key)
+  ) WITHOUT ROWID;
+  CREATE INDEX parked_outputs_by_time ON parked_outputs (parked_at);
+  `,
 ];
 
 /**

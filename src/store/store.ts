@@ -10,6 +10,7 @@ import { InactivityStore } from "./inactivity-store.js";
 import { LogStatsThread } from "./log-stats-thread.js";
 import { LogsStore } from "./logs-store.js";
 import { OutboxStore } from "./outbox-store.js";
+import { ParkedOutputsStore } from "./parked-outputs-store.js";
 import { RateLimitStore } from "./rate-limit-store.js";
 import { openStateDatabase } from "./state-database.js";
 import { SubscriptionsStore } from "./subscriptions-store.js";
@@ -36,6 +37,8 @@ export interface Store {
   logs: StoreArea<LogsStore>;
   /** Issue 12: the fan-outs that new log entries are waiting to have started. */
   outbox: StoreArea<OutboxStore>;
+  /** Block outputs too large to travel beside the others in a workflow task, until the entry is written. */
+  parkedOutputs: StoreArea<ParkedOutputsStore>;
   rateLimits: StoreArea<RateLimitStore>;
   usage: StoreArea<UsageStore>;
   notifications: StoreArea<SubscriptionsStore>;
@@ -71,6 +74,7 @@ export function openStore(location: StoreLocation): Store {
     triggers: new TriggersStore(db),
     logs: new LogsStore(db, statsThread),
     outbox: new OutboxStore(db),
+    parkedOutputs: new ParkedOutputsStore(db),
     rateLimits: new RateLimitStore(db, state),
     usage: new UsageStore(db),
     notifications: new SubscriptionsStore(db, masterKey),

@@ -333,6 +333,17 @@ export const migrations: readonly string[] = [
   DROP INDEX log_entries_by_time;
   CREATE INDEX log_entries_by_time ON log_entries (workspace_id, started_at, id, total_duration_ms, level);
   `,
+  `
+  -- Block outputs parked outside Temporal's payloads while their execution runs, as in the SQLite schema.
+  CREATE TABLE parked_outputs (
+    execution_id text COLLATE "C" NOT NULL,
+    key text COLLATE "C" NOT NULL,
+    outcome_json text NOT NULL,
+    parked_at bigint NOT NULL,
+    PRIMARY KEY (execution_id, key)
+  );
+  CREATE INDEX parked_outputs_by_time ON parked_outputs (parked_at);
+  `,
 ];
 
 /** Any constant of flowlog's own: every process migrating this database takes the same lock. */

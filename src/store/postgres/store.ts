@@ -8,6 +8,7 @@ import { PostgresEnvironmentStore } from "./environment-store.js";
 import { PostgresInactivityStore } from "./inactivity-store.js";
 import { PostgresLogsStore } from "./logs-store.js";
 import { PostgresOutboxStore } from "./outbox-store.js";
+import { PostgresParkedOutputsStore } from "./parked-outputs-store.js";
 import { PostgresRateLimitStore } from "./rate-limit-store.js";
 import { PostgresSubscriptionsStore } from "./subscriptions-store.js";
 import { PostgresTriggersStore } from "./triggers-store.js";
@@ -33,6 +34,7 @@ export async function openPostgresStore(
     triggers: new PostgresTriggersStore(pool),
     logs: new PostgresLogsStore(pool),
     outbox: new PostgresOutboxStore(pool),
+    parkedOutputs: new PostgresParkedOutputsStore(pool),
     rateLimits: new PostgresRateLimitStore(pool),
     usage: new PostgresUsageStore(pool),
     notifications: new PostgresSubscriptionsStore(pool, masterKey),

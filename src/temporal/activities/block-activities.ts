@@ -12,6 +12,7 @@ import {
   type ApiOutput,
   type BlockOutcome,
   type BlockRequest,
+  carriedOutputChars,
   type FirstTry,
   handOffFromStart,
 } from "../../engine/execution-types.js";
@@ -19,6 +20,7 @@ import { findReferences, ReferenceResolutionError, resolveReferences } from "../
 import { createRedactor } from "../../outbound/redaction.js";
 import { SecretDecryptionError } from "../../security/secrets.js";
 import { ownValue } from "../../util/own-property.js";
+import { executionIdOf } from "../execution-ids.js";
 import { attemptSlotLimits, maxFirstTries } from "../worker-slots.js";
 import { BlockAdmission } from "./block-admission.js";
 import type { ActivityDeps } from "./deps.js";
@@ -37,6 +39,7 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
   const quotas = deps.quotas ?? defaultQuotas;
   const admission = new BlockAdmission(attemptSlotLimits(quotas, quotas.workspace.concurrentBlockActivities));
   let firstTries = 0;
+  const carrying = new FirstTriesCarrying();
   /** The block's attempts, from its resume point on; a first try hands off where a retry would wait. */
   const apiAttempts = (
     request: BlockRequest,
@@ -93,6 +96,8 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
       const notTried = { handOff: handOffFromStart(0) };
       if (firstTries >= maxFirstTries) return notTried;
       firstTries++;
+      const { runId = "", workflowId = "" } = context.info.workflowExecution ?? {};
+      const run = carrying.begin(runId);
       try {
         const tried = await admission
           .tryRun(request.workspaceId, () => apiAttempts(request, { signal, sleep }, () => {}, true))
@@ -103,13 +108,33 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
         // The stop cuts an attempt in flight short, and the block reports it as a failed request: it was
         // not the upstream's answer, so the block goes on elsewhere.
         if (tried && "outcome" in tried && tried.outcome.error !== undefined && stopping.aborted) return lost;
-        return tried ?? notTried;
+        if (!tried || !("outcome" in tried) || run.carries(tried.outcome)) return tried ?? notTried;
+        // The local activity's id is its place in the workflow's order, the same when a failed workflow
+        // task runs it again, which then parks it again under the same key.
+        const key = `${runId}/${context.info.activityId}`;
+        await deps.store.parkedOutputs.park(
+          executionIdOf(workflowId),
+          key,
+          JSON.stringify(tried.outcome),
+          Date.now(),
+        );
+        return { handOff: { ...handOffFromStart(0), parked: key } };
       } finally {
+        run.end();
         firstTries--;
       }
     },
 
-    runApiBlock(request: BlockRequest): Promise<BlockOutcome<ApiOutput>> {
+    async runApiBlock(request: BlockRequest): Promise<BlockOutcome<ApiOutput>> {
+      const parked = request.resume?.parked;
+      if (parked !== undefined) {
+        const executionId = executionIdOf(Context.current().info.workflowExecution?.workflowId ?? "");
+        const outcome = await deps.store.parkedOutputs.read(executionId, parked);
+        if (outcome !== undefined) return JSON.parse(outcome) as BlockOutcome<ApiOutput>;
+        // Released with its entry, or swept after days: the request is never sent a second time.
+        const error = "the block's answer, parked while its execution ran, is no longer in the store";
+        return { output: { error }, error };
+      }
       return admission.run(
         request.workspaceId,
         async (beat) => {
@@ -152,6 +177,36 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
       );
     },
   };
+}
+
+/**
+ * How much output the first tries running at once for each execution bring back. Every first try that ends
+ * within one workflow task travels in that task's completion, which Temporal refuses over 4 MiB (its gRPC
+ * limit), and a refused completion failed the task and ran every first try again, for as long as the
+ * execution lived: the branches of a parallel answering 900 KiB each at once did. Past `carriedOutputChars`
+ * among the first tries in flight together, a first try's outcome is parked in the store instead (the first
+ * one to end always travels, within blockOutputBytes). First tries one after another are bounded by the
+ * workflow itself (execute-workflow.ts), and within one task they all run on this worker.
+ */
+class FirstTriesCarrying {
+  private readonly runs = new Map<string, { inFlight: number; chars: number }>();
+
+  begin(runId: string): { carries(outcome: BlockOutcome<unknown>): boolean; end(): void } {
+    const run = this.runs.get(runId) ?? { inFlight: 0, chars: 0 };
+    this.runs.set(runId, run);
+    run.inFlight++;
+    return {
+      carries: (outcome) => {
+        const chars = JSON.stringify(outcome.output ?? null).length;
+        if (run.chars > 0 && run.chars + chars > carriedOutputChars) return false;
+        run.chars += chars;
+        return true;
+      },
+      end: () => {
+        if (--run.inFlight === 0) this.runs.delete(runId);
+      },
+    };
+  }
 }
 
 /**

@@ -158,10 +158,10 @@ export const firstTryBudget = "first-try-budget";
  * a completion of 4.6 MiB, over Temporal's 4 MiB gRPC limit, which failed and ran again for as long as the
  * execution lived. Once an execution's first tries have brought back as many characters of output as a
  * result may carry (carriedOutputChars, 512 Ki), its later HTTP blocks start as block activities, whose
- * results travel one by one. First tries running at the same time, in parallel branches, count only as they
- * end, so parallel blocks with large answers can still exceed the limit together: closing that needs large
- * outputs kept outside Temporal's payloads. (Holding branches back instead would delay them: an activity is
- * scheduled only when its workflow task's first tries have ended.)
+ * results travel one by one. First tries running at the same time, in parallel branches, are bounded where
+ * they run: past that budget among them, an outcome is parked in the store and handed back by the block
+ * activity (block-activities.ts). (Holding branches back instead would delay them: an activity is scheduled
+ * only when its workflow task's first tries have ended.)
  */
 class FirstTryBudget {
   private carriedChars = 0;
