@@ -459,6 +459,56 @@ describe("Redirects and redaction through a real execution (D14, D24, issue 11)"
     }
   });
 
+  it("a block posting the results of a large parallel sends them whole: its request's outputs are parked, not refused", async () => {
+    // Three branches of 900 KiB, then a block posting all their results: its block activity's request
+    // carried 2.7 MiB of outputs, over Temporal's 2 MiB payload limit, and the server terminated the
+    // execution before its entry was written.
+    const answer = { items: "q".repeat(900 * 1024) };
+    const api = await receiver((request, response) => {
+      if (request.target === "/collect") return void sendJson(response, 200, { bytes: request.body.length });
+      void setTimeout(() => sendJson(response, 200, answer), 300);
+    });
+    const items = ["a", "b", "c"];
+    const workflowId = await harness.saveWorkflow({
+      blocks: {
+        start: { type: "starter", name: "Start", config: {}, enabled: true },
+        fetch: {
+          type: "api",
+          name: "Fetch",
+          config: { method: "GET", url: `${api.origin}/<parallel.item>` },
+          enabled: true,
+        },
+        collect: {
+          type: "api",
+          name: "Collect",
+          config: { method: "POST", url: `${api.origin}/collect`, body: { all: "<fan.results>" } },
+          enabled: true,
+        },
+      },
+      edges: [
+        { source: "start", target: "fan" },
+        { source: "fan", target: "collect" },
+      ],
+      parallels: { fan: { type: "collection", nodes: ["fetch"], collection: items } },
+    });
+    const { result, logged } = await harness.run(worker.taskQueue, workflowId);
+
+    expect(result.status).toBe("success");
+    expect(await harness.entriesOf(result.executionId)).toHaveLength(1);
+    const posted = api.received.filter((r) => r.target === "/collect");
+    expect(posted).toHaveLength(1);
+    const body = JSON.parse(posted[0]?.body ?? "null") as { all: { data: unknown }[] };
+    expect(body.all.map((branch) => branch.data)).toEqual(items.map(() => answer));
+    const collect = (logged.entry.traceSpans as SpanJson[]).find((s) => s.name === "Collect");
+    expect(collect?.output).toMatchObject({ status: 200, data: { bytes: posted[0]?.body.length } });
+    const db = new Database(databaseFile(harness.dataDir), { readonly: true });
+    try {
+      expect(db.prepare("SELECT count(*) FROM parked_outputs").pluck().get()).toBe(0);
+    } finally {
+      db.close();
+    }
+  });
+
   it("a server echoing the secret in any encoding leaks it into neither the span nor the final output", async () => {
     const forms = encodedForms(partnerKey);
     const api = await receiver((request, response) => {

@@ -113,6 +113,11 @@ export interface BlockRequest {
   /** Outputs by normalized block name, only those the config references. */
   outputs: Record<string, unknown>;
   /**
+   * Set when those outputs were too large to travel in a block activity's request: the key they are
+   * parked under in the store, `outputs` then empty (block-activities.ts).
+   */
+  parkedOutputs?: string;
+  /**
    * Where an HTTP block's first try, as a local activity, left off (issue 12): its attempts so far and the
    * wait before the next, and how many tries started work (D26's bound on a block that never finishes).
    */

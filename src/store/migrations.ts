@@ -388,7 +388,7 @@ export const migrations: readonly string[] = [
   CREATE TABLE parked_outputs (
     execution_id TEXT NOT NULL,
     key TEXT NOT NULL,
-    outcome_json TEXT NOT NULL,
+    value_json TEXT NOT NULL,
     parked_at INTEGER NOT NULL,
     PRIMARY KEY (execution_id, key)
   ) WITHOUT ROWID;

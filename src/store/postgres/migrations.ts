@@ -338,7 +338,7 @@ export const migrations: readonly string[] = [
   CREATE TABLE parked_outputs (
     execution_id text COLLATE "C" NOT NULL,
     key text COLLATE "C" NOT NULL,
-    outcome_json text NOT NULL,
+    value_json text NOT NULL,
     parked_at bigint NOT NULL,
     PRIMARY KEY (execution_id, key)
   );

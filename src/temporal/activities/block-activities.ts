@@ -96,7 +96,7 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
       const notTried = { handOff: handOffFromStart(0) };
       if (firstTries >= maxFirstTries) return notTried;
       firstTries++;
-      const { runId = "", workflowId = "" } = context.info.workflowExecution ?? {};
+      const runId = context.info.workflowExecution?.runId ?? "";
       const run = carrying.begin(runId);
       try {
         const tried = await admission
@@ -113,7 +113,7 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
         // task runs it again, which then parks it again under the same key.
         const key = `${runId}/${context.info.activityId}`;
         await deps.store.parkedOutputs.park(
-          executionIdOf(workflowId),
+          executionOfActivity(),
           key,
           JSON.stringify(tried.outcome),
           Date.now(),
@@ -125,15 +125,25 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
       }
     },
 
-    async runApiBlock(request: BlockRequest): Promise<BlockOutcome<ApiOutput>> {
+    /**
+     * Parks the outputs a block activity's request would carry, when they are too large for Temporal's
+     * payloads: as a local activity, whose input stays on this worker. Returns their key.
+     */
+    async parkBlockInputs(outputs: Record<string, unknown>): Promise<string> {
+      const { info } = Context.current();
+      const key = `${info.workflowExecution?.runId ?? ""}/inputs/${info.activityId}`;
+      await deps.store.parkedOutputs.park(executionOfActivity(), key, JSON.stringify(outputs), Date.now());
+      return key;
+    },
+
+    async runApiBlock(parkedRequest: BlockRequest): Promise<BlockOutcome<ApiOutput>> {
+      const restored = await withParkedInputs(deps, parkedRequest);
+      if ("failed" in restored) return restored.failed;
+      const { request } = restored;
       const parked = request.resume?.parked;
       if (parked !== undefined) {
-        const executionId = executionIdOf(Context.current().info.workflowExecution?.workflowId ?? "");
-        const outcome = await deps.store.parkedOutputs.read(executionId, parked);
-        if (outcome !== undefined) return JSON.parse(outcome) as BlockOutcome<ApiOutput>;
-        // Released with its entry, or swept after days: the request is never sent a second time.
-        const error = "the block's answer, parked while its execution ran, is no longer in the store";
-        return { output: { error }, error };
+        const outcome = await deps.store.parkedOutputs.read(executionOfActivity(), parked);
+        return outcome === undefined ? gone("answer") : (JSON.parse(outcome) as BlockOutcome<ApiOutput>);
       }
       return admission.run(
         request.workspaceId,
@@ -154,7 +164,10 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
       );
     },
 
-    runAgentBlock(request: BlockRequest): Promise<BlockOutcome<AgentOutput>> {
+    async runAgentBlock(parkedRequest: BlockRequest): Promise<BlockOutcome<AgentOutput>> {
+      const restored = await withParkedInputs(deps, parkedRequest);
+      if ("failed" in restored) return restored.failed;
+      const { request } = restored;
       return admission.run(request.workspaceId, (beat) =>
         withSecrets(
           deps,
@@ -177,6 +190,34 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
       );
     },
   };
+}
+
+/** The execution the running activity belongs to (its workflow's id names it). */
+function executionOfActivity(): string {
+  return executionIdOf(Context.current().info.workflowExecution?.workflowId ?? "");
+}
+
+/** The request with the outputs it references read back from the store, when they were parked. */
+async function withParkedInputs(
+  deps: ActivityDeps,
+  request: BlockRequest,
+): Promise<{ request: BlockRequest } | { failed: BlockOutcome<never> }> {
+  if (request.parkedOutputs === undefined) return { request };
+  const outputs = await deps.store.parkedOutputs.read(executionOfActivity(), request.parkedOutputs);
+  if (outputs === undefined) return { failed: gone("inputs") };
+  return { request: { ...request, outputs: JSON.parse(outputs) as Record<string, unknown> } };
+}
+
+/**
+ * A parked value that is no longer there: released with the execution's entry, or swept after days. The
+ * block fails; the API is never called a second time, nor called without what it references.
+ */
+function gone(what: "answer" | "inputs"): BlockOutcome<never> {
+  const error =
+    what === "answer"
+      ? "the block's answer, parked while its execution ran, is no longer in the store"
+      : "the outputs this block references, parked while its execution ran, are no longer in the store";
+  return { output: { error }, error };
 }
 
 /**

@@ -132,9 +132,10 @@ function activitiesWith(timeouts: ActivityTimeouts) {
   // timeout, or it hands over at once. Tried once: whatever stops it, the block activity goes on.
   const firstTry = proxyLocalActivities<Activities>({ startToCloseTimeout: "30 minutes", retry: once });
   const budget = new FirstTryBudget();
+  const carried = (request: BlockRequest) => carriedRequest(request, store);
   const blocks: SideEffectBlocks = {
-    api: (request) => apiBlock(request, firstTry, block, budget),
-    agent: (request) => settled(block.runAgentBlock(request)),
+    api: (request) => apiBlock(request, firstTry, block, budget, carried),
+    agent: (request) => settled(carried(request).then((r) => block.runAgentBlock(r))),
   };
   return { store, log, blocks };
 }
@@ -177,14 +178,36 @@ class FirstTryBudget {
   }
 }
 
+/** Before it, a block activity's request carried the outputs it references, however large. */
+export const parkedBlockInputs = "parked-block-inputs";
+
+/**
+ * A block activity's request as it travels: its input is one Temporal payload, which the server refuses
+ * over 2 MiB (`limit.blobSize.error`), and refusing it terminated the execution before its entry was
+ * written. A block posting the results of a large parallel did that. Past carriedOutputChars (1.5 MiB at
+ * worst in UTF-8), the outputs it references are parked in the store by a local activity, whose input stays
+ * on the worker, and the block activity reads them back (block-activities.ts).
+ */
+async function carriedRequest(
+  request: BlockRequest,
+  store: Pick<Activities, "parkBlockInputs">,
+): Promise<BlockRequest> {
+  if (JSON.stringify(request.outputs).length <= carriedOutputChars || !patched(parkedBlockInputs)) {
+    return request;
+  }
+  return { ...request, outputs: {}, parkedOutputs: await store.parkBlockInputs(request.outputs) };
+}
+
 async function apiBlock(
   request: BlockRequest,
   firstTry: Pick<Activities, "tryApiBlock">,
   block: Pick<Activities, "runApiBlock">,
   budget: FirstTryBudget,
+  carried: (request: BlockRequest) => Promise<BlockRequest>,
 ): Promise<BlockOutcome<ApiOutput>> {
-  if (!patched(apiBlockFirstTryLocal)) return settled(block.runApiBlock(request));
-  if (!budget.take()) return settled(block.runApiBlock(request));
+  const run = (r: BlockRequest) => settled(carried(r).then((c) => block.runApiBlock(c)));
+  if (!patched(apiBlockFirstTryLocal)) return run(request);
+  if (!budget.take()) return run(request);
   let resume: BlockRequest["resume"];
   let outcome: BlockOutcome<ApiOutput> | undefined;
   try {
@@ -198,7 +221,7 @@ async function apiBlock(
   } finally {
     budget.settle(outcome);
   }
-  return outcome ?? settled(block.runApiBlock({ ...request, resume }));
+  return outcome ?? run({ ...request, resume });
 }
 
 /** A block activity that failed for good after its retries fails the block, not the workflow task. */
