@@ -536,6 +536,99 @@ describe("Redirects and redaction through a real execution (D14, D24, issue 11)"
   });
 });
 
+describe("D26: an execution's Temporal history stays under the server's limit", () => {
+  const temporal = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
+  let harness: EngineHarness;
+  let worker: RunningWorker;
+  /** Room for four blocks in flight on an empty history (2 MiB each). */
+  const smallHistory = 8 * mebibyte;
+  let small: RunningWorker;
+
+  beforeAll(async () => {
+    harness = await EngineHarness.connect(temporal);
+    worker = await startWorker(temporal, testDeps(harness.store));
+    const quotas: Quotas = {
+      ...defaultQuotas,
+      workflow: { ...defaultQuotas.workflow, maxHistoryBytes: smallHistory },
+    };
+    small = await startWorker(temporal, testDeps(harness.store, { quotas }));
+  });
+
+  afterAll(async () => {
+    await small?.stop();
+    await worker?.stop();
+    await harness?.close();
+  });
+
+  it("a loop of large answers stops its blocks before Temporal's 50 MiB, and the execution is logged as an error naming the quota", async () => {
+    // 70 answers of 900 KiB: at 50 MiB of history Temporal terminated the execution, unlogged.
+    const answer = { items: "h".repeat(900 * 1024) };
+    const api = await receiver((_, response) => sendJson(response, 200, answer));
+    const workflowId = await harness.saveWorkflow({
+      blocks: {
+        start: { type: "starter", name: "Start", config: {}, enabled: true },
+        fetch: {
+          type: "api",
+          name: "Fetch",
+          config: { method: "GET", url: `${api.origin}/<loop.index>` },
+          enabled: true,
+        },
+      },
+      edges: [{ source: "start", target: "many" }],
+      loops: { many: { type: "for", nodes: ["fetch"], iterations: 70 } },
+    });
+
+    const { result, logged } = await harness.run(worker.taskQueue, workflowId);
+
+    const quotaError =
+      /^the execution's Temporal history is \d+ bytes: another block could take it past the 41943040 it may reach \(D26: FLOWLOG_QUOTAS workflow.maxHistoryBytes\)$/;
+    expect(result.status).toBe("error");
+    expect(result.error).toMatch(quotaError);
+    expect(await harness.entriesOf(result.executionId)).toHaveLength(1);
+    const calls = api.received.length;
+    expect(calls).toBeGreaterThan(30);
+    expect(calls).toBeLessThan(70);
+    const runs = (logged.entry.traceSpans as SpanJson[]).find((s) => s.name === "many")?.children ?? [];
+    expect(runs.filter((r) => r.error === undefined || r.error === null)).toHaveLength(calls);
+    expect(runs.at(-1)?.error).toMatch(quotaError);
+  });
+
+  it("parallel branches past the room wait for others to end, and all succeed", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const api = await receiver((_, response) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        sendJson(response, 200, { small: true });
+      }, 400);
+    });
+    const items = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    const workflowId = await harness.saveWorkflow({
+      blocks: {
+        start: { type: "starter", name: "Start", config: {}, enabled: true },
+        fetch: {
+          type: "api",
+          name: "Fetch",
+          config: { method: "GET", url: `${api.origin}/<parallel.item>` },
+          enabled: true,
+        },
+      },
+      edges: [{ source: "start", target: "fan" }],
+      parallels: { fan: { type: "collection", nodes: ["fetch"], collection: items } },
+    });
+
+    const { result } = await harness.run(small.taskQueue, workflowId);
+
+    expect(result.status).toBe("success");
+    expect(api.received).toHaveLength(items.length);
+    // 8 MiB leaves room for 3 blocks of 2 MiB beside the history the execution has when they start.
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThan(items.length);
+  });
+});
+
 describe("D24: one redactor masks a secret in each encoded form", () => {
   const secret = 'k3y c~c??d?h+"/';
   const redact = createRedactor([secret]).text;

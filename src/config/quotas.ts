@@ -19,6 +19,12 @@ export interface Quotas {
     maxBlocks: number;
     /** Block runs in one execution, loop iterations and parallel branches counted at every depth. */
     maxBlockRuns: number;
+    /**
+     * The Temporal history an execution may build before its blocks with side effects stop (their outputs
+     * and requests travel in it): under the server's `limit.historySize.error` (50 MiB by default), past which
+     * Temporal terminates the execution before its entry is written (execute-workflow.ts).
+     */
+    maxHistoryBytes: number;
     /** Schedules of one workflow. */
     maxSchedules: number;
     /** The shortest interval between two runs of one schedule. */
@@ -94,7 +100,13 @@ export const defaultQuotas: Quotas = {
   requestBodyBytes: mebibyte,
   listParameterValues: 100,
   logStatsRangeDays: 31,
-  workflow: { maxBlocks: 200, maxBlockRuns: 1000, maxSchedules: 10, minScheduleIntervalSeconds: 60 },
+  workflow: {
+    maxBlocks: 200,
+    maxBlockRuns: 1000,
+    maxHistoryBytes: 40 * mebibyte,
+    maxSchedules: 10,
+    minScheduleIntervalSeconds: 60,
+  },
   httpBlock: { maxRetries: 10, maxTimeoutMs: 120_000, minRetryBaseMs: 100, maxRetryMaxMs: 60_000 },
   blockOutputBytes: mebibyte,
   replyBytes: { block: 10 * mebibyte, delivery: 64 * 1024 },

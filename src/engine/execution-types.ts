@@ -99,6 +99,8 @@ export interface LoadedWorkflow {
   version: number;
   state: WorkflowStateJson;
   maxBlockRuns: number;
+  /** D26's workflow.maxHistoryBytes; absent from what executions begun before it loaded. */
+  maxHistoryBytes?: number;
 }
 
 /**

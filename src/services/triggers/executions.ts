@@ -63,6 +63,7 @@ export async function runWorkflow(deps: ExecutionDependencies, call: ExecutionCa
         version: workflow.version,
         state: asWorkflowState(workflow.state),
         maxBlockRuns: deps.quotas.workflow.maxBlockRuns,
+        maxHistoryBytes: deps.quotas.workflow.maxHistoryBytes,
       },
       trigger: call.trigger,
       input: call.input ? toJson(ValueSchema, call.input) : null,

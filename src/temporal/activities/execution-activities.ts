@@ -78,6 +78,7 @@ export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutb
         version: wanted,
         state: asWorkflowState(saved.state),
         maxBlockRuns: (deps.quotas ?? defaultQuotas).workflow.maxBlockRuns,
+        maxHistoryBytes: (deps.quotas ?? defaultQuotas).workflow.maxHistoryBytes,
       };
     },
 

@@ -2,6 +2,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  condition,
   isCancellation,
   patched,
   proxyActivities,
@@ -60,7 +61,7 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
     run = await runGraph(workflow.state, {
       workspaceId,
       input: input.input,
-      blocks: activities.blocks,
+      blocks: historyBounded(activities.blocks, workflow.maxHistoryBytes),
       now: () => Date.now(),
       maxBlockRuns: workflow.maxBlockRuns,
     });
@@ -176,6 +177,50 @@ class FirstTryBudget {
     if (!patched(firstTryBudget) || this.carriedChars >= carriedOutputChars) return;
     this.carriedChars += JSON.stringify(outcome?.output ?? null).length;
   }
+}
+
+/** Before it, an execution started its blocks whatever the size of its history. */
+export const historyBudget = "history-budget";
+
+/**
+ * The most one block in flight may add to its execution's history: its request (the outputs it references
+ * are parked past carriedOutputChars) and its outcome (at most blockOutputBytes, 1 MiB by default), each
+ * under Temporal's 2 MiB payload limit.
+ */
+const historyPerBlockBytes = 2 * 1024 * 1024;
+
+/**
+ * Temporal terminates an execution whose history passes `limit.historySize.error` (50 MiB by default)
+ * before its entry is written: a loop of 70 HTTP blocks answering 900 KiB each got there, unlogged. A block
+ * with side effects starts only while the history so far, with 2 MiB for it and for each block still in
+ * flight, stays within D26's workflow.maxHistoryBytes. Parallel branches past that wait for blocks in
+ * flight to end; a block that does not fit even alone fails naming the quota, so the execution goes on to
+ * its error path and its entry. Twenty blocks fit in flight at once on an empty history, as many as one
+ * workspace may run on a worker (concurrentBlockActivities).
+ */
+function historyBounded(blocks: SideEffectBlocks, maxHistoryBytes: number | undefined): SideEffectBlocks {
+  if (maxHistoryBytes === undefined) return blocks;
+  let inFlight = 0;
+  const fits = () => workflowInfo().historySize + (inFlight + 1) * historyPerBlockBytes <= maxHistoryBytes;
+  const bounded =
+    <Output>(run: (request: BlockRequest) => Promise<BlockOutcome<Output>>) =>
+    async (request: BlockRequest): Promise<BlockOutcome<Output>> => {
+      if (!fits() && patched(historyBudget)) {
+        // Branches released together check again one by one, each seeing the others it let start.
+        while (!fits() && inFlight > 0) await condition(() => inFlight === 0 || fits());
+        if (!fits()) {
+          const error = `the execution's Temporal history is ${workflowInfo().historySize} bytes: another block could take it past the ${maxHistoryBytes} it may reach (D26: FLOWLOG_QUOTAS workflow.maxHistoryBytes)`;
+          return { output: { error }, error };
+        }
+      }
+      inFlight++;
+      try {
+        return await run(request);
+      } finally {
+        inFlight--;
+      }
+    };
+  return { api: bounded(blocks.api), agent: bounded(blocks.agent) };
 }
 
 /** Before it, a block activity's request carried the outputs it references, however large. */
