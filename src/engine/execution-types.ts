@@ -178,4 +178,6 @@ export interface ExecutionLog {
   finalOutput: JsonValue;
   usages: ModelUsage[];
   workflowState: WorkflowStateJson;
+  /** Set when the execution parked outputs in the store (block-activities.ts), which the entry now holds. */
+  releaseParked?: boolean;
 }

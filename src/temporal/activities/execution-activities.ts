@@ -105,7 +105,7 @@ export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutb
           : undefined;
       if (await insertOrRecordRefusal(deps, entry, log.workflowState, fanOutOf)) fanOuts.wake();
       // The entry holds the outputs now; those parked outside Temporal's payloads go (block-activities.ts).
-      await deps.store.parkedOutputs.release(log.execution.executionId);
+      if (log.releaseParked) await deps.store.parkedOutputs.release(log.execution.executionId);
       deps.metrics?.executionLogged(entry.trigger, entry.level === "error" ? "error" : "success");
       return { logId: entry.id };
     },

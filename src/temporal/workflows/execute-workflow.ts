@@ -83,6 +83,7 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
       finalOutput: run.finalOutput,
       usages: run.usages,
       workflowState: workflow?.state ?? { blocks: {}, edges: [], loops: {}, parallels: {} },
+      ...(activities.parking.used ? { releaseParked: true } : {}),
     }),
   );
   const answer = { output: run.finalOutput, httpBody: run.httpBody };
@@ -133,12 +134,15 @@ function activitiesWith(timeouts: ActivityTimeouts) {
   // timeout, or it hands over at once. Tried once: whatever stops it, the block activity goes on.
   const firstTry = proxyLocalActivities<Activities>({ startToCloseTimeout: "30 minutes", retry: once });
   const budget = new FirstTryBudget();
-  const carried = (request: BlockRequest) => carriedRequest(request, store);
+  // Whether anything was parked in the store, for the log write to release; most executions park nothing
+  // and their log write costs no second commit.
+  const parking = { used: false };
+  const carried = (request: BlockRequest) => carriedRequest(request, store, parking);
   const blocks: SideEffectBlocks = {
-    api: (request) => apiBlock(request, firstTry, block, budget, carried),
+    api: (request) => apiBlock(request, firstTry, block, budget, carried, parking),
     agent: (request) => settled(carried(request).then((r) => block.runAgentBlock(r))),
   };
-  return { store, log, blocks };
+  return { store, log, blocks, parking };
 }
 
 /**
@@ -236,10 +240,12 @@ export const parkedBlockInputs = "parked-block-inputs";
 async function carriedRequest(
   request: BlockRequest,
   store: Pick<Activities, "parkBlockInputs">,
+  parking: { used: boolean },
 ): Promise<BlockRequest> {
   if (JSON.stringify(request.outputs).length <= carriedOutputChars || !patched(parkedBlockInputs)) {
     return request;
   }
+  parking.used = true;
   return { ...request, outputs: {}, parkedOutputs: await store.parkBlockInputs(request.outputs) };
 }
 
@@ -249,6 +255,7 @@ async function apiBlock(
   block: Pick<Activities, "runApiBlock">,
   budget: FirstTryBudget,
   carried: (request: BlockRequest) => Promise<BlockRequest>,
+  parking: { used: boolean },
 ): Promise<BlockOutcome<ApiOutput>> {
   const run = (r: BlockRequest) => settled(carried(r).then((c) => block.runApiBlock(c)));
   if (!patched(apiBlockFirstTryLocal)) return run(request);
@@ -259,6 +266,7 @@ async function apiBlock(
     const tried = await firstTry.tryApiBlock(request);
     if ("outcome" in tried) outcome = tried.outcome;
     else resume = tried.handOff;
+    if (resume?.parked !== undefined) parking.used = true;
   } catch (error) {
     // Cancelled, the execution stops; failed (its store, its timeout), the try counts as one started.
     if (isCancellation(error)) throw error;
