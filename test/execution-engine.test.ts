@@ -188,6 +188,36 @@ describe("Execution engine: blocks and references (D13, D14)", () => {
     expect(provider.received).toHaveLength(1);
   });
 
+  it("an agent block referencing more than its block activity's request may carry reads it back from the store", async () => {
+    // 600 Ki characters of input: past carriedOutputChars, the referenced outputs are parked, not sent
+    // in the block activity's request (payloads over 2 MiB made Temporal terminate the execution).
+    const provider = await receiver((request, response) => {
+      const { messages } = JSON.parse(request.body) as { messages: { content: string }[] };
+      sendJson(response, 200, {
+        model: "gpt-4o-mini",
+        choices: [{ message: { role: "assistant", content: `read ${messages.at(-1)?.content.length}` } }],
+        usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+      });
+    });
+    const { workspaceId } = harness.account;
+    await harness.store.environment.set(workspaceId, agentBaseUrlVariable, provider.origin, Date.now());
+    await harness.store.environment.set(workspaceId, agentKeyVariable, "agent-key-123", Date.now());
+    const workflowId = await harness.saveWorkflow({
+      blocks: {
+        start: starter,
+        answer: block("agent", "Answer", { model: "gpt-4o-mini", prompt: "<start.text>" }),
+      },
+      edges: [edge("start", "answer")],
+    });
+    const text = "w".repeat(600 * 1024);
+
+    const { result } = await run(workflowId, { text });
+
+    expect(result.status).toBe("success");
+    expect(result.output).toMatchObject({ content: `read ${text.length}` });
+    expect(provider.received).toHaveLength(1);
+  });
+
   it("a disabled block is skipped: no request, no span, and the walk goes on past it", async () => {
     const api = await receiver((_, response) => sendJson(response, 200, {}));
     const workflowId = await harness.saveWorkflow({
