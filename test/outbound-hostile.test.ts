@@ -270,6 +270,33 @@ describe("Redirects of the HTTP block (issue 11)", () => {
   });
 });
 
+/** A starter, then a parallel `fan` fetching `<origin>/<item>` once per item, all branches at once. */
+function fanOut(origin: string, items: string[]) {
+  return {
+    blocks: {
+      start: { type: "starter", name: "Start", config: {}, enabled: true },
+      fetch: {
+        type: "api",
+        name: "Fetch",
+        config: { method: "GET", url: `${origin}/<parallel.item>` },
+        enabled: true,
+      },
+    },
+    edges: [{ source: "start", target: "fan" }],
+    parallels: { fan: { type: "collection" as const, nodes: ["fetch"], collection: items } },
+  };
+}
+
+/** Outputs still parked in a data dir's store (parked-outputs-store.ts). */
+function parkedRows(dataDir: string): number {
+  const db = new Database(databaseFile(dataDir), { readonly: true });
+  try {
+    return db.prepare("SELECT count(*) FROM parked_outputs").pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
 describe("Redirects and redaction through a real execution (D14, D24, issue 11)", () => {
   const temporal = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
   /** A key with the characters every encoding changes: space, quote, slash, plus, and base64 with + and /. */
@@ -418,19 +445,7 @@ describe("Redirects and redaction through a real execution (D14, D24, issue 11)"
     const answer = { items: "z".repeat(900 * 1024) };
     const api = await receiver((_, response) => void setTimeout(() => sendJson(response, 200, answer), 300));
     const items = ["a", "b", "c", "d", "e"];
-    const workflowId = await harness.saveWorkflow({
-      blocks: {
-        start: { type: "starter", name: "Start", config: {}, enabled: true },
-        fetch: {
-          type: "api",
-          name: "Fetch",
-          config: { method: "GET", url: `${api.origin}/<parallel.item>` },
-          enabled: true,
-        },
-      },
-      edges: [{ source: "start", target: "fan" }],
-      parallels: { fan: { type: "collection", nodes: ["fetch"], collection: items } },
-    });
+    const workflowId = await harness.saveWorkflow(fanOut(api.origin, items));
     const handle = await harness.start(worker.taskQueue, workflowId);
     const result = await handle.result();
     const { entry } = await harness.logged(result);
@@ -451,12 +466,7 @@ describe("Redirects and redaction through a real execution (D14, D24, issue 11)"
     const failedTasks = events.flatMap((e) => e.workflowTaskFailedEventAttributes ?? []);
     expect(failedTasks.filter((f) => f.cause !== forceClose)).toEqual([]);
     // The log entry holds the outputs now: nothing stays parked.
-    const db = new Database(databaseFile(harness.dataDir), { readonly: true });
-    try {
-      expect(db.prepare("SELECT count(*) FROM parked_outputs").pluck().get()).toBe(0);
-    } finally {
-      db.close();
-    }
+    expect(parkedRows(harness.dataDir)).toBe(0);
   });
 
   it("a block posting the results of a large parallel sends them whole: its request's outputs are parked, not refused", async () => {
@@ -469,15 +479,10 @@ describe("Redirects and redaction through a real execution (D14, D24, issue 11)"
       void setTimeout(() => sendJson(response, 200, answer), 300);
     });
     const items = ["a", "b", "c"];
+    const fan = fanOut(api.origin, items);
     const workflowId = await harness.saveWorkflow({
       blocks: {
-        start: { type: "starter", name: "Start", config: {}, enabled: true },
-        fetch: {
-          type: "api",
-          name: "Fetch",
-          config: { method: "GET", url: `${api.origin}/<parallel.item>` },
-          enabled: true,
-        },
+        ...fan.blocks,
         collect: {
           type: "api",
           name: "Collect",
@@ -485,11 +490,8 @@ describe("Redirects and redaction through a real execution (D14, D24, issue 11)"
           enabled: true,
         },
       },
-      edges: [
-        { source: "start", target: "fan" },
-        { source: "fan", target: "collect" },
-      ],
-      parallels: { fan: { type: "collection", nodes: ["fetch"], collection: items } },
+      edges: [...fan.edges, { source: "fan", target: "collect" }],
+      parallels: fan.parallels,
     });
     const { result, logged } = await harness.run(worker.taskQueue, workflowId);
 
@@ -501,12 +503,7 @@ describe("Redirects and redaction through a real execution (D14, D24, issue 11)"
     expect(body.all.map((branch) => branch.data)).toEqual(items.map(() => answer));
     const collect = (logged.entry.traceSpans as SpanJson[]).find((s) => s.name === "Collect");
     expect(collect?.output).toMatchObject({ status: 200, data: { bytes: posted[0]?.body.length } });
-    const db = new Database(databaseFile(harness.dataDir), { readonly: true });
-    try {
-      expect(db.prepare("SELECT count(*) FROM parked_outputs").pluck().get()).toBe(0);
-    } finally {
-      db.close();
-    }
+    expect(parkedRows(harness.dataDir)).toBe(0);
   });
 
   it("a server echoing the secret in any encoding leaks it into neither the span nor the final output", async () => {
@@ -605,19 +602,7 @@ describe("D26: an execution's Temporal history stays under the server's limit", 
       }, 400);
     });
     const items = ["a", "b", "c", "d", "e", "f", "g", "h"];
-    const workflowId = await harness.saveWorkflow({
-      blocks: {
-        start: { type: "starter", name: "Start", config: {}, enabled: true },
-        fetch: {
-          type: "api",
-          name: "Fetch",
-          config: { method: "GET", url: `${api.origin}/<parallel.item>` },
-          enabled: true,
-        },
-      },
-      edges: [{ source: "start", target: "fan" }],
-      parallels: { fan: { type: "collection", nodes: ["fetch"], collection: items } },
-    });
+    const workflowId = await harness.saveWorkflow(fanOut(api.origin, items));
 
     const { result } = await harness.run(small.taskQueue, workflowId);
 
