@@ -111,13 +111,7 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
         if (!tried || !("outcome" in tried) || run.carries(tried.outcome)) return tried ?? notTried;
         // The local activity's id is its place in the workflow's order, the same when a failed workflow
         // task runs it again, which then parks it again under the same key.
-        const key = `${runId}/${context.info.activityId}`;
-        await deps.store.parkedOutputs.park(
-          executionOfActivity(),
-          key,
-          JSON.stringify(tried.outcome),
-          Date.now(),
-        );
+        const key = await park(deps, `${runId}/${context.info.activityId}`, tried.outcome);
         return { handOff: { ...handOffFromStart(0), parked: key } };
       } finally {
         run.end();
@@ -131,9 +125,7 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
      */
     async parkBlockInputs(outputs: Record<string, unknown>): Promise<string> {
       const { info } = Context.current();
-      const key = `${info.workflowExecution?.runId ?? ""}/inputs/${info.activityId}`;
-      await deps.store.parkedOutputs.park(executionOfActivity(), key, JSON.stringify(outputs), Date.now());
-      return key;
+      return park(deps, `${info.workflowExecution?.runId ?? ""}/inputs/${info.activityId}`, outputs);
     },
 
     async runApiBlock(parkedRequest: BlockRequest): Promise<BlockOutcome<ApiOutput>> {
@@ -141,10 +133,8 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
       if ("failed" in restored) return restored.failed;
       const { request } = restored;
       const parked = request.resume?.parked;
-      if (parked !== undefined) {
-        const outcome = await deps.store.parkedOutputs.read(executionOfActivity(), parked);
-        return outcome === undefined ? gone("answer") : (JSON.parse(outcome) as BlockOutcome<ApiOutput>);
-      }
+      if (parked !== undefined)
+        return (await unpark<BlockOutcome<ApiOutput>>(deps, parked)) ?? gone("answer");
       return admission.run(
         request.workspaceId,
         async (beat) => {
@@ -203,9 +193,20 @@ async function withParkedInputs(
   request: BlockRequest,
 ): Promise<{ request: BlockRequest } | { failed: BlockOutcome<never> }> {
   if (request.parkedOutputs === undefined) return { request };
-  const outputs = await deps.store.parkedOutputs.read(executionOfActivity(), request.parkedOutputs);
-  if (outputs === undefined) return { failed: gone("inputs") };
-  return { request: { ...request, outputs: JSON.parse(outputs) as Record<string, unknown> } };
+  const outputs = await unpark<Record<string, unknown>>(deps, request.parkedOutputs);
+  return outputs === undefined ? { failed: gone("inputs") } : { request: { ...request, outputs } };
+}
+
+/** Parks a value as JSON under the running activity's execution and `key`; returns the key. */
+async function park(deps: ActivityDeps, key: string, value: unknown): Promise<string> {
+  await deps.store.parkedOutputs.park(executionOfActivity(), key, JSON.stringify(value), Date.now());
+  return key;
+}
+
+/** The value parked under the running activity's execution and `key`, or undefined when it is gone. */
+async function unpark<T>(deps: ActivityDeps, key: string): Promise<T | undefined> {
+  const json = await deps.store.parkedOutputs.read(executionOfActivity(), key);
+  return json === undefined ? undefined : (JSON.parse(json) as T);
 }
 
 /**
