@@ -199,8 +199,9 @@ const historyPerBlockBytes = 2 * 1024 * 1024;
  * with side effects starts only while the history so far, with 2 MiB for it and for each block still in
  * flight, stays within D26's workflow.maxHistoryBytes. Parallel branches past that wait for blocks in
  * flight to end; a block that does not fit even alone fails naming the quota, so the execution goes on to
- * its error path and its entry. Twenty blocks fit in flight at once on an empty history, as many as one
- * workspace may run on a worker (concurrentBlockActivities).
+ * its error path and its entry. At the default 40 MiB, nineteen blocks fit in flight at once beside the few
+ * kilobytes a history starts with, one fewer than one workspace may run on a worker
+ * (concurrentBlockActivities): a twentieth parallel branch starts when the first of them ends.
  */
 function historyBounded(blocks: SideEffectBlocks, maxHistoryBytes: number | undefined): SideEffectBlocks {
   if (maxHistoryBytes === undefined) return blocks;
