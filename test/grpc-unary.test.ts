@@ -1,7 +1,7 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { promisify } from "node:util";
-import { gzip } from "node:zlib";
+import { gunzipSync, gzip } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, type ConnectRouter, createConnectRouter } from "@connectrpc/connect";
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
@@ -11,11 +11,12 @@ import { createRouter } from "../src/server/router.js";
 import { differentialOptions, routes } from "./support/unary-differential.js";
 
 /**
- * flowlog answers unary gRPC calls with a handler of its own (src/server/grpc-unary.ts, issue 13) in
- * place of connect-es's streaming pipeline. The promise: on the wire it answers what connect-es answers.
- * Two servers mount the same implementation, one through Connect's router and one through flowlog's, and
- * every case below is sent to both as raw HTTP/2 frames and compared byte for byte: status, headers,
- * body and trailers (grpc-status, grpc-message, grpc-status-details-bin and metadata).
+ * flowlog answers unary gRPC and gRPC-Web calls with handlers of its own (src/server/grpc-unary.ts, issue
+ * 13) in place of connect-es's streaming pipeline. The promise: on the wire it answers what connect-es
+ * answers. Two servers mount the same implementation, one through Connect's router and one through
+ * flowlog's, and every case below is sent to both as raw HTTP/2 frames and compared byte for byte:
+ * status, headers, body and trailers (grpc-status, grpc-message, grpc-status-details-bin and metadata),
+ * which gRPC-Web carries in a last envelope of the body.
  */
 const servers: http2.Http2Server[] = [];
 let connectUrl: string;
@@ -152,6 +153,10 @@ const cases: [string, () => Promise<[string, Record<string, string>, Uint8Array]
     async () => [getLog, {}, Buffer.concat([envelope(getLogOf("a")), envelope(getLogOf("b"))])],
   ],
   ["a truncated envelope", async () => [getLog, {}, envelope(getLogOf("log_1")).subarray(0, 7)]],
+  [
+    "trailers past the compression threshold",
+    async () => [getLog, { "grpc-accept-encoding": "gzip" }, envelope(getLogOf("long trailer"))],
+  ],
 ];
 
 describe("unary gRPC answers as connect-es answers them (issue 13)", () => {
@@ -196,5 +201,90 @@ describe("unary gRPC answers as connect-es answers them (issue 13)", () => {
     expect(status("no message")).toBe(String(Code.Unimplemented));
     expect(status("two messages")).toBe(String(Code.Unimplemented));
     expect(status("a truncated envelope")).toBe(String(Code.InvalidArgument));
+  });
+});
+
+/** The gRPC cases as gRPC-Web calls: the same requests under gRPC-Web's content types. */
+const webCases: typeof cases = [
+  ...cases.map(([name, build]): (typeof cases)[number] => [
+    name,
+    async () => {
+      const [path, headers, body] = await build();
+      const json = headers["content-type"] === "application/grpc+json";
+      return [path, { ...headers, "content-type": `application/grpc-web+${json ? "json" : "proto"}` }, body];
+    },
+  ]),
+  [
+    "grpc-web-text, which neither answers",
+    async () => [
+      getLog,
+      { "content-type": "application/grpc-web-text" },
+      Buffer.from(envelope(getLogOf("log_1")).toString("base64")),
+    ],
+  ],
+];
+
+/** gRPC-Web's trailers: the body's last envelope, flagged 0x80, as `name: value` lines. */
+function webTrailers(exchange: Exchange | undefined): Record<string, string> {
+  const body = Buffer.from(exchange?.body ?? "", "base64");
+  let offset = 0;
+  while (offset + 5 <= body.length) {
+    const flags = body.readUInt8(offset);
+    const length = body.readUInt32BE(offset + 1);
+    const data = body.subarray(offset + 5, offset + 5 + length);
+    offset += 5 + length;
+    if ((flags & 0x80) === 0) continue;
+    const text = ((flags & 1) === 1 ? gunzipSync(data) : data).toString();
+    return Object.fromEntries(
+      text
+        .split("\r\n")
+        .filter((line) => line !== "")
+        .map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim()]),
+    );
+  }
+  return {};
+}
+
+describe("unary gRPC-Web answers as connect-es answers them (issue 13)", () => {
+  it.each(webCases)("%s", async (_name, build) => {
+    const [path, headers, body] = await build();
+    const fromConnect = await call(connectUrl, path, headers, body);
+    const fromFlowlog = await call(flowlogUrl, path, headers, body);
+    expect(fromFlowlog).toEqual(fromConnect);
+  });
+
+  it("the cases cover answers, errors and compression on the wire, the status in the body", async () => {
+    const seen = new Map<string, Exchange>();
+    for (const [name, build] of webCases) {
+      const [path, headers, body] = await build();
+      seen.set(name, await call(flowlogUrl, path, headers, body));
+    }
+    const status = (name: string) => webTrailers(seen.get(name))["grpc-status"];
+    expect(seen.get("an answer")?.headers["content-type"]).toBe("application/grpc-web+proto");
+    expect(seen.get("an answer")?.trailers).toEqual({});
+    expect(status("an answer")).toBe("0");
+    expect(webTrailers(seen.get("an answer"))["x-trailer"]).toBe("set by the handler");
+    expect(seen.get("an answer")?.headers["x-intercepted"]).toBe("GetLog");
+    expect(seen.get("an answer as JSON (application/grpc+json)")?.headers["content-type"]).toBe(
+      "application/grpc-web+json",
+    );
+    expect(seen.get("a deadline (grpc-timeout)")?.headers["x-deadline"]).toBe("set");
+    expect(status("an error with details")).toBe(String(Code.InvalidArgument));
+    expect(webTrailers(seen.get("an error with details"))["grpc-status-details-bin"]).toBeTruthy();
+    expect(webTrailers(seen.get("an error with metadata"))["retry-after"]).toBe("7");
+    expect(status("a fault")).toBe(String(Code.Internal));
+    expect(
+      Buffer.from(seen.get("a large answer to a client that accepts gzip")?.body ?? "", "base64")[0],
+    ).toBe(1);
+    const longTrailers = Buffer.from(
+      seen.get("trailers past the compression threshold")?.body ?? "",
+      "base64",
+    );
+    expect(longTrailers[longTrailers.readUInt32BE(1) + 5]).toBe(0x81);
+    expect(webTrailers(seen.get("trailers past the compression threshold"))["x-long"]).toHaveLength(512);
+    expect(status("a gzip request that inflates past the limit")).toBe(String(Code.ResourceExhausted));
+    expect(status("no message")).toBe(String(Code.Unimplemented));
+    expect(status("a truncated envelope")).toBe(String(Code.InvalidArgument));
+    expect(seen.get("grpc-web-text, which neither answers")?.status).toBe(415);
   });
 });

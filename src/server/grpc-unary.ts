@@ -17,74 +17,144 @@ import {
   uResponseUnsupportedMediaType,
   validateUniversalHandlerOptions,
 } from "@connectrpc/connect/protocol";
+import * as grpc from "@connectrpc/connect/protocol-grpc";
 import {
-  contentTypeJson,
-  contentTypeProto,
-  contentTypeRegExp,
-  createHandlerFactory as createConnectGrpcHandlerFactory,
   grpcStatusOk,
   headerAcceptEncoding,
   headerContentType,
   headerEncoding,
   headerGrpcStatus,
   headerTimeout,
-  parseContentType,
   parseTimeout,
   setTrailerStatus,
 } from "@connectrpc/connect/protocol-grpc";
+import * as grpcWeb from "@connectrpc/connect/protocol-grpc-web";
 import { callEnded, callError } from "./call-ended.js";
 import { oneChunk } from "./one-chunk.js";
 import { unaryContext } from "./unary-context.js";
 
 /**
- * gRPC for unary RPCs without Connect's streaming machinery (issue 13). connect-es answers every gRPC
- * call, unary ones too, through a chain of async iterables (split, decompress, parse, invoke, serialize,
- * compress, join) and aborts the call's signal without a reason when it ends, which builds a
- * `DOMException`: about 400 µs of a busy server's time per call against 190 µs for the same work behind
- * bare `node:http2` (bench/README.md). Every flowlog RPC but reflection is unary, so a gRPC answer cost two
- * thirds more than the same answer over REST, while internal services reach flowlog over gRPC first.
+ * gRPC and gRPC-Web for unary RPCs without Connect's streaming machinery (issue 13). connect-es answers
+ * every call of both, unary ones too, through a chain of async iterables (split, decompress, parse,
+ * invoke, serialize, compress, join) and aborts the call's signal without a reason when it ends, which
+ * builds a `DOMException`: about 400 µs of a busy server's time per gRPC call against 190 µs for the same
+ * work behind bare `node:http2` (bench/README.md), and a gRPC-Web entry cost 60 % more than the same
+ * entry over the Connect protocol. Every flowlog RPC but reflection is unary, and internal services reach
+ * flowlog over gRPC first.
  *
- * This factory answers a unary call the way Connect's own unary Connect-protocol handler does, in one
+ * These factories answer a unary call the way Connect's own unary Connect-protocol handler does, in one
  * pass: read the one enveloped message, invoke the implementation through the same interceptors, write
- * the one enveloped answer and the status in the trailers. Everything protocol-specific is Connect's own
- * exported code (content types, `grpc-timeout`, compression negotiation, serialization limits, the
- * status trailers with their details), so the wire stays what Connect writes; the differential test
- * `test/grpc-unary.test.ts` holds the two to the same bytes. Streaming methods (reflection) keep
- * Connect's handler.
+ * the one enveloped answer and the status: in HTTP trailers for gRPC, in a trailer envelope after the
+ * answer for gRPC-Web. Everything protocol-specific is Connect's own exported code (content types,
+ * `grpc-timeout`, compression negotiation, serialization limits, the status trailers with their details,
+ * gRPC-Web's trailer serialization), so the wire stays what Connect writes; the differential test
+ * `test/grpc-unary.test.ts` holds the two to the same bytes for both. Streaming methods (reflection) keep
+ * Connect's handlers.
  */
 export function createGrpcHandlerFactory(options: Partial<UniversalHandlerOptions>): ProtocolHandlerFactory {
+  return createFactory(options, grpcFraming);
+}
+
+/** gRPC-Web, as gRPC but with the status in the body (above). */
+export function createGrpcWebHandlerFactory(
+  options: Partial<UniversalHandlerOptions>,
+): ProtocolHandlerFactory {
+  return createFactory(options, grpcWebFraming);
+}
+
+/** What differs between gRPC and gRPC-Web for a unary call. */
+interface Framing {
+  /** Connect's handler factory, for streaming methods and for the protocol's name. */
+  connectFactory: (options: Partial<UniversalHandlerOptions>) => ProtocolHandlerFactory;
+  contentTypeRegExp: RegExp;
+  /** The request's content type, or undefined for one this handler does not answer (415). */
+  contentType(header: string | null): { binary: boolean } | undefined;
+  contentTypeProto: string;
+  contentTypeJson: string;
+  /** The answer's body and trailers, from its enveloped message (none after an error) and its status. */
+  frame(
+    answer: Uint8Array | undefined,
+    trailer: Headers,
+    compression: Compression | null,
+    compressMinBytes: number,
+  ): Promise<Pick<UniversalServerResponse, "body" | "trailer">>;
+}
+
+const grpcFraming: Framing = {
+  connectFactory: grpc.createHandlerFactory,
+  contentTypeRegExp: grpc.contentTypeRegExp,
+  contentType: grpc.parseContentType,
+  contentTypeProto: grpc.contentTypeProto,
+  contentTypeJson: grpc.contentTypeJson,
+  frame: async (answer, trailer) => ({ body: oneChunk(answer), trailer }),
+};
+
+const webTrailers = grpcWeb.createTrailerSerialization();
+
+const grpcWebFraming: Framing = {
+  connectFactory: grpcWeb.createHandlerFactory,
+  contentTypeRegExp: grpcWeb.contentTypeRegExp,
+  // Connect answers no grpc-web-text (base64) call; neither does this.
+  contentType: (header) => {
+    const type = grpcWeb.parseContentType(header);
+    return type === undefined || type.text ? undefined : type;
+  },
+  contentTypeProto: grpcWeb.contentTypeProto,
+  contentTypeJson: grpcWeb.contentTypeJson,
+  async frame(answer, trailer, compression, compressMinBytes) {
+    const trailers = await envelope(
+      webTrailers.serialize(trailer),
+      compression,
+      compressMinBytes,
+      trailerFlag,
+    );
+    return { body: oneChunk(answer === undefined ? trailers : Buffer.concat([answer, trailers])) };
+  },
+};
+
+/** gRPC-Web marks the envelope that carries the status as trailers. */
+const trailerFlag = grpcWeb.trailerFlag;
+
+function createFactory(options: Partial<UniversalHandlerOptions>, framing: Framing): ProtocolHandlerFactory {
   const opt = validateUniversalHandlerOptions(options);
-  const connectGrpc = createConnectGrpcHandlerFactory(opt);
+  const connectFactory = framing.connectFactory(opt);
   const factory = (spec: MethodImplSpec): UniversalHandler => {
-    if (spec.kind !== "unary") return connectGrpc(spec);
-    return Object.assign(unaryHandler(opt, spec), {
-      protocolNames: [connectGrpc.protocolName],
-      supportedContentType: contentTypeMatcher(contentTypeRegExp),
+    if (spec.kind !== "unary") return connectFactory(spec);
+    return Object.assign(unaryHandler(opt, spec, framing, connectFactory.protocolName), {
+      protocolNames: [connectFactory.protocolName],
+      supportedContentType: contentTypeMatcher(framing.contentTypeRegExp),
       allowedMethods: ["POST"],
       requestPath: createMethodUrl("/", spec.method),
       service: spec.method.parent,
       method: spec.method,
     });
   };
-  return Object.assign(factory, { protocolName: connectGrpc.protocolName });
+  return Object.assign(factory, { protocolName: connectFactory.protocolName });
 }
 
-function unaryHandler(opt: UniversalHandlerOptions, spec: MethodImplSpec & { kind: "unary" }) {
+function unaryHandler(
+  opt: UniversalHandlerOptions,
+  spec: MethodImplSpec & { kind: "unary" },
+  framing: Framing,
+  protocolName: string,
+) {
   const serialization = createMethodSerializationLookup(spec.method, opt.binaryOptions, opt.jsonOptions, opt);
   return async function handle(req: UniversalServerRequest): Promise<UniversalServerResponse> {
-    const type = parseContentType(req.header.get(headerContentType));
+    const type = framing.contentType(req.header.get(headerContentType));
     if (type === undefined) return uResponseUnsupportedMediaType;
     if (req.method !== "POST") return uResponseMethodNotAllowed;
     const timeout = parseTimeout(req.header.get(headerTimeout), opt.maxTimeoutMs);
     const { context, abort } = unaryContext(spec, {
-      protocolName: "grpc",
+      protocolName,
       requestMethod: req.method,
       url: req.url,
       requestHeader: req.header,
       requestSignal: req.signal,
       timeoutMs: timeout.timeoutMs,
       contextValues: req.contextValues,
-      responseHeader: { [headerContentType]: type.binary ? contentTypeProto : contentTypeJson },
+      responseHeader: {
+        [headerContentType]: type.binary ? framing.contentTypeProto : framing.contentTypeJson,
+      },
       responseTrailer: { [headerGrpcStatus]: grpcStatusOk },
     });
     const compression = compressionNegotiate(
@@ -111,12 +181,13 @@ function unaryHandler(opt: UniversalHandlerOptions, spec: MethodImplSpec & { kin
       abort(error);
       setTrailerStatus(context.responseTrailer, callError(error));
     }
-    return {
-      ...uResponseOk,
-      header: context.responseHeader,
-      body: oneChunk(answer),
-      trailer: context.responseTrailer,
-    };
+    const framed = await framing.frame(
+      answer,
+      context.responseTrailer,
+      compression.response,
+      opt.compressMinBytes,
+    );
+    return { ...uResponseOk, header: context.responseHeader, ...framed };
   };
 }
 
@@ -196,17 +267,18 @@ function concat(chunks: Uint8Array[], total: number): Uint8Array {
   return joined;
 }
 
-/** The answer in its envelope, compressed when the client accepts it and it is large enough (D29). */
+/** A message (or gRPC-Web's trailers) in its envelope, compressed when the client accepts it and it is large enough (D29). */
 async function envelope(
   data: Uint8Array,
   compression: Compression | null,
   compressMinBytes: number,
+  flags = 0,
 ): Promise<Uint8Array> {
   const compressed = compression !== null && data.byteLength >= compressMinBytes;
   const payload = compressed ? await compression.compress(data) : data;
   const bytes = new Uint8Array(envelopeHeaderBytes + payload.byteLength);
   const view = new DataView(bytes.buffer);
-  view.setUint8(0, compressed ? compressedFlag : 0);
+  view.setUint8(0, compressed ? flags | compressedFlag : flags);
   view.setUint32(1, payload.byteLength);
   bytes.set(payload, envelopeHeaderBytes);
   return bytes;

@@ -16,9 +16,8 @@ import {
   type UniversalHandlerOptions,
   validateUniversalHandlerOptions,
 } from "@connectrpc/connect/protocol";
-import { createHandlerFactory as createGrpcWebHandlerFactory } from "@connectrpc/connect/protocol-grpc-web";
 import { createConnectUnaryHandlerFactory } from "./connect-unary.js";
-import { createGrpcHandlerFactory } from "./grpc-unary.js";
+import { createGrpcHandlerFactory, createGrpcWebHandlerFactory } from "./grpc-unary.js";
 import { createJsonCall, type JsonCall } from "./json-unary.js";
 
 /** Connect's router, and each unary RPC as an in-process JSON call for the REST gateway, by request path. */
@@ -27,8 +26,8 @@ export interface FlowlogRouter extends ConnectRouter {
 }
 
 /**
- * `createConnectRouter` with flowlog's gRPC and Connect handlers for unary RPCs (grpc-unary.ts,
- * connect-unary.ts); gRPC-Web and streaming are Connect's own. Connect's router takes no protocol of its
+ * `createConnectRouter` with flowlog's gRPC, gRPC-Web and Connect handlers for unary RPCs (grpc-unary.ts,
+ * connect-unary.ts); streaming is Connect's own. Connect's router takes no protocol of its
  * own, so this builds the same handlers from the same public parts, and the REST gateway's JSON calls
  * (json-unary.ts) from the same implementations and options. Options are given once, for every service.
  */

@@ -29,6 +29,8 @@ export function routes(router: ConnectRouter): ConnectRouter {
         throw ConnectError.from(context.signal.reason);
       }
       context.responseHeader.set("x-deadline", context.timeoutMs() === undefined ? "none" : "set");
+      // Trailers past compressMinBytes: gRPC-Web compresses their envelope like a message's.
+      if (request.id === "long trailer") context.responseTrailer.set("x-long", "t".repeat(compressMinBytes));
       switch (request.id) {
         case "invalid":
           throw invalidArgument([{ field: "id", message: "id is not a log id" }]);
