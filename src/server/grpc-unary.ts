@@ -89,6 +89,7 @@ const grpcFraming: Framing = {
   frame: async (answer, trailer) => ({ body: oneChunk(answer), trailer }),
 };
 
+/** gRPC-Web's status and trailers as `name: value` lines, in an envelope flagged as trailers. */
 const webTrailers = grpcWeb.createTrailerSerialization();
 
 const grpcWebFraming: Framing = {
@@ -106,14 +107,11 @@ const grpcWebFraming: Framing = {
       webTrailers.serialize(trailer),
       compression,
       compressMinBytes,
-      trailerFlag,
+      grpcWeb.trailerFlag,
     );
     return { body: oneChunk(answer === undefined ? trailers : Buffer.concat([answer, trailers])) };
   },
 };
-
-/** gRPC-Web marks the envelope that carries the status as trailers. */
-const trailerFlag = grpcWeb.trailerFlag;
 
 function createFactory(options: Partial<UniversalHandlerOptions>, framing: Framing): ProtocolHandlerFactory {
   const opt = validateUniversalHandlerOptions(options);
