@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { fromBinary, fromJson, type JsonObject, toBinary } from "@bufbuild/protobuf";
+import { LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import { grpcLoad, type HttpTarget, httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
 import {
   bootstrapAccount,
@@ -33,7 +35,7 @@ const plans: Record<"quick" | "full", Plan> = {
 
 /**
  * The API under load (issue 7, item 2): `flowlog serve` in a process of its own, on a store filled by
- * `flowlog seed`, hit on loopback by autocannon (REST, Connect) and ghz (gRPC) with keep-alive
+ * `flowlog seed`, hit on loopback by autocannon (REST, Connect, gRPC-Web) and ghz (gRPC) with keep-alive
  * connections; beside it two bare `node:http` processes on the same file, one running only the page's SQL
  * and one every statement flowlog runs for the request (support/bare-logs-server.ts).
  */
@@ -169,8 +171,8 @@ interface Endpoint {
   plan: Plan;
   restPath: string;
   /** The LogsService method the REST path maps to. */
-  method: string;
-  request: Record<string, unknown>;
+  method: "ListLogs" | "GetLog";
+  request: JsonObject;
 }
 
 async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table> {
@@ -194,8 +196,14 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
       headers: { ...auth, "content-type": "application/json", "connect-protocol-version": "1" },
       body: JSON.stringify(request),
     },
+    "gRPC-Web": {
+      url: `http://${servers.flowlog}/flowlog.logs.v1.LogsService/${method}`,
+      method: "POST",
+      headers: { ...auth, "content-type": "application/grpc-web+proto", "x-grpc-web": "1" },
+      body: grpcWebRequest(method, request),
+    },
   };
-  await checkSameAnswer(targets);
+  await checkSameAnswer(targets, method);
   /** The load plan with the CPU time of the server at `address` (host:port) read around it. */
   const withServer = (address: string) => {
     const pid = servers.pids.get(address);
@@ -276,12 +284,43 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
       "Connect-ES's Node adapter and the generated service alone (a page read as arrays, in list form from the columns, one " +
       "entry as its id alone), over " +
       "Connect (HTTP/1.1) and gRPC (h2c). page SQL + take over gRPC: the same work and answer behind bare " +
-      "node:http2, no framework. REST, Connect and gRPC: one flowlog " +
+      "node:http2, no framework. REST, Connect, gRPC-Web (binary, over HTTP/1.1 as browsers send it) and gRPC: one flowlog " +
       "serve process. server CPU: the server process's CPU time (every thread, /proc) per answer in the " +
       "median round, which the load generator's share of the two cores does not move; load generator CPU: " +
       "autocannon's (in the bench's process) or ghz's, per answer, taken from the same two cores. Goals (issue 13): REST >= 0.70x page SQL on the list, >= 0.35x on one entry; gRPC >= " +
       "0.90x REST.",
   };
+}
+
+/** A gRPC-Web request as browsers' gRPC-Web clients send it: the message in binary, in its envelope. */
+function grpcWebRequest(method: Endpoint["method"], request: JsonObject): Buffer {
+  const { input } = rpcOf(method);
+  const message = Buffer.from(toBinary(input, fromJson(input, request)));
+  const header = Buffer.alloc(5);
+  header.writeUInt32BE(message.length, 1);
+  return Buffer.concat([header, message]);
+}
+
+/**
+ * A gRPC-Web answer's message, as the other targets' JSON; throws unless its trailers say OK, since a
+ * gRPC-Web error is an HTTP 200 that a load generator would count as an answer.
+ */
+function grpcWebAnswer(method: Endpoint["method"], body: Buffer): unknown {
+  let answer: unknown;
+  let trailers = "";
+  for (let offset = 0; offset + 5 <= body.length; ) {
+    const flags = body.readUInt8(offset);
+    const data = body.subarray(offset + 5, offset + 5 + body.readUInt32BE(offset + 1));
+    offset += 5 + data.length;
+    if (flags & 0x80) trailers = data.toString();
+    else answer = fromBinary(rpcOf(method).output, data);
+  }
+  if (!/^grpc-status: 0\r$/m.test(trailers)) throw new Error(`gRPC-Web ${method} failed: ${trailers}`);
+  return answer;
+}
+
+function rpcOf(method: Endpoint["method"]) {
+  return method === "ListLogs" ? LogsService.method.listLogs : LogsService.method.getLog;
 }
 
 /** The median of a target's rounds by throughput, with its own latencies. */
@@ -311,7 +350,10 @@ async function firstLogId(servers: Servers, workspaceId: string): Promise<string
 }
 
 /** Every HTTP target must answer 200 with the same entries before it is timed: same work, same page. */
-async function checkSameAnswer(targets: Record<string, HttpTarget>): Promise<void> {
+async function checkSameAnswer(
+  targets: Record<string, HttpTarget>,
+  method: Endpoint["method"],
+): Promise<void> {
   const ids: string[] = [];
   for (const [name, target] of Object.entries(targets)) {
     const response = await fetch(target.url, {
@@ -319,7 +361,10 @@ async function checkSameAnswer(targets: Record<string, HttpTarget>): Promise<voi
       headers: target.headers,
       body: target.body,
     });
-    const body = (await response.json()) as { data?: { id: string } | { id: string }[] };
+    const gRpcWeb = target.headers?.["content-type"]?.startsWith("application/grpc-web") === true;
+    const body = (
+      gRpcWeb ? grpcWebAnswer(method, Buffer.from(await response.arrayBuffer())) : await response.json()
+    ) as { data?: { id: string } | { id: string }[] };
     if (!response.ok) throw new Error(`${name} answered ${response.status}: ${JSON.stringify(body)}`);
     const data = Array.isArray(body.data) ? body.data : [body.data];
     ids.push(`${data.length}:${data[0]?.id}`);

@@ -30,7 +30,7 @@ export interface HttpTarget {
   url: string;
   method?: "GET" | "POST";
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
 }
 
 /**
