@@ -38,7 +38,7 @@ import { unaryContext } from "./unary-context.js";
  * every call of both, unary ones too, through a chain of async iterables (split, decompress, parse,
  * invoke, serialize, compress, join) and aborts the call's signal without a reason when it ends, which
  * builds a `DOMException`: about 400 µs of a busy server's time per gRPC call against 190 µs for the same
- * work behind bare `node:http2` (bench/README.md), and a gRPC-Web entry cost 60 % more than the same
+ * work behind bare `node:http2` (bench/README.md), and a gRPC-Web entry cost 1.4 to 2.2 times the same
  * entry over the Connect protocol. Every flowlog RPC but reflection is unary, and internal services reach
  * flowlog over gRPC first.
  *
