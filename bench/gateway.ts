@@ -362,6 +362,7 @@ async function checkSameAnswer(
       body: target.body,
     });
     const gRpcWeb = target.headers?.["content-type"]?.startsWith("application/grpc-web") === true;
+    if (gRpcWeb && !response.ok) throw new Error(`${name} answered ${response.status}`);
     const body = (
       gRpcWeb ? grpcWebAnswer(method, Buffer.from(await response.arrayBuffer())) : await response.json()
     ) as { data?: { id: string } | { id: string }[] };
