@@ -265,7 +265,10 @@ function concat(chunks: Uint8Array[], total: number): Uint8Array {
   return joined;
 }
 
-/** A message (or gRPC-Web's trailers) in its envelope, compressed when the client accepts it and it is large enough (D29). */
+/**
+ * A message, or gRPC-Web's trailers, in its envelope: compressed when the client accepts it and it is
+ * large enough (D29).
+ */
 async function envelope(
   data: Uint8Array,
   compression: Compression | null,
