@@ -211,7 +211,7 @@ describe("unary gRPC answers as connect-es answers them (issue 13)", () => {
 /** The gRPC cases as gRPC-Web calls: the same requests under gRPC-Web's content types. */
 const webCases: typeof cases = [
   ...cases.map(([name, build]): (typeof cases)[number] => [
-    name,
+    name.replace("application/grpc+json", "application/grpc-web+json"),
     async () => {
       const [path, headers, body] = await build();
       const json = headers["content-type"] === "application/grpc+json";
@@ -263,7 +263,7 @@ describe("unary gRPC-Web answers as connect-es answers them (issue 13)", () => {
     expect(status("an answer")).toBe("0");
     expect(webTrailers(seen.get("an answer"))["x-trailer"]).toBe("set by the handler");
     expect(seen.get("an answer")?.headers["x-intercepted"]).toBe("GetLog");
-    expect(seen.get("an answer as JSON (application/grpc+json)")?.headers["content-type"]).toBe(
+    expect(seen.get("an answer as JSON (application/grpc-web+json)")?.headers["content-type"]).toBe(
       "application/grpc-web+json",
     );
     expect(seen.get("a deadline (grpc-timeout)")?.headers["x-deadline"]).toBe("set");
