@@ -35,7 +35,16 @@ export function FilterForm({
   }
 
   return (
-    <form class="filters" onSubmit={submit} onReset={() => onApply({})} aria-label="Filters">
+    // Uncontrolled fields, drawn afresh when the filters in the URL change: a controlled field was set back
+    // to the URL's value by every re-render (the workflow list arriving, the page loading), so choices
+    // made while the page loaded were lost before they were applied.
+    <form
+      key={params.toString()}
+      class="filters"
+      onSubmit={submit}
+      onReset={() => onApply({})}
+      aria-label="Filters"
+    >
       <label>
         Workflows
         <select name="workflows" multiple size={4}>
@@ -60,50 +69,57 @@ export function FilterForm({
         <legend>Triggers</legend>
         {triggers.map((trigger) => (
           <label key={trigger} class="inline">
-            <input type="checkbox" name="triggers" value={trigger} checked={chosenTriggers.has(trigger)} />
+            <input
+              type="checkbox"
+              name="triggers"
+              value={trigger}
+              defaultChecked={chosenTriggers.has(trigger)}
+            />
             {trigger}
           </label>
         ))}
       </fieldset>
       <label>
         Level
-        <select name="level" value={params.get("level") ?? ""}>
-          <option value="">any</option>
-          <option value="info">info</option>
-          <option value="error">error</option>
+        <select name="level">
+          {["", "info", "error"].map((level) => (
+            <option key={level} value={level} selected={(params.get("level") ?? "") === level}>
+              {level || "any"}
+            </option>
+          ))}
         </select>
       </label>
       <label>
         Started from
-        <input type="datetime-local" name="from" value={isoToLocalInput(params.get("from"))} />
+        <input type="datetime-local" name="from" defaultValue={isoToLocalInput(params.get("from"))} />
       </label>
       <label>
         Started before
-        <input type="datetime-local" name="to" value={isoToLocalInput(params.get("to"))} />
+        <input type="datetime-local" name="to" defaultValue={isoToLocalInput(params.get("to"))} />
       </label>
       <label>
         Min duration (ms)
-        <input type="number" name="minMs" min={0} step={1} value={params.get("minMs") ?? ""} />
+        <input type="number" name="minMs" min={0} step={1} defaultValue={params.get("minMs") ?? ""} />
       </label>
       <label>
         Max duration (ms)
-        <input type="number" name="maxMs" min={0} step={1} value={params.get("maxMs") ?? ""} />
+        <input type="number" name="maxMs" min={0} step={1} defaultValue={params.get("maxMs") ?? ""} />
       </label>
       <label>
         Min cost
-        <input type="number" name="minCost" min={0} step="any" value={params.get("minCost") ?? ""} />
+        <input type="number" name="minCost" min={0} step="any" defaultValue={params.get("minCost") ?? ""} />
       </label>
       <label>
         Max cost
-        <input type="number" name="maxCost" min={0} step="any" value={params.get("maxCost") ?? ""} />
+        <input type="number" name="maxCost" min={0} step="any" defaultValue={params.get("maxCost") ?? ""} />
       </label>
       <label>
         Model
-        <input name="model" value={params.get("model") ?? ""} placeholder="gpt-4o" />
+        <input name="model" defaultValue={params.get("model") ?? ""} placeholder="gpt-4o" />
       </label>
       <label>
         Execution id
-        <input name="execution" value={params.get("execution") ?? ""} />
+        <input name="execution" defaultValue={params.get("execution") ?? ""} />
       </label>
       <div class="actions">
         <button type="submit">Apply filters</button>
