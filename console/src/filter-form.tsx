@@ -1,4 +1,4 @@
-import { isoToLocalInput, localInputToIso, logFilters, triggers } from "./log-filters.js";
+import { isoToLocalInput, levels, localInputToIso, logFilters, triggers } from "./log-filters.js";
 import { useWorkspaceCatalog } from "./use-workflows.js";
 
 /**
@@ -82,7 +82,7 @@ export function FilterForm({
       <label>
         Level
         <select name="level">
-          {["", "info", "error"].map((level) => (
+          {["", ...levels].map((level) => (
             <option key={level} value={level} selected={(params.get("level") ?? "") === level}>
               {level || "any"}
             </option>

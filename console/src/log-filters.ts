@@ -29,6 +29,9 @@ export const logFilters = [
 
 export const triggers = ["api", "webhook", "schedule", "manual", "chat"] as const;
 
+/** The levels a log entry has, as the filters and subscriptions offer them. */
+export const levels = ["info", "error"] as const;
+
 /**
  * The request fields the URL's parameters set. A value the API would refuse (a bad date, a negative
  * cost) is passed as typed, so the API's own error names the field.

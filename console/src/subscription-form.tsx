@@ -5,7 +5,7 @@ import type {
   NotificationSubscriptionSchema,
 } from "../../gen/flowlog/notifications/v1/notifications_service_pb.js";
 import { errorMessage } from "./api.js";
-import { triggers } from "./log-filters.js";
+import { levels, triggers } from "./log-filters.js";
 import { alertRuleKind, alertRuleKinds } from "./subscription-alert-rules.js";
 import { channelLabels } from "./subscription-text.js";
 import { useWorkspaceCatalog } from "./use-workflows.js";
@@ -22,8 +22,6 @@ export interface SubscriptionSave {
   /** Proto field names (UpdateSubscriptionRequest.update_mask): a filter left empty goes back to "all". */
   updateMask: string[];
 }
-
-const levels = ["info", "error"] as const;
 
 const includes = [
   { field: "includeFinalOutput", label: "Final output" },
