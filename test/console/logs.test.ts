@@ -1,7 +1,7 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedWorkspace } from "../../src/seed/seed.js";
-import { launchBrowser, openConsole, openSignedIn, screenshot } from "../support/browser.js";
+import { launchBrowser, openConsole, openSignedIn, screenshot, signIn } from "../support/browser.js";
 import {
   createAccount,
   createWorkflow,
@@ -137,6 +137,36 @@ describe("the logs page", () => {
     await expect.poll(() => rowsOf(other.page)).toEqual(filtered.ids);
     await expect.poll(() => other.page.getByLabel("Level").inputValue()).toBe("error");
     expect([...problems, ...other.problems]).toEqual([]);
+  });
+
+  it("keeps filters chosen while the page is still loading until they are applied", async () => {
+    // The workspace's folders (with its workflows, what the filter form lists) are held on their way
+    // back from the server until the filters are chosen: their arrival then redraws the form between
+    // choosing and applying, as a slow answer would. A form that took its fields' values from the URL
+    // on every render lost the choices there, and Apply sent no filters.
+    const { page, problems } = await openConsole(browser, flowlog.server.url);
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route("**/flowlog.workflows.v1.WorkflowsService/ListFolders", async (route) => {
+      await held;
+      await route.continue();
+    });
+    await signIn(page, account.key, account.workspaceId);
+    await page.getByLabel("Level").selectOption("error");
+    await page.getByRole("checkbox", { name: "schedule" }).check();
+    const workflowChoices = page.locator('select[name="workflows"] option');
+    expect(await workflowChoices.count()).toBe(0);
+    release();
+    await workflowChoices.first().waitFor({ state: "attached" });
+    await page.getByRole("button", { name: "Apply filters" }).click();
+
+    const filtered = await apiPage({ level: "error", triggers: "schedule" });
+    expect(filtered.ids.length).toBeGreaterThan(0);
+    await expect.poll(() => rowsOf(page)).toEqual(filtered.ids);
+    expect(new URL(page.url()).hash).toMatch(/level=error/);
+    expect(problems).toEqual([]);
   });
 
   it("opens an entry from a filtered page, and leads back to the same page of the same view", async () => {
