@@ -1,11 +1,20 @@
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import http2 from "node:http2";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { fromBinary, fromJson, type JsonObject, toBinary } from "@bufbuild/protobuf";
+import { fromBinary, fromJson, type JsonObject, toBinary, toJson } from "@bufbuild/protobuf";
 import { LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
-import { grpcLoad, type HttpTarget, httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
+import {
+  grpcLoad,
+  type H2loadGrpcTarget,
+  type HttpTarget,
+  h2loadGrpcLoad,
+  httpLoad,
+  type LoadPlan,
+  type LoadResult,
+} from "./support/load.js";
 import {
   bootstrapAccount,
   flowlogCli,
@@ -203,7 +212,22 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
       body: grpcWebRequest(method, request),
     },
   };
-  await checkSameAnswer(targets, method);
+  // The same gRPC call from h2load, whose CPU per call is a fraction of ghz's: what the server spends on a
+  // gRPC answer, apart from the load generator's share of the cores. h2load counts HTTP statuses only, so
+  // each of its targets' grpc-status is checked before the load (with the others' answers) and after it.
+  const h2loadTargets: Record<string, H2loadGrpcTarget> = {
+    "bare: page SQL + take over gRPC (node:http2), from h2load": grpcCall(servers.bareGrpc),
+    "gRPC, from h2load": grpcCall(servers.flowlog),
+  };
+  function grpcCall(address: string): H2loadGrpcTarget {
+    const body = Buffer.concat([
+      Buffer.alloc(5),
+      Buffer.from(toBinary(rpcOf(method).input, fromJson(rpcOf(method).input, request))),
+    ]);
+    body.writeUInt32BE(body.length - 5, 1);
+    return { address, path: `/flowlog.logs.v1.LogsService/${method}`, body, metadata: auth };
+  }
+  await checkSameAnswer(targets, h2loadTargets, method);
   /** The load plan with the CPU time of the server at `address` (host:port) read around it. */
   const withServer = (address: string) => {
     const pid = servers.pids.get(address);
@@ -228,6 +252,14 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
     ["bare: page SQL + take over gRPC (node:http2)", grpc(servers.bareGrpc, servers.protoset)],
     ["bare Connect over gRPC", grpc(servers.bareConnectGrpc)],
     ["gRPC", grpc(servers.flowlog)],
+    ...Object.entries(h2loadTargets).map(([name, target]): [string, () => Promise<LoadResult>] => [
+      name,
+      async () => {
+        const result = await h2loadGrpcLoad(target, withServer(target.address));
+        await grpcAnswer(target, method);
+        return result;
+      },
+    ]),
   ];
   const rounds = new Map<string, LoadResult[]>(loads.map(([name]) => [name, []]));
   const loading = performance.now();
@@ -287,7 +319,10 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
       "node:http2, no framework. REST, Connect, gRPC-Web (binary, over HTTP/1.1 as browsers send it) and gRPC: one flowlog " +
       "serve process. server CPU: the server process's CPU time (every thread, /proc) per answer in the " +
       "median round, which the load generator's share of the two cores does not move; load generator CPU: " +
-      "autocannon's (in the bench's process) or ghz's, per answer, taken from the same two cores. Goals (issue 13): REST >= 0.70x page SQL on the list, >= 0.35x on one entry; gRPC >= " +
+      "autocannon's (in the bench's process), ghz's or h2load's, per answer, taken from the same two cores. " +
+      "from h2load: the same gRPC call from nghttp2's load generator in C, whose CPU per call is a fraction of " +
+      "ghz's, so the server's cost of a gRPC answer shows apart from the load generator's; its answers' " +
+      "grpc-status is checked before and after its load, since it counts HTTP statuses only. Goals (issue 13): REST >= 0.70x page SQL on the list, >= 0.35x on one entry; gRPC >= " +
       "0.90x REST.",
   };
 }
@@ -317,6 +352,45 @@ function grpcWebAnswer(method: Endpoint["method"], body: Buffer): unknown {
   }
   if (!/^grpc-status: 0\r$/m.test(trailers)) throw new Error(`gRPC-Web ${method} failed: ${trailers}`);
   return answer;
+}
+
+/**
+ * The answer of one gRPC call over h2c, as the other targets' JSON; throws unless its trailers say OK,
+ * since a gRPC error is an HTTP 200 that h2load would count as an answer.
+ */
+async function grpcAnswer(target: H2loadGrpcTarget, method: Endpoint["method"]): Promise<unknown> {
+  const session = http2.connect(`http://${target.address}`);
+  try {
+    const { body, trailers } = await new Promise<{ body: Buffer; trailers: http2.IncomingHttpHeaders }>(
+      (resolve, reject) => {
+        const call = session.request({
+          ":method": "POST",
+          ":path": target.path,
+          "content-type": "application/grpc",
+          te: "trailers",
+          ...target.metadata,
+        });
+        const chunks: Buffer[] = [];
+        call.on("data", (chunk: Buffer) => chunks.push(chunk));
+        // An error may come as trailers only: the status in the answer's headers, and no body.
+        call.on("response", (headers) => {
+          if (headers["grpc-status"] !== undefined) resolve({ body: Buffer.alloc(0), trailers: headers });
+        });
+        call.on("trailers", (trailers) => resolve({ body: Buffer.concat(chunks), trailers }));
+        call.on("error", reject);
+        call.on("close", () =>
+          reject(new Error(`${target.path} on ${target.address} ended without trailers`)),
+        );
+        call.end(target.body);
+      },
+    );
+    if (trailers["grpc-status"] !== "0") {
+      throw new Error(`gRPC ${target.path} on ${target.address} failed: ${JSON.stringify(trailers)}`);
+    }
+    return toJson(rpcOf(method).output, fromBinary(rpcOf(method).output, body.subarray(5)));
+  } finally {
+    session.close();
+  }
 }
 
 function rpcOf(method: Endpoint["method"]) {
@@ -352,9 +426,15 @@ async function firstLogId(servers: Servers, workspaceId: string): Promise<string
 /** Every HTTP target must answer 200 with the same entries before it is timed: same work, same page. */
 async function checkSameAnswer(
   targets: Record<string, HttpTarget>,
+  grpcTargets: Record<string, H2loadGrpcTarget>,
   method: Endpoint["method"],
 ): Promise<void> {
   const ids: string[] = [];
+  for (const target of Object.values(grpcTargets)) {
+    const body = (await grpcAnswer(target, method)) as { data?: { id: string } | { id: string }[] };
+    const data = Array.isArray(body.data) ? body.data : [body.data];
+    ids.push(`${data.length}:${data[0]?.id}`);
+  }
   for (const [name, target] of Object.entries(targets)) {
     const response = await fetch(target.url, {
       method: target.method,

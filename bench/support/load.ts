@@ -1,7 +1,11 @@
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { promisify } from "node:util";
 import autocannon from "autocannon";
+import { installDebianPackages } from "../../src/tools/debian-packages.js";
+import { isExecutable } from "../../src/tools/executables.js";
 import { type GoBinary, resolveGoBinary } from "../../src/tools/go-binary.js";
 import { type Distribution, distribution } from "./sample.js";
 
@@ -123,42 +127,33 @@ interface GhzReport {
 export async function grpcLoad(target: GrpcTarget, plan: LoadPlan): Promise<LoadResult> {
   const binary = await resolveGoBinary(ghz);
   const run = async (seconds: number): Promise<{ report: GhzReport; cpuSeconds: number }> => {
-    const { stdout, stderr } = await promisify(execFile)(
-      "sh",
-      [
-        "-c",
-        // The shell waits for ghz, then prints its own stat line, whose cutime and cstime are ghz's CPU time.
-        '"$0" "$@"; status=$?; read -r stat < /proc/$$/stat; echo "$stat" >&2; exit $status',
-        binary,
-        "--insecure",
-        ...(target.protoset ? ["--protoset", target.protoset] : []),
-        "--call",
-        target.call,
-        "--data",
-        JSON.stringify(target.data),
-        "--metadata",
-        JSON.stringify(target.metadata),
-        "--connections",
-        String(plan.connections),
-        "--concurrency",
-        String(plan.connections),
-        "--duration",
-        `${seconds}s`,
-        // Calls still in flight when the time is up are left out, not counted as failures.
-        "--duration-stop",
-        "ignore",
-        "--format",
-        "json",
-        // The request is fixed data: executing it as a template for every call only took the load
-        // generator's CPU (70 to 100 µs a call, measured) from the two cores the server shares with it.
-        "--disable-template-functions",
-        "--disable-template-data",
-        target.address,
-      ],
-      { maxBuffer: 64 * 1024 * 1024 },
-    );
-    const stat = stderr.trim().split("\n").at(-1) ?? "";
-    return { report: JSON.parse(stdout) as GhzReport, cpuSeconds: childrenCpuSeconds(stat) };
+    const { stdout, cpuSeconds } = await runCounted(binary, [
+      "--insecure",
+      ...(target.protoset ? ["--protoset", target.protoset] : []),
+      "--call",
+      target.call,
+      "--data",
+      JSON.stringify(target.data),
+      "--metadata",
+      JSON.stringify(target.metadata),
+      "--connections",
+      String(plan.connections),
+      "--concurrency",
+      String(plan.connections),
+      "--duration",
+      `${seconds}s`,
+      // Calls still in flight when the time is up are left out, not counted as failures.
+      "--duration-stop",
+      "ignore",
+      "--format",
+      "json",
+      // The request is fixed data: executing it as a template for every call only took the load
+      // generator's CPU (70 to 100 µs a call, measured) from the two cores the server shares with it.
+      "--disable-template-functions",
+      "--disable-template-data",
+      target.address,
+    ]);
+    return { report: JSON.parse(stdout) as GhzReport, cpuSeconds };
   };
   await run(plan.warmupSeconds);
   const cpu = cpuMeter(plan.serverPid);
@@ -179,6 +174,87 @@ export async function grpcLoad(target: GrpcTarget, plan: LoadPlan): Promise<Load
     ...cpu(report.count),
     clientCpuMs: (clientCpuSeconds * 1000) / Math.max(report.count, 1),
   };
+}
+
+/** A gRPC call as h2load sends it: its path, its request message in the gRPC envelope, its metadata. */
+export interface H2loadGrpcTarget {
+  /** host:port, plaintext HTTP/2 (h2c with prior knowledge). */
+  address: string;
+  /** `/package.Service/Method`. */
+  path: string;
+  body: Uint8Array;
+  metadata: Record<string, string>;
+}
+
+/**
+ * gRPC load from h2load, nghttp2's load generator in C (Debian's `nghttp2-client`): `connections` HTTP/2
+ * connections with one call in flight on each, as ghz makes them, for a fifth to a tenth of ghz's CPU
+ * per call (ghz decodes every answer into dynamic messages), so what the server spends per gRPC answer
+ * can be read apart from the load generator's share of the two cores. h2load knows HTTP statuses only,
+ * and a gRPC error is an HTTP 200: the caller must check the call's `grpc-status` itself.
+ */
+export async function h2loadGrpcLoad(target: H2loadGrpcTarget, plan: LoadPlan): Promise<LoadResult> {
+  const binary = await resolveH2load();
+  const dir = mkdtempSync(path.join(tmpdir(), "h2load-"));
+  const body = path.join(dir, "request.bin");
+  const log = path.join(dir, "requests.tsv");
+  writeFileSync(body, target.body);
+  const headers = { "content-type": "application/grpc", te: "trailers", ...target.metadata };
+  const run = (seconds: number) =>
+    runCounted(binary, [
+      ...["--clients", String(plan.connections), "--max-concurrent-streams", "1"],
+      // h2load reads a fraction of a second only with a unit.
+      ...["--duration", `${Math.round(seconds * 1000)}ms`, "--data", body, "--log-file", log],
+      ...Object.entries(headers).flatMap(([name, value]) => ["--header", `${name}: ${value}`]),
+      `http://${target.address}${target.path}`,
+    ]);
+  try {
+    await run(plan.warmupSeconds);
+    const cpu = cpuMeter(plan.serverPid);
+    const { stdout, cpuSeconds } = await run(plan.seconds);
+    // One line per request: its start (µs since the epoch), its HTTP status, its time to the answer's end (µs).
+    const requests = readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => line.split("\t").map(Number));
+    const ok = requests.filter(([, status]) => status === 200);
+    const count = (what: string) => Number(new RegExp(`(\\d+) ${what}`).exec(stdout)?.[1] ?? Number.NaN);
+    return {
+      requestsPerSecond: ok.length / plan.seconds,
+      latency: distribution(ok.map(([, , micros]) => (micros ?? 0) / 1000)),
+      failures: requests.length - ok.length + count("errored") + count("timeout"),
+      ...cpu(requests.length),
+      clientCpuMs: (cpuSeconds * 1000) / Math.max(requests.length, 1),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** h2load, from Debian's package like the project's other servers and tools (installed when missing). */
+async function resolveH2load(): Promise<string> {
+  const h2load = "/usr/bin/h2load";
+  if (!(await isExecutable(h2load))) {
+    await installDebianPackages(["nghttp2-client"], "h2load is needed by the gateway bench's gRPC rows");
+  }
+  return h2load;
+}
+
+/** Runs a load generator to its end; its output, and the CPU time it took (user and system, children too). */
+async function runCounted(binary: string, args: string[]): Promise<{ stdout: string; cpuSeconds: number }> {
+  const { stdout, stderr } = await promisify(execFile)(
+    "sh",
+    [
+      "-c",
+      // The shell waits for the command, then prints its own stat line, whose cutime and cstime are the
+      // command's CPU time.
+      '"$0" "$@"; status=$?; read -r stat < /proc/$$/stat; echo "$stat" >&2; exit $status',
+      binary,
+      ...args,
+    ],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  return { stdout, cpuSeconds: childrenCpuSeconds(stderr.trim().split("\n").at(-1) ?? "") };
 }
 
 /**
