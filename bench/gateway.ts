@@ -8,9 +8,10 @@ import { fromBinary, fromJson, type JsonObject, toBinary, toJson } from "@bufbui
 import { LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import {
   grpcLoad,
-  type H2loadGrpcTarget,
+  type H2loadTarget,
   type HttpTarget,
-  h2loadGrpcLoad,
+  h2loadGrpcCall,
+  h2loadLoad,
   httpLoad,
   type LoadPlan,
   type LoadResult,
@@ -212,22 +213,32 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
       body: grpcWebRequest(method, request),
     },
   };
-  // The same gRPC call from h2load, whose CPU per call is a fraction of ghz's: what the server spends on a
-  // gRPC answer, apart from the load generator's share of the cores. h2load counts HTTP statuses only, so
-  // each of its targets' grpc-status is checked before the load (with the others' answers) and after it.
-  const h2loadTargets: Record<string, H2loadGrpcTarget> = {
+  // REST and gRPC from one more load generator, h2load, whose CPU per request is a fraction of ghz's and
+  // autocannon's: what the server spends on each protocol's answer, from the same client. h2load counts
+  // HTTP statuses only, so the gRPC targets' grpc-status is checked before the load (with the others'
+  // answers) and after it.
+  const grpcCall = (address: string) =>
+    h2loadGrpcCall(
+      address,
+      `/flowlog.logs.v1.LogsService/${method}`,
+      toBinary(rpcOf(method).input, fromJson(rpcOf(method).input, request)),
+      auth,
+    );
+  const h2loadTargets: Record<string, H2loadTarget> = {
+    "bare: page SQL + take, from h2load": {
+      url: `http://${servers.bareFloor}${restPath}`,
+      http1: true,
+      headers: auth,
+    },
     "bare: page SQL + take over gRPC (node:http2), from h2load": grpcCall(servers.bareGrpc),
+    "REST, from h2load": { url: `http://${servers.flowlog}${restPath}`, http1: true, headers: auth },
     "gRPC, from h2load": grpcCall(servers.flowlog),
   };
-  function grpcCall(address: string): H2loadGrpcTarget {
-    const body = Buffer.concat([
-      Buffer.alloc(5),
-      Buffer.from(toBinary(rpcOf(method).input, fromJson(rpcOf(method).input, request))),
-    ]);
-    body.writeUInt32BE(body.length - 5, 1);
-    return { address, path: `/flowlog.logs.v1.LogsService/${method}`, body, metadata: auth };
-  }
-  await checkSameAnswer(targets, h2loadTargets, method);
+  await checkSameAnswer(
+    targets,
+    Object.values(h2loadTargets).filter((target) => target.body),
+    method,
+  );
   /** The load plan with the CPU time of the server at `address` (host:port) read around it. */
   const withServer = (address: string) => {
     const pid = servers.pids.get(address);
@@ -255,8 +266,8 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
     ...Object.entries(h2loadTargets).map(([name, target]): [string, () => Promise<LoadResult>] => [
       name,
       async () => {
-        const result = await h2loadGrpcLoad(target, withServer(target.address));
-        await grpcAnswer(target, method);
+        const result = await h2loadLoad(target, withServer(new URL(target.url).host));
+        if (target.body) await grpcAnswer(target, method);
         return result;
       },
     ]),
@@ -320,9 +331,10 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
       "serve process. server CPU: the server process's CPU time (every thread, /proc) per answer in the " +
       "median round, which the load generator's share of the two cores does not move; load generator CPU: " +
       "autocannon's (in the bench's process), ghz's or h2load's, per answer, taken from the same two cores. " +
-      "from h2load: the same gRPC call from nghttp2's load generator in C, whose CPU per call is a fraction of " +
-      "ghz's, so the server's cost of a gRPC answer shows apart from the load generator's; its answers' " +
-      "grpc-status is checked before and after its load, since it counts HTTP statuses only. Goals (issue 13): REST >= 0.70x page SQL on the list, >= 0.35x on one entry; gRPC >= " +
+      "from h2load: the same requests from nghttp2's load generator in C (REST over HTTP/1.1, gRPC over h2c), " +
+      "whose CPU per request is a fraction of ghz's and autocannon's: each protocol's server cost from the " +
+      "same client; its gRPC answers' grpc-status is checked before and after each load, since it counts " +
+      "HTTP statuses only. Goals (issue 13): REST >= 0.70x page SQL on the list, >= 0.35x on one entry; gRPC >= " +
       "0.90x REST.",
   };
 }
@@ -358,18 +370,13 @@ function grpcWebAnswer(method: Endpoint["method"], body: Buffer): unknown {
  * The answer of one gRPC call over h2c, as the other targets' JSON; throws unless its trailers say OK,
  * since a gRPC error is an HTTP 200 that h2load would count as an answer.
  */
-async function grpcAnswer(target: H2loadGrpcTarget, method: Endpoint["method"]): Promise<unknown> {
-  const session = http2.connect(`http://${target.address}`);
+async function grpcAnswer(target: H2loadTarget, method: Endpoint["method"]): Promise<unknown> {
+  const url = new URL(target.url);
+  const session = http2.connect(url.origin);
   try {
     const { body, trailers } = await new Promise<{ body: Buffer; trailers: http2.IncomingHttpHeaders }>(
       (resolve, reject) => {
-        const call = session.request({
-          ":method": "POST",
-          ":path": target.path,
-          "content-type": "application/grpc",
-          te: "trailers",
-          ...target.metadata,
-        });
+        const call = session.request({ ":method": "POST", ":path": url.pathname, ...target.headers });
         const chunks: Buffer[] = [];
         call.on("data", (chunk: Buffer) => chunks.push(chunk));
         // An error may come as trailers only: the status in the answer's headers, and no body.
@@ -378,14 +385,12 @@ async function grpcAnswer(target: H2loadGrpcTarget, method: Endpoint["method"]):
         });
         call.on("trailers", (trailers) => resolve({ body: Buffer.concat(chunks), trailers }));
         call.on("error", reject);
-        call.on("close", () =>
-          reject(new Error(`${target.path} on ${target.address} ended without trailers`)),
-        );
+        call.on("close", () => reject(new Error(`${target.url} ended without trailers`)));
         call.end(target.body);
       },
     );
     if (trailers["grpc-status"] !== "0") {
-      throw new Error(`gRPC ${target.path} on ${target.address} failed: ${JSON.stringify(trailers)}`);
+      throw new Error(`gRPC ${target.url} failed: ${JSON.stringify(trailers)}`);
     }
     return toJson(rpcOf(method).output, fromBinary(rpcOf(method).output, body.subarray(5)));
   } finally {
@@ -426,11 +431,11 @@ async function firstLogId(servers: Servers, workspaceId: string): Promise<string
 /** Every HTTP target must answer 200 with the same entries before it is timed: same work, same page. */
 async function checkSameAnswer(
   targets: Record<string, HttpTarget>,
-  grpcTargets: Record<string, H2loadGrpcTarget>,
+  grpcTargets: H2loadTarget[],
   method: Endpoint["method"],
 ): Promise<void> {
   const ids: string[] = [];
-  for (const target of Object.values(grpcTargets)) {
+  for (const target of grpcTargets) {
     const body = (await grpcAnswer(target, method)) as { data?: { id: string } | { id: string }[] };
     const data = Array.isArray(body.data) ? body.data : [body.data];
     ids.push(`${data.length}:${data[0]?.id}`);

@@ -176,37 +176,56 @@ export async function grpcLoad(target: GrpcTarget, plan: LoadPlan): Promise<Load
   };
 }
 
-/** A gRPC call as h2load sends it: its path, its request message in the gRPC envelope, its metadata. */
-export interface H2loadGrpcTarget {
-  /** host:port, plaintext HTTP/2 (h2c with prior knowledge). */
-  address: string;
-  /** `/package.Service/Method`. */
-  path: string;
-  body: Uint8Array;
-  metadata: Record<string, string>;
+/** A request as h2load sends it, over HTTP/1.1 or h2c (HTTP/2 with prior knowledge). */
+export interface H2loadTarget {
+  /** `http://host:port/path?query`. */
+  url: string;
+  http1?: boolean;
+  /** Sent as the body of a POST; a request without one is a GET. */
+  body?: Uint8Array;
+  headers: Record<string, string>;
+}
+
+/** A gRPC call as h2load sends it: the request message in its envelope, over h2c. */
+export function h2loadGrpcCall(
+  address: string,
+  path: string,
+  message: Uint8Array,
+  metadata: Record<string, string>,
+): H2loadTarget {
+  const body = Buffer.alloc(5 + message.byteLength);
+  body.writeUInt32BE(message.byteLength, 1);
+  body.set(message, 5);
+  return {
+    url: `http://${address}${path}`,
+    body,
+    headers: { "content-type": "application/grpc", te: "trailers", ...metadata },
+  };
 }
 
 /**
- * gRPC load from h2load, nghttp2's load generator in C (Debian's `nghttp2-client`): `connections` HTTP/2
- * connections with one call in flight on each, as ghz makes them, for a fifth to a tenth of ghz's CPU
- * per call (ghz decodes every answer into dynamic messages), so what the server spends per gRPC answer
- * can be read apart from the load generator's share of the two cores. h2load knows HTTP statuses only,
- * and a gRPC error is an HTTP 200: the caller must check the call's `grpc-status` itself.
+ * Load from h2load, nghttp2's load generator in C (Debian's `nghttp2-client`): `connections` keep-alive
+ * connections with one request in flight on each, as autocannon and ghz load, for less CPU per request
+ * than either (a fifth to a tenth of ghz's, which decodes every gRPC answer into dynamic messages). The
+ * same client for REST and gRPC, and one light enough that its share of the two cores moves the server
+ * little, lets the server's cost of each protocol be compared. h2load knows HTTP statuses only: a gRPC
+ * error is an HTTP 200, so the caller must check a gRPC call's `grpc-status` itself.
  */
-export async function h2loadGrpcLoad(target: H2loadGrpcTarget, plan: LoadPlan): Promise<LoadResult> {
+export async function h2loadLoad(target: H2loadTarget, plan: LoadPlan): Promise<LoadResult> {
   const binary = await resolveH2load();
   const dir = mkdtempSync(path.join(tmpdir(), "h2load-"));
   const body = path.join(dir, "request.bin");
   const log = path.join(dir, "requests.tsv");
-  writeFileSync(body, target.body);
-  const headers = { "content-type": "application/grpc", te: "trailers", ...target.metadata };
+  if (target.body) writeFileSync(body, target.body);
   const run = (seconds: number) =>
     runCounted(binary, [
+      ...(target.http1 ? ["--h1"] : []),
       ...["--clients", String(plan.connections), "--max-concurrent-streams", "1"],
       // h2load reads a fraction of a second only with a unit.
-      ...["--duration", `${Math.round(seconds * 1000)}ms`, "--data", body, "--log-file", log],
-      ...Object.entries(headers).flatMap(([name, value]) => ["--header", `${name}: ${value}`]),
-      `http://${target.address}${target.path}`,
+      ...["--duration", `${Math.round(seconds * 1000)}ms`, "--log-file", log],
+      ...(target.body ? ["--data", body] : []),
+      ...Object.entries(target.headers).flatMap(([name, value]) => ["--header", `${name}: ${value}`]),
+      target.url,
     ]);
   try {
     await run(plan.warmupSeconds);
@@ -235,7 +254,10 @@ export async function h2loadGrpcLoad(target: H2loadGrpcTarget, plan: LoadPlan): 
 async function resolveH2load(): Promise<string> {
   const h2load = "/usr/bin/h2load";
   if (!(await isExecutable(h2load))) {
-    await installDebianPackages(["nghttp2-client"], "h2load is needed by the gateway bench's gRPC rows");
+    await installDebianPackages(
+      ["nghttp2-client"],
+      "h2load is needed by the gateway bench's rows from h2load",
+    );
   }
   return h2load;
 }
