@@ -229,6 +229,7 @@ export async function h2loadLoad(target: H2loadTarget, plan: LoadPlan): Promise<
     ]);
   try {
     await run(plan.warmupSeconds);
+    rmSync(log); // only the measured run's requests are counted
     const cpu = cpuMeter(plan.serverPid);
     const { stdout, cpuSeconds } = await run(plan.seconds);
     // One line per request: its start (µs since the epoch), its HTTP status, its time to the answer's end (µs).
