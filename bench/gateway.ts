@@ -4,9 +4,10 @@ import http2 from "node:http2";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { fromBinary, fromJson, type JsonObject, toBinary, toJson } from "@bufbuild/protobuf";
+import { fromBinary, fromJson, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import {
+  enveloped,
   grpcLoad,
   type H2loadTarget,
   type HttpTarget,
@@ -188,6 +189,8 @@ interface Endpoint {
 async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table> {
   const { servers, plan, restPath, method, request } = endpoint;
   const auth = { "x-api-key": servers.key };
+  /** The request as protobuf binary, for the gRPC and gRPC-Web targets. */
+  const message = toBinary(rpcOf(method).input, fromJson(rpcOf(method).input, request));
   const targets: Record<string, HttpTarget> = {
     "bare: page SQL": { url: `http://${servers.barePage}${restPath}` },
     "bare: page SQL read as arrays": { url: `http://${servers.barePageArrays}${restPath}` },
@@ -210,7 +213,8 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
       url: `http://${servers.flowlog}/flowlog.logs.v1.LogsService/${method}`,
       method: "POST",
       headers: { ...auth, "content-type": "application/grpc-web+proto", "x-grpc-web": "1" },
-      body: grpcWebRequest(method, request),
+      // As browsers' gRPC-Web clients send it: the message in binary, in its envelope.
+      body: enveloped(message),
     },
   };
   // REST and gRPC from one more load generator, h2load, whose CPU per request is a fraction of ghz's and
@@ -218,12 +222,7 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
   // HTTP statuses only, so the gRPC targets' grpc-status is checked before the load (with the others'
   // answers) and after it.
   const grpcCall = (address: string) =>
-    h2loadGrpcCall(
-      address,
-      `/flowlog.logs.v1.LogsService/${method}`,
-      toBinary(rpcOf(method).input, fromJson(rpcOf(method).input, request)),
-      auth,
-    );
+    h2loadGrpcCall(address, `/flowlog.logs.v1.LogsService/${method}`, message, auth);
   const h2loadTargets: Record<string, H2loadTarget> = {
     "bare: page SQL + take, from h2load": {
       url: `http://${servers.bareFloor}${restPath}`,
@@ -339,15 +338,6 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
   };
 }
 
-/** A gRPC-Web request as browsers' gRPC-Web clients send it: the message in binary, in its envelope. */
-function grpcWebRequest(method: Endpoint["method"], request: JsonObject): Buffer {
-  const { input } = rpcOf(method);
-  const message = Buffer.from(toBinary(input, fromJson(input, request)));
-  const header = Buffer.alloc(5);
-  header.writeUInt32BE(message.length, 1);
-  return Buffer.concat([header, message]);
-}
-
 /**
  * A gRPC-Web answer's message, as the other targets' JSON; throws unless its trailers say OK, since a
  * gRPC-Web error is an HTTP 200 that a load generator would count as an answer.
@@ -367,7 +357,7 @@ function grpcWebAnswer(method: Endpoint["method"], body: Buffer): unknown {
 }
 
 /**
- * The answer of one gRPC call over h2c, as the other targets' JSON; throws unless its trailers say OK,
+ * The answer message of one gRPC call over h2c; throws unless its trailers say OK,
  * since a gRPC error is an HTTP 200 that h2load would count as an answer.
  */
 async function grpcAnswer(target: H2loadTarget, method: Endpoint["method"]): Promise<unknown> {
@@ -392,7 +382,7 @@ async function grpcAnswer(target: H2loadTarget, method: Endpoint["method"]): Pro
     if (trailers["grpc-status"] !== "0") {
       throw new Error(`gRPC ${target.url} failed: ${JSON.stringify(trailers)}`);
     }
-    return toJson(rpcOf(method).output, fromBinary(rpcOf(method).output, body.subarray(5)));
+    return fromBinary(rpcOf(method).output, body.subarray(5));
   } finally {
     session.close();
   }
@@ -435,11 +425,13 @@ async function checkSameAnswer(
   method: Endpoint["method"],
 ): Promise<void> {
   const ids: string[] = [];
-  for (const target of grpcTargets) {
-    const body = (await grpcAnswer(target, method)) as { data?: { id: string } | { id: string }[] };
-    const data = Array.isArray(body.data) ? body.data : [body.data];
-    ids.push(`${data.length}:${data[0]?.id}`);
-  }
+  /** The entries an answer holds, as its count and first id: a page and one entry alike. */
+  const entriesOf = (body: unknown) => {
+    const { data } = body as { data?: { id: string } | { id: string }[] };
+    const entries = Array.isArray(data) ? data : [data];
+    return `${entries.length}:${entries[0]?.id}`;
+  };
+  for (const target of grpcTargets) ids.push(entriesOf(await grpcAnswer(target, method)));
   for (const [name, target] of Object.entries(targets)) {
     const response = await fetch(target.url, {
       method: target.method,
@@ -448,12 +440,11 @@ async function checkSameAnswer(
     });
     const gRpcWeb = target.headers?.["content-type"]?.startsWith("application/grpc-web") === true;
     if (gRpcWeb && !response.ok) throw new Error(`${name} answered ${response.status}`);
-    const body = (
-      gRpcWeb ? grpcWebAnswer(method, Buffer.from(await response.arrayBuffer())) : await response.json()
-    ) as { data?: { id: string } | { id: string }[] };
+    const body = gRpcWeb
+      ? grpcWebAnswer(method, Buffer.from(await response.arrayBuffer()))
+      : await response.json();
     if (!response.ok) throw new Error(`${name} answered ${response.status}: ${JSON.stringify(body)}`);
-    const data = Array.isArray(body.data) ? body.data : [body.data];
-    ids.push(`${data.length}:${data[0]?.id}`);
+    ids.push(entriesOf(body));
   }
   if (new Set(ids).size !== 1) throw new Error(`the targets answered different pages: ${ids.join(" / ")}`);
 }

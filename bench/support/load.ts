@@ -5,7 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import autocannon from "autocannon";
 import { installDebianPackages } from "../../src/tools/debian-packages.js";
-import { isExecutable } from "../../src/tools/executables.js";
+import { findOnPath } from "../../src/tools/executables.js";
 import { type GoBinary, resolveGoBinary } from "../../src/tools/go-binary.js";
 import { type Distribution, distribution } from "./sample.js";
 
@@ -193,14 +193,19 @@ export function h2loadGrpcCall(
   message: Uint8Array,
   metadata: Record<string, string>,
 ): H2loadTarget {
+  return {
+    url: `http://${address}${path}`,
+    body: enveloped(message),
+    headers: { "content-type": "application/grpc", te: "trailers", ...metadata },
+  };
+}
+
+/** A gRPC or gRPC-Web request message in its envelope: a flags byte (none), four of length, the message. */
+export function enveloped(message: Uint8Array): Buffer {
   const body = Buffer.alloc(5 + message.byteLength);
   body.writeUInt32BE(message.byteLength, 1);
   body.set(message, 5);
-  return {
-    url: `http://${address}${path}`,
-    body,
-    headers: { "content-type": "application/grpc", te: "trailers", ...metadata },
-  };
+  return body;
 }
 
 /**
@@ -253,14 +258,10 @@ export async function h2loadLoad(target: H2loadTarget, plan: LoadPlan): Promise<
 
 /** h2load, from Debian's package like the project's other servers and tools (installed when missing). */
 async function resolveH2load(): Promise<string> {
-  const h2load = "/usr/bin/h2load";
-  if (!(await isExecutable(h2load))) {
-    await installDebianPackages(
-      ["nghttp2-client"],
-      "h2load is needed by the gateway bench's rows from h2load",
-    );
-  }
-  return h2load;
+  const onPath = await findOnPath("h2load");
+  if (onPath) return onPath;
+  await installDebianPackages(["nghttp2-client"], "h2load is needed by the gateway bench's rows from h2load");
+  return "/usr/bin/h2load";
 }
 
 /** Runs a load generator to its end; its output, and the CPU time it took (user and system, children too). */
