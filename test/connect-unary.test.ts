@@ -1,14 +1,10 @@
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { type ConnectRouter, createConnectRouter } from "@connectrpc/connect";
-import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GetLogRequestSchema } from "../gen/flowlog/logs/v1/logs_service_pb.js";
-import { createRouter } from "../src/server/router.js";
-import { differentialOptions, routes } from "./support/unary-differential.js";
+import { startDifferentialServers } from "./support/unary-differential.js";
 
 /**
  * flowlog answers the Connect protocol's unary POST with a handler of its own (src/server/connect-unary.ts,
@@ -16,34 +12,16 @@ import { differentialOptions, routes } from "./support/unary-differential.js";
  * implementation, one through Connect's router and one through flowlog's, and every case below is sent
  * to both as a raw HTTP/1.1 request and compared byte for byte: status, headers and body.
  */
-const servers: http.Server[] = [];
 let connectUrl: string;
 let flowlogUrl: string;
-
-async function serve(router: ConnectRouter): Promise<string> {
-  const byPath = new Map(router.handlers.map((h) => [h.requestPath, h]));
-  const server = http.createServer((req, res) => {
-    const handler = byPath.get(req.url?.split("?", 1)[0] ?? "");
-    if (!handler) {
-      res.writeHead(404).end();
-      return;
-    }
-    handler(universalRequestFromNodeRequest(req, res, undefined, undefined))
-      .then((response) => universalResponseToNodeResponse(response, res))
-      .catch(() => res.destroy());
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+let close: () => void;
 
 beforeAll(async () => {
-  connectUrl = await serve(routes(createConnectRouter(differentialOptions)));
-  flowlogUrl = await serve(routes(createRouter(differentialOptions)));
+  ({ connectUrl, flowlogUrl, close } = await startDifferentialServers((listener) =>
+    http.createServer(listener),
+  ));
 });
-afterAll(() => {
-  for (const server of servers) server.close();
-});
+afterAll(() => close());
 
 interface Exchange {
   status: number;

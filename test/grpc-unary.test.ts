@@ -1,14 +1,11 @@
 import http2 from "node:http2";
-import type { AddressInfo } from "node:net";
 import { promisify } from "node:util";
 import { gunzipSync, gzip } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { Code, type ConnectRouter, createConnectRouter } from "@connectrpc/connect";
-import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GetLogRequestSchema, ListLogsRequestSchema } from "../gen/flowlog/logs/v1/logs_service_pb.js";
-import { createRouter } from "../src/server/router.js";
-import { differentialOptions, routes } from "./support/unary-differential.js";
+import { startDifferentialServers } from "./support/unary-differential.js";
 
 /**
  * flowlog answers unary gRPC and gRPC-Web calls with handlers of its own (src/server/grpc-unary.ts, issue
@@ -18,34 +15,16 @@ import { differentialOptions, routes } from "./support/unary-differential.js";
  * status, headers, body and trailers (grpc-status, grpc-message, grpc-status-details-bin and metadata),
  * which gRPC-Web carries in a last envelope of the body.
  */
-const servers: http2.Http2Server[] = [];
 let connectUrl: string;
 let flowlogUrl: string;
-
-async function serve(router: ConnectRouter): Promise<string> {
-  const byPath = new Map(router.handlers.map((h) => [h.requestPath, h]));
-  const server = http2.createServer((req, res) => {
-    const handler = byPath.get(req.url ?? "");
-    if (!handler) {
-      res.writeHead(404).end();
-      return;
-    }
-    handler(universalRequestFromNodeRequest(req, res, undefined, undefined))
-      .then((response) => universalResponseToNodeResponse(response, res))
-      .catch(() => res.destroy());
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+let close: () => void;
 
 beforeAll(async () => {
-  connectUrl = await serve(routes(createConnectRouter(differentialOptions)));
-  flowlogUrl = await serve(routes(createRouter(differentialOptions)));
+  ({ connectUrl, flowlogUrl, close } = await startDifferentialServers((listener) =>
+    http2.createServer(listener),
+  ));
 });
-afterAll(() => {
-  for (const server of servers) server.close();
-});
+afterAll(() => close());
 
 interface Exchange {
   status: number;

@@ -1,9 +1,24 @@
+import type http from "node:http";
+import type http2 from "node:http2";
+import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
-import { compressionGzip } from "@connectrpc/connect-node";
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  createConnectRouter,
+  type Interceptor,
+} from "@connectrpc/connect";
+import {
+  compressionGzip,
+  universalRequestFromNodeRequest,
+  universalResponseToNodeResponse,
+} from "@connectrpc/connect-node";
 import { ListLogsResponseSchema, LogsService } from "../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { invalidArgument } from "../../src/errors/api-errors.js";
+import type { NodeRequest, NodeResponse } from "../../src/gateway/rest-gateway.js";
 import { answerSerialization } from "../../src/server/answer-serialization.js";
+import { createRouter } from "../../src/server/router.js";
 
 /**
  * What the differential tests of flowlog's unary handlers (grpc-unary, connect-unary) mount on both
@@ -57,3 +72,42 @@ export const differentialOptions = {
   readMaxBytes,
   compressMinBytes,
 };
+
+/** node:http for the Connect protocol, node:http2 (h2c) for gRPC and gRPC-Web. */
+type CreateServer = (
+  listener: (req: NodeRequest, res: NodeResponse) => void,
+) => http.Server | http2.Http2Server;
+
+/**
+ * The two servers a differential test compares: `routes` mounted through Connect's router and through
+ * flowlog's, each served by connect-node's own adapter, so the protocol handlers are all that differ.
+ */
+export async function startDifferentialServers(
+  createServer: CreateServer,
+): Promise<{ connectUrl: string; flowlogUrl: string; close(): void }> {
+  const servers: (http.Server | http2.Http2Server)[] = [];
+  const serve = async (router: ConnectRouter): Promise<string> => {
+    const byPath = new Map(router.handlers.map((h) => [h.requestPath, h]));
+    const server = createServer((req, res) => {
+      const handler = byPath.get(req.url?.split("?", 1)[0] ?? "");
+      if (!handler) {
+        res.writeHead(404);
+        res.end();
+        return;
+      }
+      handler(universalRequestFromNodeRequest(req, res, undefined, undefined))
+        .then((response) => universalResponseToNodeResponse(response, res))
+        .catch(() => res.destroy());
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  };
+  return {
+    connectUrl: await serve(routes(createConnectRouter(differentialOptions))),
+    flowlogUrl: await serve(routes(createRouter(differentialOptions))),
+    close() {
+      for (const server of servers) server.close();
+    },
+  };
+}
