@@ -17,14 +17,14 @@ import { startDifferentialServers } from "./support/unary-differential.js";
  */
 let connectUrl: string;
 let flowlogUrl: string;
-let close: () => void;
+let close: (() => void) | undefined;
 
 beforeAll(async () => {
   ({ connectUrl, flowlogUrl, close } = await startDifferentialServers((listener) =>
     http2.createServer(listener),
   ));
 });
-afterAll(() => close());
+afterAll(() => close?.());
 
 interface Exchange {
   status: number;
