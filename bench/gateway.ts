@@ -6,8 +6,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { fromBinary, fromJson, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
+import { enveloped } from "./support/grpc-envelope.js";
 import {
-  enveloped,
   grpcLoad,
   type H2loadTarget,
   type HttpTarget,

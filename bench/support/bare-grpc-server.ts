@@ -9,6 +9,7 @@ import {
 } from "../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { answerSerializers } from "../../gen/flowlog/logs/v1/logs_service_serializers.js";
 import { createFloorService } from "./floor-service.js";
+import { enveloped } from "./grpc-envelope.js";
 
 /**
  * The gateway bench's transport floor for gRPC (issue 13): the floor's work (floor-service.ts) behind
@@ -77,11 +78,8 @@ server.on("stream", (stream, headers) => {
       return;
     }
     const message = answerSerializers.get(schema.typeName)?.binary(reply) ?? new Uint8Array();
-    const envelope = Buffer.alloc(5 + message.byteLength);
-    envelope.writeUInt32BE(message.byteLength, 1);
-    envelope.set(message, 5);
     status(0);
-    stream.end(envelope);
+    stream.end(enveloped(message));
   }
 });
 server.listen(0, "127.0.0.1", () => {

@@ -7,6 +7,7 @@ import autocannon from "autocannon";
 import { installDebianPackages } from "../../src/tools/debian-packages.js";
 import { findOnPath } from "../../src/tools/executables.js";
 import { type GoBinary, resolveGoBinary } from "../../src/tools/go-binary.js";
+import { enveloped } from "./grpc-envelope.js";
 import { type Distribution, distribution } from "./sample.js";
 
 /** What one load run measured: throughput, latency of the successful calls, and every failure. */
@@ -198,14 +199,6 @@ export function h2loadGrpcCall(
     body: enveloped(message),
     headers: { "content-type": "application/grpc", te: "trailers", ...metadata },
   };
-}
-
-/** A gRPC or gRPC-Web request message in its envelope: a flags byte (none), four of length, the message. */
-export function enveloped(message: Uint8Array): Buffer {
-  const body = Buffer.alloc(5 + message.byteLength);
-  body.writeUInt32BE(message.byteLength, 1);
-  body.set(message, 5);
-  return body;
 }
 
 /**
