@@ -1,6 +1,7 @@
 import type { BucketShape } from "../domain/plans.js";
 import { type BucketRow, type BucketState, bucketState, type TakeResult } from "../domain/token-bucket.js";
 import { type Db, writtenRow } from "./database.js";
+import { GroupCommit } from "./group-commit.js";
 
 /** The named parameters that `peekBucketSql(_, name)` and the take read, for one bucket shape. */
 export function bucketParams(name: string, shape: BucketShape): Record<string, number> {
@@ -59,7 +60,8 @@ const peekSql = `
 /**
  * Token buckets held in SQLite, shared by every process on the machine and kept across restarts (D11,
  * D12). The API's are in the state file (`state`, state-database.ts), committed without an fsync (D23 as
- * amended names the API's token buckets). The execution buckets stay in the store's file at FULL: each
+ * amended names the API's token buckets) and in groups: the takes asked for in one turn of the event loop
+ * share one transaction (group-commit.ts). The execution buckets stay in the store's file at FULL: each
  * take commits on its own, before the execution starts, and the limits object reads them in one
  * statement with the month's usage (usage-store.ts).
  */
@@ -67,9 +69,12 @@ export class RateLimitStore {
   private readonly durable;
   private readonly state;
 
+  private readonly stateCommits;
+
   constructor(db: Db, state: Db) {
     this.durable = { take: db.prepare(takeSql), peek: db.prepare(peekSql) };
     this.state = { take: state.prepare(takeSql), peek: state.prepare(peekSql) };
+    this.stateCommits = new GroupCommit(state);
   }
 
   /**
@@ -78,8 +83,12 @@ export class RateLimitStore {
    */
   async take(key: string, shape: BucketShape, nowMs: number, durable = true): Promise<TakeResult> {
     const params = { key, now: nowMs, ...bucketParams("bucket", shape) };
+    type Taken = BucketRow & { allowed: number };
+    // The API's takes, one per request, commit in groups (group-commit.ts); an execution's commits alone.
+    const row = durable
+      ? writtenRow<Taken>(this.durable.take, params)
+      : await this.stateCommits.run(() => writtenRow<Taken>(this.state.take, params));
     // The UPSERT always answers its one row.
-    const row = writtenRow<BucketRow & { allowed: number }>(this.statements(durable).take, params);
     if (!row) throw new Error("the take answered no row");
     const state = bucketState(row, shape, nowMs);
     if (row.allowed) return { allowed: true, ...state };
