@@ -20,8 +20,11 @@ interface Queued {
  */
 export class GroupCommit {
   private queue: Queued[] = [];
+  private readonly writeAll;
 
-  constructor(private readonly db: Db) {}
+  constructor(db: Db) {
+    this.writeAll = db.transaction((group: Queued[]) => group.map((queued) => queued.write()));
+  }
 
   /** Runs `write` in the next group's transaction; resolves with what it returned, once committed. */
   run<T>(write: () => T): Promise<T> {
@@ -37,7 +40,7 @@ export class GroupCommit {
     let results: unknown[];
     try {
       // IMMEDIATE: the write lock is taken (or waited for) before the first write, not upgraded midway.
-      results = this.db.transaction(() => group.map((queued) => queued.write())).immediate();
+      results = this.writeAll.immediate(group);
     } catch (error) {
       for (const queued of group) queued.reject(error);
       return;
