@@ -129,7 +129,7 @@ describe("API rate limit: the token bucket (spec Limits, D11)", () => {
 
   // D11 for the API's bucket (in the state file since issue 13) and D12 for an execution bucket (in the
   // store's file): both are shared by every process on the machine.
-  // The API's takes asked for in one turn commit together (group-commit.ts): the third case asks for ten
+  // The API's takes asked for in one turn commit together (group-commit.ts): the second case asks for ten
   // at a time in each process, as a busy server's requests from several sockets do.
   it.each([
     { bucket: "the API's, in the state file", durable: false, group: 1 },
