@@ -350,3 +350,33 @@ describe("list filters are one bound value whatever their length (D26, issue 11)
     }
   });
 });
+
+describe("one entry as the logs API shows it, in one statement (issue 13)", () => {
+  it("is the entry with its workflow's summary, as the two reads apart give them", async () => {
+    const flowId = await createWorkflow(store, account.workspaceId, "Invoice sync");
+    const record = execution(account, flowId);
+    await store.logs.insertExecution(record);
+    const [workflow] = await store.workflows.getWorkflowSummaries([flowId]);
+    expect(workflow?.name).toBe("Invoice sync");
+    expect(await store.logs.getEntryView(record.entry.id)).toStrictEqual({
+      entry: await store.logs.getEntry(record.entry.id),
+      workflow,
+    });
+  });
+
+  it("keeps a deleted workflow's name, as the entry keeps its workflow (D17)", async () => {
+    const flowId = await createWorkflow(store, account.workspaceId, "Retired flow");
+    const record = execution(account, flowId);
+    await store.logs.insertExecution(record);
+    expect(await store.workflows.deleteWorkflow(flowId, Date.now())).toBe(true);
+    expect((await store.logs.getEntryView(record.entry.id))?.workflow?.name).toBe("Retired flow");
+  });
+
+  it("has no workflow when the workflow row is not there, and no answer for an unknown id", async () => {
+    const record = execution(account, "wf_never_saved");
+    await store.logs.insertExecution(record);
+    const view = await store.logs.getEntryView(record.entry.id);
+    expect(view).toStrictEqual({ entry: await store.logs.getEntry(record.entry.id) });
+    expect(await store.logs.getEntryView("log_unknown")).toBeUndefined();
+  });
+});

@@ -12,8 +12,13 @@ import { type PostgresServer, startPostgres } from "./support/postgres.js";
 interface OpenedStore {
   logs: LogsStore | PostgresLogsStore;
   storedStates(): Promise<number>;
+  /** Saves a workflow of this name under `id`, in a workspace of its own, for the entry view's join. */
+  saveWorkflow(id: string, name: string): Promise<void>;
   close(): Promise<void>;
 }
+
+const workflowRowSql =
+  "INSERT INTO workflows (id, workspace_id, name, description, created_at, updated_at) VALUES ";
 
 let server: PostgresServer;
 
@@ -30,6 +35,10 @@ const stores: [string, () => Promise<OpenedStore>][] = [
       return {
         logs: new LogsStore(db),
         storedStates: async () => db.prepare("SELECT count(*) FROM workflow_states").pluck().get() as number,
+        saveWorkflow: async (id, name) => {
+          db.prepare("INSERT INTO workspaces (id, name, created_at) VALUES (?, 'w', 0)").run(`ws_of_${id}`);
+          db.prepare(`${workflowRowSql} (?, ?, ?, 'about it', 0, 0)`).run(id, `ws_of_${id}`, name);
+        },
         close: async () => {
           db.close();
         },
@@ -44,6 +53,12 @@ const stores: [string, () => Promise<OpenedStore>][] = [
         logs: new PostgresLogsStore(pool),
         storedStates: async () =>
           (await pool.query<{ n: number }>("SELECT count(*) AS n FROM workflow_states")).rows[0]?.n ?? 0,
+        saveWorkflow: async (id, name) => {
+          await pool.query("INSERT INTO workspaces (id, name, created_at) VALUES ($1, 'w', 0)", [
+            `ws_of_${id}`,
+          ]);
+          await pool.query(`${workflowRowSql} ($1, $2, $3, 'about it', 0, 0)`, [id, `ws_of_${id}`, name]);
+        },
         close: () => pool.end(),
       };
     },
@@ -214,6 +229,9 @@ describe("the PostgreSQL store answers as the SQLite store does for the same exe
     [sqlite, postgres] = (await Promise.all(stores.map(([, open]) => open()))) as [OpenedStore, OpenedStore];
     records = await testExecutions(300);
     for (const store of [sqlite, postgres]) await store.logs.insertExecutions(records);
+    // One workflow saved, the others not: the entry view joins the one and leaves the rest without.
+    const saved = records[0]?.entry.workflowId ?? "";
+    for (const store of [sqlite, postgres]) await store.saveWorkflow(saved, "Saved flow");
   });
   afterAll(async () => {
     await sqlite.close();
@@ -231,9 +249,16 @@ describe("the PostgreSQL store answers as the SQLite store does for the same exe
     }
   });
 
-  it("the same entry and execution for every id", async () => {
+  it("the same entry, entry view and execution for every id", async () => {
+    const saved = await sqlite.logs.getEntryView(records[0]?.entry.id ?? "");
+    expect(saved?.workflow).toStrictEqual({
+      id: records[0]?.entry.workflowId,
+      name: "Saved flow",
+      description: "about it",
+    });
     for (const { entry } of records) {
       expect(await postgres.logs.getEntry(entry.id)).toEqual(await sqlite.logs.getEntry(entry.id));
+      expect(await postgres.logs.getEntryView(entry.id)).toEqual(await sqlite.logs.getEntryView(entry.id));
       expect(await postgres.logs.getExecution(entry.executionId)).toEqual(
         await sqlite.logs.getExecution(entry.executionId),
       );

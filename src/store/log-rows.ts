@@ -7,6 +7,7 @@ import type {
   ListedEntryRecord,
   LogEntryRecord,
   Trigger,
+  WorkflowSummaryRecord,
 } from "./records.js";
 
 /**
@@ -122,6 +123,37 @@ export function stateKeys(onNew: (key: Buffer, json: string) => void): (workflow
 
 export function logEntryFromRow(row: LogRow): LogEntryRecord {
   return entryFromRow(row, costFromColumns(row.cost_total, row.cost_json));
+}
+
+/**
+ * One entry by id, heavy columns included, with its workflow's name and description joined in: what
+ * GET /api/v1/logs/{id} shows, in one statement (issue 13). Deleted workflows are still joined (D17).
+ * `?` is the id: PostgreSQL's store writes it as `$1`.
+ */
+export const entryViewSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final_output_json,
+    w.name AS workflow_name, w.description AS workflow_description
+  FROM log_entries l LEFT JOIN workflows w ON w.id = l.workflow_id WHERE l.id = ?`;
+
+/** A row of entryViewSql. */
+export type EntryViewRow = LogRow &
+  (
+    | { workflow_name: string; workflow_description: string }
+    | { workflow_name: null; workflow_description: null }
+  );
+
+/** An entry as the logs API shows it alone: with its workflow's summary, when the workflow is known. */
+export interface EntryView {
+  entry: LogEntryRecord;
+  workflow?: WorkflowSummaryRecord;
+}
+
+export function entryViewFromRow(row: EntryViewRow): EntryView {
+  const entry = logEntryFromRow(row);
+  if (row.workflow_name === null) return { entry };
+  return {
+    entry,
+    workflow: { id: row.workflow_id, name: row.workflow_name, description: row.workflow_description },
+  };
 }
 
 /** A page's row as its entry: the cost's total only when the page did not read its detail. */

@@ -1,7 +1,11 @@
 import type { Db } from "./database.js";
 import { listSql, pageOf } from "./log-list-query.js";
 import {
+  type EntryView,
+  type EntryViewRow,
   type ExecutionRows,
+  entryViewFromRow,
+  entryViewSql,
   executionRows,
   type ListedRow,
   type LogRow,
@@ -80,6 +84,7 @@ export class LogsStore {
   private readonly insertExecutionState;
   private readonly insertFanOut;
   private readonly byId;
+  private readonly viewById;
   private readonly byExecution;
   /**
    * The list's statements, one per combination of filters present (listQuery), each in raw mode with the
@@ -118,6 +123,7 @@ export class LogsStore {
        VALUES (@logId, @workspaceId, @workflowId, @taskQueue, @now, @now)`,
     );
     this.byId = db.prepare(entryByIdSql);
+    this.viewById = db.prepare(entryViewSql);
     this.byExecution = db.prepare(
       `SELECT ${lightColumns}, s.workflow_state_json FROM log_entries l
        JOIN execution_states e ON e.execution_id = l.execution_id
@@ -175,6 +181,12 @@ export class LogsStore {
   async getEntry(id: string): Promise<LogEntryRecord | undefined> {
     const row = this.byId.get(id) as LogRow | undefined;
     return row && logEntryFromRow(row);
+  }
+
+  /** One entry with its workflow's summary, in one statement: what the logs API shows of it alone. */
+  async getEntryView(id: string): Promise<EntryView | undefined> {
+    const row = this.viewById.get(id) as EntryViewRow | undefined;
+    return row && entryViewFromRow(row);
   }
 
   async getExecution(executionId: string): Promise<ExecutionRecord | undefined> {

@@ -62,15 +62,14 @@ export function createLogsService({
 
     async getLog(request, context) {
       const { user } = callerOf(context.values);
-      const entry = await visibleTo(
+      const { entry, workflow } = await visibleTo(
         store,
         user,
-        await store.logs.getEntry(request.id),
-        (e) => e.workspaceId,
+        await store.logs.getEntryView(request.id),
+        (found) => found.entry.workspaceId,
         `log entry ${request.id}`,
       );
       const limits = await limitsOf(user);
-      const [workflow] = await store.workflows.getWorkflowSummaries([entry.workflowId]);
       const view = { full: true, traceSpans: true, finalOutput: true, limits };
       return { data: logEntryView(entry, workflow, view), limits };
     },

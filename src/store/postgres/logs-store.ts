@@ -1,6 +1,10 @@
 import { type Binder, listSql, pageOf } from "../log-list-query.js";
 import {
+  type EntryView,
+  type EntryViewRow,
   type ExecutionRows,
+  entryViewFromRow,
+  entryViewSql,
   executionRows,
   type LogRow,
   lightColumns,
@@ -23,6 +27,7 @@ import { type PostgresPool, type Queryable, withReadSnapshot, withTransaction } 
 import { executionsPerStatement, insertStatement, type TimedFanOut } from "./execution-insert.js";
 
 const entryByIdSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final_output_json FROM log_entries l WHERE l.id = $1`;
+const entryViewByIdSql = entryViewSql.replace("?", "$1");
 const executionByIdSql = `SELECT ${lightColumns}, s.workflow_state_json FROM log_entries l
   JOIN execution_states e ON e.execution_id = l.execution_id
   JOIN workflow_states s ON s.hash = e.state_hash WHERE l.execution_id = $1`;
@@ -68,6 +73,11 @@ export class PostgresLogsStore {
   async getEntry(id: string): Promise<LogEntryRecord | undefined> {
     const { rows } = await this.pool.query<LogRow>(entryByIdSql, [id]);
     return rows[0] && logEntryFromRow(rows[0]);
+  }
+
+  async getEntryView(id: string): Promise<EntryView | undefined> {
+    const { rows } = await this.pool.query<EntryViewRow>(entryViewByIdSql, [id]);
+    return rows[0] && entryViewFromRow(rows[0]);
   }
 
   async getExecution(executionId: string): Promise<ExecutionRecord | undefined> {
