@@ -14,8 +14,11 @@ export interface JsonCallRequest {
   /** The forwarded request headers (x-api-key, ...), as the implementation's context has them. */
   header: Headers;
   contextValues: ContextValues;
-  /** Aborted when the client leaves before the answer is written. */
-  signal: AbortSignal;
+  /**
+   * Given the call's cancellation, for the caller to run if the client leaves before the answer is
+   * written (unary-context.ts).
+   */
+  onClientGone(cancel: () => void): void;
   url: string;
 }
 
@@ -46,13 +49,13 @@ export function createJsonCall(
   const output = createMethodSerializationLookup(spec.method, opt.binaryOptions, opt.jsonOptions, opt).getO(
     false,
   );
-  return async ({ message, header, contextValues, signal, url }) => {
+  return async ({ message, header, contextValues, onClientGone, url }) => {
     const { context, abort } = unaryContext(spec, {
       protocolName: "connect",
       requestMethod: "POST",
       url,
       requestHeader: header,
-      requestSignal: signal,
+      onClientGone,
       contextValues,
     });
     try {

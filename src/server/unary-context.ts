@@ -15,6 +15,11 @@ export interface UnaryContextInit {
   requestHeader: Headers;
   /** Aborted when the client leaves; the call's signal follows it. */
   requestSignal?: AbortSignal | undefined;
+  /**
+   * Or, for a caller that learns of the client leaving by itself (the REST gateway, from its response's
+   * `close`): given the call's cancellation to run then, so no signal is made only to be followed.
+   */
+  onClientGone?: ((cancel: () => void) => void) | undefined;
   /** The client's deadline, from its timeout header; none when it sent none. */
   timeoutMs?: number | undefined;
   contextValues?: ContextValues | undefined;
@@ -44,6 +49,7 @@ export function unaryContext(spec: MethodImplSpec, init: UnaryContextInit): Unar
   const follow = () => controller.abort(requestSignal?.reason);
   if (requestSignal?.aborted) follow();
   else requestSignal?.addEventListener("abort", follow, { once: true });
+  init.onClientGone?.(() => controller.abort());
   let timer: NodeJS.Timeout | undefined;
   const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
   if (timeoutMs !== undefined) {
