@@ -103,6 +103,28 @@ describe("google.api.http path templates", () => {
     expect(match("/v1/files/a/b/c.txt")?.pathValues).toEqual(["a/b/c.txt"]);
   });
 
+  it("starts each route's literal prefix at the root and ends it before the first variable or wildcard", () => {
+    expect(routes.map((r) => r.pattern.literalPrefix)).toEqual(["/v1/", "/v1/things/", "/v1/", "/v1/files/"]);
+  });
+
+  it("matches exactly the routes whose regexp matches: the literal prefix only skips the others", () => {
+    const paths = [
+      "/v1/shelves/s1/things/t1",
+      "/v1/things/t1",
+      "/v1/shelves/s1/things/t1:publish",
+      "/v1/files/a/b",
+      "/v1/files",
+      "/v1/thing/t1",
+      "/v2/things/t1",
+      "/v1/things/",
+    ];
+    for (const httpPath of paths) {
+      const everyRegexp = routes.filter((r) => r.pattern.regexp.test(httpPath));
+      const matched = matchRoutes(routes, httpPath).map((m) => m.route);
+      expect(new Set(matched), httpPath).toEqual(new Set(everyRegexp));
+    }
+  });
+
   it("prefers the template with a custom verb when a wildcard would also match", () => {
     const [first] = matchRoutes(routes, "/v1/shelves/s1/things/t1:publish");
     expect(first?.route.template).toBe("/v1/{thing.name=shelves/*/things/*}:publish");

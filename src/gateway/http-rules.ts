@@ -29,6 +29,8 @@ export interface PathVariable {
 
 export interface PathPattern {
   regexp: RegExp;
+  /** The template's literal start, up to its first variable or wildcard: no other path can match. */
+  literalPrefix: string;
   /** In the order of the regexp's capture groups. */
   variables: PathVariable[];
   /** The path in OpenAPI form: `/api/v1/logs/{id}`. */
@@ -47,6 +49,8 @@ export interface RouteMatch {
 export function matchRoutes(routes: HttpRoute[], path: string): RouteMatch[] {
   const matches: RouteMatch[] = [];
   for (const route of routes) {
+    // Most routes are ruled out by their literal start, without running their regexp (issue 13).
+    if (!path.startsWith(route.pattern.literalPrefix)) continue;
     const captured = route.pattern.regexp.exec(path);
     if (captured) matches.push({ route, pathValues: captured.slice(1) });
   }
@@ -110,9 +114,13 @@ export function parsePathTemplate(method: DescMethod, template: string): PathPat
   let regexp = "";
   let openApiPath = "";
   let literalSegments = 0;
+  let literalPrefix: string | undefined;
   const { segments, verb } = splitVerb(template.slice(1));
   for (const segment of splitSegments(method, segments)) {
     const variable = /^\{([A-Za-z_][\w.]*)(?:=(.+))?\}$/.exec(segment);
+    if (literalPrefix === undefined && (variable || segment === "*" || segment === "**")) {
+      literalPrefix = `${openApiPath}/`;
+    }
     if (variable) {
       const fieldPath = resolveFieldPath(method, method.input, variable[1] as string);
       const name = fieldPath.map((f) => f.jsonName).join(".");
@@ -130,7 +138,13 @@ export function parsePathTemplate(method: DescMethod, template: string): PathPat
     openApiPath += `:${verb}`;
   }
   const precedence = (verb === undefined ? 0 : 1000) + literalSegments;
-  return { regexp: new RegExp(`^${regexp}$`), variables, openApiPath, precedence };
+  return {
+    regexp: new RegExp(`^${regexp}$`),
+    literalPrefix: literalPrefix ?? openApiPath,
+    variables,
+    openApiPath,
+    precedence,
+  };
 }
 
 function splitVerb(path: string): { segments: string; verb: string | undefined } {

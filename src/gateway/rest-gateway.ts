@@ -14,6 +14,7 @@ import {
 import type { JsonCall } from "../server/json-unary.js";
 import type { ClientAddress } from "../server/rpc-handler.js";
 import { restStatusKey } from "../services/rest-status.js";
+import { requestUrl } from "../util/request-url.js";
 import { bodyViolations } from "./body-errors.js";
 import { type HttpRoute, matchRoutes } from "./http-rules.js";
 import { BodyTooLarge, readRequestBody } from "./request-body.js";
@@ -25,7 +26,7 @@ export type NodeRequest = Parameters<NodeHandler>[0];
 export type NodeResponse = Parameters<NodeHandler>[1];
 
 /** Answers a REST request; resolves false when no annotated route has the path. */
-export type RestGateway = (req: NodeRequest, res: NodeResponse) => Promise<boolean>;
+export type RestGateway = (req: NodeRequest, res: NodeResponse, url?: URL) => Promise<boolean>;
 
 export interface RestGatewayOptions {
   routes: HttpRoute[];
@@ -66,8 +67,7 @@ export function createRestGateway({
     }),
   );
 
-  return async (req, res) => {
-    const url = new URL(req.url ?? "/", "http://gateway");
+  return async (req, res, url = requestUrl(req)) => {
     const matches = matchRoutes(routes, url.pathname);
     if (matches.length === 0) return false;
     const chosen = matches.find((m) => m.route.httpMethod === req.method);

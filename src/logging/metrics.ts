@@ -4,6 +4,7 @@ import { InterceptingCall, type Interceptor } from "@grpc/grpc-js";
 import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
 // Type only: the shapes connect-node gives the server's handlers.
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
+import { requestUrl } from "../util/request-url.js";
 
 type AnyRequest = IncomingMessage | Http2ServerRequest;
 type AnyResponse = ServerResponse | Http2ServerResponse;
@@ -141,25 +142,36 @@ export class ProcessMetrics {
     });
   }
 
+  /** The area with each method timed; a method's timed wrapper is made once, at its first call. */
   private timedArea(area: string, calls: object): object {
+    const wrappers = new Map<unknown, unknown>();
     return new Proxy(calls, {
       get: (target, method, receiver) => {
         const value = Reflect.get(target, method, receiver);
         if (typeof value !== "function" || typeof method !== "string") return value;
-        return (...args: unknown[]) => {
-          const end = this.storeCalls.startTimer({ area, method });
-          try {
-            const result = value.apply(target, args);
-            if (result instanceof Promise) return result.finally(end);
-            end();
-            return result;
-          } catch (error) {
-            end();
-            throw error;
-          }
-        };
+        let wrapper = wrappers.get(value);
+        if (wrapper === undefined) {
+          wrapper = this.timedCall(area, method, (args) => value.apply(target, args));
+          wrappers.set(value, wrapper);
+        }
+        return wrapper;
       },
     });
+  }
+
+  private timedCall(area: string, method: string, call: (args: unknown[]) => unknown) {
+    return (...args: unknown[]) => {
+      const end = this.storeCalls.startTimer({ area, method });
+      try {
+        const result = call(args);
+        if (result instanceof Promise) return result.finally(end);
+        end();
+        return result;
+      } catch (error) {
+        end();
+        throw error;
+      }
+    };
   }
 
   /**
@@ -210,8 +222,8 @@ export class ProcessMetrics {
   }
 
   /** Answers `GET /metrics` in Prometheus's text format; false for any other request. */
-  async answer(req: NodeRequest, res: NodeResponse): Promise<boolean> {
-    if (req.method !== "GET" || new URL(req.url ?? "/", "http://x").pathname !== "/metrics") return false;
+  async answer(req: NodeRequest, res: NodeResponse, url = requestUrl(req)): Promise<boolean> {
+    if (req.method !== "GET" || url.pathname !== "/metrics") return false;
     const sdk = this.sdkMetricsUrl
       ? await fetch(this.sdkMetricsUrl, { signal: AbortSignal.timeout(2_000) })
           .then((answer) => answer.text())

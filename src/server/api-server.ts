@@ -14,6 +14,7 @@ import {
 } from "../gateway/rest-gateway.js";
 import type { ProcessMetrics } from "../logging/metrics.js";
 import { trustedProxies } from "../security/trusted-proxies.js";
+import { requestUrl } from "../util/request-url.js";
 import { type ApiImplementations, apiServices, registerApiServices } from "./api-services.js";
 import { type ConsoleSettings, loadConsoleAssets } from "./console-assets.js";
 import { type FrontDoor, openDoor } from "./front-door.js";
@@ -89,15 +90,16 @@ export async function startApiServer(
   const consoleAssets = loadConsoleAssets(compressMinBytes, config);
 
   async function fallback(req: NodeRequest, res: NodeResponse): Promise<void> {
+    const url = requestUrl(req);
     if (
-      (await health(req, res)) ||
-      (await options.metrics?.answer(req, res)) ||
-      (await gateway(req, res)) ||
-      consoleAssets.answer(req, res)
+      (await health(req, res, url)) ||
+      (await options.metrics?.answer(req, res, url)) ||
+      (await gateway(req, res, url)) ||
+      consoleAssets.answer(req, res, url)
     ) {
       return;
     }
-    const path = new URL(req.url ?? "/", "http://x").pathname;
+    const path = url.pathname;
     if (req.method === "GET" && path === "/api/v1/openapi.json") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(openApi);

@@ -6,6 +6,7 @@ import { chooseEncoding, type ResponseEncoding } from "../gateway/response-encod
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
 import { executionWorkflowId } from "../temporal/execution-ids.js";
 import { escapeHtml } from "../util/html.js";
+import { requestUrl } from "../util/request-url.js";
 
 /** Where `scripts/build-console.mjs` puts the built console (issue 17), relative to this module. */
 const builtConsole = new URL("../../dist/console/", import.meta.url);
@@ -43,7 +44,7 @@ export type ConsoleSettings = Partial<Pick<Config, "temporalUiUrl" | "temporalNa
 
 export interface ConsoleAssets {
   /** Answers `GET /` and `GET /console/<file>`; false for any other request. */
-  answer(req: NodeRequest, res: NodeResponse): boolean;
+  answer(req: NodeRequest, res: NodeResponse, url?: URL): boolean;
 }
 
 /**
@@ -81,9 +82,9 @@ export function loadConsoleAssets(compressMinBytes: number, settings: ConsoleSet
   }
 
   return {
-    answer(req, res) {
+    answer(req, res, url = requestUrl(req)) {
       if (req.method !== "GET" && req.method !== "HEAD") return false;
-      const path = new URL(req.url ?? "/", "http://x").pathname;
+      const path = url.pathname;
       if (path !== "/" && !path.startsWith("/console/")) return false;
       const asset = assets.get(path);
       if (!asset) {

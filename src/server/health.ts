@@ -1,4 +1,5 @@
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
+import { requestUrl } from "../util/request-url.js";
 
 /** One dependency the process needs to serve: its name, and a check that rejects when it is unreachable. */
 export interface ReadinessCheck {
@@ -17,9 +18,9 @@ const checkTimeoutMs = 2_000;
  * error text is shown: it may name hosts or users.
  */
 export function createHealthRoutes(checks: readonly ReadinessCheck[]) {
-  return async (req: NodeRequest, res: NodeResponse): Promise<boolean> => {
+  return async (req: NodeRequest, res: NodeResponse, url = requestUrl(req)): Promise<boolean> => {
     if (req.method !== "GET" && req.method !== "HEAD") return false;
-    const path = new URL(req.url ?? "/", "http://x").pathname;
+    const path = url.pathname;
     if (path === "/healthz") {
       answer(res, 200, { status: "ok" });
       return true;
