@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashApiKey } from "../src/services/accounts/api-keys.js";
 import { databaseFile } from "../src/store/database.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { rest } from "./support/api-server.js";
@@ -76,6 +77,34 @@ describe("Keys and memberships cached by the API process (issue 13)", () => {
     } finally {
       db.close();
     }
+  });
+
+  it("a membership checked without a key lookup's look (a schedule, an inbound webhook) looks for itself", async () => {
+    const frank = await createAccount(flowlog.store);
+    const accounts = flowlog.store.accounts;
+    expect(await accounts.isMember(frank.userId, frank.workspaceId)).toBe(true);
+    const db = new Database(databaseFile(flowlog.dataDir));
+    try {
+      db.prepare("DELETE FROM memberships WHERE user_id = ?").run(frank.userId);
+    } finally {
+      db.close();
+    }
+    expect(await accounts.isMember(frank.userId, frank.workspaceId)).toBe(false);
+  });
+
+  it("a membership checked with a key lookup's look made after the change sees it", async () => {
+    const grace = await createAccount(flowlog.store);
+    const accounts = flowlog.store.accounts;
+    expect(await accounts.isMember(grace.userId, grace.workspaceId)).toBe(true);
+    const db = new Database(databaseFile(flowlog.dataDir));
+    try {
+      db.prepare("DELETE FROM memberships WHERE user_id = ?").run(grace.userId);
+    } finally {
+      db.close();
+    }
+    const owner = await accounts.ownerOfKeyHash(hashApiKey(grace.key));
+    expect(owner?.looked).toBeDefined();
+    expect(await accounts.isMember(grace.userId, grace.workspaceId, owner?.looked)).toBe(false);
   });
 
   it("a key revoked through the process's own connection is refused at once too", async () => {

@@ -1,10 +1,17 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { StoredWorkflowRecord, UserRecord } from "../store/records.js";
+import type { StoredWorkflowRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
+import type { Caller } from "./caller.js";
+
+/**
+ * Whose access is checked: a request's caller, whose key lookup's look for changes the membership check
+ * reuses (Caller.looked), or a user alone (a schedule, an inbound webhook), checked with a look of its own.
+ */
+export type Member = Pick<Caller, "user" | "looked">;
 
 /** D10: a workspace the caller is not a member of is refused the same way whether or not it exists. */
-export async function requireMember(store: Store, user: UserRecord, workspaceId: string): Promise<void> {
-  if (!(await store.accounts.isMember(user.id, workspaceId))) {
+export async function requireMember(store: Store, member: Member, workspaceId: string): Promise<void> {
+  if (!(await store.accounts.isMember(member.user.id, workspaceId, member.looked))) {
     throw new ConnectError(`no access to workspace ${workspaceId}`, Code.PermissionDenied);
   }
 }
@@ -12,12 +19,15 @@ export async function requireMember(store: Store, user: UserRecord, workspaceId:
 /** D10: something outside the caller's workspaces is "not found", never "forbidden": existence is not leaked. */
 export async function visibleTo<T>(
   store: Store,
-  user: UserRecord,
+  member: Member,
   found: T | undefined,
   workspaceOf: (found: T) => string,
   what: string,
 ): Promise<T> {
-  if (found === undefined || !(await store.accounts.isMember(user.id, workspaceOf(found)))) {
+  if (
+    found === undefined ||
+    !(await store.accounts.isMember(member.user.id, workspaceOf(found), member.looked))
+  ) {
     throw new ConnectError(`${what} not found`, Code.NotFound);
   }
   return found;
@@ -26,13 +36,13 @@ export async function visibleTo<T>(
 /** A workflow the caller may use: in one of their workspaces and not deleted. */
 export async function visibleWorkflow(
   store: Store,
-  user: UserRecord,
+  member: Member,
   id: string,
 ): Promise<StoredWorkflowRecord> {
   const workflow = await store.workflows.getWorkflow(id);
   return visibleTo(
     store,
-    user,
+    member,
     workflow?.deletedAt === null ? workflow : undefined,
     (w) => w.workspaceId,
     `workflow ${id}`,

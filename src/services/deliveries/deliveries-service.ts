@@ -17,7 +17,6 @@ import type {
   DeliveryRecord,
   DeliveryStatus,
 } from "../../store/deliveries-store.js";
-import type { UserRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import type { DeliveryInput } from "../../temporal/activities/delivery-activities.js";
 import {
@@ -35,7 +34,7 @@ import { newId } from "../../util/ids.js";
 import { isoFromMs } from "../../util/time.js";
 import { callerOf } from "../caller.js";
 import { defaultPageSize } from "../logs/list-logs-query.js";
-import { requireMember, visibleTo } from "../workspace-access.js";
+import { type Member, requireMember, visibleTo } from "../workspace-access.js";
 
 export interface DeliveriesServiceDependencies {
   store: Store;
@@ -55,8 +54,8 @@ export function createDeliveriesService(
   deps: DeliveriesServiceDependencies,
 ): Partial<ServiceImpl<typeof DeliveriesService>> {
   const { store, clock } = deps;
-  const visibleDelivery = async (user: UserRecord, id: string) =>
-    await visibleTo(store, user, await store.deliveries.get(id), (d) => d.workspaceId, `delivery ${id}`);
+  const visibleDelivery = async (member: Member, id: string) =>
+    await visibleTo(store, member, await store.deliveries.get(id), (d) => d.workspaceId, `delivery ${id}`);
 
   const startSeries = (target: DeliveryTarget, input: DeliveryInput) =>
     deps.temporal.workflow.start<typeof deliverNotification>("deliverNotification", {
@@ -72,14 +71,14 @@ export function createDeliveriesService(
 
   return {
     async listDeliveries(request, context) {
-      const { user } = callerOf(context.values);
+      const caller = callerOf(context.values);
       const { filter, limit } = parseListDeliveries(request);
-      await requireMember(store, user, request.workspaceId);
+      await requireMember(store, caller, request.workspaceId);
       return { deliveries: (await store.deliveries.list(filter, limit)).map(deliveryView) };
     },
 
     async getDelivery(request, context) {
-      const delivery = await visibleDelivery(callerOf(context.values).user, request.id);
+      const delivery = await visibleDelivery(callerOf(context.values), request.id);
       return {
         delivery: deliveryView(delivery),
         event: fromJson(ValueSchema, delivery.event as JsonValue),
@@ -88,7 +87,7 @@ export function createDeliveriesService(
     },
 
     async redeliver(request, context) {
-      const delivery = await visibleDelivery(callerOf(context.values).user, request.id);
+      const delivery = await visibleDelivery(callerOf(context.values), request.id);
       const series = await store.deliveries.reopen(delivery.id, clock());
       if (series === undefined) {
         throw new ConnectError(
@@ -106,8 +105,9 @@ export function createDeliveriesService(
     },
 
     async testSubscription(request, context) {
-      const { user } = callerOf(context.values);
-      await requireMember(store, user, request.workspaceId);
+      const caller = callerOf(context.values);
+      const { user } = caller;
+      await requireMember(store, caller, request.workspaceId);
       const subscription = await store.notifications.get(request.id);
       if (subscription?.workspaceId !== request.workspaceId)
         throw new ConnectError(`subscription ${request.id} not found`, Code.NotFound);

@@ -35,9 +35,10 @@ export function createLogsService({
 
   return {
     async listLogs(request, context) {
-      const { user } = callerOf(context.values);
+      const caller = callerOf(context.values);
+      const { user } = caller;
       const query = parseListLogsRequest(request, quotas.listParameterValues);
-      await requireMember(store, user, request.workspaceId);
+      await requireMember(store, caller, request.workspaceId);
       const page = await store.logs.list(query.filter, query.page);
       const workflows = query.details === "full" ? await workflowsOf(store, page.entries) : new Map();
       const view = {
@@ -53,18 +54,20 @@ export function createLogsService({
     },
 
     async getLogStats(request, context) {
-      const { user } = callerOf(context.values);
+      const caller = callerOf(context.values);
+      const { user } = caller;
       const { filter, range } = parseGetLogStatsRequest(request, quotas, clock());
-      await requireMember(store, user, request.workspaceId);
+      await requireMember(store, caller, request.workspaceId);
       const stats = await store.logs.stats(filter, range);
       return logStatsView(stats, range, await limitsOf(user));
     },
 
     async getLog(request, context) {
-      const { user } = callerOf(context.values);
+      const caller = callerOf(context.values);
+      const { user } = caller;
       const { entry, workflow } = await visibleTo(
         store,
-        user,
+        caller,
         await store.logs.getEntryView(request.id),
         (found) => found.entry.workspaceId,
         `log entry ${request.id}`,
@@ -75,10 +78,11 @@ export function createLogsService({
     },
 
     async getExecution(request, context) {
-      const { user } = callerOf(context.values);
+      const caller = callerOf(context.values);
+      const { user } = caller;
       const { entry, workflowState } = await visibleTo(
         store,
-        user,
+        caller,
         await store.logs.getExecution(request.executionId),
         (found) => found.entry.workspaceId,
         `execution ${request.executionId}`,

@@ -60,7 +60,7 @@ export function createSubscriptionsService({
 
   const setActive =
     (active: boolean) => async (request: { workspaceId: string; id: string }, context: HandlerContext) => {
-      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values), request.workspaceId);
       const current = await visible(request.workspaceId, request.id);
       const changed = await subscriptions.setActive(current.id, active, clock());
       return { subscription: await watched(found(request.workspaceId, request.id, changed)) };
@@ -95,7 +95,7 @@ export function createSubscriptionsService({
 
   return {
     async createSubscription(request, context) {
-      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values), request.workspaceId);
       const { settings, secret, generatedSecret } = await resolve(request.workspaceId, request.subscription);
       const max = quotas.workspace.subscriptions;
       const created = await subscriptions.create(
@@ -117,17 +117,17 @@ export function createSubscriptionsService({
     },
 
     async getSubscription(request, context) {
-      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values), request.workspaceId);
       return { subscription: await view(await visible(request.workspaceId, request.id)) };
     },
 
     async listSubscriptions(request, context) {
-      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values), request.workspaceId);
       return { subscriptions: await Promise.all((await subscriptions.list(request.workspaceId)).map(view)) };
     },
 
     async updateSubscription(request, context) {
-      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values), request.workspaceId);
       const current = await visible(request.workspaceId, request.id);
       const { settings, secret, generatedSecret } = await resolve(
         request.workspaceId,
@@ -143,7 +143,7 @@ export function createSubscriptionsService({
     },
 
     async deleteSubscription(request, context) {
-      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values), request.workspaceId);
       await subscriptions.delete((await visible(request.workspaceId, request.id)).id, clock());
       return {};
     },
@@ -157,7 +157,7 @@ export function createSubscriptionsService({
      * are declared in the .proto; only a webhook has a secret to rotate.
      */
     async rotateSecret(request, context) {
-      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values), request.workspaceId);
       const current = await visible(request.workspaceId, request.id);
       const { channel } = current.config;
       if (channel !== "webhook")

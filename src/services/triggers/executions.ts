@@ -46,7 +46,7 @@ export type Started =
  * one returns as soon as Temporal has accepted the execution.
  */
 export async function runWorkflow(deps: ExecutionDependencies, call: ExecutionCall): Promise<Started> {
-  const workflow = await visibleWorkflow(deps.store, call.user, call.workflowId);
+  const workflow = await visibleWorkflow(deps.store, { user: call.user }, call.workflowId);
   await admitExecution(deps.store, deps.planLimits, call.user, call.mode, deps.clock());
   const executionId = newId("ex");
   const handle = await startExecution(

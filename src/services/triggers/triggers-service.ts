@@ -6,7 +6,6 @@ import type { Schedule, TriggersService } from "../../../gen/flowlog/workflows/v
 import { invalidArgument, quotaReached } from "../../errors/api-errors.js";
 import { FailedAuthentication } from "../../errors/failed-authentication.js";
 import { hashToken, newSecretToken } from "../../security/tokens.js";
-import type { UserRecord } from "../../store/records.js";
 import type { ScheduleRecord } from "../../store/triggers-store.js";
 import { executionSearchAttributes, executionWorkflowId } from "../../temporal/start-execution.js";
 import { FLOWLOG_TASK_QUEUE } from "../../temporal/task-queue.js";
@@ -14,7 +13,7 @@ import { newId } from "../../util/ids.js";
 import { isoFromMs } from "../../util/time.js";
 import { callerOf } from "../caller.js";
 import { setRestStatus } from "../rest-status.js";
-import { visibleWorkflow } from "../workspace-access.js";
+import { type Member, visibleWorkflow } from "../workspace-access.js";
 import { type ExecutionDependencies, runWorkflow } from "./executions.js";
 import { scheduleFrequency } from "./schedule-interval.js";
 import { deleteTemporalSchedule, scheduleTemporalId } from "./temporal-schedules.js";
@@ -31,10 +30,10 @@ export function createTriggersService(
   const scheduleHandle = (id: string) => temporal.schedule.getHandle(scheduleTemporalId(id));
 
   /** A schedule the caller may manage: its workflow is visible to them; else "not found" (D10). */
-  const visibleSchedule = async (user: UserRecord, id: string): Promise<ScheduleRecord> => {
+  const visibleSchedule = async (member: Member, id: string): Promise<ScheduleRecord> => {
     const schedule = await store.triggers.getSchedule(id);
     if (!schedule) throw new ConnectError(`schedule ${id} not found`, Code.NotFound);
-    await visibleWorkflow(store, user, schedule.workflowId);
+    await visibleWorkflow(store, member, schedule.workflowId);
     return schedule;
   };
 
@@ -60,7 +59,7 @@ export function createTriggersService(
   const setPaused =
     (paused: boolean) =>
     async (request: { id: string }, context: HandlerContext): Promise<{ schedule: Schedule }> => {
-      const schedule = await visibleSchedule(callerOf(context.values).user, request.id);
+      const schedule = await visibleSchedule(callerOf(context.values), request.id);
       const handle = scheduleHandle(schedule.id);
       await missingAsNotFound(
         schedule.id,
@@ -73,8 +72,9 @@ export function createTriggersService(
 
   return {
     async createWebhook(request, context) {
-      const { user } = callerOf(context.values);
-      const workflow = await visibleWorkflow(store, user, request.workflowId);
+      const caller = callerOf(context.values);
+      const { user } = caller;
+      const workflow = await visibleWorkflow(store, caller, request.workflowId);
       const token = newSecretToken("whk");
       const createdAt = clock();
       await store.triggers.setWebhook(
@@ -86,8 +86,8 @@ export function createTriggersService(
     },
 
     async deleteWebhook(request, context) {
-      const { user } = callerOf(context.values);
-      await visibleWorkflow(store, user, request.workflowId);
+      const caller = callerOf(context.values);
+      await visibleWorkflow(store, caller, request.workflowId);
       if (!(await store.triggers.deleteWebhook(request.workflowId))) {
         throw new ConnectError(`workflow ${request.workflowId} has no webhook`, Code.NotFound);
       }
@@ -111,8 +111,9 @@ export function createTriggersService(
     },
 
     async createSchedule(request, context) {
-      const { user } = callerOf(context.values);
-      const workflow = await visibleWorkflow(store, user, request.workflowId);
+      const caller = callerOf(context.values);
+      const { user } = caller;
+      const workflow = await visibleWorkflow(store, caller, request.workflowId);
       const cron = request.cron.trim();
       const tooFrequent = frequencyProblem(cron, deps.quotas.workflow.minScheduleIntervalSeconds);
       if (tooFrequent) throw invalidArgument([{ field: "cron", message: tooFrequent }]);
@@ -154,8 +155,8 @@ export function createTriggersService(
     },
 
     async listSchedules(request, context) {
-      const { user } = callerOf(context.values);
-      await visibleWorkflow(store, user, request.workflowId);
+      const caller = callerOf(context.values);
+      await visibleWorkflow(store, caller, request.workflowId);
       const schedules = await store.triggers.listSchedules(request.workflowId);
       return { schedules: await Promise.all(schedules.map(describe)) };
     },
@@ -164,7 +165,7 @@ export function createTriggersService(
     resumeSchedule: setPaused(false),
 
     async deleteSchedule(request, context) {
-      const schedule = await visibleSchedule(callerOf(context.values).user, request.id);
+      const schedule = await visibleSchedule(callerOf(context.values), request.id);
       await deleteTemporalSchedule(temporal, schedule.id);
       await store.triggers.deleteSchedule(schedule.id);
       return {};

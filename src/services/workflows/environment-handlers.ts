@@ -25,7 +25,7 @@ export function createEnvironmentHandlers({
   const { environmentVariables: max, environmentValueBytes } = quotas.workspace;
   return {
     async setEnvironmentVariable(request, context) {
-      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values), request.workspaceId);
       // The name's form is declared in the .proto; the value's size is a quota (D26).
       const violations = valueProblems(request.value, environmentValueBytes);
       if (violations.length > 0) throw invalidArgument(violations);
@@ -40,12 +40,12 @@ export function createEnvironmentHandlers({
     },
 
     async listEnvironmentVariables(request, context) {
-      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values), request.workspaceId);
       return { variables: (await store.environment.list(request.workspaceId)).map(variableView) };
     },
 
     async deleteEnvironmentVariable(request, context) {
-      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values), request.workspaceId);
       if (!(await store.environment.delete(request.workspaceId, request.name))) {
         throw new ConnectError(`environment variable ${request.name} not found`, Code.NotFound);
       }

@@ -3,11 +3,11 @@ import type { WorkflowState } from "../../../gen/flowlog/workflows/v1/workflow_p
 import type { WorkflowsService } from "../../../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import type { Quotas } from "../../config/quotas.js";
 import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
-import type { StoredWorkflowRecord, UserRecord } from "../../store/records.js";
+import type { StoredWorkflowRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { newId } from "../../util/ids.js";
 import { callerOf } from "../caller.js";
-import { requireMember, visibleTo, visibleWorkflow } from "../workspace-access.js";
+import { type Member, requireMember, visibleTo, visibleWorkflow } from "../workspace-access.js";
 import { createEnvironmentHandlers } from "./environment-handlers.js";
 import { validateWorkflowState } from "./validation.js";
 import { atVersion, folderView, storedState, workflowView } from "./workflow-view.js";
@@ -62,7 +62,7 @@ function createDefinitionHandlers({
 
   return {
     async createWorkflow(request, context) {
-      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values), request.workspaceId);
       const { folderId, state } = await checked(request.workspaceId, request.folderId, request.state);
       const now = clock();
       const workflow = {
@@ -82,7 +82,7 @@ function createDefinitionHandlers({
     },
 
     async getWorkflow(request, context) {
-      const workflow = await visibleWorkflow(store, callerOf(context.values).user, request.id);
+      const workflow = await visibleWorkflow(store, callerOf(context.values), request.id);
       if (request.version === undefined) return { workflow: workflowView(workflow) };
       const version = await store.workflows.getWorkflowVersion(workflow.id, request.version);
       if (!version)
@@ -91,14 +91,14 @@ function createDefinitionHandlers({
     },
 
     async listWorkflows(request, context) {
-      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values), request.workspaceId);
       const { folderId } = await checked(request.workspaceId, request.folderId || undefined, undefined);
       const workflows = await store.workflows.listWorkflows(request.workspaceId, folderId ?? undefined);
       return { workflows: workflows.map(workflowView) };
     },
 
     async updateWorkflow(request, context) {
-      const current = await visibleWorkflow(store, callerOf(context.values).user, request.id);
+      const current = await visibleWorkflow(store, callerOf(context.values), request.id);
       const { folderId, state } = await checked(current.workspaceId, request.folderId, request.state);
       const changes = { name: request.name, description: request.description, folderId, state };
       const workflow = await store.workflows.updateWorkflow(current.id, changes, clock());
@@ -108,7 +108,7 @@ function createDefinitionHandlers({
     },
 
     async deleteWorkflow(request, context) {
-      const workflow = await deletableWorkflow(store, callerOf(context.values).user, request.id);
+      const workflow = await deletableWorkflow(store, callerOf(context.values), request.id);
       await store.workflows.deleteWorkflow(workflow.id, clock());
       await onWorkflowDeleted?.(workflow);
       return {};
@@ -119,7 +119,7 @@ function createDefinitionHandlers({
 function createFolderHandlers({ store, clock }: WorkflowsServiceDependencies): Handlers {
   return {
     async createFolder(request, context) {
-      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values), request.workspaceId);
       const folder = {
         id: newId("fld"),
         workspaceId: request.workspaceId,
@@ -131,7 +131,7 @@ function createFolderHandlers({ store, clock }: WorkflowsServiceDependencies): H
     },
 
     async listFolders(request, context) {
-      await requireMember(store, callerOf(context.values).user, request.workspaceId);
+      await requireMember(store, callerOf(context.values), request.workspaceId);
       return { folders: (await store.workflows.listFolders(request.workspaceId)).map(folderView) };
     },
   };
@@ -142,12 +142,12 @@ function createFolderHandlers({ store, clock }: WorkflowsServiceDependencies): H
  * (the deletion failed half-way, D31), so that deleting it again finishes the job. Otherwise a deleted
  * workflow is "not found", like one that never existed.
  */
-async function deletableWorkflow(store: Store, user: UserRecord, id: string): Promise<StoredWorkflowRecord> {
+async function deletableWorkflow(store: Store, member: Member, id: string): Promise<StoredWorkflowRecord> {
   const workflow = await store.workflows.getWorkflow(id);
   if (workflow?.deletedAt == null || (await store.triggers.listSchedules(id)).length === 0) {
-    return await visibleWorkflow(store, user, id);
+    return await visibleWorkflow(store, member, id);
   }
-  return await visibleTo(store, user, workflow, (w) => w.workspaceId, `workflow ${id}`);
+  return await visibleTo(store, member, workflow, (w) => w.workspaceId, `workflow ${id}`);
 }
 
 /**

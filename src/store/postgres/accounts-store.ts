@@ -1,4 +1,5 @@
 import { type AccountsStore, type ApiKeyRow, type KeyOwner, toApiKey } from "../accounts-store.js";
+import type { AuthLook } from "../auth-cache.js";
 import type { ApiKeyRecord, Plan, UserRecord, WorkspaceRecord } from "../records.js";
 import type { StoreArea } from "../store.js";
 import { type PostgresPool, withTransaction } from "./database.js";
@@ -82,7 +83,8 @@ export class PostgresAccountsStore implements StoreArea<AccountsStore> {
     );
   }
 
-  async isMember(userId: string, workspaceId: string): Promise<boolean> {
+  /** Asked every time: this store caches nothing, so there is no look to trust (`_looked`). */
+  async isMember(userId: string, workspaceId: string, _looked?: AuthLook): Promise<boolean> {
     const { rowCount } = await this.pool.query(
       "SELECT 1 FROM memberships WHERE user_id = $1 AND workspace_id = $2",
       [userId, workspaceId],
