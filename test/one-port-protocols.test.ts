@@ -93,6 +93,21 @@ describe("one port, every protocol (D2)", () => {
     }
   });
 
+  it("cancels the call over every RPC protocol when the client leaves before its answer", async () => {
+    for (const [name, client] of rpcClients(WorkflowsService, server.url)) {
+      let entered!: () => void;
+      const inHandler = new Promise<void>((resolve) => (entered = resolve));
+      const id = `wf_leaves_${name}`;
+      const sawAbort = new Promise<boolean>((resolve) => calls.set(id, { entered, ended: resolve }));
+      const leaving = new AbortController();
+      const call = client.getWorkflow({ id }, { signal: leaving.signal });
+      await inHandler;
+      leaving.abort();
+      await expect(call, name).rejects.toThrow();
+      expect(await sawAbort, name).toBe(true);
+    }
+  });
+
   it("answers REST over HTTP/1.1 and HTTP/2 with the same bytes as Connect JSON", async () => {
     const h1 = await rest(server.url, "/api/v1/logs?workspaceId=ok");
     const h2 = await rest(server.url, "/api/v1/logs?workspaceId=ok", { http2: true });

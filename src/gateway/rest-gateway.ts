@@ -13,6 +13,7 @@ import {
 } from "../server/front-door.js";
 import type { JsonCall } from "../server/json-unary.js";
 import type { ClientAddress } from "../server/rpc-handler.js";
+import type { OnClientGone } from "../server/unary-context.js";
 import { restStatusKey } from "../services/rest-status.js";
 import { requestUrl } from "../util/request-url.js";
 import { bodyViolations } from "./body-errors.js";
@@ -123,9 +124,10 @@ async function answer(
 
   // Only a client that leaves before the answer is sent cancels the call: the call's own signal is the
   // only one made (an AbortController per request costs a few microseconds, issue 13).
-  const onClientGone = (cancel: () => void) =>
+  const onClientGone: OnClientGone = (cancel) =>
     res.once("close", () => {
-      if (!res.writableFinished) cancel();
+      // Not `writableFinished`, which an HTTP/2 response reports true once its stream is reset.
+      if (!res.writableEnded) cancel();
     });
   const { header, contextValues } = request;
   const answered = await call({ message: built.json, header, contextValues, onClientGone, url });

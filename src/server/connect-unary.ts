@@ -29,7 +29,7 @@ import {
 } from "@connectrpc/connect/protocol-connect";
 import { callEnded, callError } from "./call-ended.js";
 import { oneChunk } from "./one-chunk.js";
-import { unaryContext } from "./unary-context.js";
+import { clientLeaving, unaryContext } from "./unary-context.js";
 
 /**
  * The Connect protocol's unary POST, answered the way Connect's own handler answers it, on a context of
@@ -75,7 +75,7 @@ function unaryPost(opt: UniversalHandlerOptions, spec: MethodImplSpec & { kind: 
       requestMethod: req.method,
       url: req.url,
       requestHeader: req.header,
-      requestSignal: req.signal,
+      ...clientLeaving(req),
       timeoutMs: timeout.timeoutMs,
       contextValues: req.contextValues,
       responseHeader: { [headerContentType]: type.binary ? contentTypeUnaryProto : contentTypeUnaryJson },

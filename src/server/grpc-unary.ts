@@ -31,7 +31,7 @@ import {
 import * as grpcWeb from "@connectrpc/connect/protocol-grpc-web";
 import { callEnded, callError } from "./call-ended.js";
 import { oneChunk } from "./one-chunk.js";
-import { unaryContext } from "./unary-context.js";
+import { clientLeaving, unaryContext } from "./unary-context.js";
 
 /**
  * gRPC and gRPC-Web for unary RPCs without Connect's streaming machinery (issue 13). connect-es answers
@@ -147,7 +147,7 @@ function unaryHandler(
       requestMethod: req.method,
       url: req.url,
       requestHeader: req.header,
-      requestSignal: req.signal,
+      ...clientLeaving(req),
       timeoutMs: timeout.timeoutMs,
       contextValues: req.contextValues,
       responseHeader: {

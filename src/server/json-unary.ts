@@ -6,7 +6,7 @@ import {
   type UniversalHandlerOptions,
 } from "@connectrpc/connect/protocol";
 import { callEnded, callError } from "./call-ended.js";
-import { unaryContext } from "./unary-context.js";
+import { type OnClientGone, unaryContext } from "./unary-context.js";
 
 /** A unary RPC's request as the REST gateway has it: the message as JSON, already checked against the route. */
 export interface JsonCallRequest {
@@ -18,7 +18,7 @@ export interface JsonCallRequest {
    * Given the call's cancellation, for the caller to run if the client leaves before the answer is
    * written (unary-context.ts).
    */
-  onClientGone(cancel: () => void): void;
+  onClientGone: OnClientGone;
   url: string;
 }
 

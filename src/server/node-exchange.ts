@@ -2,13 +2,15 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
 import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import type { UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
+import { clientGoneKey, type OnClientGone } from "./unary-context.js";
 
 /**
  * A Node request as Connect's handlers take it, and their answer written back: what connect-node's
  * `universalRequestFromNodeRequest` and `universalResponseToNodeResponse` do, with two costs fewer on
  * every call (issue 13). The call's signal is aborted only when the client leaves before the answer is
  * written, as the REST gateway's is: connect-node aborts it when every HTTP/2 stream closes, without a
- * reason, which builds a `DOMException` per call. And a chunk is written without a promise and two
+ * reason, which builds a `DOMException` per call. And it is made only when read: flowlog's own unary
+ * handlers learn of the client leaving from the hook under `clientGoneKey` instead. And a chunk is written without a promise and two
  * listeners around it; only a full socket buffer is waited for.
  */
 export function universalRequestOf(
@@ -16,10 +18,16 @@ export function universalRequestOf(
   res: NodeResponse,
   contextValues: ContextValues,
 ): UniversalServerRequest {
-  const abort = new AbortController();
-  res.once("close", () => {
-    if (!res.writableFinished) abort.abort(clientLeft);
-  });
+  // Not `writableFinished`: an HTTP/2 response reports it true once its stream is reset, so a gRPC or
+  // Connect client leaving over HTTP/2 would never cancel its call.
+  const onClientGone: OnClientGone = (cancel) =>
+    res.once("close", () => {
+      if (!res.writableEnded) cancel(clientLeft);
+    });
+  // flowlog's unary handlers take the hook (unary-context.ts); the signal is made only for Connect's own
+  // handlers (GET, streaming), which read it.
+  contextValues.set(clientGoneKey, onClientGone);
+  let abort: AbortController | undefined;
   const authority = "authority" in req ? req.authority : req.headers.host;
   return {
     httpVersion: req.httpVersion,
@@ -27,7 +35,14 @@ export function universalRequestOf(
     url: new URL(req.url ?? "", `http://${authority ?? "localhost"}`).toString(),
     header: webHeadersOf(req.headers),
     body: req as AsyncIterable<Uint8Array>,
-    signal: abort.signal,
+    get signal() {
+      if (abort === undefined) {
+        const made = new AbortController();
+        onClientGone((reason) => made.abort(reason));
+        abort = made;
+      }
+      return abort.signal;
+    },
     contextValues,
   };
 }

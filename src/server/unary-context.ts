@@ -2,10 +2,12 @@ import {
   Code,
   ConnectError,
   type ContextValues,
+  createContextKey,
   createContextValues,
   type HandlerContext,
   type MethodImplSpec,
 } from "@connectrpc/connect";
+import type { UniversalServerRequest } from "@connectrpc/connect/protocol";
 
 /** What a unary call's context is made of, as its protocol handler read it from the request. */
 export interface UnaryContextInit {
@@ -16,15 +18,35 @@ export interface UnaryContextInit {
   /** Aborted when the client leaves; the call's signal follows it. */
   requestSignal?: AbortSignal | undefined;
   /**
-   * Or, for a caller that learns of the client leaving by itself (the REST gateway, from its response's
-   * `close`): given the call's cancellation to run then, so no signal is made only to be followed.
+   * Or, for a caller that learns of the client leaving by itself (the REST gateway and the one port's
+   * request adapter, from the response's `close`): given the call's cancellation to run then, so no
+   * signal is made only to be followed.
    */
-  onClientGone?: ((cancel: () => void) => void) | undefined;
+  onClientGone?: OnClientGone | undefined;
   /** The client's deadline, from its timeout header; none when it sent none. */
   timeoutMs?: number | undefined;
   contextValues?: ContextValues | undefined;
   responseHeader?: Record<string, string>;
   responseTrailer?: Record<string, string>;
+}
+
+/** Registers a call's cancellation, to run if the client leaves before its answer is written. */
+export type OnClientGone = (cancel: (reason?: unknown) => void) => void;
+
+/**
+ * Set by the one port's request adapter (node-exchange.ts): how a call on that request learns that its
+ * client left, without the request's signal being made.
+ */
+export const clientGoneKey = createContextKey<OnClientGone | undefined>(undefined, {
+  description: "client gone",
+});
+
+/** How a call learns that its client left: the adapter's hook when there is one, else the request's signal. */
+export function clientLeaving(
+  req: Pick<UniversalServerRequest, "signal" | "contextValues">,
+): Pick<UnaryContextInit, "requestSignal" | "onClientGone"> {
+  const onClientGone = req.contextValues?.get(clientGoneKey);
+  return onClientGone ? { onClientGone } : { requestSignal: req.signal };
 }
 
 /** The context an implementation is given, and the call's end: `abort(reason)` ends its signal. */
@@ -49,7 +71,7 @@ export function unaryContext(spec: MethodImplSpec, init: UnaryContextInit): Unar
   const follow = () => controller.abort(requestSignal?.reason);
   if (requestSignal?.aborted) follow();
   else requestSignal?.addEventListener("abort", follow, { once: true });
-  init.onClientGone?.(() => controller.abort());
+  init.onClientGone?.((reason) => controller.abort(reason));
   let timer: NodeJS.Timeout | undefined;
   const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
   if (timeoutMs !== undefined) {
