@@ -79,29 +79,27 @@ describe("Keys and memberships cached by the API process (issue 13)", () => {
     }
   });
 
-  it("a membership checked without a key lookup's look (a schedule, an inbound webhook) looks for itself", async () => {
-    const frank = await createAccount(flowlog.store);
-    const accounts = flowlog.store.accounts;
-    expect(await accounts.isMember(frank.userId, frank.workspaceId)).toBe(true);
+  /** A member whom this process has cached as one, then removed by another process. */
+  async function removedElsewhere(): Promise<TestAccount> {
+    const account = await createAccount(flowlog.store);
+    expect(await flowlog.store.accounts.isMember(account.userId, account.workspaceId)).toBe(true);
     const db = new Database(databaseFile(flowlog.dataDir));
     try {
-      db.prepare("DELETE FROM memberships WHERE user_id = ?").run(frank.userId);
+      db.prepare("DELETE FROM memberships WHERE user_id = ?").run(account.userId);
     } finally {
       db.close();
     }
-    expect(await accounts.isMember(frank.userId, frank.workspaceId)).toBe(false);
+    return account;
+  }
+
+  it("a membership checked without a key lookup's look (a schedule, an inbound webhook) looks for itself", async () => {
+    const frank = await removedElsewhere();
+    expect(await flowlog.store.accounts.isMember(frank.userId, frank.workspaceId)).toBe(false);
   });
 
   it("a membership checked with a key lookup's look made after the change sees it", async () => {
-    const grace = await createAccount(flowlog.store);
+    const grace = await removedElsewhere();
     const accounts = flowlog.store.accounts;
-    expect(await accounts.isMember(grace.userId, grace.workspaceId)).toBe(true);
-    const db = new Database(databaseFile(flowlog.dataDir));
-    try {
-      db.prepare("DELETE FROM memberships WHERE user_id = ?").run(grace.userId);
-    } finally {
-      db.close();
-    }
     const owner = await accounts.ownerOfKeyHash(hashApiKey(grace.key));
     expect(owner?.looked).toBeDefined();
     expect(await accounts.isMember(grace.userId, grace.workspaceId, owner?.looked)).toBe(false);

@@ -9,9 +9,9 @@ import { clientGoneKey, type OnClientGone } from "./unary-context.js";
  * `universalRequestFromNodeRequest` and `universalResponseToNodeResponse` do, with two costs fewer on
  * every call (issue 13). The call's signal is aborted only when the client leaves before the answer is
  * written, as the REST gateway's is: connect-node aborts it when every HTTP/2 stream closes, without a
- * reason, which builds a `DOMException` per call. And it is made only when read: flowlog's own unary
- * handlers learn of the client leaving from the hook under `clientGoneKey` instead. And a chunk is written without a promise and two
- * listeners around it; only a full socket buffer is waited for.
+ * reason, which builds a `DOMException` per call; and it is made only when read, since flowlog's own
+ * unary handlers learn of the client leaving from the hook under `clientGoneKey` instead. A chunk is
+ * written without a promise and two listeners around it; only a full socket buffer is waited for.
  */
 export function universalRequestOf(
   req: NodeRequest,
