@@ -12,8 +12,8 @@ import {
   rateHeadersOf,
 } from "../server/front-door.js";
 import type { JsonCall } from "../server/json-unary.js";
+import { clientGoneOf } from "../server/node-exchange.js";
 import type { ClientAddress } from "../server/rpc-handler.js";
-import type { OnClientGone } from "../server/unary-context.js";
 import { restStatusKey } from "../services/rest-status.js";
 import { requestUrl } from "../util/request-url.js";
 import { bodyViolations } from "./body-errors.js";
@@ -124,12 +124,8 @@ async function answer(
 
   // Only a client that leaves before the answer is sent cancels the call: the call's own signal is the
   // only one made (an AbortController per request costs a few microseconds, issue 13).
-  const onClientGone: OnClientGone = (cancel) =>
-    res.once("close", () => {
-      // Not `writableFinished`, which an HTTP/2 response reports true once its stream is reset.
-      if (!res.writableEnded) cancel();
-    });
   const { header, contextValues } = request;
+  const onClientGone = clientGoneOf(res);
   const answered = await call({ message: built.json, header, contextValues, onClientGone, url });
   copyHeaders(answered.header, res);
   if (answered.error) {

@@ -18,12 +18,7 @@ export function universalRequestOf(
   res: NodeResponse,
   contextValues: ContextValues,
 ): UniversalServerRequest {
-  // Not `writableFinished`: an HTTP/2 response reports it true once its stream is reset, so a gRPC or
-  // Connect client leaving over HTTP/2 would never cancel its call.
-  const onClientGone: OnClientGone = (cancel) =>
-    res.once("close", () => {
-      if (!res.writableEnded) cancel(clientLeft);
-    });
+  const onClientGone = clientGoneOf(res, clientLeft);
   // flowlog's unary handlers take the hook (unary-context.ts); the signal is made only for Connect's own
   // handlers (GET, streaming), which read it.
   contextValues.set(clientGoneKey, onClientGone);
@@ -45,6 +40,19 @@ export function universalRequestOf(
     },
     contextValues,
   };
+}
+
+/**
+ * A call's hook for the client leaving (unary-context.ts), from its response: the cancellation runs,
+ * with `reason`, when the response closes before the answer was ended. Not `writableFinished`: an HTTP/2
+ * response reports it true once the client resets its stream, so a client leaving over HTTP/2 would
+ * never cancel its call.
+ */
+export function clientGoneOf(res: NodeResponse, reason?: unknown): OnClientGone {
+  return (cancel) =>
+    res.once("close", () => {
+      if (!res.writableEnded) cancel(reason);
+    });
 }
 
 const clientLeft = new ConnectError("the client left before the answer was written", Code.Aborted);
