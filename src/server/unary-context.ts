@@ -63,19 +63,27 @@ export interface UnaryCallContext {
  * signal once, with a timer only for a deadline that was sent, and the request's headers as they are:
  * `createHandlerContext` makes three controllers (one for a deadline even when there is none), links them
  * with a listener each and copies the headers, about 20 µs per call of a busy server (issue 13).
- * Connect's `shutdownSignal` is not followed: flowlog's router sets none.
+ * Connect's `shutdownSignal` is not followed: flowlog's router sets none. The signal itself is made only
+ * when the implementation reads it (none of flowlog's services does; about 5 µs a call): until then the
+ * call's end is only remembered, and a signal made later starts out aborted with that reason.
  */
 export function unaryContext(spec: MethodImplSpec, init: UnaryContextInit): UnaryCallContext {
-  const controller = new AbortController();
+  let controller: AbortController | undefined;
+  /** The first reason the call ended for, while no signal has been made. */
+  let ended: { reason: unknown } | undefined;
+  const end = (reason: unknown) => {
+    if (controller) controller.abort(reason);
+    else ended ??= { reason };
+  };
   const { requestSignal, timeoutMs } = init;
-  const follow = () => controller.abort(requestSignal?.reason);
+  const follow = () => end(requestSignal?.reason);
   if (requestSignal?.aborted) follow();
   else requestSignal?.addEventListener("abort", follow, { once: true });
-  init.onClientGone?.((reason) => controller.abort(reason));
+  init.onClientGone?.(end);
   let timer: NodeJS.Timeout | undefined;
   const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
   if (timeoutMs !== undefined) {
-    const expire = () => controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+    const expire = () => end(new ConnectError("the operation timed out", Code.DeadlineExceeded));
     if (timeoutMs <= 0) expire();
     else timer = setTimeout(expire, timeoutMs);
   }
@@ -83,7 +91,13 @@ export function unaryContext(spec: MethodImplSpec, init: UnaryContextInit): Unar
     context: {
       method: spec.method,
       service: spec.method.parent,
-      signal: controller.signal,
+      get signal() {
+        if (!controller) {
+          controller = new AbortController();
+          if (ended) controller.abort(ended.reason);
+        }
+        return controller.signal;
+      },
       timeoutMs: () => (deadline === undefined ? undefined : deadline - Date.now()),
       requestMethod: init.requestMethod,
       requestHeader: init.requestHeader,
@@ -96,7 +110,7 @@ export function unaryContext(spec: MethodImplSpec, init: UnaryContextInit): Unar
     abort(reason) {
       clearTimeout(timer);
       requestSignal?.removeEventListener("abort", follow);
-      controller.abort(reason);
+      end(reason);
     },
   };
 }
