@@ -84,7 +84,13 @@ async function post(
     headers: { "x-api-key": account.key, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
-  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+  // nginx answers its own errors in HTML: keep their status and first words, not a parse error.
+  const text = await response.text();
+  try {
+    return { status: response.status, json: JSON.parse(text) as Record<string, unknown> };
+  } catch {
+    return { status: response.status, json: { unparsed: text.slice(0, 200) } };
+  }
 }
 
 /** The workspace's log entries, every page, through nginx. */
@@ -207,24 +213,28 @@ describe("flowlog cluster up: the reference cluster behind nginx (issue 16, D32)
         try {
           const answer = await post(`/api/v1/workflows/${workflowId}/execute`, { input: {}, async: true });
           if (answer.status === 202) accepted.push(answer.json.executionId as string);
-          else failures.push(`${answer.status} ${JSON.stringify(answer.json)}`);
+          else failures.push(`${new Date().toISOString()} ${answer.status} ${JSON.stringify(answer.json)}`);
         } catch (error) {
-          failures.push(String(error));
+          failures.push(`${new Date().toISOString()} ${String(error)}`);
         }
       }
     });
     await sleep(3_000);
+    const killedAt = new Date().toISOString();
     process.kill(serve.pid, "SIGKILL");
     process.kill(worker.pid, "SIGKILL");
     await sleep(3_000);
     // What a supervisor does: start what died. The cluster's record makes it one command.
+    const upAt = new Date().toISOString();
     await flowlog(upArgs);
+    const upDone = new Date().toISOString();
     await sleep(3_000);
     stop = true;
     await Promise.all(load);
 
     // Only requests in flight on the killed replica may fail: one per loop at most.
-    expect(failures.length, failures.join("\n")).toBeLessThanOrEqual(loops);
+    const timeline = `killed ${killedAt}, up ${upAt} to ${upDone}; failures:\n${failures.join("\n")}`;
+    expect(failures.length, timeline).toBeLessThanOrEqual(loops);
     expect(accepted.length).toBeGreaterThan(20);
 
     // Every accepted execution is logged once, whichever worker ran it, and no execution twice.

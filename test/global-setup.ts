@@ -9,6 +9,7 @@ import { ensureTemporal } from "../src/temporal/dev/ensure-temporal.js";
 import { resolvePostgresBinaries } from "../src/tools/postgres-binaries.js";
 import { freeListeningPort } from "../src/util/free-port.js";
 import { prepareConsoleTests } from "./support/browser.js";
+import { resolveGrpcurl } from "./support/grpcurl.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -30,6 +31,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // The cluster test's parts (issue 16): a first build or install takes minutes, which no hook allows.
   await resolveTemporalBinaries();
   await resolveNginx();
+  // grpcurl (the cluster and polyglot tests' gRPC client): built with `go install`, which on a machine with
+  // an empty Go module cache takes longer than a test's own time allows.
+  await resolveGrpcurl();
   // The console's browser tests (issue 17): Debian's Chromium, and the console built from console/.
   await prepareConsoleTests();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "flowlog-temporal-"));

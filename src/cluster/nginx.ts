@@ -110,11 +110,16 @@ http {
   real_ip_header proxy_protocol;
 
   # Two upstreams over the same replicas: a kept-alive connection speaks HTTP/1.1 or HTTP/2, never both.
+  # Each keeps its state in shared memory (zone), so a replica that failed once is passed over by every
+  # nginx worker, not only by the one that saw it fail: without it, a killed replica fails one request
+  # per worker and per client connection instead of one.
   upstream flowlog_http1 {
+    zone flowlog_http1 64k;
 ${servers}
     keepalive 64;
   }
   upstream flowlog_h2c {
+    zone flowlog_h2c 64k;
 ${servers}
     keepalive 64;
   }
