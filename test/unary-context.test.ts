@@ -1,9 +1,16 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { Code, ConnectError, type MethodImplSpec } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  type HandlerContext,
+  type Interceptor,
+  type MethodImplSpec,
+} from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
+import { GetLogRequestSchema, LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import { callEnded } from "../src/server/call-ended.js";
-import { type OnClientGone, unaryContext } from "../src/server/unary-context.js";
+import { invokeUnary, type OnClientGone, unaryContext } from "../src/server/unary-context.js";
 
 /*
  * Issue 13: a unary call's signal is made only when its implementation reads it. These cases read it
@@ -84,5 +91,38 @@ describe("a unary call's signal (unary-context.ts)", () => {
     const { context } = unaryContext(spec, { ...init, timeoutMs: 60_000 });
     expect(context.signal.aborted).toBe(false);
     expect(context.timeoutMs()).toBeGreaterThan(59_000);
+  });
+});
+
+describe("invokeUnary: an implementation behind the interceptors, as Connect's invoker runs it", () => {
+  it("passes what an interceptor changed to the implementation, and takes back the headers it answers with", async () => {
+    const seen: { header?: string | null; workspace?: unknown; signal?: AbortSignal } = {};
+    const impl = (request: { id: string }, context: HandlerContext) => {
+      seen.header = context.requestHeader.get("x-added");
+      seen.signal = context.signal;
+      context.responseHeader.set("x-from-impl", request.id);
+      return { data: { id: request.id } };
+    };
+    const withImpl = { ...spec, impl } as unknown as MethodImplSpec & { kind: "unary" };
+    const interceptor: Interceptor = (next) => async (request) => {
+      const header = new Headers(request.header);
+      header.set("x-added", "by the interceptor");
+      const response = await next({ ...request, header });
+      const answered = new Headers(response.header);
+      answered.set("x-interceptor", "yes");
+      return { ...response, header: answered };
+    };
+    const { context, abort } = unaryContext(withImpl, init);
+    const answer = await invokeUnary(withImpl, context, create(GetLogRequestSchema, { id: "log_1" }), [
+      interceptor,
+    ]);
+    expect(answer.$typeName).toBe("flowlog.logs.v1.GetLogResponse");
+    expect(seen.header).toBe("by the interceptor");
+    expect(context.responseHeader.get("x-interceptor")).toBe("yes");
+    expect(context.responseHeader.get("x-from-impl")).toBe("log_1");
+    // The signal the implementation read is the call's: it ends with the call.
+    expect(seen.signal?.aborted).toBe(false);
+    abort(callEnded);
+    expect(seen.signal?.aborted).toBe(true);
   });
 });

@@ -2,7 +2,6 @@ import { Code, ConnectError, type MethodImplSpec } from "@connectrpc/connect";
 import {
   compressionNegotiate,
   createMethodSerializationLookup,
-  invokeUnaryImplementation,
   type ProtocolHandlerFactory,
   readAllBytes,
   type UniversalHandler,
@@ -29,7 +28,7 @@ import {
 } from "@connectrpc/connect/protocol-connect";
 import { callEnded, callError } from "./call-ended.js";
 import { oneChunk } from "./one-chunk.js";
-import { clientLeaving, unaryContext } from "./unary-context.js";
+import { clientLeaving, invokeUnary, unaryContext } from "./unary-context.js";
 
 /**
  * The Connect protocol's unary POST, answered the way Connect's own handler answers it, on a context of
@@ -92,7 +91,7 @@ function unaryPost(opt: UniversalHandlerOptions, spec: MethodImplSpec & { kind: 
       if (compression.error) throw compression.error;
       if (timeout.error) throw timeout.error;
       const input = serialization.getI(type.binary).parse(await readBody(req, opt.readMaxBytes, compression));
-      const output = await invokeUnaryImplementation(spec, context, input, opt.interceptors);
+      const output = await invokeUnary(spec, context, input, opt.interceptors);
       body = serialization.getO(type.binary).serialize(output);
       abort(callEnded);
     } catch (caught) {

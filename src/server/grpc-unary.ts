@@ -6,7 +6,6 @@ import {
   contentTypeMatcher,
   createMethodSerializationLookup,
   createMethodUrl,
-  invokeUnaryImplementation,
   type ProtocolHandlerFactory,
   type UniversalHandler,
   type UniversalHandlerOptions,
@@ -31,7 +30,7 @@ import {
 import * as grpcWeb from "@connectrpc/connect/protocol-grpc-web";
 import { callEnded, callError } from "./call-ended.js";
 import { oneChunk } from "./one-chunk.js";
-import { clientLeaving, unaryContext } from "./unary-context.js";
+import { clientLeaving, invokeUnary, unaryContext } from "./unary-context.js";
 
 /**
  * gRPC and gRPC-Web for unary RPCs without Connect's streaming machinery (issue 13). connect-es answers
@@ -168,7 +167,7 @@ function unaryHandler(
       if (timeout.error) throw timeout.error;
       const bytes = await readUnaryMessage(req.body, compression.request, opt.readMaxBytes);
       const input = serialization.getI(type.binary).parse(bytes);
-      const output = await invokeUnaryImplementation(spec, context, input, opt.interceptors);
+      const output = await invokeUnary(spec, context, input, opt.interceptors);
       answer = await envelope(
         serialization.getO(type.binary).serialize(output),
         compression.response,

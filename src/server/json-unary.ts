@@ -1,12 +1,8 @@
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, type MethodImplSpec } from "@connectrpc/connect";
-import {
-  createMethodSerializationLookup,
-  invokeUnaryImplementation,
-  type UniversalHandlerOptions,
-} from "@connectrpc/connect/protocol";
+import { createMethodSerializationLookup, type UniversalHandlerOptions } from "@connectrpc/connect/protocol";
 import { callEnded, callError } from "./call-ended.js";
-import { type OnClientGone, unaryContext } from "./unary-context.js";
+import { invokeUnary, type OnClientGone, unaryContext } from "./unary-context.js";
 
 /** A unary RPC's request as the REST gateway has it: the message as JSON, already checked against the route. */
 export interface JsonCallRequest {
@@ -34,7 +30,7 @@ export type JsonCall = (request: JsonCallRequest) => Promise<JsonCallAnswer>;
 /**
  * The REST gateway's way into an RPC (D2, issue 13): the request decoded as Connect's JSON decodes it,
  * then the implementation invoked through the interceptors every protocol shares
- * (`invokeUnaryImplementation`, as Connect's handlers and grpc-unary.ts do), and the answer written by
+ * (`invokeUnary`, as grpc-unary.ts and connect-unary.ts do), and the answer written by
  * the same serializer, so a REST body is still the Connect JSON answer byte for byte. What it leaves
  * out is the Connect protocol around that, which a call made in-process does not need: content type,
  * protocol version, timeout header and compression negotiation (the gateway forwards none of those
@@ -60,7 +56,7 @@ export function createJsonCall(
     });
     try {
       const input = parse(spec, message);
-      const body = output.serialize(await invokeUnaryImplementation(spec, context, input, opt.interceptors));
+      const body = output.serialize(await invokeUnary(spec, context, input, opt.interceptors));
       abort(callEnded);
       return { header: context.responseHeader, body };
     } catch (error) {
