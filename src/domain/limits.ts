@@ -1,5 +1,4 @@
-import { create } from "@bufbuild/protobuf";
-import { type Limits, LimitsSchema, type RateLimitBucket } from "../../gen/flowlog/logs/v1/limits_pb.js";
+import type { Limits, RateLimitBucket } from "../../gen/flowlog/logs/v1/limits_pb.js";
 import type { UserRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import type { BucketRef } from "../store/usage-store.js";
@@ -44,22 +43,28 @@ export async function computeLimits(
   const async = executionBucket(planLimits, user, "async");
   const snapshot = await store.usage.snapshot({ userId: user.id, nowMs, sync, async });
   const limit = planLimits[user.plan].usageLimitUsd;
-  return create(LimitsSchema, {
+  // Message literals, not `create(LimitsSchema, …)`, which walks the descriptor on every request (issue 13);
+  // tsc holds each literal to its .proto.
+  return {
+    $typeName: "flowlog.logs.v1.Limits",
     workflowExecutionRateLimit: {
+      $typeName: "flowlog.logs.v1.ExecutionRateLimits",
       syncExecutions: bucketMessage(sync.shape, bucketState(snapshot.sync, sync.shape, nowMs)),
       asyncExecutions: bucketMessage(async.shape, bucketState(snapshot.async, async.shape, nowMs)),
     },
     usage: {
+      $typeName: "flowlog.logs.v1.Usage",
       currentPeriodCost: snapshot.periodCost,
       limit,
       plan: user.plan,
       isExceeded: snapshot.periodCost >= limit,
     },
-  });
+  };
 }
 
-function bucketMessage(shape: BucketShape, state: BucketState): Omit<RateLimitBucket, "$typeName"> {
+function bucketMessage(shape: BucketShape, state: BucketState): RateLimitBucket {
   return {
+    $typeName: "flowlog.logs.v1.RateLimitBucket",
     requestsPerMinute: shape.requestsPerMinute,
     maxBurst: shape.maxBurst,
     remaining: state.remaining,
