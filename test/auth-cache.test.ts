@@ -4,7 +4,13 @@ import { hashApiKey } from "../src/services/accounts/api-keys.js";
 import { databaseFile } from "../src/store/database.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { rest } from "./support/api-server.js";
-import { createAccount, startFlowlog, type TestAccount, type TestFlowlog } from "./support/flowlog.js";
+import {
+  createAccount,
+  offlineWorkflowState,
+  startFlowlog,
+  type TestAccount,
+  type TestFlowlog,
+} from "./support/flowlog.js";
 
 // Issue 13: the API process caches keys and memberships; a change made by another process (the CLI, a
 // second `flowlog serve`) must take effect from the first request after it commits, under load too.
@@ -103,6 +109,32 @@ describe("Keys and memberships cached by the API process (issue 13)", () => {
     const owner = await accounts.ownerOfKeyHash(hashApiKey(grace.key));
     expect(owner?.looked).toBeDefined();
     expect(await accounts.isMember(grace.userId, grace.workspaceId, owner?.looked)).toBe(false);
+  });
+
+  it("an API execution by a member removed by another process is refused: the workflow is not found (D10)", async () => {
+    const carol = await createAccount(flowlog.store);
+    const created = await rest(flowlog.server.url, `/api/v1/workspaces/${carol.workspaceId}/workflows`, {
+      method: "POST",
+      headers: { "x-api-key": carol.key, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Removed member's workflow", state: offlineWorkflowState }),
+    });
+    expect(created.status).toBe(200);
+    const workflowId = (created.json as { workflow: { id: string } }).workflow.id;
+    // Cached as a member by this process, then removed elsewhere.
+    expect((await listLogs(carol)).status).toBe(200);
+    const db = new Database(databaseFile(flowlog.dataDir));
+    try {
+      db.prepare("DELETE FROM memberships WHERE user_id = ?").run(carol.userId);
+    } finally {
+      db.close();
+    }
+    const executed = await rest(flowlog.server.url, `/api/v1/workflows/${workflowId}/execute`, {
+      method: "POST",
+      headers: { "x-api-key": carol.key, "content-type": "application/json" },
+      body: JSON.stringify({ async: true }),
+    });
+    expect(executed.status).toBe(404);
+    expect(executed.json).toMatchObject({ code: "not_found", detail: `workflow ${workflowId} not found` });
   });
 
   it("a key revoked through the process's own connection is refused at once too", async () => {

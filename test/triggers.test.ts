@@ -447,7 +447,7 @@ describe("manual trigger: flowlog run <workflowId> (D15)", () => {
 
   it("the run the command makes (runWorkflow, trigger manual) is logged with trigger manual", async () => {
     const run = await runWorkflow(executions, {
-      user: await userOf(alice),
+      caller: { user: await userOf(alice) },
       workflowId,
       trigger: "manual",
       mode: "sync",
@@ -528,7 +528,7 @@ describe("execution limits (D12): refusals are 429 with a clear message", () => 
     const burst = await Promise.all(
       Array.from({ length: 20 }, async (_, i) =>
         runWorkflow(executions, {
-          user: await userOf(frank),
+          caller: { user: await userOf(frank) },
           workflowId: frankWorkflow,
           trigger: "manual",
           mode: "sync",

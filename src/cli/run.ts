@@ -40,7 +40,7 @@ export function registerRunCommand(
           const run = await runWorkflow(
             { store, planLimits: config.planLimits, quotas: config.quotas, temporal, clock: Date.now },
             {
-              user: await runningUser(store, workflowId, options.user),
+              caller: { user: await runningUser(store, workflowId, options.user) },
               workflowId,
               trigger: "manual",
               mode: options.async ? "async" : "sync",

@@ -14,10 +14,9 @@ export function createCallTriggers(
 ): Pick<ServiceImpl<typeof WorkflowsService>, "executeWorkflow" | "chatWorkflow"> {
   return {
     async executeWorkflow(request, context) {
-      const { user } = callerOf(context.values);
       const mode = request.async ? "async" : "sync";
       const run = await runWorkflow(deps, {
-        user,
+        caller: callerOf(context.values),
         workflowId: request.id,
         trigger: "api",
         mode,
@@ -36,10 +35,9 @@ export function createCallTriggers(
     },
 
     async chatWorkflow(request, context) {
-      const { user } = callerOf(context.values);
       const input = outputValue({ message: request.message });
       const run = await runWorkflow(deps, {
-        user,
+        caller: callerOf(context.values),
         workflowId: request.id,
         trigger: "chat",
         mode: "sync",

@@ -9,11 +9,11 @@ import type { PlanTable } from "../../domain/plans.js";
 import type { ExecutionResult } from "../../engine/execution-types.js";
 import { asWorkflowState } from "../../engine/json-shapes.js";
 import { syncDeadlineExceeded } from "../../errors/api-errors.js";
-import type { Trigger, UserRecord } from "../../store/records.js";
+import type { Trigger } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { startExecution } from "../../temporal/start-execution.js";
 import { newId } from "../../util/ids.js";
-import { visibleWorkflow } from "../workspace-access.js";
+import { type Member, visibleWorkflow } from "../workspace-access.js";
 
 export interface ExecutionDependencies {
   store: Store;
@@ -28,7 +28,11 @@ export interface ExecutionDependencies {
 }
 
 export interface ExecutionCall {
-  user: UserRecord;
+  /**
+   * Whom the execution runs as and is billed to; with the look their key's lookup made, when the call came
+   * with a key, so the visibility check does not look again (issue 13).
+   */
+  caller: Member;
   workflowId: string;
   trigger: Trigger;
   mode: ExecutionMode;
@@ -46,8 +50,9 @@ export type Started =
  * one returns as soon as Temporal has accepted the execution.
  */
 export async function runWorkflow(deps: ExecutionDependencies, call: ExecutionCall): Promise<Started> {
-  const workflow = await visibleWorkflow(deps.store, { user: call.user }, call.workflowId);
-  await admitExecution(deps.store, deps.planLimits, call.user, call.mode, deps.clock());
+  const { user } = call.caller;
+  const workflow = await visibleWorkflow(deps.store, call.caller, call.workflowId);
+  await admitExecution(deps.store, deps.planLimits, user, call.mode, deps.clock());
   const executionId = newId("ex");
   const handle = await startExecution(
     deps.temporal,
@@ -67,7 +72,7 @@ export async function runWorkflow(deps: ExecutionDependencies, call: ExecutionCa
       },
       trigger: call.trigger,
       input: call.input ? toJson(ValueSchema, call.input) : null,
-      billedUserId: call.user.id,
+      billedUserId: user.id,
     },
     { taskQueue: deps.taskQueue },
   );

@@ -99,8 +99,9 @@ export function createTriggersService(
       const webhook = await store.triggers.webhookByToken(request.workflowId, hashToken(request.token));
       const user = webhook && (await store.accounts.getUser(webhook.billedUserId));
       if (!webhook || !user) throw new FailedAuthentication("no such webhook", Code.NotFound);
+      // No key came with the call: the membership check looks for itself.
       const { executionId } = await runWorkflow(deps, {
-        user,
+        caller: { user },
         workflowId: request.workflowId,
         trigger: "webhook",
         mode: "async",
