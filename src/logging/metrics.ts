@@ -160,8 +160,11 @@ export class ProcessMetrics {
   }
 
   private timedCall(area: string, method: string, call: (args: unknown[]) => unknown) {
+    // One labels object for every call: startTimer would copy its labels and read hrtime as an array per call.
+    const labels = { area, method };
     return (...args: unknown[]) => {
-      const end = this.storeCalls.startTimer({ area, method });
+      const started = process.hrtime.bigint();
+      const end = () => this.storeCalls.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
       try {
         const result = call(args);
         if (result instanceof Promise) return result.finally(end);
