@@ -68,9 +68,10 @@ export interface UnaryCallContext {
  * `createHandlerContext` makes three controllers (one for a deadline even when there is none), links them
  * with a listener each and copies the headers, about 20 µs per call of a busy server (issue 13).
  * Connect's `shutdownSignal` is not followed: flowlog's router sets none. The signal itself is made only
- * when something reads it (none of flowlog's services or interceptors does, and `invokeUnary` below does not
- * read it for them as Connect's invoker does; about 5 µs a call): until then the
- * call's end is only remembered, and a signal made later starts out aborted with that reason.
+ * when something reads it: none of flowlog's services or interceptors does, and `invokeUnary` below does
+ * not read it for them as Connect's invoker does (making it was 2.5 % of a one-entry request's CPU in a
+ * profile). Until then the call's end is only remembered, and a signal made later starts out aborted with
+ * that reason.
  */
 export function unaryContext(spec: MethodImplSpec, init: UnaryContextInit): UnaryCallContext {
   let controller: AbortController | undefined;
@@ -158,9 +159,10 @@ export async function invokeUnary<I extends DescMessage, O extends DescMessage>(
       trailer: context.responseTrailer,
     };
   };
-  let next = implement as (req: UnaryRequest<I, O>) => Promise<UnaryResponse<I, O>>;
-  for (const interceptor of [...(interceptors ?? [])].reverse()) next = interceptor(next as never) as never;
-  const { message, header, trailer } = await next({
+  // Interceptors see any request and answer; this chain carries unary ones of this method only.
+  let next = implement as unknown as Parameters<Interceptor>[0];
+  for (const interceptor of [...(interceptors ?? [])].reverse()) next = interceptor(next);
+  const { message, header, trailer } = (await next({
     stream: false,
     message: input,
     method: spec.method,
@@ -172,7 +174,7 @@ export async function invokeUnary<I extends DescMessage, O extends DescMessage>(
     },
     header: context.requestHeader,
     contextValues: context.values,
-  });
+  } as UnaryRequest<I, O>)) as UnaryResponse<I, O>;
   copyHeaders(header, context.responseHeader);
   copyHeaders(trailer, context.responseTrailer);
   return message;
