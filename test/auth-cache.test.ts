@@ -85,16 +85,21 @@ describe("Keys and memberships cached by the API process (issue 13)", () => {
     }
   });
 
-  /** A member whom this process has cached as one, then removed by another process. */
-  async function removedElsewhere(): Promise<TestAccount> {
-    const account = await createAccount(flowlog.store);
-    expect(await flowlog.store.accounts.isMember(account.userId, account.workspaceId)).toBe(true);
+  /** Removes the account's user from its workspaces through another connection, as another process would. */
+  function removeElsewhere(account: TestAccount): void {
     const db = new Database(databaseFile(flowlog.dataDir));
     try {
       db.prepare("DELETE FROM memberships WHERE user_id = ?").run(account.userId);
     } finally {
       db.close();
     }
+  }
+
+  /** A member whom this process has cached as one, then removed by another process. */
+  async function removedElsewhere(): Promise<TestAccount> {
+    const account = await createAccount(flowlog.store);
+    expect(await flowlog.store.accounts.isMember(account.userId, account.workspaceId)).toBe(true);
+    removeElsewhere(account);
     return account;
   }
 
@@ -122,12 +127,7 @@ describe("Keys and memberships cached by the API process (issue 13)", () => {
     const workflowId = (created.json as { workflow: { id: string } }).workflow.id;
     // Cached as a member by this process, then removed elsewhere.
     expect((await listLogs(carol)).status).toBe(200);
-    const db = new Database(databaseFile(flowlog.dataDir));
-    try {
-      db.prepare("DELETE FROM memberships WHERE user_id = ?").run(carol.userId);
-    } finally {
-      db.close();
-    }
+    removeElsewhere(carol);
     const executed = await rest(flowlog.server.url, `/api/v1/workflows/${workflowId}/execute`, {
       method: "POST",
       headers: { "x-api-key": carol.key, "content-type": "application/json" },
