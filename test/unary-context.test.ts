@@ -125,4 +125,30 @@ describe("invokeUnary: an implementation behind the interceptors, as Connect's i
     abort(callEnded);
     expect(seen.signal?.aborted).toBe(true);
   });
+
+  it("runs the interceptors in the router's order: the first one given is the outermost", async () => {
+    const order: string[] = [];
+    const named =
+      (name: string): Interceptor =>
+      (next) =>
+      async (request) => {
+        order.push(`${name} in`);
+        const response = await next(request);
+        order.push(`${name} out`);
+        return response;
+      };
+    const withImpl = {
+      ...spec,
+      impl: () => {
+        order.push("implementation");
+        return {};
+      },
+    } as unknown as MethodImplSpec & { kind: "unary" };
+    const { context } = unaryContext(withImpl, init);
+    await invokeUnary(withImpl, context, create(GetLogRequestSchema, { id: "log_1" }), [
+      named("first"),
+      named("second"),
+    ]);
+    expect(order).toEqual(["first in", "second in", "implementation", "second out", "first out"]);
+  });
 });

@@ -159,9 +159,12 @@ export async function invokeUnary<I extends DescMessage, O extends DescMessage>(
       trailer: context.responseTrailer,
     };
   };
-  // Interceptors see any request and answer; this chain carries unary ones of this method only.
-  let next = implement as unknown as Parameters<Interceptor>[0];
-  for (const interceptor of [...(interceptors ?? [])].reverse()) next = interceptor(next);
+  // Interceptors see any request and answer; this chain carries unary ones of this method only. The
+  // first interceptor is outermost: the chain is built from the last, without copying the list.
+  const next = (interceptors ?? []).reduceRight(
+    (inner, interceptor) => interceptor(inner),
+    implement as unknown as Parameters<Interceptor>[0],
+  );
   const { message, header, trailer } = (await next({
     stream: false,
     message: input,
