@@ -34,8 +34,78 @@ export function isFiniteNumber(json: JsonValue | undefined): json is number {
 /**
  * google.protobuf.Value from any JSON, as `fromJson`'s valueFromJson builds it when it is `depth` deep
  * (a Value field of a message at depth d is read at d + 2: one for the message, one for its JSON form).
+ * JSON that the message would write back as JSON.stringify writes it (the usual case: stored JSON was
+ * written by JSON.stringify) is kept as it is, in a StoredValue; anything else is built at once.
  */
 export function readValue(json: JsonValue | undefined, depth: number): Value | undefined {
+  if (isPlainJson(json, depth)) return new StoredValue(json, depth);
+  return buildValue(json, depth);
+}
+
+/**
+ * True when `json`, read as a Value `depth` deep, is what its canonical JSON text is, so that
+ * `JSON.stringify(json)` writes what the built Value's writer would: within fromJson's depth limit, every
+ * number finite (JSON.parse reads 1e400 as Infinity, which a Value refuses), and no own "__proto__" key
+ * (JSON.parse makes one; reading it into a Struct sets a prototype instead, so it is written nowhere).
+ */
+function isPlainJson(json: JsonValue | undefined, depth: number): json is JsonValue {
+  if (depth > maxDepth) return false;
+  switch (typeof json) {
+    case "number":
+      return Number.isFinite(json);
+    case "string":
+    case "boolean":
+      return true;
+    case "object": {
+      if (json === null) return true;
+      if (Array.isArray(json)) {
+        for (const item of json) if (!isPlainJson(item, depth + 1)) return false;
+        return true;
+      }
+      for (const key in json) {
+        if (key === "__proto__" || !isPlainJson(json[key], depth + 1)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/**
+ * A Value read from plain JSON (isPlainJson), built only when something reads its `kind`: the JSON
+ * answers write the JSON as it is (storedText), which costs a stored trace span a fraction of building
+ * its values and writing them out one by one (issue 13). The binary writer and reflection read `kind`,
+ * and from then on the built Value is the message, so a change made to it is written.
+ */
+export class StoredValue implements Value {
+  readonly $typeName = "google.protobuf.Value";
+  #kind: Value["kind"] | undefined;
+  readonly #json: JsonValue;
+  readonly #depth: number;
+
+  constructor(json: JsonValue, depth: number) {
+    this.#json = json;
+    this.#depth = depth;
+  }
+
+  get kind(): Value["kind"] {
+    if (this.#kind === undefined) this.#kind = (buildValue(this.#json, this.#depth) as Value).kind;
+    return this.#kind;
+  }
+
+  set kind(kind: Value["kind"]) {
+    this.#kind = kind;
+  }
+
+  /** The Value's JSON text, while nothing has read or set its `kind`; undefined after. */
+  storedText(): string | undefined {
+    return this.#kind === undefined ? JSON.stringify(this.#json) : undefined;
+  }
+}
+
+/** readValue's Value built at once, node for node. */
+function buildValue(json: JsonValue | undefined, depth: number): Value | undefined {
   if (depth > maxDepth) return undefined;
   switch (typeof json) {
     case "number":
@@ -49,7 +119,7 @@ export function readValue(json: JsonValue | undefined, depth: number): Value | u
       if (Array.isArray(json)) {
         const values: Value[] = [];
         for (const item of json) {
-          const read = readValue(item, depth + 1);
+          const read = buildValue(item, depth + 1);
           if (read === undefined) return undefined;
           values.push(read);
         }
@@ -57,7 +127,7 @@ export function readValue(json: JsonValue | undefined, depth: number): Value | u
       }
       const fields: Record<string, Value> = {};
       for (const [key, item] of Object.entries(json)) {
-        const read = readValue(item, depth + 1);
+        const read = buildValue(item, depth + 1);
         if (read === undefined) return undefined;
         // Assigned as fromJson assigns it: a "__proto__" key sets the prototype and is no entry.
         fields[key] = read;

@@ -1,4 +1,5 @@
 import type { ListValue, Struct, Value } from "@bufbuild/protobuf/wkt";
+import { StoredValue } from "./json-reading.js";
 
 /*
  * The pieces of JSON text that the serialisers protoc-gen-serializers generates into gen/ are made of. Each
@@ -47,6 +48,10 @@ export function jsonObjectOf<T>(entries: { readonly [key: string]: T }, write: (
 
 /** google.protobuf.Value is written as the JSON value it holds (the mapping's special form). */
 export function valueJson(value: Value): string {
+  if (value instanceof StoredValue) {
+    const text = value.storedText();
+    if (text !== undefined) return text;
+  }
   const { kind } = value;
   switch (kind.case) {
     case "nullValue":
