@@ -74,9 +74,10 @@ function isPlainJson(json: JsonValue | undefined, depth: number): json is JsonVa
 
 /**
  * A Value read from plain JSON (isPlainJson), built only when something reads its `kind`: the JSON
- * answers write the JSON as it is (storedText), which costs a stored trace span a fraction of building
- * its values and writing them out one by one (issue 13). The binary writer and reflection read `kind`,
- * and from then on the built Value is the message, so a change made to it is written.
+ * answers write the JSON as it is (storedText) and the binary ones write it straight from the JSON
+ * (WireWriter.jsonValue), which costs a stored trace span a fraction of building its values and writing
+ * them out one by one (issue 13). Reflection reads `kind`, and from then on the built Value is the
+ * message, so a change made to it is written.
  */
 export class StoredValue implements Value {
   readonly $typeName = "google.protobuf.Value";
@@ -96,6 +97,11 @@ export class StoredValue implements Value {
 
   set kind(kind: Value["kind"]) {
     this.#kind = kind;
+  }
+
+  /** The JSON the Value holds, while nothing has read or set its `kind`; undefined after. */
+  storedJson(): JsonValue | undefined {
+    return this.#kind === undefined ? this.#json : undefined;
   }
 
   /** The Value's JSON text, while nothing has read or set its `kind`; undefined after. */

@@ -1,4 +1,4 @@
-import type { UnknownField } from "@bufbuild/protobuf";
+import type { JsonValue, UnknownField } from "@bufbuild/protobuf";
 
 /** Wire types of the protobuf binary format (the encoding spec's numbers) that the serialisers write. */
 export const WireType = { Varint: 0, Bit64: 1, LengthDelimited: 2 } as const;
@@ -84,6 +84,56 @@ export class WireWriter {
 
   join(start: number): void {
     this.endLength(start);
+  }
+
+  /**
+   * The fields of a google.protobuf.Value that holds `json`, plain JSON as StoredValue keeps it: what the
+   * Value built from it is written as, a Struct's entries and a ListValue's items as their messages.
+   */
+  jsonValue(json: JsonValue): void {
+    switch (typeof json) {
+      case "number":
+        this.tag(2, WireType.Bit64);
+        this.double(json);
+        return;
+      case "string":
+        this.tag(3, WireType.LengthDelimited);
+        this.string(json);
+        return;
+      case "boolean":
+        this.tag(4, WireType.Varint);
+        this.bool(json);
+        return;
+      default:
+        break;
+    }
+    if (json === null) {
+      // NullValue.NULL_VALUE, written since it is its oneof's case.
+      this.tag(1, WireType.Varint);
+      this.int32(0);
+      return;
+    }
+    if (Array.isArray(json)) {
+      const list = this.fork(6);
+      for (const item of json) {
+        const at = this.fork(1);
+        this.jsonValue(item);
+        this.join(at);
+      }
+      this.join(list);
+      return;
+    }
+    const struct = this.fork(5);
+    for (const key of Object.keys(json)) {
+      const entry = this.fork(1);
+      this.tag(1, WireType.LengthDelimited);
+      this.string(key);
+      const at = this.fork(2);
+      this.jsonValue(json[key] as JsonValue);
+      this.join(at);
+      this.join(entry);
+    }
+    this.join(struct);
   }
 
   /** Fields a message carries from a decoder that did not know them, written after its own. */

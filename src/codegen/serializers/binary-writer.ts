@@ -23,6 +23,10 @@ export function printBinaryWriter(
 ) {
   f.print(f.jsDoc(`The protobuf binary of ${message.typeName}.`));
   f.print`function ${names.binary(message)}(w: ${runtime.WireWriter}, m: ${f.importShape(message)}): void {`;
+  if (message.typeName === "google.protobuf.Value") {
+    // A Value kept as the stored JSON it was read from is written from that JSON (issue 13).
+    f.print`  if (m instanceof ${runtime.StoredValue}) { const json = m.storedJson(); if (json !== undefined) { w.jsonValue(json); return; } }`;
+  }
   for (const field of fieldsByNumber(message)) f.print("  ", fieldStatement(f, field, runtime, names));
   f.print("  if (m.$unknown !== undefined) w.unknown(m.$unknown);");
   f.print("}");

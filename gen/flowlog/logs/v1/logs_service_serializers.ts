@@ -10,7 +10,7 @@ import type { Cost, ExecutionData, LogEntry, ModelCost, TokenUsage, TraceSpan, W
 import { TraceSpanSchema } from "./log_entry_pb.js";
 import { leftOutOf } from "../../../../src/util/presence.js";
 import { comma, jsonArrayOf, jsonDouble, jsonNumber, jsonObjectOf, jsonString, structJson, valueJson } from "../../../../src/util/json-text.js";
-import { isFiniteNumber, isJsonObject, isUint32, isWellFormedString, maxDepth, readValue } from "../../../../src/util/json-reading.js";
+import { isFiniteNumber, isJsonObject, isUint32, isWellFormedString, maxDepth, readValue, StoredValue } from "../../../../src/util/json-reading.js";
 import type { ListValue, Struct, Value } from "@bufbuild/protobuf/wkt";
 import type { ExecutionRateLimits, Limits, RateLimitBucket, Usage } from "./limits_pb.js";
 import type { Block, Edge, Loop, Parallel, WorkflowState } from "../../workflows/v1/workflow_pb.js";
@@ -204,6 +204,7 @@ function writeModelCost(w: WireWriter, m: ModelCost): void {
  * The protobuf binary of google.protobuf.Value.
  */
 function writeValue(w: WireWriter, m: Value): void {
+  if (m instanceof StoredValue) { const json = m.storedJson(); if (json !== undefined) { w.jsonValue(json); return; } }
   if (m.kind.case === "nullValue") { w.tag(1, WireType.Varint); w.int32(m.kind.value); }
   if (m.kind.case === "numberValue") { w.tag(2, WireType.Bit64); w.double(m.kind.value); }
   if (m.kind.case === "stringValue") { w.tag(3, WireType.LengthDelimited); w.string(m.kind.value); }
