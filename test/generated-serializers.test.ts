@@ -14,7 +14,7 @@ import {
 import { type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Limits } from "../gen/flowlog/logs/v1/limits_pb.js";
-import { type TraceSpan, TraceSpanSchema } from "../gen/flowlog/logs/v1/log_entry_pb.js";
+import { type ExecutionData, type TraceSpan, TraceSpanSchema } from "../gen/flowlog/logs/v1/log_entry_pb.js";
 import {
   GetExecutionResponseSchema,
   type GetLogResponse,
@@ -22,12 +22,17 @@ import {
   GetLogStatsResponseSchema,
   ListLogsResponseSchema,
 } from "../gen/flowlog/logs/v1/logs_service_pb.js";
-import { answerSerializers, traceSpanFromJson } from "../gen/flowlog/logs/v1/logs_service_serializers.js";
+import {
+  answerSerializers,
+  isCanonicalTraceSpanList,
+  traceSpanFromJson,
+} from "../gen/flowlog/logs/v1/logs_service_serializers.js";
 import { WorkflowStateSchema } from "../gen/flowlog/workflows/v1/workflow_pb.js";
 import { computeLimits } from "../src/domain/limits.js";
 import { defaultPlanLimits } from "../src/domain/plans.js";
 import { seedWorkspace } from "../src/seed/seed.js";
 import { type EntryView, executionMetadata, logEntryView } from "../src/services/logs/log-entry-view.js";
+import { StoredExecutionData } from "../src/services/logs/stored-execution-data.js";
 import { costDetail } from "../src/store/log-rows.js";
 import type { LogEntryRecord } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
@@ -163,6 +168,20 @@ describe("the seeded corpus, through the real views", () => {
     }
   });
 
+  it("each entry's detail form, read as GET /api/v1/logs/{id} reads it, is written alike", async () => {
+    const detail = { full: true, traceSpans: true, finalOutput: true, limits };
+    for (const { id } of entries) {
+      const found = await store.logs.getEntryView(id);
+      if (!found) throw new Error(`log entry ${id} is missing`);
+      // The seeder writes its spans as the engine does, canonical: the answers write their stored text.
+      expect(found.entry.traceSpans).toStrictEqual({ canonicalJson: expect.any(String) });
+      const answer = () =>
+        create(GetLogResponseSchema, { data: logEntryView(found.entry, found.workflow, detail), limits });
+      expect(expectSameJson(GetLogResponseSchema, answer())).not.toEqual({ refused: true });
+      expect(expectSameBinary(GetLogResponseSchema, answer())).not.toEqual({ refused: true });
+    }
+  });
+
   it("every stored trace span and JSON value is read as fromJson reads it", () => {
     const spans = entries.flatMap((entry) => entry.traceSpans as JsonValue[]);
     expect(spans.length).toBeGreaterThan(80);
@@ -243,8 +262,19 @@ function built(message: unknown): unknown {
   return copy;
 }
 
+/** How many spans expectSameSpan found canonical (isCanonicalTraceSpanList). */
+let canonicalSpans = 0;
+
 function expectSameSpan(json: JsonValue): Read {
   const reflected = read(() => fromJson(TraceSpanSchema, json));
+  // Text taken as canonical is what reflection writes of the span it reads as (the text's own, which
+  // JSON.stringify may have changed: Infinity becomes null).
+  const text = JSON.stringify([json]);
+  if (isCanonicalTraceSpanList(text)) {
+    const span = fromJson(TraceSpanSchema, (JSON.parse(text) as JsonValue[])[0] as JsonValue);
+    expect(`[${JSON.stringify(toJson(TraceSpanSchema, span, { alwaysEmitImplicit: true }))}]`).toBe(text);
+    canonicalSpans++;
+  }
   return expectSameRead(
     () => traceSpanFromJson(json),
     reflected,
@@ -325,6 +355,7 @@ function nested(depth: number, through: "children" | "input"): JsonValue {
 
 describe("readers of stored JSON", () => {
   it("3,000 random trace spans, canonical and strayed, are read as fromJson reads them, refusals included", () => {
+    canonicalSpans = 0;
     const random = seededRandom(1313);
     const outcomes = { read: 0, refused: 0 };
     for (let i = 0; i < 3_000; i++) {
@@ -345,6 +376,8 @@ describe("readers of stored JSON", () => {
     }
     expect(outcomes.read).toBeGreaterThan(1_000);
     expect(outcomes.refused).toBeGreaterThan(300);
+    // Canonical and not, both well represented: toJson's output with alwaysEmitImplicit and without.
+    expect(canonicalSpans).toBeGreaterThan(300);
   });
 
   it("a value kept as stored JSON is written as built once its kind is read or set", () => {
@@ -361,6 +394,24 @@ describe("readers of stored JSON", () => {
     expect(Buffer.from(toBinary(ValueSchema, set))).toEqual(
       Buffer.from(toBinary(ValueSchema, valueFromJson(true))),
     );
+  });
+
+  it("stored spans are written as stored until their field is read or set, then as the field is", () => {
+    const text = JSON.stringify([
+      { id: "a", name: "", type: "", status: "", startTime: "", endTime: "", durationMs: 0, children: [] },
+    ]);
+    expect(isCanonicalTraceSpanList(text)).toBe(true);
+    const write = (data: ExecutionData) =>
+      expectSameJson(GetLogResponseSchema, create(GetLogResponseSchema, { data: { executionData: data } }));
+    expect(write(new StoredExecutionData(text, undefined))).toEqual({
+      text: expect.stringContaining(`"traceSpans":${text}`),
+    });
+    const set = new StoredExecutionData(text, undefined);
+    set.traceSpans = [];
+    expect(write(set)).toEqual({ text: expect.stringContaining('"traceSpans":[]') });
+    const changed = new StoredExecutionData(text, undefined);
+    (changed.traceSpans[0] as TraceSpan).id = "b";
+    expect(write(changed)).toEqual({ text: expect.stringContaining('"id":"b"') });
   });
 
   it("nesting at fromJson's depth limit is read or refused at the same level", () => {

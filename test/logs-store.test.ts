@@ -10,6 +10,7 @@ import { openDatabase } from "../src/store/database.js";
 import type { StatsFilter } from "../src/store/log-stats-query.js";
 import { type LogFilter, listQuery, type PageRequest } from "../src/store/logs-store.js";
 import { migrations } from "../src/store/migrations.js";
+import type { LogEntryRecord } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
 import {
   createAccount,
@@ -352,6 +353,10 @@ describe("list filters are one bound value whatever their length (D26, issue 11)
 });
 
 describe("one entry as the logs API shows it, in one statement (issue 13)", () => {
+  /** The entry as getEntryView gives it: its spans, which the test writes canonical, as their stored text. */
+  const viewed = (entry: LogEntryRecord | undefined) =>
+    entry && { ...entry, traceSpans: { canonicalJson: JSON.stringify(entry.traceSpans) } };
+
   it("is the entry with its workflow's summary, as the two reads apart give them", async () => {
     const flowId = await createWorkflow(store, account.workspaceId, "Invoice sync");
     const record = execution(account, flowId);
@@ -359,9 +364,27 @@ describe("one entry as the logs API shows it, in one statement (issue 13)", () =
     const [workflow] = await store.workflows.getWorkflowSummaries([flowId]);
     expect(workflow?.name).toBe("Invoice sync");
     expect(await store.logs.getEntryView(record.entry.id)).toStrictEqual({
-      entry: await store.logs.getEntry(record.entry.id),
+      entry: viewed(await store.logs.getEntry(record.entry.id)),
       workflow,
     });
+  });
+
+  it("hands on trace spans stored as their canonical protobuf JSON as that text, and others parsed", async () => {
+    const canonical = execution(account, "wf_canonical");
+    await store.logs.insertExecution(canonical);
+    const text = JSON.stringify(canonical.entry.traceSpans);
+    expect((await store.logs.getEntryView(canonical.entry.id))?.entry.traceSpans).toStrictEqual({
+      canonicalJson: text,
+    });
+    // The same spans with their members out of field-number order: no longer what the writers write.
+    const reordered = execution(account, "wf_reordered");
+    reordered.entry.traceSpans = canonical.entry.traceSpans.map((span) =>
+      Object.fromEntries(Object.entries(span as object).reverse()),
+    );
+    await store.logs.insertExecution(reordered);
+    const view = await store.logs.getEntryView(reordered.entry.id);
+    expect(view?.entry.traceSpans).toStrictEqual(reordered.entry.traceSpans);
+    expect(view?.entry).toStrictEqual(await store.logs.getEntry(reordered.entry.id));
   });
 
   it("keeps a deleted workflow's name, as the entry keeps its workflow (D17)", async () => {
@@ -376,7 +399,7 @@ describe("one entry as the logs API shows it, in one statement (issue 13)", () =
     const record = execution(account, "wf_never_saved");
     await store.logs.insertExecution(record);
     const view = await store.logs.getEntryView(record.entry.id);
-    expect(view).toStrictEqual({ entry: await store.logs.getEntry(record.entry.id) });
+    expect(view).toStrictEqual({ entry: viewed(await store.logs.getEntry(record.entry.id)) });
     expect(await store.logs.getEntryView("log_unknown")).toBeUndefined();
   });
 });

@@ -1,3 +1,4 @@
+import { isCanonicalTraceSpanList } from "../../gen/flowlog/logs/v1/logs_service_serializers.js";
 import { sha256 } from "../util/sha256.js";
 import type {
   CostRecord,
@@ -7,6 +8,7 @@ import type {
   ListedEntryRecord,
   LogEntryRecord,
   Trigger,
+  ViewedEntryRecord,
   WorkflowSummaryRecord,
 } from "./records.js";
 
@@ -58,6 +60,8 @@ export interface ExecutionRows {
     costJson: string;
     filesJson: string | null;
     traceSpansJson: string;
+    /** 1 when traceSpansJson is exactly the spans' canonical protobuf JSON (isCanonicalTraceSpanList). */
+    traceSpansCanonical: 0 | 1;
     finalOutputJson: string | null;
   };
   /** The models the execution used, for the model filter and the stats' cost per model (log_entry_models). */
@@ -74,6 +78,7 @@ export interface ModelRow {
 }
 
 export function executionRows({ entry, workflowState }: ExecutionRecord): ExecutionRows {
+  const traceSpansJson = JSON.stringify(entry.traceSpans);
   return {
     entry: {
       id: entry.id,
@@ -90,7 +95,8 @@ export function executionRows({ entry, workflowState }: ExecutionRecord): Execut
       costTotal: entry.cost.total,
       costJson: JSON.stringify({ tokens: entry.cost.tokens, models: entry.cost.models }),
       filesJson: entry.files == null ? null : JSON.stringify(entry.files),
-      traceSpansJson: JSON.stringify(entry.traceSpans),
+      traceSpansJson,
+      traceSpansCanonical: isCanonicalTraceSpanList(traceSpansJson) ? 1 : 0,
       finalOutputJson: entry.finalOutput === undefined ? null : JSON.stringify(entry.finalOutput),
     },
     models: Object.entries(entry.cost.models).map(([model, cost]) => ({
@@ -122,7 +128,7 @@ export function stateKeys(onNew: (key: Buffer, json: string) => void): (workflow
 }
 
 export function logEntryFromRow(row: LogRow): LogEntryRecord {
-  return entryFromRow(row, costFromColumns(row.cost_total, row.cost_json));
+  return entryFromRow(row, costFromColumns(row.cost_total, row.cost_json), spansOf(row));
 }
 
 /**
@@ -130,25 +136,29 @@ export function logEntryFromRow(row: LogRow): LogEntryRecord {
  * GET /api/v1/logs/{id} shows, in one statement (issue 13). Deleted workflows are still joined (D17).
  * `?` is the id: PostgreSQL's store writes it as `$1`.
  */
-export const entryViewSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final_output_json,
-    w.name AS workflow_name, w.description AS workflow_description
+export const entryViewSql = `SELECT ${lightColumns}, l.trace_spans_json, l.trace_spans_canonical,
+    l.final_output_json, w.name AS workflow_name, w.description AS workflow_description
   FROM log_entries l LEFT JOIN workflows w ON w.id = l.workflow_id WHERE l.id = ?`;
 
 /** A row of entryViewSql. */
-export type EntryViewRow = LogRow &
-  (
+export type EntryViewRow = LogRow & { trace_spans_json: string; trace_spans_canonical: number } & (
     | { workflow_name: string; workflow_description: string }
     | { workflow_name: null; workflow_description: null }
   );
 
 /** An entry as the logs API shows it alone: with its workflow's summary, when the workflow is known. */
 export interface EntryView {
-  entry: LogEntryRecord;
+  entry: ViewedEntryRecord;
   workflow?: WorkflowSummaryRecord;
 }
 
 export function entryViewFromRow(row: EntryViewRow): EntryView {
-  const entry = logEntryFromRow(row);
+  // Spans stored as their canonical text are handed on unparsed: parsing them was most of an answer's cost.
+  const entry: ViewedEntryRecord = entryFromRow(
+    row,
+    costFromColumns(row.cost_total, row.cost_json),
+    row.trace_spans_canonical === 1 ? { canonicalJson: row.trace_spans_json } : spansOf(row),
+  );
   if (row.workflow_name === null) return { entry };
   return {
     entry,
@@ -161,6 +171,7 @@ export function listedEntryFromRow(row: ListedRow): ListedEntryRecord {
   return entryFromRow(
     row,
     row.cost_json === undefined ? { total: row.cost_total } : costFromColumns(row.cost_total, row.cost_json),
+    spansOf(row),
   );
 }
 
@@ -174,7 +185,16 @@ function costFromColumns(total: number, json: string): CostRecord {
   return { total, ...(JSON.parse(json) as Omit<CostRecord, "total">) };
 }
 
-function entryFromRow<Cost>(row: ListedRow, cost: Cost): Omit<LogEntryRecord, "cost"> & { cost: Cost } {
+/** The stored trace spans, parsed; none when the query did not read them. */
+function spansOf(row: ListedRow): unknown[] {
+  return row.trace_spans_json === undefined ? [] : JSON.parse(row.trace_spans_json);
+}
+
+function entryFromRow<Cost, Spans>(
+  row: ListedRow,
+  cost: Cost,
+  traceSpans: Spans,
+): Omit<LogEntryRecord, "cost" | "traceSpans"> & { cost: Cost; traceSpans: Spans } {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
@@ -189,7 +209,7 @@ function entryFromRow<Cost>(row: ListedRow, cost: Cost): Omit<LogEntryRecord, "c
     totalDurationMs: row.total_duration_ms,
     cost,
     files: row.files_json === null ? null : JSON.parse(row.files_json),
-    traceSpans: row.trace_spans_json === undefined ? [] : JSON.parse(row.trace_spans_json),
+    traceSpans,
     finalOutput: row.final_output_json == null ? undefined : JSON.parse(row.final_output_json),
   };
 }

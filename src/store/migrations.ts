@@ -394,6 +394,12 @@ export const migrations: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX parked_outputs_by_time ON parked_outputs (parked_at);
   `,
+  `
+  -- Issue 13: whether trace_spans_json is exactly the spans' canonical protobuf JSON, checked as the entry
+  -- is written, so that an answer may write the text as it is. Rows written before are not (0): they are
+  -- read and written as before.
+  ALTER TABLE log_entries ADD COLUMN trace_spans_canonical INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /**

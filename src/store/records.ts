@@ -120,6 +120,20 @@ export interface ListedEntryRecord extends Omit<LogEntryRecord, "cost"> {
   cost: CostRecord | CostTotalRecord;
 }
 
+/**
+ * Trace spans as they were stored, when the stored text is exactly their canonical protobuf JSON (checked
+ * as the entry was written, log_entries.trace_spans_canonical): the JSON answers write it as it is, and
+ * nothing parses it unless asked (issue 13).
+ */
+export interface CanonicalTraceSpans {
+  canonicalJson: string;
+}
+
+/** A log entry as GET /api/v1/logs/{id} reads it: its trace spans possibly still as their canonical text. */
+export interface ViewedEntryRecord extends Omit<LogEntryRecord, "traceSpans"> {
+  traceSpans: unknown[] | CanonicalTraceSpans;
+}
+
 /** A log entry together with the snapshot of the workflow state its execution ran (D13). */
 export interface ExecutionRecord {
   entry: LogEntryRecord;

@@ -153,3 +153,19 @@ function value(kind: Value["kind"]): Value {
 export function valueFromJson(json: JsonValue): Value {
   return readValue(json, 2) ?? fromJson(ValueSchema, json);
 }
+
+/**
+ * The key of a message's stored lists: a message that keeps a list field as the text it was stored as
+ * (canonical JSON, checked when it was written) answers that text for the field until something reads it.
+ */
+export const storedLists = Symbol("storedLists");
+
+/** A message with stored lists (see storedLists). */
+export interface WithStoredLists {
+  [storedLists](field: string): string | undefined;
+}
+
+/** The text the generated JSON writers write for `message`'s list `field`, when the message keeps one. */
+export function storedListJson(message: object, field: string): string | undefined {
+  return (message as Partial<WithStoredLists>)[storedLists]?.(field);
+}

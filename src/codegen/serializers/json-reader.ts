@@ -18,6 +18,32 @@ export function printFromJson(f: GeneratedFile, message: DescMessage, runtime: R
 }
 
 /**
+ * Prints `isCanonical<Message>List(text)`: whether `text` is exactly what the JSON writers write of the list
+ * of messages it reads as, so that it may be written as it is (issue 13). Anything it cannot read is not.
+ */
+export function printIsCanonicalList(
+  f: GeneratedFile,
+  message: DescMessage,
+  runtime: Runtime,
+  names: WriterNames,
+) {
+  f.print(
+    f.jsDoc(
+      `Whether \`text\` is the JSON text the writers write of the list of ${message.typeName} it reads as.`,
+    ),
+  );
+  f.print`${f.export("function", `isCanonical${message.name}List`)}(text: string): boolean {`;
+  f.print`  let json: ${runtime.JsonValue};`;
+  f.print("  try { json = JSON.parse(text); } catch { return false; }");
+  f.print("  if (!Array.isArray(json)) return false;");
+  f.print`  const items: ${f.importShape(message)}[] = [];`;
+  f.print`  for (const item of json) { const read = ${names.reader(message)}(item, 1); if (read === undefined) return false; items.push(read); }`;
+  f.print`  try { return ${runtime.jsonArrayOf}(items, ${names.json(message)}) === text; } catch { return false; }`;
+  f.print("}");
+  f.print();
+}
+
+/**
  * Prints `read<Message>(json, depth)`: the message `fromJson` builds from canonical protobuf JSON (JSON names,
  * each value of its field's own JSON type), or undefined for anything else. It starts from the zero message
  * `create` makes (implicit fields at their zero value, explicit ones absent) and sets each key's field.

@@ -26,6 +26,7 @@ export function printJsonWriter(
   message: DescMessage,
   runtime: Runtime,
   names: WriterNames,
+  storedList: (field: DescField) => boolean,
 ) {
   const fields = fieldsByNumber(message);
   f.print(f.jsDoc(`The JSON text of ${message.typeName}.`));
@@ -45,7 +46,9 @@ export function printJsonWriter(
       "json += `",
       separator,
       `"${jsonName(field)}":\${`,
-      memberValue(field, runtime, names),
+      storedList(field)
+        ? [runtime.storedListJson, `(m, "${field.localName}") ?? `, memberValue(field, runtime, names)]
+        : memberValue(field, runtime, names),
       "}`;",
     ];
     f.print(condition ? ["  if (", condition, ") ", member] : ["  ", member]);

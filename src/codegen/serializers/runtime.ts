@@ -34,6 +34,7 @@ export function runtimeImports(f: GeneratedFile) {
     isFiniteNumber: reading("isFiniteNumber"),
     readValue: reading("readValue"),
     StoredValue: reading("StoredValue"),
+    storedListJson: reading("storedListJson"),
   };
 }
 

@@ -1,7 +1,7 @@
-import type { DescMessage, DescService } from "@bufbuild/protobuf";
+import type { DescField, DescMessage, DescService } from "@bufbuild/protobuf";
 import type { GeneratedFile } from "@bufbuild/protoplugin";
 import { printBinaryWriter } from "./binary-writer.js";
-import { printFromJson, printJsonReader } from "./json-reader.js";
+import { printFromJson, printIsCanonicalList, printJsonReader } from "./json-reader.js";
 import { hasJsonForm, printJsonWriter } from "./json-writer.js";
 import { type WriterNames, writerNames } from "./names.js";
 import { answerTypes, reachableMessages } from "./reachable.js";
@@ -10,7 +10,8 @@ import { type Runtime, runtimeImports } from "./runtime.js";
 /**
  * Prints the serialisers of `service`'s answers: `answerSerializers` by type name, then a JSON and a binary
  * writer for each message the answers reach. The messages named in `read` (stored as protobuf JSON) also get
- * an exported `<message>FromJson`, and they and the messages they reach a reader.
+ * an exported `<message>FromJson` and `isCanonical<Message>List`, and they and the messages they reach a
+ * reader; a list of them is written as the stored text a message keeps of it (storedListJson), if any.
  */
 export function printSerializersFile(f: GeneratedFile, service: DescService, read: readonly string[]): void {
   const answers = answerTypes([service]);
@@ -30,9 +31,18 @@ export function printSerializersFile(f: GeneratedFile, service: DescService, rea
   const names = writerNames(messages, Object.keys(runtime), wanted);
   f.preamble(service.file);
   printAnswerSerializers(f, service, answers, runtime, names);
-  for (const message of readRoots) printFromJson(f, message, runtime, names);
+  for (const message of readRoots) {
+    printFromJson(f, message, runtime, names);
+    printIsCanonicalList(f, message, runtime, names);
+  }
+  // A list of a read message, in a message that is not read itself, may be kept as its stored text.
+  const storedList = (field: DescField) =>
+    field.fieldKind === "list" &&
+    field.listKind === "message" &&
+    readRoots.includes(field.message) &&
+    !readMessages.includes(field.parent);
   for (const message of messages) {
-    if (wanted.json(message)) printJsonWriter(f, message, runtime, names);
+    if (wanted.json(message)) printJsonWriter(f, message, runtime, names, storedList);
     printBinaryWriter(f, message, runtime, names);
     if (wanted.reader(message)) printJsonReader(f, message, runtime, names);
   }

@@ -18,11 +18,13 @@ import type {
   LogEntryRecord,
   ModelCostRecord,
   TokenCounts,
+  ViewedEntryRecord,
   WorkflowSummaryRecord,
 } from "../../store/records.js";
 import { valueFromJson } from "../../util/json-reading.js";
 import { leaveOut } from "../../util/presence.js";
 import { isoFromMs } from "../../util/time.js";
+import { StoredExecutionData } from "./stored-execution-data.js";
 
 /** Which fields a view of a log entry carries (spec "Log entry", D9). */
 export interface EntryView {
@@ -43,7 +45,7 @@ export interface EntryView {
  */
 
 export function logEntryView(
-  record: ListedEntryRecord,
+  record: ListedEntryRecord | ViewedEntryRecord,
   workflow: WorkflowSummaryRecord | undefined,
   view: EntryView,
 ): LogEntry {
@@ -88,11 +90,20 @@ function workflowSummary(id: string, workflow: WorkflowSummaryRecord | undefined
   };
 }
 
-function executionData(record: ListedEntryRecord, view: EntryView): ExecutionData {
+function executionData(record: ListedEntryRecord | ViewedEntryRecord, view: EntryView): ExecutionData {
+  const finalOutput = view.finalOutput ? jsonValue(record.finalOutput ?? null) : undefined;
+  const spans = record.traceSpans;
+  if (!Array.isArray(spans)) {
+    if (view.traceSpans) return new StoredExecutionData(spans.canonicalJson, finalOutput);
+    return leaveOut(
+      { $typeName: "flowlog.logs.v1.ExecutionData", traceSpans: [], finalOutput },
+      "traceSpans",
+    );
+  }
   const data: ExecutionData = {
     $typeName: "flowlog.logs.v1.ExecutionData",
-    traceSpans: view.traceSpans ? record.traceSpans.map((span) => traceSpanFromJson(span as JsonValue)) : [],
-    finalOutput: view.finalOutput ? jsonValue(record.finalOutput ?? null) : undefined,
+    traceSpans: view.traceSpans ? spans.map((span) => traceSpanFromJson(span as JsonValue)) : [],
+    finalOutput,
   };
   // D30: traceSpans not asked for is absent, not [] (finalOutput has presence of its own).
   return view.traceSpans ? data : leaveOut(data, "traceSpans");

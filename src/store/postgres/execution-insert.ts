@@ -20,6 +20,7 @@ const entryColumns: [name: string, type: string, value: (entry: Entry) => unknow
   ["cost_json", "text", (e) => e.costJson],
   ["files_json", "text", (e) => e.filesJson],
   ["trace_spans_json", "text", (e) => e.traceSpansJson],
+  ["trace_spans_canonical", "integer", (e) => e.traceSpansCanonical],
   ["final_output_json", "text", (e) => e.finalOutputJson],
 ];
 const names = entryColumns.map(([name]) => name).join(", ");

@@ -344,6 +344,11 @@ export const migrations: readonly string[] = [
   );
   CREATE INDEX parked_outputs_by_time ON parked_outputs (parked_at);
   `,
+  `
+  -- Issue 13: whether trace_spans_json is exactly the spans' canonical protobuf JSON, as in the SQLite
+  -- schema.
+  ALTER TABLE log_entries ADD COLUMN trace_spans_canonical integer NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** Any constant of flowlog's own: every process migrating this database takes the same lock. */

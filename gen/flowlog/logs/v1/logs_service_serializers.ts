@@ -8,9 +8,9 @@ import type { DayModelCost, ExecutionMetadata, GetExecutionResponse, GetLogRespo
 import { wireBytes, WireType, WireWriter } from "../../../../src/util/wire-writer.js";
 import type { Cost, ExecutionData, LogEntry, ModelCost, TokenUsage, TraceSpan, WorkflowSummary } from "./log_entry_pb.js";
 import { TraceSpanSchema } from "./log_entry_pb.js";
-import { leftOutOf } from "../../../../src/util/presence.js";
 import { comma, jsonArrayOf, jsonDouble, jsonNumber, jsonObjectOf, jsonString, structJson, valueJson } from "../../../../src/util/json-text.js";
-import { isFiniteNumber, isJsonObject, isUint32, isWellFormedString, maxDepth, readValue, StoredValue } from "../../../../src/util/json-reading.js";
+import { leftOutOf } from "../../../../src/util/presence.js";
+import { isFiniteNumber, isJsonObject, isUint32, isWellFormedString, maxDepth, readValue, storedListJson, StoredValue } from "../../../../src/util/json-reading.js";
 import type { ListValue, Struct, Value } from "@bufbuild/protobuf/wkt";
 import type { ExecutionRateLimits, Limits, RateLimitBucket, Usage } from "./limits_pb.js";
 import type { Block, Edge, Loop, Parallel, WorkflowState } from "../../workflows/v1/workflow_pb.js";
@@ -51,6 +51,18 @@ export const answerSerializers: ReadonlyMap<string, AnswerSerializers> = new Map
  */
 export function traceSpanFromJson(json: JsonValue): TraceSpan {
   return readTraceSpan(json, 1) ?? fromJson(TraceSpanSchema, json);
+}
+
+/**
+ * Whether `text` is the JSON text the writers write of the list of flowlog.logs.v1.TraceSpan it reads as.
+ */
+export function isCanonicalTraceSpanList(text: string): boolean {
+  let json: JsonValue;
+  try { json = JSON.parse(text); } catch { return false; }
+  if (!Array.isArray(json)) return false;
+  const items: TraceSpan[] = [];
+  for (const item of json) { const read = readTraceSpan(item, 1); if (read === undefined) return false; items.push(read); }
+  try { return jsonArrayOf(items, traceSpanJson) === text; } catch { return false; }
 }
 
 /**
@@ -257,7 +269,7 @@ function writeWorkflowSummary(w: WireWriter, m: WorkflowSummary): void {
 function executionDataJson(m: ExecutionData): string {
   const leftOut = leftOutOf(m);
   let json = "{";
-  if (!leftOut?.has("traceSpans")) json += `${comma(json)}"traceSpans":${jsonArrayOf(m.traceSpans, traceSpanJson)}`;
+  if (!leftOut?.has("traceSpans")) json += `${comma(json)}"traceSpans":${storedListJson(m, "traceSpans") ?? jsonArrayOf(m.traceSpans, traceSpanJson)}`;
   if (m.finalOutput !== undefined) json += `${comma(json)}"finalOutput":${valueJson(m.finalOutput)}`;
   return json + "}";
 }
