@@ -74,7 +74,7 @@ function isPlainJson(json: JsonValue | undefined, depth: number): json is JsonVa
 
 /**
  * A Value read from plain JSON (isPlainJson), built only when something reads its `kind`: the JSON
- * answers write the JSON as it is (storedText) and the binary ones write it straight from the JSON
+ * answers write `JSON.stringify` of it (valueJson) and the binary ones write it straight from the JSON
  * (WireWriter.jsonValue), which costs a stored trace span a fraction of building its values and writing
  * them out one by one (issue 13). Reflection reads `kind`, and from then on the built Value is the
  * message, so a change made to it is written.
@@ -102,11 +102,6 @@ export class StoredValue implements Value {
   /** The JSON the Value holds, while nothing has read or set its `kind`; undefined after. */
   storedJson(): JsonValue | undefined {
     return this.#kind === undefined ? this.#json : undefined;
-  }
-
-  /** The Value's JSON text, while nothing has read or set its `kind`; undefined after. */
-  storedText(): string | undefined {
-    return this.#kind === undefined ? JSON.stringify(this.#json) : undefined;
   }
 }
 

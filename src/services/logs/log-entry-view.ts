@@ -93,16 +93,15 @@ function workflowSummary(id: string, workflow: WorkflowSummaryRecord | undefined
 function executionData(record: ListedEntryRecord | ViewedEntryRecord, view: EntryView): ExecutionData {
   const finalOutput = view.finalOutput ? jsonValue(record.finalOutput ?? null) : undefined;
   const spans = record.traceSpans;
-  if (!Array.isArray(spans)) {
-    if (view.traceSpans) return new StoredExecutionData(spans.canonicalJson, finalOutput);
-    return leaveOut(
-      { $typeName: "flowlog.logs.v1.ExecutionData", traceSpans: [], finalOutput },
-      "traceSpans",
-    );
-  }
+  if (view.traceSpans && !Array.isArray(spans))
+    return new StoredExecutionData(spans.canonicalJson, finalOutput);
   const data: ExecutionData = {
     $typeName: "flowlog.logs.v1.ExecutionData",
-    traceSpans: view.traceSpans ? spans.map((span) => traceSpanFromJson(span as JsonValue)) : [],
+    // Asked for, the spans are an array here: stored text was handed on above.
+    traceSpans:
+      view.traceSpans && Array.isArray(spans)
+        ? spans.map((span) => traceSpanFromJson(span as JsonValue))
+        : [],
     finalOutput,
   };
   // D30: traceSpans not asked for is absent, not [] (finalOutput has presence of its own).
