@@ -262,19 +262,26 @@ function built(message: unknown): unknown {
   return copy;
 }
 
-/** How many spans expectSameSpan found canonical (isCanonicalTraceSpanList). */
+/** How many spans expectSameSpan found canonical (isCanonicalTraceSpanList), each proven so by reflection. */
 let canonicalSpans = 0;
 
 function expectSameSpan(json: JsonValue): Read {
   const reflected = read(() => fromJson(TraceSpanSchema, json));
-  // Text taken as canonical is what reflection writes of the span it reads as (the text's own, which
-  // JSON.stringify may have changed: Infinity becomes null).
+  // Text is taken as canonical when it is what reflection writes of the span it reads as (the text's own,
+  // which JSON.stringify may have changed: Infinity becomes null), and only then. The one such text it
+  // leaves out holds a non-finite double, a string in JSON, which the readers leave to fromJson.
   const text = JSON.stringify([json]);
-  if (isCanonicalTraceSpanList(text)) {
+  let written: string | undefined;
+  try {
     const span = fromJson(TraceSpanSchema, (JSON.parse(text) as JsonValue[])[0] as JsonValue);
-    expect(`[${JSON.stringify(toJson(TraceSpanSchema, span, { alwaysEmitImplicit: true }))}]`).toBe(text);
-    canonicalSpans++;
+    written = `[${JSON.stringify(toJson(TraceSpanSchema, span, { alwaysEmitImplicit: true }))}]`;
+  } catch {
+    written = undefined;
   }
+  const canonical = isCanonicalTraceSpanList(JSON.parse(text));
+  if (canonical) expect(written).toBe(text);
+  else if (written === text) expect(text).toMatch(/"(NaN|-?Infinity)"/);
+  if (canonical) canonicalSpans++;
   return expectSameRead(
     () => traceSpanFromJson(json),
     reflected,
@@ -308,6 +315,19 @@ const strays: ((span: JsonObject, random: ReturnType<typeof seededRandom>) => vo
   },
   (span) => {
     span.extra = 1;
+  },
+  (span, random) => {
+    // Two members swapped: fromJson reads any order, the writers write field-number order.
+    const keys = Object.keys(span);
+    const [a, b] = [random.int(0, keys.length - 1), random.int(0, keys.length - 1)];
+    [keys[a], keys[b]] = [keys[b] as string, keys[a] as string];
+    const members = keys.map((key) => [key, span[key] ?? null] as const);
+    for (const key of keys) delete span[key];
+    for (const [key, value] of members) span[key] = value;
+  },
+  (span, random) => {
+    // A member left out: the writers write every member of implicit presence, zero or not.
+    delete span[random.pick(Object.keys(span))];
   },
   (span, random) => {
     span.tokens = random.pick<JsonValue>([[], "x", { prompt: "1" }, { prompt: 1, extra: 2 }, { total: -1 }]);
@@ -377,7 +397,7 @@ describe("readers of stored JSON", () => {
     expect(outcomes.read).toBeGreaterThan(1_000);
     expect(outcomes.refused).toBeGreaterThan(300);
     // Canonical and not, both well represented: toJson's output with alwaysEmitImplicit and without.
-    expect(canonicalSpans).toBeGreaterThan(300);
+    expect(canonicalSpans).toBeGreaterThan(250);
   });
 
   it("a value kept as stored JSON is written as built once its kind is read or set", () => {
@@ -400,7 +420,7 @@ describe("readers of stored JSON", () => {
     const text = JSON.stringify([
       { id: "a", name: "", type: "", status: "", startTime: "", endTime: "", durationMs: 0, children: [] },
     ]);
-    expect(isCanonicalTraceSpanList(text)).toBe(true);
+    expect(isCanonicalTraceSpanList(JSON.parse(text))).toBe(true);
     const write = (data: ExecutionData) =>
       expectSameJson(GetLogResponseSchema, create(GetLogResponseSchema, { data: { executionData: data } }));
     expect(write(new StoredExecutionData(text, undefined))).toEqual({

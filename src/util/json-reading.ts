@@ -48,7 +48,7 @@ export function readValue(json: JsonValue | undefined, depth: number): Value | u
  * number finite (JSON.parse reads 1e400 as Infinity, which a Value refuses), and no own "__proto__" key
  * (JSON.parse makes one; reading it into a Struct sets a prototype instead, so it is written nowhere).
  */
-function isPlainJson(json: JsonValue | undefined, depth: number): json is JsonValue {
+export function isPlainJson(json: JsonValue | undefined, depth: number): json is JsonValue {
   if (depth > maxDepth) return false;
   switch (typeof json) {
     case "number":

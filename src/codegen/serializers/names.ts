@@ -9,6 +9,8 @@ export interface WriterNames {
   binary(message: DescMessage): string;
   reader(message: DescMessage): string;
   fromJson(message: DescMessage): string;
+  /** `isCanonical<Message>`, for the messages read back from JSON. */
+  canonical(message: DescMessage): string;
 }
 
 /** Which messages get which functions; every message gets a binary writer. */
@@ -25,7 +27,13 @@ export function writerNames(
   wanted: NamedFunctions,
 ): WriterNames {
   const used = new Set(taken);
-  const names = { json: new Map(), binary: new Map(), reader: new Map(), fromJson: new Map() };
+  const names = {
+    json: new Map(),
+    binary: new Map(),
+    reader: new Map(),
+    fromJson: new Map(),
+    canonical: new Map(),
+  };
   const name = (kind: keyof typeof names, message: DescMessage, chosen: string) => {
     if (used.has(chosen)) throw new Error(`${message.typeName}: the generated name ${chosen} is taken`);
     used.add(chosen);
@@ -35,7 +43,10 @@ export function writerNames(
     const lower = `${message.name[0]?.toLowerCase()}${message.name.slice(1)}`;
     if (wanted.json(message)) name("json", message, `${lower}Json`);
     name("binary", message, `write${message.name}`);
-    if (wanted.reader(message)) name("reader", message, `read${message.name}`);
+    if (wanted.reader(message)) {
+      name("reader", message, `read${message.name}`);
+      name("canonical", message, `isCanonical${message.name}`);
+    }
     if (wanted.fromJson(message)) name("fromJson", message, `${lower}FromJson`);
   }
   const lookUp = (kind: keyof typeof names) => (message: DescMessage) => {
@@ -48,6 +59,7 @@ export function writerNames(
     binary: lookUp("binary"),
     reader: lookUp("reader"),
     fromJson: lookUp("fromJson"),
+    canonical: lookUp("canonical"),
   };
 }
 

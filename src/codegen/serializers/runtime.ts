@@ -33,6 +33,7 @@ export function runtimeImports(f: GeneratedFile) {
     isUint32: reading("isUint32"),
     isFiniteNumber: reading("isFiniteNumber"),
     readValue: reading("readValue"),
+    isPlainJson: reading("isPlainJson"),
     StoredValue: reading("StoredValue"),
     storedListJson: reading("storedListJson"),
   };

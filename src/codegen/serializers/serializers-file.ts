@@ -1,7 +1,7 @@
 import type { DescField, DescMessage, DescService } from "@bufbuild/protobuf";
 import type { GeneratedFile } from "@bufbuild/protoplugin";
 import { printBinaryWriter } from "./binary-writer.js";
-import { printFromJson, printIsCanonicalList, printJsonReader } from "./json-reader.js";
+import { printFromJson, printIsCanonical, printIsCanonicalList, printJsonReader } from "./json-reader.js";
 import { hasJsonForm, printJsonWriter } from "./json-writer.js";
 import { type WriterNames, writerNames } from "./names.js";
 import { answerTypes, reachableMessages } from "./reachable.js";
@@ -44,7 +44,10 @@ export function printSerializersFile(f: GeneratedFile, service: DescService, rea
   for (const message of messages) {
     if (wanted.json(message)) printJsonWriter(f, message, runtime, names, storedList);
     printBinaryWriter(f, message, runtime, names);
-    if (wanted.reader(message)) printJsonReader(f, message, runtime, names);
+    if (wanted.reader(message)) {
+      printJsonReader(f, message, runtime, names);
+      printIsCanonical(f, message, runtime, names);
+    }
   }
 }
 

@@ -8,9 +8,9 @@ import type { DayModelCost, ExecutionMetadata, GetExecutionResponse, GetLogRespo
 import { wireBytes, WireType, WireWriter } from "../../../../src/util/wire-writer.js";
 import type { Cost, ExecutionData, LogEntry, ModelCost, TokenUsage, TraceSpan, WorkflowSummary } from "./log_entry_pb.js";
 import { TraceSpanSchema } from "./log_entry_pb.js";
-import { comma, jsonArrayOf, jsonDouble, jsonNumber, jsonObjectOf, jsonString, structJson, valueJson } from "../../../../src/util/json-text.js";
 import { leftOutOf } from "../../../../src/util/presence.js";
-import { isFiniteNumber, isJsonObject, isUint32, isWellFormedString, maxDepth, readValue, storedListJson, StoredValue } from "../../../../src/util/json-reading.js";
+import { comma, jsonArrayOf, jsonDouble, jsonNumber, jsonObjectOf, jsonString, structJson, valueJson } from "../../../../src/util/json-text.js";
+import { isFiniteNumber, isJsonObject, isPlainJson, isUint32, isWellFormedString, maxDepth, readValue, storedListJson, StoredValue } from "../../../../src/util/json-reading.js";
 import type { ListValue, Struct, Value } from "@bufbuild/protobuf/wkt";
 import type { ExecutionRateLimits, Limits, RateLimitBucket, Usage } from "./limits_pb.js";
 import type { Block, Edge, Loop, Parallel, WorkflowState } from "../../workflows/v1/workflow_pb.js";
@@ -54,15 +54,12 @@ export function traceSpanFromJson(json: JsonValue): TraceSpan {
 }
 
 /**
- * Whether `text` is the JSON text the writers write of the list of flowlog.logs.v1.TraceSpan it reads as.
+ * Whether `JSON.stringify(json)` is the JSON text the writers write of the list of flowlog.logs.v1.TraceSpan it reads as. `json` is JSON data as JSON.parse makes it.
  */
-export function isCanonicalTraceSpanList(text: string): boolean {
-  let json: JsonValue;
-  try { json = JSON.parse(text); } catch { return false; }
+export function isCanonicalTraceSpanList(json: JsonValue): boolean {
   if (!Array.isArray(json)) return false;
-  const items: TraceSpan[] = [];
-  for (const item of json) { const read = readTraceSpan(item, 1); if (read === undefined) return false; items.push(read); }
-  try { return jsonArrayOf(items, traceSpanJson) === text; } catch { return false; }
+  for (const item of json) if (!isCanonicalTraceSpan(item, 1)) return false;
+  return true;
 }
 
 /**
@@ -187,6 +184,24 @@ function readTokenUsage(json: JsonValue | undefined, depth: number): TokenUsage 
     }
   }
   return m;
+}
+
+/**
+ * Whether JSON.stringify writes `json` as the writers write the flowlog.logs.v1.TokenUsage it reads as.
+ */
+function isCanonicalTokenUsage(json: JsonValue | undefined, depth: number): boolean {
+  if (!isJsonObject(json) || depth > maxDepth) return false;
+  let next = 0;
+  for (const key of Object.keys(json)) {
+    const value = json[key];
+    switch (key) {
+      case "prompt": if (next !== 0 || !isUint32(value)) return false; next = 1; break;
+      case "completion": if (next !== 1 || !isUint32(value)) return false; next = 2; break;
+      case "total": if (next !== 2 || !isUint32(value)) return false; next = 3; break;
+      default: return false;
+    }
+  }
+  return next >= 3;
 }
 
 /**
@@ -354,6 +369,35 @@ function readTraceSpan(json: JsonValue | undefined, depth: number): TraceSpan | 
     }
   }
   return m;
+}
+
+/**
+ * Whether JSON.stringify writes `json` as the writers write the flowlog.logs.v1.TraceSpan it reads as.
+ */
+function isCanonicalTraceSpan(json: JsonValue | undefined, depth: number): boolean {
+  if (!isJsonObject(json) || depth > maxDepth) return false;
+  let next = 0;
+  for (const key of Object.keys(json)) {
+    const value = json[key];
+    switch (key) {
+      case "id": if (next !== 0 || !isWellFormedString(value)) return false; next = 1; break;
+      case "name": if (next !== 1 || !isWellFormedString(value)) return false; next = 2; break;
+      case "type": if (next !== 2 || !isWellFormedString(value)) return false; next = 3; break;
+      case "status": if (next !== 3 || !isWellFormedString(value)) return false; next = 4; break;
+      case "startTime": if (next !== 4 || !isWellFormedString(value)) return false; next = 5; break;
+      case "endTime": if (next !== 5 || !isWellFormedString(value)) return false; next = 6; break;
+      case "durationMs": if (next !== 6 || !isUint32(value)) return false; next = 7; break;
+      case "input": if (next !== 7 || !isPlainJson(value, depth + 2)) return false; next = 8; break;
+      case "output": if (next < 7 || next > 8 || !isPlainJson(value, depth + 2)) return false; next = 9; break;
+      case "error": if (next < 7 || next > 9 || !isWellFormedString(value)) return false; next = 10; break;
+      case "model": if (next < 7 || next > 10 || !isWellFormedString(value)) return false; next = 11; break;
+      case "tokens": if (next < 7 || next > 11 || !isCanonicalTokenUsage(value, depth + 1)) return false; next = 12; break;
+      case "cost": if (next < 7 || next > 12 || !isFiniteNumber(value)) return false; next = 13; break;
+      case "children": if (next < 7 || next > 13 || !(Array.isArray(value) && value.every((item) => isCanonicalTraceSpan(item, depth + 1)))) return false; next = 14; break;
+      default: return false;
+    }
+  }
+  return next >= 14;
 }
 
 /**
