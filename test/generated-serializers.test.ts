@@ -14,7 +14,12 @@ import {
 import { type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Limits } from "../gen/flowlog/logs/v1/limits_pb.js";
-import { type ExecutionData, type TraceSpan, TraceSpanSchema } from "../gen/flowlog/logs/v1/log_entry_pb.js";
+import {
+  type ExecutionData,
+  ExecutionDataSchema,
+  type TraceSpan,
+  TraceSpanSchema,
+} from "../gen/flowlog/logs/v1/log_entry_pb.js";
 import {
   GetExecutionResponseSchema,
   type GetLogResponse,
@@ -281,7 +286,19 @@ function expectSameSpan(json: JsonValue): Read {
   const canonical = isCanonicalTraceSpanList(JSON.parse(text));
   if (canonical) expect(written).toBe(text);
   else if (written === text) expect(text).toMatch(/"(NaN|-?Infinity)"/);
-  if (canonical) canonicalSpans++;
+  if (canonical) {
+    canonicalSpans++;
+    // The binary writers write stored canonical spans from their JSON, as reflection writes them read.
+    const span = fromJson(TraceSpanSchema, (JSON.parse(text) as JsonValue[])[0] as JsonValue);
+    const response = (executionData: ExecutionData) =>
+      create(GetLogResponseSchema, { data: { executionData } });
+    const generated = answerSerializers.get(GetLogResponseSchema.typeName);
+    expect(Buffer.from(generated?.binary(response(new StoredExecutionData(text, undefined))) ?? [])).toEqual(
+      Buffer.from(
+        toBinary(GetLogResponseSchema, response(create(ExecutionDataSchema, { traceSpans: [span] }))),
+      ),
+    );
+  }
   return expectSameRead(
     () => traceSpanFromJson(json),
     reflected,

@@ -20,6 +20,7 @@ export function printBinaryWriter(
   message: DescMessage,
   runtime: Runtime,
   names: WriterNames,
+  storedList: (field: DescField) => boolean,
 ) {
   f.print(f.jsDoc(`The protobuf binary of ${message.typeName}.`));
   f.print`function ${names.binary(message)}(w: ${runtime.WireWriter}, m: ${f.importShape(message)}): void {`;
@@ -27,10 +28,118 @@ export function printBinaryWriter(
     // A Value kept as the stored JSON it was read from is written from that JSON (issue 13).
     f.print`  if (m instanceof ${runtime.StoredValue}) { const json = m.storedJson(); if (json !== undefined) { w.jsonValue(json); return; } }`;
   }
-  for (const field of fieldsByNumber(message)) f.print("  ", fieldStatement(f, field, runtime, names));
+  for (const field of fieldsByNumber(message)) {
+    const statement = fieldStatement(f, field, runtime, names);
+    f.print("  ", storedList(field) ? storedListStatement(field, statement, runtime, names) : statement);
+  }
   f.print("  if (m.$unknown !== undefined) w.unknown(m.$unknown);");
   f.print("}");
   f.print();
+}
+
+/**
+ * A list the message may keep as its stored text (storedListJson): written from that text's JSON, proven
+ * canonical when it was stored, rather than from the messages it would be read into (issue 13).
+ */
+function storedListStatement(
+  field: DescField,
+  statement: Printable,
+  runtime: Runtime,
+  names: WriterNames,
+): Printable {
+  if (field.fieldKind !== "list" || field.listKind !== "message") throw unsupported(field, "a stored list");
+  return [
+    `{ const stored = `,
+    runtime.storedListJson,
+    `(m, "${field.localName}"); if (stored !== undefined) { for (const item of JSON.parse(stored) as `,
+    runtime.JsonObject,
+    `[]) { const at = w.fork(${field.number}); ${names.binaryFromJson(field.message)}(w, item); w.join(at); } } else `,
+    statement,
+    " }",
+  ];
+}
+
+/**
+ * Prints \`write<Message>FromJson(w, json)\`: the bytes \`write<Message>\` writes of the message \`json\` reads
+ * as, written from the JSON where it stands, for JSON \`isCanonical<Message>\` holds of: its members come in
+ * field-number order, each of the type its field reads, so each is written as it comes, when set.
+ */
+export function printBinaryFromJson(
+  f: GeneratedFile,
+  message: DescMessage,
+  runtime: Runtime,
+  names: WriterNames,
+) {
+  f.print(
+    f.jsDoc(
+      `The protobuf binary of ${message.typeName} from its canonical JSON (${names.canonical(message)} holds).`,
+    ),
+  );
+  f.print`function ${names.binaryFromJson(message)}(w: ${runtime.WireWriter}, json: ${runtime.JsonObject}): void {`;
+  f.print("  for (const key of Object.keys(json)) {");
+  f.print("    const value = json[key];");
+  f.print("    switch (key) {");
+  for (const field of fieldsByNumber(message)) {
+    f.print`      case ${JSON.stringify(field.jsonName)}: ${fromJsonStatement(field, runtime, names)} break;`;
+  }
+  f.print("    }");
+  f.print("  }");
+  f.print("}");
+  f.print();
+}
+
+/** One member of canonical JSON written as its field: as fieldStatement, reading the JSON value. */
+function fromJsonStatement(field: DescField, runtime: Runtime, names: WriterNames): Printable {
+  switch (field.fieldKind) {
+    case "scalar": {
+      const value = `value as ${field.scalar === ScalarType.STRING ? "string" : "number"}`;
+      const write = scalarWrite(field, field.scalar, `${value}`, runtime);
+      if (singularPresence(field) === "explicit") return ["{ ", write, " }"];
+      return [`if (${zeroCheck(field, "value")}) { `, write, " }"];
+    }
+    case "message":
+      return ["{ ", messageFromJson(field.number, "value", field.message, runtime, names), " }"];
+    case "list":
+      if (field.listKind !== "message") throw unsupported(field, "a list of scalars or enums, from JSON");
+      return [
+        "for (const item of value as ",
+        runtime.JsonValue,
+        "[]) { ",
+        messageFromJson(field.number, "item", field.message, runtime, names),
+        " }",
+      ];
+    default:
+      throw unsupported(field, `a ${field.fieldKind} field, from JSON`);
+  }
+}
+
+/** whenSet's condition for an implicit scalar, of the JSON value `value`. */
+function zeroCheck(field: DescField, value: string): string {
+  switch (field.fieldKind === "scalar" ? field.scalar : undefined) {
+    case ScalarType.STRING:
+      return `${value} !== ""`;
+    case ScalarType.DOUBLE:
+      return `!Object.is(${value}, 0)`;
+    case ScalarType.UINT32:
+      return `${value} !== 0`;
+    default:
+      throw unsupported(field, "this scalar, from JSON");
+  }
+}
+
+/** A message a member holds, written from its JSON: google.protobuf.Value as the JSON it is. */
+function messageFromJson(
+  number: number,
+  value: string,
+  message: DescMessage,
+  runtime: Runtime,
+  names: WriterNames,
+): Printable {
+  const write: Printable =
+    message.typeName === "google.protobuf.Value"
+      ? [`w.jsonValue(${value} as `, runtime.JsonValue, ");"]
+      : [`${names.binaryFromJson(message)}(w, ${value} as `, runtime.JsonObject, ");"];
+  return [`const at = w.fork(${number}); `, write, " w.join(at);"];
 }
 
 /** One line per field: a table of what is written when. */

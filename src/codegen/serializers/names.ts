@@ -11,6 +11,8 @@ export interface WriterNames {
   fromJson(message: DescMessage): string;
   /** `isCanonical<Message>`, for the messages read back from JSON. */
   canonical(message: DescMessage): string;
+  /** `write<Message>FromJson`, for the messages read back from JSON. */
+  binaryFromJson(message: DescMessage): string;
 }
 
 /** Which messages get which functions; every message gets a binary writer. */
@@ -33,6 +35,7 @@ export function writerNames(
     reader: new Map(),
     fromJson: new Map(),
     canonical: new Map(),
+    binaryFromJson: new Map(),
   };
   const name = (kind: keyof typeof names, message: DescMessage, chosen: string) => {
     if (used.has(chosen)) throw new Error(`${message.typeName}: the generated name ${chosen} is taken`);
@@ -46,6 +49,7 @@ export function writerNames(
     if (wanted.reader(message)) {
       name("reader", message, `read${message.name}`);
       name("canonical", message, `isCanonical${message.name}`);
+      name("binaryFromJson", message, `write${message.name}FromJson`);
     }
     if (wanted.fromJson(message)) name("fromJson", message, `${lower}FromJson`);
   }
@@ -60,6 +64,7 @@ export function writerNames(
     reader: lookUp("reader"),
     fromJson: lookUp("fromJson"),
     canonical: lookUp("canonical"),
+    binaryFromJson: lookUp("binaryFromJson"),
   };
 }
 

@@ -12,6 +12,7 @@ export function runtimeImports(f: GeneratedFile) {
   return {
     Message: f.import("Message", "@bufbuild/protobuf", true),
     JsonValue: f.import("JsonValue", "@bufbuild/protobuf", true),
+    JsonObject: f.import("JsonObject", "@bufbuild/protobuf", true),
     fromJson: f.import("fromJson", "@bufbuild/protobuf"),
     leftOutOf: from("presence")("leftOutOf"),
     comma: json("comma"),

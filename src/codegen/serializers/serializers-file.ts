@@ -1,6 +1,6 @@
 import type { DescField, DescMessage, DescService } from "@bufbuild/protobuf";
 import type { GeneratedFile } from "@bufbuild/protoplugin";
-import { printBinaryWriter } from "./binary-writer.js";
+import { printBinaryFromJson, printBinaryWriter } from "./binary-writer.js";
 import { printFromJson, printIsCanonical, printIsCanonicalList, printJsonReader } from "./json-reader.js";
 import { hasJsonForm, printJsonWriter } from "./json-writer.js";
 import { type WriterNames, writerNames } from "./names.js";
@@ -43,10 +43,11 @@ export function printSerializersFile(f: GeneratedFile, service: DescService, rea
     !readMessages.includes(field.parent);
   for (const message of messages) {
     if (wanted.json(message)) printJsonWriter(f, message, runtime, names, storedList);
-    printBinaryWriter(f, message, runtime, names);
+    printBinaryWriter(f, message, runtime, names, storedList);
     if (wanted.reader(message)) {
       printJsonReader(f, message, runtime, names);
       printIsCanonical(f, message, runtime, names);
+      printBinaryFromJson(f, message, runtime, names);
     }
   }
 }

@@ -7,9 +7,9 @@ import { storedLists, type WithStoredLists } from "../../util/json-reading.js";
 /**
  * ExecutionData whose trace spans are still the canonical JSON text they were stored as (issue 13): the
  * generated JSON writers write that text as it is (storedListJson), with no parse and no messages, which
- * was most of what a one-entry answer cost. The spans are read into messages only when something reads
- * `traceSpans` (the binary writers, reflection); from then on those messages are the field, and the text
- * is no longer written.
+ * was most of what a one-entry answer cost, and the generated binary writers write from its JSON with no
+ * messages either (write<Message>FromJson). The spans are read into messages only when something reads
+ * `traceSpans` (reflection); from then on those messages are the field, and the text is no longer written.
  */
 export class StoredExecutionData implements ExecutionData, WithStoredLists {
   readonly $typeName = "flowlog.logs.v1.ExecutionData";

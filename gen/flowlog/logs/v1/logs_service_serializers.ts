@@ -2,7 +2,7 @@
 // @generated from file flowlog/logs/v1/logs_service.proto (package flowlog.logs.v1, syntax proto3)
 /* eslint-disable */
 
-import type { JsonValue, Message } from "@bufbuild/protobuf";
+import type { JsonObject, JsonValue, Message } from "@bufbuild/protobuf";
 import { fromJson } from "@bufbuild/protobuf";
 import type { DayModelCost, ExecutionMetadata, GetExecutionResponse, GetLogResponse, GetLogStatsResponse, HourStats, ListLogsResponse } from "./logs_service_pb.js";
 import { wireBytes, WireType, WireWriter } from "../../../../src/util/wire-writer.js";
@@ -205,6 +205,20 @@ function isCanonicalTokenUsage(json: JsonValue | undefined, depth: number): bool
 }
 
 /**
+ * The protobuf binary of flowlog.logs.v1.TokenUsage from its canonical JSON (isCanonicalTokenUsage holds).
+ */
+function writeTokenUsageFromJson(w: WireWriter, json: JsonObject): void {
+  for (const key of Object.keys(json)) {
+    const value = json[key];
+    switch (key) {
+      case "prompt": if (value !== 0) { w.tag(1, WireType.Varint); w.uint32(value as number); } break;
+      case "completion": if (value !== 0) { w.tag(2, WireType.Varint); w.uint32(value as number); } break;
+      case "total": if (value !== 0) { w.tag(3, WireType.Varint); w.uint32(value as number); } break;
+    }
+  }
+}
+
+/**
  * The JSON text of flowlog.logs.v1.ModelCost.
  */
 function modelCostJson(m: ModelCost): string {
@@ -293,7 +307,7 @@ function executionDataJson(m: ExecutionData): string {
  * The protobuf binary of flowlog.logs.v1.ExecutionData.
  */
 function writeExecutionData(w: WireWriter, m: ExecutionData): void {
-  for (const item of m.traceSpans) { const at = w.fork(1); writeTraceSpan(w, item); w.join(at); }
+  { const stored = storedListJson(m, "traceSpans"); if (stored !== undefined) { for (const item of JSON.parse(stored) as JsonObject[]) { const at = w.fork(1); writeTraceSpanFromJson(w, item); w.join(at); } } else for (const item of m.traceSpans) { const at = w.fork(1); writeTraceSpan(w, item); w.join(at); } }
   if (m.finalOutput !== undefined) { const at = w.fork(2); writeValue(w, m.finalOutput); w.join(at); }
   if (m.$unknown !== undefined) w.unknown(m.$unknown);
 }
@@ -398,6 +412,31 @@ function isCanonicalTraceSpan(json: JsonValue | undefined, depth: number): boole
     }
   }
   return next >= 14;
+}
+
+/**
+ * The protobuf binary of flowlog.logs.v1.TraceSpan from its canonical JSON (isCanonicalTraceSpan holds).
+ */
+function writeTraceSpanFromJson(w: WireWriter, json: JsonObject): void {
+  for (const key of Object.keys(json)) {
+    const value = json[key];
+    switch (key) {
+      case "id": if (value !== "") { w.tag(1, WireType.LengthDelimited); w.string(value as string); } break;
+      case "name": if (value !== "") { w.tag(2, WireType.LengthDelimited); w.string(value as string); } break;
+      case "type": if (value !== "") { w.tag(3, WireType.LengthDelimited); w.string(value as string); } break;
+      case "status": if (value !== "") { w.tag(4, WireType.LengthDelimited); w.string(value as string); } break;
+      case "startTime": if (value !== "") { w.tag(5, WireType.LengthDelimited); w.string(value as string); } break;
+      case "endTime": if (value !== "") { w.tag(6, WireType.LengthDelimited); w.string(value as string); } break;
+      case "durationMs": if (value !== 0) { w.tag(7, WireType.Varint); w.uint32(value as number); } break;
+      case "input": { const at = w.fork(8); w.jsonValue(value as JsonValue); w.join(at); } break;
+      case "output": { const at = w.fork(9); w.jsonValue(value as JsonValue); w.join(at); } break;
+      case "error": { w.tag(10, WireType.LengthDelimited); w.string(value as string); } break;
+      case "model": { w.tag(11, WireType.LengthDelimited); w.string(value as string); } break;
+      case "tokens": { const at = w.fork(12); writeTokenUsageFromJson(w, value as JsonObject); w.join(at); } break;
+      case "cost": { w.tag(13, WireType.Bit64); w.double(value as number); } break;
+      case "children": for (const item of value as JsonValue[]) { const at = w.fork(14); writeTraceSpanFromJson(w, item as JsonObject); w.join(at); } break;
+    }
+  }
 }
 
 /**
