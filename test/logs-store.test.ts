@@ -198,7 +198,7 @@ describe("a page reads the columns its answer shows (D9, D30)", () => {
   it("with detail, an entry is read in full, as one entry is", async () => {
     const { workspace, record } = await onlyEntry();
     const [entry] = (await store.logs.list({ workspaceId: workspace.workspaceId }, page(true))).entries;
-    expect(entry).toStrictEqual(await store.logs.getEntry(record.entry.id));
+    expect(entry).toStrictEqual(viewed(await store.logs.getEntry(record.entry.id)));
     expect(entry?.cost).toStrictEqual(record.entry.cost);
     expect(entry?.finalOutput).toStrictEqual({ answer: 42 });
   });
@@ -352,11 +352,15 @@ describe("list filters are one bound value whatever their length (D26, issue 11)
   });
 });
 
-describe("one entry as the logs API shows it, in one statement (issue 13)", () => {
-  /** The entry as getEntryView gives it: its spans, which the test writes canonical, as their stored text. */
-  const viewed = (entry: LogEntryRecord | undefined) =>
-    entry && { ...entry, traceSpans: { canonicalJson: JSON.stringify(entry.traceSpans) } };
+/**
+ * The entry as getEntryView and a page with spans give it: its spans, which the test writes canonical, as
+ * their stored text (issue 13).
+ */
+function viewed(entry: LogEntryRecord | undefined) {
+  return entry && { ...entry, traceSpans: { canonicalJson: JSON.stringify(entry.traceSpans) } };
+}
 
+describe("one entry as the logs API shows it, in one statement (issue 13)", () => {
   it("is the entry with its workflow's summary, as the two reads apart give them", async () => {
     const flowId = await createWorkflow(store, account.workspaceId, "Invoice sync");
     const record = execution(account, flowId);
@@ -385,6 +389,17 @@ describe("one entry as the logs API shows it, in one statement (issue 13)", () =
     const view = await store.logs.getEntryView(reordered.entry.id);
     expect(view?.entry.traceSpans).toStrictEqual(reordered.entry.traceSpans);
     expect(view?.entry).toStrictEqual(await store.logs.getEntry(reordered.entry.id));
+    // A page that asks for the spans hands them on alike; one that does not reads neither column.
+    const listed = async (withTraceSpans: boolean) => {
+      const page = await store.logs.list(
+        { workspaceId: account.workspaceId },
+        { order: "desc", limit: 1000, withCostDetail: false, withTraceSpans, withFinalOutput: false },
+      );
+      const spansOf = (id: string) => page.entries.find((entry) => entry.id === id)?.traceSpans;
+      return [spansOf(canonical.entry.id), spansOf(reordered.entry.id)];
+    };
+    expect(await listed(true)).toStrictEqual([{ canonicalJson: text }, reordered.entry.traceSpans]);
+    expect(await listed(false)).toStrictEqual([[], []]);
   });
 
   it("keeps a deleted workflow's name, as the entry keeps its workflow (D17)", async () => {

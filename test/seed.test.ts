@@ -24,7 +24,13 @@ import { seedWorkspace } from "../src/seed/seed.js";
 import { SimulatedClock } from "../src/seed/simulated-clock.js";
 import { databaseFile } from "../src/store/database.js";
 import { costDetail } from "../src/store/log-rows.js";
-import { type LogEntryRecord, levels, triggers, type WorkflowRecord } from "../src/store/records.js";
+import {
+  type CanonicalTraceSpans,
+  type LogEntryRecord,
+  levels,
+  triggers,
+  type WorkflowRecord,
+} from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
 
 const isoTimestamp = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -44,6 +50,11 @@ async function workspaceIn(store: Store, name: string): Promise<{ workspaceId: s
   return { workspaceId, userId };
 }
 
+/** Spans as a page hands them on: their stored text when it is canonical (issue 13), parsed here. */
+function parsed(spans: unknown[] | CanonicalTraceSpans): unknown[] {
+  return Array.isArray(spans) ? spans : JSON.parse(spans.canonicalJson);
+}
+
 /** Every entry of the workspace, oldest first, by walking the keyset pages (D8). */
 async function allEntries(store: Store, workspaceId: string): Promise<LogEntryRecord[]> {
   const entries: LogEntryRecord[] = [];
@@ -53,7 +64,9 @@ async function allEntries(store: Store, workspaceId: string): Promise<LogEntryRe
       { workspaceId },
       { order: "asc", limit: 1000, after, withCostDetail: true, withTraceSpans: true, withFinalOutput: true },
     );
-    entries.push(...page.entries.map((e) => ({ ...e, cost: costDetail(e.cost) })));
+    entries.push(
+      ...page.entries.map((e) => ({ ...e, cost: costDetail(e.cost), traceSpans: parsed(e.traceSpans) })),
+    );
     after = page.next;
   } while (after);
   return entries;

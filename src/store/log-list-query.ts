@@ -74,7 +74,7 @@ export function listSql(filter: LogFilter, page: PageRequest, bind: Binder): str
   }
   const detail = [
     page.withCostDetail ? "l.cost_json" : undefined,
-    page.withTraceSpans ? "l.trace_spans_json" : undefined,
+    page.withTraceSpans ? "l.trace_spans_json, l.trace_spans_canonical" : undefined,
     page.withFinalOutput ? "l.final_output_json" : undefined,
   ].filter(Boolean);
   const direction = page.order === "asc" ? "ASC" : "DESC";

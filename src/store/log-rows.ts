@@ -34,6 +34,8 @@ export interface LogRow {
   cost_json: string;
   files_json: string | null;
   trace_spans_json?: string;
+  /** Read with trace_spans_json by the statements that hand canonical spans on unparsed (issue 13). */
+  trace_spans_canonical?: number;
   final_output_json?: string | null;
 }
 
@@ -167,12 +169,17 @@ export function entryViewFromRow(row: EntryViewRow): EntryView {
   };
 }
 
-/** A page's row as its entry: the cost's total only when the page did not read its detail. */
+/**
+ * A page's row as its entry: the cost's total only when the page did not read its detail; the spans, when
+ * it read them, as their stored text when that is canonical, as one entry's are (entryViewFromRow).
+ */
 export function listedEntryFromRow(row: ListedRow): ListedEntryRecord {
   return entryFromRow(
     row,
     row.cost_json === undefined ? { total: row.cost_total } : costFromColumns(row.cost_total, row.cost_json),
-    spansOf(row),
+    row.trace_spans_canonical === 1 && row.trace_spans_json !== undefined
+      ? { canonicalJson: row.trace_spans_json }
+      : spansOf(row),
   );
 }
 
@@ -242,6 +249,7 @@ export function listedRowReader(columns: string[]): (values: unknown[]) => Liste
   const files = required("files_json");
   const costJson = at("cost_json");
   const traceSpans = at("trace_spans_json");
+  const canonical = at("trace_spans_canonical");
   const finalOutput = at("final_output_json");
   return (v) => ({
     id: v[id] as string,
@@ -259,6 +267,7 @@ export function listedRowReader(columns: string[]): (values: unknown[]) => Liste
     files_json: v[files] as string | null,
     cost_json: costJson < 0 ? undefined : (v[costJson] as string),
     trace_spans_json: traceSpans < 0 ? undefined : (v[traceSpans] as string),
+    trace_spans_canonical: canonical < 0 ? undefined : (v[canonical] as number),
     final_output_json: finalOutput < 0 ? undefined : (v[finalOutput] as string | null),
   });
 }

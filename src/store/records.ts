@@ -114,10 +114,12 @@ export interface LogEntryRecord {
 
 /**
  * A log entry as a page of the list reads it: its trace spans and final output only when the page asked
- * for them (empty otherwise), its cost's tokens and models only with details=full (D9, D30).
+ * for them (empty otherwise), the spans possibly still as their canonical text, its cost's tokens and
+ * models only with details=full (D9, D30).
  */
-export interface ListedEntryRecord extends Omit<LogEntryRecord, "cost"> {
+export interface ListedEntryRecord extends Omit<LogEntryRecord, "cost" | "traceSpans"> {
   cost: CostRecord | CostTotalRecord;
+  traceSpans: unknown[] | CanonicalTraceSpans;
 }
 
 /**

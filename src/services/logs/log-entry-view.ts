@@ -70,7 +70,9 @@ export function logEntryView(
   };
 }
 
-export function executionMetadata(record: LogEntryRecord): ExecutionMetadata {
+export function executionMetadata(
+  record: Pick<LogEntryRecord, "trigger" | "startedAt" | "endedAt" | "totalDurationMs" | "cost">,
+): ExecutionMetadata {
   return {
     $typeName: "flowlog.logs.v1.ExecutionMetadata",
     trigger: record.trigger,
