@@ -2,7 +2,8 @@ import type { DescField, DescMessage } from "@bufbuild/protobuf";
 
 /**
  * The names of the generated functions of each message: `logEntryJson` and `writeLogEntry`, and for the
- * messages read back from JSON `readTraceSpan` and the exported `traceSpanFromJson`.
+ * messages read back from JSON `readTraceSpan`, `isCanonicalTraceSpan`, `writeTraceSpanFromJson` and the
+ * exported `traceSpanFromJson`.
  */
 export interface WriterNames {
   json(message: DescMessage): string;

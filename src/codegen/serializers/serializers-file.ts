@@ -11,7 +11,9 @@ import { type Runtime, runtimeImports } from "./runtime.js";
  * Prints the serialisers of `service`'s answers: `answerSerializers` by type name, then a JSON and a binary
  * writer for each message the answers reach. The messages named in `read` (stored as protobuf JSON) also get
  * an exported `<message>FromJson` and `isCanonical<Message>List`, and they and the messages they reach a
- * reader; a list of them is written as the stored text a message keeps of it (storedListJson), if any.
+ * reader, a canonical check (`isCanonical<Message>`) and a binary writer from canonical JSON
+ * (`write<Message>FromJson`). A list of them that a message keeps as its stored text (storedListJson) is
+ * written as that text in JSON and from its JSON in binary.
  */
 export function printSerializersFile(f: GeneratedFile, service: DescService, read: readonly string[]): void {
   const answers = answerTypes([service]);
