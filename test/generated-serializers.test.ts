@@ -387,6 +387,13 @@ function renameKey(span: JsonObject, from: string, to: string): void {
   delete span[from];
 }
 
+/** The items with the first one's slot left empty: a sparse array, which JSON.stringify writes with null. */
+function withHole(items: unknown[]): unknown[] {
+  const holed = [...items];
+  delete holed[0];
+  return holed;
+}
+
 /** A chain `depth` deep: spans in spans through `children`, or arrays in arrays under `input`. */
 function nested(depth: number, through: "children" | "input"): JsonValue {
   let json: JsonValue = through === "children" ? { id: "leaf" } : [];
@@ -454,6 +461,46 @@ describe("readers of stored JSON", () => {
     const changed = new StoredExecutionData(text, undefined);
     (changed.traceSpans[0] as TraceSpan).id = "b";
     expect(write(changed)).toEqual({ text: expect.stringContaining('"id":"b"') });
+  });
+
+  it("spans not made by JSON.parse are canonical only when JSON.stringify writes what the check read", () => {
+    const span = () => ({
+      id: "a",
+      name: "n",
+      type: "t",
+      status: "ok",
+      startTime: "s",
+      endTime: "e",
+      durationMs: 1,
+      input: { when: "x" } as unknown,
+      children: [] as unknown[],
+    });
+    expect(isCanonicalTraceSpanList([span()])).toBe(true);
+    expect(isCanonicalTraceSpanList([Object.assign(Object.create(null), span())])).toBe(true);
+    const strays: [string, (s: ReturnType<typeof span>) => unknown][] = [
+      ["a Date in a Value", (s) => Object.assign(s, { input: new Date(0) })],
+      ["a boxed string in a Value", (s) => Object.assign(s, { input: { when: new String("x") } })],
+      ["a Map in a Value", (s) => Object.assign(s, { input: new Map() })],
+      ["a toJSON in a Value", (s) => Object.assign(s, { input: { toJSON: () => 1 } })],
+      ["a hole in a Value's array", (s) => Object.assign(s, { input: withHole([1, 2, 3]) })],
+      ["a hole among the children", (s) => Object.assign(s, { children: withHole([span(), span()]) })],
+      ["undefined in a Value", (s) => Object.assign(s, { input: { when: undefined } })],
+      ["a class instance as the span", (s) => Object.setPrototypeOf(s, class Span {}.prototype)],
+      ["an inherited member", (s) => Object.setPrototypeOf(s, { extra: 1 })],
+    ];
+    for (const [what, stray] of strays) {
+      const spans = [span()];
+      stray(spans[0] as ReturnType<typeof span>);
+      expect({ what, canonical: isCanonicalTraceSpanList(spans) }).toEqual({ what, canonical: false });
+    }
+    const polluted = Object.prototype as { toJSON?: () => unknown };
+    polluted.toJSON = () => "polluted";
+    try {
+      expect(isCanonicalTraceSpanList([span()])).toBe(false);
+    } finally {
+      delete polluted.toJSON;
+    }
+    expect(isCanonicalTraceSpanList([span()])).toBe(true);
   });
 
   it("nesting at fromJson's depth limit is read or refused at the same level", () => {

@@ -98,8 +98,8 @@ export function executionRows({ entry, workflowState }: ExecutionRecord): Execut
       costJson: JSON.stringify({ tokens: entry.cost.tokens, models: entry.cost.models }),
       filesJson: entry.files == null ? null : JSON.stringify(entry.files),
       traceSpansJson,
-      // Checked on the text's own parse, which is JSON data whatever the spans were (a Date, a toJSON).
-      traceSpansCanonical: isCanonicalTraceSpanList(JSON.parse(traceSpansJson)) ? 1 : 0,
+      // Checked on the spans themselves: what JSON.stringify writes of them otherwise is refused.
+      traceSpansCanonical: isCanonicalTraceSpanList(entry.traceSpans) ? 1 : 0,
       finalOutputJson: entry.finalOutput === undefined ? null : JSON.stringify(entry.finalOutput),
     },
     models: Object.entries(entry.cost.models).map(([model, cost]) => ({

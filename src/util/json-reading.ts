@@ -47,8 +47,10 @@ export function readValue(json: JsonValue | undefined, depth: number): Value | u
  * `JSON.stringify(json)` writes what the built Value's writer would: within fromJson's depth limit, every
  * number finite (JSON.parse reads 1e400 as Infinity, which a Value refuses), and no own "__proto__" key
  * (JSON.parse makes one; reading it into a Struct sets a prototype instead, so it is written nowhere).
+ * It also holds `json` to being data (isDataObject, isDataArray, no holes), so that it may be given
+ * values that did not come from JSON.parse (isCanonical<Message>List).
  */
-export function isPlainJson(json: JsonValue | undefined, depth: number): json is JsonValue {
+export function isPlainJson(json: unknown, depth: number): json is JsonValue {
   if (depth > maxDepth) return false;
   switch (typeof json) {
     case "number":
@@ -59,10 +61,10 @@ export function isPlainJson(json: JsonValue | undefined, depth: number): json is
     case "object": {
       if (json === null) return true;
       if (Array.isArray(json)) {
-        for (const item of json) if (!isPlainJson(item, depth + 1)) return false;
-        return true;
+        return isDataArray(json) && everyItem(json, (item) => isPlainJson(item, depth + 1));
       }
-      for (const key in json) {
+      if (!isDataObject(json)) return false;
+      for (const key of Object.keys(json)) {
         if (key === "__proto__" || !isPlainJson(json[key], depth + 1)) return false;
       }
       return true;
@@ -70,6 +72,33 @@ export function isPlainJson(json: JsonValue | undefined, depth: number): json is
     default:
       return false;
   }
+}
+
+/**
+ * An object JSON.stringify writes as its own enumerable members: its prototype Object.prototype or none,
+ * so no Date, boxed primitive, Map or class instance, whose JSON is not their members. What JSON.parse
+ * makes always is one.
+ */
+export function isDataObject(value: unknown): value is JsonObject {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** An array JSON.stringify writes as its items: a plain Array (what JSON.parse makes always is one). */
+export function isDataArray(value: unknown): value is JsonValue[] {
+  return Array.isArray(value) && Object.getPrototypeOf(value) === Array.prototype;
+}
+
+/** Whether `test` holds of every item, holes read as undefined (which JSON.stringify writes as null). */
+export function everyItem(items: readonly unknown[], test: (item: unknown) => boolean): boolean {
+  for (let i = 0; i < items.length; i++) if (!test(items[i])) return false;
+  return true;
+}
+
+/** Whether JSON.stringify calls no toJSON but a data value's own: none was added to Object or Array. */
+export function noInheritedToJson(): boolean {
+  return !("toJSON" in Array.prototype);
 }
 
 /**

@@ -20,10 +20,11 @@ export function printFromJson(f: GeneratedFile, message: DescMessage, runtime: R
 
 /**
  * Prints `isCanonical<Message>List(json)`: whether `JSON.stringify(json)` is exactly what the JSON writers write
- * of the list of messages `json` reads as, so that the text may be written as it is (issue 13). It checks the
- * JSON where it stands rather than reading it and writing it again, which costs an entry's write a fraction
- * of that (the ingest bench). `json` must be JSON data as JSON.parse makes it: an object with a `toJSON`,
- * a boxed primitive or an inherited key would be written by JSON.stringify otherwise than it is checked.
+ * of the list of messages it reads as, so that the text may be written as it is (issue 13). It checks the
+ * value where it stands rather than reading it and writing it again, which costs an entry's write a fraction
+ * of that (the ingest bench), and takes what the engine made as well as what JSON.parse made: it refuses
+ * anything JSON.stringify would write otherwise than it reads (isDataObject, isDataArray, holes, an
+ * inherited toJSON). Its one premise: members are data, not accessors or proxies.
  */
 export function printIsCanonicalList(
   f: GeneratedFile,
@@ -34,13 +35,11 @@ export function printIsCanonicalList(
   f.print(
     f.jsDoc(
       `Whether \`JSON.stringify(json)\` is the JSON text the writers write of the list of ${message.typeName} ` +
-        "it reads as. `json` is JSON data as JSON.parse makes it.",
+        "it reads as. Members must be data, not accessors or proxies.",
     ),
   );
-  f.print`${f.export("function", `isCanonical${message.name}List`)}(json: ${runtime.JsonValue}): boolean {`;
-  f.print("  if (!Array.isArray(json)) return false;");
-  f.print(`  for (const item of json) if (!${names.canonical(message)}(item, 1)) return false;`);
-  f.print("  return true;");
+  f.print`${f.export("function", `isCanonical${message.name}List`)}(json: unknown): boolean {`;
+  f.print`  return ${runtime.noInheritedToJson}() && ${runtime.isDataArray}(json) && ${runtime.everyItem}(json, (item) => ${names.canonical(message)}(item, 1));`;
   f.print("}");
   f.print();
 }
@@ -65,8 +64,8 @@ export function printIsCanonical(
       `Whether JSON.stringify writes \`json\` as the writers write the ${message.typeName} it reads as.`,
     ),
   );
-  f.print`function ${names.canonical(message)}(json: ${runtime.JsonValue} | undefined, depth: number): boolean {`;
-  f.print`  if (!${runtime.isJsonObject}(json) || depth > ${runtime.maxDepth}) return false;`;
+  f.print`function ${names.canonical(message)}(json: unknown, depth: number): boolean {`;
+  f.print`  if (!${runtime.isDataObject}(json) || depth > ${runtime.maxDepth}) return false;`;
   f.print("  let next = 0;");
   f.print("  for (const key of Object.keys(json)) {");
   f.print("    const value = json[key];");
@@ -100,7 +99,11 @@ function canonicalValue(field: DescField, runtime: Runtime, names: WriterNames):
     case "list":
       if (field.listKind !== "message") throw unsupported(field, "a list of scalars or enums, in a reader");
       return [
-        "(Array.isArray(value) && value.every((item) => ",
+        "(",
+        runtime.isDataArray,
+        "(value) && ",
+        runtime.everyItem,
+        "(value, (item) => ",
         canonicalMessage(field, field.message, "item", runtime, names),
         "))",
       ];

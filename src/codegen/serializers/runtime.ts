@@ -35,6 +35,10 @@ export function runtimeImports(f: GeneratedFile) {
     isFiniteNumber: reading("isFiniteNumber"),
     readValue: reading("readValue"),
     isPlainJson: reading("isPlainJson"),
+    isDataObject: reading("isDataObject"),
+    isDataArray: reading("isDataArray"),
+    everyItem: reading("everyItem"),
+    noInheritedToJson: reading("noInheritedToJson"),
     StoredValue: reading("StoredValue"),
     storedListJson: reading("storedListJson"),
   };

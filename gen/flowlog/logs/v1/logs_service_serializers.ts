@@ -8,9 +8,9 @@ import type { DayModelCost, ExecutionMetadata, GetExecutionResponse, GetLogRespo
 import { wireBytes, WireType, WireWriter } from "../../../../src/util/wire-writer.js";
 import type { Cost, ExecutionData, LogEntry, ModelCost, TokenUsage, TraceSpan, WorkflowSummary } from "./log_entry_pb.js";
 import { TraceSpanSchema } from "./log_entry_pb.js";
+import { everyItem, isDataArray, isDataObject, isFiniteNumber, isJsonObject, isPlainJson, isUint32, isWellFormedString, maxDepth, noInheritedToJson, readValue, storedListJson, StoredValue } from "../../../../src/util/json-reading.js";
 import { leftOutOf } from "../../../../src/util/presence.js";
 import { comma, jsonArrayOf, jsonDouble, jsonNumber, jsonObjectOf, jsonString, structJson, valueJson } from "../../../../src/util/json-text.js";
-import { isFiniteNumber, isJsonObject, isPlainJson, isUint32, isWellFormedString, maxDepth, readValue, storedListJson, StoredValue } from "../../../../src/util/json-reading.js";
 import type { ListValue, Struct, Value } from "@bufbuild/protobuf/wkt";
 import type { ExecutionRateLimits, Limits, RateLimitBucket, Usage } from "./limits_pb.js";
 import type { Block, Edge, Loop, Parallel, WorkflowState } from "../../workflows/v1/workflow_pb.js";
@@ -54,12 +54,10 @@ export function traceSpanFromJson(json: JsonValue): TraceSpan {
 }
 
 /**
- * Whether `JSON.stringify(json)` is the JSON text the writers write of the list of flowlog.logs.v1.TraceSpan it reads as. `json` is JSON data as JSON.parse makes it.
+ * Whether `JSON.stringify(json)` is the JSON text the writers write of the list of flowlog.logs.v1.TraceSpan it reads as. Members must be data, not accessors or proxies.
  */
-export function isCanonicalTraceSpanList(json: JsonValue): boolean {
-  if (!Array.isArray(json)) return false;
-  for (const item of json) if (!isCanonicalTraceSpan(item, 1)) return false;
-  return true;
+export function isCanonicalTraceSpanList(json: unknown): boolean {
+  return noInheritedToJson() && isDataArray(json) && everyItem(json, (item) => isCanonicalTraceSpan(item, 1));
 }
 
 /**
@@ -189,8 +187,8 @@ function readTokenUsage(json: JsonValue | undefined, depth: number): TokenUsage 
 /**
  * Whether JSON.stringify writes `json` as the writers write the flowlog.logs.v1.TokenUsage it reads as.
  */
-function isCanonicalTokenUsage(json: JsonValue | undefined, depth: number): boolean {
-  if (!isJsonObject(json) || depth > maxDepth) return false;
+function isCanonicalTokenUsage(json: unknown, depth: number): boolean {
+  if (!isDataObject(json) || depth > maxDepth) return false;
   let next = 0;
   for (const key of Object.keys(json)) {
     const value = json[key];
@@ -388,8 +386,8 @@ function readTraceSpan(json: JsonValue | undefined, depth: number): TraceSpan | 
 /**
  * Whether JSON.stringify writes `json` as the writers write the flowlog.logs.v1.TraceSpan it reads as.
  */
-function isCanonicalTraceSpan(json: JsonValue | undefined, depth: number): boolean {
-  if (!isJsonObject(json) || depth > maxDepth) return false;
+function isCanonicalTraceSpan(json: unknown, depth: number): boolean {
+  if (!isDataObject(json) || depth > maxDepth) return false;
   let next = 0;
   for (const key of Object.keys(json)) {
     const value = json[key];
@@ -407,7 +405,7 @@ function isCanonicalTraceSpan(json: JsonValue | undefined, depth: number): boole
       case "model": if (next < 7 || next > 10 || !isWellFormedString(value)) return false; next = 11; break;
       case "tokens": if (next < 7 || next > 11 || !isCanonicalTokenUsage(value, depth + 1)) return false; next = 12; break;
       case "cost": if (next < 7 || next > 12 || !isFiniteNumber(value)) return false; next = 13; break;
-      case "children": if (next < 7 || next > 13 || !(Array.isArray(value) && value.every((item) => isCanonicalTraceSpan(item, depth + 1)))) return false; next = 14; break;
+      case "children": if (next < 7 || next > 13 || !(isDataArray(value) && everyItem(value, (item) => isCanonicalTraceSpan(item, depth + 1)))) return false; next = 14; break;
       default: return false;
     }
   }
