@@ -95,7 +95,7 @@ function fromJsonStatement(field: DescField, runtime: Runtime, names: WriterName
       const value = `value as ${field.scalar === ScalarType.STRING ? "string" : "number"}`;
       const write = scalarWrite(field, field.scalar, `${value}`, runtime);
       if (singularPresence(field) === "explicit") return ["{ ", write, " }"];
-      return [`if (${zeroCheck(field, "value")}) { `, write, " }"];
+      return [`if (${implicitSet(field.scalar, "value")}) { `, write, " }"];
     }
     case "message":
       return ["{ ", messageFromJson(field.number, "value", field.message, runtime, names), " }"];
@@ -110,20 +110,6 @@ function fromJsonStatement(field: DescField, runtime: Runtime, names: WriterName
       ];
     default:
       throw unsupported(field, `a ${field.fieldKind} field, from JSON`);
-  }
-}
-
-/** whenSet's condition for an implicit scalar, of the JSON value `value`. */
-function zeroCheck(field: DescField, value: string): string {
-  switch (field.fieldKind === "scalar" ? field.scalar : undefined) {
-    case ScalarType.STRING:
-      return `${value} !== ""`;
-    case ScalarType.DOUBLE:
-      return `!Object.is(${value}, 0)`;
-    case ScalarType.UINT32:
-      return `${value} !== 0`;
-    default:
-      throw unsupported(field, "this scalar, from JSON");
   }
 }
 
@@ -196,16 +182,21 @@ function whenSet(field: DescField): { condition: string; value: string } {
   const value = `m.${field.localName}`;
   if (singularPresence(field) === "explicit") return { condition: `${value} !== undefined`, value };
   if (field.fieldKind !== "scalar") throw unsupported(field, "an enum outside a oneof");
-  switch (field.scalar) {
+  return { condition: implicitSet(field.scalar, value), value };
+}
+
+/** Whether an implicit scalar `value` is set: it is not its zero value. */
+function implicitSet(scalar: ScalarType, value: string): string {
+  switch (scalar) {
     case ScalarType.STRING:
-      return { condition: `${value} !== ""`, value };
+      return `${value} !== ""`;
     case ScalarType.BOOL:
-      return { condition: `${value} !== false`, value };
+      return `${value} !== false`;
     case ScalarType.DOUBLE:
       // -0 is set: protobuf-es compares with Object.is.
-      return { condition: `!Object.is(${value}, 0)`, value };
+      return `!Object.is(${value}, 0)`;
     default:
-      return { condition: `${value} !== 0`, value };
+      return `${value} !== 0`;
   }
 }
 

@@ -112,7 +112,7 @@ function canonicalValue(field: DescField, runtime: Runtime, names: WriterNames):
   }
 }
 
-/** As messageRead, the check of a message a field holds. */
+/** The check of a message a field holds (heldMessage's call with the canonical checks). */
 function canonicalMessage(
   field: DescField,
   message: DescMessage,
@@ -120,11 +120,7 @@ function canonicalMessage(
   runtime: Runtime,
   names: WriterNames,
 ): Printable {
-  if (holdsJsonObject(field)) throw unsupported(field, "google.protobuf.Struct, in a reader");
-  if (message.typeName === "google.protobuf.Value") return [runtime.isPlainJson, `(${value}, depth + 2)`];
-  if (message.typeName.startsWith("google.protobuf."))
-    throw unsupported(field, `${message.typeName}, in a reader`);
-  return [names.canonical(message), `(${value}, depth + 1)`];
+  return heldMessage(field, message, value, runtime.isPlainJson, names.canonical);
 }
 
 /**
@@ -218,7 +214,7 @@ function readStatement(field: DescField, runtime: Runtime, names: WriterNames): 
   }
 }
 
-/** A message a field holds, one level deeper; google.protobuf.Value two (its message, then its JSON form). */
+/** The read of a message a field holds (heldMessage's call with the readers). */
 function messageRead(
   field: DescField,
   message: DescMessage,
@@ -226,11 +222,25 @@ function messageRead(
   runtime: Runtime,
   names: WriterNames,
 ): Printable {
+  return heldMessage(field, message, value, runtime.readValue, names.reader);
+}
+
+/**
+ * A call on a message a field holds, one level deeper; google.protobuf.Value two (its message, then its
+ * JSON form), with `forValue`; any other message with its own generated function, `forMessage`.
+ */
+function heldMessage(
+  field: DescField,
+  message: DescMessage,
+  value: string,
+  forValue: Printable,
+  forMessage: (message: DescMessage) => string,
+): Printable {
   if (holdsJsonObject(field)) throw unsupported(field, "google.protobuf.Struct, in a reader");
-  if (message.typeName === "google.protobuf.Value") return [runtime.readValue, `(${value}, depth + 2)`];
+  if (message.typeName === "google.protobuf.Value") return [forValue, `(${value}, depth + 2)`];
   if (message.typeName.startsWith("google.protobuf."))
     throw unsupported(field, `${message.typeName}, in a reader`);
-  return [names.reader(message), `(${value}, depth + 1)`];
+  return [forMessage(message), `(${value}, depth + 1)`];
 }
 
 function scalarCheck(field: DescField, scalar: ScalarType, runtime: Runtime): Printable {
