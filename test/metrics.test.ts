@@ -1,10 +1,15 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ProcessMetrics } from "../src/logging/metrics.js";
+import { LogsStore } from "../src/store/logs-store.js";
+import { openStore } from "../src/store/store.js";
 import { freePort } from "../src/util/free-port.js";
 import { type ServeProcess, startServeProcess } from "./support/serve-process.js";
 
@@ -120,6 +125,33 @@ describe("flowlog serve counts RPCs, refusals and store calls (issue 16)", () =>
     expect(grew("flowlog_store_call_duration_seconds_count", { area: "logs", method: "list" })).toBe(2);
     expect(after).not.toContain(account.key);
     expect(after).not.toContain(account.workspace.id);
+  });
+});
+
+describe("the store's calls, timed (issues 13 and 16)", () => {
+  it("counts each call once it settles and hands the caller the call's own answer or rejection", async () => {
+    const store = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), "flowlog-metrics-")) });
+    const metrics = new ProcessMetrics("serve");
+    const observed = metrics.observeStore(store);
+    // The timed area is the area's own methods run on the area itself, which stays what it was.
+    expect(observed.logs).toBeInstanceOf(LogsStore);
+    expect(await observed.logs.getEntryView("log_absent_from_this_store")).toBeUndefined();
+    await store.close();
+    // A call that fails still counts, and its caller (not the timer) gets the rejection: an unhandled
+    // rejection on the timer's side would fail this test run.
+    await expect(observed.accounts.isMember("usr_x", "ws_x")).rejects.toThrow(/not open/);
+    const server = createServer((req, res) => void metrics.answer(req, res));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    try {
+      const text = await scrape(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      const calls = (area: string, method: string) =>
+        sample(text, "flowlog_store_call_duration_seconds_count", { area, method });
+      expect(calls("logs", "getEntryView")).toBe(1);
+      expect(calls("accounts", "isMember")).toBe(1);
+    } finally {
+      server.close();
+    }
   });
 });
 
