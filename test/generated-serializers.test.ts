@@ -395,6 +395,11 @@ function withHole(items: unknown[]): unknown[] {
   return holed;
 }
 
+/** The items, with an own toJSON, which JSON.stringify calls in place of writing them. */
+function withToJson<T>(items: T[]): T[] {
+  return Object.assign([...items], { toJSON: () => "not the items" });
+}
+
 /** A chain `depth` deep: spans in spans through `children`, or arrays in arrays under `input`. */
 function nested(depth: number, through: "children" | "input"): JsonValue {
   let json: JsonValue = through === "children" ? { id: "leaf" } : [];
@@ -485,6 +490,8 @@ describe("readers of stored JSON", () => {
       ["a toJSON in a Value", (s) => Object.assign(s, { input: { toJSON: () => 1 } })],
       ["a hole in a Value's array", (s) => Object.assign(s, { input: withHole([1, 2, 3]) })],
       ["a hole among the children", (s) => Object.assign(s, { children: withHole([span(), span()]) })],
+      ["a toJSON on a Value's array", (s) => Object.assign(s, { input: withToJson([1, 2, 3]) })],
+      ["a toJSON on the children", (s) => Object.assign(s, { children: withToJson([span()]) })],
       ["undefined in a Value", (s) => Object.assign(s, { input: { when: undefined } })],
       ["a class instance as the span", (s) => Object.setPrototypeOf(s, class Span {}.prototype)],
       ["an inherited member", (s) => Object.setPrototypeOf(s, { extra: 1 })],
@@ -494,6 +501,7 @@ describe("readers of stored JSON", () => {
       stray(spans[0] as ReturnType<typeof span>);
       expect({ what, canonical: isCanonicalTraceSpanList(spans) }).toEqual({ what, canonical: false });
     }
+    expect(isCanonicalTraceSpanList(withToJson([span()]))).toBe(false);
     const polluted = Object.prototype as { toJSON?: () => unknown };
     polluted.toJSON = () => "polluted";
     try {

@@ -85,9 +85,16 @@ export function isDataObject(value: unknown): value is JsonObject {
   return prototype === Object.prototype || prototype === null;
 }
 
-/** An array JSON.stringify writes as its items: a plain Array (what JSON.parse makes always is one). */
+/**
+ * An array JSON.stringify writes as its items: a plain Array with no toJSON of its own (what JSON.parse
+ * makes always is one).
+ */
 export function isDataArray(value: unknown): value is JsonValue[] {
-  return Array.isArray(value) && Object.getPrototypeOf(value) === Array.prototype;
+  return (
+    Array.isArray(value) &&
+    Object.getPrototypeOf(value) === Array.prototype &&
+    !Object.hasOwn(value, "toJSON")
+  );
 }
 
 /** Whether `test` holds of every item, holes read as undefined (which JSON.stringify writes as null). */
