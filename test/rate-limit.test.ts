@@ -429,6 +429,44 @@ describe("API rate limit over every protocol (spec Response headers, Errors 1, D
   });
 });
 
+describe("API rate limit when the store cannot take (D10, D11)", () => {
+  it("a take that fails is answered as a fault on every protocol, and the server serves on", async () => {
+    // A store of its own, closed under the running server: every take then throws, as one past the busy
+    // timeout or on a lost PostgreSQL connection does. REST used to let that rejection take the process
+    // down; gRPC and Connect left the call unanswered.
+    const failing = openStore({ file: path.join(dir, "closed.sqlite") });
+    const frontDoor = createFrontDoor({
+      authenticator: testAuthenticator,
+      rateLimiter: createApiRateLimiter(failing, defaultPlanLimits, () => now),
+      failedAuthentications: createFailedAuthenticationThrottle(20, () => now),
+    });
+    const server = await startTestApiServer({ implementations, frontDoor });
+    try {
+      await failing.close();
+      const user = newUser();
+      const viaRest = await rest(server.url, "/api/v1/logs?workspaceId=w", {
+        headers: { "x-test-user": user },
+      });
+      expect(viaRest.status).toBe(500);
+      expect(viaRest.json).toMatchObject({ status: 500, code: "internal" });
+      expect(viaRest.text).toMatch(/internal error \(incident [0-9a-f-]{36}\)/);
+      expect(viaRest.text).not.toMatch(/database|connection/i);
+      expect(viaRest.headers["x-ratelimit-remaining"]).toBeUndefined();
+      for (const [name, client] of rpcClients(LogsService, server.url)) {
+        const error = await rpcError(() =>
+          client.listLogs({ workspaceId: "w" }, { headers: { "x-test-user": user }, timeoutMs: 10_000 }),
+        );
+        expect(error.code, name).toBe(Code.Internal);
+        expect(error.rawMessage, name).toMatch(/^internal error \(incident /);
+      }
+      // Still serving: a request that takes no token is answered.
+      expect((await rest(server.url, "/api/v1/logs?workspaceId=w")).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe("API rate limit as configured: FLOWLOG_PLAN_LIMITS (D11, D12 all defaults configurable)", () => {
   let flowlog: TestFlowlog;
   beforeAll(async () => {

@@ -17,8 +17,19 @@ export function toPublicError(error: unknown, context: string): ConnectError {
     logger.warn({ err: error.cause, context }, "the store's database is unreachable");
     return new ConnectError(error.message, Code.Unavailable);
   }
+  if (isSqliteBusy(error)) {
+    // Another process held SQLite's write lock past the busy timeout: nothing was written; retryable.
+    logger.warn({ err: error, context }, "the store's database stayed locked past the busy timeout");
+    return new ConnectError("the database is busy; retry shortly", Code.Unavailable);
+  }
   if (error instanceof QueryTimeoutError) return new ConnectError(error.message, Code.DeadlineExceeded);
   const incident = randomUUID();
   logger.error({ err: error, incident, context }, "unexpected error");
   return new ConnectError(`internal error (incident ${incident})`, Code.Internal);
+}
+
+/** better-sqlite3's error for a lock not granted within the busy timeout (SQLITE_BUSY and its extended codes). */
+function isSqliteBusy(error: unknown): boolean {
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
 }

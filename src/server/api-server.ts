@@ -3,6 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Config } from "../config/config.js";
 import { defaultConnectionLimits, defaultQuotas } from "../config/quotas.js";
+import { toPublicError } from "../errors/public-error.js";
 import { listHttpRoutes } from "../gateway/http-rules.js";
 import { defaultCompressMinBytes } from "../gateway/response-encoding.js";
 import {
@@ -12,9 +13,10 @@ import {
   type RestGateway,
   writeProblem,
 } from "../gateway/rest-gateway.js";
+import { logger } from "../logging/logger.js";
 import type { ProcessMetrics } from "../logging/metrics.js";
 import { trustedProxies } from "../security/trusted-proxies.js";
-import { requestUrl } from "../util/request-url.js";
+import { requestBase, requestUrl } from "../util/request-url.js";
 import { type ApiImplementations, apiServices, registerApiServices } from "./api-services.js";
 import { type ConsoleSettings, loadConsoleAssets } from "./console-assets.js";
 import { type FrontDoor, openDoor } from "./front-door.js";
@@ -74,7 +76,7 @@ export async function startApiServer(
       registerApiServices(router, options.implementations ?? {});
       registerReflection(router, apiServices);
     },
-    fallback: (req, res) => void fallback(req, res),
+    fallback: (req, res) => void fallback(req, res).catch((error) => answerFault(req, res, error)),
     clientAddress,
   });
   const gateway: RestGateway = createRestGateway({
@@ -114,7 +116,17 @@ export async function startApiServer(
   const handler: typeof listener = (req, res) => {
     inFlight++;
     res.once("close", () => inFlight--);
-    listener(req, res);
+    // Every route reads the path from a URL made of the request target (request-url.ts); a target that is
+    // no URL (`GET http://[ HTTP/1.1`, which Node's parser lets through) is refused here, once.
+    if (!URL.canParse(req.url ?? "/", requestBase)) {
+      writeProblem(res, new ConnectError("the request target is not a valid URL", Code.InvalidArgument));
+      return;
+    }
+    try {
+      listener(req, res);
+    } catch (error) {
+      answerFault(req, res, error);
+    }
   };
   const server = createOnePortServer(handler, config.connections ?? defaultConnectionLimits);
   const sockets = new Set<Socket>();
@@ -138,4 +150,19 @@ export async function startApiServer(
       await closed;
     },
   };
+}
+
+/**
+ * A fault that escaped a route: answered as D10's internal error under a logged incident id when nothing
+ * was written yet, else logged and the connection cut. A request never takes the process down with it,
+ * nor is left unanswered.
+ */
+function answerFault(req: NodeRequest, res: NodeResponse, error: unknown): void {
+  const context = `${req.method} ${req.url?.split("?", 1)[0]}`;
+  if (res.headersSent || res.writableEnded) {
+    logger.error({ err: error, context }, "request failed after its answer began");
+    res.destroy();
+    return;
+  }
+  writeProblem(res, toPublicError(error, context));
 }

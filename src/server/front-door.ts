@@ -90,9 +90,16 @@ export function createFrontDoor({
     }
     if (!caller) return undefined;
     contextValues.set(callerKey, caller);
-    const { headers, refusal } = await rateLimiter(caller);
-    contextValues.set(rateHeadersKey, headers);
-    return refusal;
+    let outcome: Awaited<ReturnType<ApiRateLimiter>>;
+    try {
+      outcome = await rateLimiter(caller);
+    } catch (error) {
+      // The take could not be made (the state file locked past the busy timeout, PostgreSQL gone): the
+      // request is refused as the fault it is (503 or 500, D10), answered in its protocol's form.
+      return toPublicError(error, `rate limit ${procedureOf(method)}`);
+    }
+    contextValues.set(rateHeadersKey, outcome.headers);
+    return outcome.refusal;
   }
 
   const interceptor: Interceptor = (next) => async (request) => {

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
 import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import type { UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
+import { requestUrl } from "../util/request-url.js";
 import { clientGoneKey, type OnClientGone } from "./unary-context.js";
 
 /**
@@ -23,11 +24,12 @@ export function universalRequestOf(
   // handlers (GET, streaming), which read it.
   contextValues.set(clientGoneKey, onClientGone);
   let abort: AbortController | undefined;
-  const authority = "authority" in req ? req.authority : req.headers.host;
   return {
     httpVersion: req.httpVersion,
     method: req.method ?? "",
-    url: new URL(req.url ?? "", `http://${authority ?? "localhost"}`).toString(),
+    // The client's Host or :authority is not read: a malformed one made connect-node's URL throw, in the
+    // listener, taking the process down. Handlers read the path and query only (request-url.ts).
+    url: requestUrl(req).toString(),
     header: webHeadersOf(req.headers),
     body: req as AsyncIterable<Uint8Array>,
     get signal() {

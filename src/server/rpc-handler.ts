@@ -69,6 +69,9 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
       handler(universalRequestOf(req, res, contextValues))
         .then((response) => writeUniversalResponse(response, res))
         .catch((reason) => {
+          // A fault past the handlers' own error answers: the stream or connection is cut, so the client
+          // learns of it at once instead of waiting on an answer that will not come.
+          res.destroy();
           if (ConnectError.from(reason).code === Code.Aborted) return;
           logger.error({ err: reason, rpc: handler.requestPath }, "rpc handler failed");
         });

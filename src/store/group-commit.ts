@@ -14,16 +14,20 @@ interface Queued {
  * the turn's end (`setImmediate`, after every socket the turn read) and commit together, in the order they
  * were asked for. SQLite runs them one after the other under one write lock, so each still sees the bucket
  * as the one before left it, and other processes' transactions come before or after the whole group: B of
- * B+k concurrent takes still pass, exactly. Each promise settles once the group has committed; if the group
- * fails (another process holding the write lock past the busy timeout), every write in it fails with that
- * error and none is kept.
+ * B+k concurrent takes still pass, exactly. Each promise settles once the group has committed. If the
+ * lock is not granted (another process holding it past the busy timeout), every write of the group fails
+ * with that error and none is kept. If one write fails (a constraint, a full disk on a new bucket's row),
+ * the group is rolled back and each of its writes is run again in a transaction of its own, so each is
+ * answered by its own outcome: one write's fault is not its neighbours'.
  */
 export class GroupCommit {
   private queue: Queued[] = [];
   private readonly writeAll;
+  private readonly writeOne;
 
   constructor(db: Db) {
     this.writeAll = db.transaction((group: Queued[]) => group.map((queued) => queued.write()));
+    this.writeOne = db.transaction((queued: Queued) => queued.write());
   }
 
   /** Runs `write` in the next group's transaction; resolves with what it returned, once committed. */
@@ -42,9 +46,26 @@ export class GroupCommit {
       // IMMEDIATE: the write lock is taken (or waited for) before the first write, not upgraded midway.
       results = this.writeAll.immediate(group);
     } catch (error) {
-      for (const queued of group) queued.reject(error);
+      if (group.length === 1 || isBusy(error)) {
+        for (const queued of group) queued.reject(error);
+        return;
+      }
+      // One write failed and took the group's transaction with it: nothing was kept, so each is run alone.
+      for (const queued of group) {
+        try {
+          queued.resolve(this.writeOne.immediate(queued));
+        } catch (own) {
+          queued.reject(own);
+        }
+      }
       return;
     }
     for (const [index, queued] of group.entries()) queued.resolve(results[index]);
   }
+}
+
+/** The write lock not granted within the busy timeout: running each write alone would wait it out again. */
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
 }

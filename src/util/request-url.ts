@@ -7,5 +7,8 @@ import type { Http2ServerRequest } from "node:http2";
  * only once (issue 13). Only the path and the query are meaningful: the host is a placeholder.
  */
 export function requestUrl(req: Pick<IncomingMessage | Http2ServerRequest, "url">): URL {
-  return new URL(req.url ?? "/", "http://request");
+  return new URL(req.url ?? "/", requestBase);
 }
+
+/** The placeholder origin request targets are read against; the server refuses a target it cannot read. */
+export const requestBase = "http://request";
