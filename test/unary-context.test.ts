@@ -87,6 +87,23 @@ describe("a unary call's signal (unary-context.ts)", () => {
     expect(call.context.signal).toBe(call.context.signal);
   });
 
+  it("a deadline beyond what a timer holds is kept as a deadline, not cut to a millisecond", async () => {
+    const warnings: Error[] = [];
+    const warned = (warning: Error) => warnings.push(warning);
+    process.on("warning", warned);
+    try {
+      // 99999999H in grpc-timeout; Node would fire such a timer after 1 ms, with a TimeoutOverflowWarning.
+      const { context, abort } = unaryContext(spec, { ...init, timeoutMs: 99_999_999 * 3_600_000 });
+      await sleep(30);
+      expect(context.signal.aborted).toBe(false);
+      expect(context.timeoutMs()).toBeGreaterThan(2 ** 31);
+      abort(callEnded);
+      expect(warnings.map((w) => w.name)).toEqual([]);
+    } finally {
+      process.off("warning", warned);
+    }
+  });
+
   it("is not aborted while the call runs", () => {
     const { context } = unaryContext(spec, { ...init, timeoutMs: 60_000 });
     expect(context.signal.aborted).toBe(false);

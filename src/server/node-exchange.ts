@@ -76,6 +76,8 @@ export async function writeUniversalResponse(
     wake();
   };
   res.once("close", onClose);
+  // A client that left while the handler ran closed the response already: its close will not come again.
+  if (responseClosed(res)) closed = true;
   try {
     let chunk = await chunks?.next();
     if (closed) throw clientLeft;
@@ -101,6 +103,11 @@ export async function writeUniversalResponse(
   } finally {
     res.off("close", onClose);
   }
+}
+
+/** Whether the response was closed (the client left, or it was destroyed), over HTTP/1.1 or HTTP/2. */
+function responseClosed(res: NodeResponse): boolean {
+  return "stream" in res ? res.stream.destroyed : res.destroyed;
 }
 
 /** Node's request headers as fetch's, HTTP/2 pseudo-headers left out. */

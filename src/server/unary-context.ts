@@ -73,6 +73,9 @@ export interface UnaryCallContext {
  * profile). Until then the call's end is only remembered, and a signal made later starts out aborted with
  * that reason.
  */
+/** The longest delay `setTimeout` keeps: 2^31 - 1 ms. */
+const maxTimerMs = 2 ** 31 - 1;
+
 export function unaryContext(spec: MethodImplSpec, init: UnaryContextInit): UnaryCallContext {
   let controller: AbortController | undefined;
   /** The first reason the call ended for, while no signal has been made. */
@@ -91,7 +94,9 @@ export function unaryContext(spec: MethodImplSpec, init: UnaryContextInit): Unar
   if (timeoutMs !== undefined) {
     const expire = () => end(new ConnectError("the operation timed out", Code.DeadlineExceeded));
     if (timeoutMs <= 0) expire();
-    else timer = setTimeout(expire, timeoutMs);
+    // Node fires a longer timer after 1 ms, with a warning on stderr: a client's `grpc-timeout: 99999999H`
+    // would have cut its call at once. A deadline beyond some 24 days is as good as none.
+    else if (timeoutMs <= maxTimerMs) timer = setTimeout(expire, timeoutMs);
   }
   return {
     context: {
