@@ -400,6 +400,15 @@ function withToJson<T>(items: T[]): T[] {
   return Object.assign([...items], { toJSON: () => "not the items" });
 }
 
+/**
+ * The object with a toJSON JSON.stringify calls though Object.keys does not list it (not enumerable), its
+ * members reordered: the text it writes is not the members the check read.
+ */
+function withHiddenToJson<T extends object>(value: T): T {
+  const reordered = Object.fromEntries(Object.entries(value).reverse());
+  return Object.defineProperty(value, "toJSON", { value: () => reordered, enumerable: false });
+}
+
 /** A chain `depth` deep: spans in spans through `children`, or arrays in arrays under `input`. */
 function nested(depth: number, through: "children" | "input"): JsonValue {
   let json: JsonValue = through === "children" ? { id: "leaf" } : [];
@@ -492,6 +501,12 @@ describe("readers of stored JSON", () => {
       ["a hole among the children", (s) => Object.assign(s, { children: withHole([span(), span()]) })],
       ["a toJSON on a Value's array", (s) => Object.assign(s, { input: withToJson([1, 2, 3]) })],
       ["a toJSON on the children", (s) => Object.assign(s, { children: withToJson([span()]) })],
+      ["a hidden toJSON on the span", (s) => withHiddenToJson(s)],
+      ["a hidden toJSON on a Value", (s) => Object.assign(s, { input: withHiddenToJson({ when: "x" }) })],
+      [
+        "a hidden toJSON on the tokens",
+        (s) => Object.assign(s, { tokens: withHiddenToJson({ prompt: 1, completion: 2, total: 3 }) }),
+      ],
       ["undefined in a Value", (s) => Object.assign(s, { input: { when: undefined } })],
       ["a class instance as the span", (s) => Object.setPrototypeOf(s, class Span {}.prototype)],
       ["an inherited member", (s) => Object.setPrototypeOf(s, { extra: 1 })],
@@ -502,6 +517,8 @@ describe("readers of stored JSON", () => {
       expect({ what, canonical: isCanonicalTraceSpanList(spans) }).toEqual({ what, canonical: false });
     }
     expect(isCanonicalTraceSpanList(withToJson([span()]))).toBe(false);
+    // A member named toJSON that is data, not a function, is written as a member like any other.
+    expect(isCanonicalTraceSpanList([Object.assign(span(), { input: { toJSON: 1 } })])).toBe(true);
     const polluted = Object.prototype as { toJSON?: () => unknown };
     polluted.toJSON = () => "polluted";
     try {

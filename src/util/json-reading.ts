@@ -76,13 +76,17 @@ export function isPlainJson(json: unknown, depth: number): json is JsonValue {
 
 /**
  * An object JSON.stringify writes as its own enumerable members: its prototype Object.prototype or none,
- * so no Date, boxed primitive, Map or class instance, whose JSON is not their members. What JSON.parse
- * makes always is one.
+ * so no Date, boxed primitive, Map or class instance, whose JSON is not their members; and no toJSON
+ * function, which JSON.stringify calls even when it is not enumerable and Object.keys does not list it. What
+ * JSON.parse makes always is one (a member named toJSON is data there).
  */
 export function isDataObject(value: unknown): value is JsonObject {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
   const prototype = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
+  return (
+    (prototype === Object.prototype || prototype === null) &&
+    typeof (value as { toJSON?: unknown }).toJSON !== "function"
+  );
 }
 
 /**
