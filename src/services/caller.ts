@@ -1,13 +1,10 @@
 import { Code, ConnectError, type ContextValues, createContextKey } from "@connectrpc/connect";
-import type { AuthLook } from "../store/auth-cache.js";
 import type { UserRecord } from "../store/records.js";
 
 /** Who is calling: set by the authentication interceptor, read by rate limiting and the services. */
 export interface Caller {
   keyId: string;
   user: UserRecord;
-  /** The store's look for changes when it found the key, which the caller's membership checks reuse. */
-  looked?: AuthLook | undefined;
 }
 
 export const callerKey = createContextKey<Caller | undefined>(undefined, {

@@ -3,15 +3,12 @@ import type { StoredWorkflowRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import type { Caller } from "./caller.js";
 
-/**
- * Whose access is checked: a request's caller, whose key lookup's look for changes the membership check
- * reuses (Caller.looked), or a user alone (a schedule, an inbound webhook), checked with a look of its own.
- */
-export type Member = Pick<Caller, "user" | "looked">;
+/** Whose access is checked: a request's caller, or a user alone (a schedule, an inbound webhook). */
+export type Member = Pick<Caller, "user">;
 
 /** D10: a workspace the caller is not a member of is refused the same way whether or not it exists. */
 export async function requireMember(store: Store, member: Member, workspaceId: string): Promise<void> {
-  if (!(await store.accounts.isMember(member.user.id, workspaceId, member.looked))) {
+  if (!(await store.accounts.isMember(member.user.id, workspaceId))) {
     throw new ConnectError(`no access to workspace ${workspaceId}`, Code.PermissionDenied);
   }
 }
@@ -24,10 +21,7 @@ export async function visibleTo<T>(
   workspaceOf: (found: T) => string,
   what: string,
 ): Promise<T> {
-  if (
-    found === undefined ||
-    !(await store.accounts.isMember(member.user.id, workspaceOf(found), member.looked))
-  ) {
+  if (found === undefined || !(await store.accounts.isMember(member.user.id, workspaceOf(found)))) {
     throw new ConnectError(`${what} not found`, Code.NotFound);
   }
   return found;

@@ -1,4 +1,4 @@
-import { AuthCache, type AuthLook } from "./auth-cache.js";
+import { AuthCache } from "./auth-cache.js";
 import { type Db, writerWithoutFsync } from "./database.js";
 import type { ApiKeyRecord, Plan, UserRecord, WorkspaceRecord } from "./records.js";
 
@@ -16,8 +16,6 @@ export interface ApiKeyRow {
 export interface KeyOwner {
   keyId: string;
   user: UserRecord;
-  /** Where the store caches keys and memberships: that finding the key looked for changes (auth-cache.ts). */
-  looked?: AuthLook;
 }
 
 /** Users with plans, workspaces and memberships, and API keys stored only as hashes (D5, D6). */
@@ -103,15 +101,12 @@ export class AccountsStore {
   }
 
   /**
-   * Cached (auth-cache.ts): a removed member is refused from the first request after the change commits.
-   * `looked`: the request's key lookup looked for changes already (KeyOwner.looked), so this does not.
+   * Cached (auth-cache.ts): a removed member is refused from the first check after the change commits.
    */
-  async isMember(userId: string, workspaceId: string, looked?: AuthLook): Promise<boolean> {
+  async isMember(userId: string, workspaceId: string): Promise<boolean> {
     return this.cache.get(
       `member\0${userId}\0${workspaceId}`,
       () => this.statements.isMember.get(userId, workspaceId) !== undefined,
-      undefined,
-      looked,
     );
   }
 
@@ -150,7 +145,7 @@ export class AccountsStore {
         const row = this.statements.ownerOfHash.get(hash) as (UserRecord & { keyId: string }) | undefined;
         if (!row) return undefined;
         const { keyId, ...user } = row;
-        return { keyId, user: { ...user, plan: user.plan as Plan }, looked: this.cache.looked };
+        return { keyId, user: { ...user, plan: user.plan as Plan } };
       },
       (owner) => owner !== undefined,
     );

@@ -1,5 +1,4 @@
 import { type AccountsStore, type ApiKeyRow, type KeyOwner, toApiKey } from "../accounts-store.js";
-import type { AuthLook } from "../auth-cache.js";
 import type { ApiKeyRecord, Plan, UserRecord, WorkspaceRecord } from "../records.js";
 import type { StoreArea } from "../store.js";
 import { type PostgresPool, withTransaction } from "./database.js";
@@ -83,8 +82,8 @@ export class PostgresAccountsStore implements StoreArea<AccountsStore> {
     );
   }
 
-  /** Asked every time: this store caches nothing, so there is no look to trust (`_looked`). */
-  async isMember(userId: string, workspaceId: string, _looked?: AuthLook): Promise<boolean> {
+  /** Asked every time: this store caches nothing. */
+  async isMember(userId: string, workspaceId: string): Promise<boolean> {
     const { rowCount } = await this.pool.query(
       "SELECT 1 FROM memberships WHERE user_id = $1 AND workspace_id = $2",
       [userId, workspaceId],
