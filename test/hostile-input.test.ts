@@ -489,6 +489,31 @@ describe("order of checks: authenticate, take the token, validate, authorize (D2
     expect(answers[20]?.status).toBe(429);
   });
 
+  it("a stranger's Connect or gRPC-Web call over HTTP/1.1 is refused without its body being read", async () => {
+    for (const [protocol, type] of [
+      ["Connect", "application/json"],
+      ["gRPC-Web", "application/grpc-web+proto"],
+    ]) {
+      const socket = await rawConnection(server.url);
+      let answer = "";
+      socket.setEncoding("utf8").on("data", (chunk: string) => {
+        answer += chunk;
+      });
+      const closed = closedByServer(socket);
+      // A megabyte announced, ten bytes sent: kept alive, the connection would wait for the rest.
+      socket.write(
+        `POST ${listLogsPath} HTTP/1.1\r\nhost: localhost\r\ncontent-type: ${type}\r\ncontent-length: ${mib}\r\n\r\n0123456789`,
+      );
+      await closed;
+      const head = answer.slice(0, answer.indexOf("\r\n\r\n")).toLowerCase();
+      if (protocol === "Connect") expect(head, protocol).toMatch(/^http\/1\.1 401/);
+      // gRPC-Web's status is in its headers, or in the trailer frame of its body.
+      else expect(answer.toLowerCase(), protocol).toMatch(/grpc-status: ?16/);
+      expect(head, protocol).toContain("connection: close");
+    }
+    expect(await normalRequest()).toBe(200);
+  });
+
   it("an invalid request without a key is 401 with no rate headers, before its parameters are looked at", async () => {
     const answer = await h1Request(server.url, { path: "/api/v1/logs?limit=abc" });
     expect(answer.status).toBe(401);

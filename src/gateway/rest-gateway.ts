@@ -159,13 +159,22 @@ async function readJsonBody(req: NodeRequest, maxBodyBytes: number): Promise<Jso
   }
 }
 
-/** A refusal before the handler ran; a body left unread ends the HTTP/1.1 connection rather than draining it. */
+/** A refusal before the handler ran. */
 function writeRefusal(req: NodeRequest, res: NodeResponse, error: ConnectError): void {
+  closeIfBodyUnread(req, res);
+  writeProblem(res, error, error instanceof BodyTooLarge ? 413 : undefined);
+}
+
+/**
+ * An answer given before the request's body was read (a refusal, D28) ends an HTTP/1.1 connection: kept
+ * alive, Node would read the body to its end to reach the next request, up to the body timeout (D27),
+ * which is the read D28 spares a stranger. HTTP/2 resets the stream's rest instead.
+ */
+export function closeIfBodyUnread(req: NodeRequest, res: NodeResponse): void {
   const bodyLeft =
     !req.readableEnded &&
     (Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined);
   if (req.httpVersionMajor === 1 && bodyLeft) res.setHeader("connection", "close");
-  writeProblem(res, error, error instanceof BodyTooLarge ? 413 : undefined);
 }
 
 /** Request headers the protocol layer owns are not forwarded; everything else (x-api-key, ...) is. */

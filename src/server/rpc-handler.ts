@@ -1,6 +1,6 @@
 import { Code, ConnectError, type ConnectRouter, createContextValues } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
-import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
+import { closeIfBodyUnread, type NodeRequest, type NodeResponse } from "../gateway/rest-gateway.js";
 import { logger } from "../logging/logger.js";
 import { protocolOf } from "../logging/metrics.js";
 import { clientAddressOf, type TrustedProxies } from "../security/trusted-proxies.js";
@@ -67,7 +67,11 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
         .set(clientAddressKey, options.clientAddress(req))
         .set(protocolKey, protocolOf(req));
       handler(universalRequestOf(req, res, contextValues))
-        .then((response) => writeUniversalResponse(response, res))
+        .then((response) => {
+          // A refusal answered without reading the body (D28), on HTTP/1.1: Connect and gRPC-Web.
+          closeIfBodyUnread(req, res);
+          return writeUniversalResponse(response, res);
+        })
         .catch((reason) => {
           // A fault past the handlers' own error answers: the stream or connection is cut, so the client
           // learns of it at once instead of waiting on an answer that will not come.
