@@ -489,6 +489,40 @@ describe("order of checks: authenticate, take the token, validate, authorize (D2
     expect(answers[20]?.status).toBe(429);
   });
 
+  it("a stranger is refused 401 before the call's other headers are looked at, on Connect and gRPC", async () => {
+    const body = Buffer.from(JSON.stringify({ workspaceId: account.workspaceId }));
+    const connectHeaders: Record<string, string>[] = [
+      { "connect-timeout-ms": "soon" },
+      { "content-encoding": "snappy" },
+    ];
+    for (const strange of connectHeaders) {
+      const answer = await h1Request(server.url, {
+        method: "POST",
+        path: listLogsPath,
+        headers: { "content-type": "application/json", "connect-protocol-version": "1", ...strange },
+        body,
+      });
+      expect({ status: answer.status, code: JSON.parse(answer.body).code }, JSON.stringify(strange)).toEqual({
+        status: 401,
+        code: "unauthenticated",
+      });
+    }
+    const request = toBinary(
+      ListLogsRequestSchema,
+      create(ListLogsRequestSchema, { workspaceId: account.workspaceId }),
+    );
+    const grpcHeaders: Record<string, string>[] = [{ "grpc-timeout": "soon" }, { "grpc-encoding": "snappy" }];
+    for (const strange of grpcHeaders) {
+      const call = await grpcCall(server.url, {
+        path: listLogsPath,
+        headers: strange,
+        body: grpcFrame(Buffer.from(request), false),
+      });
+      expect(call.grpcStatus, JSON.stringify(strange)).toBe("16"); // UNAUTHENTICATED
+    }
+    expect(await normalRequest()).toBe(200);
+  });
+
   it("a stranger's Connect or gRPC-Web call over HTTP/1.1 is refused without its body being read", async () => {
     for (const [protocol, type] of [
       ["Connect", "application/json"],

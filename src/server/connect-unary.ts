@@ -27,6 +27,7 @@ import {
   trailerMux,
 } from "@connectrpc/connect/protocol-connect";
 import { callEnded, callError } from "./call-ended.js";
+import { refusalOf } from "./front-door.js";
 import { oneChunk } from "./one-chunk.js";
 import { clientLeaving, invokeUnary, unaryContext } from "./unary-context.js";
 
@@ -88,6 +89,8 @@ function unaryPost(opt: UniversalHandlerOptions, spec: MethodImplSpec & { kind: 
     let status = 200;
     let body: Uint8Array;
     try {
+      const refusal = refusalOf(req.contextValues);
+      if (refusal) throw refusal;
       if (compression.error) throw compression.error;
       if (timeout.error) throw timeout.error;
       const input = serialization.getI(type.binary).parse(await readBody(req, opt.readMaxBytes, compression));

@@ -127,6 +127,14 @@ export function createFrontDoor({
 }
 
 /**
+ * The front door's refusal of the request, if it refused it: what a handler answers before anything it
+ * reads from the request's other headers (D28: a stranger learns no more than 401).
+ */
+export function refusalOf(contextValues: ContextValues | undefined): ConnectError | undefined {
+  return contextValues?.get(refusalKey);
+}
+
+/**
  * The admitted request's X-RateLimit-* headers (D11), for the answer's own headers: every answer after
  * admission carries them, whatever produced it (the service, an interceptor, the protocol's decoding).
  * They go on the answer once, at the edge: an error's metadata would repeat them in gRPC's trailers.

@@ -29,6 +29,7 @@ import {
 } from "@connectrpc/connect/protocol-grpc";
 import * as grpcWeb from "@connectrpc/connect/protocol-grpc-web";
 import { callEnded, callError } from "./call-ended.js";
+import { refusalOf } from "./front-door.js";
 import { oneChunk } from "./one-chunk.js";
 import { clientLeaving, invokeUnary, unaryContext } from "./unary-context.js";
 
@@ -163,6 +164,8 @@ function unaryHandler(
     if (compression.response) context.responseHeader.set(headerEncoding, compression.response.name);
     let answer: Uint8Array | undefined;
     try {
+      const refusal = refusalOf(req.contextValues);
+      if (refusal) throw refusal;
       if (compression.error) throw compression.error;
       if (timeout.error) throw timeout.error;
       const bytes = await readUnaryMessage(req.body, compression.request, opt.readMaxBytes);
