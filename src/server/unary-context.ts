@@ -59,6 +59,9 @@ export interface UnaryCallContext {
   abort(reason: unknown): void;
 }
 
+/** The longest delay `setTimeout` keeps: 2^31 - 1 ms. */
+const maxTimerMs = 2 ** 31 - 1;
+
 /**
  * The `HandlerContext` of a unary call answered by one of flowlog's own handlers (grpc-unary.ts,
  * connect-unary.ts, json-unary.ts), with the meaning Connect's `createHandlerContext` gives one: a signal that aborts
@@ -73,9 +76,6 @@ export interface UnaryCallContext {
  * profile). Until then the call's end is only remembered, and a signal made later starts out aborted with
  * that reason.
  */
-/** The longest delay `setTimeout` keeps: 2^31 - 1 ms. */
-const maxTimerMs = 2 ** 31 - 1;
-
 export function unaryContext(spec: MethodImplSpec, init: UnaryContextInit): UnaryCallContext {
   let controller: AbortController | undefined;
   /** The first reason the call ended for, while no signal has been made. */
