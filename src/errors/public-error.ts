@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { logger } from "../logging/logger.js";
 import { QueryTimeoutError } from "./query-timeout.js";
+import { isSqliteBusy } from "./sqlite-busy.js";
 import { StoreUnavailableError } from "./store-unavailable.js";
 
 /**
@@ -26,10 +27,4 @@ export function toPublicError(error: unknown, context: string): ConnectError {
   const incident = randomUUID();
   logger.error({ err: error, incident, context }, "unexpected error");
   return new ConnectError(`internal error (incident ${incident})`, Code.Internal);
-}
-
-/** better-sqlite3's error for a lock not granted within the busy timeout (SQLITE_BUSY and its extended codes). */
-function isSqliteBusy(error: unknown): boolean {
-  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
-  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
 }

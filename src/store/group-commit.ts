@@ -1,3 +1,4 @@
+import { isSqliteBusy } from "../errors/sqlite-busy.js";
 import type { Db } from "./database.js";
 
 interface Queued {
@@ -46,15 +47,23 @@ export class GroupCommit {
       // IMMEDIATE: the write lock is taken (or waited for) before the first write, not upgraded midway.
       results = this.writeAll.immediate(group);
     } catch (error) {
-      if (group.length === 1 || isBusy(error)) {
+      // The lock not granted: running each write alone would wait the busy timeout out again, each.
+      if (group.length === 1 || isSqliteBusy(error)) {
         for (const queued of group) queued.reject(error);
         return;
       }
-      // One write failed and took the group's transaction with it: nothing was kept, so each is run alone.
+      // One write failed and took the group's transaction with it: nothing was kept, so each is run alone,
+      // until the lock is lost to another process (the rest then fail with that, as a group would).
+      let busy: unknown;
       for (const queued of group) {
+        if (busy !== undefined) {
+          queued.reject(busy);
+          continue;
+        }
         try {
           queued.resolve(this.writeOne.immediate(queued));
         } catch (own) {
+          if (isSqliteBusy(own)) busy = own;
           queued.reject(own);
         }
       }
@@ -62,10 +71,4 @@ export class GroupCommit {
     }
     for (const [index, queued] of group.entries()) queued.resolve(results[index]);
   }
-}
-
-/** The write lock not granted within the busy timeout: running each write alone would wait it out again. */
-function isBusy(error: unknown): boolean {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
 }
