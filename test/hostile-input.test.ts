@@ -153,6 +153,19 @@ function rawConnection(url: string): Promise<net.Socket> {
   });
 }
 
+/** Writes `text` as it is on a connection of its own; resolves with all the server sent once it closed. */
+async function rawExchange(text: string): Promise<string> {
+  const socket = await rawConnection(server.url);
+  let answer = "";
+  socket.setEncoding("utf8").on("data", (chunk: string) => {
+    answer += chunk;
+  });
+  const closed = closedByServer(socket);
+  socket.write(text);
+  await closed;
+  return answer;
+}
+
 let server: ServeProcess;
 const trustedProxy = "127.0.0.90";
 let store: Store;
@@ -361,18 +374,9 @@ describe("request bodies are bounded after decompression, before they are buffer
 });
 
 describe("request targets and hosts the server cannot read are refused, never fatal (D10)", () => {
-  /** Writes `head` and a body on a connection of its own; resolves with the status line of the answer. */
-  async function rawRequest(head: string, body = ""): Promise<string> {
-    const socket = await rawConnection(server.url);
-    let answer = "";
-    socket.setEncoding("utf8").on("data", (chunk: string) => {
-      answer += chunk;
-    });
-    const closed = closedByServer(socket);
-    socket.write(`${head}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
-    await closed;
-    return answer;
-  }
+  /** `head` and its body, on a connection that closes after the answer. */
+  const rawRequest = (head: string, body = "") =>
+    rawExchange(`${head}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 
   it("answers a Connect call whose Host is no host name as the call it is", async () => {
     // The Host used to go into the call's URL, whose parse threw in the request listener: the process died.
@@ -528,17 +532,10 @@ describe("order of checks: authenticate, take the token, validate, authorize (D2
       ["Connect", "application/json"],
       ["gRPC-Web", "application/grpc-web+proto"],
     ]) {
-      const socket = await rawConnection(server.url);
-      let answer = "";
-      socket.setEncoding("utf8").on("data", (chunk: string) => {
-        answer += chunk;
-      });
-      const closed = closedByServer(socket);
       // A megabyte announced, ten bytes sent: kept alive, the connection would wait for the rest.
-      socket.write(
+      const answer = await rawExchange(
         `POST ${listLogsPath} HTTP/1.1\r\nhost: localhost\r\ncontent-type: ${type}\r\ncontent-length: ${mib}\r\n\r\n0123456789`,
       );
-      await closed;
       const head = answer.slice(0, answer.indexOf("\r\n\r\n")).toLowerCase();
       if (protocol === "Connect") expect(head, protocol).toMatch(/^http\/1\.1 401/);
       // gRPC-Web's status is in its headers, or in the trailer frame of its body.

@@ -293,15 +293,19 @@ describe("Durability of bucket state (D23 as amended)", () => {
   });
 });
 
+/** The test callers' front door (x-test-user), taking each request's token from `buckets` on the test clock. */
+function frontDoorTakingFrom(buckets: Store) {
+  return createFrontDoor({
+    authenticator: testAuthenticator,
+    rateLimiter: createApiRateLimiter(buckets, defaultPlanLimits, () => now),
+    failedAuthentications: createFailedAuthenticationThrottle(20, () => now),
+  });
+}
+
 describe("API rate limit over every protocol (spec Response headers, Errors 1, D11)", () => {
   let server: ApiServer;
   beforeAll(async () => {
-    const frontDoor = createFrontDoor({
-      authenticator: testAuthenticator,
-      rateLimiter: createApiRateLimiter(store, defaultPlanLimits, () => now),
-      failedAuthentications: createFailedAuthenticationThrottle(20, () => now),
-    });
-    server = await startTestApiServer({ implementations, frontDoor });
+    server = await startTestApiServer({ implementations, frontDoor: frontDoorTakingFrom(store) });
   });
   afterAll(() => server.close());
 
@@ -435,12 +439,7 @@ describe("API rate limit when the store cannot take (D10, D11)", () => {
     // timeout or on a lost PostgreSQL connection does. REST used to let that rejection take the process
     // down; gRPC and Connect left the call unanswered.
     const failing = openStore({ file: path.join(dir, "closed.sqlite") });
-    const frontDoor = createFrontDoor({
-      authenticator: testAuthenticator,
-      rateLimiter: createApiRateLimiter(failing, defaultPlanLimits, () => now),
-      failedAuthentications: createFailedAuthenticationThrottle(20, () => now),
-    });
-    const server = await startTestApiServer({ implementations, frontDoor });
+    const server = await startTestApiServer({ implementations, frontDoor: frontDoorTakingFrom(failing) });
     try {
       await failing.close();
       const user = newUser();

@@ -15,7 +15,7 @@ import { toPublicError } from "../errors/public-error.js";
 import { callerKey } from "../services/caller.js";
 import type { Authenticator } from "./authentication.js";
 import type { FailedAuthenticationThrottle } from "./failed-authentication.js";
-import type { ApiRateLimiter } from "./rate-limit.js";
+import type { ApiRateLimiter, RateLimitOutcome } from "./rate-limit.js";
 
 /**
  * The first two checks of D28, on every protocol, made from the request's headers before its body is read:
@@ -90,7 +90,7 @@ export function createFrontDoor({
     }
     if (!caller) return undefined;
     contextValues.set(callerKey, caller);
-    let outcome: Awaited<ReturnType<ApiRateLimiter>>;
+    let outcome: RateLimitOutcome;
     try {
       outcome = await rateLimiter(caller);
     } catch (error) {
