@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ListLogsRequestSchema } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { createAccount, type TestAccount } from "./support/flowlog.js";
+import { h2Requests } from "./support/http2-burst.js";
 import { type ServeProcess, startServeProcess } from "./support/serve-process.js";
 
 /**
@@ -731,5 +732,49 @@ describe("failed authentication is throttled per client address (D26)", () => {
     const from = "127.0.0.78";
     for (let i = 0; i < 20; i++) expect((await webhookGuess(from)).status).toBe(404);
     expect((await webhookGuess(from)).status).toBe(429);
+  });
+
+  it("frees an attempt's turn however its call ends: 25 bodies refused before the token is checked leave the address its 20 guesses", async () => {
+    const from = "127.0.0.81";
+    const withinSeconds = <T>(answer: Promise<T>) =>
+      Promise.race([
+        answer,
+        new Promise<string>((resolve) => setTimeout(() => resolve("still waiting"), 5_000)),
+      ]);
+    for (let i = 0; i < 25; i++) {
+      // A body that is no JSON, over REST and over Connect: refused before the service sees the token.
+      const rest = h1Request(server.url, {
+        method: "POST",
+        path: "/api/v1/webhooks/wf_x/whk_guess",
+        headers: { "content-type": "application/json" },
+        body: Buffer.from("{"),
+        from,
+      });
+      expect(await withinSeconds(rest.then((answer) => answer.status))).toBe(400);
+      const connect = h1Request(server.url, {
+        method: "POST",
+        path: "/flowlog.workflows.v1.TriggersService/InvokeWebhook",
+        headers: { "content-type": "application/json" },
+        body: Buffer.from("{"),
+        from,
+      });
+      expect(await withinSeconds(connect.then((answer) => answer.status))).toBe(400);
+    }
+    for (let i = 0; i < 20; i++)
+      expect(await withinSeconds(webhookGuess(from).then((a) => a.status))).toBe(404);
+    expect(await withinSeconds(webhookGuess(from).then((a) => a.status))).toBe(429);
+  });
+
+  it("looks at no more than 20 guesses of an address sent all at once: the rest wait their turn and get 429", async () => {
+    // 60 streams of one HTTP/2 connection arrive together, and each webhook token is checked by its service
+    // after the body is read, long after admission: counted only as they failed, all 60 would be tried.
+    const statuses = await h2Requests(server.url, "127.0.0.79", 60, {
+      ":method": "POST",
+      ":path": "/api/v1/webhooks/wf_x/whk_guess",
+      "content-type": "application/json",
+      body: "{}",
+    });
+    const count = (status: number) => statuses.filter((status_) => status_ === status).length;
+    expect({ tried: count(404), throttled: count(429) }).toEqual({ tried: 20, throttled: 40 });
   });
 });

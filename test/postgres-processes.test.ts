@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { h2Requests } from "./support/http2-burst.js";
 import { type PostgresServer, startPostgres } from "./support/postgres.js";
 import { type ServeProcess, startServeProcess } from "./support/serve-process.js";
 
@@ -126,6 +127,26 @@ describe("flowlog serve processes sharing one PostgreSQL database (issue 15, D32
     expect(revoked.status, await revoked.text()).toBe(200);
     expect((await logsOf(second, account)).status).toBe(401);
     expect((await logsOf(third, account)).status).toBe(401);
+  });
+
+  it("looks at no more than 20 wrong keys of an address sent at once, yet lets 60 right ones in (D26)", async () => {
+    // A key lookup in PostgreSQL is a round trip, so 60 streams are all being authenticated at once: counted
+    // only as they failed, all 60 guesses would be looked up.
+    const account = (await cli("bootstrap", "--plan", "enterprise")) as Bootstrapped;
+    const server = servers[2] as ServeProcess;
+    const path = `/api/v1/logs?workspaceId=${account.workspace.id}&limit=1`;
+    const guesses = await h2Requests(server.url, "127.0.0.55", 60, {
+      ":path": path,
+      "x-api-key": "flk_guessed",
+    });
+    const count = (status: number) => guesses.filter((answer) => answer === status).length;
+    expect({ tried: count(401), throttled: count(429) }).toEqual({ tried: 20, throttled: 40 });
+    // A client that fails nothing is never refused for having more than 20 authentications in flight.
+    const rightKeys = await h2Requests(server.url, "127.0.0.56", 60, {
+      ":path": path,
+      "x-api-key": account.key,
+    });
+    expect(rightKeys).toEqual(Array(60).fill(200));
   });
 
   it("while the database is down the API answers 503 and /readyz names the store; both recover without a restart", async () => {

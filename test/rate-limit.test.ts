@@ -506,6 +506,7 @@ function rateLimitHeaders(headers: Headers): { limit?: string; remaining?: strin
  */
 const testAuthenticator: Authenticator = {
   authenticates: () => true,
+  authenticatesItself: () => false,
   async authenticate(_method, header) {
     const id = header.get("x-test-user");
     if (!id) return undefined;

@@ -97,6 +97,8 @@ export function createRestGateway({
     } catch (error) {
       // Reading or checking the request failed after admission: the answer still carries the rate headers.
       writeRefusal(req, res, toPublicError(error, "rest gateway"));
+    } finally {
+      frontDoor.ended(contextValues);
     }
     return true;
   };

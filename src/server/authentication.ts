@@ -20,6 +20,8 @@ export interface AuthenticationOptions {
 export interface Authenticator {
   /** Whether a caller of the method proves who it is: a user key, the operator token, or a token of its own. */
   authenticates(method: DescMethod): boolean;
+  /** Whether the method's service checks the caller's credential itself (the inbound webhook's token). */
+  authenticatesItself(method: DescMethod): boolean;
   /** The user behind the key, or undefined where the method has none; throws `unauthenticated`. */
   authenticate(method: DescMethod, header: Headers): Promise<Caller | undefined>;
 }
@@ -39,6 +41,7 @@ export function createAuthenticator(options: AuthenticationOptions): Authenticat
   return {
     authenticates: (method) =>
       method.parent.typeName === AdminService.typeName || guarded.has(method.parent.typeName),
+    authenticatesItself: (method) => exempt.has(method),
     async authenticate(method, header) {
       if (method.parent.typeName === AdminService.typeName) {
         checkOperatorToken(header.get("authorization"), options.operatorToken);

@@ -1,10 +1,5 @@
 import type { DescMethod } from "@bufbuild/protobuf";
-import {
-  type ConnectError,
-  type ContextValues,
-  createContextKey,
-  type Interceptor,
-} from "@connectrpc/connect";
+import { ConnectError, type ContextValues, createContextKey, type Interceptor } from "@connectrpc/connect";
 import type {
   UniversalHandler,
   UniversalServerRequest,
@@ -14,7 +9,7 @@ import { isFailedAuthentication } from "../errors/failed-authentication.js";
 import { toPublicError } from "../errors/public-error.js";
 import { callerKey } from "../services/caller.js";
 import type { Authenticator } from "./authentication.js";
-import type { FailedAuthenticationThrottle } from "./failed-authentication.js";
+import type { AuthenticationAttempt, FailedAuthenticationThrottle } from "./failed-authentication.js";
 import type { ApiRateLimiter, RateLimitOutcome } from "./rate-limit.js";
 
 /**
@@ -32,6 +27,12 @@ export interface FrontDoor {
    * counts the failed authentications that services find themselves (the inbound webhook's token).
    */
   readonly interceptor: Interceptor;
+  /**
+   * The request's answer is done, however it went: ends what admission left open until then, the
+   * authentication attempt of a method that checks its caller's credential itself (D26). Every caller of
+   * `admit` calls it once the answer is written or abandoned.
+   */
+  ended(contextValues: ContextValues): void;
 }
 
 export interface AdmissionRequest {
@@ -53,6 +54,11 @@ export const protocolKey = createContextKey<string>("other", { description: "pro
 /** The X-RateLimit-* headers of an admitted request's take (D11). */
 const rateHeadersKey = createContextKey<Headers | undefined>(undefined, {
   description: "rate limit headers",
+});
+
+/** The attempt of a method that authenticates its caller itself, open until its service has checked. */
+const attemptKey = createContextKey<AuthenticationAttempt | undefined>(undefined, {
+  description: "authentication attempt",
 });
 
 /** The front door's refusal, answered by the interceptor where the protocol reads no body (Connect GET). */
@@ -77,17 +83,21 @@ export function createFrontDoor({
     contextValues,
   }: AdmissionRequest): Promise<ConnectError | undefined> {
     if (!authenticator.authenticates(method)) return undefined;
-    const address = contextValues.get(clientAddressKey);
-    const throttled = failedAuthentications.refusal(address);
-    if (throttled) return throttled;
+    // D26: at most as many credentials of an address are looked at as it has failures left.
+    const attempt = await failedAuthentications.attempt(contextValues.get(clientAddressKey));
+    if (attempt instanceof ConnectError) return attempt;
     let caller: Awaited<ReturnType<Authenticator["authenticate"]>>;
     try {
       caller = await authenticator.authenticate(method, header);
     } catch (error) {
       const refusal = toPublicError(error, `authenticate ${procedureOf(method)}`);
-      if (isFailedAuthentication(refusal)) failedAuthentications.record(address);
+      if (isFailedAuthentication(refusal)) attempt.failed();
+      else attempt.ended();
       return refusal;
     }
+    // The inbound webhook's token is checked by its service, after the body: its attempt is held till then.
+    if (authenticator.authenticatesItself(method)) contextValues.set(attemptKey, attempt);
+    else attempt.ended();
     if (!caller) return undefined;
     contextValues.set(callerKey, caller);
     let outcome: RateLimitOutcome;
@@ -110,8 +120,11 @@ export function createFrontDoor({
     } catch (error) {
       const publicError = toPublicError(error, procedureOf(request.method));
       // A method that checks its own token (the inbound webhook) reports a wrong one as it finds it.
-      if (!refusal && isFailedAuthentication(publicError))
-        failedAuthentications.record(request.contextValues.get(clientAddressKey));
+      if (!refusal && isFailedAuthentication(publicError)) {
+        const attempt = request.contextValues.get(attemptKey);
+        if (attempt) attempt.failed();
+        else failedAuthentications.record(request.contextValues.get(clientAddressKey));
+      }
       throw publicError;
     }
   };
@@ -123,6 +136,9 @@ export function createFrontDoor({
       return refusal;
     },
     interceptor,
+    ended(contextValues) {
+      contextValues.get(attemptKey)?.ended();
+    },
   };
 }
 
@@ -153,6 +169,7 @@ export const openDoor: FrontDoor = {
       throw toPublicError(error, procedureOf(request.method));
     }
   },
+  ended: () => {},
 };
 
 /**
@@ -165,7 +182,13 @@ export function behindFrontDoor(handler: UniversalHandler, frontDoor: FrontDoor)
     const contextValues = request.contextValues;
     if (!contextValues) return handler(request);
     const refusal = await frontDoor.admit({ method: handler.method, header: request.header, contextValues });
-    const response = await handler(refusal ? { ...request, body: refused(refusal) } : request);
+    let response: UniversalServerResponse;
+    try {
+      // A unary handler has run its call when it answers; a streaming one has none that authenticates itself.
+      response = await handler(refusal ? { ...request, body: refused(refusal) } : request);
+    } finally {
+      frontDoor.ended(contextValues);
+    }
     // Every answer after admission, errors included, carries the rate headers (D28): also what the handler
     // refuses before any interceptor runs (a body over the limit, a malformed message).
     const headers = contextValues.get(rateHeadersKey);

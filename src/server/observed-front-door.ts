@@ -30,6 +30,7 @@ export function observedFrontDoor(door: FrontDoor, metrics: ProcessMetrics): Fro
       }
       return refusal;
     },
+    ended: (contextValues) => door.ended(contextValues),
     interceptor: (next) => {
       const inner = door.interceptor(next);
       return async (request) => {
