@@ -23,22 +23,29 @@ beforeAll(async () => {
 });
 afterAll(() => close?.());
 
-interface Exchange {
+interface Answered {
   status: number;
   headers: Record<string, unknown>;
   body: string;
 }
+type Exchange = Answered | { failed: string };
 
 interface Sent {
   path: string;
   method?: string;
   headers: Record<string, string>;
   body?: Uint8Array;
+  /** The body sent in these pieces, chunked, with no content-length. */
+  pieces?: Uint8Array[];
 }
 
-/** One request as given; what came back, less the date and the connection's own headers. */
-function call(url: string, { path, method = "POST", headers, body }: Sent): Promise<Exchange> {
-  return new Promise((resolve, reject) => {
+/**
+ * One request as given; what came back, less the date and the connection's own headers, or how the
+ * exchange failed (a server that stops reading a body too large may end the connection instead).
+ */
+function call(url: string, { path, method = "POST", headers, body, pieces }: Sent): Promise<Exchange> {
+  return new Promise((resolve) => {
+    const reject = (error: NodeJS.ErrnoException) => resolve({ failed: error.code ?? error.message });
     const request = http.request(`${url}${path}`, { method, headers, agent: false }, (response) => {
       const chunks: Buffer[] = [];
       response.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -53,6 +60,7 @@ function call(url: string, { path, method = "POST", headers, body }: Sent): Prom
       response.on("error", reject);
     });
     request.on("error", reject);
+    for (const piece of pieces ?? []) request.write(piece);
     request.end(body);
   });
 }
@@ -152,6 +160,27 @@ const cases: [string, () => Promise<Sent>][] = [
     "a body over the limit",
     async () => ({ path: getLog, headers: jsonHeaders, body: json({ id: "x".repeat(2_000) }) }),
   ],
+  [
+    "a chunked body within the limit",
+    async () => ({
+      path: getLog,
+      headers: jsonHeaders,
+      pieces: [Buffer.from('{"id":'), Buffer.from('"log_1"}')],
+    }),
+  ],
+  [
+    "a chunked body that passes the limit",
+    async () => ({
+      path: getLog,
+      headers: jsonHeaders,
+      pieces: [
+        Buffer.from('{"id":"'),
+        Buffer.from("x".repeat(700)),
+        Buffer.from("x".repeat(700)),
+        Buffer.from('"}'),
+      ],
+    }),
+  ],
   ["malformed JSON", async () => ({ path: getLog, headers: jsonHeaders, body: Buffer.from("{not json") })],
   ["an unknown JSON field", async () => ({ path: getLog, headers: jsonHeaders, body: json({ nope: 1 }) })],
   [
@@ -183,8 +212,9 @@ describe("unary Connect answers as connect-es answers them (issue 13)", () => {
   });
 
   it("the cases cover answers, errors and compression on the wire", async () => {
-    const seen = new Map<string, Exchange>();
-    for (const [name, build] of cases) seen.set(name, await call(flowlogUrl, await build()));
+    const exchanges = new Map<string, Exchange>();
+    for (const [name, build] of cases) exchanges.set(name, await call(flowlogUrl, await build()));
+    const seen = new Map([...exchanges].filter((entry): entry is [string, Answered] => "status" in entry[1]));
     const answer = seen.get("an answer as JSON");
     expect(answer?.status).toBe(200);
     expect(answer?.headers["x-intercepted"]).toBe("GetLog");
@@ -197,6 +227,10 @@ describe("unary Connect answers as connect-es answers them (issue 13)", () => {
     expect(seen.get("an error with details")?.status).toBe(400);
     expect(seen.get("an error with metadata")?.headers["retry-after"]).toBe("7");
     expect(seen.get("a fault")?.status).toBe(500);
+    expect(seen.get("a chunked body within the limit")?.status).toBe(200);
+    const tooLarge = seen.get("a chunked body that passes the limit");
+    expect(tooLarge?.status).toBe(429);
+    expect(Buffer.from(tooLarge?.body ?? "", "base64").toString()).toContain("resource_exhausted");
     expect(seen.get("a large answer to a client that accepts gzip")?.headers["content-encoding"]).toBe(
       "gzip",
     );
