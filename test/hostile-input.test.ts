@@ -734,7 +734,7 @@ describe("failed authentication is throttled per client address (D26)", () => {
     expect((await webhookGuess(from)).status).toBe(429);
   });
 
-  it("frees an attempt's turn however its call ends: 25 bodies refused before the token is checked leave the address its 20 guesses", async () => {
+  it("counts no guess and holds no turn for a body refused before the token is checked: after 25, the address still has its 20", async () => {
     const from = "127.0.0.81";
     const withinSeconds = <T>(answer: Promise<T>) =>
       Promise.race([

@@ -351,6 +351,19 @@ describe("webhook trigger: an inbound URL with its own token (D15)", () => {
     });
   });
 
+  it("an integration may call its webhook 30 times at once from one address: all are accepted (D26 throttles only guesses)", async () => {
+    const path = await create();
+
+    // Each call is one authentication attempt of the address until its token is checked and its execution
+    // started; 20 may be in flight at once, the rest wait for them, and an accepted one gives its turn back.
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, n) => invoke(path, { message: `call ${n}` })),
+    );
+
+    expect(answers.map((answer) => answer.status)).toEqual(Array(30).fill(202));
+    for (const answer of answers) await loggedEntry({ executionId: (answer.json as Answer).executionId });
+  });
+
   it("a wrong token is 404; re-creating replaces the token, so the old URL is 404; DELETE removes it", async () => {
     const first = await create();
     const wrong = first.replace(/whk_[\w-]+$/, "whk_not-the-token");

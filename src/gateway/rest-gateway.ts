@@ -85,20 +85,18 @@ export function createRestGateway({
       .set(protocolKey, "rest");
     const header = forwardedHeaders(req);
     const refusal = await frontDoor.admit({ method: chosen.route.method, header, contextValues });
+    // Every answer after admission, refusals and invalid requests included, carries the rate headers.
+    for (const [name, value] of rateHeadersOf(contextValues) ?? []) res.setHeader(name, value);
+    if (refusal) {
+      writeRefusal(req, res, refusal);
+      return true;
+    }
     try {
-      // Every answer after admission, refusals and invalid requests included, carries the rate headers.
-      for (const [name, value] of rateHeadersOf(contextValues) ?? []) res.setHeader(name, value);
-      if (refusal) {
-        writeRefusal(req, res, refusal);
-        return true;
-      }
       const request = { pathValues: chosen.pathValues, query: url.searchParams, header, contextValues };
       await answer(req, res, chosen.route, rpc, request, { maxBodyBytes, compressMinBytes });
     } catch (error) {
       // Reading or checking the request failed after admission: the answer still carries the rate headers.
       writeRefusal(req, res, toPublicError(error, "rest gateway"));
-    } finally {
-      frontDoor.ended(contextValues);
     }
     return true;
   };

@@ -22,6 +22,8 @@ export interface FailedAuthenticationThrottle {
   attempt(
     address: string,
   ): AuthenticationAttempt | ConnectError | Promise<AuthenticationAttempt | ConnectError>;
+  /** The 429 for an address that has no failure left, else undefined; takes no attempt. */
+  refusal(address: string): ConnectError | undefined;
   /** Counts one failed authentication of the address that no attempt covered. */
   record(address: string): void;
 }
@@ -90,6 +92,11 @@ class Throttle implements FailedAuthenticationThrottle {
       entry.waiting.push(resolve);
       this.admitWaiting(address, entry);
     });
+  }
+
+  refusal(address: string): ConnectError | undefined {
+    const tokens = this.tokensOf(address, this.clock());
+    return tokens < 1 ? this.tooMany(tokens) : undefined;
   }
 
   record(address: string): void {

@@ -27,12 +27,6 @@ export interface FrontDoor {
    * counts the failed authentications that services find themselves (the inbound webhook's token).
    */
   readonly interceptor: Interceptor;
-  /**
-   * The request's answer is done, however it went: ends what admission left open until then, the
-   * authentication attempt of a method that checks its caller's credential itself (D26). Every caller of
-   * `admit` calls it once the answer is written or abandoned.
-   */
-  ended(contextValues: ContextValues): void;
 }
 
 export interface AdmissionRequest {
@@ -54,11 +48,6 @@ export const protocolKey = createContextKey<string>("other", { description: "pro
 /** The X-RateLimit-* headers of an admitted request's take (D11). */
 const rateHeadersKey = createContextKey<Headers | undefined>(undefined, {
   description: "rate limit headers",
-});
-
-/** The attempt of a method that authenticates its caller itself, open until its service has checked. */
-const attemptKey = createContextKey<AuthenticationAttempt | undefined>(undefined, {
-  description: "authentication attempt",
 });
 
 /** The front door's refusal, answered by the interceptor where the protocol reads no body (Connect GET). */
@@ -83,8 +72,12 @@ export function createFrontDoor({
     contextValues,
   }: AdmissionRequest): Promise<ConnectError | undefined> {
     if (!authenticator.authenticates(method)) return undefined;
+    const address = contextValues.get(clientAddressKey);
+    // The inbound webhook's token is checked by its service, after the body: its attempt is taken around
+    // that call (the interceptor), so a slow body holds none. Here it is only refused once none is left.
+    if (authenticator.authenticatesItself(method)) return failedAuthentications.refusal(address);
     // D26: at most as many credentials of an address are looked at as it has failures left.
-    const attempt = await failedAuthentications.attempt(contextValues.get(clientAddressKey));
+    const attempt = await failedAuthentications.attempt(address);
     if (attempt instanceof ConnectError) return attempt;
     let caller: Awaited<ReturnType<Authenticator["authenticate"]>>;
     try {
@@ -95,9 +88,7 @@ export function createFrontDoor({
       else attempt.ended();
       return refusal;
     }
-    // The inbound webhook's token is checked by its service, after the body: its attempt is held till then.
-    if (authenticator.authenticatesItself(method)) contextValues.set(attemptKey, attempt);
-    else attempt.ended();
+    attempt.ended();
     if (!caller) return undefined;
     contextValues.set(callerKey, caller);
     let outcome: RateLimitOutcome;
@@ -114,18 +105,26 @@ export function createFrontDoor({
 
   const interceptor: Interceptor = (next) => async (request) => {
     const refusal = request.contextValues.get(refusalKey);
+    let attempt: AuthenticationAttempt | undefined;
     try {
       if (refusal) throw refusal;
+      // A method that checks its caller's token itself (the inbound webhook) is one attempt (D26).
+      if (authenticator.authenticatesItself(request.method)) {
+        const admission = await failedAuthentications.attempt(request.contextValues.get(clientAddressKey));
+        if (admission instanceof ConnectError) throw admission;
+        attempt = admission;
+      }
       return await next(request);
     } catch (error) {
       const publicError = toPublicError(error, procedureOf(request.method));
-      // A method that checks its own token (the inbound webhook) reports a wrong one as it finds it.
+      // Such a method reports a wrong token as it finds it.
       if (!refusal && isFailedAuthentication(publicError)) {
-        const attempt = request.contextValues.get(attemptKey);
         if (attempt) attempt.failed();
         else failedAuthentications.record(request.contextValues.get(clientAddressKey));
       }
       throw publicError;
+    } finally {
+      attempt?.ended();
     }
   };
 
@@ -136,9 +135,6 @@ export function createFrontDoor({
       return refusal;
     },
     interceptor,
-    ended(contextValues) {
-      contextValues.get(attemptKey)?.ended();
-    },
   };
 }
 
@@ -169,7 +165,6 @@ export const openDoor: FrontDoor = {
       throw toPublicError(error, procedureOf(request.method));
     }
   },
-  ended: () => {},
 };
 
 /**
@@ -182,13 +177,7 @@ export function behindFrontDoor(handler: UniversalHandler, frontDoor: FrontDoor)
     const contextValues = request.contextValues;
     if (!contextValues) return handler(request);
     const refusal = await frontDoor.admit({ method: handler.method, header: request.header, contextValues });
-    let response: UniversalServerResponse;
-    try {
-      // A unary handler has run its call when it answers; a streaming one has none that authenticates itself.
-      response = await handler(refusal ? { ...request, body: refused(refusal) } : request);
-    } finally {
-      frontDoor.ended(contextValues);
-    }
+    const response = await handler(refusal ? { ...request, body: refused(refusal) } : request);
     // Every answer after admission, errors included, carries the rate headers (D28): also what the handler
     // refuses before any interceptor runs (a body over the limit, a malformed message).
     const headers = contextValues.get(rateHeadersKey);

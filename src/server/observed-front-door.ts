@@ -30,7 +30,6 @@ export function observedFrontDoor(door: FrontDoor, metrics: ProcessMetrics): Fro
       }
       return refusal;
     },
-    ended: (contextValues) => door.ended(contextValues),
     interceptor: (next) => {
       const inner = door.interceptor(next);
       return async (request) => {
