@@ -11,6 +11,7 @@ import { ProcessMetrics } from "../src/logging/metrics.js";
 import { LogsStore } from "../src/store/logs-store.js";
 import { openStore } from "../src/store/store.js";
 import { freePort } from "../src/util/free-port.js";
+import { h2Requests } from "./support/http2-burst.js";
 import { type ServeProcess, startServeProcess } from "./support/serve-process.js";
 
 /**
@@ -125,6 +126,21 @@ describe("flowlog serve counts RPCs, refusals and store calls (issue 16)", () =>
     expect(grew("flowlog_store_call_duration_seconds_count", { area: "logs", method: "list" })).toBe(2);
     expect(after).not.toContain(account.key);
     expect(after).not.toContain(account.workspace.id);
+  });
+
+  it("counts the failed-authentication throttle's refusals, at admission and around a webhook's call (D26)", async () => {
+    const before = await scrape(serve.url);
+    // 30 guesses of a webhook token at once: 20 are tried, 10 wait for them and are refused in the call.
+    const guess = { ":method": "POST", ":path": "/api/v1/webhooks/wf_x/whk_guess", body: "{}" };
+    const statuses = await h2Requests(serve.url, "127.0.0.95", 30, guess);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(10);
+    // The next is refused at admission, before its body is read.
+    expect(await h2Requests(serve.url, "127.0.0.95", 1, guess)).toEqual([429]);
+    const after = await scrape(serve.url);
+    const grew =
+      sample(after, "flowlog_rate_limit_refusals_total", { limit: "failed_authentications" }) -
+      sample(before, "flowlog_rate_limit_refusals_total", { limit: "failed_authentications" });
+    expect(grew).toBe(11);
   });
 });
 

@@ -28,6 +28,14 @@ export interface FailedAuthenticationThrottle {
   record(address: string): void;
 }
 
+/** The 429 of an address with no failed authentication left (D26). */
+export class TooManyFailedAuthentications extends ConnectError {
+  /** ConnectError's own instanceof test accepts any ConnectError; this class means only its own instances. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return Function.prototype[Symbol.hasInstance].call(TooManyFailedAuthentications, value);
+  }
+}
+
 /** One authentication in flight. Ending it twice, or failing it after it ended, changes nothing. */
 export interface AuthenticationAttempt {
   /** The credential was wrong: the address's failure is spent. */
@@ -144,7 +152,7 @@ class Throttle implements FailedAuthenticationThrottle {
 
   private tooMany(tokens: number): ConnectError {
     const retryAfter = Math.max(1, Math.ceil((1 - tokens) / this.refillPerMs / 1000));
-    return new ConnectError(
+    return new TooManyFailedAuthentications(
       `too many failed authentications from this address: at most ${this.perMinute} a minute; retry after ${retryAfter} s`,
       Code.ResourceExhausted,
       new Headers({ "Retry-After": String(retryAfter) }),

@@ -77,7 +77,9 @@ export function createFrontDoor({
     // that call (the interceptor), so a slow body holds none. Here it is only refused once none is left.
     if (authenticator.authenticatesItself(method)) return failedAuthentications.refusal(address);
     // D26: at most as many credentials of an address are looked at as it has failures left.
-    const attempt = await failedAuthentications.attempt(address);
+    const admission = failedAuthentications.attempt(address);
+    // Awaited only when it waits: most requests take their attempt at once, a microtask sooner.
+    const attempt = admission instanceof Promise ? await admission : admission;
     if (attempt instanceof ConnectError) return attempt;
     let caller: Awaited<ReturnType<Authenticator["authenticate"]>>;
     try {

@@ -2,6 +2,7 @@ import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import type { ProcessMetrics } from "../logging/metrics.js";
 import { callerKey } from "../services/caller.js";
+import { TooManyFailedAuthentications } from "./failed-authentication.js";
 import { type FrontDoor, procedureOf, protocolKey } from "./front-door.js";
 
 /** Set on a request the door refused: its answer is counted once, at the refusal. */
@@ -44,6 +45,8 @@ export function observedFrontDoor(door: FrontDoor, metrics: ProcessMetrics): Fro
           return response;
         } catch (error) {
           metrics.rpcAnswered(procedure, protocol, codeToString(ConnectError.from(error).code), seconds());
+          // The inbound webhook's attempt is taken around its call, so its throttle refuses it here.
+          if (error instanceof TooManyFailedAuthentications) metrics.refused("failed_authentications");
           throw error;
         }
       };
