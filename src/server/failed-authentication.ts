@@ -10,9 +10,9 @@ import { Code, ConnectError } from "@connectrpc/connect";
  * service after the body), so counting failures as they end would let every attempt already in flight
  * through: 500 concurrent guesses would all be looked at. Each attempt in flight therefore holds one of
  * the address's failures left; while all of them are held, the address's next attempt waits for one to
- * end (a success gives its failure back, a failure spends it) and is refused once none is left. So at most
- * `perMinute` credentials of an address are ever looked at in a minute, and a client that fails nothing
- * is only ever made to wait when it has more than `perMinute` authentications in flight at once.
+ * end (a success gives its failure back, a failure spends it) and is refused once none is left. So a
+ * burst of guesses gets no more verdicts than the address had failures left, and a client that fails
+ * nothing is only ever made to wait when it has more than `perMinute` authentications in flight at once.
  */
 export interface FailedAuthenticationThrottle {
   /**
