@@ -1,7 +1,6 @@
 import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import type { ProcessMetrics } from "../logging/metrics.js";
-import { callerKey } from "../services/caller.js";
 import { TooManyFailedAuthentications } from "./failed-authentication.js";
 import { type FrontDoor, procedureOf, protocolKey } from "./front-door.js";
 
@@ -11,8 +10,8 @@ const refusedKey = createContextKey(false, { description: "refusal counted" });
 /**
  * The front door, with every answer counted by procedure, protocol and code (issue 16): a refusal
  * where the door gives it (REST answers some before any handler runs), everything else around the
- * handler, whose time is observed too. A 429 before a caller is known is the failed-authentication
- * throttle (D26); after, the API bucket (D11).
+ * handler, whose time is observed too. A 429 is the failed-authentication throttle's (D26) when it says
+ * so by its type, at admission or around a webhook's call; any other at admission is the API bucket's (D11).
  */
 export function observedFrontDoor(door: FrontDoor, metrics: ProcessMetrics): FrontDoor {
   return {
@@ -25,9 +24,8 @@ export function observedFrontDoor(door: FrontDoor, metrics: ProcessMetrics): Fro
           request.contextValues.get(protocolKey),
           codeToString(refusal.code),
         );
-        if (refusal.code === Code.ResourceExhausted) {
-          metrics.refused(request.contextValues.get(callerKey) ? "api" : "failed_authentications");
-        }
+        if (refusal instanceof TooManyFailedAuthentications) metrics.refused("failed_authentications");
+        else if (refusal.code === Code.ResourceExhausted) metrics.refused("api");
       }
       return refusal;
     },
