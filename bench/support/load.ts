@@ -7,6 +7,7 @@ import autocannon from "autocannon";
 import { installDebianPackages } from "../../src/tools/debian-packages.js";
 import { findOnPath } from "../../src/tools/executables.js";
 import { type GoBinary, resolveGoBinary } from "../../src/tools/go-binary.js";
+import { statFields } from "../../src/util/proc-stat.js";
 import { enveloped } from "./grpc-envelope.js";
 import { type Distribution, distribution } from "./sample.js";
 
@@ -297,11 +298,6 @@ function childrenCpuSeconds(stat: string): number {
   const seconds = (Number(fields[13]) + Number(fields[14])) / clockTicksPerSecond;
   if (!Number.isFinite(seconds)) throw new Error(`no /proc stat line after ghz: ${stat}`);
   return seconds;
-}
-
-/** A /proc/<pid>/stat line's fields after the command name (which may hold spaces): state first. */
-function statFields(stat: string): string[] {
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
 }
 
 /** USER_HZ, which Linux fixes at 100 for /proc's clock ticks on every architecture Node runs on. */

@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { statFields } from "../util/proc-stat.js";
 
 /**
  * A process `flowlog cluster up` started and left running: enough to find it again from another command
@@ -12,7 +13,13 @@ export interface ClusterProcess {
   /** Its role in the cluster, and the name of its log file (`logs/<name>.log`). */
   name: string;
   pid: number;
-  /** Text its command line holds, so a pid the system reused for another program is never signalled. */
+  /**
+   * When it started, in clock ticks since boot (`/proc/<pid>/stat`): with the pid it names one process
+   * until the machine restarts, so a pid the system reused for another program is never signalled.
+   * Missing in state written before it was recorded, and where there is no `/proc`.
+   */
+  startTime?: string;
+  /** Its command line as launched: what tells it from another program where the start time is missing. */
   commandLine: string;
   /** How it is asked to stop at once but cleanly: postgres's fast shutdown is SIGINT, the others SIGTERM. */
   stopSignal: NodeJS.Signals;
@@ -52,6 +59,8 @@ export function launch(
     return {
       name,
       pid: child.pid,
+      // Read at once: until this process reaps the child, the pid cannot name another.
+      startTime: readStat(child.pid)?.startTime,
       commandLine: [program, ...args].join(" "),
       stopSignal: options.stopSignal ?? "SIGTERM",
       probeUrl: options.probeUrl,
@@ -65,24 +74,44 @@ export function logFile(logsDir: string, name: string): string {
   return path.join(logsDir, `${name}.log`);
 }
 
-/** Whether the process still runs and is the one recorded, not another that got its pid. */
+/**
+ * Whether the process still runs and is the one recorded, not another that got its pid. Its start time
+ * says so; its command line does not: nginx rewrites its own as it starts (`nginx: master process ...`),
+ * and a read in the middle of that rewrite matched neither form, so a healthy nginx was taken for one
+ * that stopped while starting.
+ */
 export async function isRunning(process_: ClusterProcess): Promise<boolean> {
   try {
     process.kill(process_.pid, 0);
   } catch {
     return false;
   }
-  const commandLine = await readFile(`/proc/${process_.pid}/cmdline`, "utf8").catch(() => undefined);
-  // Without /proc (not Linux) the signal check is all there is.
-  if (commandLine === undefined) return true;
-  const state = await readFile(`/proc/${process_.pid}/stat`, "utf8").catch(() => "");
+  const stat = readStat(process_.pid);
+  // Without /proc (not Linux) the signal check is all there is; with it, no stat means it just exited.
+  if (stat === undefined) return !existsSync("/proc/self/stat");
   // A zombie has exited; only its parent's wait is missing.
-  if (/^\d+ \(.*\) Z/.test(state)) return false;
-  // Through setpriv the recorded line ends with the program's own; nginx's master prefixes its title.
+  if (stat.state === "Z") return false;
+  if (process_.startTime !== undefined) return stat.startTime === process_.startTime;
+  // State from before start times were recorded. Through setpriv the recorded line ends with the
+  // program's own; nginx's master prefixes its title.
+  const commandLine = await readFile(`/proc/${process_.pid}/cmdline`, "utf8").catch(() => "");
   const actual = commandLine.split("\0").join(" ").trim();
   return (
     actual.length > 0 && (process_.commandLine.endsWith(actual) || actual.endsWith(process_.commandLine))
   );
+}
+
+/** Its state letter and start time from `/proc/<pid>/stat`; undefined when there is none. */
+function readStat(pid: number): { state: string; startTime: string } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // proc(5)'s field 3 is the state, field 22 the start time.
+  const fields = statFields(text);
+  return { state: fields[0] as string, startTime: fields[19] as string };
 }
 
 /** Asks it to stop, and kills it if it has not within `graceMs`. False when it was not running. */

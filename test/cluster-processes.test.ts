@@ -1,0 +1,57 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, describe, expect, it } from "vitest";
+import { isRunning, launch, stopProcess } from "../src/cluster/processes.js";
+
+/**
+ * `flowlog cluster` finds the processes it started by the pid it recorded, in this process and in later
+ * commands (`status`, `down`, `up` again). It must know a process of its own whatever that process calls
+ * itself (nginx rewrites its command line as it starts, and a read in the middle of that rewrite once
+ * failed a cluster's start), and must never take another program that got the same pid for it.
+ */
+describe("cluster processes are known by pid and start time", () => {
+  const logs = mkdtempSync(path.join(tmpdir(), "flowlog-processes-"));
+  afterAll(() => rmSync(logs, { recursive: true, force: true }));
+
+  // A program that names itself anew once started, as nginx's master does.
+  const renaming = (): [string, string[]] => [
+    process.execPath,
+    ["-e", 'process.title = "renamed"; setInterval(() => {}, 1000);'],
+  ];
+
+  async function untilRenamed(pid: number): Promise<void> {
+    for (let tries = 0; tries < 200; tries++) {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("renamed")) return;
+      await sleep(25);
+    }
+    throw new Error(`process ${pid} never renamed itself`);
+  }
+
+  it("one that rewrote its command line is still running, and stopped once it is stopped", async () => {
+    const started = launch(logs, "renaming", renaming());
+    await untilRenamed(started.pid);
+    expect(await isRunning(started)).toBe(true);
+    // The state file round trip: what a later command reads back.
+    expect(await isRunning(JSON.parse(JSON.stringify(started)))).toBe(true);
+    expect(await stopProcess(started, 5_000)).toBe(true);
+    expect(await isRunning(started)).toBe(false);
+    expect(await stopProcess(started, 5_000)).toBe(false);
+  });
+
+  it("another process that has its pid is not taken for it", async () => {
+    const started = launch(logs, "renaming", renaming());
+    try {
+      await untilRenamed(started.pid);
+      // The same pid started at another time: the system reused the pid for something else.
+      const earlier = { ...started, startTime: String(Number(started.startTime) - 1) };
+      expect(await isRunning(earlier)).toBe(false);
+      expect(await stopProcess(earlier, 5_000)).toBe(false);
+      // Not signalled: the process that owns the pid runs on.
+      expect(await isRunning(started)).toBe(true);
+    } finally {
+      await stopProcess(started, 5_000);
+    }
+  });
+});
