@@ -1,8 +1,13 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
+import { fromJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { Client, Connection, ScheduleNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { WorkflowsService } from "../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import { defaultQuotas } from "../src/config/quotas.js";
 import type { LogFilter } from "../src/store/logs-store.js";
 import { inactivityWatchId } from "../src/temporal/inactivity-ids.js";
@@ -294,4 +299,61 @@ describe("sync execution deadline (D26 syncExecutionDeadlineMs)", () => {
     expect(answer.status, answer.text).toBe(200);
     expect(answer.json).toMatchObject({ status: "success" });
   });
+});
+
+describe("a sync call's own deadline, when it comes before D26's", () => {
+  let workflowId: string;
+  beforeAll(async () => {
+    workflowId = await createWorkflow();
+  });
+
+  // The deadline goes as a header, the clients' own timers left unset: what is tested is the server's answer.
+  it.each([
+    ["gRPC", "grpc-timeout", "1000m", (baseUrl: string) => createGrpcTransport({ baseUrl })],
+    [
+      "Connect",
+      "connect-timeout-ms",
+      "1000",
+      (baseUrl: string) => createConnectTransport({ baseUrl, httpVersion: "1.1" }),
+    ],
+  ] as const)(
+    "over %s (%s) it is deadline_exceeded at that deadline, naming the execution, which goes on and is logged",
+    async (_, header, value, transport) => {
+      const client = createClient(WorkflowsService, transport(flowlog.server.url));
+      const startedAt = Date.now();
+
+      const error = await client
+        .executeWorkflow(
+          { id: workflowId, input: fromJson(ValueSchema, { message: "slow" }) },
+          { headers: { "x-api-key": alice.key, [header]: value } },
+        )
+        .then(
+          () => undefined,
+          (thrown: unknown) => ConnectError.from(thrown),
+        );
+
+      // Answered at the call's deadline, not after the slow upstream nor D26's five minutes.
+      expect(Date.now() - startedAt).toBeLessThan(slowMs);
+      expect(error?.code, error?.message).toBe(Code.DeadlineExceeded);
+      const executionId = error?.metadata.get("flowlog-execution-id") as string;
+      expect(executionId).toMatch(/^ex_/);
+      expect(error?.rawMessage).toContain(
+        `execution ${executionId} did not finish within the call's own deadline`,
+      );
+      const filter: LogFilter = { workspaceId: alice.workspaceId, executionId };
+      const page = {
+        order: "desc",
+        limit: 1,
+        withCostDetail: false,
+        withTraceSpans: false,
+        withFinalOutput: false,
+      } as const;
+      await expect
+        .poll(async () => (await flowlog.store.logs.list(filter, page)).entries, {
+          timeout: 20_000,
+          interval: 100,
+        })
+        .toEqual([expect.objectContaining({ level: "info", executionId })]);
+    },
+  );
 });

@@ -92,18 +92,23 @@ export const executionIdHeader = "Flowlog-Execution-Id";
 const errorDomain = "flowlog";
 
 /**
- * A sync execution that outlived the caller's deadline: 504 deadline_exceeded. The execution goes on and
- * is logged, so the error carries its executionId three ways: in the message, in a response header, and
- * in a google.rpc.ErrorInfo detail (the REST problem shows it as `executionId`).
+ * A sync execution that outlived the deadline its caller waits for: 504 deadline_exceeded. That is D26's
+ * sync deadline, or the call's own when it sent a shorter one (`grpc-timeout`, `connect-timeout-ms`).
+ * The execution goes on and is logged, so the error carries its executionId three ways: in the message,
+ * in a response header, and in a google.rpc.ErrorInfo detail (the REST problem shows it as `executionId`).
  */
-export function syncDeadlineExceeded(executionId: string, deadlineMs: number): ConnectError {
+export function syncDeadlineExceeded(
+  executionId: string,
+  deadlineMs: number,
+  whose: "sync" | "call" = "sync",
+): ConnectError {
   const detail = create(ErrorInfoSchema, {
     reason: "SYNC_EXECUTION_DEADLINE_EXCEEDED",
     domain: errorDomain,
     metadata: { executionId },
   });
   return new ConnectError(
-    `execution ${executionId} did not finish within the ${deadlineMs} ms a sync call waits; it goes on ` +
+    `execution ${executionId} did not finish within ${whose === "sync" ? `the ${deadlineMs} ms a sync call waits` : `the call's own deadline (${deadlineMs} ms)`}; it goes on ` +
       `and is logged: read it later with GET /api/v1/logs?executionId=${executionId}`,
     Code.DeadlineExceeded,
     { [executionIdHeader]: executionId },

@@ -21,6 +21,7 @@ export function createCallTriggers(
         trigger: "api",
         mode,
         input: request.input,
+        call: context,
       });
       if (!run.result) {
         setRestStatus(context, 202);
@@ -42,6 +43,7 @@ export function createCallTriggers(
         trigger: "chat",
         mode: "sync",
         input,
+        call: context,
       });
       const result = run.result;
       if (result) setRestStatus(context, result.httpStatus);

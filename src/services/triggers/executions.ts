@@ -1,6 +1,7 @@
 import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import type { Value } from "@bufbuild/protobuf/wkt";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { type Client, isGrpcDeadlineError } from "@temporalio/client";
 import type { Quotas } from "../../config/quotas.js";
 import { admitExecution } from "../../domain/admission.js";
@@ -37,6 +38,11 @@ export interface ExecutionCall {
   trigger: Trigger;
   mode: ExecutionMode;
   input: Value | undefined;
+  /**
+   * The API call a sync execution answers, when there is one: its wait for the result ends when the
+   * client leaves, and by the call's own deadline when that comes before D26's.
+   */
+  call?: Pick<HandlerContext, "signal" | "timeoutMs">;
 }
 
 export type Started =
@@ -77,7 +83,8 @@ export async function runWorkflow(deps: ExecutionDependencies, call: ExecutionCa
     { taskQueue: deps.taskQueue },
   );
   if (call.mode === "async") return { executionId };
-  return { executionId, result: await withOutput(deps.store, await resultWithin(deps, handle, executionId)) };
+  const result = await resultWithin(deps, handle, executionId, call.call);
+  return { executionId, result: await withOutput(deps.store, result) };
 }
 
 /** A result whose output was too big to carry through Temporal gets it from the log entry (execution-types.ts). */
@@ -89,25 +96,42 @@ async function withOutput(store: Store, result: ExecutionResult): Promise<Execut
 }
 
 /**
- * The execution's result, or 504 deadline_exceeded naming it once the sync deadline passes (issue 11).
- * The deadline bounds only the wait: the long poll for the result is cut, the execution goes on and is
- * logged like any other.
+ * The execution's result, or 504 deadline_exceeded naming it once the sync deadline passes (issue 11), or
+ * the call's own deadline when it sent a shorter one. The deadline bounds only the wait: the long poll for
+ * the result is cut, the execution goes on and is logged like any other. So is it when the client leaves:
+ * nobody would read the answer, and the poll would hold a connection to Temporal for up to D26's five
+ * minutes.
  */
 async function resultWithin(
   deps: ExecutionDependencies,
   handle: { result(): Promise<ExecutionResult> },
   executionId: string,
+  call: ExecutionCall["call"],
 ): Promise<ExecutionResult> {
-  const deadlineMs = deps.quotas.syncExecutionDeadlineMs;
+  const syncMs = deps.quotas.syncExecutionDeadlineMs;
+  const callMs = call?.timeoutMs();
+  const whose = callMs !== undefined && callMs < syncMs ? "call" : "sync";
+  const deadlineMs = whose === "call" ? Math.max(0, callMs as number) : syncMs;
   // Wall time, not deps.clock: that clock drives the buckets (D12), and tests freeze it.
   const deadline = Date.now() + deadlineMs;
+  const signal = call?.signal;
+  const wait = () => deps.temporal.withDeadline(deadline, () => handle.result());
   try {
-    return await deps.temporal.withDeadline(deadline, () => handle.result());
+    return await (signal ? deps.temporal.withAbortSignal(signal, wait) : wait());
   } catch (error) {
     // A wait that ran out of time is the deadline, whatever error ended it: under load the client may be
     // backing off from a throttled call (resource_exhausted) when the deadline passes, and reports that.
-    if (isGrpcDeadlineError(error) || Date.now() >= deadline)
-      throw syncDeadlineExceeded(executionId, deadlineMs);
+    // The call's own deadline aborts its signal too, perhaps a millisecond before this wait's.
+    const callTimedOut = ConnectError.from(signal?.reason).code === Code.DeadlineExceeded;
+    if (isGrpcDeadlineError(error) || Date.now() >= deadline || callTimedOut) {
+      throw syncDeadlineExceeded(executionId, deadlineMs, callTimedOut ? "call" : whose);
+    }
+    if (signal?.aborted) {
+      throw new ConnectError(
+        `the call ended before execution ${executionId} finished; it goes on`,
+        Code.Canceled,
+      );
+    }
     throw error;
   }
 }
