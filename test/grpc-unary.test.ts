@@ -132,6 +132,21 @@ const cases: [string, () => Promise<[string, Record<string, string>, Uint8Array]
     async () => [getLog, {}, Buffer.concat([envelope(getLogOf("a")), envelope(getLogOf("b"))])],
   ],
   ["a truncated envelope", async () => [getLog, {}, envelope(getLogOf("log_1")).subarray(0, 7)]],
+  // Flagged 0x80: trailers in gRPC-Web, which a client never sends (connect-es skips them); in gRPC a
+  // message like any other.
+  [
+    "a trailer-flagged envelope, then the message",
+    async () => [getLog, {}, Buffer.concat([envelope(getLogOf("a"), 0x80), envelope(getLogOf("log_1"))])],
+  ],
+  [
+    "the message, then a trailer-flagged envelope",
+    async () => [getLog, {}, Buffer.concat([envelope(getLogOf("log_1")), envelope(getLogOf("a"), 0x80)])],
+  ],
+  ["a trailer-flagged envelope alone", async () => [getLog, {}, envelope(getLogOf("log_1"), 0x80)]],
+  [
+    "a trailer-flagged envelope declared over the limit",
+    async () => [getLog, {}, envelope(new Uint8Array(8), 0x80, 10_000)],
+  ],
   [
     "trailers past the compression threshold",
     async () => [getLog, { "grpc-accept-encoding": "gzip" }, envelope(getLogOf("long trailer"))],
@@ -187,6 +202,9 @@ describe("unary gRPC answers as connect-es answers them (issue 13)", () => {
     expect(status("no message")).toBe(String(Code.Unimplemented));
     expect(status("two messages")).toBe(String(Code.Unimplemented));
     expect(status("a truncated envelope")).toBe(String(Code.InvalidArgument));
+    // gRPC has no trailers in the body: a flagged envelope is a message.
+    expect(status("a trailer-flagged envelope alone")).toBe("0");
+    expect(status("a trailer-flagged envelope, then the message")).toBe(String(Code.Unimplemented));
   });
 });
 
@@ -258,6 +276,11 @@ describe("unary gRPC-Web answers as connect-es answers them (issue 13)", () => {
       "base64",
     );
     expect(longTrailers[longTrailers.readUInt32BE(1) + 5]).toBe(0x81);
+    // Trailers a client sent are passed over: the message around them is the call's.
+    expect(status("a trailer-flagged envelope, then the message")).toBe("0");
+    expect(status("the message, then a trailer-flagged envelope")).toBe("0");
+    expect(status("a trailer-flagged envelope alone")).toBe(String(Code.Unimplemented));
+    expect(status("a trailer-flagged envelope declared over the limit")).toBe(String(Code.ResourceExhausted));
     expect(webTrailers(seen.get("trailers past the compression threshold"))["x-long"]).toHaveLength(512);
     expect(status("a gzip request that inflates past the limit")).toBe(String(Code.ResourceExhausted));
     expect(status("no message")).toBe(String(Code.Unimplemented));

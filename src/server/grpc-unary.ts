@@ -71,6 +71,8 @@ interface Framing {
   contentType(header: string | null): { binary: boolean } | undefined;
   contentTypeProto: string;
   contentTypeJson: string;
+  /** The flag of a request envelope that carries no message, passed over: gRPC-Web's trailers. */
+  skipFlag?: number;
   /** The answer's body and trailers, from its enveloped message (none after an error) and its status. */
   frame(
     answer: Uint8Array | undefined,
@@ -102,6 +104,7 @@ const grpcWebFraming: Framing = {
   },
   contentTypeProto: grpcWeb.contentTypeProto,
   contentTypeJson: grpcWeb.contentTypeJson,
+  skipFlag: grpcWeb.trailerFlag,
   async frame(answer, trailer, compression, compressMinBytes) {
     const trailers = await envelope(
       webTrailers.serialize(trailer),
@@ -168,7 +171,7 @@ function unaryHandler(
       if (refusal) throw refusal;
       if (compression.error) throw compression.error;
       if (timeout.error) throw timeout.error;
-      const bytes = await readUnaryMessage(req.body, compression.request, opt.readMaxBytes);
+      const bytes = await readUnaryMessage(req.body, compression.request, opt.readMaxBytes, framing.skipFlag);
       const input = serialization.getI(type.binary).parse(bytes);
       const output = await invokeUnary(spec, context, input, opt.interceptors);
       answer = await envelope(
@@ -198,41 +201,74 @@ const envelopeHeaderBytes = 5;
  * The call's one message, decompressed. Refuses what Connect's pipeline refuses, with its errors: a
  * message declared larger than `readMaxBytes` before it is read, a truncated envelope, none or more than
  * one message. A stream that goes on after the first message is read only as far as the next header.
+ * gRPC-Web's trailers flag (`skipFlag`) marks an envelope that is no message: a client never sends one,
+ * and connect-es reads it (decompressing it, within the limit) and passes over it; so does this.
  */
 async function readUnaryMessage(
   body: UniversalServerRequest["body"],
   compression: Compression | null,
   readMaxBytes: number,
+  skipFlag: number | undefined,
 ): Promise<Uint8Array> {
   if (!isByteStream(body)) {
     throw new ConnectError("gRPC requests carry an enveloped byte stream", Code.Internal);
   }
+  /** What is received and not yet read as a whole envelope: at most the one it is in. */
   const chunks: Uint8Array[] = [];
+  let unread = 0;
   let received = 0;
-  let length: number | undefined;
+  let header: { flags: number; length: number } | undefined;
+  let message: { flags: number; data: Uint8Array } | undefined;
   for await (const chunk of body) {
     chunks.push(chunk);
+    unread += chunk.byteLength;
     received += chunk.byteLength;
-    if (length === undefined && received >= envelopeHeaderBytes) {
-      length = declaredLength(concat(chunks, received), 0, readMaxBytes);
-    }
-    if (length !== undefined && received >= 2 * envelopeHeaderBytes + length) {
-      declaredLength(concat(chunks, received), envelopeHeaderBytes + length, readMaxBytes);
-      throw new ConnectError(
-        "protocol error: received extra input message for unary method",
-        Code.Unimplemented,
-      );
+    for (;;) {
+      if (header === undefined) {
+        if (unread < envelopeHeaderBytes) break;
+        const bytes = concat(chunks, unread);
+        header = { flags: bytes[0] as number, length: declaredLength(bytes, 0, readMaxBytes) };
+        if (message !== undefined && !flagged(header.flags, skipFlag)) {
+          throw new ConnectError(
+            "protocol error: received extra input message for unary method",
+            Code.Unimplemented,
+          );
+        }
+      }
+      if (unread < envelopeHeaderBytes + header.length) break;
+      const bytes = concat(chunks, unread);
+      const data = bytes.subarray(envelopeHeaderBytes, envelopeHeaderBytes + header.length);
+      if (flagged(header.flags, skipFlag)) await decompressed(header.flags, data, compression, readMaxBytes);
+      else message = { flags: header.flags, data };
+      const rest = bytes.subarray(envelopeHeaderBytes + header.length);
+      chunks.splice(0, chunks.length, ...(rest.byteLength > 0 ? [rest] : []));
+      unread = rest.byteLength;
+      header = undefined;
     }
   }
   if (received === 0) {
     throw new ConnectError("protocol error: missing input message for unary method", Code.Unimplemented);
   }
-  if (length === undefined || received !== envelopeHeaderBytes + length) {
+  if (unread > 0) {
     throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
   }
-  const bytes = concat(chunks, received);
-  const data = bytes.subarray(envelopeHeaderBytes);
-  if (((bytes[0] ?? 0) & compressedFlag) !== compressedFlag) return data;
+  if (message === undefined) {
+    throw new ConnectError("protocol error: missing input message for unary method", Code.Unimplemented);
+  }
+  return decompressed(message.flags, message.data, compression, readMaxBytes);
+}
+
+function flagged(flags: number, flag: number | undefined): boolean {
+  return flag !== undefined && (flags & flag) === flag;
+}
+
+async function decompressed(
+  flags: number,
+  data: Uint8Array,
+  compression: Compression | null,
+  readMaxBytes: number,
+): Promise<Uint8Array> {
+  if ((flags & compressedFlag) !== compressedFlag) return data;
   if (!compression) {
     throw new ConnectError("received compressed envelope, but do not know how to decompress", Code.Internal);
   }
