@@ -108,7 +108,7 @@ export function syncDeadlineExceeded(
     metadata: { executionId },
   });
   return new ConnectError(
-    `execution ${executionId} did not finish within ${whose === "sync" ? `the ${deadlineMs} ms a sync call waits` : `the call's own deadline (${deadlineMs} ms)`}; it goes on ` +
+    `execution ${executionId} did not finish within ${whose === "sync" ? `the ${deadlineMs} ms a sync call waits` : "the call's own deadline"}; it goes on ` +
       `and is logged: read it later with GET /api/v1/logs?executionId=${executionId}`,
     Code.DeadlineExceeded,
     { [executionIdHeader]: executionId },

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import type { Value } from "@bufbuild/protobuf/wkt";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
@@ -115,26 +116,65 @@ async function resultWithin(
   // Wall time, not deps.clock: that clock drives the buckets (D12), and tests freeze it.
   const deadline = Date.now() + deadlineMs;
   const signal = call?.signal;
-  const wait = () => deps.temporal.withDeadline(deadline, () => handle.result());
-  try {
-    return await (signal ? deps.temporal.withAbortSignal(signal, wait) : wait());
-  } catch (error) {
+  /** Why the wait ended early: the deadline, or the client that left (nobody reads the answer). */
+  const ended = (error?: unknown): ConnectError | undefined => {
     // A wait that ran out of time is the deadline, whatever error ended it: under load the client may be
     // backing off from a throttled call (resource_exhausted) when the deadline passes, and reports that.
-    // The call's own deadline aborts its signal too, perhaps a millisecond before this wait's.
-    const callTimedOut = ConnectError.from(signal?.reason).code === Code.DeadlineExceeded;
-    if (isGrpcDeadlineError(error) || Date.now() >= deadline || callTimedOut) {
-      throw syncDeadlineExceeded(executionId, deadlineMs, callTimedOut ? "call" : whose);
+    // The call's own deadline aborts its signal too, perhaps a millisecond before this wait's; a client
+    // that keeps its own deadline may reset the stream a little before the server's timer fires.
+    const callTimedOut =
+      signal?.aborted === true &&
+      (ConnectError.from(signal.reason).code === Code.DeadlineExceeded ||
+        (whose === "call" && Date.now() >= deadline - clientDeadlineSlackMs));
+    if (callTimedOut) return syncDeadlineExceeded(executionId, deadlineMs, "call");
+    if (isGrpcDeadlineError(error) || Date.now() >= deadline) {
+      return syncDeadlineExceeded(executionId, deadlineMs, whose);
     }
     if (signal?.aborted) {
-      throw new ConnectError(
+      return new ConnectError(
         `the call ended before execution ${executionId} finished; it goes on`,
         Code.Canceled,
       );
     }
-    throw error;
+    return undefined;
+  };
+  const wait = () => deps.temporal.withDeadline(deadline, () => handle.result());
+  if (!signal) {
+    try {
+      return await wait();
+    } catch (error) {
+      throw ended(error) ?? error;
+    }
+  }
+  // The client may have left during admission or the start.
+  const already = ended();
+  if (already) throw already;
+  // Temporal adds a listener to the signal it is given for each long poll of the wait and removes none:
+  // they go on a signal of this wait's own, linked once to the call's and unlinked when the wait ends.
+  // It cuts the poll in flight; the wait itself ends on the abort too, so a poll that starts just after
+  // it (and would not see it) does not hold the answer.
+  const waitController = new AbortController();
+  setMaxListeners(0, waitController.signal);
+  let unlink = () => {};
+  const abortedWait = new Promise<never>((_, reject) => {
+    const stop = () => {
+      waitController.abort(signal.reason);
+      reject(ended() ?? signal.reason);
+    };
+    signal.addEventListener("abort", stop, { once: true });
+    unlink = () => signal.removeEventListener("abort", stop);
+  });
+  try {
+    return await Promise.race([deps.temporal.withAbortSignal(waitController.signal, wait), abortedWait]);
+  } catch (error) {
+    throw ended(error) ?? error;
+  } finally {
+    unlink();
   }
 }
+
+/** How much sooner than the server's timer a client that keeps its own deadline may give up. */
+const clientDeadlineSlackMs = 100;
 
 /** The response block's output as the API returns it. */
 export function outputValue(output: JsonValue): Value {
