@@ -202,7 +202,8 @@ const envelopeHeaderBytes = 5;
  * message declared larger than `readMaxBytes` before it is read, a truncated envelope, none or more than
  * one message. A stream that goes on after the first message is read only as far as the next header.
  * gRPC-Web's trailers flag (`skipFlag`) marks an envelope that is no message: a client never sends one,
- * and connect-es reads it (decompressing it, within the limit) and passes over it; so does this.
+ * and connect-es reads it (decompressing it, within the limit) and passes over it; so does this, one
+ * envelope held at a time, for as long as the body lasts (D27's body deadline bounds that).
  */
 async function readUnaryMessage(
   body: UniversalServerRequest["body"],
