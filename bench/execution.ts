@@ -30,7 +30,8 @@ export const executionBench: Bench = {
     const itemApi = await startItemApi();
     const tables = [];
     try {
-      for (const persistence of persistences) {
+      // Quick mode (CI) runs flowlog dev's default only: the other differs in one setting, not in code.
+      for (const persistence of options.quick ? persistences.slice(0, 1) : persistences) {
         const stack = await startFlowlogStack({}, persistence);
         try {
           const workflowId = await createHttpBlockWorkflow(stack, `${itemApi.url}/items/1`);
