@@ -107,6 +107,23 @@ const entriesOf = async (workflowId: string, extra: Partial<LogFilter> = {}) =>
     )
   ).entries;
 
+/** Waits until the execution, whose answer gave up on it, has its one entry in `on`'s store, at info. */
+async function expectLoggedAtInfo(on: TestFlowlog, workspaceId: string, executionId: string): Promise<void> {
+  const page = {
+    order: "desc",
+    limit: 1,
+    withCostDetail: false,
+    withTraceSpans: false,
+    withFinalOutput: false,
+  } as const;
+  await expect
+    .poll(async () => (await on.store.logs.list({ workspaceId, executionId }, page)).entries, {
+      timeout: 20_000,
+      interval: 100,
+    })
+    .toEqual([expect.objectContaining({ level: "info", executionId })]);
+}
+
 const scheduleDescription = (id: string) => temporal.schedule.getHandle(`flowlog-${id}`).describe();
 
 /** `flowlog run`, the manual trigger, against this test's data dir and the run's dev server. */
@@ -274,20 +291,7 @@ describe("sync execution deadline (D26 syncExecutionDeadlineMs)", () => {
       });
       expect(problem.detail).toContain(problem.executionId);
       expect(answer.headers["flowlog-execution-id"]).toBe(problem.executionId);
-      const filter = { workspaceId: hurriedAccount.workspaceId, executionId: problem.executionId };
-      const page = {
-        order: "desc",
-        limit: 1,
-        withCostDetail: false,
-        withTraceSpans: false,
-        withFinalOutput: false,
-      } as const;
-      await expect
-        .poll(async () => (await hurried.store.logs.list(filter, page)).entries, {
-          timeout: 20_000,
-          interval: 100,
-        })
-        .toEqual([expect.objectContaining({ level: "info", executionId: problem.executionId })]);
+      await expectLoggedAtInfo(hurried, hurriedAccount.workspaceId, problem.executionId);
     },
   );
 
@@ -340,20 +344,7 @@ describe("a sync call's own deadline, when it comes before D26's", () => {
       expect(error?.rawMessage).toContain(
         `execution ${executionId} did not finish within the call's own deadline`,
       );
-      const filter: LogFilter = { workspaceId: alice.workspaceId, executionId };
-      const page = {
-        order: "desc",
-        limit: 1,
-        withCostDetail: false,
-        withTraceSpans: false,
-        withFinalOutput: false,
-      } as const;
-      await expect
-        .poll(async () => (await flowlog.store.logs.list(filter, page)).entries, {
-          timeout: 20_000,
-          interval: 100,
-        })
-        .toEqual([expect.objectContaining({ level: "info", executionId })]);
+      await expectLoggedAtInfo(flowlog, alice.workspaceId, executionId);
     },
   );
 });
