@@ -179,7 +179,10 @@ export function behindFrontDoor(handler: UniversalHandler, frontDoor: FrontDoor)
     const contextValues = request.contextValues;
     if (!contextValues) return handler(request);
     const refusal = await frontDoor.admit({ method: handler.method, header: request.header, contextValues });
-    const response = await handler(refusal ? { ...request, body: refused(refusal) } : request);
+    // The request's signal is a getter of its class (node-exchange.ts), which a spread would leave out.
+    const response = await handler(
+      refusal ? { ...request, signal: request.signal, body: refused(refusal) } : request,
+    );
     // Every answer after admission, errors included, carries the rate headers (D28): also what the handler
     // refuses before any interceptor runs (a body over the limit, a malformed message).
     const headers = contextValues.get(rateHeadersKey);

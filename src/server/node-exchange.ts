@@ -23,25 +23,43 @@ export function universalRequestOf(
   // flowlog's unary handlers take the hook (unary-context.ts); the signal is made only for Connect's own
   // handlers (GET, streaming), which read it.
   contextValues.set(clientGoneKey, onClientGone);
-  let abort: AbortController | undefined;
-  return {
-    httpVersion: req.httpVersion,
-    method: req.method ?? "",
+  return new NodeUniversalRequest(req, contextValues, onClientGone);
+}
+
+/**
+ * A class, not an object literal with a getter: a literal's getter keeps the request alive through young
+ * collections (unary-context.ts says why).
+ */
+class NodeUniversalRequest implements UniversalServerRequest {
+  readonly httpVersion: string;
+  readonly method: string;
+  readonly url: string;
+  readonly header: Headers;
+  readonly body: AsyncIterable<Uint8Array>;
+  readonly contextValues: ContextValues;
+  readonly #onClientGone: OnClientGone;
+  #abort: AbortController | undefined;
+
+  constructor(req: NodeRequest, contextValues: ContextValues, onClientGone: OnClientGone) {
+    this.httpVersion = req.httpVersion;
+    this.method = req.method ?? "";
     // The client's Host or :authority is not read: a malformed one made connect-node's URL throw, in the
     // listener, taking the process down. Handlers read the path and query only (request-url.ts).
-    url: requestUrl(req).toString(),
-    header: webHeadersOf(req.headers),
-    body: req as AsyncIterable<Uint8Array>,
-    get signal() {
-      if (abort === undefined) {
-        const made = new AbortController();
-        onClientGone((reason) => made.abort(reason));
-        abort = made;
-      }
-      return abort.signal;
-    },
-    contextValues,
-  };
+    this.url = requestUrl(req).toString();
+    this.header = webHeadersOf(req.headers);
+    this.body = req as AsyncIterable<Uint8Array>;
+    this.contextValues = contextValues;
+    this.#onClientGone = onClientGone;
+  }
+
+  get signal(): AbortSignal {
+    if (this.#abort === undefined) {
+      const made = new AbortController();
+      this.#onClientGone((reason) => made.abort(reason));
+      this.#abort = made;
+    }
+    return this.#abort.signal;
+  }
 }
 
 /**
