@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import { isRunning, launch, stopProcess } from "../src/cluster/processes.js";
+import { isRunning, launch, stopProcess, withStartTime } from "../src/cluster/processes.js";
 
 /**
  * `flowlog cluster` finds the processes it started by the pid it recorded, in this process and in later
@@ -50,6 +50,24 @@ describe("cluster processes are known by pid and start time", () => {
       expect(await stopProcess(earlier, 5_000)).toBe(false);
       // Not signalled: the process that owns the pid runs on.
       expect(await isRunning(started)).toBe(true);
+    } finally {
+      await stopProcess(started, 5_000);
+    }
+  });
+
+  it("one kept from a state file written before start times were recorded is known by its start time from then on", async () => {
+    const started = launch(logs, "plain", [process.execPath, ["-e", "setInterval(() => {}, 1000);"]]);
+    try {
+      const { startTime, ...recordedBefore } = started;
+      expect(startTime).toMatch(/^\d+$/);
+      // Only the command line tells it is ours; kept, it takes the start time the next state file records.
+      expect(await isRunning(recordedBefore)).toBe(true);
+      const kept = withStartTime(recordedBefore);
+      expect(kept.startTime).toBe(startTime);
+      expect(await isRunning(JSON.parse(JSON.stringify(kept)))).toBe(true);
+      // From then on the start time decides, whatever the command line says.
+      expect(await isRunning({ ...kept, commandLine: "another program" })).toBe(true);
+      expect(await isRunning({ ...kept, startTime: String(Number(startTime) - 1) })).toBe(false);
     } finally {
       await stopProcess(started, 5_000);
     }

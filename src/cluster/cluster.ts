@@ -26,6 +26,7 @@ import {
   logFile,
   stopProcess,
   waitUntil,
+  withStartTime,
 } from "./processes.js";
 import {
   type TemporalPorts,
@@ -142,9 +143,9 @@ export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
   // What still runs from an earlier `up` is kept, so `up` again brings back only what died.
   const start: Start = async (name, command, launchOptions) => {
     const earlier = previous?.processes.find((p) => p.name === name);
-    const process_ =
-      earlier && (await isRunning(earlier)) ? earlier : launch(layout.logs, name, command, launchOptions);
-    if (process_ !== earlier) startedNow.push(process_);
+    const kept = earlier && (await isRunning(earlier)) ? withStartTime(earlier) : undefined;
+    const process_ = kept ?? launch(layout.logs, name, command, launchOptions);
+    if (!kept) startedNow.push(process_);
     state.processes.push(process_);
     await writeState(layout, state);
     return process_;

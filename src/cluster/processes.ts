@@ -101,6 +101,17 @@ export async function isRunning(process_: ClusterProcess): Promise<boolean> {
   );
 }
 
+/**
+ * A running process kept from an earlier `up`, with its start time: one recorded before start times were
+ * (its command line checked by `isRunning`) is known by its start time from now on, once the state file
+ * is written again.
+ */
+export function withStartTime(process_: ClusterProcess): ClusterProcess {
+  if (process_.startTime !== undefined) return process_;
+  const startTime = readStat(process_.pid)?.startTime;
+  return startTime === undefined ? process_ : { ...process_, startTime };
+}
+
 /** Its state letter and start time from `/proc/<pid>/stat`; undefined when there is none. */
 function readStat(pid: number): { state: string; startTime: string } | undefined {
   let text: string;
