@@ -9,6 +9,7 @@ import { Client, Connection, ScheduleNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WorkflowsService } from "../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import { defaultQuotas } from "../src/config/quotas.js";
+import { ProcessMetrics } from "../src/logging/metrics.js";
 import type { LogFilter } from "../src/store/logs-store.js";
 import { inactivityWatchId } from "../src/temporal/inactivity-ids.js";
 import { restWithKey } from "./support/api-server.js";
@@ -107,15 +108,17 @@ const entriesOf = async (workflowId: string, extra: Partial<LogFilter> = {}) =>
     )
   ).entries;
 
+/** The newest entry, as a list of its page. */
+const page = {
+  order: "desc",
+  limit: 1,
+  withCostDetail: false,
+  withTraceSpans: false,
+  withFinalOutput: false,
+} as const;
+
 /** Waits until the execution, whose answer gave up on it, has its one entry in `on`'s store, at info. */
 async function expectLoggedAtInfo(on: TestFlowlog, workspaceId: string, executionId: string): Promise<void> {
-  const page = {
-    order: "desc",
-    limit: 1,
-    withCostDetail: false,
-    withTraceSpans: false,
-    withFinalOutput: false,
-  } as const;
   await expect
     .poll(async () => (await on.store.logs.list({ workspaceId, executionId }, page)).entries, {
       timeout: 20_000,
@@ -347,4 +350,87 @@ describe("a sync call's own deadline, when it comes before D26's", () => {
       await expectLoggedAtInfo(flowlog, alice.workspaceId, executionId);
     },
   );
+});
+
+describe("a sync call whose client leaves", () => {
+  const metrics = new ProcessMetrics("serve");
+  let watched: TestFlowlog;
+  let watchedWorker: RunningWorker;
+  let account: TestAccount;
+  let workflowId: string;
+  const queue = `${taskQueue}-watched`;
+  beforeAll(async () => {
+    // A flowlog whose Temporal calls are timed as `flowlog serve` times them, with its own store and worker.
+    watched = await startFlowlog({
+      clock: steppingClock(),
+      taskQueue: queue,
+      temporalInterceptors: [metrics.temporalInterceptor()],
+    });
+    watchedWorker = await startWorker(temporalServer, testDeps(watched.store), queue);
+    account = await createAccount(watched.store);
+    workflowId = await createWorkflow(account, watched);
+  });
+  afterAll(async () => {
+    await watchedWorker?.stop();
+    await watched?.close();
+  });
+
+  /** The server's long polls for an execution's result that ended CANCELLED (gRPC's code 1). */
+  const cancelledPolls = async () => {
+    const histogram = (await metrics.registry.getMetricsAsJSON()).find(
+      (metric) => metric.name === "flowlog_temporal_call_duration_seconds",
+    );
+    const count = histogram?.values.find(
+      (value) =>
+        (value as { metricName?: string }).metricName === "flowlog_temporal_call_duration_seconds_count" &&
+        value.labels.method === "GetWorkflowExecutionHistory" &&
+        value.labels.status === "1",
+    );
+    return count?.value ?? 0;
+  };
+
+  it("ends the server's wait for the result when it goes; the execution goes on and is logged", async () => {
+    const client = createClient(
+      WorkflowsService,
+      createConnectTransport({ baseUrl: watched.server.url, httpVersion: "1.1" }),
+    );
+    const leave = new AbortController();
+    const answered = client
+      .executeWorkflow(
+        { id: workflowId, input: fromJson(ValueSchema, { message: "slow" }) },
+        { headers: { "x-api-key": account.key }, signal: leave.signal },
+      )
+      .then(
+        () => "answered",
+        (thrown: unknown) => ConnectError.from(thrown).code,
+      );
+    // The execution runs (its upstream holds it slowMs) and the server waits for its result.
+    await expect
+      .poll(
+        async () => {
+          const running = temporal.workflow.list({
+            query: `TaskQueue="${queue}" AND ExecutionStatus="Running"`,
+          });
+          for await (const _ of running) return true;
+          return false;
+        },
+        { timeout: 10_000, interval: 100 },
+      )
+      .toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await cancelledPolls()).toBe(0);
+    const leftAt = Date.now();
+    leave.abort();
+    expect(await answered).toBe(Code.Canceled);
+
+    // The wait ends with the client, long before the execution would have ended it.
+    await expect.poll(cancelledPolls, { timeout: slowMs / 2, interval: 50 }).toBeGreaterThanOrEqual(1);
+    expect(Date.now() - leftAt).toBeLessThan(slowMs / 2);
+    await expect
+      .poll(async () => (await watched.store.logs.list({ workspaceId: account.workspaceId }, page)).entries, {
+        timeout: 20_000,
+        interval: 100,
+      })
+      .toEqual([expect.objectContaining({ level: "info", workflowId })]);
+  });
 });

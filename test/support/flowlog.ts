@@ -1,6 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { Interceptor } from "@grpc/grpc-js";
 import { inject } from "vitest";
 import type { Quotas } from "../../src/config/quotas.js";
 import { defaultPlanLimits, type PlanTable } from "../../src/domain/plans.js";
@@ -26,12 +27,23 @@ export interface TestFlowlog extends Omit<TestStore, "store"> {
 
 /** The whole API on a random port over a fresh store of the project's kind (test-store.ts), as a test file needs it. */
 export async function startFlowlog(
-  options: { clock?: () => number; taskQueue?: string; planLimits?: PlanTable; quotas?: Quotas } = {},
+  options: {
+    clock?: () => number;
+    taskQueue?: string;
+    planLimits?: PlanTable;
+    quotas?: Quotas;
+    /** On the Temporal client's connection, as `flowlog serve` puts its metrics' interceptor there. */
+    temporalInterceptors?: Interceptor[];
+  } = {},
 ): Promise<TestFlowlog> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-test-"));
   const { store, ...outside } = await openTestStore(dataDir);
   // The run's one dev server (global setup); connected only by tests that start executions.
-  const client = lazyTemporalClient(inject("temporalAddress"), inject("temporalNamespace"));
+  const client = lazyTemporalClient(
+    inject("temporalAddress"),
+    inject("temporalNamespace"),
+    options.temporalInterceptors,
+  );
   const config = {
     operatorToken,
     publicBaseUrl: "http://flowlog.test",
