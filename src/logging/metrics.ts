@@ -166,19 +166,29 @@ export class ProcessMetrics {
     const labels = { area, method };
     return (...args: unknown[]) => {
       const started = process.hrtime.bigint();
-      const end = () => this.storeCalls.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
       let result: unknown;
       try {
         result = call(args);
       } catch (error) {
-        end();
+        this.storeCallEnded(labels, started);
         throw error;
       }
       // Only timed here: a rejection stays the caller's to handle, on the promise it is given.
-      if (result instanceof Promise) result.then(end, end);
-      else end();
+      if (result instanceof Promise) {
+        const end = this.storeCallEnd(labels, started);
+        result.then(end, end);
+      } else this.storeCallEnded(labels, started);
       return result;
     };
+  }
+
+  /** Made per call, so returned rather than bound to a name (unary-context.ts, on closures made per call). */
+  private storeCallEnd(labels: { area: string; method: string }, started: bigint): () => void {
+    return () => this.storeCallEnded(labels, started);
+  }
+
+  private storeCallEnded(labels: { area: string; method: string }, started: bigint): void {
+    this.storeCalls.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
   }
 
   /**
@@ -212,20 +222,27 @@ export class ProcessMetrics {
   /** The handler, counting and timing each request it is given once its answer ends. */
   instrument<H extends Handler>(handler: H): H {
     const wrapped = (req: AnyRequest, res: AnyResponse) => {
-      const started = process.hrtime.bigint();
-      const protocol = protocolOf(req);
-      let recorded = false;
-      const record = () => {
-        if (recorded) return;
-        recorded = true;
-        this.requests.inc({ protocol, status: String(res.statusCode) });
-        this.duration.observe({ protocol }, Number(process.hrtime.bigint() - started) / 1e9);
-      };
+      const record = this.requestRecorder(protocolOf(req), res);
       res.once("finish", record);
       res.once("close", record);
       handler(req, res);
     };
     return wrapped as H;
+  }
+
+  /**
+   * Counts and times the request once, at the first of its answer's end and its close. Made per request,
+   * so returned rather than bound to a name (unary-context.ts, on closures made per call).
+   */
+  private requestRecorder(protocol: Protocol, res: AnyResponse): () => void {
+    const started = process.hrtime.bigint();
+    let recorded = false;
+    return () => {
+      if (recorded) return;
+      recorded = true;
+      this.requests.inc({ protocol, status: String(res.statusCode) });
+      this.duration.observe({ protocol }, Number(process.hrtime.bigint() - started) / 1e9);
+    };
   }
 
   /** Answers `GET /metrics` in Prometheus's text format; false for any other request. */
