@@ -15,9 +15,21 @@ import { oneChunk } from "../src/server/one-chunk.js";
 
 type Outcome = { settled: "resolved" } | { settled: "rejected"; code: Code };
 
+/**
+ * The two ways an answer is written: a unary answer's one chunk whole (`OneChunk`), and any other body
+ * (a stream's) chunk by chunk as it iterates.
+ */
+const bodies = {
+  "a unary answer's one chunk": (chunk: Uint8Array) => oneChunk(chunk),
+  "a streamed body": async function* (chunk: Uint8Array) {
+    yield chunk;
+  },
+};
+
 /** Serves one request: waits for its client to leave, then writes an answer; resolves with how the write ended. */
 function writeAfterTheClientLeft(
   listen: (handler: (req: NodeRequest, res: NodeResponse) => void) => http.Server | http2.Http2Server,
+  body: (chunk: Uint8Array) => AsyncIterable<Uint8Array>,
 ) {
   let written!: (outcome: Outcome) => void;
   const outcome = new Promise<Outcome>((resolve) => {
@@ -29,7 +41,7 @@ function writeAfterTheClientLeft(
       const answer = {
         status: 200,
         header: new Headers({ "content-type": "application/proto" }),
-        body: oneChunk(new Uint8Array(64 * 1024)),
+        body: body(new Uint8Array(64 * 1024)),
       };
       writeUniversalResponse(answer, res).then(
         () => written({ settled: "resolved" }),
@@ -40,9 +52,9 @@ function writeAfterTheClientLeft(
   return { server, outcome };
 }
 
-describe("writeUniversalResponse", () => {
+describe.each(Object.entries(bodies))("writeUniversalResponse, %s", (_, body) => {
   it("rejects with aborted when the HTTP/1.1 client left before the answer began", async () => {
-    const { server, outcome } = writeAfterTheClientLeft((handler) => http.createServer(handler));
+    const { server, outcome } = writeAfterTheClientLeft((handler) => http.createServer(handler), body);
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     try {
@@ -56,7 +68,7 @@ describe("writeUniversalResponse", () => {
   });
 
   it("rejects with aborted when the HTTP/2 client reset its stream before the answer began", async () => {
-    const { server, outcome } = writeAfterTheClientLeft((handler) => http2.createServer(handler));
+    const { server, outcome } = writeAfterTheClientLeft((handler) => http2.createServer(handler), body);
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     const session = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);

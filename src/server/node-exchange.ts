@@ -3,6 +3,7 @@ import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import type { UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
 import { requestUrl } from "../util/request-url.js";
+import { OneChunk } from "./one-chunk.js";
 import { clientGoneKey, type OnClientGone } from "./unary-context.js";
 
 /**
@@ -86,6 +87,10 @@ export async function writeUniversalResponse(
   answer: UniversalServerResponse,
   res: NodeResponse,
 ): Promise<void> {
+  if (answer.body instanceof OneChunk) {
+    writeOneChunk(answer, answer.body.chunk, res);
+    return;
+  }
   const chunks = answer.body?.[Symbol.asyncIterator]();
   let closed = false;
   let wake = () => {};
@@ -121,6 +126,26 @@ export async function writeUniversalResponse(
   } finally {
     res.off("close", onClose);
   }
+}
+
+/**
+ * A unary answer (one-chunk.ts), whole: headers, its chunk and trailers in one `end`, without the
+ * iterator's promises (issue 13). Node buffers what the socket does not take at once; the chunk is held
+ * in memory either way, and the socket's close frees it if the client leaves.
+ */
+function writeOneChunk(
+  answer: UniversalServerResponse,
+  chunk: Uint8Array | undefined,
+  res: NodeResponse,
+): void {
+  if (responseClosed(res)) {
+    res.destroy();
+    throw clientLeft;
+  }
+  res.writeHead(answer.status, nodeHeadersOf(answer.header));
+  if (answer.trailer) res.addTrailers(nodeHeadersOf(answer.trailer) ?? {});
+  if (chunk === undefined) res.end();
+  else res.end(chunk);
 }
 
 /** Whether the response was closed (the client left, or it was destroyed), over HTTP/1.1 or HTTP/2. */

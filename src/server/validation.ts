@@ -64,7 +64,6 @@ function nulCharacters(schema: DescMessage, message: Message, prefix: string): s
   if (storedAsJson.has(schema.typeName)) return [];
   const found: string[] = [];
   const values = message as unknown as Record<string, unknown>;
-  const hasNul = (value: unknown) => typeof value === "string" && value.includes("\0");
   for (const field of schema.fields) {
     let value: unknown = values[field.localName];
     if (field.oneof) {
@@ -92,6 +91,11 @@ function nulCharacters(schema: DescMessage, message: Message, prefix: string): s
     }
   }
   return found;
+}
+
+/** A module function, not a closure made on each call (unary-context.ts says what those cost). */
+function hasNul(value: unknown): boolean {
+  return typeof value === "string" && value.includes("\0");
 }
 
 const bodyFieldByMethod = new Map<DescMethod, string | undefined>();
