@@ -79,7 +79,8 @@ export function clientGoneOf(res: NodeResponse, reason?: unknown): OnClientGone 
 const clientLeft = new ConnectError("the client left before the answer was written", Code.Aborted);
 
 /**
- * Writes the handler's answer: its headers once the first chunk is read (the implementation may still
+ * Writes the handler's answer. A unary answer (`OneChunk`) is complete, headers and all, and is written
+ * at once; any other body's headers once its first chunk is read (a streaming implementation may still
  * set some until then), each chunk as it comes, then its trailers. Rejects with `aborted` when the client
  * leaves first.
  */
