@@ -188,7 +188,7 @@ export class ProcessMetrics {
   }
 
   private storeCallEnded(labels: { area: string; method: string }, started: bigint): void {
-    this.storeCalls.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    this.storeCalls.observe(labels, secondsSince(started));
   }
 
   /**
@@ -241,7 +241,7 @@ export class ProcessMetrics {
       if (recorded) return;
       recorded = true;
       this.requests.inc({ protocol, status: String(res.statusCode) });
-      this.duration.observe({ protocol }, Number(process.hrtime.bigint() - started) / 1e9);
+      this.duration.observe({ protocol }, secondsSince(started));
     };
   }
 
@@ -258,6 +258,11 @@ export class ProcessMetrics {
     res.end(body);
     return true;
   }
+}
+
+/** Seconds since `started`, a `process.hrtime.bigint()`: what every timer here observes. */
+export function secondsSince(started: bigint): number {
+  return Number(process.hrtime.bigint() - started) / 1e9;
 }
 
 /** The names of an object's methods, own or inherited, up to Object's own. */
