@@ -702,17 +702,36 @@ describe("failed authentication is throttled per client address (D26)", () => {
     expect(await normalRequest()).toBe(200);
   });
 
+  /** A logs request with `key` through the trusted proxy, for the client its X-Forwarded-For names. */
+  const via = (client: string, key: string) =>
+    h1Request(server.url, {
+      path: `/api/v1/logs?workspaceId=${account.workspaceId}`,
+      headers: { "x-api-key": key, "x-forwarded-for": `198.51.100.250, ${client}` },
+      from: trustedProxy,
+    });
+
   it("behind a trusted proxy (FLOWLOG_TRUSTED_PROXIES), counts the client X-Forwarded-For names, not the proxy", async () => {
-    const via = (client: string, key: string) =>
-      h1Request(server.url, {
-        path: `/api/v1/logs?workspaceId=${account.workspaceId}`,
-        headers: { "x-api-key": key, "x-forwarded-for": `198.51.100.250, ${client}` },
-        from: trustedProxy,
-      });
     for (let i = 0; i < 20; i++) expect((await via("203.0.113.7", "flk_guessed")).status).toBe(401);
     expect((await via("203.0.113.7", "flk_guessed")).status).toBe(429);
     // Another client behind the same proxy is spared; the left-hand entry, the client's own say, is ignored.
     expect((await via("203.0.113.8", account.key)).status).toBe(200);
+  });
+
+  // Loopback IPv6 is ::1 alone, so the clients of other networks are named by the trusted proxy.
+  it("counts an IPv6 client by its /64: new addresses in it are the same client, another /64 is spared", async () => {
+    const inNetwork = (host: number) => `2001:db8:7:1:${host.toString(16)}::${host.toString(16)}`;
+    for (let i = 1; i <= 20; i++) expect((await via(inNetwork(i), "flk_guessed")).status).toBe(401);
+    const throttled = await via("2001:db8:7:1:ffff:ffff:ffff:fffe", account.key);
+    expect(throttled.status).toBe(429);
+    expect(JSON.parse(throttled.body)).toMatchObject({ code: "resource_exhausted" });
+    expect(Number(throttled.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect((await via("2001:db8:7:2::1", account.key)).status).toBe(200);
+  });
+
+  it("counts an IPv4-mapped IPv6 client as its IPv4 address, not as one /64 holding every IPv4 client", async () => {
+    for (let i = 0; i < 20; i++) expect((await via("::ffff:203.0.113.60", "flk_guessed")).status).toBe(401);
+    expect((await via("203.0.113.60", account.key)).status).toBe(429);
+    expect((await via("::ffff:203.0.113.61", account.key)).status).toBe(200);
   });
 
   it("ignores X-Forwarded-For from a peer that is not a trusted proxy: the header cannot dodge the throttle", async () => {

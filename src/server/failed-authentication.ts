@@ -1,9 +1,11 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import ipaddr from "ipaddr.js";
 
 /**
  * Throttles guessing (D26): each client address may fail authentication `perMinute` times a minute, a
- * token bucket refilled continuously. While its bucket is empty, every request of that address that would
- * authenticate is refused with 429 before its credentials are looked at, so a guesser learns nothing more.
+ * token bucket refilled continuously; an IPv6 client counts by its /64 (throttleKeyOf). While its bucket
+ * is empty, every request of that address that would authenticate is refused with 429 before its
+ * credentials are looked at, so a guesser learns nothing more.
  * Held in memory per process: a restart forgets, which only gives a guesser one more minute's worth.
  *
  * A credential's check can take a while (a key looked up in PostgreSQL, a webhook token checked by its
@@ -56,6 +58,21 @@ interface InFlight {
   waiting: Array<(admission: AuthenticationAttempt | ConnectError) => void> | undefined;
 }
 
+/**
+ * What one bucket counts (D26 "per client address"): an IPv4 address, IPv4-mapped IPv6 included
+ * (`::ffff:203.0.113.7` is 203.0.113.7), or an IPv6 address's /64. A /64 is the smallest network an IPv6
+ * host is given (one LAN, one customer), and a host picks addresses in it at will (privacy extensions, or
+ * all 2^64 of a routed prefix): counted one by one, a guesser would rotate past the throttle.
+ */
+function throttleKeyOf(address: string): string {
+  // Most peers are IPv4 (dotted, no colon): their key is the address as it stands, with no parsing.
+  if (!address.includes(":") || !ipaddr.isValid(address)) return address;
+  const ip = ipaddr.process(address);
+  if (ip.kind() === "ipv4") return ip.toString();
+  const network = (ip as ipaddr.IPv6).parts.slice(0, 4).concat([0, 0, 0, 0]);
+  return `${new ipaddr.IPv6(network).toString()}/64`;
+}
+
 /** Addresses tracked at once; beyond it the oldest are forgotten (a refilled bucket is no loss). */
 const maxTrackedAddresses = 100_000;
 
@@ -80,57 +97,63 @@ class Throttle implements FailedAuthenticationThrottle {
   }
 
   attempt(
-    address: string,
+    client: string,
   ): AuthenticationAttempt | ConnectError | Promise<AuthenticationAttempt | ConnectError> {
-    const tokens = this.tokensOf(address, this.clock());
+    const key = throttleKeyOf(client);
+    const tokens = this.tokensOf(key, this.clock());
     if (tokens < 1) return this.tooMany(tokens);
-    const entry = this.inFlight.get(address);
+    const entry = this.inFlight.get(key);
     if (!entry) {
-      this.inFlight.set(address, { count: 1, waiting: undefined });
-      return new Attempt(this, address);
+      this.inFlight.set(key, { count: 1, waiting: undefined });
+      return new Attempt(this, key);
     }
     if (!entry.waiting?.length && tokens - entry.count >= 1) {
       entry.count++;
-      return new Attempt(this, address);
+      return new Attempt(this, key);
     }
     // Every failure left is held by an attempt in flight, so one of them ends before this one starts;
     // behind those already waiting, unless the bucket has refilled enough for them all meanwhile.
     return new Promise((resolve) => {
       entry.waiting ??= [];
       entry.waiting.push(resolve);
-      this.admitWaiting(address, entry);
+      this.admitWaiting(key, entry);
     });
   }
 
-  refusal(address: string): ConnectError | undefined {
-    const tokens = this.tokensOf(address, this.clock());
+  refusal(client: string): ConnectError | undefined {
+    const tokens = this.tokensOf(throttleKeyOf(client), this.clock());
     return tokens < 1 ? this.tooMany(tokens) : undefined;
   }
 
-  record(address: string): void {
+  record(client: string): void {
+    this.spend(throttleKeyOf(client));
+  }
+
+  /** Takes one failure from the key's bucket. */
+  private spend(key: string): void {
     const now = this.clock();
-    const tokens = this.tokensOf(address, now);
-    this.buckets.delete(address);
-    this.buckets.set(address, { tokens: Math.max(0, tokens - 1), at: now });
+    const tokens = this.tokensOf(key, now);
+    this.buckets.delete(key);
+    this.buckets.set(key, { tokens: Math.max(0, tokens - 1), at: now });
     if (this.buckets.size > maxTrackedAddresses) {
       const oldest = this.buckets.keys().next().value as string;
       this.buckets.delete(oldest);
     }
   }
 
-  /** An attempt of the address has ended, failed or not. */
-  end(address: string, failed: boolean): void {
-    if (failed) this.record(address);
-    const entry = this.inFlight.get(address) as InFlight;
+  /** An attempt of the throttle key has ended, failed or not. */
+  end(key: string, failed: boolean): void {
+    if (failed) this.spend(key);
+    const entry = this.inFlight.get(key) as InFlight;
     entry.count--;
-    this.admitWaiting(address, entry);
+    this.admitWaiting(key, entry);
   }
 
   /** The waiting attempts that the failures left make room for start; all are refused once none is left. */
-  private admitWaiting(address: string, entry: InFlight): void {
+  private admitWaiting(key: string, entry: InFlight): void {
     const waiting = entry.waiting;
     while (waiting && waiting.length > 0) {
-      const tokens = this.tokensOf(address, this.clock());
+      const tokens = this.tokensOf(key, this.clock());
       if (tokens < 1) {
         for (const waiter of waiting.splice(0)) waiter(this.tooMany(tokens));
         break;
@@ -138,13 +161,13 @@ class Throttle implements FailedAuthenticationThrottle {
       if (tokens - entry.count < 1) break;
       const next = waiting.shift() as (admission: AuthenticationAttempt) => void;
       entry.count++;
-      next(new Attempt(this, address));
+      next(new Attempt(this, key));
     }
-    if (entry.count === 0 && !waiting?.length) this.inFlight.delete(address);
+    if (entry.count === 0 && !waiting?.length) this.inFlight.delete(key);
   }
 
-  private tokensOf(address: string, now: number): number {
-    const bucket = this.buckets.get(address);
+  private tokensOf(key: string, now: number): number {
+    const bucket = this.buckets.get(key);
     return bucket
       ? Math.min(this.perMinute, bucket.tokens + Math.max(0, now - bucket.at) * this.refillPerMs)
       : this.perMinute;
@@ -153,7 +176,7 @@ class Throttle implements FailedAuthenticationThrottle {
   private tooMany(tokens: number): ConnectError {
     const retryAfter = Math.max(1, Math.ceil((1 - tokens) / this.refillPerMs / 1000));
     return new TooManyFailedAuthentications(
-      `too many failed authentications from this address: at most ${this.perMinute} a minute; retry after ${retryAfter} s`,
+      `too many failed authentications from this address (for IPv6, from its /64 network): at most ${this.perMinute} a minute; retry after ${retryAfter} s`,
       Code.ResourceExhausted,
       new Headers({ "Retry-After": String(retryAfter) }),
     );
@@ -165,7 +188,7 @@ class Attempt implements AuthenticationAttempt {
 
   constructor(
     private readonly throttle: Throttle,
-    private readonly address: string,
+    private readonly key: string,
   ) {}
 
   failed(): void {
@@ -179,6 +202,6 @@ class Attempt implements AuthenticationAttempt {
   private end(failed: boolean): void {
     if (!this.open) return;
     this.open = false;
-    this.throttle.end(this.address, failed);
+    this.throttle.end(this.key, failed);
   }
 }
