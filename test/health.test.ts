@@ -13,41 +13,51 @@ import { untilTrue } from "./support/until.js";
 /**
  * Issue 16: the probes a load balancer asks `flowlog serve`, without a key. /healthz: the process is
  * alive. /readyz: it can serve now, i.e. its store and Temporal answer; otherwise 503 naming what failed.
+ * D46: /readyz and /metrics are the operators' own: on the API port they answer the operator token or a
+ * trusted proxy asking for itself, on the probe port anyone who can reach it (loopback by default).
  */
+
+const operatorToken = "operator-token-for-the-probe-tests";
+/** The address a test request comes from, trusted as a proxy by `behindProxy`. */
+const loopback = "127.0.0.1";
 
 let connected: ServeProcess;
 let cutOff: ServeProcess;
+let behindProxy: ServeProcess;
 
 beforeAll(async () => {
-  [connected, cutOff] = await Promise.all([
-    startServeProcess(),
+  [connected, cutOff, behindProxy] = await Promise.all([
+    startServeProcess({ FLOWLOG_OPERATOR_TOKEN: operatorToken }),
     // A Temporal address nothing listens on: the API still serves logs, but is not ready to run workflows.
     startServeProcess({ TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` }),
+    startServeProcess({ FLOWLOG_TRUSTED_PROXIES: loopback }),
   ]);
 });
-afterAll(() => Promise.all([connected?.stop(), cutOff?.stop()]));
+afterAll(() => Promise.all([connected?.stop(), cutOff?.stop(), behindProxy?.stop()]));
 
-const probe = async (server: ServeProcess, path: string) => {
-  const response = await fetch(`${server.url}${path}`);
+const probe = async (base: string, path: string, headers: Record<string, string> = {}) => {
+  const response = await fetch(`${base}${path}`, { headers });
+  const text = await response.text();
   return {
     status: response.status,
-    body: (await response.json()) as unknown,
+    body: response.headers.get("content-type")?.includes("json") ? (JSON.parse(text) as unknown) : text,
     cache: response.headers.get("cache-control"),
   };
 };
 
 describe("health and readiness probes (issue 16)", () => {
-  it("/healthz answers 200 without a key, whatever the dependencies", async () => {
-    expect(await probe(connected, "/healthz")).toEqual({
-      status: 200,
-      body: { status: "ok" },
-      cache: "no-store",
-    });
-    expect((await probe(cutOff, "/healthz")).status).toBe(200);
+  it("/healthz answers 200 without a key on every port, whatever the dependencies", async () => {
+    for (const base of [connected.url, connected.probeUrl, cutOff.url]) {
+      expect(await probe(base, "/healthz"), base).toEqual({
+        status: 200,
+        body: { status: "ok" },
+        cache: "no-store",
+      });
+    }
   });
 
   it("/readyz answers 200 when the store and Temporal answer", async () => {
-    expect(await probe(connected, "/readyz")).toEqual({
+    expect(await probe(connected.probeUrl, "/readyz")).toEqual({
       status: 200,
       body: { status: "ready" },
       cache: "no-store",
@@ -55,12 +65,57 @@ describe("health and readiness probes (issue 16)", () => {
   });
 
   it("/readyz answers 503 naming Temporal when it cannot be reached, and nothing of its address", async () => {
-    const answer = await probe(cutOff, "/readyz");
+    const answer = await probe(cutOff.probeUrl, "/readyz");
     expect(answer).toEqual({
       status: 503,
       body: { status: "unready", failed: ["temporal"] },
       cache: "no-store",
     });
+  });
+});
+
+describe("operator surfaces on the public port (D46)", () => {
+  it("the probe port listens on loopback only by default", () => {
+    expect(new URL(connected.probeUrl).hostname).toBe("127.0.0.1");
+  });
+
+  it("refuses /readyz and /metrics to a stranger with 401 naming what they answer, and shows no figure", async () => {
+    for (const path of ["/readyz", "/metrics"]) {
+      for (const headers of [
+        {},
+        { authorization: "Bearer not-the-operator-token" },
+        { "x-api-key": "flk_x" },
+      ]) {
+        const answer = await probe(connected.url, path, headers);
+        expect(answer.status, `${path} ${JSON.stringify(headers)}`).toBe(401);
+        expect(JSON.stringify(answer.body)).toContain("operator token");
+        expect(JSON.stringify(answer.body)).not.toContain("flowlog_");
+      }
+    }
+  });
+
+  it("answers /readyz and /metrics to the operator token", async () => {
+    const headers = { authorization: `Bearer ${operatorToken}` };
+    expect((await probe(connected.url, "/readyz", headers)).body).toEqual({ status: "ready" });
+    const metrics = await probe(connected.url, "/metrics", headers);
+    expect(metrics.status).toBe(200);
+    expect(metrics.body).toContain("flowlog_http_requests_total");
+  });
+
+  it("answers a trusted proxy asking for itself, and refuses a stranger it forwards", async () => {
+    expect((await probe(behindProxy.url, "/readyz")).status).toBe(200);
+    expect((await probe(behindProxy.url, "/metrics")).status).toBe(200);
+    const forwarded = { "x-forwarded-for": "203.0.113.7" };
+    expect((await probe(behindProxy.url, "/readyz", forwarded)).status).toBe(401);
+    expect((await probe(behindProxy.url, "/metrics", forwarded)).status).toBe(401);
+  });
+
+  it("a flood of probes is answered, and the API port keeps answering", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 300 }, () => probe(cutOff.probeUrl, "/readyz").then((answer) => answer.status)),
+    );
+    expect(new Set(answers)).toEqual(new Set([503]));
+    expect((await probe(cutOff.url, "/healthz")).status).toBe(200);
   });
 });
 

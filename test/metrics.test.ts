@@ -51,14 +51,14 @@ const scrape = async (url: string) => {
 
 describe("flowlog serve's /metrics (issue 16)", () => {
   it("shows the process's own figures, labelled with its component", async () => {
-    const text = await scrape(serve.url);
+    const text = await scrape(serve.probeUrl);
     expect(sample(text, "flowlog_process_cpu_seconds_total", { component: "serve" })).toBeGreaterThan(0);
     expect(sample(text, "flowlog_process_resident_memory_bytes", { component: "serve" })).toBeGreaterThan(0);
     expect(text).toContain("flowlog_nodejs_eventloop_lag_seconds");
   });
 
   it("counts requests by protocol and status, and never labels a path, an id or a key", async () => {
-    const before = await scrape(serve.url);
+    const before = await scrape(serve.probeUrl);
     const secretId = "log_metrics_probe_6f1c0a";
     const answers = await Promise.all([
       fetch(`${serve.url}/api/v1/logs/${secretId}`, { headers: { "x-api-key": "flk_not_a_real_key_0000" } }),
@@ -70,7 +70,7 @@ describe("flowlog serve's /metrics (issue 16)", () => {
       }),
     ]);
     expect(answers.map((a) => a.status)).toEqual([401, 401, 401]);
-    const after = await scrape(serve.url);
+    const after = await scrape(serve.probeUrl);
     const count = (text: string, protocol: string) =>
       sample(text, "flowlog_http_requests_total", { protocol, status: "401" });
     expect(count(after, "rest") - count(before, "rest")).toBe(2);
@@ -94,7 +94,7 @@ describe("flowlog serve counts RPCs, refusals and store calls (issue 16)", () =>
       },
     );
     const account = JSON.parse(stdout) as { key: string; workspace: { id: string } };
-    const before = await scrape(serve.url);
+    const before = await scrape(serve.probeUrl);
     const list = (protocol: "rest" | "connect") =>
       protocol === "rest"
         ? fetch(`${serve.url}/api/v1/logs?workspaceId=${account.workspace.id}`, {
@@ -111,7 +111,7 @@ describe("flowlog serve counts RPCs, refusals and store calls (issue 16)", () =>
       (await list("rest")).status,
     ];
     expect(statuses).toEqual([200, 200, 429]);
-    const after = await scrape(serve.url);
+    const after = await scrape(serve.probeUrl);
     const grew = (name: string, labels: Record<string, string>) =>
       sample(after, name, labels) - sample(before, name, labels);
     const procedure = "flowlog.logs.v1.LogsService/ListLogs";
@@ -129,14 +129,14 @@ describe("flowlog serve counts RPCs, refusals and store calls (issue 16)", () =>
   });
 
   it("counts the failed-authentication throttle's refusals, at admission and around a webhook's call (D26)", async () => {
-    const before = await scrape(serve.url);
+    const before = await scrape(serve.probeUrl);
     // 30 guesses of a webhook token at once: 20 are tried, 10 wait for them and are refused in the call.
     const guess = { ":method": "POST", ":path": "/api/v1/webhooks/wf_x/whk_guess", body: "{}" };
     const statuses = await h2Requests(serve.url, "127.0.0.95", 30, guess);
     expect(statuses.filter((status) => status === 429)).toHaveLength(10);
     // The next is refused at admission, before its body is read.
     expect(await h2Requests(serve.url, "127.0.0.95", 1, guess)).toEqual([429]);
-    const after = await scrape(serve.url);
+    const after = await scrape(serve.probeUrl);
     const grew =
       sample(after, "flowlog_rate_limit_refusals_total", { limit: "failed_authentications" }) -
       sample(before, "flowlog_rate_limit_refusals_total", { limit: "failed_authentications" });

@@ -161,7 +161,7 @@ describe("flowlog serve processes sharing one PostgreSQL database (issue 15, D32
       // Neither the database's address nor its password is shown to a client.
       expect(body).not.toContain("127.0.0.1");
       expect(body).not.toContain("postgres://");
-      const ready = await fetch(`${server.url}/readyz`);
+      const ready = await fetch(`${server.probeUrl}/readyz`);
       expect(ready.status).toBe(503);
       expect(await ready.json()).toMatchObject({
         status: "unready",
@@ -171,6 +171,6 @@ describe("flowlog serve processes sharing one PostgreSQL database (issue 15, D32
       await postgres.resume();
     }
     await expect.poll(async () => (await logsOf(server, account)).status, { timeout: 20_000 }).toBe(200);
-    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    expect((await fetch(`${server.probeUrl}/readyz`)).status).toBe(200);
   });
 });

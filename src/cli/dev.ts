@@ -8,6 +8,7 @@ import { lazyTemporalClient } from "../temporal/client.js";
 import { ensureTemporal } from "../temporal/dev/ensure-temporal.js";
 import { FLOWLOG_TASK_QUEUE } from "../temporal/task-queue.js";
 import { createFlowlogWorker } from "../temporal/worker.js";
+import { apiReadiness, startApiProbes } from "./probes.js";
 import { untilStopSignal } from "./signals.js";
 
 /**
@@ -51,8 +52,10 @@ export async function runDev(config: Config): Promise<void> {
     const client = lazyTemporalClient(temporal.address, config.temporalNamespace, [
       metrics.temporalInterceptor(),
     ]);
+    const readiness = apiReadiness(store, client);
     const api = await startApiServer(withTemporal, {
       ...createApi({ config, store, temporal: { client } }),
+      readiness,
       metrics,
     });
     stops.push(() => api.close());
@@ -60,6 +63,8 @@ export async function runDev(config: Config): Promise<void> {
     console.log(`  Console:          ${api.url}/   (sign in with a key and workspace from bootstrap)`);
     console.log(`  OpenAPI document: ${api.url}/api/v1/openapi.json`);
     console.log("  Get an API key:   npm run flowlog -- bootstrap   (prints a user, a workspace and a key)");
+    const probes = await startApiProbes(config, readiness, metrics);
+    if (probes) stops.push(() => probes.close());
 
     const worker = await createFlowlogWorker({
       address: temporal.address,

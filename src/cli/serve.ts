@@ -4,6 +4,7 @@ import { createApi } from "../server/api.js";
 import { startApiServer } from "../server/api-server.js";
 import { openConfiguredStore } from "../store/open-store.js";
 import { lazyTemporalClient } from "../temporal/client.js";
+import { apiReadiness, startApiProbes } from "./probes.js";
 import { untilStopSignal } from "./signals.js";
 
 /** `flowlog serve` (D3): the API server alone, until SIGINT or SIGTERM. */
@@ -13,10 +14,7 @@ export async function runServe(config: Config): Promise<void> {
   const client = lazyTemporalClient(config.temporalAddress ?? "localhost:7233", config.temporalNamespace, [
     metrics.temporalInterceptor(),
   ]);
-  const readiness = [
-    { name: "store", check: () => store.ping() },
-    { name: "temporal", check: async () => void (await client.workflowService.getSystemInfo({})) },
-  ];
+  const readiness = apiReadiness(store, client);
   const api = await startApiServer(config, {
     ...createApi({ config, store, temporal: { client } }),
     readiness,
@@ -25,7 +23,9 @@ export async function runServe(config: Config): Promise<void> {
   console.log(
     `flowlog API at ${api.url} (gRPC, gRPC-Web, Connect and REST; OpenAPI at ${api.url}/api/v1/openapi.json)`,
   );
+  const probes = await startApiProbes(config, readiness, metrics);
   await untilStopSignal();
+  await probes?.close();
   await api.close();
   await store.close();
 }

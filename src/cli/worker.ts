@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Config } from "../config/config.js";
 import { logger } from "../logging/logger.js";
 import { ProcessMetrics } from "../logging/metrics.js";
+import { Readiness } from "../server/health.js";
 import { startProbeServer } from "../server/probe-server.js";
 import { openConfiguredStore } from "../store/open-store.js";
 import type { Store } from "../store/store.js";
@@ -32,8 +33,10 @@ export async function runWorker(config: Config): Promise<void> {
   let worker: FlowlogWorker | undefined;
   const probes = await startProbeServer({
     port: config.workerPort,
+    host: config.probeHost,
+    variable: "FLOWLOG_WORKER_PORT",
     metrics,
-    readiness: [
+    readiness: new Readiness([
       { name: "store", check: () => store.ping() },
       // Polling its task queues: not while it connects, drains or has failed.
       {
@@ -43,7 +46,7 @@ export async function runWorker(config: Config): Promise<void> {
           if (state !== "RUNNING") throw new Error(`the worker is ${state}`);
         },
       },
-    ],
+    ]),
   });
   console.log(`flowlog worker probes and metrics at ${probes.url} (/healthz, /readyz, /metrics)`);
   const stop = new AbortController();

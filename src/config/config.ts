@@ -13,7 +13,11 @@ import {
   type ConnectionLimits,
   type ConnectionLimitsOverride,
   connectionLimitsOverride,
+  type DatabasePool,
+  type DatabasePoolOverride,
+  databasePoolOverride,
   defaultConnectionLimits,
+  defaultDatabasePool,
   defaultQuotas,
   type Quotas,
   type QuotasOverride,
@@ -27,8 +31,17 @@ import {
  */
 export interface Config {
   port: number;
+  /** D46: the address the API (and `flowlog worker`'s probes) listen on; unset, every interface. */
+  host: string | undefined;
   /** Issue 16: the port of `flowlog worker`'s probes and metrics. */
   workerPort: number;
+  /**
+   * D46: a port of the API process's own for /healthz, /readyz and /metrics, open to whoever reaches it,
+   * as `flowlog worker`'s is; unset, none (the API port answers them to the operator token or a trusted proxy).
+   */
+  probePort: number | undefined;
+  /** D46: the address both processes' probe ports listen on: loopback unless an orchestrator needs more. */
+  probeHost: string;
   dataDir: string;
   /**
    * D32: a postgres:// URL selects the PostgreSQL store; unset, the SQLite file in dataDir. Checked when
@@ -63,6 +76,8 @@ export interface Config {
   quotas: Quotas;
   /** Connection timeouts and the connection cap: D27's defaults, FLOWLOG_CONNECTIONS over them. */
   connections: ConnectionLimits;
+  /** PostgreSQL's two pools (D46): their defaults, FLOWLOG_DATABASE_POOL over them. */
+  databasePool: DatabasePool;
   /** When a failing webhook or chat endpoint is disabled (D35): its defaults, FLOWLOG_AUTO_DISABLE over them. */
   autoDisable: AutoDisablePolicy;
 }
@@ -120,20 +135,24 @@ const autoDisableOverride = jsonText.pipe(
     }),
 );
 
+const portNumber = z.coerce
+  .number({ error: "must be a port number" })
+  .int("must be a port number")
+  .min(0, "must be from 0 to 65535")
+  .max(65535, "must be from 0 to 65535");
+
+/** A listening address: an IP address (`::` and `0.0.0.0` are every interface) or a host name. */
+const listenAddress = z
+  .string()
+  .regex(/^[0-9A-Za-z.:-]+$/, "must be an IP address or a host name, e.g. 127.0.0.1");
+
 const envSchema = z.object({
-  PORT: z.coerce
-    .number({ error: "must be a port number" })
-    .int("must be a port number")
-    .min(0, "must be from 0 to 65535")
-    .max(65535, "must be from 0 to 65535")
-    .default(8080),
+  PORT: portNumber.default(8080),
+  HOST: optionalString.pipe(listenAddress.optional()),
   // Issue 16: where `flowlog worker` answers /healthz, /readyz and /metrics; 0 picks a free port.
-  FLOWLOG_WORKER_PORT: z.coerce
-    .number({ error: "must be a port number" })
-    .int("must be a port number")
-    .min(0, "must be from 0 to 65535")
-    .max(65535, "must be from 0 to 65535")
-    .default(8081),
+  FLOWLOG_WORKER_PORT: portNumber.default(8081),
+  FLOWLOG_PROBE_PORT: z.preprocess((value) => (value === "" ? undefined : value), portNumber.optional()),
+  FLOWLOG_PROBE_HOST: listenAddress.default("127.0.0.1"),
   FLOWLOG_DATA_DIR: z.string().min(1, "must not be empty").default("./data"),
   FLOWLOG_DATABASE_URL: optionalString,
   FLOWLOG_PUBLIC_BASE_URL: httpUrl.optional(),
@@ -174,6 +193,7 @@ const envSchema = z.object({
   FLOWLOG_PLAN_LIMITS: optionalString.pipe(planLimitsOverride.optional()),
   FLOWLOG_QUOTAS: optionalString.pipe(jsonText.pipe(quotasOverride).optional()),
   FLOWLOG_CONNECTIONS: optionalString.pipe(jsonText.pipe(connectionLimitsOverride).optional()),
+  FLOWLOG_DATABASE_POOL: optionalString.pipe(jsonText.pipe(databasePoolOverride).optional()),
   FLOWLOG_AUTO_DISABLE: optionalString.pipe(autoDisableOverride.optional()),
 });
 
@@ -195,7 +215,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data;
   return {
     port: e.PORT,
+    host: e.HOST,
     workerPort: e.FLOWLOG_WORKER_PORT,
+    probePort: e.FLOWLOG_PROBE_PORT,
+    probeHost: e.FLOWLOG_PROBE_HOST,
     dataDir: path.resolve(e.FLOWLOG_DATA_DIR),
     databaseUrl: e.FLOWLOG_DATABASE_URL,
     publicBaseUrl: (e.FLOWLOG_PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
@@ -215,6 +238,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     connections: withOverride(
       defaultConnectionLimits,
       e.FLOWLOG_CONNECTIONS as ConnectionLimitsOverride | undefined,
+    ),
+    databasePool: withOverride(
+      defaultDatabasePool,
+      e.FLOWLOG_DATABASE_POOL as DatabasePoolOverride | undefined,
     ),
     autoDisable: autoDisablePolicyOf(e.FLOWLOG_AUTO_DISABLE ?? defaultAutoDisableSettings),
   };

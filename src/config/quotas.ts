@@ -77,6 +77,21 @@ export interface Quotas {
   failedAuthenticationsPerMinute: number;
   /** How long a sync execution's caller waits before a 504 with the executionId (the run goes on). */
   syncExecutionDeadlineMs: number;
+  /**
+   * D46: what one tenant's reads may take of a process, so that no tenant can starve the others: every
+   * store read that grows with a tenant's data runs under a time limit, and the log stats, the heaviest,
+   * under a cap of calls at once, per user and per process, timed from when they start.
+   */
+  reads: {
+    /** A list read's time limit (PostgreSQL's statement_timeout); past it, 504 naming what to narrow. */
+    statementTimeoutMs: number;
+    /** A stats call's time limit, on either store. */
+    statsTimeoutMs: number;
+    /** Stats calls one user may have running at once; the next is refused with 429 and Retry-After. */
+    statsPerUser: number;
+    /** Stats calls one process runs at once, all users together; the next is refused likewise. */
+    statsPerProcess: number;
+  };
 }
 
 export interface ConnectionLimits {
@@ -120,7 +135,22 @@ export const defaultQuotas: Quotas = {
   worker: { attemptSlots: 90, busyWorkspaceSlots: 80 },
   failedAuthenticationsPerMinute: 20,
   syncExecutionDeadlineMs: 5 * 60_000,
+  reads: { statementTimeoutMs: 10_000, statsTimeoutMs: 30_000, statsPerUser: 2, statsPerProcess: 4 },
 };
+
+/**
+ * D46: the PostgreSQL connections one process keeps, in two pools so that one tenant's slow reads cannot
+ * take the connections every other request needs: lists and stats (the reads that grow with a tenant's
+ * data) have their own, and authentication, token buckets, single entries and every write keep theirs.
+ */
+export interface DatabasePool {
+  /** Connections for everything but lists and stats (pg's default pool size). */
+  connections: number;
+  /** Connections for lists and stats; a read waiting for one past 10 s is answered 503. */
+  tenantReadConnections: number;
+}
+
+export const defaultDatabasePool: DatabasePool = { connections: 10, tenantReadConnections: 6 };
 
 export const defaultConnectionLimits: ConnectionLimits = {
   headersTimeoutMs: 10_000,
@@ -164,5 +194,7 @@ export const connectionLimitsOverride = overrideSchema(
   defaultConnectionLimits as unknown as Table,
   "connection limit",
 );
+export const databasePoolOverride = overrideSchema(defaultDatabasePool as unknown as Table, "pool setting");
 export type QuotasOverride = DeepPartial<Quotas>;
+export type DatabasePoolOverride = DeepPartial<DatabasePool>;
 export type ConnectionLimitsOverride = DeepPartial<ConnectionLimits>;

@@ -1,4 +1,4 @@
-import type { AddressInfo, Socket } from "node:net";
+import type { Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Config } from "../config/config.js";
@@ -20,11 +20,12 @@ import { requestBase, requestUrl } from "../util/request-url.js";
 import { type ApiImplementations, apiServices, registerApiServices } from "./api-services.js";
 import { type ConsoleSettings, loadConsoleAssets } from "./console-assets.js";
 import { type FrontDoor, openDoor } from "./front-door.js";
-import { createHealthRoutes, type ReadinessCheck } from "./health.js";
-import { listenOn } from "./listen.js";
+import { createHealthRoutes, Readiness } from "./health.js";
+import { listeningUrl, listenOn } from "./listen.js";
 import { observedFrontDoor } from "./observed-front-door.js";
 import { createOnePortServer } from "./one-port.js";
 import { loadOpenApiDocument } from "./openapi-document.js";
+import { operatorSurfaceGuard } from "./operator-surfaces.js";
 import { registerReflection } from "./reflection.js";
 import { clientAddressResolver, createRpcHandler } from "./rpc-handler.js";
 
@@ -41,13 +42,11 @@ export interface ApiServer {
  * paths; anything else falls through to the gateway, then to the OpenAPI document.
  */
 export interface ApiServerOptions {
-  /** Interface to bind; all interfaces when unset. */
-  host?: string;
   implementations?: ApiImplementations;
   /** Authentication and the API rate limit, checked from the headers before a body is read (D28). */
   frontDoor?: FrontDoor;
   /** What `/readyz` checks (issue 16): the store and Temporal for `flowlog serve`; none means ready. */
-  readiness?: readonly ReadinessCheck[];
+  readiness?: Readiness;
   /** The process's Prometheus metrics (issue 16): `/metrics` answers them, and every request is counted. */
   metrics?: ProcessMetrics;
 }
@@ -57,7 +56,12 @@ const defaultDrainMs = 10_000;
 
 export async function startApiServer(
   config: Pick<Config, "port"> &
-    Partial<Pick<Config, "quotas" | "connections" | "compressMinBytes" | "trustedProxies">> &
+    Partial<
+      Pick<
+        Config,
+        "host" | "quotas" | "connections" | "compressMinBytes" | "trustedProxies" | "operatorToken"
+      >
+    > &
     ConsoleSettings,
   options: ApiServerOptions = {},
 ): Promise<ApiServer> {
@@ -66,7 +70,8 @@ export async function startApiServer(
   const frontDoor = options.metrics ? observedFrontDoor(door, options.metrics) : door;
   const quotas = config.quotas ?? defaultQuotas;
   const compressMinBytes = config.compressMinBytes ?? defaultCompressMinBytes;
-  const clientAddress = clientAddressResolver(trustedProxies(config.trustedProxies ?? []));
+  const isTrustedProxy = trustedProxies(config.trustedProxies ?? []);
+  const clientAddress = clientAddressResolver(isTrustedProxy);
 
   const rpc = createRpcHandler({
     frontDoor,
@@ -88,11 +93,21 @@ export async function startApiServer(
     clientAddress,
   });
 
-  const health = createHealthRoutes(options.readiness ?? []);
+  const health = createHealthRoutes(options.readiness ?? new Readiness([]));
+  const operatorOnly = operatorSurfaceGuard({
+    operatorToken: config.operatorToken,
+    clientAddress,
+    isTrustedProxy,
+  });
   const consoleAssets = loadConsoleAssets(compressMinBytes, config);
 
   async function fallback(req: NodeRequest, res: NodeResponse): Promise<void> {
     const url = requestUrl(req);
+    const refusal = operatorOnly(req, url.pathname);
+    if (refusal) {
+      writeProblem(res, refusal);
+      return;
+    }
     if (
       (await health(req, res, url)) ||
       (await options.metrics?.answer(req, res, url)) ||
@@ -134,12 +149,10 @@ export async function startApiServer(
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   });
-  await listenOn(server, { port: config.port, host: options.host, variable: "PORT" });
-  const port = (server.address() as AddressInfo).port;
+  await listenOn(server, { port: config.port, host: config.host, variable: "PORT" });
 
   return {
-    url: `http://localhost:${port}`,
-    port,
+    ...listeningUrl(server),
     async close(drainMs = defaultDrainMs) {
       // Issue 16: no new connection, the requests in flight answered (a load balancer has already sent
       // new ones to another replica), then the connections, kept alive or HTTP/2, closed.

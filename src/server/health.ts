@@ -10,14 +10,47 @@ export interface ReadinessCheck {
 /** A check that has not answered in this time counts as failed: a load balancer's probe must not hang. */
 const checkTimeoutMs = 2_000;
 
+/** D46: how long one verdict answers every probe, so that a flood of probes costs one look a second. */
+const verdictLifetimeMs = 1_000;
+
 /**
- * Issue 16: the probes of an operator's load balancer or orchestrator, unauthenticated and outside the
- * API's rate limits. `/healthz` says the process is alive (it answers at all); `/readyz` says it can serve
- * now, running every check at once (the store and Temporal for `flowlog serve`) and answering 503 naming
- * the ones that failed, so nginx or Kubernetes stops sending it requests until they pass. No check's
- * error text is shown: it may name hosts or users.
+ * Whether the process can serve now: every check run at once, and the verdict shared (D46). Probes that
+ * arrive while the checks run wait for that same run; a verdict is reused for a second after it is known,
+ * so however many probes arrive, the store and Temporal are asked at most once a second.
  */
-export function createHealthRoutes(checks: readonly ReadinessCheck[]) {
+export class Readiness {
+  private verdict: Promise<string[]> | undefined;
+  private knownAt = 0;
+
+  constructor(
+    private readonly checks: readonly ReadinessCheck[],
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** The names of the checks that failed; none means ready. */
+  failed(): Promise<string[]> {
+    if (this.verdict && (this.knownAt === 0 || this.clock() - this.knownAt < verdictLifetimeMs)) {
+      return this.verdict;
+    }
+    this.knownAt = 0;
+    const verdict = Promise.all(
+      this.checks.map(async ({ name, check }) => ((await passes(check)) ? [] : [name])),
+    ).then((names) => names.flat());
+    this.verdict = verdict;
+    void verdict.then(() => {
+      if (this.verdict === verdict) this.knownAt = this.clock();
+    });
+    return verdict;
+  }
+}
+
+/**
+ * Issue 16: the probes of an operator's load balancer or orchestrator, outside the API's rate limits.
+ * `/healthz` says the process is alive (it answers at all); `/readyz` says it can serve now (Readiness)
+ * and answers 503 naming the checks that failed, so nginx or Kubernetes stops sending it requests until
+ * they pass. No check's error text is shown: it may name hosts or users.
+ */
+export function createHealthRoutes(readiness: Readiness) {
   return async (req: NodeRequest, res: NodeResponse, url = requestUrl(req)): Promise<boolean> => {
     if (req.method !== "GET" && req.method !== "HEAD") return false;
     const path = url.pathname;
@@ -26,9 +59,7 @@ export function createHealthRoutes(checks: readonly ReadinessCheck[]) {
       return true;
     }
     if (path !== "/readyz") return false;
-    const failed = (
-      await Promise.all(checks.map(async ({ name, check }) => ((await passes(check)) ? [] : [name])))
-    ).flat();
+    const failed = await readiness.failed();
     answer(
       res,
       failed.length === 0 ? 200 : 503,

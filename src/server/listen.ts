@@ -1,4 +1,4 @@
-import type { Server } from "node:net";
+import type { AddressInfo, Server } from "node:net";
 import { ConfigError } from "../config/config.js";
 
 /**
@@ -21,4 +21,15 @@ export function listenOn(
     });
     server.listen(where.port, where.host, () => resolve());
   });
+}
+
+/**
+ * The URL a client on this machine reaches a listening `server` at: `localhost` when it listens on every
+ * interface, else the address it is bound to (HOST, D46), which `localhost` may not resolve to.
+ */
+export function listeningUrl(server: Server): { url: string; port: number } {
+  const { address, port } = server.address() as AddressInfo;
+  const everywhere = address === "::" || address === "0.0.0.0";
+  const host = everywhere ? "localhost" : address.includes(":") ? `[${address}]` : address;
+  return { url: `http://${host}:${port}`, port };
 }

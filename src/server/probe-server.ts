@@ -1,8 +1,7 @@
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import type { ProcessMetrics } from "../logging/metrics.js";
-import { createHealthRoutes, type ReadinessCheck } from "./health.js";
-import { listenOn } from "./listen.js";
+import { createHealthRoutes, type Readiness } from "./health.js";
+import { listeningUrl, listenOn } from "./listen.js";
 
 export interface ProbeServer {
   url: string;
@@ -10,15 +9,19 @@ export interface ProbeServer {
 }
 
 /**
- * Issue 16 (D32): `/healthz`, `/readyz` and `/metrics` for a process without an API port, `flowlog
- * worker`, so an orchestrator can probe it and Prometheus scrape it like `flowlog serve`. Nothing else
- * is served; every other path is 404.
+ * Issue 16 (D32, D46): `/healthz`, `/readyz` and `/metrics` on a port of their own, open to whoever
+ * reaches it, so an orchestrator can probe a process and Prometheus scrape it: `flowlog worker`'s only
+ * port, and `flowlog serve`'s FLOWLOG_PROBE_PORT. It listens on loopback unless FLOWLOG_PROBE_HOST says
+ * otherwise. Nothing else is served; every other path is 404.
  */
 export async function startProbeServer(options: {
   port: number;
-  host?: string;
-  readiness: readonly ReadinessCheck[];
+  host: string;
+  /** The process's readiness, shared with its API port's `/readyz` where it has one. */
+  readiness: Readiness;
   metrics: ProcessMetrics;
+  /** The variable that sets the port, named when it is taken. */
+  variable: string;
 }): Promise<ProbeServer> {
   const health = createHealthRoutes(options.readiness);
   const server = http.createServer(
@@ -28,10 +31,9 @@ export async function startProbeServer(options: {
       res.end('{"error":"not found"}');
     }),
   );
-  await listenOn(server, { port: options.port, host: options.host, variable: "FLOWLOG_WORKER_PORT" });
-  const { port } = server.address() as AddressInfo;
+  await listenOn(server, { port: options.port, host: options.host, variable: options.variable });
   return {
-    url: `http://localhost:${port}`,
+    url: listeningUrl(server).url,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -45,9 +45,8 @@ beforeAll(async () => {
   flowlog = await startFlowlog({ taskQueue });
   temporal = lazyTemporalClient(temporalServer.address, temporalServer.namespace);
   linked = await startApiServer(
-    { port: 0, temporalUiUrl, temporalNamespace: temporalServer.namespace },
+    { port: 0, host: "127.0.0.1", temporalUiUrl, temporalNamespace: temporalServer.namespace },
     {
-      host: "127.0.0.1",
       ...createApi({
         config: { operatorToken, publicBaseUrl: "http://flowlog.test", planLimits: defaultPlanLimits },
         store: flowlog.store,
@@ -153,10 +152,12 @@ describe("FLOWLOG_TEMPORAL_UI_URL: the page learns where the Temporal Web UI is 
   });
 
   it("is written into index.html as an execution link template, HTML-escaped, under the same strict policy", async () => {
-    const server = await startApiServer(
-      { port: 0, temporalUiUrl: `http://temporal.test/a&b'"<c>`, temporalNamespace: "team one" },
-      { host: "127.0.0.1" },
-    );
+    const server = await startApiServer({
+      port: 0,
+      host: "127.0.0.1",
+      temporalUiUrl: `http://temporal.test/a&b'"<c>`,
+      temporalNamespace: "team one",
+    });
     try {
       const response = await fetch(`${server.url}/`, { headers: { "accept-encoding": "br, gzip" } });
       const html = await response.text();

@@ -10,7 +10,7 @@ import { type ApiServer, type ApiServerOptions, startApiServer } from "../../src
 
 /** The API server on a random loopback port, as tests use it. */
 export function startTestApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
-  return startApiServer({ port: 0 }, { host: "127.0.0.1", ...options });
+  return startApiServer({ port: 0, host: "127.0.0.1" }, options);
 }
 
 /** Every RPC protocol the port speaks, each through a real connect-node transport over a socket. */

@@ -10,6 +10,8 @@ const repoRoot = path.resolve(import.meta.dirname, "../..");
 /** `flowlog serve` as its own process, as an operator runs it, so its memory can be read from /proc. */
 export interface ServeProcess {
   url: string;
+  /** Its probe port (FLOWLOG_PROBE_PORT, D46): /healthz, /readyz and /metrics without credentials. */
+  probeUrl: string;
   pid: number;
   dataDir: string;
   /** Resets the process's peak resident size (Linux clear_refs), so the next peak is what follows. */
@@ -34,6 +36,7 @@ export async function startServeProcess(
       env: {
         ...process.env,
         PORT: "0",
+        FLOWLOG_PROBE_PORT: "0",
         FLOWLOG_DATA_DIR: dataDir,
         FLOWLOG_LOG_LEVEL: "warn",
         TEMPORAL_ADDRESS: inject("temporalAddress"),
@@ -52,17 +55,20 @@ export async function startServeProcess(
   });
   const exited = once(child, "exit");
   const listening = () => /flowlog API at (http:\/\/\S+) /.exec(output);
-  while (!listening()) {
+  const probing = () => /Probes and metrics: (http:\/\/\S+) /.exec(output);
+  while (!listening() || !probing()) {
     if (child.exitCode !== null) throw new Error(`flowlog serve exited: ${errors}`);
     await Promise.race([once(child.stdout, "data"), exited]);
   }
   const url = listening()?.[1] as string;
+  const probeUrl = probing()?.[1] as string;
   const pid = child.pid as number;
   const status = () => readFileSync(`/proc/${pid}/status`, "utf8");
   const kib = (field: string) =>
     Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status())?.[1]) * 1024;
   return {
     url,
+    probeUrl,
     pid,
     dataDir,
     resetPeakMemory: () => writeFileSync(`/proc/${pid}/clear_refs`, "5"),

@@ -20,6 +20,15 @@ export function checkOperatorToken(authorization: string | null, configured: str
   }
 }
 
+/** Whether `authorization` carries the configured operator token; never, while none is configured. */
+export function isOperatorToken(
+  authorization: string | null | undefined,
+  configured: string | undefined,
+): boolean {
+  const presented = bearerToken(authorization ?? null);
+  return configured !== undefined && presented !== undefined && sameSecret(presented, configured);
+}
+
 function bearerToken(authorization: string | null): string | undefined {
   return /^Bearer +(\S+) *$/i.exec(authorization ?? "")?.[1];
 }
