@@ -40,6 +40,10 @@ const flowlog = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
     );
   });
 
+/** `flowlog migrate-data` into `url`, named as the README says: in FLOWLOG_DATABASE_URL, never on the command line. */
+const migrateInto = (url: string, args: string[] = [], extraEnv: NodeJS.ProcessEnv = {}) =>
+  flowlog(["migrate-data", ...args], { FLOWLOG_DATABASE_URL: url, ...extraEnv });
+
 /** Row counts of every copied table, read through a connection of the test's own. */
 async function countsIn(url: string): Promise<Record<string, number>> {
   const client = new pg.Client({ connectionString: url });
@@ -89,7 +93,7 @@ describe("flowlog migrate-data (issue 15)", () => {
   it("copies every table of a SQLite store into an empty PostgreSQL database, verified by counts and checksums", async () => {
     const url = await server.createDatabase();
 
-    const copied = await flowlog(["migrate-data", "--to", url]);
+    const copied = await migrateInto(url);
 
     expect(copied.code, copied.stderr).toBe(0);
     for (const { name } of copiedTables) expect(copied.stdout).toMatch(new RegExp(`^${name} +ok `, "m"));
@@ -110,6 +114,7 @@ describe("flowlog migrate-data (issue 15)", () => {
     expect(part.log_entries).toBeGreaterThan(0);
     expect(part.log_entries).toBeLessThan(executions);
 
+    // --to names a target without a password (PGPASSWORD or ~/.pgpass would hold it).
     const resumed = await flowlog(["migrate-data", "--to", url, "--batch-rows", "50"]);
 
     expect(resumed.code, resumed.stderr).toBe(0);
@@ -119,8 +124,8 @@ describe("flowlog migrate-data (issue 15)", () => {
 
   it("a finished copy run again changes nothing and verifies again; a changed row is reported", async () => {
     const url = await server.createDatabase();
-    expect((await flowlog(["migrate-data", "--to", url])).code).toBe(0);
-    const again = await flowlog(["migrate-data", "--to", url]);
+    expect((await migrateInto(url)).code).toBe(0);
+    const again = await migrateInto(url);
     expect(again.code, again.stderr).toBe(0);
 
     const client = new pg.Client({ connectionString: url });
@@ -129,7 +134,7 @@ describe("flowlog migrate-data (issue 15)", () => {
       "UPDATE log_entries SET level = 'error' WHERE id = (SELECT min(id) FROM log_entries WHERE level = 'info')",
     );
     await client.end();
-    const changed = await flowlog(["migrate-data", "--to", url]);
+    const changed = await migrateInto(url);
 
     expect(changed.code).toBe(1);
     expect(changed.stdout).toMatch(/^log_entries +DIFFERS /m);
@@ -144,40 +149,56 @@ describe("flowlog migrate-data (issue 15)", () => {
       "INSERT INTO users (id, email, plan, created_at) VALUES ('usr_other', 'o@example.com', 'free', 0)",
     );
     await pool.end();
-    const foreign = await flowlog(["migrate-data", "--to", used]);
+    const foreign = await migrateInto(used);
     expect(foreign.code).toBe(2);
     expect(foreign.stderr).toContain("already holds data (table users)");
 
     const url = await server.createDatabase();
-    const noSource = await flowlog(["migrate-data", "--to", url], {
-      FLOWLOG_DATA_DIR: path.join(dataDir, "nowhere"),
-    });
+    const noSource = await migrateInto(url, [], { FLOWLOG_DATA_DIR: path.join(dataDir, "nowhere") });
     expect(noSource.code).toBe(2);
     expect(noSource.stderr).toContain("no SQLite store at");
     expect(noSource.stderr).toContain("FLOWLOG_DATA_DIR");
 
-    const badUrl = await flowlog(["migrate-data", "--to", "postgres://flowlog:hunter2@127.0.0.1:1/x"]);
+    const badUrl = await migrateInto("postgres://flowlog:hunter2@127.0.0.1:1/x");
     expect(badUrl.code).toBe(2);
     expect(badUrl.stderr).toContain("FLOWLOG_DATABASE_URL=postgres://flowlog:***@127.0.0.1:1/x");
     expect(badUrl.stderr).not.toContain("hunter2");
 
     const noTarget = await flowlog(["migrate-data"]);
     expect(noTarget.code).toBe(2);
-    expect(noTarget.stderr).toContain("--to");
+    expect(noTarget.stderr).toContain("set FLOWLOG_DATABASE_URL");
+  });
+
+  it("refuses a password on the command line, where ps shows it to every user, and names the variable to use (issue 49)", async () => {
+    const url = await server.createDatabase();
+    const inUserinfo = new URL(url);
+    inUserinfo.password = "hunter2-secret";
+    const asParameter = new URL(url);
+    asParameter.searchParams.set("password", "hunter2-secret");
+
+    for (const target of [inUserinfo.href, asParameter.href]) {
+      const refused = await flowlog(["migrate-data", "--to", target]);
+      expect(refused.code, refused.stderr).toBe(2);
+      expect(refused.stderr).toContain("holds a password");
+      expect(refused.stderr).toContain("set FLOWLOG_DATABASE_URL to the URL instead");
+      expect(refused.stderr).not.toContain("hunter2-secret");
+    }
+    // Refused before anything was written: the target has no table.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const tables = await client.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'");
+    await client.end();
+    expect(tables.rows).toEqual([]);
   });
 });
 
 /** Starts a copy in small batches and SIGKILLs it once it reports log entries copied. */
 function killedPartWay(url: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const child: ChildProcess = spawn(
-      process.execPath,
-      [cli, "migrate-data", "--to", url, "--batch-rows", "50"],
-      {
-        env,
-        stdio: ["ignore", "ignore", "pipe"],
-      },
-    );
+    const child: ChildProcess = spawn(process.execPath, [cli, "migrate-data", "--batch-rows", "50"], {
+      env: { ...env, FLOWLOG_DATABASE_URL: url },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     let killed = false;
     child.stderr?.setEncoding("utf8").on("data", (text: string) => {
       if (!killed && /log_entries: [1-9]\d*\/\d+/.test(text)) {

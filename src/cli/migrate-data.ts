@@ -17,9 +17,10 @@ interface MigrateDataOptions {
 
 /**
  * `flowlog migrate-data` (issue 15): copies the SQLite store of FLOWLOG_DATA_DIR into the PostgreSQL
- * database of `--to` or FLOWLOG_DATABASE_URL, migrated first, for users who start small and grow. It
- * resumes where a stopped run ended, and succeeds only when every table's count and checksum agree.
- * Exit codes: 0 copied and verified, 1 the verification found a difference, 2 it could not start.
+ * database of FLOWLOG_DATABASE_URL, the store every command uses once it is set, migrated first, for users
+ * who start small and grow. It resumes where a stopped run ended, and succeeds only when every table's
+ * count and checksum agree. Exit codes: 0 copied and verified, 1 the verification found a difference,
+ * 2 it could not start.
  */
 export function registerMigrateDataCommand(program: Command): void {
   program
@@ -28,7 +29,10 @@ export function registerMigrateDataCommand(program: Command): void {
       "copy the SQLite store of FLOWLOG_DATA_DIR into a PostgreSQL database (resumable, verified); " +
         "stop every flowlog process using the SQLite file first",
     )
-    .option("--to <url>", "the target postgres:// URL (default: FLOWLOG_DATABASE_URL)")
+    .option(
+      "--to <url>",
+      "the target postgres:// URL, without a password (PGPASSWORD or ~/.pgpass); default FLOWLOG_DATABASE_URL",
+    )
     .option("--batch-rows <n>", "rows per committed batch", positiveWhole, 500)
     .action(async (options: MigrateDataOptions, command: Command) => {
       loadDotEnv();
@@ -36,7 +40,15 @@ export function registerMigrateDataCommand(program: Command): void {
       const url = options.to ?? config.databaseUrl;
       const fail = (message: string) =>
         command.error(`error: ${message}`, { exitCode: 2, code: "flowlog.migrate-data.refused" });
-      if (!url) return fail("no target: pass --to postgres://… or set FLOWLOG_DATABASE_URL");
+      if (!url) return fail("no target: set FLOWLOG_DATABASE_URL to the postgres:// URL of the database");
+      // Issue 49: every user of the machine reads a command line (ps, /proc/<pid>/cmdline); only its
+      // owner reads a process's environment.
+      if (options.to !== undefined && maskPassword(options.to) !== options.to) {
+        return fail(
+          `--to ${maskPassword(options.to)} holds a password, which \`ps\` shows to every user of this machine: ` +
+            "set FLOWLOG_DATABASE_URL to the URL instead (or keep the password in PGPASSWORD or ~/.pgpass)",
+        );
+      }
       const file = databaseFile(config.dataDir);
       // openDatabase would create an empty store: a wrong FLOWLOG_DATA_DIR must not copy nothing.
       if (!existsSync(file)) return fail(`no SQLite store at ${file} (FLOWLOG_DATA_DIR)`);
