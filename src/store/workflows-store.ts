@@ -44,6 +44,23 @@ export interface VersionRow {
   created_at: number;
 }
 
+/**
+ * A workflow's head without its graph: where it lives and which version is current. What a worker checks
+ * every start against (issue 49), read without the state that the start already carries (issue 12).
+ */
+export type WorkflowHead = Pick<
+  StoredWorkflowRecord,
+  "id" | "workspaceId" | "folderId" | "version" | "deletedAt"
+>;
+
+export type WorkflowHeadRow = Pick<
+  WorkflowRow,
+  "id" | "workspace_id" | "folder_id" | "version" | "deleted_at"
+>;
+
+/** The head row's columns, for both stores' one query. */
+export const workflowHeadColumns = "id, workspace_id, folder_id, version, deleted_at";
+
 export interface FolderRow {
   id: string;
   workspace_id: string;
@@ -81,6 +98,7 @@ export class WorkflowsStore {
       ),
       deleteWorkflow: db.prepare("UPDATE workflows SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL"),
       workflowById: db.prepare("SELECT * FROM workflows WHERE id = ?"),
+      headById: db.prepare(`SELECT ${workflowHeadColumns} FROM workflows WHERE id = ?`),
       summaries: db.prepare(
         "SELECT id, name, description FROM workflows WHERE id IN (SELECT value FROM json_each(?))",
       ),
@@ -150,6 +168,12 @@ export class WorkflowsStore {
     return this.readWorkflow(id);
   }
 
+  /** The head alone, deleted workflows included: the graph stays unread. */
+  async getWorkflowHead(id: string): Promise<WorkflowHead | undefined> {
+    const row = this.statements.headById.get(id) as WorkflowHeadRow | undefined;
+    return row && toHead(row);
+  }
+
   /**
    * The names of these workflows, deleted ones included, in no order; unknown ids are left out. What the
    * logs API shows of an entry's workflow, read without the graph (issue 13: no work a request does not need).
@@ -206,6 +230,16 @@ export function toWorkflow(row: WorkflowRow): StoredWorkflowRecord {
     state: JSON.parse(row.state_json),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    deletedAt: row.deleted_at,
+  };
+}
+
+export function toHead(row: WorkflowHeadRow): WorkflowHead {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    folderId: row.folder_id,
+    version: row.version,
     deletedAt: row.deleted_at,
   };
 }

@@ -10,12 +10,16 @@ import {
   type FolderRow,
   nextVersion,
   toFolder,
+  toHead,
   toVersion,
   toWorkflow,
   type VersionRow,
   type WorkflowChanges,
+  type WorkflowHead,
+  type WorkflowHeadRow,
   type WorkflowRow,
   type WorkflowsStore,
+  workflowHeadColumns,
 } from "../workflows-store.js";
 import { type PostgresPool, type Queryable, withTransaction } from "./database.js";
 
@@ -112,6 +116,14 @@ export class PostgresWorkflowsStore implements StoreArea<WorkflowsStore> {
   async getWorkflow(id: string): Promise<StoredWorkflowRecord | undefined> {
     const { rows } = await this.pool.query<WorkflowRow>("SELECT * FROM workflows WHERE id = $1", [id]);
     return rows[0] && toWorkflow(rows[0]);
+  }
+
+  async getWorkflowHead(id: string): Promise<WorkflowHead | undefined> {
+    const { rows } = await this.pool.query<WorkflowHeadRow>(
+      `SELECT ${workflowHeadColumns} FROM workflows WHERE id = $1`,
+      [id],
+    );
+    return rows[0] && toHead(rows[0]);
   }
 
   async getWorkflowSummaries(ids: readonly string[]): Promise<WorkflowSummaryRecord[]> {
