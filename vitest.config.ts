@@ -22,6 +22,9 @@ const onBothStores = [
   "workflows-api",
 ].map((name) => `test/${name}.test.ts`);
 
+/** What only the PostgreSQL store has (its pools and statement timeouts, D46), in the postgres project only. */
+const onPostgresOnly = ["tenant-reads-postgres"].map((name) => `test/${name}.test.ts`);
+
 export default defineConfig({
   test: {
     reporters: ["default", "./test/support/summary-reporter.ts"],
@@ -46,6 +49,7 @@ export default defineConfig({
         test: {
           name: "sqlite",
           include: ["test/**/*.test.ts"],
+          exclude: onPostgresOnly,
           globalSetup: ["test/global-setup.ts"],
           provide: { storeKind: "sqlite" },
         },
@@ -54,7 +58,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "postgres",
-          include: onBothStores,
+          include: [...onBothStores, ...onPostgresOnly],
           globalSetup: ["test/global-setup.ts", "test/global-setup-postgres.ts"],
           provide: { storeKind: "postgres" },
         },

@@ -10,7 +10,7 @@ import { QueryTimeoutError } from "../src/errors/query-timeout.js";
 import { seedWorkspace } from "../src/seed/seed.js";
 import { databaseFile } from "../src/store/database.js";
 import type { HourRange } from "../src/store/log-stats-query.js";
-import { LogStatsThread } from "../src/store/log-stats-thread.js";
+import { LogStatsThreads } from "../src/store/log-stats-thread.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { newId } from "../src/util/ids.js";
 
@@ -66,8 +66,8 @@ describe("the log stats on SQLite", () => {
   it("leave a process free to end once answered, though nobody closed the thread", async () => {
     const thread = new URL("../src/store/log-stats-thread.ts", import.meta.url).href;
     const script = `
-      const { LogStatsThread } = await import(${JSON.stringify(thread)});
-      const stats = await new LogStatsThread(${JSON.stringify(databaseFile(dataDir))})
+      const { LogStatsThreads } = await import(${JSON.stringify(thread)});
+      const stats = await new LogStatsThreads(${JSON.stringify(databaseFile(dataDir))})
         .stats({ workspaceId: ${JSON.stringify(workspaceId)} }, ${JSON.stringify(range)});
       console.log(stats.hours.length);`;
     const { stdout } = await promisify(execFile)(
@@ -79,7 +79,7 @@ describe("the log stats on SQLite", () => {
   });
 
   it("refuse a read past its time, naming what to narrow, as 504 deadline_exceeded", async () => {
-    const impatient = new LogStatsThread(databaseFile(dataDir), 1);
+    const impatient = new LogStatsThreads(databaseFile(dataDir), { timeoutMs: 1, threads: 1 });
     try {
       const refusal = await impatient.stats({ workspaceId }, range).then(
         () => undefined,
@@ -92,5 +92,37 @@ describe("the log stats on SQLite", () => {
     } finally {
       await impatient.close();
     }
+  });
+
+  it("drop a read whose caller left while it waited for a thread, and answer the one before it", async () => {
+    const one = new LogStatsThreads(databaseFile(dataDir), { timeoutMs: 30_000, threads: 1 });
+    try {
+      const left = new AbortController();
+      const first = one.stats({ workspaceId }, range);
+      const second = one.stats({ workspaceId }, range, left.signal);
+      left.abort(new Error("the client left"));
+      await expect(second).rejects.toThrow("the client left");
+      expect((await first).hours).toHaveLength(31 * 24);
+    } finally {
+      await one.close();
+    }
+  });
+
+  it("end the read of a caller who left mid-read, and serve the next on a new thread", async () => {
+    const one = new LogStatsThreads(databaseFile(dataDir), { timeoutMs: 30_000, threads: 1 });
+    try {
+      const left = new AbortController();
+      const reading = one.stats({ workspaceId }, range, left.signal);
+      left.abort(new Error("the client left"));
+      await expect(reading).rejects.toThrow("the client left");
+      expect((await one.stats({ workspaceId }, range)).hours).toHaveLength(31 * 24);
+    } finally {
+      await one.close();
+    }
+  });
+
+  it("refuse a read whose caller already left without starting it", async () => {
+    const left = AbortSignal.abort(new Error("the client left"));
+    await expect(store.logs.stats({ workspaceId }, range, left)).rejects.toThrow("the client left");
   });
 });

@@ -1,10 +1,8 @@
 import { Worker } from "node:worker_threads";
-import { QueryTimeoutError } from "../errors/query-timeout.js";
+import { defaultQuotas } from "../config/quotas.js";
 import type { HourRange, LogStats, StatsFilter } from "./log-stats-query.js";
 import type { StatsAnswer, StatsJob } from "./log-stats-worker.js";
-
-/** How long one stats request may read before it is given up (and the thread replaced). */
-export const statsTimeoutMs = 30_000;
+import { statsOverTime } from "./tenant-reads.js";
 
 /**
  * flowlog runs from its TypeScript sources (bin/flowlog.js registers tsx on the main thread only), so
@@ -16,102 +14,156 @@ import("node:worker_threads")
   .then(({ workerData }) => import(workerData.tsx).then(({ register }) => (register(), import(workerData.module))));
 `;
 
-interface Pending {
-  job: StatsJob;
+export interface LogStatsThreadsOptions {
+  /** How long one stats read may run, timed from when a thread starts it (D46). */
+  timeoutMs: number;
+  /** Threads reading at once; reads beyond wait for one, in the order they came. */
+  threads: number;
+}
+
+interface Job {
+  message: StatsJob;
   resolve(stats: LogStats): void;
-  reject(error: Error): void;
+  reject(error: unknown): void;
+  signal: AbortSignal | undefined;
+  abandon?: () => void;
+}
+
+interface Reading {
+  job: Job;
   timer: NodeJS.Timeout;
 }
 
 /**
- * The API process's side of log-stats-worker.ts: one thread, started on the first request and kept,
- * which answers one request at a time. A request that reads past `timeoutMs` is refused (504, naming what
- * to narrow) and the thread, stuck in it, is replaced; the requests queued behind it go to the new one.
+ * The API process's side of log-stats-worker.ts: up to `threads` threads, each started on first need and
+ * kept, each reading one request at a time, so one slow read does not hold up the others (D46). A read
+ * is timed from when its thread starts it, never while it waits: past `timeoutMs` it is refused (504,
+ * naming what to narrow) and its thread, stuck in it, ended. A request whose client left is dropped from
+ * the queue, or its thread ended, so nobody's read goes on for a caller who is gone.
  */
-export class LogStatsThread {
-  private worker: Worker | undefined;
+export class LogStatsThreads {
+  private readonly idle: Worker[] = [];
+  private readonly reading = new Map<Worker, Reading>();
+  private readonly waiting: Job[] = [];
   private nextId = 1;
-  private readonly pending = new Map<number, Pending>();
 
   constructor(
     private readonly file: string,
-    private readonly timeoutMs = statsTimeoutMs,
+    private readonly options: LogStatsThreadsOptions = {
+      timeoutMs: defaultQuotas.reads.statsTimeoutMs,
+      threads: defaultQuotas.reads.statsPerProcess,
+    },
   ) {}
 
-  stats(filter: StatsFilter, range: HourRange): Promise<LogStats> {
-    const job: StatsJob = { id: this.nextId++, file: this.file, filter, range };
+  stats(filter: StatsFilter, range: HourRange, signal?: AbortSignal): Promise<LogStats> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => this.timedOut(job.id), this.timeoutMs);
-      this.pending.set(job.id, { job, resolve, reject, timer });
-      this.running().postMessage(job);
+      const job: Job = {
+        message: { id: this.nextId++, file: this.file, filter, range },
+        resolve,
+        reject,
+        signal,
+      };
+      if (signal) {
+        job.abandon = () => this.abandon(job);
+        signal.addEventListener("abort", job.abandon, { once: true });
+      }
+      this.waiting.push(job);
+      this.dispatch();
     });
   }
 
   async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
-    await worker?.terminate();
+    const threads = [...this.idle, ...this.reading.keys()];
+    const jobs = [...this.waiting.splice(0), ...[...this.reading.values()].map(({ job }) => job)];
+    this.idle.length = 0;
+    for (const [thread, reading] of this.reading) this.settled(thread, reading);
+    for (const job of jobs) job.reject(new Error("log stats: the store was closed"));
+    await Promise.all(threads.map((thread) => thread.terminate()));
   }
 
-  private running(): Worker {
-    if (this.worker) return this.worker;
-    const worker = new Worker(bootstrap, {
+  /** Starts waiting jobs while a thread is idle or another may be started. */
+  private dispatch(): void {
+    while (this.waiting.length > 0 && (this.idle.length > 0 || this.reading.size < this.options.threads)) {
+      const job = this.waiting.shift() as Job;
+      const thread = this.idle.pop() ?? this.started();
+      // Ref'd while it runs, so a process awaiting the stats lives until they come; the thread is not.
+      const timer = setTimeout(() => this.timedOut(thread), this.options.timeoutMs);
+      this.reading.set(thread, { job, timer });
+      thread.postMessage(job.message);
+    }
+  }
+
+  private started(): Worker {
+    const thread = new Worker(bootstrap, {
       eval: true,
       workerData: {
         tsx: import.meta.resolve("tsx/esm/api"),
         module: new URL("./log-stats-worker.ts", import.meta.url).href,
       },
     });
-    worker.on("message", (answer: StatsAnswer) => this.answered(answer));
-    worker.on("error", (error) => this.failed(worker, error));
+    thread.on("message", (answer: StatsAnswer) => this.answered(thread, answer));
+    thread.on("error", (error) => this.failed(thread, error));
     // An idle stats thread does not keep the process alive; after the listeners, since adding a message
     // listener refs the worker again.
-    worker.unref();
-    this.worker = worker;
-    return worker;
+    thread.unref();
+    return thread;
   }
 
-  private answered(answer: StatsAnswer): void {
-    const pending = this.pending.get(answer.id);
-    if (!pending) return;
-    this.settle(answer.id);
-    if ("stats" in answer) pending.resolve(answer.stats);
-    else pending.reject(new Error(`log stats: ${answer.error}`));
+  private answered(thread: Worker, answer: StatsAnswer): void {
+    const reading = this.reading.get(thread);
+    if (reading?.job.message.id !== answer.id) return;
+    this.settled(thread, reading);
+    this.idle.push(thread);
+    if ("stats" in answer) reading.job.resolve(answer.stats);
+    else reading.job.reject(new Error(`log stats: ${answer.error}`));
+    this.dispatch();
   }
 
-  private timedOut(id: number): void {
-    const pending = this.pending.get(id);
-    if (!pending) return;
-    this.settle(id);
-    pending.reject(
-      new QueryTimeoutError(
-        `the stats read for more than ${this.timeoutMs / 1_000} s: narrow the range (startDate, endDate) or filter by workflow or level`,
-      ),
-    );
-    this.replaceWorker();
+  private timedOut(thread: Worker): void {
+    const reading = this.reading.get(thread);
+    if (!reading) return;
+    this.ended(thread, reading);
+    reading.job.reject(statsOverTime(this.options.timeoutMs));
   }
 
-  private failed(worker: Worker, error: Error): void {
-    if (worker !== this.worker) return;
-    this.worker = undefined;
-    for (const id of [...this.pending.keys()]) {
-      const pending = this.pending.get(id);
-      this.settle(id);
-      pending?.reject(error);
+  /** The client left: a waiting job goes from the queue, a running one with its thread. */
+  private abandon(job: Job): void {
+    const reason = job.signal?.reason;
+    const queued = this.waiting.indexOf(job);
+    if (queued >= 0) {
+      this.waiting.splice(queued, 1);
+      job.reject(reason);
+      return;
+    }
+    for (const [thread, reading] of this.reading) {
+      if (reading.job !== job) continue;
+      this.ended(thread, reading);
+      job.reject(reason);
+      return;
     }
   }
 
-  /** The old thread is still inside the request that ran out of time: end it, and resend the rest. */
-  private replaceWorker(): void {
-    const stuck = this.worker;
-    this.worker = undefined;
-    void stuck?.terminate();
-    for (const { job } of this.pending.values()) this.running().postMessage(job);
+  private failed(thread: Worker, error: Error): void {
+    const idle = this.idle.indexOf(thread);
+    if (idle >= 0) this.idle.splice(idle, 1);
+    const reading = this.reading.get(thread);
+    if (!reading) return;
+    this.settled(thread, reading);
+    reading.job.reject(error);
+    this.dispatch();
   }
 
-  private settle(id: number): void {
-    const pending = this.pending.get(id);
-    if (pending) clearTimeout(pending.timer);
-    this.pending.delete(id);
+  /** A thread stuck in a read nobody waits for any more: ended, and the next job goes to a new one. */
+  private ended(thread: Worker, reading: Reading): void {
+    this.settled(thread, reading);
+    void thread.terminate();
+    this.dispatch();
+  }
+
+  private settled(thread: Worker, { job, timer }: Reading): void {
+    clearTimeout(timer);
+    this.reading.delete(thread);
+    if (job.abandon) job.signal?.removeEventListener("abort", job.abandon);
   }
 }

@@ -21,7 +21,7 @@ import {
   modelCostsSql,
   type StatsFilter,
 } from "./log-stats-query.js";
-import { LogStatsThread } from "./log-stats-thread.js";
+import { LogStatsThreads } from "./log-stats-thread.js";
 import type { FanOutIntent } from "./outbox-store.js";
 import type { ExecutionRecord, Level, ListedEntryRecord, LogEntryRecord, Trigger } from "./records.js";
 import { sqliteQuery } from "./sqlite-query.js";
@@ -93,12 +93,12 @@ export class LogsStore {
   private readonly pages = new Map<string, PageStatement>();
 
   /**
-   * `statsThread` runs the stats, which read for seconds over a long range, off this thread
-   * (log-stats-worker.ts); the store that made it ends it.
+   * `statsThreads` run the stats, which read for seconds over a long range, off this thread
+   * (log-stats-worker.ts); the store that made them ends them.
    */
   constructor(
     private readonly db: Db,
-    private readonly statsThread: Pick<LogStatsThread, "stats"> = new LogStatsThread(db.name),
+    private readonly statsThreads: Pick<LogStatsThreads, "stats"> = new LogStatsThreads(db.name),
   ) {
     this.insertEntry = db.prepare(
       `INSERT INTO log_entries (id, workspace_id, workflow_id, folder_id, execution_id, billed_user_id, level,
@@ -195,7 +195,11 @@ export class LogsStore {
     return row && { entry: logEntryFromRow(row), workflowState: JSON.parse(row.workflow_state_json) };
   }
 
-  async list(filter: LogFilter, page: PageRequest): Promise<Page> {
+  /**
+   * One page of the list. It reads on this thread, which better-sqlite3 cannot interrupt, so `signal`
+   * (the caller leaving, which PostgreSQL's list honours) is not looked at: the keyset indexes bound it.
+   */
+  async list(filter: LogFilter, page: PageRequest, _signal?: AbortSignal): Promise<Page> {
     const { sql, params } = listQuery(filter, page);
     const { statement, read } = this.pageStatement(sql);
     return pageOf((statement.all(params) as unknown[][]).map(read), page.limit);
@@ -205,8 +209,8 @@ export class LogsStore {
    * Per hour of `range` and per day and model, the entries the list would give for `filter` (issue 17).
    * Both statements read one snapshot, so the hours and the costs count the same entries.
    */
-  async stats(filter: StatsFilter, range: HourRange): Promise<LogStats> {
-    return this.statsThread.stats(filter, range);
+  async stats(filter: StatsFilter, range: HourRange, signal?: AbortSignal): Promise<LogStats> {
+    return this.statsThreads.stats(filter, range, signal);
   }
 
   /** The plans of the stats' two statements, for tests that hold them to their indexes. */

@@ -10,8 +10,13 @@ import { openStore, type Store } from "./store.js";
  * opens its store here.
  */
 export async function openConfiguredStore(
-  config: Pick<Config, "dataDir" | "databaseUrl" | "masterKey">,
+  config: Pick<Config, "dataDir" | "databaseUrl" | "masterKey"> &
+    Partial<Pick<Config, "quotas" | "databasePool">>,
 ): Promise<Store> {
-  if (config.databaseUrl === undefined) return openStore(config);
-  return openPostgresStore(config.databaseUrl, loadSharedMasterKey(config));
+  const reads = config.quotas?.reads;
+  if (config.databaseUrl === undefined) return openStore({ ...config, reads });
+  return openPostgresStore(config.databaseUrl, loadSharedMasterKey(config), {
+    pool: config.databasePool,
+    reads,
+  });
 }

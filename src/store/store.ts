@@ -1,4 +1,5 @@
 import path from "node:path";
+import { defaultQuotas, type Quotas } from "../config/quotas.js";
 import { loadMasterKey } from "../security/secrets.js";
 import { AccountsStore } from "./accounts-store.js";
 import { AlertsStore } from "./alerts-store.js";
@@ -7,7 +8,7 @@ import { DeliveriesStore } from "./deliveries-store.js";
 import { type EndpointHealthArea, EndpointHealthStore } from "./endpoint-health-store.js";
 import { EnvironmentStore } from "./environment-store.js";
 import { InactivityStore } from "./inactivity-store.js";
-import { LogStatsThread } from "./log-stats-thread.js";
+import { LogStatsThreads } from "./log-stats-thread.js";
 import { LogsStore } from "./logs-store.js";
 import { OutboxStore } from "./outbox-store.js";
 import { ParkedOutputsStore } from "./parked-outputs-store.js";
@@ -56,7 +57,11 @@ export interface Store {
  * Where the store lives, and FLOWLOG_MASTER_KEY when set; a Config is one. Without a key, the one in
  * master.key beside the SQLite file is used, generated on first start (D4).
  */
-export type StoreLocation = ({ dataDir: string } | { file: string }) & { masterKey?: string | undefined };
+export type StoreLocation = ({ dataDir: string } | { file: string }) & {
+  masterKey?: string | undefined;
+  /** D46: the stats' threads and time limit; the defaults when unset. */
+  reads?: Pick<Quotas["reads"], "statsTimeoutMs" | "statsPerProcess">;
+};
 
 /** One connection per process (D23), opened on `<dataDir>/flowlog.sqlite` unless a file is given. */
 export function openStore(location: StoreLocation): Store {
@@ -66,13 +71,17 @@ export function openStore(location: StoreLocation): Store {
   const db: Db = openDatabase(file);
   const state: Db = openStateDatabase(file);
   const endpointHealth = new EndpointHealthStore(db);
-  const statsThread = new LogStatsThread(file);
+  const reads = location.reads ?? defaultQuotas.reads;
+  const statsThreads = new LogStatsThreads(file, {
+    timeoutMs: reads.statsTimeoutMs,
+    threads: reads.statsPerProcess,
+  });
   return {
     accounts: new AccountsStore(db),
     workflows: new WorkflowsStore(db),
     environment: new EnvironmentStore(db, masterKey),
     triggers: new TriggersStore(db),
-    logs: new LogsStore(db, statsThread),
+    logs: new LogsStore(db, statsThreads),
     outbox: new OutboxStore(db),
     parkedOutputs: new ParkedOutputsStore(db),
     rateLimits: new RateLimitStore(db, state),
@@ -86,7 +95,7 @@ export function openStore(location: StoreLocation): Store {
       db.prepare("SELECT 1").get();
     },
     close: async () => {
-      await statsThread.close();
+      await statsThreads.close();
       state.close();
       db.close();
     },

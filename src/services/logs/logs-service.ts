@@ -14,13 +14,17 @@ import { parseListLogsRequest } from "./list-logs-query.js";
 import { executionMetadata, logEntryView } from "./log-entry-view.js";
 import { parseGetLogStatsRequest } from "./log-stats-query.js";
 import { logStatsView } from "./log-stats-view.js";
+import { StatsSlots } from "./stats-slots.js";
 
 export interface LogsServiceDependencies {
   store: Store;
   /** What the limits object of every body reports (D12). */
   planLimits: PlanTable;
-  /** How many values a list filter may hold (D26), and how long a range the stats take (issue 17). */
-  quotas: Pick<Quotas, "listParameterValues" | "logStatsRangeDays">;
+  /**
+   * How many values a list filter may hold (D26), how long a range the stats take (issue 17), and how
+   * many stats calls run at once (D46).
+   */
+  quotas: Pick<Quotas, "listParameterValues" | "logStatsRangeDays" | "reads">;
   clock: () => number;
 }
 
@@ -32,6 +36,7 @@ export function createLogsService({
   clock,
 }: LogsServiceDependencies): Partial<ServiceImpl<typeof LogsService>> {
   const limitsOf = (user: UserRecord) => computeLimits(store, planLimits, user, clock());
+  const statsSlots = new StatsSlots(quotas.reads);
 
   return {
     async listLogs(request, context) {
@@ -39,7 +44,7 @@ export function createLogsService({
       const { user } = caller;
       const query = parseListLogsRequest(request, quotas.listParameterValues);
       await requireMember(store, caller, request.workspaceId);
-      const page = await store.logs.list(query.filter, query.page);
+      const page = await store.logs.list(query.filter, query.page, context.signal);
       const workflows = query.details === "full" ? await workflowsOf(store, page.entries) : new Map();
       const view = {
         full: query.details === "full",
@@ -58,7 +63,7 @@ export function createLogsService({
       const { user } = caller;
       const { filter, range } = parseGetLogStatsRequest(request, quotas, clock());
       await requireMember(store, caller, request.workspaceId);
-      const stats = await store.logs.stats(filter, range);
+      const stats = await statsSlots.run(user.id, () => store.logs.stats(filter, range, context.signal));
       return logStatsView(stats, range, await limitsOf(user));
     },
 

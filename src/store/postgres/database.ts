@@ -20,8 +20,12 @@ export class DatabaseUrlError extends Error {
 export interface PostgresOptions {
   /** Connections this process keeps open at most (pg's default is 10). */
   maxConnections?: number;
+  /** Every statement's time limit on the server; none when unset (migrations, bulk loads). */
+  statementTimeoutMs?: number;
   /** Stop at an older schema version, for tests that build the database an older flowlog left. */
   schemaVersion?: number;
+  /** Whether to migrate the database first (a second pool on a database the first migrated: no). */
+  migrate?: boolean;
 }
 
 /**
@@ -35,6 +39,8 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     max: options.maxConnections,
     // pg waits forever by default: a server that drops packets would hang the start.
     connectionTimeoutMillis: 10_000,
+    // Enforced by the server, so a statement ends even when the process that sent it does not live to.
+    statement_timeout: options.statementTimeoutMs,
     types: { getTypeParser },
   });
   // An idle connection the server closed (a restart, a failover) is dropped by the pool, which opens a
@@ -48,7 +54,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     throw new DatabaseUrlError(url, `cannot connect: ${reason(error)}`);
   }
   try {
-    await migrate(client, options.schemaVersion);
+    if (options.migrate ?? true) await migrate(client, options.schemaVersion);
   } catch (error) {
     client.release();
     await pool.end();
@@ -69,12 +75,17 @@ export function withTransaction<T>(
   return inTransaction(pool, "BEGIN", work);
 }
 
-/** Runs `work` reading one snapshot of the database throughout, as SQLite's read transactions do. */
-export function withReadSnapshot<T>(
-  pool: PostgresPool,
-  work: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
-  return inTransaction(pool, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", work);
+/** Runs `work` on `client` reading one snapshot of the database throughout, as SQLite's read transactions do. */
+export async function readSnapshot<T>(client: pg.PoolClient, work: () => Promise<T>): Promise<T> {
+  await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  try {
+    const result = await work();
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
 }
 
 async function inTransaction<T>(
@@ -98,6 +109,56 @@ async function inTransaction<T>(
     throw error;
   }
 }
+
+/** A read of a tenant's data that ran past its time: the message says how long it may take. */
+export type OverTime = (limitMs: number) => Error;
+
+/**
+ * Runs `work` on a connection of `pool` for a caller who may leave (`signal`) and within `limitMs` (D46).
+ * Either way the statement running is cancelled at once on the server (pg_cancel_backend, sent through
+ * `canceller`, another pool), and the connection is closed rather than handed to the next caller. Past
+ * the limit, `overTime` says what to narrow; a caller who left gets the signal's reason, though nobody
+ * will read it. The server's statement_timeout stays the backstop for a process that dies mid-read.
+ */
+export async function cancellableRead<T>(
+  pool: PostgresPool,
+  canceller: Queryable,
+  read: { signal: AbortSignal | undefined; limitMs: number; overTime: OverTime },
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  read.signal?.throwIfAborted();
+  const client = await pool.connect();
+  // pg keeps the server process id from the connection's start (BackendKeyData); its types omit it.
+  const serverProcess = (client as unknown as { processID: number }).processID;
+  let cancelled: Promise<unknown> | undefined;
+  const cancel = () => {
+    cancelled ??= canceller.query("SELECT pg_cancel_backend($1)", [serverProcess]).catch(() => undefined);
+  };
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    cancel();
+  }, read.limitMs);
+  read.signal?.addEventListener("abort", cancel, { once: true });
+  let failed = false;
+  try {
+    return await work(client);
+  } catch (error) {
+    failed = true;
+    if (read.signal?.aborted) throw read.signal.reason;
+    if (late || (error as { code?: unknown }).code === queryCanceled) throw read.overTime(read.limitMs);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    read.signal?.removeEventListener("abort", cancel);
+    if (cancelled) await cancelled;
+    // A connection that failed mid-read, or may yet be cancelled, is closed rather than reused.
+    client.release(failed || cancelled !== undefined);
+  }
+}
+
+/** SQLSTATE of a statement the server cancelled: its statement_timeout, or pg_cancel_backend. */
+const queryCanceled = "57014";
 
 /**
  * bigint columns (times in Unix milliseconds, counts) come back as numbers, as from SQLite, instead of

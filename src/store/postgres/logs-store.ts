@@ -1,3 +1,4 @@
+import { defaultQuotas } from "../../config/quotas.js";
 import { type Binder, listSql, pageOf } from "../log-list-query.js";
 import {
   type EntryView,
@@ -23,7 +24,14 @@ import {
 import type { LogFilter, Page, PageRequest } from "../logs-store.js";
 import type { FanOutIntent } from "../outbox-store.js";
 import type { ExecutionRecord, LogEntryRecord } from "../records.js";
-import { type PostgresPool, type Queryable, withReadSnapshot, withTransaction } from "./database.js";
+import { listOverTime, statsOverTime } from "../tenant-reads.js";
+import {
+  cancellableRead,
+  type PostgresPool,
+  type Queryable,
+  readSnapshot,
+  withTransaction,
+} from "./database.js";
 import { executionsPerStatement, insertStatement, type TimedFanOut } from "./execution-insert.js";
 
 const entryByIdSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final_output_json FROM log_entries l WHERE l.id = $1`;
@@ -33,12 +41,31 @@ const executionByIdSql = `SELECT ${lightColumns}, s.workflow_state_json FROM log
   JOIN workflow_states s ON s.hash = e.state_hash WHERE l.execution_id = $1`;
 
 /**
+ * The pool the reads that grow with a tenant's data run on (D46), apart from the one every other
+ * request needs, and their time limits: the pool's statement_timeout is the list's.
+ */
+export interface TenantReads {
+  pool: PostgresPool;
+  statementTimeoutMs: number;
+  statsTimeoutMs: number;
+}
+
+/**
  * Log entries and execution snapshots on PostgreSQL (D17, D32): the SQLite LogsStore's methods and
  * answers, as promises. Rows, records, state keys and the list query are the ones SQLite's store uses
- * (log-rows.ts, log-list-query.ts); only the statements' dialect differs.
+ * (log-rows.ts, log-list-query.ts); only the statements' dialect differs. Lists and stats run on the
+ * tenant reads' pool, within their time and cancelled when their caller leaves (D46).
  */
 export class PostgresLogsStore {
-  constructor(private readonly pool: PostgresPool) {}
+  /** `reads` defaults to the main pool, for tools and tests that open one pool only. */
+  constructor(
+    private readonly pool: PostgresPool,
+    private readonly reads: TenantReads = {
+      pool,
+      statementTimeoutMs: defaultQuotas.reads.statementTimeoutMs,
+      statsTimeoutMs: defaultQuotas.reads.statsTimeoutMs,
+    },
+  ) {}
 
   /**
    * Writes an execution's log entry and snapshot in one statement. Idempotent on the execution id, so a
@@ -88,8 +115,11 @@ export class PostgresLogsStore {
     return row && { entry: logEntryFromRow(row), workflowState: JSON.parse(row.workflow_state_json) };
   }
 
-  async list(filter: LogFilter, page: PageRequest): Promise<Page> {
-    const { rows } = await this.pool.query<LogRow>(listQuery(filter, page));
+  async list(filter: LogFilter, page: PageRequest, signal?: AbortSignal): Promise<Page> {
+    const read = { signal, limitMs: this.reads.statementTimeoutMs, overTime: listOverTime };
+    const { rows } = await cancellableRead(this.reads.pool, this.pool, read, (client) =>
+      client.query<LogRow>(listQuery(filter, page)),
+    );
     return pageOf(rows, page.limit);
   }
 
@@ -97,14 +127,20 @@ export class PostgresLogsStore {
    * Per hour of `range` and per day and model, the entries the list would give for `filter` (issue 17).
    * Both statements read one snapshot, so the hours and the costs count the same entries.
    */
-  async stats(filter: StatsFilter, range: HourRange): Promise<LogStats> {
-    return withReadSnapshot(this.pool, async (client) => {
-      const hours = await client.query<HourRow>(postgresQuery((bind) => hourStatsSql(filter, range, bind)));
-      const costs = await client.query<ModelCostRow>(
-        postgresQuery((bind) => modelCostsSql(filter, range, bind)),
-      );
-      return statsOf(hours.rows, costs.rows, range);
-    });
+  async stats(filter: StatsFilter, range: HourRange, signal?: AbortSignal): Promise<LogStats> {
+    const limitMs = this.reads.statsTimeoutMs;
+    const read = { signal, limitMs, overTime: statsOverTime };
+    return cancellableRead(this.reads.pool, this.pool, read, (client) =>
+      readSnapshot(client, async () => {
+        // The whole call's limit, for each statement on the server too (the pool's is the list's).
+        await client.query(`SET LOCAL statement_timeout = ${Math.trunc(limitMs)}`);
+        const hours = await client.query<HourRow>(postgresQuery((bind) => hourStatsSql(filter, range, bind)));
+        const costs = await client.query<ModelCostRow>(
+          postgresQuery((bind) => modelCostsSql(filter, range, bind)),
+        );
+        return statsOf(hours.rows, costs.rows, range);
+      }),
+    );
   }
 
   /** The plans of the stats' two statements, for tests that hold them to their indexes. */

@@ -1,7 +1,8 @@
+import { type DatabasePool, defaultDatabasePool, defaultQuotas, type Quotas } from "../../config/quotas.js";
 import type { Store } from "../store.js";
 import { PostgresAccountsStore } from "./accounts-store.js";
 import { PostgresAlertsStore } from "./alerts-store.js";
-import { openPostgres, type PostgresOptions } from "./database.js";
+import { openPostgres } from "./database.js";
 import { PostgresDeliveriesStore } from "./deliveries-store.js";
 import { PostgresEndpointHealthStore } from "./endpoint-health-store.js";
 import { PostgresEnvironmentStore } from "./environment-store.js";
@@ -15,24 +16,51 @@ import { PostgresTriggersStore } from "./triggers-store.js";
 import { PostgresUsageStore } from "./usage-store.js";
 import { PostgresWorkflowsStore } from "./workflows-store.js";
 
+export interface PostgresStoreOptions {
+  /** Stop at an older schema version, for tests that build the database an older flowlog left. */
+  schemaVersion?: number;
+  /** D46: the two pools' sizes; their defaults when unset. */
+  pool?: DatabasePool;
+  /** D46: the tenant reads' time limits; their defaults when unset. */
+  reads?: Pick<Quotas["reads"], "statementTimeoutMs" | "statsTimeoutMs">;
+}
+
 /**
  * The store on the PostgreSQL database `url` names (D32), migrated and reachable before it is returned:
- * the same areas as SQLite's, on one pool per process. `masterKey` seals secrets as on SQLite; every
- * process of the database must hold the same one.
+ * the same areas as SQLite's, on two pools per process (D46): lists and stats, which grow with a
+ * tenant's data, on one under a statement timeout, everything else on the other. `masterKey` seals
+ * secrets as on SQLite; every process of the database must hold the same one.
  */
 export async function openPostgresStore(
   url: string,
   masterKey: Buffer,
-  options: PostgresOptions = {},
+  options: PostgresStoreOptions = {},
 ): Promise<Store> {
-  const pool = await openPostgres(url, options);
+  const sizes = options.pool ?? defaultDatabasePool;
+  const limits = options.reads ?? defaultQuotas.reads;
+  const pool = await openPostgres(url, {
+    maxConnections: sizes.connections,
+    schemaVersion: options.schemaVersion,
+  });
+  const reads = await openPostgres(url, {
+    maxConnections: sizes.tenantReadConnections,
+    statementTimeoutMs: limits.statementTimeoutMs,
+    migrate: false,
+  }).catch(async (error: unknown) => {
+    await pool.end();
+    throw error;
+  });
   const endpointHealth = new PostgresEndpointHealthStore(pool);
   return {
     accounts: new PostgresAccountsStore(pool),
     workflows: new PostgresWorkflowsStore(pool),
     environment: new PostgresEnvironmentStore(pool, masterKey),
     triggers: new PostgresTriggersStore(pool),
-    logs: new PostgresLogsStore(pool),
+    logs: new PostgresLogsStore(pool, {
+      pool: reads,
+      statementTimeoutMs: limits.statementTimeoutMs,
+      statsTimeoutMs: limits.statsTimeoutMs,
+    }),
     outbox: new PostgresOutboxStore(pool),
     parkedOutputs: new PostgresParkedOutputsStore(pool),
     rateLimits: new PostgresRateLimitStore(pool),
@@ -45,6 +73,8 @@ export async function openPostgresStore(
     ping: async () => {
       await pool.query("SELECT 1");
     },
-    close: () => pool.end(),
+    close: async () => {
+      await Promise.all([pool.end(), reads.end()]);
+    },
   };
 }

@@ -1,0 +1,48 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Quotas } from "../../config/quotas.js";
+
+/**
+ * A refused call's Retry-After: a running stats call ends within its time limit, most within seconds, so
+ * a client that waits this long usually finds a slot free.
+ */
+const retryAfterSeconds = 5;
+
+/**
+ * D46: the log stats, the heaviest read, run at most `statsPerUser` at once for one user and
+ * `statsPerProcess` at once for the process, so one tenant's burst cannot take every thread or
+ * connection the others' stats need. A call beyond either cap is refused at once with 429 and
+ * Retry-After, never queued: a queue would make the others wait behind it all the same.
+ */
+export class StatsSlots {
+  private running = 0;
+  private readonly perUser = new Map<string, number>();
+
+  constructor(private readonly limits: Pick<Quotas["reads"], "statsPerUser" | "statsPerProcess">) {}
+
+  /** Runs `read` in a slot of `userId`'s, or refuses it. */
+  async run<T>(userId: string, read: () => Promise<T>): Promise<T> {
+    const mine = this.perUser.get(userId) ?? 0;
+    if (mine >= this.limits.statsPerUser) {
+      throw refusal(`at most ${this.limits.statsPerUser} stats calls of one user run at once`);
+    }
+    if (this.running >= this.limits.statsPerProcess) {
+      throw refusal(`at most ${this.limits.statsPerProcess} stats calls run at once on this server`);
+    }
+    this.running++;
+    this.perUser.set(userId, mine + 1);
+    try {
+      return await read();
+    } finally {
+      this.running--;
+      const left = (this.perUser.get(userId) ?? 1) - 1;
+      if (left === 0) this.perUser.delete(userId);
+      else this.perUser.set(userId, left);
+    }
+  }
+}
+
+function refusal(limit: string): ConnectError {
+  return new ConnectError(`${limit} (D46); retry after ${retryAfterSeconds} s`, Code.ResourceExhausted, {
+    "Retry-After": String(retryAfterSeconds),
+  });
+}
