@@ -14,6 +14,10 @@ import type { SpanJson, WorkflowStateJson } from "./json-shapes.js";
 
 export type ExecutionStatus = "success" | "error";
 
+/**
+ * A start's input. Whoever can reach the Temporal frontend can write one, so the worker checks it against
+ * the store before anything runs (issue 49, temporal/activities/execution-start.ts says what is covered).
+ */
 export interface ExecutionInput {
   executionId: string;
   workspaceId: string;
@@ -23,14 +27,19 @@ export interface ExecutionInput {
   trigger: Trigger;
   /** The trigger's payload: the starter block's output. */
   input: JsonValue;
-  /** Whose usage the execution's cost counts against (D12); null for executions billed to nobody. */
+  /**
+   * Whose usage the execution's cost counts against (D12): a member of the workspace, or the worker refuses
+   * the start (issue 49). Null only in entries that no trigger started (seeds, samples).
+   */
   billedUserId: string | null;
   /** Overrides of defaultActivityTimeouts; tests shorten them to notice a killed worker quickly. */
   timeouts?: Partial<ActivityTimeouts>;
   /**
    * `version` as the caller that admitted the execution read it (issue 12): the workflow then runs it
-   * without a local activity to load it again, one activation and one store read fewer per execution.
-   * Absent when the caller has not read it: a schedule runs whatever version is current when it fires.
+   * without loading it again. The worker runs its state only when it is the version the store holds
+   * (issue 49: compared by digest, which a worker remembers per version, so the graph is not read again),
+   * and takes the folder and the D26 bounds from the store and its own quotas, not from here. Absent when
+   * the caller has not read it: a schedule runs whatever version is current when it fires.
    */
   workflow?: LoadedWorkflow;
 }
@@ -79,7 +88,10 @@ export const defaultActivityTimeouts: ActivityTimeouts = {
   retryMaxMs: 30_000,
 };
 
-/** The failure type of a scheduled run refused by admission (D12): the run fails and writes nothing. */
+/**
+ * The failure type of a run refused before it began: a scheduled run refused by admission (D12), a start
+ * the worker does not run (issue 49). The run fails and writes nothing.
+ */
 export const executionRefusedFailure = "ExecutionRefused";
 
 /**

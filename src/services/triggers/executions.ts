@@ -69,7 +69,8 @@ export async function runWorkflow(deps: ExecutionDependencies, call: ExecutionCa
       workflowId: workflow.id,
       version: workflow.version,
       // The version just checked and admitted, handed over so the worker does not read it again
-      // (issue 12). Its block-run bound is this process's D26 quota, the one its definition was saved under.
+      // (issue 12); the worker compares it with the version saved (issue 49) and applies its own D26
+      // bounds. The bounds stay in the input for a worker of before that, which takes them from here.
       workflow: {
         folderId: workflow.folderId,
         version: workflow.version,

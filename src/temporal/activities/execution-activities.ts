@@ -8,22 +8,22 @@ import {
   executionRefusedFailure,
   type LoadedWorkflow,
 } from "../../engine/execution-types.js";
-import { asWorkflowState } from "../../engine/json-shapes.js";
+import { asWorkflowState, type WorkflowStateJson } from "../../engine/json-shapes.js";
 import type { FanOutIntent } from "../../store/outbox-store.js";
 import type { LogEntryRecord } from "../../store/records.js";
 import { derivedId } from "../../util/ids.js";
 import { deliveryTaskQueue } from "../delivery-ids.js";
 import type { FanOutOutbox } from "../fan-out-outbox.js";
 import type { ActivityDeps } from "./deps.js";
-
-export interface WorkflowVersionRef {
-  workspaceId: string;
-  workflowId: string;
-  version: number;
-}
+import { type ExecutionStart, executionStartChecks } from "./execution-start.js";
 
 /** The store side of an execution: the version it runs, and its one log entry (D17). */
 export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutbox, "wake">) {
+  const checks = executionStartChecks(deps);
+  const bounds = () => {
+    const { maxBlockRuns, maxHistoryBytes } = (deps.quotas ?? defaultQuotas).workflow;
+    return { maxBlockRuns, maxHistoryBytes };
+  };
   return {
     /**
      * A schedule has no caller to refuse at request time, so its runs are admitted here, against the
@@ -55,31 +55,32 @@ export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutb
     },
 
     /**
-     * Fails for good (no retry helps) when the workspace has no such workflow version. The worker's block
-     * run limit (D26) travels with it into the workflow, which may not read configuration itself.
+     * Issue 49: a start that hands over its state (the API's, issue 12) runs it only when it is the version
+     * the store holds, in the start's workspace, billed to a member (execution-start.ts says what is
+     * checked and why). The answer leaves the state out: the workflow has it already, and history records
+     * an answer, so it would carry the state twice.
      */
-    async loadWorkflowVersion({
-      workspaceId,
-      workflowId,
-      version,
-    }: WorkflowVersionRef): Promise<LoadedWorkflow> {
-      const workflow = await deps.store.workflows.getWorkflow(workflowId);
+    async checkHandedWorkflow(
+      start: ExecutionStart & { state: WorkflowStateJson },
+    ): Promise<Omit<LoadedWorkflow, "state">> {
+      const { state, ...checked } = start;
+      const head = await checks.headFor(checked);
+      await checks.checkState(checked, state);
+      return { folderId: head.folderId, version: checked.version, ...bounds() };
+    },
+
+    /**
+     * The version a start names, read from the store, once the start is found to name a workflow of its
+     * workspace billed to a member (issue 49); anything else fails for good, writing nothing. The worker's
+     * block run limit (D26) travels with it into the workflow, which may not read configuration itself.
+     */
+    async loadWorkflowVersion(start: ExecutionStart): Promise<LoadedWorkflow> {
+      const head = await checks.headFor(start);
       // A schedule runs whatever version is current when it fires (D15): it asks for version 0.
-      const wanted = version === 0 ? (workflow?.version ?? 0) : version;
-      const saved = await deps.store.workflows.getWorkflowVersion(workflowId, wanted);
-      if (!workflow || workflow.workspaceId !== workspaceId || !saved) {
-        throw ApplicationFailure.nonRetryable(
-          `workflow ${workflowId} has no version ${version} in workspace ${workspaceId}`,
-          "WorkflowVersionNotFound",
-        );
-      }
-      return {
-        folderId: workflow.folderId,
-        version: wanted,
-        state: asWorkflowState(saved.state),
-        maxBlockRuns: (deps.quotas ?? defaultQuotas).workflow.maxBlockRuns,
-        maxHistoryBytes: (deps.quotas ?? defaultQuotas).workflow.maxHistoryBytes,
-      };
+      const version = start.version === 0 ? head.version : start.version;
+      const saved = await deps.store.workflows.getWorkflowVersion(start.workflowId, version);
+      if (!saved) return checks.refuse(start, checks.notFound(start));
+      return { folderId: head.folderId, version, state: asWorkflowState(saved.state), ...bounds() };
     },
 
     /**

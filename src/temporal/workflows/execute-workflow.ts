@@ -39,7 +39,9 @@ import { executionIdOf } from "../execution-ids.js";
  * A scheduled run that admission refuses (D12) is no execution: it writes no log entry and so notifies
  * nobody (issue 11; a refused `@every` schedule would otherwise flood logs and subscribers). The Temporal
  * workflow fails with the reason instead, which operators see in the Temporal UI and the schedule's
- * recent actions, as failed rather than hidden among completed runs.
+ * recent actions, as failed rather than hidden among completed runs. So does a start the worker refuses
+ * before anything runs: one that names another workspace's workflow, hands over a state that is not the
+ * version saved, or bills someone outside the workspace (issue 49, checkedWorkflow below).
  */
 export async function executeWorkflow(scheduled: ExecutionInput): Promise<ExecutionResult> {
   const startedAt = Date.now();
@@ -53,13 +55,11 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
   let workflow: LoadedWorkflow | undefined;
   let run: GraphRunResult;
   try {
-    const { workspaceId, workflowId, version } = input;
-    if (input.trigger === "schedule")
-      await activities.store.admitScheduledRun({ billedUserId: input.billedUserId, workflowId });
-    workflow =
-      input.workflow ?? (await activities.store.loadWorkflowVersion({ workspaceId, workflowId, version }));
+    workflow = patched(checkedStart)
+      ? await checkedWorkflow(activities.store, input)
+      : await uncheckedWorkflow(activities.store, input);
     run = await runGraph(workflow.state, {
-      workspaceId,
+      workspaceId: input.workspaceId,
       input: input.input,
       blocks: historyBounded(activities.blocks, workflow.maxHistoryBytes),
       now: () => Date.now(),
@@ -98,6 +98,38 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
         { output: null, httpBody: null, outputInLog: run.httpBody === run.finalOutput ? "whole" : "data" }),
     ...(run.error === undefined ? {} : { error: run.error }),
   };
+}
+
+/**
+ * Issue 49: a start is checked against the store before anything runs (execution-start.ts): the workflow
+ * is its workspace's, the state it hands over is the version saved, and it is billed to a member; else it
+ * is refused like a scheduled run admission refuses, and writes nothing. Before it, a worker ran whatever
+ * a start carried; a history begun then replays as it was written (uncheckedWorkflow).
+ */
+export const checkedStart = "checked-start";
+
+type StoreActivities = Pick<Activities, "admitScheduledRun" | "checkHandedWorkflow" | "loadWorkflowVersion">;
+
+async function checkedWorkflow(store: StoreActivities, input: ExecutionInput): Promise<LoadedWorkflow> {
+  const { executionId, workspaceId, workflowId, version, billedUserId, trigger, workflow: handed } = input;
+  const start = { executionId, workspaceId, workflowId, version, billedUserId, trigger };
+  const workflow = handed
+    ? {
+        ...(await store.checkHandedWorkflow({ ...start, version: handed.version, state: handed.state })),
+        state: handed.state,
+      }
+    : await store.loadWorkflowVersion(start);
+  // Admitted once it is known to be the workspace's own run: a refused start takes nobody's token (D12).
+  if (input.trigger === "schedule") await store.admitScheduledRun({ billedUserId, workflowId });
+  return workflow;
+}
+
+/** Before issue 49: admitted, then run as handed over or loaded. Kept for histories that replay it. */
+async function uncheckedWorkflow(store: StoreActivities, input: ExecutionInput): Promise<LoadedWorkflow> {
+  const { executionId, workspaceId, workflowId, version, billedUserId, trigger } = input;
+  if (trigger === "schedule") await store.admitScheduledRun({ billedUserId, workflowId });
+  const start = { executionId, workspaceId, workflowId, version, billedUserId, trigger };
+  return input.workflow ?? (await store.loadWorkflowVersion(start));
 }
 
 /**
