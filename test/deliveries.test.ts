@@ -663,6 +663,134 @@ describe("The delivery log, redelivery and the Test RPC (issue 5, item 7; D18)",
   });
 });
 
+describe("The delivery log's bounds (D40)", () => {
+  type AttemptJson = { series: number; attempt: number };
+  type DeliveryJson = {
+    attempts: AttemptJson[];
+    nextAttemptsCursor?: string;
+    delivery: { attemptCount: number };
+  };
+  const getDelivery = (id: string, query = "", key = alice.key) =>
+    restWithKey(flowlog.server.url, key, "GET", `/api/v1/deliveries/${id}${query}`);
+  const redeliver = (id: string) =>
+    restWithKey(flowlog.server.url, alice.key, "POST", `/api/v1/deliveries/${id}:redeliver`, {});
+  const keyOf = ({ series, attempt }: AttemptJson) => `${series}.${attempt}`;
+
+  /** A delivery whose log holds `series` failed series of `perSeries` attempts each, written as the worker writes them. */
+  async function deliveryWithAttempts(
+    series: number,
+    perSeries: number,
+  ): Promise<{ id: string; keys: string[] }> {
+    const subscriptionId = await subscribe(alice, "http://127.0.0.1:9/never-called");
+    const id = newId("dlv");
+    const eventId = newId("evt");
+    await flowlog.store.deliveries.createOnce({
+      id,
+      eventId,
+      eventType: "workflow.execution.completed",
+      subscriptionId,
+      workspaceId: alice.workspaceId,
+      logId: null,
+      event: { id: eventId, type: "workflow.execution.completed" },
+      createdAt: Date.now(),
+    });
+    const keys: string[] = [];
+    for (let s = 1; s <= series; s++) {
+      for (let attempt = 1; attempt <= perSeries; attempt++) {
+        const last = attempt === perSeries;
+        await flowlog.store.deliveries.recordAttempt(
+          {
+            deliveryId: id,
+            series: s,
+            attempt,
+            startedAt: Date.now(),
+            durationMs: 1,
+            outcome: last ? "failed" : "retrying",
+            httpStatus: 503,
+            responseSnippet: null,
+            error: "HTTP 503",
+          },
+          last ? "failed" : "pending",
+        );
+        keys.push(`${s}.${attempt}`);
+      }
+    }
+    return { id, keys };
+  }
+
+  it("a delivery's attempts are paged: the newest 100 by default, in order, and a cursor for the older ones", async () => {
+    const { id, keys } = await deliveryWithAttempts(30, 5);
+    const first = await getDelivery(id);
+    expect(first.status, first.text).toBe(200);
+    const page = first.json as DeliveryJson;
+    expect(page.delivery.attemptCount).toBe(150);
+    expect(page.attempts.map(keyOf)).toEqual(keys.slice(50));
+    expect(page.nextAttemptsCursor).toEqual(expect.any(String));
+
+    const older = await getDelivery(id, `?attemptsCursor=${page.nextAttemptsCursor}`);
+    expect(older.status, older.text).toBe(200);
+    expect((older.json as DeliveryJson).attempts.map(keyOf)).toEqual(keys.slice(0, 50));
+    expect(older.json).not.toHaveProperty("nextAttemptsCursor");
+
+    // Small pages, walked to the end, hold every attempt once.
+    const walked: string[][] = [];
+    let cursor: string | undefined;
+    do {
+      const query = `?attemptsLimit=7${cursor ? `&attemptsCursor=${cursor}` : ""}`;
+      const answer = (await getDelivery(id, query)).json as DeliveryJson;
+      walked.unshift(answer.attempts.map(keyOf));
+      cursor = answer.nextAttemptsCursor;
+    } while (cursor);
+    expect(walked.flat()).toEqual(keys);
+    expect(walked[0]).toHaveLength(150 % 7);
+  });
+
+  it("a page of attempts is 1 to 1000, and a cursor is one this API gave for that delivery: else 400 naming the field", async () => {
+    const { id } = await deliveryWithAttempts(1, 3);
+    const { id: otherId } = await deliveryWithAttempts(1, 3);
+    const otherCursor = ((await getDelivery(otherId, "?attemptsLimit=1")).json as DeliveryJson)
+      .nextAttemptsCursor;
+    expect(((await getDelivery(id, "?attemptsLimit=1000")).json as DeliveryJson).attempts).toHaveLength(3);
+    for (const [query, field] of [
+      ["?attemptsLimit=0", "attemptsLimit"],
+      ["?attemptsLimit=1001", "attemptsLimit"],
+      ["?attemptsCursor=not-a-cursor", "attemptsCursor"],
+      [`?attemptsCursor=${otherCursor}`, "attemptsCursor"],
+    ]) {
+      const refused = await getDelivery(id, query);
+      expect(refused.status, `${query}: ${refused.text}`).toBe(400);
+      expect(refused.json).toMatchObject({ code: "invalid_argument", errors: [{ field }] });
+    }
+    // Another workspace learns nothing from a cursor: the delivery is still 404 to it.
+    expect((await getDelivery(id, "", bob.key)).status).toBe(404);
+  });
+
+  it("a delivery is redelivered at most 20 times: the 21st Redeliver is 400 failed_precondition naming the limit", async () => {
+    const workflowId = await saveWorkflow(alice);
+    const gone = await receiver((_, response) => sendJson(response, 404, {}));
+    const subscriptionId = await subscribe(alice, gone.origin);
+    await execute(alice, workflowId);
+    const delivery = await settled(subscriptionId);
+    for (let series = 2; series <= 21; series++) {
+      const answer = await redeliver(delivery.id);
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.json).toMatchObject({ series });
+      await until(`series ${series} settled`, async () =>
+        (await flowlog.store.deliveries.get(delivery.id))?.status === "failed" ? true : undefined,
+      );
+    }
+    const refused = await redeliver(delivery.id);
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.json).toMatchObject({ code: "failed_precondition" });
+    expect((refused.json as { detail: string }).detail).toMatch(
+      /redelivered 20 times, the most allowed is 20/,
+    );
+    expect(await flowlog.store.deliveries.get(delivery.id)).toMatchObject({ status: "failed", attempts: 21 });
+    expect(gone.received).toHaveLength(21);
+    expect(new Set(gone.received.map((r) => header(r, "idempotency-key")))).toEqual(new Set([delivery.id]));
+  }, 180_000);
+});
+
 describe("Durability (D19: deliveries run durably on Temporal)", () => {
   it("starts a fan-out that a worker left in the outbox when it died right after the log write (issue 12)", async () => {
     const erin = await createAccount(flowlog.store);

@@ -190,9 +190,40 @@ describe.each(kinds)("the delivery log on %s (D19, D35, D32)", (_, open) => {
       const redelivered = attemptOf(id, "succeeded", { series: 2, startedAt: t0 + 600_000 });
       await record(first);
       await record(second);
-      expect(await deliveries.reopen(id, t0 + 599_000)).toBe(2);
+      expect(await deliveries.reopen(id, t0 + 599_000, 21)).toEqual({ series: 2 });
       await record(redelivered);
       expect(await deliveries.attemptsOf(id)).toEqual([first, second, redelivered]);
+    });
+
+    it("are read in pages, newest first, each page older than the key it is given (D40)", async () => {
+      const { id } = await deliveries.createOnce(newDelivery("sub_hook"));
+      const { id: otherId } = await deliveries.createOnce(newDelivery("sub_hook"));
+      const recorded: DeliveryAttemptRecord[] = [];
+      for (const [series, attempts] of [
+        [1, 3],
+        [2, 1],
+        [3, 2],
+      ] as const) {
+        if (series > 1) await deliveries.reopen(id, t0 + series * 100_000, 21);
+        for (let attempt = 1; attempt <= attempts; attempt++) {
+          const outcome = attempt < attempts ? "retrying" : "failed";
+          const at = t0 + series * 100_000 + attempt * 1_000;
+          recorded.push(attemptOf(id, outcome, { series, attempt, startedAt: at }));
+          await record(recorded.at(-1) as DeliveryAttemptRecord);
+        }
+      }
+      await record(attemptOf(otherId, "failed"));
+      const newestFirst = [...recorded].reverse();
+      expect(await deliveries.newestAttempts(id, 100)).toEqual(newestFirst);
+      expect(await deliveries.newestAttempts(id, 2)).toEqual(newestFirst.slice(0, 2));
+      expect(await deliveries.newestAttempts(id, 3, { series: 3, attempt: 1 })).toEqual(
+        newestFirst.slice(2, 5),
+      );
+      expect(await deliveries.newestAttempts(id, 10, { series: 1, attempt: 2 })).toEqual(
+        newestFirst.slice(5),
+      );
+      expect(await deliveries.newestAttempts(id, 10, { series: 1, attempt: 1 })).toEqual([]);
+      expect(await deliveries.newestAttempts("dlv_none", 10)).toEqual([]);
     });
 
     it("settle the delivery: status, attempts over all series, last error, time of the last end", async () => {
@@ -306,31 +337,45 @@ describe.each(kinds)("the delivery log on %s (D19, D35, D32)", (_, open) => {
   describe("redelivery (D19)", () => {
     it("opens the next series of a settled delivery, never of one still running", async () => {
       const { id } = await deliveries.createOnce(newDelivery("sub_hook"));
-      expect(await deliveries.reopen(id, t0 + 1)).toBeUndefined();
+      expect(await deliveries.reopen(id, t0 + 1, 21)).toEqual({ refused: "running" });
       await record(attemptOf(id, "failed"));
-      expect(await deliveries.reopen(id, t0 + 100_000)).toBe(2);
+      expect(await deliveries.reopen(id, t0 + 100_000, 21)).toEqual({ series: 2 });
       expect(await deliveries.get(id)).toMatchObject({ status: "pending", updatedAt: t0 + 100_000 });
-      expect(await deliveries.reopen(id, t0 + 100_001)).toBeUndefined();
+      expect(await deliveries.reopen(id, t0 + 100_001, 21)).toEqual({ refused: "running" });
       await record(attemptOf(id, "succeeded", { series: 2, startedAt: t0 + 100_002 }));
-      expect(await deliveries.reopen(id, t0 + 200_000)).toBe(3);
+      expect(await deliveries.reopen(id, t0 + 200_000, 21)).toEqual({ series: 3 });
     });
 
     it("a delivery settled before any attempt was recorded reopens as series 2", async () => {
       const { id } = await deliveries.createOnce(newDelivery("sub_hook"));
       await db.query("UPDATE deliveries SET status = 'failed' WHERE id = @id", { id });
-      expect(await deliveries.reopen(id, t0 + 1)).toBe(2);
+      expect(await deliveries.reopen(id, t0 + 1, 21)).toEqual({ series: 2 });
+    });
+
+    it("opens no series beyond the most allowed, and leaves the delivery settled (D40)", async () => {
+      const { id } = await deliveries.createOnce(newDelivery("sub_hook"));
+      await record(attemptOf(id, "failed"));
+      for (let series = 2; series <= 3; series++) {
+        expect(await deliveries.reopen(id, t0 + series * 100_000, 3)).toEqual({ series });
+        await record(attemptOf(id, "failed", { series, startedAt: t0 + series * 100_000 + 1 }));
+      }
+      expect(await deliveries.reopen(id, t0 + 400_000, 3)).toEqual({
+        refused: "series_limit",
+        lastSeries: 3,
+      });
+      expect(await deliveries.get(id)).toMatchObject({ status: "failed", attempts: 3 });
     });
 
     it("asked by several processes at once, opens one series", async () => {
       const others = await Promise.all(Array.from({ length: 6 }, () => db.connect()));
       const { id } = await deliveries.createOnce(newDelivery("sub_hook"));
       await record(attemptOf(id, "failed"));
-      const opened = await Promise.all(others.map((other) => other.deliveries.reopen(id, t0 + 100_000)));
-      expect(opened.filter((series) => series !== undefined)).toEqual([2]);
+      const opened = await Promise.all(others.map((other) => other.deliveries.reopen(id, t0 + 100_000, 21)));
+      expect(opened.filter((reopened) => reopened && "series" in reopened)).toEqual([{ series: 2 }]);
     });
 
     it("an unknown delivery opens nothing", async () => {
-      expect(await deliveries.reopen("dlv_none", t0)).toBeUndefined();
+      expect(await deliveries.reopen("dlv_none", t0, 21)).toBeUndefined();
     });
   });
 });

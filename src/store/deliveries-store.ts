@@ -1,5 +1,12 @@
 import type { Db } from "./database.js";
-import { type DeliveryRow, deliveryListSql, deliverySql, deliveryWithEvent } from "./delivery-rows.js";
+import {
+  type DeliveryRow,
+  deliveryListSql,
+  deliverySql,
+  deliveryWithEvent,
+  reopening,
+  type SeriesRow,
+} from "./delivery-rows.js";
 import type { EndpointHealthStore } from "./endpoint-health-store.js";
 
 export const deliveryStatuses = ["pending", "succeeded", "failed"] as const;
@@ -49,6 +56,15 @@ export interface DeliveryAttemptRecord {
   error: string | null;
 }
 
+/** Where an attempt stands in its delivery's log; pages of attempts are read by it (D40). */
+export type AttemptKey = Pick<DeliveryAttemptRecord, "series" | "attempt">;
+
+/** What asking for a delivery's next attempt series came to: its number, or why none opened (D19, D40). */
+export type Reopening =
+  | { series: number }
+  | { refused: "running" }
+  | { refused: "series_limit"; lastSeries: number };
+
 /** The filters of ListDeliveries, already validated. */
 export interface DeliveryFilter {
   workspaceId: string;
@@ -71,12 +87,12 @@ export class DeliveriesStore {
       byEvent: db.prepare(deliverySql.byEvent),
       byId: db.prepare(deliverySql.byId),
       attemptsOf: db.prepare(deliverySql.attemptsOf),
+      newestAttempts: db.prepare(deliverySql.newestAttempts),
+      attemptsBefore: db.prepare(deliverySql.attemptsBefore),
       upsertAttempt: db.prepare(deliverySql.upsertAttempt),
       settle: db.prepare(deliverySql.settle),
-      reopen: db.prepare(
-        "UPDATE deliveries SET status = 'pending', updated_at = ? WHERE id = ? AND status != 'pending'",
-      ),
-      lastSeries: db.prepare("SELECT max(series) AS series FROM delivery_attempts WHERE delivery_id = ?"),
+      reopen: db.prepare(deliverySql.reopen),
+      seriesOf: db.prepare(deliverySql.seriesOf),
     };
   }
 
@@ -102,6 +118,18 @@ export class DeliveriesStore {
 
   async attemptsOf(deliveryId: string): Promise<DeliveryAttemptRecord[]> {
     return this.statements.attemptsOf.all({ deliveryId }) as DeliveryAttemptRecord[];
+  }
+
+  /** D40: at most `limit` attempts, newest first: the newest of all, or the newest older than `before`. */
+  async newestAttempts(
+    deliveryId: string,
+    limit: number,
+    before?: AttemptKey,
+  ): Promise<DeliveryAttemptRecord[]> {
+    const page = before
+      ? this.statements.attemptsBefore.all({ deliveryId, limit, ...before })
+      : this.statements.newestAttempts.all({ deliveryId, limit });
+    return page as DeliveryAttemptRecord[];
   }
 
   /**
@@ -130,14 +158,16 @@ export class DeliveriesStore {
   }
 
   /**
-   * Opens the next attempt series of a settled delivery (redelivery, D19) and returns its number, or
-   * undefined while a series is still running: two redeliveries at once can never share a series.
+   * Opens the next attempt series of a settled delivery (redelivery, D19) and returns its number; refused
+   * while a series is still running, so two redeliveries at once can never share a series, and once the
+   * delivery has had `maxSeries` (D40). Undefined for an unknown delivery.
    */
-  async reopen(id: string, now: number): Promise<number | undefined> {
+  async reopen(id: string, now: number, maxSeries: number): Promise<Reopening | undefined> {
+    // The update takes the write lock first: the series read after it is the one it opened after.
     return this.db.transaction(() => {
-      if (this.statements.reopen.run(now, id).changes === 0) return undefined;
-      const { series } = this.statements.lastSeries.get(id) as { series: number | null };
-      return (series ?? 1) + 1;
+      const opened = this.statements.reopen.run({ id, now, maxSeries }).changes > 0;
+      const row = this.statements.seriesOf.get({ id }) as SeriesRow | undefined;
+      return row && reopening(opened, row);
     })();
   }
 }

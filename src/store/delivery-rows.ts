@@ -1,4 +1,10 @@
-import type { DeliveryFilter, DeliveryRecord, DeliveryWithEvent } from "./deliveries-store.js";
+import type {
+  DeliveryFilter,
+  DeliveryRecord,
+  DeliveryStatus,
+  DeliveryWithEvent,
+  Reopening,
+} from "./deliveries-store.js";
 
 /**
  * The delivery log's rows and the statements both stores write alike (D19, D32: the same columns in
@@ -25,6 +31,12 @@ export const deliverySql = {
   byId: `SELECT ${deliveryColumns}, event_json AS "eventJson" FROM deliveries WHERE id = @id`,
   attemptsOf: `SELECT ${attemptColumns} FROM delivery_attempts WHERE delivery_id = @deliveryId
     ORDER BY series, attempt`,
+  /** D40: a page of attempts, newest first, read along the primary key. */
+  newestAttempts: `SELECT ${attemptColumns} FROM delivery_attempts WHERE delivery_id = @deliveryId
+    ORDER BY series DESC, attempt DESC LIMIT @limit`,
+  attemptsBefore: `SELECT ${attemptColumns} FROM delivery_attempts WHERE delivery_id = @deliveryId
+      AND (series, attempt) < (@series, @attempt)
+    ORDER BY series DESC, attempt DESC LIMIT @limit`,
   /** Recording the same attempt again (an activity retried after its write) replaces it. */
   upsertAttempt: `INSERT INTO delivery_attempts (delivery_id, series, attempt, started_at, duration_ms, outcome,
       http_status, response_snippet, error)
@@ -33,6 +45,17 @@ export const deliverySql = {
     ON CONFLICT (delivery_id, series, attempt) DO UPDATE SET started_at = excluded.started_at,
       duration_ms = excluded.duration_ms, outcome = excluded.outcome, http_status = excluded.http_status,
       response_snippet = excluded.response_snippet, error = excluded.error`,
+  /**
+   * Opens the next series of a settled delivery (D19) while it has had fewer than @maxSeries (D40: the
+   * first and at most 20 redeliveries). A delivery settled before any attempt was recorded is in series 1.
+   */
+  reopen: `UPDATE deliveries SET status = 'pending', updated_at = @now
+    WHERE id = @id AND status <> 'pending'
+      AND coalesce((SELECT max(series) FROM delivery_attempts WHERE delivery_id = @id), 1) < @maxSeries`,
+  /** Where a delivery that did not reopen stands: still running, or at its last series. */
+  seriesOf: `SELECT status, coalesce((SELECT max(series) FROM delivery_attempts WHERE delivery_id = @id), 1)
+      AS series
+    FROM deliveries WHERE id = @id`,
   /** The delivery's status after an attempt, counting its attempts over all series. */
   settle: `UPDATE deliveries SET status = @status, last_error = @error, updated_at = @now,
       attempts = (SELECT count(*) FROM delivery_attempts WHERE delivery_id = @id)
@@ -54,4 +77,16 @@ export type DeliveryRow = DeliveryRecord & { eventJson: string };
 
 export function deliveryWithEvent({ eventJson, ...delivery }: DeliveryRow): DeliveryWithEvent {
   return { ...delivery, event: JSON.parse(eventJson) };
+}
+
+/** A row of deliverySql.seriesOf: the delivery's status and its last series. */
+export interface SeriesRow {
+  status: DeliveryStatus;
+  series: number;
+}
+
+/** What deliverySql.reopen came to, read with the delivery's series after it (D19, D40). */
+export function reopening(opened: boolean, { status, series }: SeriesRow): Reopening {
+  if (opened) return { series: series + 1 };
+  return status === "pending" ? { refused: "running" } : { refused: "series_limit", lastSeries: series };
 }

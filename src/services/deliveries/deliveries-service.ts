@@ -6,12 +6,16 @@ import type {
   DeliveriesService,
   DeliveryAttemptSchema,
   DeliverySchema,
+  GetDeliveryRequest,
   ListDeliveriesRequest,
 } from "../../../gen/flowlog/notifications/v1/deliveries_service_pb.js";
+import { defaultAttemptsPageSize, maxDeliverySeries, maxRedeliveries } from "../../domain/delivery-limits.js";
 import { computeLimits } from "../../domain/limits.js";
 import type { PlanTable } from "../../domain/plans.js";
+import { invalidArgument, preconditionFailed } from "../../errors/api-errors.js";
 import { completionEventType, sampleCompletionEvent } from "../../notifications/event.js";
 import type {
+  AttemptKey,
   DeliveryAttemptRecord,
   DeliveryFilter,
   DeliveryRecord,
@@ -35,6 +39,7 @@ import { isoFromMs } from "../../util/time.js";
 import { callerOf } from "../caller.js";
 import { defaultPageSize } from "../logs/list-logs-query.js";
 import { type Member, requireMember, visibleTo } from "../workspace-access.js";
+import { decodeAttemptsCursor, encodeAttemptsCursor } from "./attempts-cursor.js";
 
 export interface DeliveriesServiceDependencies {
   store: Store;
@@ -78,23 +83,42 @@ export function createDeliveriesService(
     },
 
     async getDelivery(request, context) {
-      const delivery = await visibleDelivery(callerOf(context.values), request.id);
+      const caller = callerOf(context.values);
+      // Validation (D28) before the delivery is looked at: a bad cursor is 400 whoever's it is.
+      const { limit, before } = parseAttemptsPage(request);
+      const delivery = await visibleDelivery(caller, request.id);
+      // One more than asked for tells whether older attempts remain.
+      const newest = await store.deliveries.newestAttempts(delivery.id, limit + 1, before);
+      const page = newest.slice(0, limit);
+      const oldest = page.at(-1);
       return {
         delivery: deliveryView(delivery),
         event: fromJson(ValueSchema, delivery.event as JsonValue),
-        attempts: (await store.deliveries.attemptsOf(delivery.id)).map(attemptView),
+        attempts: page.reverse().map(attemptView),
+        ...(newest.length > limit && oldest
+          ? { nextAttemptsCursor: encodeAttemptsCursor(delivery.id, oldest) }
+          : {}),
       };
     },
 
     async redeliver(request, context) {
       const delivery = await visibleDelivery(callerOf(context.values), request.id);
-      const series = await store.deliveries.reopen(delivery.id, clock());
-      if (series === undefined) {
-        throw new ConnectError(
-          `delivery ${delivery.id} is still being delivered; redeliver it once it has succeeded or failed`,
-          Code.FailedPrecondition,
-        );
+      const reopened = await store.deliveries.reopen(delivery.id, clock(), maxDeliverySeries);
+      if (!reopened || "refused" in reopened) {
+        throw reopened?.refused === "series_limit"
+          ? preconditionFailed({
+              type: "REDELIVERY_LIMIT",
+              subject: `delivery ${delivery.id}`,
+              description:
+                `delivery ${delivery.id} has been redelivered ${reopened.lastSeries - 1} times, the most ` +
+                `allowed is ${maxRedeliveries} (D40)`,
+            })
+          : new ConnectError(
+              `delivery ${delivery.id} is still being delivered; redeliver it once it has succeeded or failed`,
+              Code.FailedPrecondition,
+            );
       }
+      const { series } = reopened;
       const workflowId =
         delivery.logId === null ? undefined : (await store.logs.getEntry(delivery.logId))?.workflowId;
       await startSeries(
@@ -136,10 +160,31 @@ export function createDeliveriesService(
       };
       const handle = await startSeries(target, { deliveryId: delivery.id, series: 1, once: true });
       await handle.result();
-      const attempt = (await store.deliveries.attemptsOf(delivery.id)).at(-1);
+      const [attempt] = await store.deliveries.newestAttempts(delivery.id, 1);
       return { deliveryId: delivery.id, ...(attempt ? { attempt: attemptView(attempt) } : {}) };
     },
   };
+}
+
+/**
+ * The page of attempts GetDelivery asks for (D40). The limit's range is declared in the .proto; what is
+ * left is a cursor this API issued for this same delivery.
+ */
+function parseAttemptsPage(request: GetDeliveryRequest): { limit: number; before?: AttemptKey } {
+  const limit = request.attemptsLimit ?? defaultAttemptsPageSize;
+  if (request.attemptsCursor === undefined) return { limit };
+  const cursor = decodeAttemptsCursor(request.attemptsCursor);
+  if (!cursor.ok || cursor.deliveryId !== request.id) {
+    throw invalidArgument([
+      {
+        field: "attemptsCursor",
+        message: cursor.ok
+          ? `attemptsCursor was issued for delivery ${cursor.deliveryId}, not ${request.id}`
+          : "attemptsCursor is not a nextAttemptsCursor this API returned",
+      },
+    ]);
+  }
+  return { limit, before: cursor.before };
 }
 
 /** The request as a store query; the values its fields may take are declared in the .proto (D10). */

@@ -1,4 +1,5 @@
 import type {
+  AttemptKey,
   DeliveriesStore,
   DeliveryAttemptRecord,
   DeliveryFilter,
@@ -6,8 +7,16 @@ import type {
   DeliveryStatus,
   DeliveryWithEvent,
   NewDelivery,
+  Reopening,
 } from "../deliveries-store.js";
-import { type DeliveryRow, deliveryListSql, deliverySql, deliveryWithEvent } from "../delivery-rows.js";
+import {
+  type DeliveryRow,
+  deliveryListSql,
+  deliverySql,
+  deliveryWithEvent,
+  reopening,
+  type SeriesRow,
+} from "../delivery-rows.js";
 import type { StoreArea } from "../store.js";
 import { type PostgresPool, withTransaction } from "./database.js";
 import type { PostgresEndpointHealthStore } from "./endpoint-health-store.js";
@@ -18,6 +27,8 @@ const statements = {
   byEvent: namedStatement(deliverySql.byEvent),
   byId: namedStatement(deliverySql.byId),
   attemptsOf: namedStatement(deliverySql.attemptsOf),
+  newestAttempts: namedStatement(deliverySql.newestAttempts),
+  attemptsBefore: namedStatement(deliverySql.attemptsBefore),
   upsertAttempt: namedStatement(deliverySql.upsertAttempt),
   settle: namedStatement(deliverySql.settle),
   // Locked, so that two writes of one delivery's attempts (a retried activity and the try it retries)
@@ -27,9 +38,11 @@ const statements = {
   ),
   // One statement: a second redelivery waits for the first's row lock, then finds the delivery pending.
   reopen: namedStatement(
-    `UPDATE deliveries SET status = 'pending', updated_at = @now WHERE id = @id AND status <> 'pending'
-     RETURNING (SELECT max(series) FROM delivery_attempts WHERE delivery_id = @id) AS series`,
+    `${deliverySql.reopen}
+     RETURNING 'pending' AS status,
+       coalesce((SELECT max(series) FROM delivery_attempts WHERE delivery_id = @id), 1) AS series`,
   ),
+  seriesOf: namedStatement(deliverySql.seriesOf),
 };
 
 /**
@@ -69,6 +82,17 @@ export class PostgresDeliveriesStore implements StoreArea<DeliveriesStore> {
     return (await this.pool.query<DeliveryAttemptRecord>(statements.attemptsOf({ deliveryId }))).rows;
   }
 
+  async newestAttempts(
+    deliveryId: string,
+    limit: number,
+    before?: AttemptKey,
+  ): Promise<DeliveryAttemptRecord[]> {
+    const page = before
+      ? statements.attemptsBefore({ deliveryId, limit, ...before })
+      : statements.newestAttempts({ deliveryId, limit });
+    return (await this.pool.query<DeliveryAttemptRecord>(page)).rows;
+  }
+
   /**
    * Records one attempt and where the delivery now stands, together, and on a change of status extends
    * or ends its endpoint's run of failures (D35) in the same transaction. True when that counted a failure.
@@ -88,12 +112,14 @@ export class PostgresDeliveriesStore implements StoreArea<DeliveriesStore> {
   }
 
   /**
-   * Opens the next attempt series of a settled delivery (redelivery, D19) and returns its number, or
-   * undefined while a series is still running.
+   * Opens the next attempt series of a settled delivery (redelivery, D19) and returns its number; refused
+   * while a series is still running and once the delivery has had `maxSeries` (D40).
    */
-  async reopen(id: string, now: number): Promise<number | undefined> {
-    const { rows } = await this.pool.query<{ series: number | null }>(statements.reopen({ id, now }));
-    const row = rows[0];
-    return row && (row.series ?? 1) + 1;
+  async reopen(id: string, now: number, maxSeries: number): Promise<Reopening | undefined> {
+    const { rows } = await this.pool.query<SeriesRow>(statements.reopen({ id, now, maxSeries }));
+    if (rows[0]) return reopening(true, rows[0]);
+    // Not reopened: why is read after, and only names the refusal.
+    const { rows: why } = await this.pool.query<SeriesRow>(statements.seriesOf({ id }));
+    return why[0] && reopening(false, why[0]);
   }
 }
