@@ -10,11 +10,13 @@ import {
   retryDelaysMs,
 } from "../src/domain/delivery-schedule.js";
 import { defaultPlanLimits } from "../src/domain/plans.js";
+import { createApi } from "../src/server/api.js";
 import type { DeliveryRecord } from "../src/store/deliveries-store.js";
 import type { Level, Trigger } from "../src/store/records.js";
 import type { SubscriptionSettings } from "../src/store/subscriptions-store.js";
 import { eventIdOf } from "../src/temporal/activities/delivery-activities.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
+import { lazyTemporalClient } from "../src/temporal/client.js";
 import {
   deliveryTaskQueue,
   fanOutWorkflowId,
@@ -25,13 +27,14 @@ import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { executionWorkflowId, startExecution } from "../src/temporal/start-execution.js";
 import { attemptSlotLimits } from "../src/temporal/worker-slots.js";
 import { newId } from "../src/util/ids.js";
-import { restWithKey } from "./support/api-server.js";
+import { restWithKey, startTestApiServer } from "./support/api-server.js";
 import { type RunningWorker, startedFanOut, startWorker, testTimeouts } from "./support/engine.js";
 import {
   createAccount,
   createWorkflow,
   execution,
   offlineWorkflowState,
+  operatorToken,
   startFlowlog,
   subscribeWebhook,
   type TestAccount,
@@ -663,6 +666,21 @@ describe("The delivery log, redelivery and the Test RPC (issue 5, item 7; D18)",
   });
 });
 
+/** Another API server on its own connection to the test's store, with the test worker's task queue. */
+async function anotherApiServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const store = await flowlog.openAnother();
+  const client = lazyTemporalClient(temporalServer.address, temporalServer.namespace);
+  const config = { operatorToken, publicBaseUrl: "http://flowlog.test", planLimits: defaultPlanLimits };
+  const server = await startTestApiServer(createApi({ config, store, temporal: { client, taskQueue } }));
+  return {
+    url: server.url,
+    close: async () => {
+      await server.close();
+      await store.close();
+    },
+  };
+}
+
 describe("The delivery log's bounds (D40)", () => {
   type AttemptJson = { series: number; attempt: number };
   type DeliveryJson = {
@@ -674,6 +692,8 @@ describe("The delivery log's bounds (D40)", () => {
     restWithKey(flowlog.server.url, key, "GET", `/api/v1/deliveries/${id}${query}`);
   const redeliver = (id: string) =>
     restWithKey(flowlog.server.url, alice.key, "POST", `/api/v1/deliveries/${id}:redeliver`, {});
+  const testPath = (subscriptionId: string) =>
+    `/api/v1/workspaces/${alice.workspaceId}/notifications/${subscriptionId}:test`;
   const keyOf = ({ series, attempt }: AttemptJson) => `${series}.${attempt}`;
 
   /** A delivery whose log holds `series` failed series of `perSeries` attempts each, written as the worker writes them. */
@@ -789,6 +809,43 @@ describe("The delivery log's bounds (D40)", () => {
     expect(gone.received).toHaveLength(21);
     expect(new Set(gone.received.map((r) => header(r, "idempotency-key")))).toEqual(new Set([delivery.id]));
   }, 180_000);
+
+  it("a subscription is tested at most 10 times a minute, counted in the store across API servers: then 429 with Retry-After", async () => {
+    const hook = await receiver();
+    const subscriptionId = await subscribe(alice, hook.origin);
+    // A second API server on a connection of its own to the same store, as another process (SQLite) or
+    // machine (PostgreSQL) has it. Eleven tests at once, split between the two: one count for both.
+    const other = await anotherApiServer();
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 11 }, (_, i) =>
+          restWithKey(
+            i % 2 ? other.url : flowlog.server.url,
+            alice.key,
+            "POST",
+            testPath(subscriptionId),
+            {},
+          ),
+        ),
+      );
+      expect(answers.map((answer) => answer.status).sort()).toEqual([...Array(10).fill(200), 429]);
+      const refused = answers.find((answer) => answer.status === 429) as (typeof answers)[number];
+      expect(refused.json).toMatchObject({
+        code: "resource_exhausted",
+        detail: expect.stringMatching(/at most 10 times a minute/),
+      });
+      expect(Number(refused.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+      expect(Number(refused.headers["retry-after"])).toBeLessThanOrEqual(6);
+    } finally {
+      await other.close();
+    }
+    expect(hook.received).toHaveLength(10);
+
+    // The count is the subscription's: another one of the workspace is tested at once.
+    const otherSubscription = await subscribe(alice, hook.origin);
+    const tested = await restWithKey(flowlog.server.url, alice.key, "POST", testPath(otherSubscription), {});
+    expect(tested.status, tested.text).toBe(200);
+  }, 120_000);
 });
 
 describe("Durability (D19: deliveries run durably on Temporal)", () => {

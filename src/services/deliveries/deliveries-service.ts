@@ -9,7 +9,13 @@ import type {
   GetDeliveryRequest,
   ListDeliveriesRequest,
 } from "../../../gen/flowlog/notifications/v1/deliveries_service_pb.js";
-import { defaultAttemptsPageSize, maxDeliverySeries, maxRedeliveries } from "../../domain/delivery-limits.js";
+import {
+  defaultAttemptsPageSize,
+  maxDeliverySeries,
+  maxRedeliveries,
+  takeTestSend,
+  testSendLimit,
+} from "../../domain/delivery-limits.js";
 import { computeLimits } from "../../domain/limits.js";
 import type { PlanTable } from "../../domain/plans.js";
 import { invalidArgument, preconditionFailed } from "../../errors/api-errors.js";
@@ -136,6 +142,15 @@ export function createDeliveriesService(
       if (subscription?.workspaceId !== request.workspaceId)
         throw new ConnectError(`subscription ${request.id} not found`, Code.NotFound);
       const now = clock();
+      const taken = await takeTestSend(store, subscription.id, now);
+      if (!taken.allowed) {
+        throw new ConnectError(
+          `subscription ${subscription.id} may be tested at most ${testSendLimit.requestsPerMinute} times ` +
+            `a minute (D40); retry after ${taken.retryAfterSeconds} s`,
+          Code.ResourceExhausted,
+          { "Retry-After": String(taken.retryAfterSeconds) },
+        );
+      }
       // The sample marks itself as a test through its identifiers (`*_test_*`); so does its event id.
       const event = sampleCompletionEvent({
         eventId: newId("evt").replace(/^evt_/, "evt_test_"),

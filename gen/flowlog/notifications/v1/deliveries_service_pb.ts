@@ -409,7 +409,8 @@ export const DeliveriesService: GenService<{
   },
   /**
    * Sends a sample workflow.execution.completed event through the subscription's channel once and
-   * answers with that attempt; the delivery is listed like any other.
+   * answers with that attempt; the delivery is listed like any other. At most 10 a minute per
+   * subscription (D40), beyond that resource_exhausted (429) with Retry-After.
    *
    * @generated from rpc flowlog.notifications.v1.DeliveriesService.TestSubscription
    */
