@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { defaultQuotas } from "../src/config/quotas.js";
 import type { ExecutionInput, LoadedWorkflow } from "../src/engine/execution-types.js";
 import { asWorkflowState, type WorkflowStateJson } from "../src/engine/json-shapes.js";
+import { inactivityWatchId } from "../src/temporal/inactivity-ids.js";
 import { executionWorkflowId } from "../src/temporal/start-execution.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
@@ -12,6 +13,7 @@ import {
   createAccount,
   createWorkflow,
   startFlowlog,
+  subscribeWebhook,
   type TestAccount,
   type TestFlowlog,
 } from "./support/flowlog.js";
@@ -255,5 +257,38 @@ describe("flowlog's own starts still run, secrets and all (D15)", () => {
     expect(entry).toMatchObject({ trigger: "schedule", level: "info", billedUserId: alice.userId });
     expect(received).toContainEqual({ token: apiToken, message: "on schedule" });
     expect((await call(alice, "DELETE", `/api/v1/schedules/${id}`)).status).toBe(200);
+  });
+});
+
+describe("the other workflow types on the task queue send nothing a stranger chooses (issue 49)", () => {
+  it("a no-activity watcher pairing Alice's subscription with Bob's workflow stops at its first look, sending nothing", async () => {
+    const bobsWorkflow = await createWorkflow(flowlog.store, bob.workspaceId, "Bob's quiet workflow");
+    const subscriptionId = await subscribeWebhook(
+      flowlog.store,
+      alice.workspaceId,
+      `${thief.origin}/alerts`,
+      {
+        alertRule: { rule: "no_activity", threshold: 1, windowHours: null },
+      },
+    );
+    const watch = { subscriptionId, workflowId: bobsWorkflow, sinceMs: Date.now() - 3 * 3_600_000 };
+
+    const watcher = await stranger.workflow.start("watchInactivity", {
+      workflowId: inactivityWatchId(subscriptionId, bobsWorkflow),
+      taskQueue,
+      args: [watch],
+    });
+
+    // Silent for three hours against a one-hour rule: a watcher that took the pair would alert at once.
+    const alerted = until("an alert at the stranger's server", () => thief.received[0]).then(
+      () => "alerted",
+      () => "nothing sent for 30 s",
+    );
+    const outcome = await Promise.race([watcher.result().then(() => "stopped"), alerted]);
+    expect(outcome).toBe("stopped");
+    expect(thief.received).toEqual([]);
+    expect(
+      await flowlog.store.deliveries.list({ workspaceId: alice.workspaceId, subscriptionId }, 10),
+    ).toEqual([]);
   });
 });

@@ -21,11 +21,17 @@ export function inactivityActivities(deps: ActivityDeps) {
   const hourMs = deps.notifications?.alertHourMs ?? msPerHour;
   const cooldownMs = (alertCooldownMs / msPerHour) * hourMs;
 
-  /** The watch's subscription and X, while the watch still applies; undefined means stop. */
+  /**
+   * The watch's subscription and X, while the watch still applies; undefined means stop. A watch pairs a
+   * subscription with a workflow of its own workspace: a watcher anyone could start on the task queue
+   * pairing one with another tenant's workflow (issue 49) would send that workflow's name and activity
+   * to the subscription's URL, so it stops at its first look, having sent nothing.
+   */
   const watched = async (watch: InactivityWatch) => {
     const subscription = await deps.store.notifications.getForDelivery(watch.subscriptionId);
     const workflow = await deps.store.workflows.getWorkflow(watch.workflowId);
-    if (!subscription || !workflow || !applies(subscription, watch.workflowId)) return undefined;
+    if (!subscription || workflow?.workspaceId !== subscription.workspaceId) return undefined;
+    if (!applies(subscription, watch.workflowId)) return undefined;
     const rule = timerRuleOf(subscription.alertRule?.rule);
     if (workflow.deletedAt !== null || !subscription.alertRule || !rule) return undefined;
     const lastExecutionAt = await deps.store.inactivity.lastExecutionAt(
