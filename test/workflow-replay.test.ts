@@ -6,10 +6,12 @@ import { beforeAll, describe, expect, it } from "vitest";
 
 /**
  * Executions in flight when a worker is upgraded go on under the new workflow code, which must replay
- * their histories as written. Each fixture is the history of one execution (starter, an api block
- * answered at once, an api block answered after one 503, a response block) as the client fetched it from
+ * their histories as written. Each fixture is the history of one execution as the client fetched it from
  * the workflow code of its time, in protobuf's binary form: the SDK's reader of `temporal workflow show
  * -o json` output fails in this install ("type must be a Type", two protobufjs majors side by side).
+ * Issue 12's: starter, an api block answered at once, an api block answered after one 503, a response
+ * block, started without a state. Issue 49's: starter, an api block answered at once, a response block,
+ * started as the API starts one (the state handed over) and as a schedule does (version 0, no state).
  */
 const fixture = (name: string) =>
   temporal.api.history.v1.History.decode(
@@ -34,5 +36,23 @@ describe("Workflow code replays the histories it wrote before (issue 12)", () =>
 
   it("an execution whose HTTP blocks tried first as local activities replays as it was written", async () => {
     await expect(replay(fixture("execution-first-try-local"))).resolves.toBeUndefined();
+  });
+});
+
+describe("Workflow code replays the histories it wrote before its starts were checked (issue 49)", () => {
+  it("an API execution whose handed-over state ran unchecked replays as it was written", async () => {
+    await expect(replay(fixture("execution-handed-state"))).resolves.toBeUndefined();
+  });
+
+  it("a scheduled run admitted before its version was loaded replays as it was written", async () => {
+    await expect(replay(fixture("execution-scheduled"))).resolves.toBeUndefined();
+  });
+
+  it("an API execution whose handed-over state was checked replays as it was written", async () => {
+    await expect(replay(fixture("execution-checked-start"))).resolves.toBeUndefined();
+  });
+
+  it("a scheduled run loaded and checked before it was admitted replays as it was written", async () => {
+    await expect(replay(fixture("execution-checked-schedule"))).resolves.toBeUndefined();
   });
 });
