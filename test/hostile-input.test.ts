@@ -583,6 +583,57 @@ describe("connections cannot be held open for free (D27)", () => {
     expect(await normalRequest()).toBe(200);
   });
 
+  /** Sends `head`, then nothing; resolves with what the server said and how long it kept the connection. */
+  async function halfSentHead(head = "GET /api/v1/logs HTTP/1.1\r\nHost: x\r\n", socket?: net.Socket) {
+    const connection = socket ?? (await rawConnection(server.url));
+    let said = "";
+    connection.on("data", (chunk: Buffer) => {
+      said += chunk.toString("latin1");
+    });
+    const started = performance.now();
+    connection.write(head);
+    await closedByServer(connection);
+    return { said, heldMs: performance.now() - started };
+  }
+
+  // The server's headers timeout is 1 s (beforeAll); its checks may add a little, never several seconds.
+  const headersLimitMs = 3_000;
+
+  it("closes a connection whose request head stops half-way with 408, alone, several at once, and after other traffic", async () => {
+    const alone = await halfSentHead();
+    expect(alone.said).toMatch(/^HTTP\/1\.1 408 /);
+    expect(alone.heldMs).toBeLessThan(headersLimitMs);
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 10; i++) expect(await normalRequest()).toBe(200);
+      const together = await Promise.all([halfSentHead(), halfSentHead(), halfSentHead()]);
+      for (const { said, heldMs } of together) {
+        expect(said).toMatch(/^HTTP\/1\.1 408 /);
+        expect(heldMs).toBeLessThan(headersLimitMs);
+      }
+    }
+  });
+
+  it("closes a keep-alive connection whose next request head stops half-way", async () => {
+    const socket = await rawConnection(server.url);
+    const answered = new Promise<void>((resolve) => {
+      let said = "";
+      const onData = (chunk: Buffer) => {
+        said += chunk.toString("latin1");
+        if (said.includes("\r\n\r\n")) {
+          socket.off("data", onData);
+          resolve();
+        }
+      };
+      socket.on("data", onData);
+    });
+    socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    await answered;
+    const next = await halfSentHead(undefined, socket);
+    expect(next.said).toMatch(/^HTTP\/1\.1 408 /);
+    // Awaited from the first answer's end: the keep-alive timeout (1 s) and the headers timeout (1 s).
+    expect(next.heldMs).toBeLessThan(headersLimitMs + 1_000);
+  });
+
   it("closes an HTTP/1.1 request whose body never finishes", async () => {
     await trickleUntilClosed(
       `POST /api/v1/workspaces/${account.workspaceId}/workflows HTTP/1.1\r\nHost: x\r\n` +

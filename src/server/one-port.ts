@@ -28,6 +28,12 @@ const answerHeaderTableBytes = 0;
 /** The long-lived reflection stream of gRPC tools is exempt from the body deadline of unary calls. */
 const streamingPaths = /^\/grpc\.reflection\./;
 
+/** What a connection whose request did not arrive in time is told before it is closed, as Node tells it. */
+const requestTimeoutAnswer = Buffer.from(
+  "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n",
+  "latin1",
+);
+
 /**
  * One cleartext port for HTTP/1.1 and HTTP/2 with prior knowledge (how grpcurl -plaintext,
  * Python's insecure_channel and Go clients speak gRPC): the first bytes of a connection tell
@@ -38,19 +44,15 @@ const streamingPaths = /^\/grpc\.reflection\./;
  * idle keep-alive connections and HTTP/2 sessions are closed, and connections beyond the cap are refused.
  */
 export function createOnePortServer(handler: Handler, limits: ConnectionLimits): net.Server {
+  // D27's headers and body deadlines are kept by http1Deadlines, not by Node: Node checks them from a
+  // list of connections it tracks only for a server that listens itself, and this one never does (the
+  // sniffer hands it its connections), so started by hand that check closed a half-sent head only some of
+  // the time (issue 49). Node's own keep-alive timeout is a socket timer, and serves as it is.
   const h1 = http.createServer(
-    {
-      headersTimeout: limits.headersTimeoutMs,
-      // Node measures requestTimeout from the request's first byte, so it can be no shorter than the headers'.
-      requestTimeout: Math.max(limits.bodyTimeoutMs, limits.headersTimeoutMs),
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-      connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
-    },
+    { headersTimeout: 0, requestTimeout: 0, keepAliveTimeout: limits.keepAliveTimeoutMs },
     handler,
   );
-  // Node checks the headers and request timeouts from a timer that starts when its server listens; this one
-  // is handed its connections by the sniffer instead, so the timer is started by hand.
-  h1.emit("listening");
+  const http1 = http1Deadlines(h1, limits);
   const h2 = http2.createServer(
     { settings: { maxConcurrentStreams }, maxDeflateDynamicTableSize: answerHeaderTableBytes },
     handler,
@@ -84,6 +86,7 @@ export function createOnePortServer(handler: Handler, limits: ConnectionLimits):
         // would flow those bytes away before it looks.
         h2.emit("connection", socket);
       } else {
+        http1.connected(socket);
         h1.emit("connection", socket);
         socket.resume();
       }
@@ -94,4 +97,46 @@ export function createOnePortServer(handler: Handler, limits: ConnectionLimits):
   server.maxConnections = limits.maxConnections;
   server.once("close", () => h1.close());
   return server;
+}
+
+/**
+ * D27 on HTTP/1.1: a request's headers within `headersTimeoutMs` and its whole body within `bodyTimeoutMs`
+ * of them, else a 408 (when nothing of an answer was written yet) and the connection closed, as on HTTP/2.
+ * Node's parser reads the socket itself, so the first byte of a keep-alive connection's next request is
+ * not seen here: its head is awaited from the end of the previous answer, for the keep-alive timeout
+ * (after which Node closes an idle connection) plus the headers timeout.
+ */
+function http1Deadlines(h1: http.Server, limits: ConnectionLimits) {
+  const heads = new WeakMap<net.Socket, NodeJS.Timeout>();
+  const close = (socket: net.Socket, answered: boolean) => {
+    if (socket.destroyed) return;
+    if (!answered) socket.write(requestTimeoutAnswer);
+    socket.destroy();
+  };
+  const awaitHead = (socket: net.Socket, ms: number) => {
+    clearTimeout(heads.get(socket));
+    const late = setTimeout(() => close(socket, false), ms);
+    late.unref();
+    heads.set(socket, late);
+  };
+  h1.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const { socket } = req;
+    clearTimeout(heads.get(socket));
+    heads.delete(socket);
+    // Complete once its last byte arrived, whether or not the handler has read it.
+    const late = setTimeout(() => req.complete || close(socket, res.headersSent), limits.bodyTimeoutMs);
+    late.unref();
+    res.once("close", () => clearTimeout(late));
+    res.once("finish", () => {
+      clearTimeout(late);
+      if (!socket.destroyed) awaitHead(socket, limits.keepAliveTimeoutMs + limits.headersTimeoutMs);
+    });
+  });
+  return {
+    /** A new connection: its first request's head is awaited from now. */
+    connected(socket: net.Socket) {
+      socket.once("close", () => clearTimeout(heads.get(socket)));
+      awaitHead(socket, limits.headersTimeoutMs);
+    },
+  };
 }
