@@ -238,6 +238,43 @@ describe("D33 RotateSecret over REST", () => {
   });
 });
 
+describe("D33 an expired replaced secret leaves storage", () => {
+  const previousHeld = async (id: string) =>
+    (
+      await flowlog.sql<{ held: number }>(
+        `SELECT CASE WHEN previous_secret_sealed IS NULL THEN 0 ELSE 1 END AS held
+         FROM notification_subscriptions WHERE id = @id`,
+        { id },
+      )
+    )[0]?.held;
+
+  it("the delivery that finds the grace period over clears the old secret from its row and signs with the new one only", async () => {
+    // Real time: the worker reads the store on it. This describe runs before any test moves the clock on.
+    expect(offsetMs).toBe(0);
+    const hook = await receiver((_, response) => sendJson(response, 200, { ok: true }));
+    const workflowId = await saveWorkflow();
+    const id = await signedWebhook(hook.origin);
+    const { answer } = await rotate(id, { secret: newSecret, gracePeriodSeconds: 1 });
+    const expiresAt = Date.parse(String(answer.subscription.webhook?.previousSecretExpiresAt));
+    await sleep(Math.max(0, expiresAt - Date.now()) + 50);
+    // Nothing has read the row since: the expired secret is still sealed in it.
+    expect(await previousHeld(id)).toBe(1);
+
+    await execute(workflowId);
+    await settled(id, 1);
+    const request = hook.received[0] as ReceivedRequest;
+    expect(v1Count(request)).toBe(1);
+    expect(stripeAccepts(request, newSecret)).toBe(true);
+    expect(stripeAccepts(request, oldSecret)).toBe(false);
+    expect(await previousHeld(id)).toBe(0);
+    expect(await flowlog.store.notifications.getForDelivery(id)).toMatchObject({
+      secret: newSecret,
+      previousSecret: null,
+      previousSecretExpiresAt: null,
+    });
+  });
+});
+
 /**
  * stripe-node as an independent verifier. Its verifyHeader reads a header of the same shape as ours
  * (`t=...,v1=...,v1=...`, any v1 may match) and computes the HMAC over `${t}.${payload}` with t exactly as

@@ -508,6 +508,61 @@ describe("the webhook secret is write-only (D18, D24)", () => {
   });
 });
 
+describe("a replaced secret's grace period (D33)", () => {
+  const url = "https://receiver.example.test/hooks";
+  const first = `first-secret-${"f".repeat(24)}`;
+  const second = `second-secret-${"s".repeat(24)}`;
+
+  /** How many of the replaced secret's two columns the row still holds, read as an operator would. */
+  const heldColumns = async (id: string) =>
+    (
+      await flowlog.sql<{ held: number }>(
+        `SELECT CASE WHEN previous_secret_sealed IS NULL THEN 0 ELSE 1 END
+           + CASE WHEN previous_secret_expires_at IS NULL THEN 0 ELSE 1 END AS held
+         FROM notification_subscriptions WHERE id = @id`,
+        { id },
+      )
+    )[0]?.held;
+
+  async function rotated(gracePeriodSeconds: number): Promise<string> {
+    const { subscription } = await createOverRest({ ...webhookTo(url), webhook: { url, secret: first } });
+    const rotation = await call("POST", `${base()}/${subscription.id}:rotateSecret`, {
+      secret: second,
+      gracePeriodSeconds,
+    });
+    expect(rotation.status, rotation.text).toBe(200);
+    expect(await heldColumns(subscription.id)).toBe(2);
+    return subscription.id;
+  }
+
+  it("once it has passed, the replaced secret is cleared from storage by the next read, one or a list", async () => {
+    const reads = [(id: string) => call("GET", `${base()}/${id}`), () => call("GET", base())];
+    for (const read of reads) {
+      const id = await rotated(1);
+      // The API's clock moves a second per reading: by this read the grace period is over.
+      const answer = await read(id);
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.text).not.toContain("previousSecretExpiresAt");
+      expect(await heldColumns(id)).toBe(0);
+      expect(await flowlog.store.notifications.getForDelivery(id)).toMatchObject({
+        secret: second,
+        previousSecret: null,
+        previousSecretExpiresAt: null,
+      });
+    }
+  });
+
+  it("while it lasts, reads leave the replaced secret where it is", async () => {
+    const id = await rotated(3600);
+    const answer = await call("GET", `${base()}/${id}`);
+    expect((answer.json as { subscription: SubscriptionJson }).subscription.webhook).toMatchObject({
+      previousSecretExpiresAt: expect.stringMatching(isoMs),
+    });
+    await call("GET", base());
+    expect(await heldColumns(id)).toBe(2);
+  });
+});
+
 describe("workspace isolation (D10)", () => {
   it("a workspace the caller is not a member of is 403 on every route", async () => {
     const { subscription } = await createOverRest(webhookTo(), bob.workspaceId, bob.key);

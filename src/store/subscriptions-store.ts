@@ -162,6 +162,10 @@ export const subscriptionSql = {
     WHERE id = @id AND deleted_at IS NULL RETURNING *`,
   setActive: `UPDATE notification_subscriptions SET active = @active, updated_at = @at, ${resetsWhen("@active = 1")}
     WHERE id = @id AND deleted_at IS NULL RETURNING *`,
+  /** D33: a replaced secret past its grace period leaves the row; a rotation since then is left alone. */
+  clearExpiredSecret: `UPDATE notification_subscriptions
+    SET previous_secret_sealed = NULL, previous_secret_expires_at = NULL
+    WHERE id = @id AND previous_secret_expires_at <= @now`,
   delete: "UPDATE notification_subscriptions SET deleted_at = @at WHERE id = @id AND deleted_at IS NULL",
   byId: "SELECT * FROM notification_subscriptions WHERE id = @id",
   liveCount:
@@ -190,6 +194,7 @@ export class SubscriptionsStore {
       insert: db.prepare(subscriptionSql.insert),
       update: db.prepare(subscriptionSql.update),
       rotateSecret: db.prepare(subscriptionSql.rotateSecret),
+      clearExpiredSecret: db.prepare(subscriptionSql.clearExpiredSecret),
       setActive: db.prepare(subscriptionSql.setActive),
       delete: db.prepare(subscriptionSql.delete),
       byId: db.prepare(subscriptionSql.byId),
@@ -228,15 +233,19 @@ export class SubscriptionsStore {
     return this.cappedCreate.immediate(subscription, sealed, max);
   }
 
-  /** undefined when there is no such subscription or it was deleted. */
-  async get(id: string): Promise<SubscriptionRecord | undefined> {
+  /**
+   * undefined when there is no such subscription or it was deleted. Reads at `now` (as every read of a
+   * row does): a replaced secret whose grace period has passed is cleared from the row (D33).
+   */
+  async get(id: string, now = Date.now()): Promise<SubscriptionRecord | undefined> {
     const row = this.liveRow(id);
-    return row && toRecord(row);
+    return row && toRecord(this.unexpired(row, now));
   }
 
   /** The workspace's subscriptions, oldest first. */
-  async list(workspaceId: string): Promise<SubscriptionRecord[]> {
-    return (this.statements.byWorkspace.all({ workspaceId }) as SubscriptionRow[]).map(toRecord);
+  async list(workspaceId: string, now = Date.now()): Promise<SubscriptionRecord[]> {
+    const rows = this.statements.byWorkspace.all({ workspaceId }) as SubscriptionRow[];
+    return rows.map((row) => toRecord(this.unexpired(row, now)));
   }
 
   /** Replaces every setting; undefined when the subscription is gone. */
@@ -297,8 +306,12 @@ export class SubscriptionsStore {
    * The subscriptions a completed execution notifies (spec "Events"): active, not deleted, and admitting
    * it (domain/subscription-matching.ts). Alert rules are not evaluated here.
    */
-  async matching(workspaceId: string, execution: ExecutionFacts): Promise<SubscriptionForDelivery[]> {
-    return this.matchingRows(workspaceId, execution).map((row) => this.forDelivery(row));
+  async matching(
+    workspaceId: string,
+    execution: ExecutionFacts,
+    now = Date.now(),
+  ): Promise<SubscriptionForDelivery[]> {
+    return this.matchingRows(workspaceId, execution).map((row) => this.forDelivery(row, now));
   }
 
   /** Whether `matching` would return any subscription, read without unsealing a secret. */
@@ -313,9 +326,9 @@ export class SubscriptionsStore {
   }
 
   /** Deleted ones too (with deletedAt): a delivery in progress decides what a deletion means to it. */
-  async getForDelivery(id: string): Promise<SubscriptionForDelivery | undefined> {
+  async getForDelivery(id: string, now = Date.now()): Promise<SubscriptionForDelivery | undefined> {
     const row = this.statements.byId.get({ id }) as SubscriptionRow | undefined;
-    return row && this.forDelivery(row);
+    return row && this.forDelivery(row, now);
   }
 
   private liveRow(id: string): SubscriptionRow | undefined {
@@ -323,13 +336,35 @@ export class SubscriptionsStore {
     return row?.deleted_at === null ? row : undefined;
   }
 
-  private forDelivery(row: SubscriptionRow): SubscriptionForDelivery {
-    return forDelivery(this.masterKey, row);
+  private forDelivery(row: SubscriptionRow, now: number): SubscriptionForDelivery {
+    return forDelivery(this.masterKey, this.unexpired(row, now));
+  }
+
+  /** The row as of `now`: a replaced secret past its grace period is cleared from storage as it is found (D33). */
+  private unexpired(row: SubscriptionRow, now: number): SubscriptionRow {
+    if (!holdsExpiredSecret(row, now)) return row;
+    this.statements.clearExpiredSecret.run({ id: row.id, now });
+    return withoutPreviousSecret(row);
   }
 
   private seal(workspaceId: string, id: string, secret: string): Buffer {
     return sealSecret(this.masterKey, workspaceId, id, secret);
   }
+}
+
+/**
+ * D33: whether the row still holds a replaced secret whose grace period has ended by `now`. Such a secret
+ * never signs again (the delivery judges the grace period at each attempt); it is cleared from the row
+ * when found, so an expired secret does not wait, sealed, for the next rotation.
+ */
+export function holdsExpiredSecret(row: SubscriptionRow, now: number): boolean {
+  const expiresAt = row.previous_secret_expires_at;
+  return row.previous_secret_sealed !== null && expiresAt !== null && expiresAt <= now;
+}
+
+/** The row as clearExpiredSecret leaves it. */
+export function withoutPreviousSecret(row: SubscriptionRow): SubscriptionRow {
+  return { ...row, previous_secret_sealed: null, previous_secret_expires_at: null };
 }
 
 /** The row with its secrets opened, for delivery only (D24). */

@@ -138,10 +138,10 @@ export function createDeliveriesService(
       const caller = callerOf(context.values);
       const { user } = caller;
       await requireMember(store, caller, request.workspaceId);
-      const subscription = await store.notifications.get(request.id);
+      const now = clock();
+      const subscription = await store.notifications.get(request.id, now);
       if (subscription?.workspaceId !== request.workspaceId)
         throw new ConnectError(`subscription ${request.id} not found`, Code.NotFound);
-      const now = clock();
       const taken = await takeTestSend(store, subscription.id, now);
       if (!taken.allowed) {
         throw new ConnectError(

@@ -55,8 +55,9 @@ export function createSubscriptionsService({
       throw new ConnectError(`subscription ${id} not found`, Code.NotFound);
     return subscription;
   };
+  // Read at the service's time, which decides when a rotation's grace period has ended (D33).
   const visible = async (workspaceId: string, id: string) =>
-    found(workspaceId, id, await subscriptions.get(id));
+    found(workspaceId, id, await subscriptions.get(id, clock()));
 
   const setActive =
     (active: boolean) => async (request: { workspaceId: string; id: string }, context: HandlerContext) => {
@@ -123,7 +124,8 @@ export function createSubscriptionsService({
 
     async listSubscriptions(request, context) {
       await requireMember(store, callerOf(context.values), request.workspaceId);
-      return { subscriptions: await Promise.all((await subscriptions.list(request.workspaceId)).map(view)) };
+      const listed = await subscriptions.list(request.workspaceId, clock());
+      return { subscriptions: await Promise.all(listed.map(view)) };
     },
 
     async updateSubscription(request, context) {

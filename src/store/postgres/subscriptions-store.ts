@@ -4,6 +4,7 @@ import type { StoreArea } from "../store.js";
 import {
   type ExecutionFacts,
   forDelivery,
+  holdsExpiredSecret,
   type NewSubscription,
   type SecretChange,
   type SubscriptionForDelivery,
@@ -15,6 +16,7 @@ import {
   settingsParameters,
   subscriptionSql,
   toRecord,
+  withoutPreviousSecret,
 } from "../subscriptions-store.js";
 import { type PostgresPool, withTransaction } from "./database.js";
 import { namedStatement } from "./named-parameters.js";
@@ -23,6 +25,7 @@ const statements = {
   insert: namedStatement(subscriptionSql.insert),
   update: namedStatement(subscriptionSql.update),
   rotateSecret: namedStatement(subscriptionSql.rotateSecret),
+  clearExpiredSecret: namedStatement(subscriptionSql.clearExpiredSecret),
   setActive: namedStatement(subscriptionSql.setActive),
   delete: namedStatement(subscriptionSql.delete),
   byId: namedStatement(subscriptionSql.byId),
@@ -70,15 +73,14 @@ export class PostgresSubscriptionsStore implements StoreArea<SubscriptionsStore>
     });
   }
 
-  async get(id: string): Promise<SubscriptionRecord | undefined> {
+  async get(id: string, now = Date.now()): Promise<SubscriptionRecord | undefined> {
     const row = await this.liveRow(id);
-    return row && toRecord(row);
+    return row && toRecord(await this.unexpired(row, now));
   }
 
-  async list(workspaceId: string): Promise<SubscriptionRecord[]> {
-    return (await this.pool.query<SubscriptionRow>(statements.byWorkspace({ workspaceId }))).rows.map(
-      toRecord,
-    );
+  async list(workspaceId: string, now = Date.now()): Promise<SubscriptionRecord[]> {
+    const { rows } = await this.pool.query<SubscriptionRow>(statements.byWorkspace({ workspaceId }));
+    return Promise.all(rows.map(async (row) => toRecord(await this.unexpired(row, now))));
   }
 
   async update(
@@ -129,22 +131,34 @@ export class PostgresSubscriptionsStore implements StoreArea<SubscriptionsStore>
     return ((await this.pool.query(statements.delete({ at, id }))).rowCount ?? 0) > 0;
   }
 
-  async matching(workspaceId: string, execution: ExecutionFacts): Promise<SubscriptionForDelivery[]> {
-    return (await this.matchingRows(workspaceId, execution)).map((row) => forDelivery(this.masterKey, row));
+  async matching(
+    workspaceId: string,
+    execution: ExecutionFacts,
+    now = Date.now(),
+  ): Promise<SubscriptionForDelivery[]> {
+    const rows = await this.matchingRows(workspaceId, execution);
+    return Promise.all(rows.map(async (row) => forDelivery(this.masterKey, await this.unexpired(row, now))));
   }
 
   async anyMatching(workspaceId: string, execution: ExecutionFacts): Promise<boolean> {
     return (await this.matchingRows(workspaceId, execution)).length > 0;
   }
 
-  async getForDelivery(id: string): Promise<SubscriptionForDelivery | undefined> {
+  async getForDelivery(id: string, now = Date.now()): Promise<SubscriptionForDelivery | undefined> {
     const { rows } = await this.pool.query<SubscriptionRow>(statements.byId({ id }));
-    return rows[0] && forDelivery(this.masterKey, rows[0]);
+    return rows[0] && forDelivery(this.masterKey, await this.unexpired(rows[0], now));
   }
 
   private async matchingRows(workspaceId: string, execution: ExecutionFacts): Promise<SubscriptionRow[]> {
     const { rows } = await this.pool.query<SubscriptionRow>(statements.activeOfWorkspace({ workspaceId }));
     return rows.filter((row) => admitsExecution(toRecord(row), execution));
+  }
+
+  /** The row as of `now`: a replaced secret past its grace period is cleared from storage as it is found (D33). */
+  private async unexpired(row: SubscriptionRow, now: number): Promise<SubscriptionRow> {
+    if (!holdsExpiredSecret(row, now)) return row;
+    await this.pool.query(statements.clearExpiredSecret({ id: row.id, now }));
+    return withoutPreviousSecret(row);
   }
 
   private async liveRow(id: string): Promise<SubscriptionRow | undefined> {
