@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -71,5 +71,18 @@ describe("cluster processes are known by pid and start time", () => {
     } finally {
       await stopProcess(started, 5_000);
     }
+  });
+
+  it("a log planted as a link is refused, and what it leads to is left as it was (issue 49)", async () => {
+    // As root, `up` would otherwise append a process's output to whatever file the link names.
+    const target = path.join(logs, "not-a-log");
+    writeFileSync(target, "untouched\n");
+    symlinkSync(target, path.join(logs, "linked.log"));
+
+    expect(() => launch(logs, "linked", [process.execPath, ["-e", 'console.log("appended")']])).toThrow(
+      `${path.join(logs, "linked.log")} is a symbolic link: refused`,
+    );
+    await sleep(500);
+    expect(readFileSync(target, "utf8")).toBe("untouched\n");
   });
 });

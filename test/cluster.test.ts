@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from "node:fs";
+import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clusterEnv } from "../src/cluster/cluster.js";
 import { freeListeningPort, freeTemporalPort } from "../src/util/free-port.js";
@@ -21,6 +22,8 @@ import { until, untilTrue } from "./support/until.js";
 const repoRoot = path.resolve(import.meta.dirname, "..");
 const run = promisify(execFile);
 
+/** Holds the cluster's directory, which `up` makes itself. */
+let parent: string;
 let dir: string;
 let api: string;
 let env: Record<string, string>;
@@ -38,9 +41,10 @@ function flowlog(args: string[], extraEnv: Record<string, string> = {}) {
 let upArgs: string[];
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "flowlog-cluster-"));
-  // mkdtemp's directory is its owner's alone; PostgreSQL runs as its own account and must reach its data.
-  chmodSync(dir, 0o755);
+  parent = mkdtempSync(path.join(tmpdir(), "flowlog-cluster-"));
+  // mkdtemp's directory is its owner's alone; PostgreSQL runs as its own account and must pass through.
+  chmodSync(parent, 0o711);
+  dir = path.join(parent, "cluster");
   receiver = await startReceiver((_request, response) => sendJson(response, 200, {}));
   const port = await freeListeningPort();
   api = `http://127.0.0.1:${port}`;
@@ -67,10 +71,10 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  if (dir) {
+  if (parent) {
     const down = await flowlog(["cluster", "down", "--dir", dir]);
     expect(down.stdout).toMatch(/^stopped nginx, /);
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(parent, { recursive: true, force: true });
   }
   await receiver?.close();
 });
@@ -273,4 +277,149 @@ describe("flowlog cluster up: the reference cluster behind nginx (issue 16, D32)
     }
     expect(await servedBy()).toBeGreaterThan(before);
   }, 300_000);
+});
+
+interface RecordedState {
+  ports: { postgres: number; serve: number[]; worker: number[] };
+  processes: { name: string; pid: number }[];
+}
+
+const recordedState = () => JSON.parse(readFileSync(path.join(dir, "state.json"), "utf8")) as RecordedState;
+
+/** Another user of this machine, as which a child process is run (the tests run as root). */
+const asStranger = (program: string, args: string[]) =>
+  run("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", program, ...args], {
+    cwd: repoRoot,
+  });
+
+/** A TCP connection to the cluster's PostgreSQL as `user` with `password`: its error code, or "connected". */
+async function connectOverTcp(user: string, password: string, database = "postgres"): Promise<string> {
+  const client = new pg.Client({
+    host: "127.0.0.1",
+    port: recordedState().ports.postgres,
+    user,
+    password,
+    database,
+  });
+  try {
+    await client.connect();
+    return "connected";
+  } catch (error) {
+    return String((error as { code?: string }).code);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Listening TCP sockets of this machine, from /proc/net/tcp and tcp6: address, port and socket inode. */
+function listeningSockets(): { address: string; port: number; inode: string }[] {
+  return ["/proc/net/tcp", "/proc/net/tcp6"].flatMap((table) =>
+    readFileSync(table, "utf8")
+      .trim()
+      .split("\n")
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/))
+      .filter((fields) => fields[3] === "0A")
+      .map((fields) => {
+        const [address, port] = (fields[1] as string).split(":") as [string, string];
+        return { address: addressOf(address), port: Number.parseInt(port, 16), inode: fields[9] as string };
+      }),
+  );
+}
+
+/**
+ * The kernel prints an address as 32-bit words in host (little-endian) order: IPv4 dotted, IPv6 as its
+ * eight groups uncompressed (`0:0:0:0:0:0:0:1` is ::1, all zeros every interface).
+ */
+function addressOf(hex: string): string {
+  const bytes = Buffer.concat(
+    (hex.match(/.{8}/g) as string[]).map((word) => Buffer.from(word, "hex").reverse()),
+  );
+  if (bytes.length === 4) return [...bytes].join(".");
+  return Array.from({ length: 8 }, (_, n) => bytes.readUInt16BE(n * 2).toString(16)).join(":");
+}
+
+const isLoopback = (address: string) => address === "127.0.0.1" || address === "0:0:0:0:0:0:0:1";
+
+/** The socket inodes a process holds open. */
+function socketInodes(pid: number): string[] {
+  return readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+    const target = (() => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`);
+      } catch {
+        return "";
+      }
+    })();
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    return inode ? [inode] : [];
+  });
+}
+
+describe("flowlog cluster up trusts no other local user (issue 49)", () => {
+  it("makes its directory its owner's alone and every file in it 0600", () => {
+    expect(statSync(dir).mode & 0o7777).toBe(process.getuid?.() === 0 ? 0o711 : 0o700);
+    // The socket's directory: reached by PostgreSQL's account alone.
+    expect(statSync(path.join(dir, "postgres")).mode & 0o7777).toBe(0o700);
+    for (const file of [
+      "master.key",
+      "postgres.password",
+      "state.json",
+      "env",
+      "temporal/config/cluster.yaml",
+      "nginx/nginx.conf",
+      "logs/postgres.log",
+      "logs/flowlog-serve-1.log",
+    ]) {
+      expect(statSync(path.join(dir, file)).mode & 0o7777, file).toBe(0o600);
+    }
+  });
+
+  it("PostgreSQL asks every role for its password on TCP, and its socket is out of another user's reach", async () => {
+    // A stranger on this machine, at the socket: its directory does not let them through.
+    const socketConnect = `new (require("pg").Client)({ host: ${JSON.stringify(path.join(dir, "postgres"))},
+      port: ${recordedState().ports.postgres}, user: "postgres", database: "postgres" }).connect()
+      .then(() => { console.log("connected"); process.exit(0); }, (e) => { console.log(e.code); process.exit(0); });`;
+    const { stdout } = await asStranger(process.execPath, ["-e", socketConnect]);
+    expect(stdout.trim()).toBe("EACCES");
+    // 28P01: invalid_password. The superuser has none at all: it comes through the socket only.
+    expect(await connectOverTcp("flowlog", "guessed", "flowlog")).toBe("28P01");
+    expect(await connectOverTcp(userInfo().username, "guessed")).toBe("28P01");
+
+    const password = readFileSync(path.join(dir, "postgres.password"), "utf8").trim();
+    expect(password).toMatch(/^[0-9a-f]{64}$/);
+    expect(await connectOverTcp("flowlog", password, "flowlog")).toBe("connected");
+  });
+
+  it("no process of the cluster shows the database password on its command line", () => {
+    const password = readFileSync(path.join(dir, "postgres.password"), "utf8").trim();
+    const processes = recordedState().processes;
+    expect(processes.map((p) => p.name)).toContain("temporal-server");
+    for (const { name, pid } of processes) {
+      const commandLine = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      expect(commandLine.length, name).toBeGreaterThan(0);
+      expect(commandLine, name).not.toContain(password);
+    }
+  });
+
+  it("every part listens on loopback alone, the replicas' ports on 127.0.0.1 (D46)", () => {
+    const state = recordedState();
+    const sockets = listeningSockets();
+    for (const port of [...state.ports.serve, ...state.ports.worker]) {
+      expect(
+        sockets.filter((socket) => socket.port === port).map((socket) => socket.address),
+        `port ${port}`,
+      ).toEqual(["127.0.0.1"]);
+    }
+    // Every process the cluster started: PostgreSQL, Temporal's services and UI, nginx, the replicas.
+    const byInode = new Map(sockets.map((socket) => [socket.inode, socket]));
+    const listening = state.processes.flatMap(({ name, pid }) =>
+      socketInodes(pid).flatMap((inode) => {
+        const socket = byInode.get(inode);
+        return socket ? [{ name, address: socket.address, port: socket.port }] : [];
+      }),
+    );
+    expect(new Set(listening.map((socket) => socket.name)).size).toBe(state.processes.length);
+    expect(listening.filter((socket) => !isLoopback(socket.address))).toEqual([]);
+  });
 });

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from "commander";
 import { clusterDown, clusterPurge, clusterStatus, clusterUp } from "../cluster/cluster.js";
 import { loadDotEnv } from "../config/config.js";
+import { maskPassword } from "../store/postgres/database.js";
 
 interface UpOptions {
   dir: string;
@@ -37,65 +38,77 @@ export function registerClusterCommand(program: Command): void {
     .option("--temporal-port <n>", "the Temporal frontend's gRPC port", port, 7233)
     .option("--ui-port <n>", "the Temporal Web UI's port", port, 8233)
     .option("--replicas <n>", "flowlog serve and flowlog worker processes, each", positiveWhole, 2)
-    .action(async (options: UpOptions) => {
-      loadDotEnv();
-      const up = await clusterUp({ ...options, env: process.env }).catch(reportAndExit);
-      if (!up) return;
-      console.log(`flowlog cluster is up (${options.dir}):
+    .action(
+      reporting("up", async (options: UpOptions) => {
+        loadDotEnv();
+        const up = await clusterUp({ ...options, env: process.env });
+        console.log(`flowlog cluster is up (${options.dir}):
   API (REST, Connect, gRPC-Web; gRPC over h2c)  ${up.apiUrl}   grpcurl -plaintext ${up.grpcAddress} list
   flowlog serve replicas                        ${up.serveUrls.join("  ")}   (/healthz /readyz /metrics)
   flowlog worker replicas                       ${up.workerUrls.join("  ")}   (/healthz /readyz /metrics)
   Temporal frontend                             ${up.temporalAddress}
   Temporal Web UI                               ${up.temporalUiUrl}
   Temporal server metrics                       ${up.temporalMetricsUrl}
-  PostgreSQL (flowlog's store)                  ${up.databaseUrl}
+  PostgreSQL (flowlog's store)                  ${maskPassword(up.databaseUrl)}
 
 A key for the API: the CLI works on the cluster's store with the settings in ${up.envFile}:
   (set -a; . ${up.envFile}; npm run flowlog -- bootstrap)
 Logs are in ${options.dir}/logs; \`flowlog cluster status\` checks every part, \`flowlog cluster down\` stops them.`);
-    });
+      }),
+    );
 
   cluster
     .command("status")
     .description("each started process: running, and ready by its probe")
     .option(...dirOption)
-    .action(async (options: { dir: string }) => {
-      const processes = await clusterStatus(options.dir);
-      if (processes.length === 0) {
-        console.log(`no cluster is up in ${options.dir}`);
-        return;
-      }
-      for (const p of processes) {
-        const state = !p.running ? "stopped" : p.ready === false ? "running, not ready" : "running";
-        console.log(`${p.name.padEnd(18)} pid ${String(p.pid).padEnd(8)} ${state.padEnd(20)} ${p.log}`);
-      }
-      if (processes.some((p) => !p.running || p.ready === false)) process.exitCode = 1;
-    });
+    .action(
+      reporting("status", async (options: { dir: string }) => {
+        const processes = await clusterStatus(options.dir);
+        if (processes.length === 0) {
+          console.log(`no cluster is up in ${options.dir}`);
+          return;
+        }
+        for (const p of processes) {
+          const state = !p.running ? "stopped" : p.ready === false ? "running, not ready" : "running";
+          console.log(`${p.name.padEnd(18)} pid ${String(p.pid).padEnd(8)} ${state.padEnd(20)} ${p.log}`);
+        }
+        if (processes.some((p) => !p.running || p.ready === false)) process.exitCode = 1;
+      }),
+    );
 
   cluster
     .command("down")
     .description("stop every process the cluster started, and nothing else; its data stays")
     .option(...dirOption)
-    .action(async (options: { dir: string }) => {
-      const stopped = await clusterDown(options.dir);
-      console.log(stopped.length === 0 ? "nothing was running" : `stopped ${stopped.join(", ")}`);
-    });
+    .action(
+      reporting("down", async (options: { dir: string }) => {
+        const stopped = await clusterDown(options.dir);
+        console.log(stopped.length === 0 ? "nothing was running" : `stopped ${stopped.join(", ")}`);
+      }),
+    );
 
   cluster
     .command("purge")
     .description("delete a stopped cluster's directory: its databases, master key and logs")
     .option(...dirOption)
-    .action(async (options: { dir: string }) => {
-      await clusterPurge(options.dir);
-      console.log(`deleted ${options.dir}`);
-    });
+    .action(
+      reporting("purge", async (options: { dir: string }) => {
+        await clusterPurge(options.dir);
+        console.log(`deleted ${options.dir}`);
+      }),
+    );
 }
 
-/** A part that would not start says why in one message, with its log's end; no stack trace. */
-function reportAndExit(error: unknown): undefined {
-  console.error(`flowlog cluster up: ${error instanceof Error ? error.message : String(error)}`);
-  process.exitCode = 1;
-  return undefined;
+/**
+ * A refusal (a directory the cluster cannot trust) or a part that would not start says why in one
+ * message, with its log's end; no stack trace.
+ */
+function reporting<O>(command: string, action: (options: O) => Promise<void>): (options: O) => Promise<void> {
+  return (options) =>
+    action(options).catch((error: unknown) => {
+      console.error(`flowlog cluster ${command}: ${error instanceof Error ? error.message : String(error)}`);
+      process.exitCode = 1;
+    });
 }
 
 function port(value: string): number {

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { appendFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -16,10 +16,20 @@ import {
 } from "../tools/postgres-server.js";
 import { freeListeningPort, freeTemporalPort } from "../util/free-port.js";
 import { resolveTemporalBinaries, type TemporalBinaries } from "./binaries.js";
+import {
+  keptSecret,
+  passThroughMode,
+  privateSubdir,
+  readPrivateFile,
+  trustedClusterDir,
+  writePrivateFile,
+} from "./cluster-dir.js";
 import { type NginxPorts, nginxConfig, nginxSniffer, resolveNginx } from "./nginx.js";
 import {
   answers200,
+  appendToLog,
   type ClusterProcess,
+  checkPid,
   isRunning,
   type LaunchOptions,
   launch,
@@ -42,7 +52,9 @@ import { prepareNamespace } from "./temporal-namespace.js";
  * (Debian's), a real Temporal server on it with its Web UI, two `flowlog serve` and two `flowlog worker`
  * processes on the PostgreSQL store, and nginx in front. Everything lives in one directory: data, logs,
  * configuration, and the record of what was started, so `down` stops exactly that and `up` again resumes
- * on the same data and ports.
+ * on the same data and ports. Everything listens on loopback (D46), and nothing trusts another local user
+ * (issue 49): the directory is its owner's alone (cluster-dir.ts), PostgreSQL takes peer authentication on
+ * its socket and a password on TCP.
  */
 
 export interface ClusterOptions {
@@ -87,6 +99,7 @@ export interface ClusterUp {
   temporalAddress: string;
   temporalUiUrl: string;
   temporalMetricsUrl: string;
+  /** With the service role's password: shown masked (maskPassword), kept whole in the env file. */
   databaseUrl: string;
   /** A file of `export NAME=value` lines: what the CLI needs to work on the cluster's store. */
   envFile: string;
@@ -97,12 +110,14 @@ export interface ClusterUp {
 const exec = promisify(execFile);
 const namespace = "default";
 const flowlogDatabase = "flowlog";
+/** The role flowlog and Temporal connect as: owner of their three databases, no superuser. */
+const serviceRole = "flowlog";
+const loopback = "127.0.0.1";
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const flowlogBin = path.join(repoRoot, "bin", "flowlog.js");
 
-/** Where each part of the cluster keeps its files, under one directory. */
-function layoutOf(dir: string) {
-  const root = path.resolve(dir);
+/** Where each part of the cluster keeps its files, under one directory (its real path, once trusted). */
+function layoutOf(root: string) {
   const postgres = path.join(root, "postgres");
   return {
     dir: root,
@@ -114,6 +129,8 @@ function layoutOf(dir: string) {
     ui: path.join(root, "temporal-ui"),
     nginx: path.join(root, "nginx"),
     masterKey: path.join(root, "master.key"),
+    /** The service role's password: flowlog's processes get it in their environment, Temporal's in files. */
+    postgresPassword: path.join(root, "postgres.password"),
     envFile: path.join(root, "env"),
     flowlogData: path.join(root, "flowlog"),
   };
@@ -121,14 +138,23 @@ function layoutOf(dir: string) {
 
 type Layout = ReturnType<typeof layoutOf>;
 
+/** The layout of an existing cluster directory, checked; undefined when there is none. */
+async function existingLayout(dir: string): Promise<Layout | undefined> {
+  const root = await trustedClusterDir(dir, { create: false });
+  return root === undefined ? undefined : layoutOf(root);
+}
+
 export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
-  const layout = layoutOf(options.dir);
+  const layout = layoutOf((await trustedClusterDir(options.dir, { create: true })) as string);
   const previous = await readState(layout);
   for (const dir of [layout.logs, layout.postgres, layout.temporal, layout.ui, layout.flowlogData]) {
-    await mkdir(dir, { recursive: true });
+    await privateSubdir(dir);
   }
+  // nginx's workers (not root) pass through to their temp directories, which nginx hands them itself.
+  await privateSubdir(layout.nginx, passThroughMode);
+  await privateSubdir(path.join(layout.nginx, "tmp"), passThroughMode);
   for (const dir of ["body", "proxy", "fastcgi", "uwsgi", "scgi"]) {
-    await mkdir(path.join(layout.nginx, "tmp", dir), { recursive: true });
+    await privateSubdir(path.join(layout.nginx, "tmp", dir));
   }
   // Tools first: a missing package or a first build fails before anything runs.
   const postgresBinaries = await resolvePostgresBinaries();
@@ -151,8 +177,9 @@ export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
     return process_;
   };
   try {
-    const databaseUrl = await startPostgres(layout, ports, postgresBinaries, start);
-    await startTemporal(layout, ports, temporalBinaries, start);
+    const password = await startPostgres(layout, ports, postgresBinaries, start);
+    const databaseUrl = `postgres://${serviceRole}:${password}@${loopback}:${ports.postgres}/${flowlogDatabase}`;
+    await startTemporal(layout, ports, temporalBinaries, start, password);
     const flowlogEnv = {
       ...withoutFlowlogSettings(options.env),
       ...settings,
@@ -160,10 +187,13 @@ export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
       FLOWLOG_MASTER_KEY: await masterKey(layout),
       FLOWLOG_DATA_DIR: layout.flowlogData,
       FLOWLOG_PUBLIC_BASE_URL: `http://localhost:${ports.nginx.public}`,
-      TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal.frontend}`,
+      TEMPORAL_ADDRESS: `${loopback}:${ports.temporal.frontend}`,
       TEMPORAL_NAMESPACE: namespace,
       // nginx is every request's peer; it names the client in X-Forwarded-For.
-      FLOWLOG_TRUSTED_PROXIES: "127.0.0.1",
+      FLOWLOG_TRUSTED_PROXIES: loopback,
+      // D46: the replicas are reached through nginx alone; whatever the shell of `up` said.
+      HOST: loopback,
+      FLOWLOG_PROBE_HOST: loopback,
     };
     await writeEnvFile(layout, flowlogEnv);
     // One replica at a time, each ready before the next: workers first, so executions find a poller.
@@ -172,7 +202,7 @@ export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
         const replica = await start(`flowlog-${kind}-${n + 1}`, [process.execPath, [flowlogBin, kind]], {
           env: { ...flowlogEnv, [portVariable]: String(port) },
           cwd: repoRoot,
-          probeUrl: `http://127.0.0.1:${port}/readyz`,
+          probeUrl: `http://${loopback}:${port}/readyz`,
         });
         await waitUntil(layout.logs, replica, () => answers200(replica.probeUrl as string), 120_000);
       }
@@ -189,9 +219,9 @@ export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
 
 /** Stops every process `up` recorded, newest first; answers the names it stopped. Data stays. */
 export async function clusterDown(dir: string): Promise<string[]> {
-  const layout = layoutOf(dir);
-  const state = await readState(layout);
-  if (!state) return [];
+  const layout = await existingLayout(dir);
+  const state = layout && (await readState(layout));
+  if (!layout || !state) return [];
   const stopped = await stopAll(state.processes);
   await writeState(layout, { ...state, processes: [] });
   return stopped;
@@ -199,7 +229,9 @@ export async function clusterDown(dir: string): Promise<string[]> {
 
 /** The settings of the cluster's `env` file, which the CLI needs to work on its store. */
 export async function clusterEnv(dir: string): Promise<Record<string, string>> {
-  const text = await readFile(layoutOf(dir).envFile, "utf8");
+  const layout = await existingLayout(dir);
+  const text = layout && (await readPrivateFile(layout.envFile));
+  if (text === undefined) throw new Error(`no cluster was started in ${dir}: it has no env file`);
   return Object.fromEntries(
     text
       .trim()
@@ -218,10 +250,11 @@ export interface ProcessStatus {
 }
 
 export async function clusterStatus(dir: string): Promise<ProcessStatus[]> {
-  const layout = layoutOf(dir);
-  const state = await readState(layout);
+  const layout = await existingLayout(dir);
+  const state = layout && (await readState(layout));
+  if (!layout || !state) return [];
   return Promise.all(
-    (state?.processes ?? []).map(async (process_) => {
+    state.processes.map(async (process_) => {
       const running = await isRunning(process_);
       const ready =
         process_.probeUrl === undefined
@@ -240,7 +273,8 @@ export async function clusterStatus(dir: string): Promise<ProcessStatus[]> {
 
 /** Deletes the cluster's directory: its data, keys and logs. Refused while anything of it runs. */
 export async function clusterPurge(dir: string): Promise<void> {
-  const layout = layoutOf(dir);
+  const layout = await existingLayout(dir);
+  if (!layout) return;
   const state = await readState(layout);
   if (state && (await anyRunning(state.processes))) {
     throw new Error(`the cluster in ${layout.dir} is up: \`flowlog cluster down\` first`);
@@ -248,6 +282,11 @@ export async function clusterPurge(dir: string): Promise<void> {
   await rm(layout.dir, { recursive: true, force: true });
 }
 
+/**
+ * Starts PostgreSQL and answers the service role's password. The cluster's user connects over the socket
+ * as the superuser (peer authentication, initPostgresCluster), to make the role and its databases; the
+ * processes connect over loopback TCP as that role, by its password (scram-sha-256).
+ */
 async function startPostgres(
   layout: Layout,
   ports: ClusterPorts,
@@ -258,35 +297,65 @@ async function startPostgres(
   // Run as root, PostgreSQL runs as its own account, which must be able to reach the directory.
   await exec(...asOwner("test", ["-w", layout.postgres])).catch(() => {
     throw new Error(
-      `PostgreSQL's account cannot write ${layout.postgres}: a directory above it is closed to other users. ` +
-        "Choose a --dir every user can reach, for instance under /var/tmp.",
+      `PostgreSQL's account cannot write ${layout.postgres}: ${layout.dir} or a directory above it does not ` +
+        "let other users pass (the cluster makes its directory 0711 as root). Choose a --dir every user can " +
+        "pass through, for instance under /var/tmp.",
     );
   });
   if (!existsSync(layout.postgresData)) {
-    await initPostgresCluster(binaries, asOwner, layout.postgresData, { durable: true });
+    await initPostgresCluster(binaries, asOwner, layout.postgresData, {
+      durable: true,
+      tcp: "scram-sha-256",
+    });
+  } else {
+    await refuseTrustingCluster(layout);
   }
-  const url = (database: string) => `postgres://${postgresSuperuser}@127.0.0.1:${ports.postgres}/${database}`;
+  const password = await keptSecret(layout.postgresPassword, () => randomBytes(32).toString("hex"));
   const postgres = await start(
     "postgres",
     asOwner(binaries.postgres, postgresServerArgs(layout.postgresData, ports.postgres, layout.postgres)),
     { stopSignal: "SIGINT" },
   );
-  await waitUntil(layout.logs, postgres, () => connects(url("postgres")), 60_000);
-  const admin = new pg.Client({ connectionString: url("postgres") });
+  const superuser = {
+    host: layout.postgres,
+    port: ports.postgres,
+    user: postgresSuperuser(),
+    database: "postgres",
+  };
+  await waitUntil(layout.logs, postgres, () => connects(superuser), 60_000);
+  const admin = new pg.Client(superuser);
   await admin.connect();
   try {
+    const role = await admin.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [serviceRole]);
+    if (role.rowCount === 0) await admin.query(`CREATE ROLE ${serviceRole} LOGIN`);
+    // Hex only: nothing in it needs quoting. Set at every start, so the file is what holds.
+    await admin.query(`ALTER ROLE ${serviceRole} PASSWORD '${password}'`);
     for (const name of [flowlogDatabase, temporalDatabases.persistence, temporalDatabases.visibility]) {
       const exists = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
-      if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${name}`);
+      if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${name} OWNER ${serviceRole}`);
     }
   } finally {
     await admin.end();
   }
-  return url(flowlogDatabase);
+  return password;
 }
 
-async function connects(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+/**
+ * A cluster made before issue 49 trusts every local user on TCP and on its socket, and has no service role:
+ * it is not started as it is.
+ */
+async function refuseTrustingCluster(layout: Layout): Promise<void> {
+  const rules = await readFile(path.join(layout.postgresData, "pg_hba.conf"), "utf8");
+  if (/^\s*[^#\s].*\btrust\b/m.test(rules)) {
+    throw new Error(
+      `the PostgreSQL cluster in ${layout.postgresData} trusts every local user (made by an earlier flowlog): ` +
+        `\`flowlog cluster purge --dir ${layout.dir}\` deletes it and its data, and \`up\` makes a new one`,
+    );
+  }
+}
+
+async function connects(config: pg.ClientConfig): Promise<boolean> {
+  const client = new pg.Client({ ...config, connectionTimeoutMillis: 2_000 });
   try {
     await client.connect();
     return true;
@@ -300,6 +369,7 @@ async function startTemporal(
   ports: ClusterPorts,
   binaries: TemporalBinaries,
   start: Start,
+  password: string,
 ): Promise<void> {
   // The schemas: versioning tables, then every versioned step up to the server's (both idempotent).
   for (const [database, schema] of [
@@ -307,39 +377,46 @@ async function startTemporal(
     [temporalDatabases.visibility, "postgresql/v12/visibility"],
   ] as const) {
     const connection = [
-      ...["--plugin", "postgres12", "--endpoint", "127.0.0.1", "--port", String(ports.postgres)],
-      ...["--user", postgresSuperuser, "--database", database],
+      ...["--plugin", "postgres12", "--endpoint", loopback, "--port", String(ports.postgres)],
+      ...["--user", serviceRole, "--database", database],
     ];
-    await runTool(layout, binaries.sqlTool, [...connection, "setup-schema", "-v", "0.0"]);
-    await runTool(layout, binaries.sqlTool, [...connection, "update-schema", "--schema-name", schema]);
+    await runTool(layout, binaries.sqlTool, [...connection, "setup-schema", "-v", "0.0"], password);
+    await runTool(
+      layout,
+      binaries.sqlTool,
+      [...connection, "update-schema", "--schema-name", schema],
+      password,
+    );
   }
   const configDir = path.join(layout.temporal, "config");
-  await mkdir(configDir, { recursive: true });
+  await privateSubdir(configDir);
   const dynamicConfigFile = path.join(layout.temporal, "dynamicconfig.yaml");
   await writeJsonAsYaml(dynamicConfigFile, temporalDynamicConfig());
+  // The password is in this file, its owner's alone, never on the server's command line.
   await writeJsonAsYaml(
     path.join(configDir, "cluster.yaml"),
     temporalServerConfig({
       ports: ports.temporal,
       postgresPort: ports.postgres,
-      postgresUser: postgresSuperuser,
+      postgresUser: serviceRole,
+      postgresPassword: password,
       dynamicConfigFile,
     }),
   );
-  const address = `127.0.0.1:${ports.temporal.frontend}`;
+  const address = `${loopback}:${ports.temporal.frontend}`;
   const server = await start(
     "temporal-server",
     [
       binaries.server,
       ["--root", layout.temporal, "--config", "config", "--env", "cluster", "--allow-no-auth", "start"],
     ],
-    { probeUrl: `http://127.0.0.1:${ports.temporal.frontendHttp}/api/v1/namespaces/${namespace}` },
+    { probeUrl: `http://${loopback}:${ports.temporal.frontendHttp}/api/v1/namespaces/${namespace}` },
   );
   await waitUntil(layout.logs, server, () => frontendServes(address), 120_000);
   await prepareNamespace(address, namespace);
 
   const uiConfigDir = path.join(layout.ui, "config");
-  await mkdir(uiConfigDir, { recursive: true });
+  await privateSubdir(uiConfigDir);
   await writeJsonAsYaml(
     path.join(uiConfigDir, "cluster.yaml"),
     temporalUiConfig({ frontendPort: ports.temporal.frontend, uiPort: ports.ui, namespace }),
@@ -348,7 +425,7 @@ async function startTemporal(
     "temporal-ui",
     [binaries.uiServer, ["--root", layout.ui, "--config", "config", "--env", "cluster", "start"]],
     {
-      probeUrl: `http://127.0.0.1:${ports.ui}/`,
+      probeUrl: `http://${loopback}:${ports.ui}/`,
     },
   );
   await waitUntil(layout.logs, ui, () => answers200(ui.probeUrl as string), 60_000);
@@ -366,9 +443,10 @@ async function frontendServes(address: string): Promise<boolean> {
 
 async function startNginx(layout: Layout, ports: ClusterPorts, nginx: string, start: Start): Promise<void> {
   const snifferFile = path.join(layout.nginx, "protocol.js");
-  await writeFile(snifferFile, nginxSniffer(ports.nginx));
+  // Root runs them: written through no link, and only their owner may change them.
+  await writePrivateFile(snifferFile, nginxSniffer(ports.nginx));
   const configFile = path.join(layout.nginx, "nginx.conf");
-  await writeFile(
+  await writePrivateFile(
     configFile,
     nginxConfig({
       ports: ports.nginx,
@@ -380,21 +458,24 @@ async function startNginx(layout: Layout, ports: ClusterPorts, nginx: string, st
   // `-e stderr` and the config's `error_log stderr`: from its first line, what nginx has to say is in its
   // log beside the others', where a failed start quotes it.
   const front = await start("nginx", [nginx, ["-e", "stderr", "-p", layout.nginx, "-c", configFile]], {
-    probeUrl: `http://127.0.0.1:${ports.nginx.public}/readyz`,
+    probeUrl: `http://${loopback}:${ports.nginx.public}/readyz`,
   });
   await waitUntil(layout.logs, front, () => answers200(front.probeUrl as string), 30_000);
 }
 
-/** Runs one of the sql tool's commands to its end; its output goes to the tool's log. */
-async function runTool(layout: Layout, program: string, args: string[]): Promise<void> {
-  const { stdout, stderr } = await exec(program, args).catch(
-    (error: { stdout?: string; stderr?: string }) => {
-      throw new Error(
-        `temporal-sql-tool ${args.slice(-4).join(" ")} failed: ${`${error.stderr ?? ""}${error.stdout ?? ""}`.trim()}`,
-      );
-    },
-  );
-  await appendFile(logFile(layout.logs, "temporal-sql-tool"), `${stdout}${stderr}`);
+/**
+ * Runs one of the sql tool's commands to its end; its output goes to the tool's log. The password goes in
+ * its environment (SQL_PASSWORD), where `ps` does not show it.
+ */
+async function runTool(layout: Layout, program: string, args: string[], password: string): Promise<void> {
+  const { stdout, stderr } = await exec(program, args, {
+    env: { ...process.env, SQL_PASSWORD: password },
+  }).catch((error: { stdout?: string; stderr?: string }) => {
+    throw new Error(
+      `temporal-sql-tool ${args.slice(-4).join(" ")} failed: ${`${error.stderr ?? ""}${error.stdout ?? ""}`.trim()}`,
+    );
+  });
+  appendToLog(layout.logs, "temporal-sql-tool", `${stdout}${stderr}`);
 }
 
 async function choosePorts(options: ClusterOptions): Promise<ClusterPorts> {
@@ -422,11 +503,8 @@ async function choosePorts(options: ClusterOptions): Promise<ClusterPorts> {
 }
 
 /** The cluster's master key (D24), made once and kept in its directory, readable by its owner only. */
-async function masterKey(layout: Layout): Promise<string> {
-  if (!existsSync(layout.masterKey)) {
-    await writeFile(layout.masterKey, randomBytes(32).toString("base64"), { mode: 0o600 });
-  }
-  return (await readFile(layout.masterKey, "utf8")).trim();
+function masterKey(layout: Layout): Promise<string> {
+  return keptSecret(layout.masterKey, () => randomBytes(32).toString("base64"));
 }
 
 async function writeEnvFile(layout: Layout, env: Record<string, string | undefined>): Promise<void> {
@@ -439,7 +517,7 @@ async function writeEnvFile(layout: Layout, env: Record<string, string | undefin
     "TEMPORAL_NAMESPACE",
   ];
   const lines = names.map((name) => `export ${name}=${env[name] ?? ""}`);
-  await writeFile(layout.envFile, `${lines.join("\n")}\n`, { mode: 0o600 });
+  await writePrivateFile(layout.envFile, `${lines.join("\n")}\n`);
 }
 
 /** Where each part answers, as `up` prints it. */
@@ -447,27 +525,36 @@ function addressesOf(layout: Layout, ports: ClusterPorts, databaseUrl: string): 
   return {
     apiUrl: `http://localhost:${ports.nginx.public}`,
     grpcAddress: `localhost:${ports.nginx.public}`,
-    temporalAddress: `127.0.0.1:${ports.temporal.frontend}`,
+    temporalAddress: `${loopback}:${ports.temporal.frontend}`,
     temporalUiUrl: `http://localhost:${ports.ui}`,
-    temporalMetricsUrl: `http://127.0.0.1:${ports.temporal.metrics}/metrics`,
+    temporalMetricsUrl: `http://${loopback}:${ports.temporal.metrics}/metrics`,
     databaseUrl,
     envFile: layout.envFile,
-    serveUrls: ports.serve.map((port) => `http://127.0.0.1:${port}`),
-    workerUrls: ports.worker.map((port) => `http://127.0.0.1:${port}`),
+    serveUrls: ports.serve.map((port) => `http://${loopback}:${port}`),
+    workerUrls: ports.worker.map((port) => `http://${loopback}:${port}`),
   };
 }
 
+/** The record of an earlier `up`; undefined when there is none, or it is not JSON (a write cut short). */
 async function readState(layout: Layout): Promise<ClusterState | undefined> {
+  const text = await readPrivateFile(layout.state);
+  let state: ClusterState;
   try {
-    return JSON.parse(await readFile(layout.state, "utf8")) as ClusterState;
+    state = JSON.parse(text ?? "") as ClusterState;
   } catch {
     return undefined;
   }
+  try {
+    for (const process_ of state.processes) checkPid(process_);
+  } catch (error) {
+    throw new Error(`${layout.state}: ${(error as Error).message}`);
+  }
+  return state;
 }
 
 /** The state holds settings, which may hold secrets (an SMTP password): its owner's alone. */
 function writeState(layout: Layout, state: ClusterState): Promise<void> {
-  return writeFile(layout.state, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+  return writePrivateFile(layout.state, `${JSON.stringify(state, null, 2)}\n`);
 }
 
 const isFlowlogSetting = (name: string) => /^(FLOWLOG|TEMPORAL)_/.test(name);
@@ -500,5 +587,5 @@ async function stopAll(processes: ClusterProcess[]): Promise<string[]> {
 
 /** JSON is YAML: the Go programs read these files with YAML parsers. */
 function writeJsonAsYaml(file: string, value: object): Promise<void> {
-  return writeFile(file, `${JSON.stringify(value, null, 2)}\n`);
+  return writePrivateFile(file, `${JSON.stringify(value, null, 2)}\n`);
 }

@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, readFileSync, writeSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { statFields } from "../util/proc-stat.js";
+import { openAppendSync } from "./cluster-dir.js";
 
 /**
  * A process `flowlog cluster up` started and left running: enough to find it again from another command
@@ -44,7 +45,7 @@ export function launch(
   [program, args]: [string, string[]],
   options: LaunchOptions = {},
 ): ClusterProcess {
-  const log = openSync(logFile(logsDir, name), "a");
+  const log = openAppendSync(logFile(logsDir, name));
   try {
     const child = spawn(program, args, {
       detached: true,
@@ -74,6 +75,30 @@ export function logFile(logsDir: string, name: string): string {
   return path.join(logsDir, `${name}.log`);
 }
 
+/** Appends what a tool run to its end said to its log. */
+export function appendToLog(logsDir: string, name: string, text: string): void {
+  const log = openAppendSync(logFile(logsDir, name));
+  try {
+    writeSync(log, text);
+  } finally {
+    closeSync(log);
+  }
+}
+
+/**
+ * Refuses a recorded pid that is not a positive whole number: kill(2) reads 0 as this process group and
+ * -1 as every process it may signal, so a state file saying so would make `down` stop them all.
+ */
+export function checkPid(process_: ClusterProcess): void {
+  const { pid } = process_ as { pid: unknown };
+  if (typeof pid !== "number" || !Number.isSafeInteger(pid) || pid <= 0) {
+    throw new Error(
+      `${String(process_.name)} is recorded with pid ${JSON.stringify(pid)}, not a positive whole number: ` +
+        "refusing to signal it",
+    );
+  }
+}
+
 /**
  * Whether the process still runs and is the one recorded, not another that got its pid. Its start time
  * says so; its command line does not: nginx rewrites its own as it starts (`nginx: master process ...`),
@@ -81,6 +106,7 @@ export function logFile(logsDir: string, name: string): string {
  * that stopped while starting.
  */
 export async function isRunning(process_: ClusterProcess): Promise<boolean> {
+  checkPid(process_);
   try {
     process.kill(process_.pid, 0);
   } catch {

@@ -26,6 +26,8 @@ export function temporalServerConfig(options: {
   ports: TemporalPorts;
   postgresPort: number;
   postgresUser: string;
+  /** Kept in the configuration file, its owner's alone (issue 49). */
+  postgresPassword: string;
   dynamicConfigFile: string;
 }): object {
   const { ports } = options;
@@ -36,7 +38,7 @@ export function temporalServerConfig(options: {
       connectAddr: `127.0.0.1:${options.postgresPort}`,
       connectProtocol: "tcp",
       user: options.postgresUser,
-      password: "",
+      password: options.postgresPassword,
       maxConns,
       maxIdleConns: maxConns,
       maxConnLifetime: "1h",

@@ -8,7 +8,7 @@ import {
   initPostgresCluster,
   postgresAccount,
   postgresServerArgs,
-  postgresSuperuser as superuser,
+  postgresSuperuser,
 } from "../../src/tools/postgres-server.js";
 import { freeListeningPort } from "../../src/util/free-port.js";
 
@@ -35,8 +35,11 @@ export interface PostgresServerOptions {
 }
 
 /**
- * initdb into a temp directory, trust authentication on loopback only, a free port, and the server's
- * socket in the same directory, so nothing is shared with a system cluster or another run. The server
+ * initdb into a temp directory, a free port, and the server's socket in the same directory, so nothing is
+ * shared with a system cluster or another run. Its socket takes peer authentication; loopback TCP is
+ * trusted: the server is a throwaway of one test run, and its URLs go without a password to other processes
+ * and into tests that compare what flowlog prints of them (postgres-database.test.ts). The cluster, which
+ * outlives a run, takes passwords instead (src/cluster/cluster.ts, issue 49). The server
  * dies with this process even when it is killed (the parent-death signal), and a start that fails
  * leaves nothing behind.
  */
@@ -54,13 +57,14 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
     const asOwner = await postgresAccount(dir, { dieWithParent: true });
     const dataDir = path.join(dir, "data");
     // No fsync of a throwaway cluster's initdb.
-    await initPostgresCluster(binaries, asOwner, dataDir, { durable: false });
+    await initPostgresCluster(binaries, asOwner, dataDir, { durable: false, tcp: "trust" });
     // Bound again after a pause: a port outside the ephemeral range stays ours meanwhile.
     const port = await freeListeningPort();
     const settings: Record<string, string> = options.durable
       ? {}
       : { fsync: "off", synchronous_commit: "off", full_page_writes: "off" };
     const args = postgresServerArgs(dataDir, port, dir, settings);
+    const superuser = postgresSuperuser();
     const url = (database: string) => `postgres://${superuser}@127.0.0.1:${port}/${database}`;
     const launch = async () => {
       server = spawn(...asOwner(binaries.postgres, args), {
