@@ -26,6 +26,7 @@ import type {
   DeliveryFilter,
   DeliveryRecord,
   DeliveryStatus,
+  Reopening,
 } from "../../store/deliveries-store.js";
 import type { Store } from "../../store/store.js";
 import type { DeliveryInput } from "../../temporal/activities/delivery-activities.js";
@@ -110,20 +111,7 @@ export function createDeliveriesService(
     async redeliver(request, context) {
       const delivery = await visibleDelivery(callerOf(context.values), request.id);
       const reopened = await store.deliveries.reopen(delivery.id, clock(), maxDeliverySeries);
-      if (!reopened || "refused" in reopened) {
-        throw reopened?.refused === "series_limit"
-          ? preconditionFailed({
-              type: "REDELIVERY_LIMIT",
-              subject: `delivery ${delivery.id}`,
-              description:
-                `delivery ${delivery.id} has been redelivered ${reopened.lastSeries - 1} times, the most ` +
-                `allowed is ${maxRedeliveries} (D40)`,
-            })
-          : new ConnectError(
-              `delivery ${delivery.id} is still being delivered; redeliver it once it has succeeded or failed`,
-              Code.FailedPrecondition,
-            );
-      }
+      if (!reopened || "refused" in reopened) throw redeliveryRefused(delivery.id, reopened);
       const { series } = reopened;
       const workflowId =
         delivery.logId === null ? undefined : (await store.logs.getEntry(delivery.logId))?.workflowId;
@@ -179,6 +167,26 @@ export function createDeliveriesService(
       return { deliveryId: delivery.id, ...(attempt ? { attempt: attemptView(attempt) } : {}) };
     },
   };
+}
+
+/**
+ * Why a delivery opened no new series: one still running (D19), or the 20 redeliveries it may have had
+ * (D40). A delivery gone since it was read is still running as far as its caller can tell.
+ */
+function redeliveryRefused(deliveryId: string, reopened: Exclude<Reopening, { series: number }> | undefined) {
+  if (reopened?.refused === "series_limit") {
+    return preconditionFailed({
+      type: "REDELIVERY_LIMIT",
+      subject: `delivery ${deliveryId}`,
+      description:
+        `delivery ${deliveryId} has been redelivered ${reopened.lastSeries - 1} times, the most allowed is ` +
+        `${maxRedeliveries} (D40)`,
+    });
+  }
+  return new ConnectError(
+    `delivery ${deliveryId} is still being delivered; redeliver it once it has succeeded or failed`,
+    Code.FailedPrecondition,
+  );
 }
 
 /**
