@@ -81,11 +81,12 @@ describe("operator surfaces on the public port (D46)", () => {
 
   it("refuses /readyz and /metrics to a stranger with 401 naming what they answer, and shows no figure", async () => {
     for (const path of ["/readyz", "/metrics"]) {
-      for (const headers of [
+      const strangers: Record<string, string>[] = [
         {},
         { authorization: "Bearer not-the-operator-token" },
         { "x-api-key": "flk_x" },
-      ]) {
+      ];
+      for (const headers of strangers) {
         const answer = await probe(connected.url, path, headers);
         expect(answer.status, `${path} ${JSON.stringify(headers)}`).toBe(401);
         expect(JSON.stringify(answer.body)).toContain("operator token");
