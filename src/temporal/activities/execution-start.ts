@@ -24,11 +24,15 @@ import type { ActivityDeps } from "./deps.js";
  * - the folder and the D26 bounds a start hands over are not taken from it: the worker reads the folder
  *   from the workflow's head and applies its own quotas, as it does for a version it loads.
  *
- * What stays the starter's: the trigger's input, the trigger's name and the activity timeouts. The first
- * two are data that the workspace's own graph reads and sends only where its members told it to; the
- * timeouts change when a lost block is retried, never what it sends. Proving them would take a secret the
- * API signs each start with, which only Temporal's own authorization (mTLS, an authorizer) can then keep
- * from being replayed: that is where an operator closes the frontend itself (README, "Operations").
+ * What stays the starter's: the trigger's input and name, the executionId and the activity timeouts. The
+ * input is data the workspace's own graph reads, as it reads a webhook caller's; a graph that takes a
+ * destination from its input sends where the input says, as it would for anyone holding a key or the
+ * webhook's token. The trigger's name labels the entry; an executionId already used writes no second entry
+ * (D17's idempotent write); the timeouts change when a lost block is retried, never what it sends. Proving
+ * them would take a key the API signs each start with (from FLOWLOG_MASTER_KEY, D24, which the API's
+ * execution dependencies do not hold today), and a signed start can still be started again: who may start
+ * runs at all is Temporal's own authorization (mTLS, an authorizer), where an operator closes the frontend
+ * (README, "Running the parts separately").
  */
 
 /** What the checks read of a start; its ids alone name it in a refusal's message and operator line. */
