@@ -103,13 +103,18 @@ async function savedState(): Promise<WorkflowStateJson> {
   return asWorkflowState((await flowlog.store.workflows.getWorkflow(workflowId))?.state);
 }
 
+/** The worker's D26 bounds on an execution, which it applies whatever a start hands over. */
+const bounds = {
+  maxBlockRuns: defaultQuotas.workflow.maxBlockRuns,
+  maxHistoryBytes: defaultQuotas.workflow.maxHistoryBytes,
+};
+
 /** What the API hands over with a start (issue 12), here with a state of the stranger's choosing. */
 const handed = (state: WorkflowStateJson): LoadedWorkflow => ({
   folderId: null,
   version: 1,
   state,
-  maxBlockRuns: defaultQuotas.workflow.maxBlockRuns,
-  maxHistoryBytes: defaultQuotas.workflow.maxHistoryBytes,
+  ...bounds,
 });
 
 /** The stranger starts `executeWorkflow` on flowlog's task queue, as Alice's API call would, but with `start`. */
@@ -209,6 +214,19 @@ describe("A start on the task queue is checked against the store before anything
   });
 });
 
+/** The local activities an execution's history records, each with its recorded answer. */
+async function localActivities(executionId: string): Promise<[string, unknown][]> {
+  const history = await stranger.workflow.getHandle(executionWorkflowId(executionId)).fetchHistory();
+  const text = (payloads?: { data?: Uint8Array | null }[] | null) =>
+    Buffer.from(payloads?.[0]?.data ?? []).toString();
+  return (history.events ?? []).flatMap((event) => {
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName !== "core_local_activity") return [];
+    const { activity_type } = JSON.parse(text(marker.details?.data?.payloads)) as { activity_type: string };
+    return [[activity_type, JSON.parse(text(marker.details?.result?.payloads) || "null")]];
+  });
+}
+
 describe("flowlog's own starts still run, secrets and all (D15)", () => {
   /** The one entry of the execution, once written, and what the partner received of it. */
   const loggedRun = async (executionId: string) => {
@@ -223,9 +241,17 @@ describe("flowlog's own starts still run, secrets and all (D15)", () => {
     });
 
     expect(answer.status, answer.text).toBe(200);
-    const { entry, received } = await loggedRun((answer.json as { executionId: string }).executionId);
+    const { executionId } = answer.json as { executionId: string };
+    const { entry, received } = await loggedRun(executionId);
     expect(entry).toMatchObject({ trigger: "api", level: "info", workspaceId: alice.workspaceId });
     expect(received).toContainEqual({ token: apiToken, message: "over the API" });
+    // Issue 12 stands: the check is one local activity before the block's first try, and what history
+    // records of it is the folder and the bounds, not the state a second time.
+    expect(await localActivities(executionId)).toEqual([
+      ["checkHandedWorkflow", { folderId: null, version: 1, ...bounds }],
+      ["tryApiBlock", expect.anything()],
+      ["writeExecutionLog", expect.anything()],
+    ]);
   });
 
   it("a webhook's run, billed to who made the webhook, runs", async () => {
