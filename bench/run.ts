@@ -16,12 +16,14 @@ import { listQueryPgBench } from "./list-query-pg.js";
 import { logStatsBench } from "./log-stats.js";
 import { rateLimitBench } from "./rate-limit.js";
 import { type Bench, formatTable } from "./support/report.js";
+import { tenantReadsBench } from "./tenant-reads.js";
 
 /** Every bench, in the order `npm run bench` runs them. */
 const benches: Bench[] = [
   listQueryBench,
   listQueryPgBench,
   logStatsBench,
+  tenantReadsBench,
   gatewayBench,
   gatewayPgBench,
   ingestBench,
