@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { executionCost } from "../src/domain/model-prices.js";
 import type { BlockJson, EdgeJson, SpanJson } from "../src/engine/json-shapes.js";
 import { agentBaseUrlVariable, agentKeyVariable } from "../src/temporal/activities/block-activities.js";
+import { executionIdOf } from "../src/temporal/execution-ids.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { EngineHarness, type RunningWorker, startWorker, testDeps } from "./support/engine.js";
 import { isoMs } from "./support/formats.js";
@@ -415,14 +416,17 @@ describe("Execution engine: failures (D14, D16, D17)", () => {
     expect(logged.entry.level).toBe("error");
   });
 
-  it("a workflow version that does not exist still gets its one log entry, as an error", async () => {
+  it("a start naming a version the workflow does not have is refused: no execution, so no entry (issue 49)", async () => {
     const workflowId = await harness.saveWorkflow({ blocks: { start: starter } });
 
-    const { result, logged } = await harness.run(worker.taskQueue, workflowId, {}, { version: 9 });
+    const handle = await harness.start(worker.taskQueue, workflowId, {}, { version: 9 });
 
-    expect(result.status).toBe("error");
-    expect(result.error).toContain("no version 9");
-    expect(logged.entry.level).toBe("error");
+    // No trigger names a version that was never saved: such a start is not the workspace's, and an error
+    // entry would be a stranger's write in its logs, firing its alert rules.
+    await expect(handle.result()).rejects.toMatchObject({
+      cause: { type: "ExecutionRefused", message: expect.stringContaining(`${workflowId} has no version 9`) },
+    });
+    expect(await harness.entriesOf(executionIdOf(handle.workflowId))).toEqual([]);
   });
 });
 

@@ -62,7 +62,7 @@ function wellFormed(start: ExecutionStart): boolean {
 }
 
 /** The digest a handed-over state is compared by: of its JSON text, as the state travels. */
-export function stateDigest(state: unknown): string {
+function stateDigest(state: unknown): string {
   return createHash("sha256").update(JSON.stringify(state)).digest("base64url");
 }
 
