@@ -239,15 +239,15 @@ describe("api trigger: POST /api/v1/workflows/{id}/execute (D15)", () => {
       "ok",
       "start",
     ]);
-    // The local activities recorded: the HTTP block's first try and the log write. The version is not read
-    // again from the store.
+    // The local activities recorded: the check of the handed-over version against the store's (issue 49,
+    // by digest: the version is not read again), the HTTP block's first try and the log write.
     const localActivities = events.flatMap((event) => {
       const marker = event.markerRecordedEventAttributes;
       if (marker?.markerName !== "core_local_activity") return [];
       const data = marker.details?.data?.payloads?.[0]?.data;
       return [(JSON.parse(Buffer.from(data ?? []).toString()) as { activity_type: string }).activity_type];
     });
-    expect(localActivities).toEqual(["tryApiBlock", "writeExecutionLog"]);
+    expect(localActivities).toEqual(["checkHandedWorkflow", "tryApiBlock", "writeExecutionLog"]);
     const entry = await loggedEntry({ executionId });
     expect(entry).toMatchObject({ trigger: "api", level: "info", workflowId });
   });
