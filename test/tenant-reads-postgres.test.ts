@@ -10,7 +10,7 @@ import { openTestStore, type TestStore } from "./support/test-store.js";
 
 /**
  * D46 on PostgreSQL (issue 49): one tenant's slow reads cannot take a replica down for everyone. Lists
- * and stats run on a pool of their own under a statement timeout, stats at most 2 at once per user and 4
+ * (entries, deliveries, workflows) and stats run on a pool of their own under a statement timeout, stats at most 2 at once per user and 4
  * per process, and a read whose client leaves is cancelled on the server. A read is made slow here the
  * way a heavy one is in production, by holding it on the server: a session keeps an exclusive lock on a
  * table it needs (log_entry_models for the stats' second statement, log_entries for the list) until the
@@ -141,5 +141,20 @@ describe("one tenant's slow reads on PostgreSQL (D46)", () => {
     const body = JSON.stringify(await answer.json());
     expect(body).toContain("deadline_exceeded");
     expect(body).toContain("startDate and endDate");
+  });
+
+  it("the delivery log and the workflow list that read past the statement timeout are refused with 504", async () => {
+    for (const [table, path, narrow] of [
+      ["deliveries", "deliveries", "filter by subscription"],
+      ["workflows", "workflows", "filter it by folder"],
+    ] as const) {
+      const answer = await whileLocked(table, () =>
+        get(other, `/api/v1/workspaces/${other.workspaceId}/${path}`),
+      );
+      expect(answer.status, table).toBe(504);
+      const body = JSON.stringify(await answer.json());
+      expect(body).toContain("deadline_exceeded");
+      expect(body).toContain(narrow);
+    }
   });
 });

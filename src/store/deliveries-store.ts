@@ -111,8 +111,11 @@ export class DeliveriesStore {
     return row && deliveryWithEvent(row);
   }
 
-  /** Newest first; the event bodies stay out of lists. */
-  async list(filter: DeliveryFilter, limit: number): Promise<DeliveryRecord[]> {
+  /**
+   * Newest first; the event bodies stay out of lists. `signal`, the caller leaving, ends PostgreSQL's
+   * read (D46); better-sqlite3 cannot interrupt a statement, so here the index and `limit` bound it.
+   */
+  async list(filter: DeliveryFilter, limit: number, _signal?: AbortSignal): Promise<DeliveryRecord[]> {
     return this.db.prepare(deliveryListSql(filter)).all({ ...filter, limit }) as DeliveryRecord[];
   }
 

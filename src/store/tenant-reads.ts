@@ -16,3 +16,15 @@ export function statsOverTime(limitMs: number): QueryTimeoutError {
     `the stats read for more than ${limitMs / 1_000} s: narrow the range (startDate, endDate) or filter by workflow or level`,
   );
 }
+
+export function deliveriesOverTime(limitMs: number): QueryTimeoutError {
+  return new QueryTimeoutError(
+    `the delivery log read for more than ${limitMs / 1_000} s: filter by subscription or status, or ask for fewer`,
+  );
+}
+
+export function workflowsOverTime(limitMs: number): QueryTimeoutError {
+  return new QueryTimeoutError(
+    `the workflow list read for more than ${limitMs / 1_000} s: filter it by folder`,
+  );
+}

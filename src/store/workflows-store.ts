@@ -188,8 +188,15 @@ export class WorkflowsStore {
     return row && toVersion(row);
   }
 
-  /** The workspace's workflows that are not deleted, by name; only one folder's when it is given. */
-  async listWorkflows(workspaceId: string, folderId?: string): Promise<StoredWorkflowRecord[]> {
+  /**
+   * The workspace's workflows that are not deleted, by name; only one folder's when it is given.
+   * `signal`, the caller leaving, ends PostgreSQL's read (D46); better-sqlite3 cannot interrupt one.
+   */
+  async listWorkflows(
+    workspaceId: string,
+    folderId?: string,
+    _signal?: AbortSignal,
+  ): Promise<StoredWorkflowRecord[]> {
     const rows =
       folderId === undefined
         ? this.statements.workflowsOf.all(workspaceId)

@@ -86,7 +86,7 @@ export function createDeliveriesService(
       const caller = callerOf(context.values);
       const { filter, limit } = parseListDeliveries(request);
       await requireMember(store, caller, request.workspaceId);
-      return { deliveries: (await store.deliveries.list(filter, limit)).map(deliveryView) };
+      return { deliveries: (await store.deliveries.list(filter, limit, context.signal)).map(deliveryView) };
     },
 
     async getDelivery(request, context) {

@@ -93,7 +93,11 @@ function createDefinitionHandlers({
     async listWorkflows(request, context) {
       await requireMember(store, callerOf(context.values), request.workspaceId);
       const { folderId } = await checked(request.workspaceId, request.folderId || undefined, undefined);
-      const workflows = await store.workflows.listWorkflows(request.workspaceId, folderId ?? undefined);
+      const workflows = await store.workflows.listWorkflows(
+        request.workspaceId,
+        folderId ?? undefined,
+        context.signal,
+      );
       return { workflows: workflows.map(workflowView) };
     },
 

@@ -18,9 +18,11 @@ import {
   type SeriesRow,
 } from "../delivery-rows.js";
 import type { StoreArea } from "../store.js";
+import { deliveriesOverTime } from "../tenant-reads.js";
 import { type PostgresPool, withTransaction } from "./database.js";
 import type { PostgresEndpointHealthStore } from "./endpoint-health-store.js";
 import { namedStatement } from "./named-parameters.js";
+import { TenantReads } from "./tenant-reads.js";
 
 const statements = {
   insert: namedStatement(deliverySql.insert),
@@ -50,9 +52,11 @@ const statements = {
  * promises, with the same atomicity across processes and machines.
  */
 export class PostgresDeliveriesStore implements StoreArea<DeliveriesStore> {
+  /** `reads` (D46) defaults to the main pool, for tools and tests that open one pool only. */
   constructor(
     private readonly pool: PostgresPool,
     private readonly endpointHealth: PostgresEndpointHealthStore,
+    private readonly reads = TenantReads.on(pool),
   ) {}
 
   /**
@@ -71,9 +75,9 @@ export class PostgresDeliveriesStore implements StoreArea<DeliveriesStore> {
     return rows[0] && deliveryWithEvent(rows[0]);
   }
 
-  async list(filter: DeliveryFilter, limit: number): Promise<DeliveryRecord[]> {
-    const { rows } = await this.pool.query<DeliveryRecord>(
-      namedStatement(deliveryListSql(filter))({ ...filter, limit }),
+  async list(filter: DeliveryFilter, limit: number, signal?: AbortSignal): Promise<DeliveryRecord[]> {
+    const { rows } = await this.reads.run(signal, deliveriesOverTime, (client) =>
+      client.query<DeliveryRecord>(namedStatement(deliveryListSql(filter))({ ...filter, limit })),
     );
     return rows;
   }

@@ -1,4 +1,3 @@
-import { defaultQuotas } from "../../config/quotas.js";
 import { type Binder, listSql, pageOf } from "../log-list-query.js";
 import {
   type EntryView,
@@ -25,30 +24,15 @@ import type { LogFilter, Page, PageRequest } from "../logs-store.js";
 import type { FanOutIntent } from "../outbox-store.js";
 import type { ExecutionRecord, LogEntryRecord } from "../records.js";
 import { listOverTime, statsOverTime } from "../tenant-reads.js";
-import {
-  cancellableRead,
-  type PostgresPool,
-  type Queryable,
-  readSnapshot,
-  withTransaction,
-} from "./database.js";
+import { type PostgresPool, type Queryable, readSnapshot, withTransaction } from "./database.js";
 import { executionsPerStatement, insertStatement, type TimedFanOut } from "./execution-insert.js";
+import { TenantReads } from "./tenant-reads.js";
 
 const entryByIdSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final_output_json FROM log_entries l WHERE l.id = $1`;
 const entryViewByIdSql = entryViewSql.replace("?", "$1");
 const executionByIdSql = `SELECT ${lightColumns}, s.workflow_state_json FROM log_entries l
   JOIN execution_states e ON e.execution_id = l.execution_id
   JOIN workflow_states s ON s.hash = e.state_hash WHERE l.execution_id = $1`;
-
-/**
- * The pool the reads that grow with a tenant's data run on (D46), apart from the one every other
- * request needs, and their time limits: the pool's statement_timeout is the list's.
- */
-export interface TenantReads {
-  pool: PostgresPool;
-  statementTimeoutMs: number;
-  statsTimeoutMs: number;
-}
 
 /**
  * Log entries and execution snapshots on PostgreSQL (D17, D32): the SQLite LogsStore's methods and
@@ -60,11 +44,7 @@ export class PostgresLogsStore {
   /** `reads` defaults to the main pool, for tools and tests that open one pool only. */
   constructor(
     private readonly pool: PostgresPool,
-    private readonly reads: TenantReads = {
-      pool,
-      statementTimeoutMs: defaultQuotas.reads.statementTimeoutMs,
-      statsTimeoutMs: defaultQuotas.reads.statsTimeoutMs,
-    },
+    private readonly reads = TenantReads.on(pool),
   ) {}
 
   /**
@@ -116,8 +96,7 @@ export class PostgresLogsStore {
   }
 
   async list(filter: LogFilter, page: PageRequest, signal?: AbortSignal): Promise<Page> {
-    const read = { signal, limitMs: this.reads.statementTimeoutMs, overTime: listOverTime };
-    const { rows } = await cancellableRead(this.reads.pool, this.pool, read, (client) =>
+    const { rows } = await this.reads.run(signal, listOverTime, (client) =>
       client.query<LogRow>(listQuery(filter, page)),
     );
     return pageOf(rows, page.limit);
@@ -128,18 +107,23 @@ export class PostgresLogsStore {
    * Both statements read one snapshot, so the hours and the costs count the same entries.
    */
   async stats(filter: StatsFilter, range: HourRange, signal?: AbortSignal): Promise<LogStats> {
-    const limitMs = this.reads.statsTimeoutMs;
-    const read = { signal, limitMs, overTime: statsOverTime };
-    return cancellableRead(this.reads.pool, this.pool, read, (client) =>
-      readSnapshot(client, async () => {
-        // The whole call's limit, for each statement on the server too (the pool's is the list's).
-        await client.query(`SET LOCAL statement_timeout = ${Math.trunc(limitMs)}`);
-        const hours = await client.query<HourRow>(postgresQuery((bind) => hourStatsSql(filter, range, bind)));
-        const costs = await client.query<ModelCostRow>(
-          postgresQuery((bind) => modelCostsSql(filter, range, bind)),
-        );
-        return statsOf(hours.rows, costs.rows, range);
-      }),
+    const limitMs = this.reads.limits.statsTimeoutMs;
+    return this.reads.run(
+      signal,
+      statsOverTime,
+      (client) =>
+        readSnapshot(client, async () => {
+          // The whole call's limit, for each statement on the server too (the pool's is the list's).
+          await client.query(`SET LOCAL statement_timeout = ${Math.trunc(limitMs)}`);
+          const hours = await client.query<HourRow>(
+            postgresQuery((bind) => hourStatsSql(filter, range, bind)),
+          );
+          const costs = await client.query<ModelCostRow>(
+            postgresQuery((bind) => modelCostsSql(filter, range, bind)),
+          );
+          return statsOf(hours.rows, costs.rows, range);
+        }),
+      limitMs,
     );
   }
 

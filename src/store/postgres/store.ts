@@ -12,6 +12,7 @@ import { PostgresOutboxStore } from "./outbox-store.js";
 import { PostgresParkedOutputsStore } from "./parked-outputs-store.js";
 import { PostgresRateLimitStore } from "./rate-limit-store.js";
 import { PostgresSubscriptionsStore } from "./subscriptions-store.js";
+import { TenantReads } from "./tenant-reads.js";
 import { PostgresTriggersStore } from "./triggers-store.js";
 import { PostgresUsageStore } from "./usage-store.js";
 import { PostgresWorkflowsStore } from "./workflows-store.js";
@@ -50,23 +51,20 @@ export async function openPostgresStore(
     await pool.end();
     throw error;
   });
+  const tenantReads = new TenantReads(reads, pool, limits);
   const endpointHealth = new PostgresEndpointHealthStore(pool);
   return {
     accounts: new PostgresAccountsStore(pool),
-    workflows: new PostgresWorkflowsStore(pool),
+    workflows: new PostgresWorkflowsStore(pool, tenantReads),
     environment: new PostgresEnvironmentStore(pool, masterKey),
     triggers: new PostgresTriggersStore(pool),
-    logs: new PostgresLogsStore(pool, {
-      pool: reads,
-      statementTimeoutMs: limits.statementTimeoutMs,
-      statsTimeoutMs: limits.statsTimeoutMs,
-    }),
+    logs: new PostgresLogsStore(pool, tenantReads),
     outbox: new PostgresOutboxStore(pool),
     parkedOutputs: new PostgresParkedOutputsStore(pool),
     rateLimits: new PostgresRateLimitStore(pool),
     usage: new PostgresUsageStore(pool),
     notifications: new PostgresSubscriptionsStore(pool, masterKey),
-    deliveries: new PostgresDeliveriesStore(pool, endpointHealth),
+    deliveries: new PostgresDeliveriesStore(pool, endpointHealth, tenantReads),
     endpointHealth,
     inactivity: new PostgresInactivityStore(pool),
     alerts: new PostgresAlertsStore(pool),

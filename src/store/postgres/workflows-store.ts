@@ -5,6 +5,7 @@ import type {
   WorkflowVersionRecord,
 } from "../records.js";
 import type { StoreArea } from "../store.js";
+import { workflowsOverTime } from "../tenant-reads.js";
 import {
   type FolderRecord,
   type FolderRow,
@@ -22,6 +23,7 @@ import {
   workflowHeadColumns,
 } from "../workflows-store.js";
 import { type PostgresPool, type Queryable, withTransaction } from "./database.js";
+import { TenantReads } from "./tenant-reads.js";
 
 const insertVersionSql = `INSERT INTO workflow_versions (workflow_id, version, name, description, state_json, created_at)
   VALUES ($1, $2, $3, $4, $5, $6)`;
@@ -31,7 +33,11 @@ const insertVersionSql = `INSERT INTO workflow_versions (workflow_id, version, n
  * its rows. Each save writes the head row and its immutable version in one transaction.
  */
 export class PostgresWorkflowsStore implements StoreArea<WorkflowsStore> {
-  constructor(private readonly pool: PostgresPool) {}
+  /** `reads` (D46) defaults to the main pool, for tools and tests that open one pool only. */
+  constructor(
+    private readonly pool: PostgresPool,
+    private readonly reads = TenantReads.on(pool),
+  ) {}
 
   async createFolder(folder: FolderRecord): Promise<void> {
     await this.pool.query(
@@ -142,18 +148,23 @@ export class PostgresWorkflowsStore implements StoreArea<WorkflowsStore> {
     return rows[0] && toVersion(rows[0]);
   }
 
-  async listWorkflows(workspaceId: string, folderId?: string): Promise<StoredWorkflowRecord[]> {
-    const { rows } =
+  async listWorkflows(
+    workspaceId: string,
+    folderId?: string,
+    signal?: AbortSignal,
+  ): Promise<StoredWorkflowRecord[]> {
+    const { rows } = await this.reads.run(signal, workflowsOverTime, (client) =>
       folderId === undefined
-        ? await this.pool.query<WorkflowRow>(
+        ? client.query<WorkflowRow>(
             "SELECT * FROM workflows WHERE workspace_id = $1 AND deleted_at IS NULL ORDER BY name, id",
             [workspaceId],
           )
-        : await this.pool.query<WorkflowRow>(
+        : client.query<WorkflowRow>(
             `SELECT * FROM workflows WHERE workspace_id = $1 AND folder_id = $2 AND deleted_at IS NULL
              ORDER BY name, id`,
             [workspaceId, folderId],
-          );
+          ),
+    );
     return rows.map(toWorkflow);
   }
 }
