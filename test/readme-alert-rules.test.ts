@@ -6,17 +6,17 @@ interface DocumentedRule {
   firesWhen: string;
   /** D34: when a firing of the rule is over. */
   resolvesWhen: string;
-  /** The unit of X, as the README's `threshold` column says it. */
+  /** The unit of X, as docs/notifications.md's `threshold` column says it. */
   threshold: string;
   /** The unit of Y; empty for a rule without a window. */
   windowHours: string;
 }
 
-const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const readme = readFileSync(new URL("../docs/notifications.md", import.meta.url), "utf8");
 
-/** The cells of the first Markdown table under the README's "Alert rules" heading. */
+/** The cells of the first Markdown table under docs/notifications.md's "Alert rules" heading. */
 function alertRulesTable(): { header: string[]; rows: string[][] } {
-  const lines = readme.slice(readme.indexOf("#### Alert rules")).split("\n");
+  const lines = readme.slice(readme.indexOf("## Alert rules")).split("\n");
   const start = lines.findIndex((line) => line.startsWith("|"));
   const end = lines.findIndex((line, index) => index > start && !line.startsWith("|"));
   const [header = [], , ...rows] = lines.slice(start, end).map(cellsOf); // the second row is the --- line

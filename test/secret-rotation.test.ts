@@ -310,11 +310,11 @@ function readable(value: unknown): string {
   return String(value);
 }
 
-/** The README's Python verifier, exactly as printed there, run by python3 on a received request. */
+/** docs/notifications.md's Python verifier, exactly as printed there, run by python3 on a received request. */
 function readmePythonAccepts(request: ReceivedRequest, secret: string): boolean {
-  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  const readme = readFileSync(new URL("../docs/notifications.md", import.meta.url), "utf8");
   const snippet = /```python\n(import hashlib[\s\S]*?def verify[\s\S]*?)```/.exec(readme)?.[1];
-  if (!snippet) throw new Error("the README has no Python verify snippet");
+  if (!snippet) throw new Error("docs/notifications.md has no Python verify snippet");
   const driver = [
     "import json, sys",
     "given = json.load(sys.stdin)",
