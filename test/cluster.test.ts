@@ -64,7 +64,7 @@ beforeAll(async () => {
     }),
   });
   expect(up.stdout).toContain(`API (REST, Connect, gRPC-Web; gRPC over h2c)  http://localhost:${port}`);
-  // The settings the CLI needs, from the file `up` printed, as the README tells an operator to use it.
+  // The settings the CLI needs, from the file `up` printed, as docs/deploy.md tells an operator to use it.
   env = await clusterEnv(dir);
   const bootstrap = await flowlog(["bootstrap", "--plan", "enterprise", "--json"], env);
   account = JSON.parse(bootstrap.stdout);

@@ -40,7 +40,7 @@ const flowlog = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
     );
   });
 
-/** `flowlog migrate-data` into `url`, named as the README says: in FLOWLOG_DATABASE_URL, never on the command line. */
+/** `flowlog migrate-data` into `url`, named as docs/configuration.md says: in FLOWLOG_DATABASE_URL, never on the command line. */
 const migrateInto = (url: string, args: string[] = [], extraEnv: NodeJS.ProcessEnv = {}) =>
   flowlog(["migrate-data", ...args], { FLOWLOG_DATABASE_URL: url, ...extraEnv });
 

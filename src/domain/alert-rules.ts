@@ -4,11 +4,12 @@ import { isoFromMs } from "../util/time.js";
 
 /**
  * The alert rules of D21, one entry each: the rule's name (its key), what it fires on and when a firing is
- * over in the README's words (X is `threshold`, Y is `windowHours`), the fields it takes with their units
- * and ranges, its check and its resolution (D34).
+ * over in docs/notifications.md's words (X is `threshold`, Y is `windowHours`), the fields it takes with
+ * their units and ranges, its check and its resolution (D34).
  * Validation (services/notifications/subscription-settings.ts), storage (the rule name a subscription
- * keeps), evaluation (alerts/rules.ts on executions, the no-activity watcher by time) and the README's rule
- * table (held to this one by test/readme-alert-rules.test.ts) all read it: a new rule is a new entry here.
+ * keeps), evaluation (alerts/rules.ts on executions, the no-activity watcher by time) and
+ * docs/notifications.md's rule table (held to this one by test/readme-alert-rules.test.ts) all read it: a
+ * new rule is a new entry here.
  */
 
 /** A bound on a rule's number, checked when a subscription is saved. */
@@ -21,7 +22,7 @@ export interface NumberRange {
 
 /** One number a rule takes. */
 interface RuleField {
-  /** The unit, as the README's rule table names it. */
+  /** The unit, as docs/notifications.md's rule table names it. */
   unit: string;
   /** The unit in an error message: "alertRule.threshold of failure_rate is a percentage: ...". */
   described: string;
@@ -55,9 +56,9 @@ interface Firing {
 export type Resolution = Firing;
 
 interface RuleCommon {
-  /** When the rule fires, in the README's words. */
+  /** When the rule fires, in docs/notifications.md's words. */
   firesWhen: string;
-  /** When a firing of the rule is over, in the README's words (D34). */
+  /** When a firing of the rule is over, in docs/notifications.md's words (D34). */
   resolvesWhen: string;
   threshold: RuleField;
   /** null for the rules that take no window (a given one is refused). */

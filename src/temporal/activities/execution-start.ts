@@ -32,7 +32,7 @@ import type { ActivityDeps } from "./deps.js";
  * them would take a key the API signs each start with (from FLOWLOG_MASTER_KEY, D24, which the API's
  * execution dependencies do not hold today), and a signed start can still be started again: who may start
  * runs at all is Temporal's own authorization (mTLS, an authorizer), where an operator closes the frontend
- * (README, "Running the parts separately").
+ * (docs/operations.md, "What a worker runs").
  */
 
 /** What the checks read of a start; its ids alone name it in a refusal's message and operator line. */
