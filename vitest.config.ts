@@ -50,7 +50,7 @@ export default defineConfig({
           name: "sqlite",
           include: ["test/**/*.test.ts"],
           exclude: onPostgresOnly,
-          globalSetup: ["test/global-setup.ts"],
+          globalSetup: ["test/global-setup.ts", "test/global-setup-postgres.ts"],
           provide: { storeKind: "sqlite" },
         },
       },

@@ -5,14 +5,16 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** The store the API under test uses (D32): the same test files run once on each. */
     storeKind: "sqlite" | "postgres";
-    /** The superuser URL of the run's PostgreSQL server, in the postgres project only. */
+    /** The superuser URL of the run's PostgreSQL server (support/shared-postgres.ts). */
     postgresAdminUrl: string;
   }
 }
 
 /**
- * The postgres project's one PostgreSQL server (issue 15): every flowlog a test starts gets a database of
- * its own on it (support/test-store.ts), as the SQLite project gives each a file.
+ * The run's one PostgreSQL server (issue 15, issue 50): every flowlog a test of the postgres project starts
+ * gets a database of its own on it (support/test-store.ts), as the SQLite project gives each a file, and
+ * every test file that needs PostgreSQL takes its databases there too (sharedPostgres), but for the few
+ * that stop their server, which start one of their own.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const server = await startPostgres();

@@ -5,7 +5,8 @@ import { openPostgres, type PostgresPool } from "../src/store/postgres/database.
 import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import type { ExecutionRecord } from "../src/store/records.js";
 import { generatedExecutions } from "./support/generated-executions.js";
-import { type PostgresServer, startPostgres } from "./support/postgres.js";
+import type { PostgresServer } from "./support/postgres.js";
+import { sharedPostgres } from "./support/shared-postgres.js";
 
 /**
  * PostgreSQL plans by statistics, so the plans are taken on a table of realistic size and spread
@@ -23,7 +24,7 @@ let logs: PostgresLogsStore;
 let sample: ExecutionRecord[];
 
 beforeAll(async () => {
-  server = await startPostgres();
+  server = sharedPostgres();
   pool = await openPostgres(await server.createDatabase());
   logs = new PostgresLogsStore(pool);
   let batch: ExecutionRecord[] = [];

@@ -6,7 +6,8 @@ import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import type { ExecutionRecord } from "../src/store/records.js";
 import { generatedExecutionList } from "./support/generated-executions.js";
 import { keysetOrder, matches } from "./support/log-filter-oracle.js";
-import { type PostgresServer, startPostgres } from "./support/postgres.js";
+import type { PostgresServer } from "./support/postgres.js";
+import { sharedPostgres } from "./support/shared-postgres.js";
 
 /** A store of either kind, empty, and what a test needs to see inside it. */
 interface OpenedStore {
@@ -23,7 +24,7 @@ const workflowRowSql =
 let server: PostgresServer;
 
 beforeAll(async () => {
-  server = await startPostgres();
+  server = sharedPostgres();
 });
 afterAll(() => server.stop());
 

@@ -1,18 +1,15 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AccountsService } from "../src/services/accounts/accounts-service.js";
 import { hashApiKey } from "../src/services/accounts/api-keys.js";
 import { AccountsStore } from "../src/store/accounts-store.js";
 import { PostgresAccountsStore } from "../src/store/postgres/accounts-store.js";
 import type { StoreArea } from "../src/store/store.js";
-import { type PostgresServer, startPostgres } from "./support/postgres.js";
+import { sharedPostgres } from "./support/shared-postgres.js";
 import { type ContractDatabase, storeKinds } from "./support/store-kinds.js";
 
-let server: PostgresServer;
-beforeAll(async () => {
-  server = await startPostgres();
-});
-afterAll(() => server.stop());
+/** Databases on the run's one PostgreSQL server (issue 50: no server of its own). */
+const server = sharedPostgres();
 
 type Accounts = StoreArea<AccountsStore>;
 

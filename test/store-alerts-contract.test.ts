@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   type AlertClaim,
   AlertsStore,
@@ -11,14 +11,11 @@ import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import type { ExecutionRecord, Level, Trigger } from "../src/store/records.js";
 import type { StoreArea } from "../src/store/store.js";
 import { execution } from "./support/flowlog.js";
-import { type PostgresServer, startPostgres } from "./support/postgres.js";
+import { sharedPostgres } from "./support/shared-postgres.js";
 import { addSubscription, type ContractDatabase, storeKinds } from "./support/store-kinds.js";
 
-let server: PostgresServer;
-beforeAll(async () => {
-  server = await startPostgres();
-});
-afterAll(() => server.stop());
+/** Databases on the run's one PostgreSQL server (issue 50: no server of its own). */
+const server = sharedPostgres();
 
 interface Areas {
   alerts: StoreArea<AlertsStore>;

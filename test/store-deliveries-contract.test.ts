@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   DeliveriesStore,
   type DeliveryAttemptRecord,
@@ -9,14 +9,11 @@ import { type EndpointHealthArea, EndpointHealthStore } from "../src/store/endpo
 import { PostgresDeliveriesStore } from "../src/store/postgres/deliveries-store.js";
 import { PostgresEndpointHealthStore } from "../src/store/postgres/endpoint-health-store.js";
 import type { StoreArea } from "../src/store/store.js";
-import { type PostgresServer, startPostgres } from "./support/postgres.js";
+import { sharedPostgres } from "./support/shared-postgres.js";
 import { addSubscription, type ContractDatabase, storeKinds } from "./support/store-kinds.js";
 
-let server: PostgresServer;
-beforeAll(async () => {
-  server = await startPostgres();
-});
-afterAll(() => server.stop());
+/** Databases on the run's one PostgreSQL server (issue 50: no server of its own). */
+const server = sharedPostgres();
 
 interface Areas {
   deliveries: StoreArea<DeliveriesStore>;

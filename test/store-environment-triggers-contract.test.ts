@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { EnvironmentStore } from "../src/store/environment-store.js";
 import { InactivityStore } from "../src/store/inactivity-store.js";
 import { PostgresEnvironmentStore } from "../src/store/postgres/environment-store.js";
@@ -6,14 +6,11 @@ import { PostgresInactivityStore } from "../src/store/postgres/inactivity-store.
 import { PostgresTriggersStore } from "../src/store/postgres/triggers-store.js";
 import type { StoreArea } from "../src/store/store.js";
 import { TriggersStore } from "../src/store/triggers-store.js";
-import { type PostgresServer, startPostgres } from "./support/postgres.js";
+import { sharedPostgres } from "./support/shared-postgres.js";
 import { addSubscription, type ContractDatabase, storeKinds } from "./support/store-kinds.js";
 
-let server: PostgresServer;
-beforeAll(async () => {
-  server = await startPostgres();
-});
-afterAll(() => server.stop());
+/** Databases on the run's one PostgreSQL server (issue 50: no server of its own). */
+const server = sharedPostgres();
 
 interface Areas {
   environment: StoreArea<EnvironmentStore>;

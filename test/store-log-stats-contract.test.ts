@@ -18,8 +18,8 @@ import { type ExecutionRecord, type LogEntryRecord, levels, triggers } from "../
 import type { StoreArea } from "../src/store/store.js";
 import { testWorkflowState } from "./support/flowlog.js";
 import { matches } from "./support/log-filter-oracle.js";
-import { type PostgresServer, startPostgres } from "./support/postgres.js";
 import { seededRandom } from "./support/random.js";
+import { sharedPostgres } from "./support/shared-postgres.js";
 import { type ContractDatabase, storeKinds } from "./support/store-kinds.js";
 
 // Issue 17: GET /api/v1/log-stats reads the logs area's stats, which both stores (D32) must answer alike.
@@ -27,11 +27,8 @@ import { type ContractDatabase, storeKinds } from "./support/store-kinds.js";
 // filter semantics (log-filter-oracle.ts) and the definitions written out plainly: one bucket per UTC
 // hour of the range, nearest-rank percentiles, cost per UTC day and model summed exactly (D30).
 
-let server: PostgresServer;
-beforeAll(async () => {
-  server = await startPostgres();
-});
-afterAll(() => server.stop());
+/** Databases on the run's one PostgreSQL server (issue 50: no server of its own). */
+const server = sharedPostgres();
 
 type Logs = StoreArea<LogsStore>;
 

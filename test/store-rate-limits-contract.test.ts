@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Db } from "../src/store/database.js";
 import { LogsStore } from "../src/store/logs-store.js";
 import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
@@ -9,14 +9,11 @@ import { openStateDatabase } from "../src/store/state-database.js";
 import type { StoreArea } from "../src/store/store.js";
 import { UsageStore } from "../src/store/usage-store.js";
 import { execution } from "./support/flowlog.js";
-import { type PostgresServer, startPostgres } from "./support/postgres.js";
+import { sharedPostgres } from "./support/shared-postgres.js";
 import { type ContractDatabase, storeKinds } from "./support/store-kinds.js";
 
-let server: PostgresServer;
-beforeAll(async () => {
-  server = await startPostgres();
-});
-afterAll(() => server.stop());
+/** Databases on the run's one PostgreSQL server (issue 50: no server of its own). */
+const server = sharedPostgres();
 
 interface Areas {
   rateLimits: StoreArea<RateLimitStore>;

@@ -1,16 +1,13 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PostgresWorkflowsStore } from "../src/store/postgres/workflows-store.js";
 import type { WorkflowRecord } from "../src/store/records.js";
 import type { StoreArea } from "../src/store/store.js";
 import { WorkflowsStore } from "../src/store/workflows-store.js";
-import { type PostgresServer, startPostgres } from "./support/postgres.js";
+import { sharedPostgres } from "./support/shared-postgres.js";
 import { type ContractDatabase, storeKinds } from "./support/store-kinds.js";
 
-let server: PostgresServer;
-beforeAll(async () => {
-  server = await startPostgres();
-});
-afterAll(() => server.stop());
+/** Databases on the run's one PostgreSQL server (issue 50: no server of its own). */
+const server = sharedPostgres();
 
 type Workflows = StoreArea<WorkflowsStore>;
 
