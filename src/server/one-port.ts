@@ -46,8 +46,8 @@ const requestTimeoutAnswer = Buffer.from(
 export function createOnePortServer(handler: Handler, limits: ConnectionLimits): net.Server {
   // D27's headers and body deadlines are kept by http1Deadlines, not by Node: Node checks them from a
   // list of connections it tracks only for a server that listens itself, and this one never does (the
-  // sniffer hands it its connections), so started by hand that check closed a half-sent head only some of
-  // the time (issue 49). Node's own keep-alive timeout is a socket timer, and serves as it is.
+  // sniffer hands it its connections), and started by hand that check was seen to close a half-sent head
+  // only some of the time (issue 49). Node's own keep-alive timeout is a socket timer, and serves as it is.
   const h1 = http.createServer(
     { headersTimeout: 0, requestTimeout: 0, keepAliveTimeout: limits.keepAliveTimeoutMs },
     handler,
