@@ -144,45 +144,37 @@ describe.each(kinds)("folders and workflow versions on %s (D13, D32)", (_, open)
     );
     expect(Number(stored[0]?.n)).toBe(rounds * 2 + 1);
   });
-});
 
-describe.each(kinds)("a workflow's head, read without its graph, on %s (issue 49, D32)", (_, open) => {
-  let db: ContractDatabase<Workflows>;
-  let workflows: Workflows;
-  beforeEach(async () => {
-    db = await open();
-    workflows = db.areas;
-    await db.query("INSERT INTO workspaces (id, name, created_at) VALUES (@workspaceId, 'Contract', 0)", {
-      workspaceId,
+  describe("a workflow's head, read without its graph (issue 49)", () => {
+    beforeEach(async () => {
+      await workflows.createFolder({ id: "fld_1", workspaceId, name: "Reports", createdAt: t0 });
+      await workflows.createWorkflow(workflow("wf_1", "Nightly"));
     });
-    await workflows.createFolder({ id: "fld_1", workspaceId, name: "Reports", createdAt: t0 });
-    await workflows.createWorkflow(workflow("wf_1", "Nightly"));
-  });
-  afterEach(() => db.close());
 
-  it("names the workspace, the folder and the current version, moved and saved since", async () => {
-    expect(await workflows.getWorkflowHead("wf_1")).toEqual({
-      id: "wf_1",
-      workspaceId,
-      folderId: null,
-      version: 1,
-      deletedAt: null,
+    it("names the workspace, the folder and the current version, moved and saved since", async () => {
+      expect(await workflows.getWorkflowHead("wf_1")).toEqual({
+        id: "wf_1",
+        workspaceId,
+        folderId: null,
+        version: 1,
+        deletedAt: null,
+      });
+      await workflows.updateWorkflow("wf_1", { folderId: "fld_1", description: "moved" }, t0 + 10);
+
+      expect(await workflows.getWorkflowHead("wf_1")).toEqual({
+        id: "wf_1",
+        workspaceId,
+        folderId: "fld_1",
+        version: 2,
+        deletedAt: null,
+      });
     });
-    await workflows.updateWorkflow("wf_1", { folderId: "fld_1", description: "moved" }, t0 + 10);
 
-    expect(await workflows.getWorkflowHead("wf_1")).toEqual({
-      id: "wf_1",
-      workspaceId,
-      folderId: "fld_1",
-      version: 2,
-      deletedAt: null,
+    it("keeps a deleted workflow's head, with when it was deleted; an unknown id has none", async () => {
+      await workflows.deleteWorkflow("wf_1", t0 + 5);
+
+      expect(await workflows.getWorkflowHead("wf_1")).toMatchObject({ version: 1, deletedAt: t0 + 5 });
+      expect(await workflows.getWorkflowHead("wf_missing")).toBeUndefined();
     });
-  });
-
-  it("keeps a deleted workflow's head, with when it was deleted; an unknown id has none", async () => {
-    await workflows.deleteWorkflow("wf_1", t0 + 5);
-
-    expect(await workflows.getWorkflowHead("wf_1")).toMatchObject({ version: 1, deletedAt: t0 + 5 });
-    expect(await workflows.getWorkflowHead("wf_missing")).toBeUndefined();
   });
 });
