@@ -9,6 +9,7 @@ import { executionBench } from "./execution.js";
 import { fairnessBench } from "./fairness.js";
 import { gatewayBench } from "./gateway.js";
 import { gatewayPgBench } from "./gateway-pg.js";
+import { gcPromotionBench } from "./gc-promotion.js";
 import { ingestBench } from "./ingest.js";
 import { ingestPgBench } from "./ingest-pg.js";
 import { listQueryBench } from "./list-query.js";
@@ -25,6 +26,7 @@ const benches: Bench[] = [
   logStatsBench,
   tenantReadsBench,
   gatewayBench,
+  gcPromotionBench,
   gatewayPgBench,
   ingestBench,
   ingestPgBench,

@@ -40,6 +40,8 @@ export interface RunningProcess {
   /** The first match of the ready pattern in its output. */
   ready: RegExpMatchArray;
   pid: number;
+  /** All it wrote to stdout and stderr so far (V8's GC traces too, when its arguments ask for them). */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -63,15 +65,16 @@ export function startProcess(
       child.kill("SIGKILL");
       reject(new Error(`${path.basename(args[0] ?? command)} did not start:\n${output.slice(-2000)}`));
     }, options.timeoutMs ?? 60_000);
-    const onData = (chunk: Buffer) => {
+    let started = false;
+    // Read to the end, so a child that writes a lot never blocks on a full pipe.
+    child.stdout?.on("data", (chunk: Buffer) => {
       output += chunk.toString();
-      const ready = output.match(options.ready);
+      const ready = !started && output.match(options.ready);
       if (!ready) return;
+      started = true;
       clearTimeout(timer);
-      child.stdout?.off("data", onData);
-      resolve({ ready, pid: child.pid ?? 0, stop: () => stopChild(child) });
-    };
-    child.stdout?.on("data", onData);
+      resolve({ ready, pid: child.pid ?? 0, output: () => output, stop: () => stopChild(child) });
+    });
     child.stderr?.on("data", (chunk: Buffer) => {
       output += chunk.toString();
     });

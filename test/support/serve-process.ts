@@ -18,33 +18,24 @@ export interface ServeProcess {
   resetPeakMemory(): void;
   /** Resident and peak resident bytes, from /proc/<pid>/status. */
   memory(): { rss: number; peak: number };
-  /** What the process wrote to stdout so far (V8's traces too, when `nodeArgs` asked for them). */
-  stdout(): string;
   stop(): Promise<void>;
 }
 
-export async function startServeProcess(
-  env: Record<string, string> = {},
-  { nodeArgs = [] }: { nodeArgs?: string[] } = {},
-): Promise<ServeProcess> {
+export async function startServeProcess(env: Record<string, string> = {}): Promise<ServeProcess> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-serve-"));
-  const child: ChildProcessWithoutNullStreams = spawn(
-    process.execPath,
-    [...nodeArgs, "bin/flowlog.js", "serve"],
-    {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        PORT: "0",
-        FLOWLOG_PROBE_PORT: "0",
-        FLOWLOG_DATA_DIR: dataDir,
-        FLOWLOG_LOG_LEVEL: "warn",
-        TEMPORAL_ADDRESS: inject("temporalAddress"),
-        TEMPORAL_NAMESPACE: inject("temporalNamespace"),
-        ...env,
-      },
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ["bin/flowlog.js", "serve"], {
+    cwd: repoRoot,
+    env: {
+      ...process.env,
+      PORT: "0",
+      FLOWLOG_PROBE_PORT: "0",
+      FLOWLOG_DATA_DIR: dataDir,
+      FLOWLOG_LOG_LEVEL: "warn",
+      TEMPORAL_ADDRESS: inject("temporalAddress"),
+      TEMPORAL_NAMESPACE: inject("temporalNamespace"),
+      ...env,
     },
-  );
+  });
   let output = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
     output += chunk;
@@ -73,7 +64,6 @@ export async function startServeProcess(
     dataDir,
     resetPeakMemory: () => writeFileSync(`/proc/${pid}/clear_refs`, "5"),
     memory: () => ({ rss: kib("VmRSS"), peak: kib("VmHWM") }),
-    stdout: () => output,
     stop: async () => {
       if (child.exitCode === null) {
         child.kill("SIGTERM");
