@@ -15,10 +15,9 @@ import type { AlertRuleRecord, ChannelConfig } from "../src/store/subscriptions-
 import { eventIdOf } from "../src/temporal/activities/delivery-activities.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
-import { startExecution } from "../src/temporal/start-execution.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
-import { fanOutDeliveries, type RunningWorker, startWorker, testTimeouts } from "./support/engine.js";
+import { fanOutDeliveries, type RunningWorker, runToEnd, startWorker } from "./support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -370,20 +369,7 @@ async function receiver(status = 200) {
 
 /** Runs the workflow to its end, then waits for its fan-out: every delivery it made has been attempted. */
 async function execute(workflowId: string): Promise<{ logId: string; deliveries: number }> {
-  const handle = await startExecution(
-    temporal,
-    {
-      workspaceId: alice.workspaceId,
-      workflowId,
-      version: 1,
-      trigger: "manual",
-      input: {},
-      billedUserId: alice.userId,
-      timeouts: testTimeouts,
-    },
-    { taskQueue },
-  );
-  const { logId } = await handle.result();
+  const { logId } = await runToEnd(temporal, alice, workflowId, { taskQueue });
   const deliveries = await fanOutDeliveries(temporal, flowlog.store, logId);
   return { logId, deliveries };
 }

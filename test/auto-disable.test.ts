@@ -12,10 +12,9 @@ import { defaultPlanLimits } from "../src/domain/plans.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { endpointWatchId } from "../src/temporal/endpoint-health-ids.js";
-import { startExecution } from "../src/temporal/start-execution.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
-import { type RunningWorker, startWorker, testTimeouts } from "./support/engine.js";
+import { type RunningWorker, runToEnd, startWorker } from "./support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -149,24 +148,11 @@ const settledCount = async (account: TestAccount, subscriptionId: string) =>
     (delivery) => delivery.status !== "pending",
   ).length;
 
-async function execute(
+function execute(
   { account, workflowId }: { account: TestAccount; workflowId: string },
   taskQueue = daysQueue,
 ) {
-  const handle = await startExecution(
-    temporal,
-    {
-      workspaceId: account.workspaceId,
-      workflowId,
-      version: 1,
-      trigger: "manual",
-      input: {},
-      billedUserId: account.userId,
-      timeouts: testTimeouts,
-    },
-    { taskQueue },
-  );
-  return handle.result();
+  return runToEnd(temporal, account, workflowId, { taskQueue });
 }
 
 /** `count` executions at once, each settling one delivery to the subscription (D19: 410 fails at once). */

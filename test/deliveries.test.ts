@@ -24,11 +24,17 @@ import {
   testDeliveryWorkflowId,
 } from "../src/temporal/delivery-ids.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
-import { executionWorkflowId, startExecution } from "../src/temporal/start-execution.js";
+import { executionWorkflowId } from "../src/temporal/start-execution.js";
 import { attemptSlotLimits } from "../src/temporal/worker-slots.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey, startTestApiServer } from "./support/api-server.js";
-import { type RunningWorker, startedFanOut, startWorker, testTimeouts } from "./support/engine.js";
+import {
+  type RunningWorker,
+  runToEnd,
+  settledDeliveries,
+  startedFanOut,
+  startWorker,
+} from "./support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -128,29 +134,16 @@ async function execute(
   trigger: Trigger = "manual",
   queue = taskQueue,
 ) {
-  const handle = await startExecution(
-    temporal,
-    {
-      workspaceId: account.workspaceId,
-      workflowId,
-      version: 1,
-      trigger,
-      input: {},
-      billedUserId: account.userId,
-      timeouts: testTimeouts,
-    },
-    { taskQueue: queue },
-  );
-  return { ...(await handle.result()), resultAt: Date.now() };
+  const result = await runToEnd(temporal, account, workflowId, { taskQueue: queue, trigger });
+  return { ...result, resultAt: Date.now() };
 }
 
 const deliveriesOf = (subscriptionId: string, account = alice) =>
   flowlog.store.deliveries.list({ workspaceId: account.workspaceId, subscriptionId }, 100);
 
-function settled(subscriptionId: string): Promise<DeliveryRecord> {
-  return until(`a settled delivery for ${subscriptionId}`, async () =>
-    (await deliveriesOf(subscriptionId)).find((d) => d.status !== "pending"),
-  );
+async function settled(subscriptionId: string): Promise<DeliveryRecord> {
+  const [delivery] = await settledDeliveries(flowlog.store, alice.workspaceId, subscriptionId);
+  return delivery as DeliveryRecord;
 }
 
 const header = (request: ReceivedRequest | undefined, name: string) => String(request?.headers[name]);

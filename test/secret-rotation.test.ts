@@ -8,11 +8,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { defaultPlanLimits } from "../src/domain/plans.js";
 import { verifyWebhook } from "../src/notifications/verify-webhook.js";
 import { databaseFile } from "../src/store/database.js";
-import type { DeliveryRecord } from "../src/store/deliveries-store.js";
 import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
-import { startExecution } from "../src/temporal/start-execution.js";
 import { restWithKey } from "./support/api-server.js";
-import { type RunningWorker, startWorker, testTimeouts } from "./support/engine.js";
+import { type RunningWorker, runToEnd, settledDeliveries, startWorker } from "./support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -338,34 +336,10 @@ async function saveWorkflow(): Promise<string> {
   return await createWorkflow(flowlog.store, alice.workspaceId, "Rotation test", null, offlineWorkflowState);
 }
 
-async function execute(workflowId: string): Promise<{ logId: string }> {
-  const handle = await startExecution(
-    temporal,
-    {
-      workspaceId: alice.workspaceId,
-      workflowId,
-      version: 1,
-      trigger: "manual",
-      input: {},
-      billedUserId: alice.userId,
-      timeouts: testTimeouts,
-    },
-    { taskQueue },
-  );
-  return handle.result();
-}
+const execute = (workflowId: string) => runToEnd(temporal, alice, workflowId, { taskQueue });
 
-async function settled(subscriptionId: string, count: number): Promise<DeliveryRecord[]> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const done = (
-      await flowlog.store.deliveries.list({ workspaceId: alice.workspaceId, subscriptionId }, 100)
-    ).filter((delivery) => delivery.status !== "pending");
-    if (done.length >= count) return done;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} settled deliveries`);
-    await sleep(20);
-  }
-}
+const settled = (subscriptionId: string, count: number) =>
+  settledDeliveries(flowlog.store, alice.workspaceId, subscriptionId, count);
 
 describe("D33 deliveries during and after the grace period, verified by stripe-node", () => {
   it("during the grace period one header carries both signatures: a receiver holding either secret verifies; after it, only the new one", async () => {

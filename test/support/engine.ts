@@ -7,6 +7,7 @@ import { Client, Connection, type WorkflowHandle, WorkflowNotFoundError } from "
 import { defaultPlanLimits } from "../../src/domain/plans.js";
 import type { ExecutionInput, ExecutionResult } from "../../src/engine/execution-types.js";
 import type { WorkflowStateJson } from "../../src/engine/json-shapes.js";
+import type { DeliveryRecord } from "../../src/store/deliveries-store.js";
 import type { ExecutionRecord } from "../../src/store/records.js";
 import { openStore, type Store } from "../../src/store/store.js";
 import type { ActivityDeps } from "../../src/temporal/activities/index.js";
@@ -15,6 +16,7 @@ import { type ExecutionHandle, startExecution } from "../../src/temporal/start-e
 import { createFlowlogWorker, type FlowlogWorker } from "../../src/temporal/worker.js";
 import { newId } from "../../src/util/ids.js";
 import { createAccount, type TestAccount } from "./flowlog.js";
+import { until } from "./until.js";
 
 /** Short enough that a killed worker's block moves on within seconds, long enough for a loaded machine. */
 export const testTimeouts = { heartbeatMs: 2_000, retryInitialMs: 100, retryMaxMs: 500 };
@@ -90,6 +92,47 @@ export async function fanOutDeliveries(
     if (error instanceof WorkflowNotFoundError) return 0;
     throw error;
   }
+}
+
+/**
+ * Version 1 of the account's workflow run to its end, as the worker runs a trigger's execution (billed
+ * to the account's user, with the tests' short activity timeouts): its result.
+ */
+export async function runToEnd(
+  client: Client,
+  account: Pick<TestAccount, "workspaceId" | "userId">,
+  workflowId: string,
+  options: { taskQueue: string; trigger?: ExecutionInput["trigger"] },
+): Promise<ExecutionResult> {
+  const handle = await startExecution(
+    client,
+    {
+      workspaceId: account.workspaceId,
+      workflowId,
+      version: 1,
+      trigger: options.trigger ?? "manual",
+      input: {},
+      billedUserId: account.userId,
+      timeouts: testTimeouts,
+    },
+    { taskQueue: options.taskQueue },
+  );
+  return handle.result();
+}
+
+/** The subscription's deliveries that have settled (succeeded or failed), once there are `count`. */
+export function settledDeliveries(
+  store: Store,
+  workspaceId: string,
+  subscriptionId: string,
+  count = 1,
+): Promise<DeliveryRecord[]> {
+  return until(`${count} settled deliveries for ${subscriptionId}`, async () => {
+    const settled = (await store.deliveries.list({ workspaceId, subscriptionId }, 1000)).filter(
+      (delivery) => delivery.status !== "pending",
+    );
+    return settled.length >= count ? settled : undefined;
+  });
 }
 
 /** A workspace on a fresh SQLite store, its workflows, and executions started through startExecution. */
