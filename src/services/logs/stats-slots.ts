@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Quotas } from "../../config/quotas.js";
+import { KeyedCount } from "../../util/keyed-count.js";
 
 /**
  * A refused call's Retry-After: a running stats call ends within its time limit, most within seconds, so
@@ -14,30 +15,19 @@ const retryAfterSeconds = 5;
  * Retry-After, never queued: a queue would make the others wait behind it all the same.
  */
 export class StatsSlots {
-  private running = 0;
-  private readonly perUser = new Map<string, number>();
+  private readonly running = new KeyedCount();
 
   constructor(private readonly limits: Pick<Quotas["reads"], "statsPerUser" | "statsPerProcess">) {}
 
   /** Runs `read` in a slot of `userId`'s, or refuses it. */
   async run<T>(userId: string, read: () => Promise<T>): Promise<T> {
-    const mine = this.perUser.get(userId) ?? 0;
-    if (mine >= this.limits.statsPerUser) {
+    if (this.running.of(userId) >= this.limits.statsPerUser) {
       throw refusal(`at most ${this.limits.statsPerUser} stats calls of one user run at once`);
     }
-    if (this.running >= this.limits.statsPerProcess) {
+    if (this.running.total >= this.limits.statsPerProcess) {
       throw refusal(`at most ${this.limits.statsPerProcess} stats calls run at once on this server`);
     }
-    this.running++;
-    this.perUser.set(userId, mine + 1);
-    try {
-      return await read();
-    } finally {
-      this.running--;
-      const left = (this.perUser.get(userId) ?? 1) - 1;
-      if (left === 0) this.perUser.delete(userId);
-      else this.perUser.set(userId, left);
-    }
+    return this.running.holding(userId, read);
   }
 }
 

@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { ApplicationFailureCategory } from "@temporalio/common";
 import { workspaceBusyFailure } from "../../engine/execution-types.js";
+import { KeyedCount } from "../../util/keyed-count.js";
 
 /**
  * Whether an attempt of a block activity (api, agent) may start on this worker.
@@ -76,8 +77,7 @@ export interface SlotLimits {
  * hold `total - reserve`, and a workspace running none still finds one of the last `reserve` free.
  */
 export class WorkspaceSlots {
-  private readonly running = new Map<string, number>();
-  private held = 0;
+  private readonly running = new KeyedCount();
 
   constructor(
     /** What an attempt is, for the refusals: "block activities", "delivery attempts". */
@@ -88,14 +88,15 @@ export class WorkspaceSlots {
   /** Why the workspace may not start one more now, or undefined when it may. */
   refusal(workspaceId: string): string | undefined {
     const { perWorkspace, total, reserve } = this.limits;
-    const mine = this.running.get(workspaceId) ?? 0;
+    const mine = this.running.of(workspaceId);
+    const held = this.running.total;
     if (mine >= perWorkspace) {
       return `${perWorkspace} ${this.noun} of this workspace are running on this worker`;
     }
-    if (this.held >= total) return `${total} ${this.noun} are running on this worker, its most at once`;
-    if (mine > 0 && this.held >= total - reserve) {
+    if (held >= total) return `${total} ${this.noun} are running on this worker, its most at once`;
+    if (mine > 0 && held >= total - reserve) {
       return (
-        `this workspace has ${mine} of the ${this.held} ${this.noun} running on this worker, whose last ` +
+        `this workspace has ${mine} of the ${held} ${this.noun} running on this worker, whose last ` +
         `${reserve} slots are kept for workspaces running none`
       );
     }
@@ -103,17 +104,8 @@ export class WorkspaceSlots {
   }
 
   /** Runs `work` in one of the workspace's slots; the caller has checked that one is free. */
-  async holding<T>(workspaceId: string, work: () => Promise<T>): Promise<T> {
-    this.running.set(workspaceId, (this.running.get(workspaceId) ?? 0) + 1);
-    this.held++;
-    try {
-      return await work();
-    } finally {
-      this.held--;
-      const left = (this.running.get(workspaceId) ?? 1) - 1;
-      if (left === 0) this.running.delete(workspaceId);
-      else this.running.set(workspaceId, left);
-    }
+  holding<T>(workspaceId: string, work: () => Promise<T>): Promise<T> {
+    return this.running.holding(workspaceId, work);
   }
 }
 

@@ -1,0 +1,32 @@
+/**
+ * How many of something each key holds at once, and all keys together: the running calls of each user,
+ * the attempts of each workspace. A key holding none is forgotten, so the map stays as small as what runs.
+ */
+export class KeyedCount {
+  private readonly byKey = new Map<string, number>();
+  private all = 0;
+
+  /** What `key` holds now. */
+  of(key: string): number {
+    return this.byKey.get(key) ?? 0;
+  }
+
+  /** What all keys hold together. */
+  get total(): number {
+    return this.all;
+  }
+
+  /** Runs `work` with one more counted for `key` until it settles, answered or failed. */
+  async holding<T>(key: string, work: () => Promise<T>): Promise<T> {
+    this.byKey.set(key, this.of(key) + 1);
+    this.all++;
+    try {
+      return await work();
+    } finally {
+      this.all--;
+      const left = this.of(key) - 1;
+      if (left === 0) this.byKey.delete(key);
+      else this.byKey.set(key, left);
+    }
+  }
+}
