@@ -1,4 +1,5 @@
 import type { AttemptKey } from "../../store/deliveries-store.js";
+import { decodeToken, encodeToken } from "../../util/opaque-token.js";
 
 /**
  * D40: the cursor of a page of a delivery's attempts is opaque base64url JSON of the oldest attempt it
@@ -13,21 +14,15 @@ interface CursorJson {
 
 export function encodeAttemptsCursor(deliveryId: string, oldest: AttemptKey): string {
   const json: CursorJson = { d: deliveryId, s: oldest.series, a: oldest.attempt };
-  return Buffer.from(JSON.stringify(json)).toString("base64url");
+  return encodeToken(json);
 }
 
 export type DecodedAttemptsCursor = { ok: true; deliveryId: string; before: AttemptKey } | { ok: false };
 
 export function decodeAttemptsCursor(cursor: string): DecodedAttemptsCursor {
-  try {
-    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return { ok: false };
-    const json = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as Partial<CursorJson>;
-    const { d, s, a } = json;
-    const valid = typeof d === "string" && isInt32(s) && isInt32(a);
-    return valid ? { ok: true, deliveryId: d, before: { series: s, attempt: a } } : { ok: false };
-  } catch {
-    return { ok: false };
-  }
+  const { d, s, a } = (decodeToken(cursor) ?? {}) as Partial<CursorJson>;
+  const valid = typeof d === "string" && isInt32(s) && isInt32(a);
+  return valid ? { ok: true, deliveryId: d, before: { series: s, attempt: a } } : { ok: false };
 }
 
 /** Series and attempt numbers are int32 in the API and integer columns in PostgreSQL. */

@@ -1,4 +1,5 @@
 import type { Order, PageKey } from "../../store/logs-store.js";
+import { decodeToken, encodeToken } from "../../util/opaque-token.js";
 
 /**
  * D8: the cursor is opaque base64url JSON of the last row's key and the order it was read in, so a
@@ -12,21 +13,16 @@ interface CursorJson {
 
 export function encodeCursor(key: PageKey, order: Order): string {
   const json: CursorJson = { s: key.startedAt, i: key.id, o: order };
-  return Buffer.from(JSON.stringify(json)).toString("base64url");
+  return encodeToken(json);
 }
 
 export type DecodedCursor = { ok: true; key: PageKey; order: Order } | { ok: false };
 
 export function decodeCursor(cursor: string): DecodedCursor {
-  try {
-    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return { ok: false };
-    const json = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as Partial<CursorJson>;
-    const valid =
-      Number.isSafeInteger(json.s) && typeof json.i === "string" && (json.o === "asc" || json.o === "desc");
-    return valid
-      ? { ok: true, key: { startedAt: json.s as number, id: json.i as string }, order: json.o as Order }
-      : { ok: false };
-  } catch {
-    return { ok: false };
-  }
+  const json = (decodeToken(cursor) ?? {}) as Partial<CursorJson>;
+  const valid =
+    Number.isSafeInteger(json.s) && typeof json.i === "string" && (json.o === "asc" || json.o === "desc");
+  return valid
+    ? { ok: true, key: { startedAt: json.s as number, id: json.i as string }, order: json.o as Order }
+    : { ok: false };
 }
