@@ -55,3 +55,7 @@ if (
 // The console (issue 17) is built from console/ at install time and served from dist/console/; a source
 // change since the last build rebuilds it (about two seconds), anything else costs a look at the dates.
 execSync("node scripts/build-console.mjs --if-stale", { stdio: "inherit" });
+
+// flowlog itself runs compiled (issue 50): src/ and gen/ into dist/js/ when a source is newer than the last
+// build. bin/flowlog.js checks the same before every start; building here keeps the first start quick.
+execSync("node scripts/build.mjs --if-stale", { stdio: "inherit" });

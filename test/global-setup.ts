@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
+import { ensureBuilt } from "../scripts/build.mjs";
 import { resolveTemporalBinaries } from "../src/cluster/binaries.js";
 import { resolveNginx } from "../src/cluster/nginx.js";
 import { loadConfig } from "../src/config/config.js";
@@ -36,6 +37,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await resolveGrpcurl();
   // The console's browser tests (issue 17): Debian's Chromium, and the console built from console/.
   await prepareConsoleTests();
+  // The processes tests start with bin/flowlog.js run the compiled build: built once here, before the
+  // files running side by side would wait for one another's build.
+  await ensureBuilt();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "flowlog-temporal-"));
   const temporal = await ensureTemporal({
     address: temporalAddress,

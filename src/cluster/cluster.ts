@@ -3,7 +3,6 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Connection } from "@temporalio/client";
 import pg from "pg";
@@ -15,6 +14,7 @@ import {
   postgresSuperuser,
 } from "../tools/postgres-server.js";
 import { freeListeningPort, freeTemporalPort } from "../util/free-port.js";
+import { repoRoot } from "../util/repo-root.js";
 import { resolveTemporalBinaries, type TemporalBinaries } from "./binaries.js";
 import {
   keptSecret,
@@ -113,7 +113,6 @@ const flowlogDatabase = "flowlog";
 /** The role flowlog and Temporal connect as: owner of their three databases, no superuser. */
 const serviceRole = "flowlog";
 const loopback = "127.0.0.1";
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const flowlogBin = path.join(repoRoot, "bin", "flowlog.js");
 
 /** Where each part of the cluster keeps its files, under one directory (its real path, once trusted). */

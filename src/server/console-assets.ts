@@ -1,15 +1,16 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { extname } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Config } from "../config/config.js";
 import { chooseEncoding, type ResponseEncoding } from "../gateway/response-encoding.js";
 import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
 import { executionWorkflowId } from "../temporal/execution-ids.js";
 import { escapeHtml } from "../util/html.js";
+import { repoPath } from "../util/repo-root.js";
 import { requestUrl } from "../util/request-url.js";
 
-/** Where `scripts/build-console.mjs` puts the built console (issue 17), relative to this module. */
-const builtConsole = new URL("../../dist/console/", import.meta.url);
+/** Where `scripts/build-console.mjs` puts the built console (issue 17). */
+const builtConsole = pathToFileURL(`${repoPath("dist", "console")}/`);
 
 const contentTypes: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

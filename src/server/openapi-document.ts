@@ -1,10 +1,8 @@
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { repoPath } from "../util/repo-root.js";
 
 /** Path of the OpenAPI 3.1 document that `npm run generate` writes from the protos (D2). */
-export const openApiDocumentPath = fileURLToPath(
-  new URL("../../gen/openapi/flowlog.openapi.json", import.meta.url),
-);
+export const openApiDocumentPath = repoPath("gen", "openapi", "flowlog.openapi.json");
 
 /** The document's bytes, read once: it changes only with a new build. */
 export function loadOpenApiDocument(): Buffer {

@@ -5,14 +5,26 @@ import type { StatsAnswer, StatsJob } from "./log-stats-worker.js";
 import { statsOverTime } from "./tenant-reads.js";
 
 /**
- * flowlog runs from its TypeScript sources (bin/flowlog.js registers tsx on the main thread only), so
- * the worker registers tsx itself before it loads its module. Dynamic imports only: the eval'd code is
- * CommonJS or a module, as the process's own --input-type says.
+ * Compiled (`dist/js/`), the thread runs the worker module itself. From the sources (tests under tsx, which
+ * registers on the main thread only), the thread registers tsx before it loads the module. Dynamic imports
+ * only: the eval'd code is CommonJS or a module, as the process's own --input-type says.
  */
-const bootstrap = `
+const compiled = import.meta.url.endsWith(".js");
+const fromSources = `
 import("node:worker_threads")
   .then(({ workerData }) => import(workerData.tsx).then(({ register }) => (register(), import(workerData.module))));
 `;
+
+function statsThread(): Worker {
+  if (compiled) return new Worker(new URL("./log-stats-worker.js", import.meta.url));
+  return new Worker(fromSources, {
+    eval: true,
+    workerData: {
+      tsx: import.meta.resolve("tsx/esm/api"),
+      module: new URL("./log-stats-worker.ts", import.meta.url).href,
+    },
+  });
+}
 
 export interface LogStatsThreadsOptions {
   /** How long one stats read may run, timed from when a thread starts it (D46). */
@@ -95,13 +107,7 @@ export class LogStatsThreads {
   }
 
   private started(): Worker {
-    const thread = new Worker(bootstrap, {
-      eval: true,
-      workerData: {
-        tsx: import.meta.resolve("tsx/esm/api"),
-        module: new URL("./log-stats-worker.ts", import.meta.url).href,
-      },
-    });
+    const thread = statsThread();
     thread.on("message", (answer: StatsAnswer) => this.answered(thread, answer));
     thread.on("error", (error) => this.failed(thread, error));
     // An idle stats thread does not keep the process alive; after the listeners, since adding a message

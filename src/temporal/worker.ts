@@ -1,7 +1,14 @@
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@temporalio/client";
-import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from "@temporalio/worker";
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkflowBundleOption,
+} from "@temporalio/worker";
 import { logger } from "../logging/logger.js";
 import type { Store } from "../store/store.js";
 import { type ActivityDeps, createActivities } from "./activities/index.js";
@@ -38,12 +45,19 @@ export interface FlowlogWorker {
 }
 
 /**
- * The workflow bundle is built from source with the same extension as this module: `.ts` when run through
- * tsx, `.js` once compiled. The SDK's bundler maps our `.js` import suffixes back to `.ts` files.
+ * The workflows' code for Temporal's sandbox. Compiled (`dist/js/`, how `flowlog serve|worker|dev` run),
+ * `scripts/build.mjs` has bundled it once beside this module, so a worker starts without webpack; from
+ * the sources (tests under tsx) it is bundled at start, and the SDK's bundler maps our `.js` import suffixes
+ * back to `.ts` files.
  */
-const workflowsPath = fileURLToPath(
-  new URL(`./workflows/index${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url),
-);
+const thisFile = fileURLToPath(import.meta.url);
+const prebuiltBundle = path.join(path.dirname(thisFile), "workflow-bundle.js");
+const workflowsPath = path.join(path.dirname(thisFile), "workflows", `index${path.extname(thisFile)}`);
+
+async function workflowCode(): Promise<WorkflowBundleOption> {
+  if (path.extname(thisFile) === ".js" && existsSync(prebuiltBundle)) return { codePath: prebuiltBundle };
+  return bundleWorkflowCode({ workflowsPath, logger: Runtime.instance().logger });
+}
 
 const shutdownGraceMs = 30_000;
 /** Long enough for a handed-over first try's workflow task to complete before the grace time ends. */
@@ -60,7 +74,7 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
     const client = new Client({ connection, namespace: options.namespace });
     const taskQueue = options.taskQueue ?? FLOWLOG_TASK_QUEUE;
     // Both queues run the same workflows and activities; each has its own slots (issue 12).
-    const workflowBundle = await bundleWorkflowCode({ workflowsPath, logger: Runtime.instance().logger });
+    const workflowBundle = await workflowCode();
     // The dispatcher makes an entry's deliveries as the fan-out's own activity would, then starts it.
     const fanOuts = new FanOutOutbox(options.deps.store, client, (logId) =>
       activities.prepareDeliveries({ logId }),

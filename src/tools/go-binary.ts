@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { repoPath } from "../util/repo-root.js";
 import { executableSuffix, findOnPath, isExecutable, run } from "./executables.js";
 
 /** A command-line tool that is built from a Go module when it is not installed. */
@@ -18,9 +18,8 @@ export interface GoBinary {
   buildTime: string;
 }
 
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 /** Git-ignored, so a clone builds each tool once and keeps it across `npm start` and `npm test`. */
-export const toolsBinDir = path.join(repoRoot, ".tools", "bin");
+export const toolsBinDir = repoPath(".tools", "bin");
 
 export class GoBinaryUnavailableError extends Error {
   constructor(tool: GoBinary) {
