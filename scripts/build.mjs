@@ -4,7 +4,7 @@
 // `bin/flowlog.js` calls `ensureBuilt()` before it starts anything: a source newer than the last build
 // rebuilds (a few seconds), anything else costs a look at the dates.
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -13,6 +13,8 @@ const stamp = join(out, ".built");
 const lock = join(root, "dist", ".js-build-lock");
 const sources = ["src", "gen"];
 const inputs = [...sources, "package-lock.json", "scripts/build.mjs"];
+/** The workflows' bundle, beside the compiled worker module that loads it. */
+export const workflowBundlePath = join(out, "src", "temporal", "workflow-bundle.js");
 /** A build takes seconds; a lock older than this was left by a build that died. */
 const abandonedLockMs = 120_000;
 
@@ -73,7 +75,7 @@ async function build() {
     workflowsPath: join(next, "src", "temporal", "workflows", "index.js"),
     logger: quietLogger,
   });
-  writeFileSync(join(next, "src", "temporal", "workflow-bundle.js"), code);
+  writeFileSync(join(next, relative(out, workflowBundlePath)), code);
   writeFileSync(join(next, ".built"), new Date().toISOString());
   const old = `${out}.old-${process.pid}`;
   if (existsSync(out)) renameSync(out, old);

@@ -33,6 +33,11 @@ export interface FlowlogWorkerOptions {
   stickyQueueScheduleToStartTimeoutMs?: number;
   /** host:port where the SDK serves its own Prometheus metrics (issue 16); none when absent. */
   sdkMetricsAddress?: string;
+  /**
+   * The workflows' bundle, when the caller has one: tests running the sources take the build's, made once
+   * per run, instead of bundling in every worker they start.
+   */
+  workflowBundle?: WorkflowBundleOption;
 }
 
 export interface FlowlogWorker {
@@ -74,7 +79,7 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
     const client = new Client({ connection, namespace: options.namespace });
     const taskQueue = options.taskQueue ?? FLOWLOG_TASK_QUEUE;
     // Both queues run the same workflows and activities; each has its own slots (issue 12).
-    const workflowBundle = await workflowCode();
+    const workflowBundle = options.workflowBundle ?? (await workflowCode());
     // The dispatcher makes an entry's deliveries as the fan-out's own activity would, then starts it.
     const fanOuts = new FanOutOutbox(options.deps.store, client, (logId) =>
       activities.prepareDeliveries({ logId }),

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection, type WorkflowHandle, WorkflowNotFoundError } from "@temporalio/client";
+import { workflowBundlePath } from "../../scripts/build.mjs";
 import { defaultPlanLimits } from "../../src/domain/plans.js";
 import type { ExecutionInput, ExecutionResult } from "../../src/engine/execution-types.js";
 import type { WorkflowStateJson } from "../../src/engine/json-shapes.js";
@@ -37,7 +38,14 @@ export async function startWorker(
   deps: ActivityDeps,
   taskQueue = `engine-${randomUUID()}`,
 ): Promise<RunningWorker> {
-  const worker: FlowlogWorker = await createFlowlogWorker({ ...temporal, taskQueue, deps });
+  const worker: FlowlogWorker = await createFlowlogWorker({
+    ...temporal,
+    taskQueue,
+    deps,
+    // The build's bundle of the same sources (the test set-up builds first): bundling in every worker a
+    // test file starts cost about 2 s of CPU each.
+    workflowBundle: { codePath: workflowBundlePath },
+  });
   const running = worker.run();
   return {
     taskQueue,
