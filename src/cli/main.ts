@@ -4,13 +4,12 @@ import { openConfiguredStore } from "../store/open-store.js";
 import { DatabaseUrlError } from "../store/postgres/database.js";
 import { registerAccountCommands } from "./accounts.js";
 import { registerClusterCommand } from "./cluster.js";
-import { runDev } from "./dev.js";
 import { registerMigrateDataCommand } from "./migrate-data.js";
 import { registerRunCommand } from "./run.js";
 import { registerSeedCommand } from "./seed.js";
-import { runServe } from "./serve.js";
-import { runWorker } from "./worker.js";
 
+// The long-running commands' modules (the server, the worker, Temporal's SDK) load when one of them runs, so
+// the short ones (`bootstrap`, `apikey list`, `--help`) start without them.
 const program = new Command("flowlog")
   .description(
     "Workflow-execution logs and notifications: gRPC, Connect and REST on one port, runs on Temporal",
@@ -25,17 +24,17 @@ const program = new Command("flowlog")
 program
   .command("dev")
   .description("start a Temporal dev server (unless TEMPORAL_ADDRESS is set), the API server and the worker")
-  .action(() => runDev(config()));
+  .action(async () => (await import("./dev.js")).runDev(config()));
 
 program
   .command("serve")
   .description("start only the API server (scale it out beside `flowlog worker`)")
-  .action(() => runServe(config()));
+  .action(async () => (await import("./serve.js")).runServe(config()));
 
 program
   .command("worker")
   .description("start only the Temporal worker")
-  .action(() => runWorker(config()));
+  .action(async () => (await import("./worker.js")).runWorker(config()));
 
 registerAccountCommands(program, openContext);
 registerSeedCommand(program, openContext);
