@@ -33,6 +33,24 @@ export default tseslint.config(
         { checksConditionals: true, checksSpreads: true, checksVoidReturn: false },
       ],
       "@typescript-eslint/await-thenable": "error",
+      // A SQLite connection opens through src/store/sqlite-addon.ts, which loads the addon built for the
+      // running Node (issue 50): one opened any other way works on Node 20 and fails only on Node 24.
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            {
+              name: "better-sqlite3",
+              allowTypeImports: true,
+              message: "open connections with openSqlite (src/store/sqlite-addon.ts); import types only.",
+            },
+          ],
+        },
+      ],
     },
+  },
+  {
+    files: ["src/store/sqlite-addon.ts"],
+    rules: { "@typescript-eslint/no-restricted-imports": "off" },
   },
 );

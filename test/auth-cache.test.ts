@@ -1,7 +1,7 @@
 import http from "node:http";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseFile } from "../src/store/database.js";
+import { openSqlite } from "../src/store/sqlite-addon.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { rest } from "./support/api-server.js";
 import {
@@ -69,7 +69,7 @@ async function underLoad(account: TestAccount, change: () => void, workers = 8) 
 describe("Keys and memberships cached by the API process (issue 13)", () => {
   it("a member removed by another process is refused (403) by every request sent after the change commits", async () => {
     const bob = await createAccount(flowlog.store);
-    const db = new Database(databaseFile(flowlog.dataDir));
+    const db = openSqlite(databaseFile(flowlog.dataDir));
     try {
       const { before, after } = await underLoad(bob, () => {
         db.prepare("DELETE FROM memberships WHERE user_id = ? AND workspace_id = ?").run(
@@ -87,7 +87,7 @@ describe("Keys and memberships cached by the API process (issue 13)", () => {
 
   /** Removes the account's user from its workspaces through another connection, as another process would. */
   function removeElsewhere(account: TestAccount): void {
-    const db = new Database(databaseFile(flowlog.dataDir));
+    const db = openSqlite(databaseFile(flowlog.dataDir));
     try {
       db.prepare("DELETE FROM memberships WHERE user_id = ?").run(account.userId);
     } finally {

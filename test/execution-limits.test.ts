@@ -1,8 +1,8 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { BlockJson, SpanJson } from "../src/engine/json-shapes.js";
 import { databaseFile } from "../src/store/database.js";
+import { openSqlite } from "../src/store/sqlite-addon.js";
 import { agentBaseUrlVariable } from "../src/temporal/activities/block-activities.js";
 import { EngineHarness, type RunningWorker, startWorker, testDeps } from "./support/engine.js";
 import { receiversClosedAfterAll, sendJson } from "./support/http-receiver.js";
@@ -129,7 +129,7 @@ describe("A log write never retries for ever (D17, issue 11)", () => {
 
   it("an entry the store refuses is written once as an error entry saying why, and the sync call answers", async () => {
     // A real refusal by the database under the store: it takes no entry whose spans mention "poison".
-    const db = new Database(databaseFile(harness.dataDir));
+    const db = openSqlite(databaseFile(harness.dataDir));
     db.exec(`CREATE TRIGGER refuse_poison BEFORE INSERT ON log_entries
       WHEN NEW.trace_spans_json LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'poisoned entry refused'); END`);
     try {

@@ -2,11 +2,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Code } from "@connectrpc/connect";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { toPublicError } from "../src/errors/public-error.js";
 import { type Db, useWal, writtenRow } from "../src/store/database.js";
 import { GroupCommit } from "../src/store/group-commit.js";
+import { openSqlite } from "../src/store/sqlite-addon.js";
 
 let dir: string;
 let file: string;
@@ -16,7 +16,7 @@ let commits: GroupCommit;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "flowlog-group-commit-"));
   file = path.join(dir, "state.sqlite");
-  db = new Database(file);
+  db = openSqlite(file);
   useWal(db);
   db.exec("CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)");
   commits = new GroupCommit(db);
@@ -38,7 +38,7 @@ const failing = () => {
 const count = () => (db.prepare("SELECT n FROM counter WHERE id = 1").get() as { n: number }).n;
 /** The count as another connection reads it: what has been committed. */
 const committedCount = () => {
-  const other = new Database(file, { readonly: true });
+  const other = openSqlite(file, { readonly: true });
   try {
     return (other.prepare("SELECT n FROM counter WHERE id = 1").get() as { n: number }).n;
   } finally {
@@ -99,7 +99,7 @@ describe("GroupCommit: the writes of one turn of the event loop, in one transact
   });
 
   it("a group that cannot have the write lock fails whole, and the next one commits once the lock is free", async () => {
-    const other = new Database(file);
+    const other = openSqlite(file);
     db.pragma("busy_timeout = 50");
     try {
       other.exec("BEGIN IMMEDIATE");

@@ -2,7 +2,6 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { toJson } from "@bufbuild/protobuf";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LimitsSchema } from "../gen/flowlog/logs/v1/limits_pb.js";
 import { ConfigError, loadConfig } from "../src/config/config.js";
@@ -10,6 +9,7 @@ import { computeLimits, type ExecutionMode, takeExecutionToken } from "../src/do
 import { defaultPlanLimits, type Plan, plans } from "../src/domain/plans.js";
 import { migrations } from "../src/store/migrations.js";
 import type { ExecutionRecord, UserRecord } from "../src/store/records.js";
+import { openSqlite } from "../src/store/sqlite-addon.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { isoFromMs } from "../src/util/time.js";
 
@@ -199,7 +199,7 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
     );
     await before.close();
     // The state an older flowlog left: a drifted running total that the D30 migration takes again.
-    const db = new Database(file);
+    const db = openSqlite(file);
     db.prepare("UPDATE usage_periods SET cost = cost + 1e-12").run();
     db.exec(migrations.find((sql) => sql.includes("USD amounts are exact to 1e-9")) as string);
     db.close();

@@ -4,13 +4,13 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/store/database.js";
 import type { StatsFilter } from "../src/store/log-stats-query.js";
 import { type LogFilter, listQuery, type PageRequest } from "../src/store/logs-store.js";
 import { migrations } from "../src/store/migrations.js";
 import type { LogEntryRecord } from "../src/store/records.js";
+import { openSqlite } from "../src/store/sqlite-addon.js";
 import { openStore, type Store } from "../src/store/store.js";
 import {
   createAccount,
@@ -35,7 +35,7 @@ afterAll(() => store.close());
 
 describe("durability (D23)", () => {
   it("keeps the file in WAL mode with the schema migrated", () => {
-    const db = new Database(path.join(dataDir, "flowlog.sqlite"), { readonly: true });
+    const db = openSqlite(path.join(dataDir, "flowlog.sqlite"), { readonly: true });
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.pragma("user_version", { simple: true })).toBeGreaterThanOrEqual(1);
     db.close();
@@ -86,7 +86,7 @@ describe("migrations are applied once when processes start together (D23)", () =
     const codes = await Promise.all(outputs.map(async (o) => (await o.exited)[0]));
     expect(codes, outputs.map((o) => o.text()).join("\n")).toEqual([0, 0, 0]);
     const versionOf = (file: string) => {
-      const db = new Database(path.join(dir, file), { readonly: true });
+      const db = openSqlite(path.join(dir, file), { readonly: true });
       try {
         return db.pragma("user_version", { simple: true });
       } finally {
@@ -100,7 +100,7 @@ describe("migrations are applied once when processes start together (D23)", () =
 
 describe("snapshots are stored once per distinct workflow state (D13, issue 15)", () => {
   const countStates = (file: string) => {
-    const db = new Database(file, { readonly: true });
+    const db = openSqlite(file, { readonly: true });
     try {
       return db.prepare("SELECT count(*) AS n FROM workflow_states").get() as { n: number };
     } finally {

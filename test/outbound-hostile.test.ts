@@ -17,7 +17,6 @@ import {
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Client, Connection } from "@temporalio/client";
 import proto from "@temporalio/proto";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { AgentBlockError, runAgentBlock } from "../src/blocks/agent.js";
 import { type HttpRequestOptions, runHttpRequest } from "../src/blocks/http-request.js";
@@ -30,6 +29,7 @@ import { readCapped } from "../src/outbound/capped-read.js";
 import { createRedactor } from "../src/outbound/redaction.js";
 import { databaseFile } from "../src/store/database.js";
 import type { LogEntryRecord } from "../src/store/records.js";
+import { openSqlite } from "../src/store/sqlite-addon.js";
 import { EngineHarness, type RunningWorker, startWorker, testDeps } from "./support/engine.js";
 import { receiversClosedAfterEach, sendJson } from "./support/http-receiver.js";
 
@@ -289,7 +289,7 @@ function fanOut(origin: string, items: string[]) {
 
 /** Outputs still parked in a data dir's store (parked-outputs-store.ts). */
 function parkedRows(dataDir: string): number {
-  const db = new Database(databaseFile(dataDir), { readonly: true });
+  const db = openSqlite(databaseFile(dataDir), { readonly: true });
   try {
     return db.prepare("SELECT count(*) FROM parked_outputs").pluck().get() as number;
   } finally {

@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { sha256 } from "../util/sha256.js";
 import { migrate } from "./migrations.js";
+import { openSqlite } from "./sqlite-addon.js";
 
 export type Db = Database.Database;
 
@@ -14,7 +15,7 @@ export type Db = Database.Database;
  */
 export function openDatabase(file: string, schemaVersion?: number): Db {
   if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true });
-  const db = new Database(file);
+  const db = openSqlite(file);
   useWal(db);
   db.pragma("synchronous = FULL");
   db.pragma("foreign_keys = ON");

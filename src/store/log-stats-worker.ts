@@ -1,5 +1,5 @@
 import { parentPort } from "node:worker_threads";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import {
   type HourRange,
   type HourRow,
@@ -10,6 +10,7 @@ import {
   type StatsFilter,
   statsOf,
 } from "./log-stats-query.js";
+import { openSqlite } from "./sqlite-addon.js";
 import { sqliteQuery } from "./sqlite-query.js";
 
 /** One stats request, as the API process's thread posts it (log-stats-thread.ts). */
@@ -32,7 +33,7 @@ const connections = new Map<string, Database.Database>();
 function connectionTo(file: string): Database.Database {
   let db = connections.get(file);
   if (!db) {
-    db = new Database(file, { readonly: true, fileMustExist: true });
+    db = openSqlite(file, { readonly: true, fileMustExist: true });
     db.pragma("busy_timeout = 5000");
     connections.set(file, db);
   }

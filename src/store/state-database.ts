@@ -1,7 +1,7 @@
 import path from "node:path";
-import Database from "better-sqlite3";
 import { type Db, useWal } from "./database.js";
 import { applyMigrations } from "./migrations.js";
+import { openSqlite } from "./sqlite-addon.js";
 
 /**
  * The API's token buckets live in a file of their own beside the store's (D23 as amended: "or a separate
@@ -33,7 +33,7 @@ const migrations = [
 
 /** Opens (and creates or migrates) the state file of the store at `storeFile`; the store's folder exists. */
 export function openStateDatabase(storeFile: string): Db {
-  const db = new Database(storeFile === ":memory:" ? ":memory:" : stateDatabaseFile(storeFile));
+  const db = openSqlite(storeFile === ":memory:" ? ":memory:" : stateDatabaseFile(storeFile));
   useWal(db);
   db.pragma("synchronous = NORMAL");
   applyMigrations(db, migrations, "the state file");

@@ -5,6 +5,7 @@ import path from "node:path";
 import { type Db, openDatabase } from "../../src/store/database.js";
 import { openPostgres, type PostgresPool } from "../../src/store/postgres/database.js";
 import { namedStatement } from "../../src/store/postgres/named-parameters.js";
+import { sqliteAddon } from "../../src/store/sqlite-addon.js";
 import type { PostgresServer } from "./postgres.js";
 
 /** How a contract test makes the areas it holds to their promises, on one connection of either kind. */
@@ -64,7 +65,7 @@ async function openSqlite<A>(makers: AreaMakers<A>): Promise<ContractDatabase<A>
     },
     busyWriter: () =>
       startWriter(
-        `const db = new (require("better-sqlite3"))(process.argv[1]);
+        `const db = new (require("better-sqlite3"))(process.argv[1], ${JSON.stringify({ nativeBinding: sqliteAddon })});
          db.pragma("busy_timeout = 5000");
          const write = db.prepare(${JSON.stringify(writerSql)});
          process.stdout.write("ready\\n");

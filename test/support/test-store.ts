@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import Database from "better-sqlite3";
 import pg from "pg";
 import { inject } from "vitest";
 import { loadMasterKey } from "../../src/security/secrets.js";
 import { databaseFile } from "../../src/store/database.js";
 import { namedStatement } from "../../src/store/postgres/named-parameters.js";
 import { openPostgresStore } from "../../src/store/postgres/store.js";
+import { openSqlite } from "../../src/store/sqlite-addon.js";
 import { openStore, type Store } from "../../src/store/store.js";
 import { createDatabaseWith } from "./postgres.js";
 
@@ -85,7 +85,7 @@ function sqliteStore(dataDir: string): TestStore {
     env: { FLOWLOG_DATA_DIR: dataDir },
     openAnother: async () => openStore({ dataDir }),
     async sql<R>(statement: string, parameters?: object) {
-      const db = new Database(file);
+      const db = openSqlite(file);
       try {
         const prepared = db.prepare(statement);
         const bound = parameters === undefined ? [] : [parameters];
