@@ -29,12 +29,11 @@ beforeAll(async () => {
   ]);
 });
 afterAll(async () => {
-  store?.close();
+  await store?.close();
   await serve?.stop();
 });
 
-const get = (route: string) =>
-  fetch(new URL(route, serve.url), { headers: { "x-api-key": account.key } });
+const get = (route: string) => fetch(new URL(route, serve.url), { headers: { "x-api-key": account.key } });
 
 describe("the compiled build (issue 50)", () => {
   it("is what flowlog serve runs, with source maps that lead back to the TypeScript", () => {
