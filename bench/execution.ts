@@ -2,7 +2,7 @@ import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
 import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
 import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
-import { noopTaskQueue } from "./support/noop-worker.js";
+import { noopTaskQueue, noopWorkflowBundle } from "./support/noop-worker.js";
 import type { noopWorkflow } from "./support/noop-workflow.js";
 import { type RunningProcess, repoRoot, startProcess } from "./support/processes.js";
 import { startItemApi } from "./support/receiver.js";
@@ -202,12 +202,12 @@ export async function floorLoad(
  * The no-op workflows' worker, in a process of its own like `flowlog worker`; `withLog` gives its
  * `fetchAndLog` activity a store to write to.
  */
-export function startNoopWorker(temporalAddress: string, withLog = false): Promise<RunningProcess> {
+export async function startNoopWorker(temporalAddress: string, withLog = false): Promise<RunningProcess> {
   return startProcess(
     process.execPath,
     [
       ...["--import", "tsx", path.join(repoRoot, "bench/support/noop-worker.ts"), temporalAddress],
-      ...(withLog ? ["log"] : []),
+      ...[await noopWorkflowBundle(), ...(withLog ? ["log"] : [])],
     ],
     { ready: /noop worker polling/ },
   );

@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { NativeConnection, Worker } from "@temporalio/worker";
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from "@temporalio/worker";
 import type { ExecutionRecord } from "../../src/store/records.js";
 import { newId } from "../../src/util/ids.js";
 import type { BenchStore } from "./store.js";
@@ -58,20 +61,43 @@ async function openLogStore(): Promise<{ bench: BenchStore; template: ExecutionR
   return { bench, template };
 }
 
+let bundled: Promise<string> | undefined;
+
 /**
- * The baseline's worker, in a process of its own like `flowlog worker`:
+ * The no-op workflows bundled for Temporal's sandbox once per bench run, in a temp file that every no-op
+ * worker of the run loads (deleted when the run ends): webpack took about 2 s of each worker's start, and the
+ * execution bench starts six.
+ */
+export function noopWorkflowBundle(): Promise<string> {
+  bundled ??= (async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-noop-bundle-"));
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL("./noop-workflow.ts", import.meta.url)),
+      // The bundler's info lines (sizes) would land among the bench's tables.
+      logger: new DefaultLogger("WARN"),
+    });
+    const file = path.join(dir, "noop-workflow-bundle.js");
+    writeFileSync(file, code);
+    return file;
+  })();
+  return bundled;
+}
+
+/**
+ * The baseline's worker, in a process of its own like `flowlog worker`, on the run's bundle:
  *
- *     node --import tsx bench/support/noop-worker.ts <temporal address> [log]
+ *     node --import tsx bench/support/noop-worker.ts <temporal address> <workflow bundle> [log]
  *
  * With `log`, its `fetchAndLog` activity writes to a bench store of its own, deleted when it stops.
  */
-async function main(address: string, log: boolean): Promise<void> {
+async function main(address: string, bundle: string, log: boolean): Promise<void> {
   if (log) logStore = await openLogStore();
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
     connection,
     taskQueue: noopTaskQueue,
-    workflowsPath: fileURLToPath(new URL("./noop-workflow.ts", import.meta.url)),
+    workflowBundle: { codePath: bundle },
     activities: noopActivities,
   });
   process.once("SIGTERM", () => worker.shutdown());
@@ -83,5 +109,8 @@ async function main(address: string, log: boolean): Promise<void> {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  await main(process.argv[2] ?? "localhost:7233", process.argv[3] === "log");
+  const [address, bundle, log] = process.argv.slice(2);
+  if (!address || !bundle)
+    throw new Error("usage: noop-worker.ts <temporal address> <workflow bundle> [log]");
+  await main(address, bundle, log === "log");
 }
