@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { evaluateAlertRule } from "../src/alerts/rules.js";
+import { evaluateAlertRule } from "../src/alerts/evaluation.js";
 import { buildEmail } from "../src/notifications/email.js";
 import { buildCompletionEvent } from "../src/notifications/event.js";
 import { buildSlackMessage } from "../src/notifications/slack.js";

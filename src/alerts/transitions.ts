@@ -5,7 +5,7 @@ import type { Store } from "../store/store.js";
 import type { AlertRuleRecord, SubscriptionForDelivery } from "../store/subscriptions-store.js";
 import { derivedId } from "../util/ids.js";
 import { isoFromMs } from "../util/time.js";
-import { evaluateAlertResolution, evaluateAlertRule } from "./rules.js";
+import { evaluateAlertResolution, evaluateAlertRule } from "./evaluation.js";
 
 /**
  * What a subscription's rule makes of one completed execution of a workflow: it fires (D21: the

@@ -7,7 +7,7 @@ import { isoFromMs } from "../util/time.js";
  * over in docs/notifications.md's words (X is `threshold`, Y is `windowHours`), the fields it takes with
  * their units and ranges, its check and its resolution (D34).
  * Validation (services/notifications/subscription-settings.ts), storage (the rule name a subscription
- * keeps), evaluation (alerts/rules.ts on executions, the no-activity watcher by time) and
+ * keeps), evaluation (alerts/evaluation.ts on executions, the no-activity watcher by time) and
  * docs/notifications.md's rule table (held to this one by test/readme-alert-rules.test.ts) all read it: a
  * new rule is a new entry here.
  */
