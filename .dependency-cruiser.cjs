@@ -9,7 +9,7 @@ const layers = [
   { name: "domain", path: "^src/domain/" },
   { name: "foundation", path: "^src/(errors|security|config)/" },
   { name: "store", path: "^src/store/" },
-  { name: "core", path: "^src/(engine|outbound|blocks|notifications|alerts)/" },
+  { name: "core", path: "^src/(engine|outbound|blocks|notifications)/" },
   { name: "temporal", path: "^src/temporal/" },
   { name: "services", path: "^src/(services|seed)/" },
   { name: "surface", path: "^src/(server|gateway)/" },
@@ -59,7 +59,7 @@ module.exports = {
       severity: "error",
       from: { path: "^src/engine/" },
       to: {
-        path: "^src/(store|outbound|blocks|notifications|alerts|temporal)/",
+        path: "^src/(store|outbound|blocks|notifications|temporal)/",
         dependencyTypesNot: ["type-only"],
       },
     },

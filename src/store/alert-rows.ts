@@ -1,5 +1,5 @@
+import type { AlertRuleName } from "../domain/alert-rules.js";
 import type { AlertStateRecord, AlertStatus } from "./alerts-store.js";
-import type { AlertRuleName } from "./subscriptions-store.js";
 
 /**
  * alert_state as both stores write and read it (D21, D34, D32: the same columns in SQLite and

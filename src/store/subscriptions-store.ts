@@ -1,4 +1,4 @@
-import type { AlertRuleName } from "../domain/alert-rules.js";
+import type { AlertRuleRecord } from "../domain/alert-rules.js";
 import { admitsExecution } from "../domain/subscription-matching.js";
 import { decryptSecret, encryptSecret } from "../security/secrets.js";
 import { type Db, writtenRow } from "./database.js";
@@ -7,22 +7,11 @@ import type { CappedCreate, Level, Trigger } from "./records.js";
 export const channels = ["webhook", "email", "slack"] as const;
 export type Channel = (typeof channels)[number];
 
-// The rule names are the keys of the alert-rule table (D21); re-exported beside the record that holds one.
-export type { AlertRuleName } from "../domain/alert-rules.js";
-
 /** Where a subscription sends: the settings of its one channel (D18, D20). */
 export type ChannelConfig =
   | { channel: "webhook"; url: string }
   | { channel: "email"; recipients: string[] }
   | { channel: "slack"; url: string };
-
-export interface AlertRuleRecord {
-  rule: AlertRuleName;
-  /** X of the rule (D21). */
-  threshold: number;
-  /** Y of the rule, in hours; null for the rules without a window. */
-  windowHours: number | null;
-}
 
 /** What the event carries besides the spec's fixed fields; the shape of the event builder's includes. */
 export interface SubscriptionIncludes {

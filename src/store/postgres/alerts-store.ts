@@ -1,13 +1,11 @@
+import type { ExecutionScope, WindowQuery, WindowStats } from "../../domain/alert-rules.js";
 import { type AlertStateRow, alertStateFromRow, alertStateSql } from "../alert-rows.js";
 import {
   type AlertClaim,
   type AlertStateRecord,
   type AlertsStore,
   alertCooldownMs,
-  type ExecutionScope,
   type ResolutionClaim,
-  type WindowQuery,
-  type WindowStats,
 } from "../alerts-store.js";
 import type { Level } from "../records.js";
 import type { StoreArea } from "../store.js";

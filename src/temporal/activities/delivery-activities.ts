@@ -1,11 +1,11 @@
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import type { Client } from "@temporalio/client";
-import { alertOutcomeOf } from "../../alerts/transitions.js";
 import { defaultQuotas } from "../../config/quotas.js";
 import { deliveryPolicy, retryDelayMs } from "../../domain/delivery-schedule.js";
 import { computeLimits } from "../../domain/limits.js";
 import { logger } from "../../logging/logger.js";
 import type { AlertFiredEvent, AlertResolvedEvent } from "../../notifications/alert-event.js";
+import { alertOutcomeOf } from "../../notifications/alert-outcome.js";
 import { buildAlertEmail, buildEmail, sendEmailAttempt } from "../../notifications/email.js";
 import { isEndpointNotice } from "../../notifications/endpoint-notice.js";
 import {
