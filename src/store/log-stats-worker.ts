@@ -9,7 +9,7 @@ import {
   modelCostsSql,
   type StatsFilter,
   statsOf,
-} from "./log-stats-query.js";
+} from "./log-stats-sql.js";
 import { sqliteQuery } from "./sqlite-query.js";
 
 /** One stats request, as the API process's thread posts it (log-stats-thread.ts). */

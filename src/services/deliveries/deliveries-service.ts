@@ -44,7 +44,7 @@ import { workspacePriority } from "../../temporal/workspace-priority.js";
 import { newId } from "../../util/ids.js";
 import { isoFromMs } from "../../util/time.js";
 import { callerOf } from "../caller.js";
-import { defaultPageSize } from "../logs/list-logs-query.js";
+import { defaultPageSize } from "../logs/list-logs-request.js";
 import { type Member, requireMember, visibleTo } from "../workspace-access.js";
 import { decodeAttemptsCursor, encodeAttemptsCursor } from "./attempts-cursor.js";
 

@@ -10,9 +10,9 @@ import type { Store } from "../../store/store.js";
 import { callerOf } from "../caller.js";
 import { requireMember, visibleTo } from "../workspace-access.js";
 import { encodeCursor } from "./cursor.js";
-import { parseListLogsRequest } from "./list-logs-query.js";
+import { parseListLogsRequest } from "./list-logs-request.js";
 import { executionMetadata, logEntryView } from "./log-entry-view.js";
-import { parseGetLogStatsRequest } from "./log-stats-query.js";
+import { parseGetLogStatsRequest } from "./log-stats-request.js";
 import { logStatsView } from "./log-stats-view.js";
 import { StatsSlots } from "./stats-slots.js";
 
