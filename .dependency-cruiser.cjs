@@ -7,7 +7,7 @@
 const layers = [
   { name: "base", path: "^src/(util|logging|tools)/" },
   { name: "domain", path: "^src/domain/" },
-  { name: "foundation", path: "^src/(errors|security|config)/" },
+  { name: "foundation", path: "^src/(errors|security|config|limits)/" },
   { name: "store", path: "^src/store/" },
   { name: "core", path: "^src/(engine|outbound|blocks|notifications)/" },
   { name: "temporal", path: "^src/temporal/" },

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { AlertRuleRecord } from "../src/domain/alert-rules.js";
-import { defaultPlanLimits } from "../src/domain/plans.js";
+import { defaultPlanLimits } from "../src/limits/plans.js";
 import { ProcessMetrics } from "../src/logging/metrics.js";
 import type { AlertResolvedEvent } from "../src/notifications/alert-event.js";
 import { type AlertOutcome, alertOutcomeOf } from "../src/notifications/alert-outcome.js";

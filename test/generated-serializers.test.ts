@@ -33,8 +33,8 @@ import {
   traceSpanFromJson,
 } from "../gen/flowlog/logs/v1/logs_service_serializers.js";
 import { WorkflowStateSchema } from "../gen/flowlog/workflows/v1/workflow_pb.js";
-import { computeLimits } from "../src/domain/limits.js";
-import { defaultPlanLimits } from "../src/domain/plans.js";
+import { computeLimits } from "../src/limits/execution-limits.js";
+import { defaultPlanLimits } from "../src/limits/plans.js";
 import { seedWorkspace } from "../src/seed/seed.js";
 import { type EntryView, executionMetadata, logEntryView } from "../src/services/logs/log-entry-view.js";
 import { StoredExecutionData } from "../src/services/logs/stored-execution-data.js";

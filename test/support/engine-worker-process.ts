@@ -3,7 +3,7 @@
  * <address> <namespace> <taskQueue> <dataDir>. It prints "ready" once it polls.
  */
 
-import { defaultPlanLimits } from "../../src/domain/plans.js";
+import { defaultPlanLimits } from "../../src/limits/plans.js";
 import { openStore } from "../../src/store/store.js";
 import { createFlowlogWorker } from "../../src/temporal/worker.js";
 

@@ -9,16 +9,16 @@ import type {
   GetDeliveryRequest,
   ListDeliveriesRequest,
 } from "../../../gen/flowlog/notifications/v1/deliveries_service_pb.js";
+import { invalidArgument, preconditionFailed } from "../../errors/api-errors.js";
 import {
   defaultAttemptsPageSize,
   maxDeliverySeries,
   maxRedeliveries,
   takeTestSend,
   testSendLimit,
-} from "../../domain/delivery-limits.js";
-import { computeLimits } from "../../domain/limits.js";
-import type { PlanTable } from "../../domain/plans.js";
-import { invalidArgument, preconditionFailed } from "../../errors/api-errors.js";
+} from "../../limits/delivery-limits.js";
+import { computeLimits } from "../../limits/execution-limits.js";
+import type { PlanTable } from "../../limits/plans.js";
 import { completionEventType, sampleCompletionEvent } from "../../notifications/event.js";
 import type {
   AttemptKey,
