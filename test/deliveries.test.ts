@@ -11,7 +11,7 @@ import {
 import { defaultPlanLimits } from "../src/limits/plans.js";
 import { defaultQuotas } from "../src/limits/quotas.js";
 import { createApi } from "../src/server/api.js";
-import type { DeliveryRecord } from "../src/store/deliveries-store.js";
+import type { DeliveryRecord } from "../src/store/delivery-rows.js";
 import type { Level, Trigger } from "../src/store/records.js";
 import type { SubscriptionSettings } from "../src/store/subscriptions-store.js";
 import { eventIdOf } from "../src/temporal/activities/delivery-activities.js";

@@ -5,30 +5,12 @@ import type {
   WindowQuery,
   WindowStats,
 } from "../domain/alert-rules.js";
-import { type AlertStateRow, alertStateFromRow, alertStateSql } from "./alert-rows.js";
+import { type AlertStateRecord, type AlertStateRow, alertStateFromRow, alertStateSql } from "./alert-rows.js";
 import { type Db, writtenRow } from "./database.js";
 import type { Level } from "./records.js";
 
 /** D21: one alert per (subscription, workflow) per hour at most; the one place this length is named. */
 export const alertCooldownMs = 60 * 60 * 1000;
-
-/** D34: a pair's last firing is `firing` until the rule stops holding, then `resolved`. */
-export type AlertStatus = "firing" | "resolved";
-
-/** What a user sees of a (subscription, workflow) alert (issue 6, item 6; D34). */
-export interface AlertStateRecord {
-  subscriptionId: string;
-  workflowId: string;
-  rule: AlertRuleName;
-  lastFiredAt: number;
-  lastEventId: string;
-  reason: string;
-  status: AlertStatus;
-  /** null while firing. */
-  resolvedAt: number | null;
-  resolutionReason: string | null;
-  resolvedEventId: string | null;
-}
 
 export interface AlertClaim {
   subscriptionId: string;

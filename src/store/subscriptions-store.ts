@@ -1,5 +1,9 @@
 import type { AlertRuleRecord } from "../domain/alert-rules.js";
-import { admitsExecution } from "../domain/subscription-matching.js";
+import {
+  admitsExecution,
+  type ExecutionFacts,
+  type SubscriptionSelection,
+} from "../domain/subscription-matching.js";
 import { decryptSecret, encryptSecret } from "../security/secrets.js";
 import { type Db, writtenRow } from "./database.js";
 import type { CappedCreate, Level, Trigger } from "./records.js";
@@ -22,17 +26,9 @@ export interface SubscriptionIncludes {
 }
 
 /** Everything a client sets on a subscription, the webhook secret aside. */
-export interface SubscriptionSettings {
+export interface SubscriptionSettings extends SubscriptionSelection {
   config: ChannelConfig;
-  /** Every current and future workflow of the workspace; workflowIds is empty then. */
-  allWorkflows: boolean;
-  workflowIds: string[];
-  /** Empty means all levels (D18). */
-  levelFilter: Level[];
-  /** Empty means all triggers (D18). */
-  triggerFilter: Trigger[];
   include: SubscriptionIncludes;
-  alertRule: AlertRuleRecord | null;
   active: boolean;
 }
 
@@ -64,13 +60,6 @@ export interface SubscriptionForDelivery extends SubscriptionRecord {
   /** D33: the secret a rotation replaced, null when none was kept; it signs only until previousSecretExpiresAt. */
   previousSecret: string | null;
   deletedAt: number | null;
-}
-
-/** What a completed execution offers to match against (spec "Events"). */
-export interface ExecutionFacts {
-  workflowId: string;
-  level: Level;
-  trigger: Trigger;
 }
 
 /** A subscription as a create gives it. */

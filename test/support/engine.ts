@@ -7,7 +7,7 @@ import { Client, Connection, type WorkflowHandle, WorkflowNotFoundError } from "
 import type { ExecutionInput, ExecutionResult } from "../../src/engine/execution-types.js";
 import type { WorkflowStateJson } from "../../src/engine/json-shapes.js";
 import { defaultPlanLimits } from "../../src/limits/plans.js";
-import type { DeliveryRecord } from "../../src/store/deliveries-store.js";
+import type { DeliveryRecord } from "../../src/store/delivery-rows.js";
 import type { ExecutionRecord } from "../../src/store/records.js";
 import { openStore, type Store } from "../../src/store/store.js";
 import type { ActivityDeps } from "../../src/temporal/activities/index.js";

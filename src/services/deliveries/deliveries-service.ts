@@ -27,7 +27,7 @@ import type {
   DeliveryRecord,
   DeliveryStatus,
   Reopening,
-} from "../../store/deliveries-store.js";
+} from "../../store/delivery-rows.js";
 import type { Store } from "../../store/store.js";
 import type { DeliveryInput } from "../../temporal/activities/delivery-activities.js";
 import {

@@ -19,11 +19,7 @@ import {
 } from "../../notifications/event.js";
 import { deliveryTimeoutMs, sendWebhookAttempt } from "../../notifications/http-channel.js";
 import { sendSlackAttempt } from "../../notifications/slack.js";
-import type {
-  AttemptOutcome,
-  DeliveryAttemptRecord,
-  DeliveryWithEvent,
-} from "../../store/deliveries-store.js";
+import type { AttemptOutcome, DeliveryAttemptRecord, DeliveryWithEvent } from "../../store/delivery-rows.js";
 import type { LogEntryRecord } from "../../store/records.js";
 import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
 import { derivedId, newId } from "../../util/ids.js";
