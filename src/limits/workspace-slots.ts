@@ -11,11 +11,12 @@ export interface SlotLimits {
 }
 
 /**
- * What each workspace has running at once on this worker: block attempts (D26, temporal/activities/block-admission.ts) and delivery attempts
- * (temporal/activities/delivery-activities.ts) each count in slots of their own. The per-workspace cap alone keeps one tenant
- * from holding the worker, not several: five workspaces with endpoints that all hang (a shared provider's
- * outage) held all 100 delivery slots at 20 each. So the workspaces already running some may together
- * hold `total - reserve`, and a workspace running none still finds one of the last `reserve` free.
+ * What each workspace has running at once on this worker: block attempts (D26,
+ * temporal/activities/block-admission.ts) and delivery attempts (temporal/activities/delivery-activities.ts)
+ * each count in slots of their own. The per-workspace cap alone keeps one tenant from holding the worker,
+ * not several: five workspaces with endpoints that all hang (a shared provider's outage) held all 100
+ * delivery slots at 20 each. So the workspaces already running some may together hold `total - reserve`,
+ * and a workspace running none still finds one of the last `reserve` free.
  */
 export class WorkspaceSlots {
   private readonly running = new KeyedCount();
