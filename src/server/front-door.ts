@@ -7,10 +7,13 @@ import type {
 } from "@connectrpc/connect/protocol";
 import { isFailedAuthentication } from "../errors/failed-authentication.js";
 import { toPublicError } from "../errors/public-error.js";
+import type { ApiRateLimiter, RateLimitOutcome } from "../limits/api-rate-limit.js";
+import type {
+  AuthenticationAttempt,
+  FailedAuthenticationThrottle,
+} from "../limits/failed-authentication-throttle.js";
 import { callerKey } from "../services/caller.js";
 import type { Authenticator } from "./authentication.js";
-import type { AuthenticationAttempt, FailedAuthenticationThrottle } from "./failed-authentication.js";
-import type { ApiRateLimiter, RateLimitOutcome } from "./rate-limit.js";
 
 /**
  * The first two checks of D28, on every protocol, made from the request's headers before its body is read:
