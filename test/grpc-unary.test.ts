@@ -8,7 +8,7 @@ import { GetLogRequestSchema, ListLogsRequestSchema } from "../gen/flowlog/logs/
 import { startDifferentialServers } from "./support/unary-differential.js";
 
 /**
- * flowlog answers unary gRPC and gRPC-Web calls with handlers of its own (src/server/grpc-unary.ts, issue
+ * flowlog answers unary gRPC and gRPC-Web calls with handlers of its own (src/rpc/grpc-unary.ts, issue
  * 13) in place of connect-es's streaming pipeline. The promise: on the wire it answers what connect-es
  * answers. Two servers mount the same implementation, one through Connect's router and one through
  * flowlog's, and every case below is sent to both as raw HTTP/2 frames and compared byte for byte:

@@ -4,6 +4,8 @@ import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import { invalidArgument } from "../errors/api-errors.js";
 import { problemFromError } from "../errors/problem.js";
 import { toPublicError } from "../errors/public-error.js";
+import type { JsonCall } from "../rpc/json-unary.js";
+import { clientGoneOf } from "../rpc/node-exchange.js";
 import {
   clientAddressKey,
   type FrontDoor,
@@ -11,8 +13,6 @@ import {
   protocolKey,
   rateHeadersOf,
 } from "../server/front-door.js";
-import type { JsonCall } from "../server/json-unary.js";
-import { clientGoneOf } from "../server/node-exchange.js";
 import type { ClientAddress } from "../server/rpc-handler.js";
 import { restStatusKey } from "../services/rest-status.js";
 import { requestUrl } from "../util/request-url.js";

@@ -3,13 +3,13 @@ import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { closeIfBodyUnread, type NodeRequest, type NodeResponse } from "../gateway/rest-gateway.js";
 import { logger } from "../logging/logger.js";
 import { protocolOf } from "../logging/metrics.js";
+import { answerSerialization } from "../rpc/answer-serialization.js";
+import type { JsonCall } from "../rpc/json-unary.js";
+import { universalRequestOf, writeUniversalResponse } from "../rpc/node-exchange.js";
+import { createRouter } from "../rpc/router.js";
 import { clientAddressOf, type TrustedProxies } from "../security/trusted-proxies.js";
-import { answerSerialization } from "./answer-serialization.js";
 import { behindFrontDoor, clientAddressKey, type FrontDoor, protocolKey } from "./front-door.js";
 import { createInterceptors } from "./interceptors.js";
-import type { JsonCall } from "./json-unary.js";
-import { universalRequestOf, writeUniversalResponse } from "./node-exchange.js";
-import { createRouter } from "./router.js";
 
 export interface RpcHandlerOptions {
   routes(router: ConnectRouter): void;

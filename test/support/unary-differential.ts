@@ -17,8 +17,8 @@ import {
 import { ListLogsResponseSchema, LogsService } from "../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { invalidArgument } from "../../src/errors/api-errors.js";
 import type { NodeRequest, NodeResponse } from "../../src/gateway/rest-gateway.js";
-import { answerSerialization } from "../../src/server/answer-serialization.js";
-import { createRouter } from "../../src/server/router.js";
+import { answerSerialization } from "../../src/rpc/answer-serialization.js";
+import { createRouter } from "../../src/rpc/router.js";
 
 /**
  * What the differential tests of flowlog's unary handlers (grpc-unary, connect-unary) mount on both

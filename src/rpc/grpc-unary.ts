@@ -28,8 +28,8 @@ import {
   setTrailerStatus,
 } from "@connectrpc/connect/protocol-grpc";
 import * as grpcWeb from "@connectrpc/connect/protocol-grpc-web";
+import { refusalOf } from "../server/front-door.js";
 import { callEnded, callError } from "./call-ended.js";
-import { refusalOf } from "./front-door.js";
 import { oneChunk } from "./one-chunk.js";
 import { clientLeaving, invokeUnary, unaryContext } from "./unary-context.js";
 

@@ -26,8 +26,8 @@ import {
   parseTimeout,
   trailerMux,
 } from "@connectrpc/connect/protocol-connect";
+import { refusalOf } from "../server/front-door.js";
 import { callEnded, callError } from "./call-ended.js";
-import { refusalOf } from "./front-door.js";
 import { oneChunk } from "./one-chunk.js";
 import { clientLeaving, invokeUnary, unaryContext } from "./unary-context.js";
 
