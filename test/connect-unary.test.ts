@@ -7,8 +7,8 @@ import { GetLogRequestSchema } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import { startDifferentialServers } from "./support/unary-differential.js";
 
 /**
- * flowlog answers the Connect protocol's unary POST with a handler of its own (src/rpc/connect-unary.ts,
- * issue 13). The promise: on the wire it answers what connect-es answers. Two servers mount the same
+ * flowlog's router (src/rpc/router.ts) answers the Connect protocol with connect-es's own handler
+ * (issue 50). The promise: on the wire it answers what connect-es answers. Two servers mount the same
  * implementation, one through Connect's router and one through flowlog's, and every case below is sent
  * to both as a raw HTTP/1.1 request and compared byte for byte: status, headers and body.
  */

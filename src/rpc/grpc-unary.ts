@@ -28,7 +28,6 @@ import {
   setTrailerStatus,
 } from "@connectrpc/connect/protocol-grpc";
 import * as grpcWeb from "@connectrpc/connect/protocol-grpc-web";
-import { refusalOf } from "../server/front-door.js";
 import { callEnded, callError } from "./call-ended.js";
 import { oneChunk } from "./one-chunk.js";
 import { clientLeaving, invokeUnary, unaryContext } from "./unary-context.js";
@@ -42,7 +41,7 @@ import { clientLeaving, invokeUnary, unaryContext } from "./unary-context.js";
  * entry over the Connect protocol. Every flowlog RPC but reflection is unary, and internal services reach
  * flowlog over gRPC first.
  *
- * These factories answer a unary call the way Connect's own unary Connect-protocol handler does, in one
+ * These factories answer a unary call the way Connect's own handler for the Connect protocol does, in one
  * pass: read the one enveloped message, invoke the implementation through the same interceptors, write
  * the one enveloped answer and the status: in HTTP trailers for gRPC, in a trailer envelope after the
  * answer for gRPC-Web. Everything protocol-specific is Connect's own exported code (content types,
@@ -167,8 +166,6 @@ function unaryHandler(
     if (compression.response) context.responseHeader.set(headerEncoding, compression.response.name);
     let answer: Uint8Array | undefined;
     try {
-      const refusal = refusalOf(req.contextValues);
-      if (refusal) throw refusal;
       if (compression.error) throw compression.error;
       if (timeout.error) throw timeout.error;
       const bytes = await readUnaryMessage(req.body, compression.request, opt.readMaxBytes, framing.skipFlag);

@@ -71,7 +71,7 @@ const maxTimerMs = 2 ** 31 - 1;
 
 /**
  * The `HandlerContext` of a unary call answered by one of flowlog's own handlers (grpc-unary.ts,
- * connect-unary.ts, json-unary.ts), with the meaning Connect's `createHandlerContext` gives one: a signal that aborts
+ * json-unary.ts), with the meaning Connect's `createHandlerContext` gives one: a signal that aborts
  * when the client leaves, when the client's deadline passes (`deadline_exceeded`) and when the call ends,
  * and `timeoutMs()` counting down to that deadline. Built on one controller, listening to the request's
  * signal once, with a timer only for a deadline that was sent, and the request's headers as they are:

@@ -6,9 +6,10 @@ import { protocolOf } from "../logging/metrics.js";
 import { answerSerialization } from "../rpc/answer-serialization.js";
 import type { JsonCall } from "../rpc/json-unary.js";
 import { universalRequestOf, writeUniversalResponse } from "../rpc/node-exchange.js";
+import { behindGate, type RequestGate } from "../rpc/request-gate.js";
 import { createRouter } from "../rpc/router.js";
 import { clientAddressOf, type TrustedProxies } from "../security/trusted-proxies.js";
-import { behindFrontDoor, clientAddressKey, type FrontDoor, protocolKey } from "./front-door.js";
+import { clientAddressKey, type FrontDoor, protocolKey, rateHeadersOf } from "./front-door.js";
 import { createInterceptors } from "./interceptors.js";
 
 export interface RpcHandlerOptions {
@@ -53,7 +54,11 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
     compressMinBytes: options.compressMinBytes,
   });
   options.routes(router);
-  const paths = new Map(router.handlers.map((h) => [h.requestPath, behindFrontDoor(h, options.frontDoor)]));
+  const gate: RequestGate = {
+    admit: (request) => options.frontDoor.admit(request),
+    answerHeaders: rateHeadersOf,
+  };
+  const paths = new Map(router.handlers.map((h) => [h.requestPath, behindGate(h, gate)]));
 
   return {
     jsonCalls: router.jsonCalls,

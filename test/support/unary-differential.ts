@@ -21,7 +21,7 @@ import { answerSerialization } from "../../src/rpc/answer-serialization.js";
 import { createRouter } from "../../src/rpc/router.js";
 
 /**
- * What the differential tests of flowlog's unary handlers (grpc-unary, connect-unary) mount on both
+ * What the differential tests of flowlog's unary handlers (grpc-unary, and the router's Connect) mount on both
  * Connect's router and flowlog's: one implementation whose request id picks the outcome, an interceptor
  * that marks its answers, and options with small limits so that the cases reach them.
  */
