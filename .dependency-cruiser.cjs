@@ -12,6 +12,7 @@ const layers = [
   { name: "core", path: "^src/(engine|outbound|blocks|notifications|alerts)/" },
   { name: "temporal", path: "^src/temporal/" },
   { name: "services", path: "^src/(services|seed)/" },
+  { name: "rpc", path: "^src/rpc/" },
   { name: "surface", path: "^src/(server|gateway)/" },
   { name: "entry", path: "^src/(cli|codegen|cluster)/" },
 ];
@@ -36,6 +37,15 @@ const upward = layers.slice(0, -1).map((layer, index) => ({
 module.exports = {
   forbidden: [
     ...upward,
+    {
+      name: "no-circular-surface",
+      comment:
+        "A request's way through the port points one way: the RPC layer, the REST gateway, the server and the " +
+        "metrics they report to import no module that imports them back, types included.",
+      severity: "error",
+      from: { path: "^src/(rpc|gateway|server)/|^src/logging/" },
+      to: { circular: true },
+    },
     {
       name: "workflows-deterministic",
       comment:

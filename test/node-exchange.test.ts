@@ -4,8 +4,8 @@ import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import type { NodeRequest, NodeResponse } from "../src/gateway/rest-gateway.js";
 import { writeUniversalResponse } from "../src/rpc/node-exchange.js";
+import type { NodeRequest, NodeResponse } from "../src/rpc/node-http.js";
 import { oneChunk } from "../src/rpc/one-chunk.js";
 
 /**

@@ -1,11 +1,16 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, createContextValues } from "@connectrpc/connect";
-import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import { invalidArgument } from "../errors/api-errors.js";
 import { problemFromError } from "../errors/problem.js";
 import { toPublicError } from "../errors/public-error.js";
 import type { JsonCall } from "../rpc/json-unary.js";
 import { clientGoneOf } from "../rpc/node-exchange.js";
+import {
+  type ClientAddress,
+  closeIfBodyUnread,
+  type NodeRequest,
+  type NodeResponse,
+} from "../rpc/node-http.js";
 import {
   clientAddressKey,
   type FrontDoor,
@@ -13,7 +18,6 @@ import {
   protocolKey,
   rateHeadersOf,
 } from "../server/front-door.js";
-import type { ClientAddress } from "../server/rpc-handler.js";
 import { restStatusKey } from "../services/rest-status.js";
 import { requestUrl } from "../util/request-url.js";
 import { bodyViolations } from "./body-errors.js";
@@ -21,10 +25,6 @@ import { type HttpRoute, matchRoutes } from "./http-rules.js";
 import { BodyTooLarge, readRequestBody } from "./request-body.js";
 import { buildRequestJson } from "./request-json.js";
 import { chooseEncoding, defaultCompressMinBytes, encode } from "./response-encoding.js";
-
-type NodeHandler = NonNullable<ConnectNodeAdapterOptions["fallback"]>;
-export type NodeRequest = Parameters<NodeHandler>[0];
-export type NodeResponse = Parameters<NodeHandler>[1];
 
 /** Answers a REST request; resolves false when no annotated route has the path. */
 export type RestGateway = (req: NodeRequest, res: NodeResponse, url?: URL) => Promise<boolean>;
@@ -163,18 +163,6 @@ async function readJsonBody(req: NodeRequest, maxBodyBytes: number): Promise<Jso
 function writeRefusal(req: NodeRequest, res: NodeResponse, error: ConnectError): void {
   closeIfBodyUnread(req, res);
   writeProblem(res, error, error instanceof BodyTooLarge ? 413 : undefined);
-}
-
-/**
- * An answer given before the request's body was read (a refusal, D28) ends an HTTP/1.1 connection: kept
- * alive, Node would read the body to its end to reach the next request, up to the body timeout (D27),
- * which is the read D28 spares a stranger. HTTP/2 resets the stream's rest instead.
- */
-export function closeIfBodyUnread(req: NodeRequest, res: NodeResponse): void {
-  const bodyLeft =
-    !req.readableEnded &&
-    (Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined);
-  if (req.httpVersionMajor === 1 && bodyLeft) res.setHeader("connection", "close");
 }
 
 /** Request headers the protocol layer owns are not forwarded; everything else (x-api-key, ...) is. */

@@ -2,8 +2,6 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { InterceptingCall, type Interceptor } from "@grpc/grpc-js";
 import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
-// Type only: the shapes connect-node gives the server's handlers.
-import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
 import { requestUrl } from "../util/request-url.js";
 
 type AnyRequest = IncomingMessage | Http2ServerRequest;
@@ -246,7 +244,7 @@ export class ProcessMetrics {
   }
 
   /** Answers `GET /metrics` in Prometheus's text format; false for any other request. */
-  async answer(req: NodeRequest, res: NodeResponse, url = requestUrl(req)): Promise<boolean> {
+  async answer(req: AnyRequest, res: AnyResponse, url = requestUrl(req)): Promise<boolean> {
     if (req.method !== "GET" || url.pathname !== "/metrics") return false;
     const sdk = this.sdkMetricsUrl
       ? await fetch(this.sdkMetricsUrl, { signal: AbortSignal.timeout(2_000) })

@@ -1,11 +1,16 @@
 import { Code, ConnectError, type ConnectRouter, createContextValues } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
-import { closeIfBodyUnread, type NodeRequest, type NodeResponse } from "../gateway/rest-gateway.js";
 import { logger } from "../logging/logger.js";
 import { protocolOf } from "../logging/metrics.js";
 import { answerSerialization } from "../rpc/answer-serialization.js";
 import type { JsonCall } from "../rpc/json-unary.js";
 import { universalRequestOf, writeUniversalResponse } from "../rpc/node-exchange.js";
+import {
+  type ClientAddress,
+  closeIfBodyUnread,
+  type NodeRequest,
+  type NodeResponse,
+} from "../rpc/node-http.js";
 import { behindGate, type RequestGate } from "../rpc/request-gate.js";
 import { createRouter } from "../rpc/router.js";
 import { clientAddressOf, type TrustedProxies } from "../security/trusted-proxies.js";
@@ -27,8 +32,6 @@ export interface RpcHandlerOptions {
   /** The client's address, for D26's per-address throttle: the peer's, unless it is a trusted proxy. */
   clientAddress: ClientAddress;
 }
-
-export type ClientAddress = (req: NodeRequest) => string;
 
 export interface RpcHandler {
   /** The Node request listener of the RPC paths (gRPC, gRPC-Web, Connect); other paths go to the fallback. */

@@ -16,8 +16,8 @@ import {
 } from "@connectrpc/connect-node";
 import { ListLogsResponseSchema, LogsService } from "../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { invalidArgument } from "../../src/errors/api-errors.js";
-import type { NodeRequest, NodeResponse } from "../../src/gateway/rest-gateway.js";
 import { answerSerialization } from "../../src/rpc/answer-serialization.js";
+import type { NodeRequest, NodeResponse } from "../../src/rpc/node-http.js";
 import { createRouter } from "../../src/rpc/router.js";
 
 /**
