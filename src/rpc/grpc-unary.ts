@@ -47,8 +47,8 @@ import { clientLeaving, invokeUnary, unaryContext } from "./unary-context.js";
  * answer for gRPC-Web. Everything protocol-specific is Connect's own exported code (content types,
  * `grpc-timeout`, compression negotiation, serialization limits, the status trailers with their details,
  * gRPC-Web's trailer serialization), so the wire stays what Connect writes; the differential test
- * `test/grpc-unary.test.ts` holds the two to the same bytes for both. Streaming methods (reflection) keep
- * Connect's handlers.
+ * `test/grpc-differential.test.ts` holds the two to the same bytes for both. Streaming methods
+ * (reflection) keep Connect's handlers.
  */
 export function createGrpcHandlerFactory(options: Partial<UniversalHandlerOptions>): ProtocolHandlerFactory {
   return createFactory(options, grpcFraming);

@@ -21,8 +21,8 @@ export function universalRequestOf(
   contextValues: ContextValues,
 ): UniversalServerRequest {
   const onClientGone = clientGoneOf(res, clientLeft);
-  // flowlog's unary handlers take the hook (unary-context.ts); the signal is made only for Connect's own
-  // handlers (GET, streaming), which read it.
+  // flowlog's unary handlers take the hook (unary-context.ts); the signal is made only for connect-es's
+  // own handlers (the Connect protocol, streaming), which read it.
   contextValues.set(clientGoneKey, onClientGone);
   return new NodeUniversalRequest(req, contextValues, onClientGone);
 }
