@@ -32,8 +32,8 @@ export type RestGateway = (req: NodeRequest, res: NodeResponse, url?: URL) => Pr
 export interface RestGatewayOptions {
   routes: HttpRoute[];
   /**
-   * Each unary RPC's JSON call by request path (json-unary.ts), without the front door: the gateway admits
-   * each request itself, in D28's order.
+   * Each unary RPC's JSON call by request path (src/rpc/json-unary.ts), without the front door: the
+   * gateway admits each request itself, in D28's order.
    */
   calls: ReadonlyMap<string, JsonCall>;
   frontDoor: FrontDoor;
@@ -47,9 +47,9 @@ export interface RestGatewayOptions {
 
 /**
  * The REST/JSON gateway (D2). Each annotated route is answered by calling its RPC in-process with the
- * request as JSON (json-unary.ts), so REST requests pass through the very same front door, interceptors
- * (rate headers, errors), implementation and serializer as gRPC, gRPC-Web and Connect; a successful
- * response body is the Connect JSON answer, byte for byte.
+ * request as JSON (src/rpc/json-unary.ts), so REST requests pass through the very same front door,
+ * interceptors (rate headers, errors), implementation and serializer as gRPC, gRPC-Web and Connect; a
+ * successful response body is the Connect JSON answer, byte for byte.
  */
 export function createRestGateway({
   routes,

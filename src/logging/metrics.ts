@@ -180,7 +180,7 @@ export class ProcessMetrics {
     };
   }
 
-  /** Made per call, so returned rather than bound to a name (unary-context.ts, on closures made per call). */
+  /** Made per call, so returned rather than bound to a name (src/rpc/unary-context.ts says why). */
   private storeCallEnd(labels: { area: string; method: string }, started: bigint): () => void {
     return () => this.storeCallEnded(labels, started);
   }
@@ -230,7 +230,7 @@ export class ProcessMetrics {
 
   /**
    * Counts and times the request once, at the first of its answer's end and its close. Made per request,
-   * so returned rather than bound to a name (unary-context.ts, on closures made per call).
+   * so returned rather than bound to a name (src/rpc/unary-context.ts says why).
    */
   private requestRecorder(protocol: Protocol, res: AnyResponse): () => void {
     const started = process.hrtime.bigint();
