@@ -12,7 +12,7 @@ import { verifyWebhook } from "../src/notifications/verify-webhook.js";
 import { alertCooldownMs } from "../src/store/alerts-store.js";
 import type { Level } from "../src/store/records.js";
 import type { Store } from "../src/store/store.js";
-import type { ChannelConfig } from "../src/store/subscriptions-store.js";
+import type { ChannelConfigInput } from "../src/store/subscriptions-store.js";
 import { eventIdOf } from "../src/temporal/activities/delivery-activities.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
@@ -398,7 +398,7 @@ describe("workflow.alert.resolved through every channel (D34, D19, D20)", () => 
     const chat = await receiver();
     const secret = "whsec_alert_recovery_test";
     const rule: AlertRuleRecord = { rule: "consecutive_failures", threshold: 2, windowHours: null };
-    const subscribe = (config: ChannelConfig, extra = {}) =>
+    const subscribe = (config: ChannelConfigInput, extra = {}) =>
       subscribeWebhook(store, alice.workspaceId, "", {
         config,
         allWorkflows: false,

@@ -79,6 +79,9 @@ interface RotateAnswer {
   secret?: string;
 }
 
+/** What a webhook's answer shows besides its URL and secret when it sets no headers and signs the spec's way (D38, D39). */
+const serviceScheme = { headerNames: [], signatureScheme: "service" };
+
 const base = (workspaceId = alice.workspaceId) => `/api/v1/workspaces/${workspaceId}/notifications`;
 const call = (method: string, path: string, body?: unknown, key = alice.key) =>
   restWithKey(flowlog.server.url, key, method, path, body);
@@ -107,6 +110,7 @@ describe("D33 RotateSecret over REST", () => {
       url: "https://receiver.example.test/hooks",
       hasSecret: true,
       previousSecretExpiresAt: expect.stringMatching(isoMs),
+      ...serviceScheme,
     });
     const expiresAt = Date.parse(String(answer.subscription.webhook?.previousSecretExpiresAt));
     expect(expiresAt).toBeGreaterThanOrEqual(before + hourMs);
@@ -142,6 +146,7 @@ describe("D33 RotateSecret over REST", () => {
     expect(answer.subscription.webhook).toEqual({
       url: "https://receiver.example.test/hooks",
       hasSecret: true,
+      ...serviceScheme,
     });
     expect(await flowlog.store.notifications.getForDelivery(id)).toMatchObject({
       secret: newSecret,
@@ -156,6 +161,7 @@ describe("D33 RotateSecret over REST", () => {
     expect(answer.subscription.webhook).toEqual({
       url: "https://receiver.example.test/hooks",
       hasSecret: true,
+      ...serviceScheme,
     });
     expect((await flowlog.store.notifications.getForDelivery(id))?.previousSecret).toBeNull();
   });
@@ -186,7 +192,11 @@ describe("D33 RotateSecret over REST", () => {
     const url = "https://receiver.example.test/hooks";
     const updated = await call("PATCH", `${base()}/${id}`, { webhook: { url, secret: `${newSecret}-2` } });
     expect(updated.status, updated.text).toBe(200);
-    expect((updated.json as RotateAnswer).subscription.webhook).toEqual({ url, hasSecret: true });
+    expect((updated.json as RotateAnswer).subscription.webhook).toEqual({
+      url,
+      hasSecret: true,
+      ...serviceScheme,
+    });
     expect((await flowlog.store.notifications.getForDelivery(id))?.previousSecret).toBeNull();
   });
 

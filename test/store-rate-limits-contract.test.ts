@@ -115,6 +115,49 @@ describe.each(kinds)("token buckets and usage on %s (D11, D12, D32)", (_, open) 
     },
   );
 
+  /** D38's pace: 10 a second, one at a time; at most 300 ms (3 places) owed. */
+  const pace = { requestsPerMinute: 600, maxBurst: 1 };
+
+  it("a paced queue gives each caller the next interval in turn, up to its bound, then says when a place opens", async () => {
+    const places = [];
+    for (let n = 0; n < 5; n++)
+      places.push(await areas.rateLimits.reserve("endpoint-pace:s1", pace, 300, t0));
+    expect(places).toEqual([
+      { allowed: true, waitMs: 0 },
+      { allowed: true, waitMs: 100 },
+      { allowed: true, waitMs: 200 },
+      { allowed: true, waitMs: 300 },
+      { allowed: false, waitMs: 100 },
+    ]);
+    // 100 ms on, the first owed token has come: one more place, 300 ms away.
+    expect(await areas.rateLimits.reserve("endpoint-pace:s1", pace, 300, t0 + 100)).toEqual({
+      allowed: true,
+      waitMs: 300,
+    });
+    // Idle, the pace saves up no more than one: two callers a second later are 100 ms apart again.
+    const later = t0 + 2000;
+    expect(await areas.rateLimits.reserve("endpoint-pace:s1", pace, 300, later)).toEqual({
+      allowed: true,
+      waitMs: 0,
+    });
+    expect(await areas.rateLimits.reserve("endpoint-pace:s1", pace, 300, later)).toEqual({
+      allowed: true,
+      waitMs: 100,
+    });
+  });
+
+  it("callers on two connections at once never get the same interval, nor more places than the bound", async () => {
+    const other = await db.connect();
+    const places = await Promise.all(
+      Array.from({ length: 40 }, (_, n) =>
+        (n % 2 ? other : areas).rateLimits.reserve("endpoint-pace:shared", pace, 1000, t0),
+      ),
+    );
+    const allowed = places.filter((place) => place.allowed).map((place) => place.waitMs);
+    expect(allowed.sort((a, b) => a - b)).toEqual(Array.from({ length: 11 }, (_, n) => n * 100));
+    expect(places.filter((place) => !place.allowed)).toHaveLength(29);
+  });
+
   it("usage shows both execution buckets and the cost of the calendar month (UTC) billed to the user", async () => {
     const account = { userId: "usr_usage", workspaceId: "ws_usage", key: "", keyId: "" };
     const october = Date.parse("2026-10-31T23:59:59.999Z");

@@ -26,6 +26,9 @@ afterAll(() => flowlog.close());
 type Json = Record<string, unknown>;
 type SubscriptionJson = Json & { id: string; webhook?: Json; active: boolean };
 
+/** What a webhook's answer shows besides its URL and secret when it sets no headers and signs the spec's way (D38, D39). */
+const serviceScheme = { headerNames: [], signatureScheme: "service" };
+
 const base = (workspaceId = alice.workspaceId) => `/api/v1/workspaces/${workspaceId}/notifications`;
 
 /** A REST call with Alice's key unless another is given. */
@@ -71,7 +74,7 @@ describe("subscriptions over REST (D18)", () => {
       id: expect.stringMatching(/^sub_/),
       workspaceId: alice.workspaceId,
       channel: "webhook",
-      webhook: { url: "https://receiver.example.test/hooks", hasSecret: false },
+      webhook: { url: "https://receiver.example.test/hooks", hasSecret: false, ...serviceScheme },
       workflowIds: [workflowId],
       allWorkflows: false,
       levelFilter: ["error"],
@@ -85,6 +88,7 @@ describe("subscriptions over REST (D18)", () => {
       createdAt: expect.stringMatching(isoMs),
       updatedAt: expect.stringMatching(isoMs),
       alertStates: [],
+      eventTypes: ["workflow.execution.completed", "workflow.alert.fired", "workflow.alert.resolved"],
     });
     const read = await call("GET", `${base()}/${subscription.id}`);
     expect(read.status).toBe(200);
@@ -183,6 +187,7 @@ describe("subscriptions over REST (D18)", () => {
     expect((back.json as { subscription: SubscriptionJson }).subscription.webhook).toEqual({
       url: "https://x.test/",
       hasSecret: false,
+      ...serviceScheme,
     });
     expect((await flowlog.store.notifications.getForDelivery(subscription.id))?.secret).toBeNull();
   });
@@ -454,7 +459,11 @@ describe("the webhook secret is write-only (D18, D24)", () => {
       webhook: { url: "https://receiver.example.test/hooks", generateSecret: true },
     });
     expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
-    expect(subscription.webhook).toEqual({ url: "https://receiver.example.test/hooks", hasSecret: true });
+    expect(subscription.webhook).toEqual({
+      url: "https://receiver.example.test/hooks",
+      hasSecret: true,
+      ...serviceScheme,
+    });
     const path = `${base()}/${subscription.id}`;
     const moved = await call("PATCH", path, { webhook: { url: "https://moved.example.test/hooks" } });
     const reads = [
@@ -481,7 +490,11 @@ describe("the webhook secret is write-only (D18, D24)", () => {
       webhook: { url: "https://receiver.example.test/hooks", secret: given },
     });
     expect(secret).toBeUndefined();
-    expect(subscription.webhook).toEqual({ url: "https://receiver.example.test/hooks", hasSecret: true });
+    expect(subscription.webhook).toEqual({
+      url: "https://receiver.example.test/hooks",
+      hasSecret: true,
+      ...serviceScheme,
+    });
     const generated = (
       await createOverRest({ ...webhookTo(), webhook: { url: "https://x.test/", generateSecret: true } })
     ).secret as string;

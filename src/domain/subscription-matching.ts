@@ -1,5 +1,11 @@
 import type { Level, Trigger } from "../store/records.js";
 import type { AlertRuleRecord } from "./alert-rules.js";
+import {
+  alertResolvedEventType,
+  completionEventType,
+  receivesEventType,
+  type SubscribableEventType,
+} from "./event-types.js";
 
 /**
  * Which workflows and executions a subscription is about: the one owner of this rule, read by the store's
@@ -16,6 +22,8 @@ export interface SubscriptionSelection {
   /** Empty means all triggers (D18). */
   triggerFilter: Trigger[];
   alertRule: AlertRuleRecord | null;
+  /** D38: an execution sends workflow.execution.completed, or with a rule also workflow.alert.resolved. */
+  eventTypes: SubscribableEventType[];
 }
 
 /** What a completed execution offers to match against (spec "Events"). */
@@ -36,11 +44,16 @@ export function selectsWorkflow(
 /**
  * Whether a completed execution concerns the subscription (spec "Events"): it selects the workflow and its
  * level and trigger filters admit the execution (empty = all, D18). A subscription with an alert rule
- * ignores its level filter: the rule decides (D21).
+ * ignores its level filter: the rule decides (D21). One that takes none of the event types an execution
+ * can send is not concerned (D38); which type this execution sends is known only once its rule is judged.
  */
 export function admitsExecution(subscription: SubscriptionSelection, execution: ExecutionFacts): boolean {
   const { levelFilter, triggerFilter } = subscription;
+  const mayReceive =
+    receivesEventType(subscription, completionEventType) ||
+    (subscription.alertRule !== null && receivesEventType(subscription, alertResolvedEventType));
   return (
+    mayReceive &&
     selectsWorkflow(subscription, execution.workflowId) &&
     (subscription.alertRule !== null || levelFilter.length === 0 || levelFilter.includes(execution.level)) &&
     (triggerFilter.length === 0 || triggerFilter.includes(execution.trigger))

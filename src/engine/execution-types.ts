@@ -95,8 +95,9 @@ export const defaultActivityTimeouts: ActivityTimeouts = {
 export const executionRefusedFailure = "ExecutionRefused";
 
 /**
- * The failure type of an attempt refused because its workspace's slots on the worker are full (D26): it
- * waits in Temporal and is no attempt of its own (block-admission.ts).
+ * The failure type of an attempt refused because its workspace's slots on the worker are full (D26), or
+ * a delivery's endpoint is at its pace (D38): it waits in Temporal and is no attempt of its own
+ * (block-admission.ts).
  */
 export const workspaceBusyFailure = "WorkspaceBusy";
 

@@ -19,6 +19,33 @@ export interface TakeResult extends BucketState {
   retryAfterSeconds?: number;
 }
 
+/**
+ * A place in a paced queue (D38, `reserve` of the stores): a bucket that may go into debt, down to a bound,
+ * so that each caller takes the next token to come, in turn. Allowed: wait `waitMs` for it. Refused (the
+ * debt is at its bound): a place may open in `waitMs`.
+ */
+export interface Reservation {
+  allowed: boolean;
+  waitMs: number;
+}
+
+/**
+ * The reservation a reserve's row means. Tokens are counted at `asOf`; below zero they are the places
+ * already taken: an allowed caller's token comes when the bucket is back at zero, a refused caller's place
+ * when it is back at `1 - maxDebt`, where taking one more stays within the bound.
+ */
+export function reservationOf(
+  { tokens, asOf }: BucketRow,
+  allowed: boolean,
+  shape: BucketShape,
+  maxDebt: number,
+  nowMs: number,
+): Reservation {
+  const deficit = allowed ? -tokens : 1 - maxDebt - tokens;
+  const msPerToken = 60_000 / shape.requestsPerMinute;
+  return { allowed, waitMs: Math.max(0, Math.ceil(asOf - nowMs + deficit * msPerToken)) };
+}
+
 /** What a statement returns about one bucket: its exact tokens and the instant they are counted at. */
 export interface BucketRow {
   tokens: number;

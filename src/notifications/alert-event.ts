@@ -1,4 +1,5 @@
 import { type AlertRuleName, timerRuleOf } from "../domain/alert-rules.js";
+import { alertFiredEventType, alertResolvedEventType } from "../domain/event-types.js";
 import { isoFromMs } from "../util/time.js";
 import type { AlertPayload } from "./event.js";
 
@@ -6,8 +7,6 @@ import type { AlertPayload } from "./event.js";
  * D21: an inactivity alert has no completed execution to describe, so it is its own event type rather than
  * a `workflow.execution.completed` payload with a made-up execution.
  */
-export const alertFiredEventType = "workflow.alert.fired";
-
 export interface AlertFiredEvent {
   id: string;
   type: typeof alertFiredEventType;
@@ -71,8 +70,6 @@ export function buildAlertFiredEvent(input: TimerAlert): AlertFiredEvent {
 }
 
 /** D34: a fired rule stopped holding for a workflow; one per firing, after it. */
-export const alertResolvedEventType = "workflow.alert.resolved";
-
 export interface AlertResolvedEvent {
   id: string;
   type: typeof alertResolvedEventType;

@@ -1,8 +1,9 @@
 import { performance } from "node:perf_hooks";
 import nodemailer, { type NodemailerError } from "nodemailer";
+import { alertFiredEventType } from "../domain/event-types.js";
 import { createRedactor } from "../outbound/redaction.js";
 import { escapeHtml } from "../util/html.js";
-import { type AlertFiredEvent, type AlertResolvedEvent, alertFiredEventType } from "./alert-event.js";
+import type { AlertFiredEvent, AlertResolvedEvent } from "./alert-event.js";
 import { type EndpointNoticeEvent, endpointFailingEventType } from "./endpoint-notice.js";
 import { type CompletionEvent, logUrlOf } from "./event.js";
 import { type AttemptResult, snippetOfBytes } from "./http-channel.js";

@@ -1,9 +1,8 @@
 import { type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { type Limits, LimitsSchema } from "../../gen/flowlog/logs/v1/limits_pb.js";
+import { completionEventType } from "../domain/event-types.js";
 import type { CostRecord, Level, LogEntryRecord, Trigger } from "../store/records.js";
 import { isoFromMs } from "../util/time.js";
-
-export const completionEventType = "workflow.execution.completed";
 
 /** The subscription's include flags (spec "Notification configuration"). */
 export interface EventIncludes {

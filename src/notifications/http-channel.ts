@@ -4,9 +4,11 @@ import { exchange, type OutboundReply } from "../outbound/exchange.js";
 import { OutboundFailure } from "../outbound/failure.js";
 import { isRetryableStatus, retryAfterMs } from "../outbound/retry-policy.js";
 import { parseOutboundUrl } from "../outbound/url-policy.js";
+import type { SignatureScheme } from "../store/subscriptions-store.js";
 import type { AlertFiredEvent, AlertResolvedEvent } from "./alert-event.js";
 import type { CompletionEvent } from "./event.js";
 import { signWebhook } from "./signature.js";
+import { standardWebhookHeaders } from "./standard-webhooks.js";
 
 /** D19 / spec "Other constants": one timeout for the whole exchange, response body included. */
 export const deliveryTimeoutMs = 30_000;
@@ -85,6 +87,10 @@ export interface WebhookAttempt {
    * carries a second `v1`, made with it.
    */
   previousSecret?: string;
+  /** D39: the spec's service-signature (the default), or Standard Webhooks' webhook-id, -timestamp and -signature. */
+  signatureScheme?: SignatureScheme;
+  /** D38: the subscription's own headers; the delivery's own (refused by the API) would win. */
+  headers?: Readonly<Record<string, string>>;
   /** Any event type (D21, D34): the body is the event, whichever it is, and `service-event` names its type. */
   event: CompletionEvent | AlertFiredEvent | AlertResolvedEvent;
   /** The delivery's id: service-delivery-id and Idempotency-Key, the same on every attempt (D19). */
@@ -98,22 +104,26 @@ export interface WebhookAttempt {
 
 /**
  * One webhook attempt (spec "Webhook request headers", D19). Signed here, at send time, with this attempt's
- * timestamp, so a retry minutes later still passes the receiver's 5-minute replay check.
+ * timestamp, so a retry minutes later still passes the receiver's 5-minute replay check. Either scheme
+ * (D39) keeps the spec's unsigned headers, so receivers that route on service-event go on working.
  */
 export function sendWebhookAttempt(attempt: WebhookAttempt): Promise<AttemptResult> {
   const now = attempt.now ?? Date.now;
   const body = JSON.stringify(attempt.event);
   const timestampMs = now();
+  const secrets = [attempt.secret, attempt.previousSecret].filter((secret): secret is string =>
+    Boolean(secret),
+  );
   const headers: Record<string, string> = {
+    ...attempt.headers,
     "service-event": attempt.event.type,
     "service-timestamp": String(timestampMs),
     "service-delivery-id": attempt.deliveryId,
     "Idempotency-Key": attempt.deliveryId,
+    ...(attempt.signatureScheme === "standard"
+      ? standardWebhookHeaders(secrets, attempt.deliveryId, timestampMs, body)
+      : secrets.length > 0 && { "service-signature": signWebhook(secrets, timestampMs, body) }),
   };
-  if (attempt.secret) {
-    const secrets = attempt.previousSecret ? [attempt.secret, attempt.previousSecret] : [attempt.secret];
-    headers["service-signature"] = signWebhook(secrets, timestampMs, body);
-  }
   return postJson(attempt.url, body, {
     headers,
     allowPrivateNetworks: attempt.allowPrivateNetworks,

@@ -1,9 +1,5 @@
-import {
-  type AlertFiredEvent,
-  type AlertResolvedEvent,
-  alertFiredEventType,
-  alertResolvedEventType,
-} from "./alert-event.js";
+import { alertFiredEventType, alertResolvedEventType } from "../domain/event-types.js";
+import type { AlertFiredEvent, AlertResolvedEvent } from "./alert-event.js";
 import type { CompletionEvent } from "./event.js";
 import { type AttemptResult, postJson } from "./http-channel.js";
 

@@ -400,6 +400,15 @@ export const migrations: readonly string[] = [
   -- read and written as before.
   ALTER TABLE log_entries ADD COLUMN trace_spans_canonical INTEGER NOT NULL DEFAULT 0;
   `,
+  `
+  -- D38: the event types a subscription receives (those made before get the default three), its pace in
+  -- deliveries a second (NULL: none), and its webhook headers, sealed as one JSON object like a secret
+  -- (D24). D39's signature scheme and the header names sit in config_json with the URL.
+  ALTER TABLE notification_subscriptions ADD COLUMN event_types_json TEXT NOT NULL
+    DEFAULT '["workflow.execution.completed","workflow.alert.fired","workflow.alert.resolved"]';
+  ALTER TABLE notification_subscriptions ADD COLUMN throttle_per_second INTEGER;
+  ALTER TABLE notification_subscriptions ADD COLUMN headers_sealed BLOB;
+  `,
 ];
 
 /**

@@ -1,5 +1,12 @@
 import type { BucketShape } from "../limits/plans.js";
-import { type BucketRow, type BucketState, bucketState, type TakeResult } from "../limits/token-bucket.js";
+import {
+  type BucketRow,
+  type BucketState,
+  bucketState,
+  type Reservation,
+  reservationOf,
+  type TakeResult,
+} from "../limits/token-bucket.js";
 import { type Db, writtenRow } from "./database.js";
 import { GroupCommit } from "./group-commit.js";
 
@@ -53,6 +60,20 @@ const takeSql = `
     last_allowed = ${refilled} >= 1
   RETURNING tokens, updated_at AS asOf, last_allowed AS allowed`;
 
+/**
+ * The take of a paced queue (D38): the bucket may go below zero, each caller taking the next token to
+ * come, until `maxDebt` tokens are owed; past that the caller is refused and nothing changes but the
+ * refill. Refill and take in one UPSERT, as for `takeSql`.
+ */
+const reserveSql = `
+  INSERT INTO rate_limit_buckets AS b (key, tokens, updated_at, last_allowed)
+  VALUES (@key, @bucketBurst - 1, @now, 1)
+  ON CONFLICT (key) DO UPDATE SET
+    tokens = ${refilled} - (${refilled} - 1 >= -@maxDebt),
+    updated_at = max(b.updated_at, @now),
+    last_allowed = ${refilled} - 1 >= -@maxDebt
+  RETURNING tokens, updated_at AS asOf, last_allowed AS allowed`;
+
 const peekSql = `
   SELECT ${peekBucketSql("b", "bucket")}
   FROM (SELECT 1) LEFT JOIN rate_limit_buckets b ON b.key = @key`;
@@ -73,7 +94,11 @@ export class RateLimitStore {
 
   constructor(db: Db, state: Db) {
     this.durable = { take: db.prepare(takeSql), peek: db.prepare(peekSql) };
-    this.state = { take: state.prepare(takeSql), peek: state.prepare(peekSql) };
+    this.state = {
+      take: state.prepare(takeSql),
+      peek: state.prepare(peekSql),
+      reserve: state.prepare(reserveSql),
+    };
     this.stateCommits = new GroupCommit(state);
   }
 
@@ -93,6 +118,20 @@ export class RateLimitStore {
     const state = bucketState(row, shape, nowMs);
     if (row.allowed) return { allowed: true, ...state };
     return { allowed: false, ...state, retryAfterSeconds: Math.ceil((state.resetAtMs - nowMs) / 1000) };
+  }
+
+  /**
+   * A place in the paced queue `key` (D38): the next token to come, unless more than `maxWaitMs` worth of
+   * tokens are already owed. Kept in the state file, like the API's buckets: a power cut can only let a
+   * few deliveries go early.
+   */
+  async reserve(key: string, shape: BucketShape, maxWaitMs: number, nowMs: number): Promise<Reservation> {
+    const maxDebt = (maxWaitMs * shape.requestsPerMinute) / 60_000;
+    const params = { key, now: nowMs, maxDebt, ...bucketParams("bucket", shape) };
+    type Reserved = BucketRow & { allowed: number };
+    const row = await this.stateCommits.run(() => writtenRow<Reserved>(this.state.reserve, params));
+    if (!row) throw new Error("the reserve answered no row");
+    return reservationOf(row, row.allowed === 1, shape, maxDebt, nowMs);
   }
 
   /** The bucket as a take at `nowMs` would find it, without taking; `durable` as for `take`. */

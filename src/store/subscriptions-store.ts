@@ -1,4 +1,5 @@
 import type { AlertRuleRecord } from "../domain/alert-rules.js";
+import { defaultEventTypes, type SubscribableEventType } from "../domain/event-types.js";
 import {
   admitsExecution,
   type ExecutionFacts,
@@ -11,9 +12,25 @@ import type { CappedCreate, Level, Trigger } from "./records.js";
 export const channels = ["webhook", "email", "slack"] as const;
 export type Channel = (typeof channels)[number];
 
+/** How a webhook's attempts are signed (D39): the spec's service-signature, or Standard Webhooks. */
+export const signatureSchemes = ["service", "standard"] as const;
+export type SignatureScheme = (typeof signatureSchemes)[number];
+
+/**
+ * A webhook's settings (D18, D38, D39). Its headers' names are here; their values are sealed apart, like
+ * the secret (D24).
+ */
+export interface WebhookConfig {
+  channel: "webhook";
+  url: string;
+  signatureScheme: SignatureScheme;
+  /** Lower case, sorted. */
+  headerNames: string[];
+}
+
 /** Where a subscription sends: the settings of its one channel (D18, D20). */
 export type ChannelConfig =
-  | { channel: "webhook"; url: string }
+  | WebhookConfig
   | { channel: "email"; recipients: string[] }
   | { channel: "slack"; url: string };
 
@@ -25,12 +42,40 @@ export interface SubscriptionIncludes {
   usage: boolean;
 }
 
-/** Everything a client sets on a subscription, the webhook secret aside. */
+/** Everything a client sets on a subscription, the webhook secret and header values aside. */
 export interface SubscriptionSettings extends SubscriptionSelection {
   config: ChannelConfig;
   include: SubscriptionIncludes;
   active: boolean;
+  /** D38: at most this many deliveries a second to its endpoint; null for no pace. */
+  throttlePerSecond: number | null;
 }
+
+/**
+ * Settings as a create or an update may give them: what D38 and D39 added may be left out and then takes
+ * its default (the default event types, no pace, the service scheme, no headers), as for the rows made
+ * before them.
+ */
+export type SubscriptionSettingsInput = Omit<
+  SubscriptionSettings,
+  "config" | "eventTypes" | "throttlePerSecond"
+> & {
+  config: ChannelConfigInput;
+  eventTypes?: SubscribableEventType[];
+  throttlePerSecond?: number | null;
+};
+
+/** A channel's settings as a create or an update may give them: a webhook's D39 scheme and names may be left out. */
+export type ChannelConfigInput =
+  | Exclude<ChannelConfig, WebhookConfig>
+  | (Pick<WebhookConfig, "channel" | "url"> &
+      Partial<Pick<WebhookConfig, "signatureScheme" | "headerNames">>);
+
+/**
+ * Header values a create or an update gives (D38), by lower-case name: each names one of the webhook's
+ * headerNames; a name it leaves out keeps its stored value.
+ */
+export type HeaderValues = Readonly<Record<string, string>>;
 
 export interface SubscriptionRecord extends SubscriptionSettings {
   id: string;
@@ -59,11 +104,17 @@ export interface SubscriptionForDelivery extends SubscriptionRecord {
   secret: string | null;
   /** D33: the secret a rotation replaced, null when none was kept; it signs only until previousSecretExpiresAt. */
   previousSecret: string | null;
+  /** D38: the webhook's headers with their values, by the lower-case names of config.headerNames. */
+  headers: Record<string, string>;
   deletedAt: number | null;
 }
 
 /** A subscription as a create gives it. */
-export type NewSubscription = { id: string; workspaceId: string; createdAt: number } & SubscriptionSettings;
+export type NewSubscription = {
+  id: string;
+  workspaceId: string;
+  createdAt: number;
+} & SubscriptionSettingsInput;
 
 /** A new webhook secret, or null to remove it; undefined (in update) keeps the stored one. */
 export type SecretChange = string | null | undefined;
@@ -91,6 +142,9 @@ export interface SubscriptionRow {
   include_usage_data: number;
   alert_rule_json: string | null;
   active: number;
+  event_types_json: string;
+  throttle_per_second: number | null;
+  headers_sealed: Buffer | null;
   created_at: number;
   updated_at: number;
   deleted_at: number | null;
@@ -98,10 +152,10 @@ export interface SubscriptionRow {
 
 const settingsColumns = `channel, config_json, all_workflows, workflow_ids_json, level_filter_json,
   trigger_filter_json, include_final_output, include_trace_spans, include_rate_limits, include_usage_data,
-  alert_rule_json, active`;
+  alert_rule_json, active, event_types_json, throttle_per_second, headers_sealed`;
 const settingsValues = `@channel, @config_json, @all_workflows, @workflow_ids_json, @level_filter_json,
   @trigger_filter_json, @include_final_output, @include_trace_spans, @include_rate_limits,
-  @include_usage_data, @alert_rule_json, @active`;
+  @include_usage_data, @alert_rule_json, @active, @event_types_json, @throttle_per_second, @headers_sealed`;
 
 /**
  * D35: enabling clears flowlog's own disable and starts the count of failed deliveries afresh:
@@ -183,32 +237,30 @@ export class SubscriptionsStore {
     this.cappedCreate = db.transaction(
       (
         subscription: NewSubscription,
-        sealed: Buffer | null,
+        parameters: Record<string, unknown>,
         max: number,
       ): CappedCreate<SubscriptionRecord> => {
         const count = this.statements.liveCount.get({ workspaceId: subscription.workspaceId }) as number;
         if (count >= max) return { full: count };
-        const row = writtenRow<SubscriptionRow>(this.statements.insert, {
-          ...settingsParameters(subscription),
-          id: subscription.id,
-          workspace_id: subscription.workspaceId,
-          secret_sealed: sealed,
-          at: subscription.createdAt,
-        }) as SubscriptionRow;
+        const row = writtenRow<SubscriptionRow>(this.statements.insert, parameters) as SubscriptionRow;
         return { created: toRecord(row) };
       },
     );
   }
 
-  /** Creates the subscription unless its workspace already has `max` live ones (D26, the API's quota). */
+  /**
+   * Creates the subscription unless its workspace already has `max` live ones (D26, the API's quota).
+   * `headers` holds the value of each of the webhook's headerNames (D38).
+   */
   async create(
     subscription: NewSubscription,
     secret: string | null,
     max = Number.POSITIVE_INFINITY,
+    headers: HeaderValues = {},
   ): Promise<CappedCreate<SubscriptionRecord>> {
     // Sealed before the transaction: the write lock is held for the count and the insert only.
-    const sealed = secret === null ? null : this.seal(subscription.workspaceId, subscription.id, secret);
-    return this.cappedCreate.immediate(subscription, sealed, max);
+    const parameters = insertParameters(this.masterKey, subscription, secret, headers);
+    return this.cappedCreate.immediate(subscription, parameters, max);
   }
 
   /**
@@ -226,23 +278,24 @@ export class SubscriptionsStore {
     return rows.map((row) => toRecord(this.unexpired(row, now)));
   }
 
-  /** Replaces every setting; undefined when the subscription is gone. */
+  /**
+   * Replaces every setting; undefined when the subscription is gone. A header the settings name keeps its
+   * stored value unless `headers` gives a new one (D38).
+   */
   async update(
     id: string,
-    settings: SubscriptionSettings,
+    settings: SubscriptionSettingsInput,
     secret: SecretChange,
     at: number,
+    headers: HeaderValues = {},
   ): Promise<SubscriptionRecord | undefined> {
     // A subscription never changes workspace, so the context read here is the one it is sealed under.
     const current = this.liveRow(id);
     if (!current) return undefined;
-    const row = writtenRow<SubscriptionRow>(this.statements.update, {
-      ...settingsParameters(settings),
-      id,
-      at,
-      keep_secret: secret === undefined ? 1 : 0,
-      secret_sealed: typeof secret === "string" ? this.seal(current.workspace_id, id, secret) : null,
-    });
+    const row = writtenRow<SubscriptionRow>(
+      this.statements.update,
+      updateParameters(this.masterKey, current, settings, secret, at, headers),
+    );
     return row && toRecord(row);
   }
 
@@ -330,6 +383,106 @@ export class SubscriptionsStore {
   }
 }
 
+/** The insert's parameters, both stores': the settings with their defaults, the secret and headers sealed. */
+export function insertParameters(
+  masterKey: Buffer,
+  subscription: NewSubscription,
+  secret: string | null,
+  headers: HeaderValues,
+): Record<string, unknown> {
+  const { id, workspaceId } = subscription;
+  const settings = withDefaults(subscription);
+  return {
+    ...settingsParameters(settings, sealedHeaders(masterKey, workspaceId, id, settings.config, headers, {})),
+    id,
+    workspace_id: workspaceId,
+    secret_sealed: secret === null ? null : sealSecret(masterKey, workspaceId, id, secret),
+    at: subscription.createdAt,
+  };
+}
+
+/** The update's parameters, both stores': `current` is the row it changes, read for its sealed headers. */
+export function updateParameters(
+  masterKey: Buffer,
+  current: SubscriptionRow,
+  input: SubscriptionSettingsInput,
+  secret: SecretChange,
+  at: number,
+  headers: HeaderValues,
+): Record<string, unknown> {
+  const { id, workspace_id: workspaceId } = current;
+  const settings = withDefaults(input);
+  const stored = openHeaders(masterKey, current);
+  return {
+    ...settingsParameters(
+      settings,
+      sealedHeaders(masterKey, workspaceId, id, settings.config, headers, stored),
+    ),
+    id,
+    at,
+    keep_secret: secret === undefined ? 1 : 0,
+    secret_sealed: typeof secret === "string" ? sealSecret(masterKey, workspaceId, id, secret) : null,
+  };
+}
+
+/** D38, D39: what a create or an update left out, at its default. */
+function withDefaults(input: SubscriptionSettingsInput): SubscriptionSettings {
+  const { config } = input;
+  return {
+    ...input,
+    config:
+      config.channel === "webhook"
+        ? {
+            channel: "webhook",
+            url: config.url,
+            signatureScheme: config.signatureScheme ?? "service",
+            headerNames: config.headerNames ?? [],
+          }
+        : config,
+    eventTypes: input.eventTypes ?? [...defaultEventTypes],
+    throttlePerSecond: input.throttlePerSecond ?? null,
+  };
+}
+
+/**
+ * The webhook's headers sealed as one JSON object (D38, D24): each of its headerNames with the value given
+ * now, or else the one stored. Null when it has none, and for another channel.
+ */
+function sealedHeaders(
+  masterKey: Buffer,
+  workspaceId: string,
+  id: string,
+  config: ChannelConfig,
+  given: HeaderValues,
+  stored: HeaderValues,
+): Buffer | null {
+  if (config.channel !== "webhook" || config.headerNames.length === 0) return null;
+  const headers = Object.fromEntries(
+    config.headerNames.map((name) => {
+      const value = ownValue(given, name) ?? ownValue(stored, name);
+      if (value === undefined) throw new Error(`header ${name} of subscription ${id} has no value`);
+      return [name, value];
+    }),
+  );
+  return encryptSecret(masterKey, JSON.stringify(headers), headersContext(workspaceId, id));
+}
+
+function ownValue(values: HeaderValues, name: string): string | undefined {
+  return Object.hasOwn(values, name) ? values[name] : undefined;
+}
+
+/** The row's headers with their values (D38): for delivery, and for an update that keeps some. */
+function openHeaders(masterKey: Buffer, row: SubscriptionRow): Record<string, string> {
+  if (row.headers_sealed === null) return {};
+  const text = decryptSecret(masterKey, row.headers_sealed, headersContext(row.workspace_id, row.id));
+  return JSON.parse(text) as Record<string, string>;
+}
+
+/** Binds the sealed headers to their subscription, apart from its secret's context (D24). */
+function headersContext(workspaceId: string, id: string): string[] {
+  return ["notification-subscription-headers", workspaceId, id];
+}
+
 /**
  * D33: whether the row still holds a replaced secret whose grace period has ended by `now`. Such a secret
  * never signs again (the delivery judges the grace period at each attempt); it is cleared from the row
@@ -356,6 +509,7 @@ export function forDelivery(masterKey: Buffer, row: SubscriptionRow): Subscripti
     ...toRecord(row),
     secret: open(row.secret_sealed),
     previousSecret: open(row.previous_secret_sealed),
+    headers: openHeaders(masterKey, row),
     deletedAt: row.deleted_at,
   };
 }
@@ -369,7 +523,7 @@ function subscriptionSecretContext(workspaceId: string, id: string): string[] {
   return ["notification-subscription", workspaceId, id];
 }
 
-export function settingsParameters(settings: SubscriptionSettings) {
+function settingsParameters(settings: SubscriptionSettings, headersSealed: Buffer | null) {
   const { channel, ...config } = settings.config;
   return {
     channel,
@@ -384,6 +538,9 @@ export function settingsParameters(settings: SubscriptionSettings) {
     include_usage_data: settings.include.usage ? 1 : 0,
     alert_rule_json: settings.alertRule === null ? null : JSON.stringify(settings.alertRule),
     active: settings.active ? 1 : 0,
+    event_types_json: JSON.stringify(settings.eventTypes),
+    throttle_per_second: settings.throttlePerSecond,
+    headers_sealed: headersSealed,
   };
 }
 
@@ -391,7 +548,7 @@ export function toRecord(row: SubscriptionRow): SubscriptionRecord {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
-    config: { channel: row.channel, ...JSON.parse(row.config_json) } as ChannelConfig,
+    config: configOf(row),
     allWorkflows: row.all_workflows === 1,
     workflowIds: JSON.parse(row.workflow_ids_json) as string[],
     levelFilter: JSON.parse(row.level_filter_json) as Level[],
@@ -404,6 +561,8 @@ export function toRecord(row: SubscriptionRow): SubscriptionRecord {
     },
     alertRule: row.alert_rule_json === null ? null : (JSON.parse(row.alert_rule_json) as AlertRuleRecord),
     active: row.active === 1,
+    eventTypes: JSON.parse(row.event_types_json) as SubscribableEventType[],
+    throttlePerSecond: row.throttle_per_second,
     hasSecret: row.secret_sealed !== null,
     previousSecretExpiresAt: row.previous_secret_sealed === null ? null : row.previous_secret_expires_at,
     failingSince: row.failing_since,
@@ -412,5 +571,16 @@ export function toRecord(row: SubscriptionRow): SubscriptionRecord {
     disabledAt: row.disabled_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+  };
+}
+
+/** The channel's settings; a webhook stored before D39 signs with the service scheme and has no headers. */
+function configOf(row: SubscriptionRow): ChannelConfig {
+  const config = { channel: row.channel, ...JSON.parse(row.config_json) } as ChannelConfig;
+  if (config.channel !== "webhook") return config;
+  return {
+    ...config,
+    signatureScheme: config.signatureScheme ?? "service",
+    headerNames: config.headerNames ?? [],
   };
 }

@@ -10,7 +10,7 @@ import type { ApiServer } from "../../src/server/api-server.js";
 import { apiKeyPrefix, generateApiKey, hashApiKey } from "../../src/services/accounts/api-keys.js";
 import type { ExecutionRecord, Plan } from "../../src/store/records.js";
 import type { Store } from "../../src/store/store.js";
-import type { SubscriptionSettings } from "../../src/store/subscriptions-store.js";
+import type { SubscriptionSettingsInput } from "../../src/store/subscriptions-store.js";
 import { lazyTemporalClient } from "../../src/temporal/client.js";
 import { newId } from "../../src/util/ids.js";
 import { startTestApiServer } from "./api-server.js";
@@ -97,7 +97,7 @@ export async function subscribeWebhook(
   store: Store,
   workspaceId: string,
   url: string,
-  options: Partial<SubscriptionSettings> & { secret?: string } = {},
+  options: Partial<SubscriptionSettingsInput> & { secret?: string } = {},
 ): Promise<string> {
   const { secret = null, ...settings } = options;
   const id = newId("sub");

@@ -12,9 +12,10 @@ export type JsonSchema = { [key: string]: unknown };
  */
 export type Direction = "input" | "output";
 
-/** google.api.FieldBehavior.OPTIONAL and REQUIRED */
+/** google.api.FieldBehavior.OPTIONAL, REQUIRED and INPUT_ONLY */
 const FIELD_BEHAVIOR_OPTIONAL = 1;
 const FIELD_BEHAVIOR_REQUIRED = 2;
+const FIELD_BEHAVIOR_INPUT_ONLY = 4;
 
 /**
  * The JSON Schemas of the proto3 JSON mapping that protobuf-es `toJson(..., {alwaysEmitImplicit: true})`
@@ -66,11 +67,14 @@ export class SchemaCatalog {
 
   /**
    * With `alwaysEmitImplicit`, every field without explicit presence is in the JSON, even when empty,
-   * except a list or map marked OPTIONAL: the server leaves it out when not asked for (D30).
+   * except a list or map marked OPTIONAL (the server leaves it out when not asked for, D30) or INPUT_ONLY
+   * (never returned, such as a webhook's headers, D38).
    */
   private alwaysWritten(field: DescField): boolean {
+    const behaviors = this.behaviorsOf(field);
+    if (behaviors.includes(FIELD_BEHAVIOR_INPUT_ONLY)) return false;
     if (field.fieldKind === "list" || field.fieldKind === "map")
-      return !this.behaviorsOf(field).includes(FIELD_BEHAVIOR_OPTIONAL);
+      return !behaviors.includes(FIELD_BEHAVIOR_OPTIONAL);
     return field.presence === FeatureSet_FieldPresence.IMPLICIT;
   }
 
@@ -130,7 +134,12 @@ export class SchemaCatalog {
           ...rules.own,
         };
       case "map":
-        return { type: "object", additionalProperties: this.elementSchema(field, direction) };
+        return {
+          type: "object",
+          ...(Object.keys(rules.keys).length > 0 && { propertyNames: rules.keys }),
+          additionalProperties: { ...this.elementSchema(field, direction), ...rules.items },
+          ...rules.own,
+        };
     }
   }
 
@@ -151,7 +160,7 @@ function textInput(schema: JsonSchema, direction: Direction): JsonSchema {
   return direction === "input" && plainText ? { ...schema, pattern: "^[^\\u0000]*$" } : schema;
 }
 
-const noRules = { own: {}, items: {} };
+const noRules = { own: {}, items: {}, keys: {} };
 
 function scalarSchema(scalar: ScalarType, fieldName: string): JsonSchema {
   switch (scalar) {

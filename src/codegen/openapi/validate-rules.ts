@@ -4,6 +4,7 @@ import {
   type FieldRules,
   field as fieldRules,
   Ignore,
+  type MapRules,
   type RepeatedRules,
   type StringRules,
 } from "../../../gen/buf/validate/validate_pb.js";
@@ -11,19 +12,23 @@ import {
 /** JSON Schema keywords, which json-schema.ts lays into a field's schema. */
 type SchemaKeywords = { [keyword: string]: unknown };
 
+/** A field's rules as schema keywords: its own, each element's (of a list or a map), each map key's. */
+export interface DeclaredRules {
+  own: SchemaKeywords;
+  items: SchemaKeywords;
+  keys: SchemaKeywords;
+}
+
 /**
  * The JSON Schema keywords of a field's `buf.validate` rules (issue 14), so the document states what the
  * validation interceptor enforces: `in` as `enum`, lengths, patterns, ranges, e-mail and URI formats, list
- * sizes. CEL expressions have no JSON Schema form; the field's comment describes them. Returned separately
- * for the field itself and for each element of a list.
+ * and map sizes. CEL expressions have no JSON Schema form; the field's comment describes them. Returned
+ * separately for the field itself, for each element of a list or value of a map, and for each map key.
  */
-export function declaredRules(
-  field: DescField,
-  requiredInput: boolean,
-): { own: SchemaKeywords; items: SchemaKeywords } {
+export function declaredRules(field: DescField, requiredInput: boolean): DeclaredRules {
   // A REQUIRED string without presence is missing when empty (the validation interceptor's rule).
   const nonEmpty = requiredInput && field.fieldKind === "scalar" && field.scalar === ScalarType.STRING;
-  if (!hasOption(field, fieldRules)) return { own: nonEmpty ? { minLength: 1 } : {}, items: {} };
+  if (!hasOption(field, fieldRules)) return { own: nonEmpty ? { minLength: 1 } : {}, items: {}, keys: {} };
   const rules = getOption(field, fieldRules);
   if (field.fieldKind === "list" && rules.type.case === "repeated") {
     const repeated: RepeatedRules = rules.type.value;
@@ -33,12 +38,28 @@ export function declaredRules(
         ...(repeated.maxItems > 0n && { maxItems: Number(repeated.maxItems) }),
       },
       items: repeated.items ? valueRules(repeated.items, true) : {},
+      keys: {},
+    };
+  }
+  if (field.fieldKind === "map" && rules.type.case === "map") {
+    const map: MapRules = rules.type.value;
+    return {
+      own: {
+        ...(map.minPairs > 0n && { minProperties: Number(map.minPairs) }),
+        ...(map.maxPairs > 0n && { maxProperties: Number(map.maxPairs) }),
+      },
+      items: map.values ? valueRules(map.values, true) : {},
+      keys: map.keys ? valueRules(map.keys, true) : {},
     };
   }
   // A value the rules ignore when it is the zero value ("" for a string) is valid as that too, unless a
   // REQUIRED field behavior refuses it anyway.
   const zeroAllowed = rules.ignore === Ignore.IF_ZERO_VALUE && !requiredInput;
-  return { own: { ...(nonEmpty && { minLength: 1 }), ...valueRules(rules, !zeroAllowed) }, items: {} };
+  return {
+    own: { ...(nonEmpty && { minLength: 1 }), ...valueRules(rules, !zeroAllowed) },
+    items: {},
+    keys: {},
+  };
 }
 
 function valueRules(rules: FieldRules, zeroRefused: boolean): SchemaKeywords {

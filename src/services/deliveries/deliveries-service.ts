@@ -9,6 +9,7 @@ import type {
   GetDeliveryRequest,
   ListDeliveriesRequest,
 } from "../../../gen/flowlog/notifications/v1/deliveries_service_pb.js";
+import { completionEventType } from "../../domain/event-types.js";
 import { invalidArgument, preconditionFailed } from "../../errors/api-errors.js";
 import {
   defaultAttemptsPageSize,
@@ -19,7 +20,7 @@ import {
 } from "../../limits/delivery-limits.js";
 import { computeLimits } from "../../limits/execution-limits.js";
 import type { PlanTable } from "../../limits/plans.js";
-import { completionEventType, sampleCompletionEvent } from "../../notifications/event.js";
+import { sampleCompletionEvent } from "../../notifications/event.js";
 import type {
   AttemptKey,
   DeliveryAttemptRecord,

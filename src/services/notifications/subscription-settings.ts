@@ -1,8 +1,11 @@
-import type {
-  AlertRule,
-  EmailChannel,
-  NotificationSubscription,
-  WebhookChannel,
+import { getOption } from "@bufbuild/protobuf";
+import { field as fieldRules } from "../../../gen/buf/validate/validate_pb.js";
+import {
+  type AlertRule,
+  type EmailChannel,
+  type NotificationSubscription,
+  type WebhookChannel,
+  WebhookChannelSchema,
 } from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
 import {
   type AlertRuleRecord,
@@ -10,7 +13,10 @@ import {
   alertRules,
   type NumberRange,
 } from "../../domain/alert-rules.js";
+import { defaultEventTypes, type SubscribableEventType } from "../../domain/event-types.js";
 import { type FieldViolation, invalidArgument, listLengthViolations } from "../../errors/api-errors.js";
+import { newStandardSecret, standardSecretProblem } from "../../notifications/standard-webhooks.js";
+import { reservedHeaderProblem } from "../../notifications/webhook-headers.js";
 import { parseOutboundUrl } from "../../outbound/url-policy.js";
 import { newSecretToken } from "../../security/tokens.js";
 import type { Level, Trigger } from "../../store/records.js";
@@ -18,15 +24,20 @@ import {
   type Channel,
   type ChannelConfig,
   channels,
+  type HeaderValues,
   type SecretChange,
+  type SignatureScheme,
   type SubscriptionRecord,
   type SubscriptionSettings,
+  type WebhookConfig,
 } from "../../store/subscriptions-store.js";
 
 /** What a create or an update stores. */
 export interface ResolvedSettings {
   settings: SubscriptionSettings;
   secret: SecretChange;
+  /** D38: the webhook header values this request gives, by lower-case name; the others keep theirs. */
+  headers: HeaderValues;
   /** A webhook secret generated for this request: shown in its response only (D18, D24). */
   generatedSecret?: string;
 }
@@ -49,6 +60,7 @@ export function resolveSettings(
     ...listLengthViolations("workflowIds", input.workflowIds, maxListValues),
     ...listLengthViolations("levelFilter", input.levelFilter, maxListValues),
     ...listLengthViolations("triggerFilter", input.triggerFilter, maxListValues),
+    ...listLengthViolations("eventTypes", input.eventTypes, maxListValues),
   ];
   // Past the limit, a list is refused whole: one violation, not one per value.
   if (violations.length > 0) throw invalidArgument(violations);
@@ -72,10 +84,34 @@ export function resolveSettings(
     },
     alertRule: alertRuleOf(input.alertRule, current?.alertRule, violations),
     active: input.active ?? current?.active ?? true,
+    eventTypes: eventTypesOf(input.eventTypes, replaced.has("event_types") ? undefined : current?.eventTypes),
+    throttlePerSecond: throttleOf(input.throttlePerSecond, current, replaced.has("throttle_per_second")),
   };
   if (violations.length > 0 || !destination?.config) throw invalidArgument(violations);
-  const { config, secret, generatedSecret } = destination;
-  return { settings: { ...settings, config }, secret, ...(generatedSecret && { generatedSecret }) };
+  const { config, secret, headers, generatedSecret } = destination;
+  return { settings: { ...settings, config }, secret, headers, ...(generatedSecret && { generatedSecret }) };
+}
+
+/**
+ * D38: the given types, once each; none given keeps the current ones (or, named by the update mask, goes
+ * back to the default), and a create without any gets the default. The types allowed are the .proto's.
+ */
+function eventTypesOf(given: string[], kept: SubscribableEventType[] | undefined): SubscribableEventType[] {
+  if (given.length === 0) return kept ?? [...defaultEventTypes];
+  return [...new Set(given)] as SubscribableEventType[];
+}
+
+/**
+ * D38: deliveries a second, 1 to 1000 (the .proto's bound); 0 removes the pace, and so does an update
+ * mask naming the field without a value. Left out otherwise, the current pace stays.
+ */
+function throttleOf(
+  given: number | undefined,
+  current: SubscriptionRecord | undefined,
+  replaced: boolean,
+): number | null {
+  if (given === undefined) return replaced ? null : (current?.throttlePerSecond ?? null);
+  return given === 0 ? null : given;
 }
 
 function channelOf(
@@ -93,6 +129,7 @@ function channelOf(
 interface Destination {
   config?: ChannelConfig;
   secret: SecretChange;
+  headers: HeaderValues;
   generatedSecret?: string;
 }
 
@@ -109,28 +146,50 @@ function destinationOf(
     }
   }
   if (input[channel] === undefined) {
-    if (current?.config.channel === channel) return { config: current.config, secret: undefined };
+    if (current?.config.channel === channel)
+      return { config: current.config, secret: undefined, headers: {} };
     violations.push({ field: channel, message: `${channel} is required for the ${channel} channel` });
-    return { secret: null };
+    return { secret: null, headers: {} };
   }
-  // Another channel never keeps a webhook secret.
+  // Another channel never keeps a webhook secret, nor its headers.
   if (channel === "email")
-    return { config: { channel, recipients: (input.email as EmailChannel).recipients }, secret: null };
+    return {
+      config: { channel, recipients: (input.email as EmailChannel).recipients },
+      secret: null,
+      headers: {},
+    };
   if (channel === "slack") {
     const url = checkedUrl("slack.url", input.slack?.url ?? "", violations);
-    return { config: { channel, url }, secret: null };
+    return { config: { channel, url }, secret: null, headers: {} };
   }
-  return webhookDestination(input.webhook as WebhookChannel, violations);
+  const kept =
+    current?.config.channel === "webhook" ? { ...current.config, hasSecret: current.hasSecret } : undefined;
+  return webhookDestination(input.webhook as WebhookChannel, kept, violations);
 }
+
+/** The webhook a subscription has now, with whether it has a secret; undefined for another channel. */
+type CurrentWebhook = WebhookConfig & { hasSecret: boolean };
 
 /**
  * A given secret replaces the stored one ("" removes it); generateSecret makes one; neither keeps it. Its
- * length is declared in the .proto.
+ * length is declared in the .proto; with the standard scheme it must be a whsec_ key (D39), which is why
+ * changing the scheme of a signed webhook takes a new secret in the same request. Left out, the scheme
+ * stays; the headers change by name (webhookHeaders).
  */
-function webhookDestination(webhook: WebhookChannel, violations: FieldViolation[]): Destination {
+function webhookDestination(
+  webhook: WebhookChannel,
+  current: CurrentWebhook | undefined,
+  violations: FieldViolation[],
+): Destination {
+  const signatureScheme = (webhook.signatureScheme ??
+    current?.signatureScheme ??
+    "service") as SignatureScheme;
+  const { names, values } = webhookHeaders(webhook.headers, current?.headerNames ?? [], violations);
   const config: ChannelConfig = {
     channel: "webhook",
     url: checkedUrl("webhook.url", webhook.url, violations),
+    signatureScheme,
+    headerNames: names,
   };
   const { secret, generateSecret } = webhook;
   if (secret !== undefined && generateSecret) {
@@ -139,11 +198,64 @@ function webhookDestination(webhook: WebhookChannel, violations: FieldViolation[
       message: "give webhook.secret or webhook.generateSecret, not both",
     });
   }
+  const standard = signatureScheme === "standard";
   if (generateSecret) {
-    const generatedSecret = newSecretToken("whsec");
-    return { config, secret: generatedSecret, generatedSecret };
+    const generatedSecret = standard ? newStandardSecret() : newSecretToken("whsec");
+    return { config, secret: generatedSecret, headers: values, generatedSecret };
   }
-  return { config, secret: secret === "" ? null : secret };
+  if (secret === undefined && current?.hasSecret && signatureScheme !== current.signatureScheme) {
+    violations.push({
+      field: "webhook.signatureScheme",
+      message:
+        `webhook.signatureScheme ${signatureScheme} needs a new secret in the same request ` +
+        "(webhook.secret or webhook.generateSecret): a secret belongs to its scheme (D39)",
+    });
+  }
+  const problem = standard && secret ? standardSecretProblem(secret) : undefined;
+  if (problem) violations.push({ field: "webhook.secret", message: `webhook.secret ${problem}` });
+  return { config, secret: secret === "" ? null : secret, headers: values };
+}
+
+/** D38: at most this many headers per webhook, as the .proto bounds one request's map. */
+const maxWebhookHeaders = Number(
+  (getOption(WebhookChannelSchema.field.headers, fieldRules).type.value as { maxPairs: bigint }).maxPairs,
+);
+
+/**
+ * D38: the webhook's header names after this request, and the values it gives, by lower-case name. A name
+ * given with a value sets it, one given with "" removes it, the current ones not given stay. Names and
+ * values are shaped by the .proto; the ones the delivery sets itself are refused here, like a name given
+ * twice in different cases, and so is a result over the bound.
+ */
+function webhookHeaders(
+  given: Record<string, string>,
+  current: readonly string[],
+  violations: FieldViolation[],
+): { names: string[]; values: HeaderValues } {
+  const names = new Set(current);
+  const values: Record<string, string> = {};
+  const seen = new Set<string>();
+  for (const [givenName, value] of Object.entries(given)) {
+    const field = `webhook.headers.${givenName}`;
+    const name = givenName.toLowerCase();
+    const problem = seen.has(name)
+      ? `repeats ${name}: header names are compared in lower case`
+      : reservedHeaderProblem(name);
+    seen.add(name);
+    if (problem) violations.push({ field, message: `${field}: ${problem}` });
+    else if (value === "") names.delete(name);
+    else {
+      names.add(name);
+      values[name] = value;
+    }
+  }
+  if (names.size > maxWebhookHeaders) {
+    violations.push({
+      field: "webhook.headers",
+      message: `webhook.headers would hold ${names.size} headers; a webhook has at most ${maxWebhookHeaders} (D38)`,
+    });
+  }
+  return { names: [...names].sort(), values };
 }
 
 /**

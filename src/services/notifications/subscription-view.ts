@@ -3,14 +3,15 @@ import {
   type NotificationSubscription,
   NotificationSubscriptionSchema,
 } from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
+import { leaveOut } from "../../codegen/serializers/runtime/presence.js";
 import type { AlertStateRecord } from "../../store/alert-rows.js";
-import type { SubscriptionRecord } from "../../store/subscriptions-store.js";
+import type { SubscriptionRecord, WebhookConfig } from "../../store/subscriptions-store.js";
 import { isoFromMs } from "../../util/time.js";
 
 /**
- * A subscription as the API shows it: the webhook secret only as hasSecret (D18, D24), until when a
- * replaced one still signs if `now` is within a rotation's grace period (D33), and when its rule last
- * fired for each workflow (D21).
+ * A subscription as the API shows it: the webhook secret only as hasSecret (D18, D24), its headers only by
+ * name (D38), until when a replaced secret still signs if `now` is within a rotation's grace period (D33),
+ * and when its rule last fired for each workflow (D21).
  */
 export function subscriptionView(
   subscription: SubscriptionRecord,
@@ -18,11 +19,11 @@ export function subscriptionView(
   now: number,
 ): NotificationSubscription {
   const { alertRule, config, include } = subscription;
-  return create(NotificationSubscriptionSchema, {
+  const view = create(NotificationSubscriptionSchema, {
     id: subscription.id,
     workspaceId: subscription.workspaceId,
     channel: config.channel,
-    webhook: config.channel === "webhook" ? webhookView(config.url, subscription, now) : undefined,
+    webhook: config.channel === "webhook" ? webhookView(config, subscription, now) : undefined,
     email: config.channel === "email" ? { recipients: config.recipients } : undefined,
     slack: config.channel === "slack" ? { url: config.url } : undefined,
     workflowIds: subscription.workflowIds,
@@ -41,6 +42,9 @@ export function subscriptionView(
         }
       : undefined,
     active: subscription.active,
+    eventTypes: subscription.eventTypes,
+    // D38: absent when deliveries are not paced (D30).
+    ...(subscription.throttlePerSecond === null ? {} : { throttlePerSecond: subscription.throttlePerSecond }),
     // D35: flowlog's own disable, and the run of failed deliveries while there is one; absent otherwise (D30).
     ...(subscription.disabledReason === null ? {} : { disabledReason: subscription.disabledReason }),
     ...(subscription.disabledAt === null ? {} : { disabledAt: isoFromMs(subscription.disabledAt) }),
@@ -63,14 +67,19 @@ export function subscriptionView(
       ...(state.resolutionReason === null ? {} : { resolutionReason: state.resolutionReason }),
     })),
   });
+  // The headers' values are input only (D38): the empty map is left out, not written as {}.
+  if (view.webhook) leaveOut(view.webhook, "headers");
+  return view;
 }
 
-function webhookView(url: string, subscription: SubscriptionRecord, now: number) {
+function webhookView(config: WebhookConfig, subscription: SubscriptionRecord, now: number) {
   const expiresAt = subscription.previousSecretExpiresAt;
   const inGrace = expiresAt !== null && now < expiresAt;
   return {
-    url,
+    url: config.url,
     hasSecret: subscription.hasSecret,
     ...(inGrace ? { previousSecretExpiresAt: isoFromMs(expiresAt) } : {}),
+    headerNames: config.headerNames,
+    signatureScheme: config.signatureScheme,
   };
 }

@@ -4,8 +4,9 @@ import type {
   NotificationSubscription,
   NotificationsService,
 } from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
-import { preconditionFailed, quotaReached } from "../../errors/api-errors.js";
+import { invalidArgument, preconditionFailed, quotaReached } from "../../errors/api-errors.js";
 import type { Quotas } from "../../limits/quotas.js";
+import { newStandardSecret, standardSecretProblem } from "../../notifications/standard-webhooks.js";
 import { newSecretToken } from "../../security/tokens.js";
 import type { Store } from "../../store/store.js";
 import type { SubscriptionRecord } from "../../store/subscriptions-store.js";
@@ -97,12 +98,16 @@ export function createSubscriptionsService({
   return {
     async createSubscription(request, context) {
       await requireMember(store, callerOf(context.values), request.workspaceId);
-      const { settings, secret, generatedSecret } = await resolve(request.workspaceId, request.subscription);
+      const { settings, secret, headers, generatedSecret } = await resolve(
+        request.workspaceId,
+        request.subscription,
+      );
       const max = quotas.workspace.subscriptions;
       const created = await subscriptions.create(
         { id: newId("sub"), workspaceId: request.workspaceId, createdAt: clock(), ...settings },
         secret ?? null,
         max,
+        headers,
       );
       if ("full" in created) {
         const holder = `workspace ${request.workspaceId}`;
@@ -131,13 +136,13 @@ export function createSubscriptionsService({
     async updateSubscription(request, context) {
       await requireMember(store, callerOf(context.values), request.workspaceId);
       const current = await visible(request.workspaceId, request.id);
-      const { settings, secret, generatedSecret } = await resolve(
+      const { settings, secret, headers, generatedSecret } = await resolve(
         request.workspaceId,
         request.subscription,
         current,
         new Set(request.updateMask?.paths),
       );
-      const updated = await subscriptions.update(current.id, settings, secret, clock());
+      const updated = await subscriptions.update(current.id, settings, secret, clock(), headers);
       return {
         subscription: await watched(found(request.workspaceId, request.id, updated)),
         secret: generatedSecret,
@@ -156,7 +161,8 @@ export function createSubscriptionsService({
     /**
      * D33: a new webhook secret, given or generated (shown in this answer only), while the current one
      * keeps signing beside it for the grace period. A webhook without a secret simply gets one. Its bounds
-     * are declared in the .proto; only a webhook has a secret to rotate.
+     * are declared in the .proto; only a webhook has a secret to rotate, and a standard one's is a whsec_
+     * key (D39).
      */
     async rotateSecret(request, context) {
       await requireMember(store, callerOf(context.values), request.workspaceId);
@@ -168,7 +174,11 @@ export function createSubscriptionsService({
           subject: `subscription ${current.id}`,
           description: `subscription ${current.id} is a ${channel} subscription; only a webhook has a signing secret to rotate (D33)`,
         });
-      const generatedSecret = request.secret === undefined ? newSecretToken("whsec") : undefined;
+      const standard = current.config.channel === "webhook" && current.config.signatureScheme === "standard";
+      const problem = standard && request.secret !== undefined && standardSecretProblem(request.secret);
+      if (problem) throw invalidArgument([{ field: "secret", message: `secret ${problem}` }]);
+      const generatedSecret =
+        request.secret !== undefined ? undefined : standard ? newStandardSecret() : newSecretToken("whsec");
       const now = clock();
       const graceMs = (request.gracePeriodSeconds ?? defaultGracePeriodSeconds) * 1000;
       const rotated = await subscriptions.rotateSecret(

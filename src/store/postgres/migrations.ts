@@ -349,6 +349,13 @@ export const migrations: readonly string[] = [
   -- schema.
   ALTER TABLE log_entries ADD COLUMN trace_spans_canonical integer NOT NULL DEFAULT 0;
   `,
+  `
+  -- D38 and D39: event types, pace and sealed webhook headers, as in the SQLite schema.
+  ALTER TABLE notification_subscriptions ADD COLUMN event_types_json text NOT NULL
+    DEFAULT '["workflow.execution.completed","workflow.alert.fired","workflow.alert.resolved"]';
+  ALTER TABLE notification_subscriptions ADD COLUMN throttle_per_second integer;
+  ALTER TABLE notification_subscriptions ADD COLUMN headers_sealed bytea;
+  `,
 ];
 
 /** Any constant of flowlog's own: every process migrating this database takes the same lock. */

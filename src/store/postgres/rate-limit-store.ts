@@ -1,5 +1,12 @@
 import type { BucketShape } from "../../limits/plans.js";
-import { type BucketRow, type BucketState, bucketState, type TakeResult } from "../../limits/token-bucket.js";
+import {
+  type BucketRow,
+  type BucketState,
+  bucketState,
+  type Reservation,
+  reservationOf,
+  type TakeResult,
+} from "../../limits/token-bucket.js";
 import type { RateLimitStore } from "../rate-limit-store.js";
 import { bucketParams } from "../rate-limit-store.js";
 import type { StoreArea } from "../store.js";
@@ -42,6 +49,16 @@ const take = namedStatement(`
     last_allowed = CASE WHEN ${refilled} >= 1 THEN 1 ELSE 0 END
   RETURNING tokens, updated_at AS "asOf", last_allowed AS allowed`);
 
+/** SQLite's paced queue (rate-limit-store.ts, D38) in PostgreSQL's words. */
+const reserve = namedStatement(`
+  INSERT INTO rate_limit_buckets AS b (key, tokens, updated_at, last_allowed)
+  VALUES (@key, @bucketBurst::float8 - 1, @now::bigint, 1)
+  ON CONFLICT (key) DO UPDATE SET
+    tokens = ${refilled} - CASE WHEN ${refilled} - 1 >= -@maxDebt::float8 THEN 1 ELSE 0 END,
+    updated_at = greatest(b.updated_at, @now::bigint),
+    last_allowed = CASE WHEN ${refilled} - 1 >= -@maxDebt::float8 THEN 1 ELSE 0 END
+  RETURNING tokens, updated_at AS "asOf", last_allowed AS allowed`);
+
 const peek = namedStatement(`
   SELECT ${peekBucketSql("b", "bucket")}
   FROM (SELECT 1) AS one LEFT JOIN rate_limit_buckets b ON b.key = @key`);
@@ -67,6 +84,15 @@ export class PostgresRateLimitStore implements StoreArea<RateLimitStore> {
     const state = bucketState(row, shape, nowMs);
     if (row.allowed) return { allowed: true, ...state };
     return { allowed: false, ...state, retryAfterSeconds: Math.ceil((state.resetAtMs - nowMs) / 1000) };
+  }
+
+  async reserve(key: string, shape: BucketShape, maxWaitMs: number, nowMs: number): Promise<Reservation> {
+    const maxDebt = (maxWaitMs * shape.requestsPerMinute) / 60_000;
+    const { rows } = await this.pool.query<BucketRow & { allowed: number }>(
+      reserve({ key, now: nowMs, maxDebt, ...bucketParams("bucket", shape) }),
+    );
+    const row = rows[0] as BucketRow & { allowed: number };
+    return reservationOf(row, row.allowed === 1, shape, maxDebt, nowMs);
   }
 
   async peek(key: string, shape: BucketShape, nowMs: number): Promise<BucketState> {

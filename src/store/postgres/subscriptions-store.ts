@@ -3,18 +3,20 @@ import type { CappedCreate } from "../records.js";
 import type { StoreArea } from "../store.js";
 import {
   forDelivery,
+  type HeaderValues,
   holdsExpiredSecret,
+  insertParameters,
   type NewSubscription,
   type SecretChange,
   type SubscriptionForDelivery,
   type SubscriptionRecord,
   type SubscriptionRow,
-  type SubscriptionSettings,
+  type SubscriptionSettingsInput,
   type SubscriptionsStore,
   sealSecret,
-  settingsParameters,
   subscriptionSql,
   toRecord,
+  updateParameters,
   withoutPreviousSecret,
 } from "../subscriptions-store.js";
 import { type PostgresPool, withTransaction } from "./database.js";
@@ -51,23 +53,16 @@ export class PostgresSubscriptionsStore implements StoreArea<SubscriptionsStore>
     subscription: NewSubscription,
     secret: string | null,
     max = Number.POSITIVE_INFINITY,
+    headers: HeaderValues = {},
   ): Promise<CappedCreate<SubscriptionRecord>> {
     const { workspaceId } = subscription;
-    const sealed = secret === null ? null : sealSecret(this.masterKey, workspaceId, subscription.id, secret);
+    const parameters = insertParameters(this.masterKey, subscription, secret, headers);
     return withTransaction(this.pool, async (client) => {
       await client.query("SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE", [workspaceId]);
       const { rows: counted } = await client.query<{ count: number }>(statements.liveCount({ workspaceId }));
       const count = counted[0]?.count ?? 0;
       if (count >= max) return { full: count };
-      const { rows } = await client.query<SubscriptionRow>(
-        statements.insert({
-          ...settingsParameters(subscription),
-          id: subscription.id,
-          workspace_id: workspaceId,
-          secret_sealed: sealed,
-          at: subscription.createdAt,
-        }),
-      );
+      const { rows } = await client.query<SubscriptionRow>(statements.insert(parameters));
       return { created: toRecord(rows[0] as SubscriptionRow) };
     });
   }
@@ -84,22 +79,16 @@ export class PostgresSubscriptionsStore implements StoreArea<SubscriptionsStore>
 
   async update(
     id: string,
-    settings: SubscriptionSettings,
+    settings: SubscriptionSettingsInput,
     secret: SecretChange,
     at: number,
+    headers: HeaderValues = {},
   ): Promise<SubscriptionRecord | undefined> {
     // A subscription never changes workspace, so the context read here is the one it is sealed under.
     const current = await this.liveRow(id);
     if (!current) return undefined;
     return this.returning(
-      statements.update({
-        ...settingsParameters(settings),
-        id,
-        at,
-        keep_secret: secret === undefined ? 1 : 0,
-        secret_sealed:
-          typeof secret === "string" ? sealSecret(this.masterKey, current.workspace_id, id, secret) : null,
-      }),
+      statements.update(updateParameters(this.masterKey, current, settings, secret, at, headers)),
     );
   }
 

@@ -89,12 +89,36 @@ const longestBusyWaitMs = 5_000;
  * own slot and waits in Temporal.
  */
 export function workspaceBusy(refusal: string): ApplicationFailure {
+  const wait = busyWaitMs();
+  return waitInTemporal(
+    `${refusal}; waiting for one to end`,
+    Math.round(wait / 2 + Math.random() * (wait / 2)),
+  );
+}
+
+/**
+ * A delivery attempt refused by its endpoint's pace (D38, limits/endpoint-pace.ts): it waits in Temporal
+ * until a place may open (`opensInMs`), and a jitter that grows with its refusals like a busy attempt's
+ * wait, so the many deliveries of a drained backlog do not all come back at that one instant. It is no
+ * attempt, like a busy one, and has the same failure type, which the delivery workflow knows.
+ */
+export function endpointPaced(throttlePerSecond: number, opensInMs: number): ApplicationFailure {
+  return waitInTemporal(
+    `the endpoint is paced at ${throttlePerSecond} deliveries a second; waiting for its turn`,
+    opensInMs + Math.round(Math.random() * busyWaitMs()),
+  );
+}
+
+function busyWaitMs(): number {
   const { attempt } = Context.current().info;
-  const wait = Math.min(longestBusyWaitMs, firstBusyWaitMs * 1.5 ** (attempt - 1));
+  return Math.min(longestBusyWaitMs, firstBusyWaitMs * 1.5 ** (attempt - 1));
+}
+
+function waitInTemporal(message: string, nextRetryDelay: number): ApplicationFailure {
   return ApplicationFailure.create({
     type: workspaceBusyFailure,
-    message: `${refusal}; waiting for one to end`,
-    nextRetryDelay: Math.round(wait / 2 + Math.random() * (wait / 2)),
+    message,
+    nextRetryDelay,
     // A wait, not an error: the SDK logs it at debug level and leaves it out of failure metrics.
     category: ApplicationFailureCategory.BENIGN,
   });

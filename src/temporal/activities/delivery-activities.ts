@@ -1,6 +1,8 @@
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import type { Client } from "@temporalio/client";
 import { deliveryPolicy, retryDelayMs } from "../../domain/delivery-schedule.js";
+import { completionEventType, receivesEventType } from "../../domain/event-types.js";
+import { takeEndpointPace } from "../../limits/endpoint-pace.js";
 import { computeLimits } from "../../limits/execution-limits.js";
 import { defaultQuotas } from "../../limits/quotas.js";
 import { WorkspaceSlots } from "../../limits/workspace-slots.js";
@@ -13,7 +15,6 @@ import {
   type AlertPayload,
   buildCompletionEvent,
   type CompletionEvent,
-  completionEventType,
   type EventIncludes,
   logUrlOf,
 } from "../../notifications/event.js";
@@ -26,7 +27,7 @@ import { derivedId, newId } from "../../util/ids.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
 import { watchFailingEndpoint } from "../start-endpoint-watch.js";
 import { attemptSlotLimits } from "../worker-slots.js";
-import { startedAttempts, workspaceBusy } from "./block-admission.js";
+import { endpointPaced, startedAttempts, workspaceBusy } from "./block-admission.js";
 import type { ActivityDeps } from "./deps.js";
 import { sendEndpointNotice } from "./endpoint-health-activities.js";
 import { heartbeating } from "./heartbeating.js";
@@ -141,6 +142,8 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
           outcome && "resolved" in outcome
             ? outcome.resolved
             : await eventOf(subscription.include, outcome?.fired);
+        // D38: the rule's state moved all the same; only the event is not sent.
+        if (!receivesEventType(subscription, event.type)) continue;
         const id = newId("dlv");
         const delivery = await store.deliveries.createOnce({
           id,
@@ -179,7 +182,9 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
      *
      * At most `concurrentDeliveries` attempts of one workspace run at once on a worker, so one tenant's slow
      * endpoints cannot hold every delivery slot (as D26 does for blocks): an attempt over it is refused at
-     * once, frees its slot and waits in Temporal (block-admission.ts). A refusal is no attempt, so the
+     * once, frees its slot and waits in Temporal (block-admission.ts). Before that, a subscription with a
+     * throttle (D38) takes its place in its endpoint's pace, shared by every worker: a place a moment away
+     * is waited for here, a later one in Temporal (limits/endpoint-pace.ts). A refusal is no attempt, so the
      * attempt's number is not Temporal's: it is one more than the attempts started before, which each
      * attempt's heartbeat records and the attempt log floors. An attempt that started and was lost with its
      * worker counts; after the last, the next run settles the series as lost.
@@ -201,14 +206,23 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
           "DeliveryLost",
         );
       }
+      const subscription = await store.notifications.getForDelivery(delivery.subscriptionId);
+      const beat = () => context.heartbeat({ started: attempt });
+      const throttle = subscription?.throttlePerSecond;
+      if (throttle) {
+        // Real time, not the deps' clock: the pace is kept in milliseconds every worker counts alike.
+        const place = await takeEndpointPace(store, delivery.subscriptionId, throttle, Date.now());
+        if (!place.allowed) throw endpointPaced(throttle, place.waitMs);
+        beat();
+        await context.sleep(place.waitMs);
+      }
       // No await from here until the slot is held: concurrent attempts see each other's.
       const refused = slots.refusal(delivery.workspaceId);
       if (refused) throw workspaceBusy(refused);
       const startedAt = clock();
-      const beat = () => context.heartbeat({ started: attempt });
       beat();
       const { channel, result } = await slots.holding(delivery.workspaceId, () =>
-        heartbeating(beat, () => send(deps, delivery)),
+        heartbeating(beat, () => send(deps, delivery, subscription)),
       );
       const last = attempt >= maxAttempts;
       const outcome: AttemptOutcome =
@@ -299,8 +313,8 @@ async function eventsOf(
 async function send(
   deps: ActivityDeps,
   delivery: DeliveryWithEvent,
+  subscription: SubscriptionForDelivery | undefined,
 ): Promise<{ channel: string; result: ChannelResult }> {
-  const subscription = await deps.store.notifications.getForDelivery(delivery.subscriptionId);
   if (!subscription || subscription.deletedAt !== null) {
     return {
       channel: "deleted",
@@ -326,6 +340,8 @@ async function sendThrough(
       return sendWebhookAttempt({
         url: config.url,
         ...secretsOf(subscription, (deps.clock ?? Date.now)()),
+        signatureScheme: config.signatureScheme,
+        headers: subscription.headers,
         event,
         deliveryId: delivery.id,
         allowPrivateNetworks,
@@ -366,8 +382,9 @@ const unconfigured = { publicBaseUrl: "", smtpUrl: undefined, mailFrom: "" };
 
 /**
  * The secrets this attempt is signed with. D33: the replaced one signs too while its grace period lasts,
- * judged now, at the attempt, so a retry after the expiry carries the new signature only. The secrets are
- * read from the store here, in the activity, so they never enter a workflow's history (D24).
+ * judged now, at the attempt, so a retry after the expiry carries the new signature only. The secrets,
+ * like the webhook's headers (D38), are read from the store here, in the activity, so they never enter a
+ * workflow's history (D24).
  */
 function secretsOf(
   subscription: SubscriptionForDelivery,

@@ -1,4 +1,5 @@
 import { timerRuleOf } from "../../domain/alert-rules.js";
+import { alertFiredEventType, receivesEventType } from "../../domain/event-types.js";
 import { selectsWorkflow } from "../../domain/subscription-matching.js";
 import { buildAlertFiredEvent } from "../../notifications/alert-event.js";
 import { alertCooldownMs } from "../../store/alerts-store.js";
@@ -71,8 +72,10 @@ export function inactivityActivities(deps: ActivityDeps) {
 
     /**
      * Fires the alert due at `dueAt` if the workflow is still silent and the cooldown is free: claims it and
-     * creates the delivery of a `workflow.alert.fired` event. The event id follows from the watch and
-     * `dueAt`, so a retried activity finds its own claim and delivery instead of making a second one.
+     * creates the delivery of a `workflow.alert.fired` event, unless the subscription does not take that
+     * type (D38): the firing still counts, so the watcher waits out the cooldown rather than firing again.
+     * The event id follows from the watch and `dueAt`, so a retried activity finds its own claim and
+     * delivery instead of making a second one.
      */
     async fireInactivityAlert(input: InactivityWatch & { dueAt: number }): Promise<DeliveryTarget | null> {
       const state = await watched(input);
@@ -97,7 +100,7 @@ export function inactivityActivities(deps: ActivityDeps) {
         reason: event.data.alert.reason,
         cooldownMs,
       });
-      if (!claimed) return null;
+      if (!claimed || !receivesEventType(subscription, alertFiredEventType)) return null;
       const id = newId("dlv");
       const delivery = await deps.store.deliveries.createOnce({
         id,
