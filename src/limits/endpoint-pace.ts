@@ -16,15 +16,20 @@ import type { Reservation } from "./token-bucket.js";
 const queuedPerEndpoint = 10;
 const longestWaitInSlotMs = 1_000;
 
-/** The place of the next delivery to the subscription's endpoint at its throttle (D38). */
-export function takeEndpointPace(
+/**
+ * The place of the next delivery to the subscription's endpoint at its throttle (D38), its wait counted
+ * from when this answers: the time the store took is already spent. Real time, not a test's clock: every
+ * worker counts the pace in the same milliseconds.
+ */
+export async function takeEndpointPace(
   store: Store,
   subscriptionId: string,
   throttlePerSecond: number,
-  nowMs: number,
 ): Promise<Reservation> {
   const intervalMs = 1_000 / throttlePerSecond;
   const maxWaitMs = Math.min(longestWaitInSlotMs, queuedPerEndpoint * intervalMs);
   const shape = { requestsPerMinute: throttlePerSecond * 60, maxBurst: 1 };
-  return store.rateLimits.reserve(`endpoint-pace:${subscriptionId}`, shape, maxWaitMs, nowMs);
+  const askedAt = Date.now();
+  const place = await store.rateLimits.reserve(`endpoint-pace:${subscriptionId}`, shape, maxWaitMs, askedAt);
+  return { allowed: place.allowed, waitMs: Math.max(0, askedAt + place.waitMs - Date.now()) };
 }

@@ -210,8 +210,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
       const beat = () => context.heartbeat({ started: attempt });
       const throttle = subscription?.throttlePerSecond;
       if (throttle) {
-        // Real time, not the deps' clock: the pace is kept in milliseconds every worker counts alike.
-        const place = await takeEndpointPace(store, delivery.subscriptionId, throttle, Date.now());
+        const place = await takeEndpointPace(store, delivery.subscriptionId, throttle);
         if (!place.allowed) throw endpointPaced(throttle, place.waitMs);
         beat();
         await context.sleep(place.waitMs);
