@@ -12,6 +12,7 @@ const onBothStores = [
   "auto-disable",
   "count-quotas",
   "deliveries",
+  "endpoint-settings",
   "environment",
   "logs-api",
   "logs-filters",

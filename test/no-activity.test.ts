@@ -72,7 +72,12 @@ async function receiver() {
 }
 
 /** A no_activity subscription made over REST, as a user makes it: this is what starts the watcher. */
-async function watch(workflowId: string, url: string, thresholdHours: number): Promise<string> {
+async function watch(
+  workflowId: string,
+  url: string,
+  thresholdHours: number,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   const response = await restWithKey(
     flowlog.server.url,
     alice.key,
@@ -83,6 +88,7 @@ async function watch(workflowId: string, url: string, thresholdHours: number): P
       webhook: { url },
       workflowIds: [workflowId],
       alertRule: { rule: "no_activity", threshold: thresholdHours },
+      ...extra,
     },
   );
   expect(response.status, response.text).toBe(200);
@@ -245,6 +251,28 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
     // Measured between the firings, as the cooldown is: arrivals add each delivery's own latency.
     const firedAt = (index: number) => Date.parse(eventOf(target, index).data.alert.firedAt);
     expect(firedAt(2) - firedAt(0)).toBeGreaterThanOrEqual(hourMs);
+    await disable(subscriptionId);
+  });
+
+  it("D38: a subscription that does not take workflow.alert.fired is sent no firing, which still counts: the execution that ends it sends the resolution", async () => {
+    const workflowId = await createWorkflow(flowlog.store, alice.workspaceId);
+    const target = await receiver();
+    const subscriptionId = await watch(workflowId, target.origin, 0.25, {
+      eventTypes: ["workflow.alert.resolved"],
+    });
+    await untilTrue(
+      async () => (await flowlog.store.alerts.state(subscriptionId, workflowId)) !== undefined,
+      15_000,
+    );
+    expect(await flowlog.store.alerts.state(subscriptionId, workflowId)).toMatchObject({ status: "firing" });
+    // Well past a second firing's due time, had the watcher not counted the first.
+    await sleep(hourMs / 2);
+    expect(target.received).toHaveLength(0);
+    await executionArrives(workflowId);
+    await untilTrue(() => target.received.length > 0, 15_000);
+    expect(target.received.map((request) => request.headers["service-event"])).toEqual([
+      "workflow.alert.resolved",
+    ]);
     await disable(subscriptionId);
   });
 

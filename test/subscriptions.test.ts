@@ -521,6 +521,237 @@ describe("the webhook secret is write-only (D18, D24)", () => {
   });
 });
 
+describe("event types and pace (D38)", () => {
+  const defaultTypes = ["workflow.execution.completed", "workflow.alert.fired", "workflow.alert.resolved"];
+
+  it("a subscription lists the default types until it names its own, once each; a masked empty list restores them", async () => {
+    const { subscription } = await createOverRest({
+      ...webhookTo(),
+      eventTypes: ["subscription.held", "delivery.failed", "subscription.held"],
+    });
+    expect(subscription.eventTypes).toEqual(["subscription.held", "delivery.failed"]);
+    const path = `${base()}/${subscription.id}`;
+    const kept = await call("PATCH", path, { includeTraceSpans: true });
+    expect((kept.json as { subscription: SubscriptionJson }).subscription.eventTypes).toEqual([
+      "subscription.held",
+      "delivery.failed",
+    ]);
+    const restored = await call("PATCH", path, { eventTypes: [] });
+    expect((restored.json as { subscription: SubscriptionJson }).subscription.eventTypes).toEqual(
+      defaultTypes,
+    );
+    const operational = ["subscription.released", "subscription.disabled", "workflow.alert.fired"];
+    const every = await call("PATCH", path, { eventTypes: operational });
+    expect((every.json as { subscription: SubscriptionJson }).subscription.eventTypes).toEqual(operational);
+  });
+
+  it("throttlePerSecond is 1 to 1000, absent when unset; 0 or a masked absence removes it", async () => {
+    const { subscription } = await createOverRest({ ...webhookTo(), throttlePerSecond: 1000 });
+    expect(subscription.throttlePerSecond).toBe(1000);
+    const path = `${base()}/${subscription.id}`;
+    const changed = await call("PATCH", path, { throttlePerSecond: 1 });
+    expect((changed.json as { subscription: SubscriptionJson }).subscription.throttlePerSecond).toBe(1);
+    const kept = await call("PATCH", path, { levelFilter: ["error"] });
+    expect((kept.json as { subscription: SubscriptionJson }).subscription.throttlePerSecond).toBe(1);
+    const removed = await call("PATCH", path, { throttlePerSecond: 0 });
+    expect((removed.json as { subscription: SubscriptionJson }).subscription).not.toHaveProperty(
+      "throttlePerSecond",
+    );
+    await call("PATCH", path, { throttlePerSecond: 7 });
+    const masked = await call("PATCH", `${path}?updateMask=throttlePerSecond`, {});
+    expect((masked.json as { subscription: SubscriptionJson }).subscription).not.toHaveProperty(
+      "throttlePerSecond",
+    );
+    expect((await createOverRest(webhookTo())).subscription).not.toHaveProperty("throttlePerSecond");
+  });
+
+  it("an unknown event type or a pace over 1000 is 400 naming the field", async () => {
+    expect(await refusedFields({ ...webhookTo(), eventTypes: ["workflow.execution.started"] })).toEqual([
+      "eventTypes[0]",
+    ]);
+    expect(await refusedFields({ ...webhookTo(), throttlePerSecond: 1001 })).toEqual(["throttlePerSecond"]);
+    expect(await refusedFields({ ...webhookTo(), eventTypes: Array(101).fill("delivery.failed") })).toEqual([
+      "eventTypes",
+    ]);
+  });
+});
+
+describe("webhook headers are write-only (D38, D24)", () => {
+  it("answers name them in lower case, never show a value, and the database holds none in plaintext", async () => {
+    const token = `Bearer token-${"t".repeat(30)}`;
+    const created = await call("POST", base(), {
+      ...webhookTo(),
+      webhook: {
+        url: "https://receiver.example.test/hooks",
+        headers: { Authorization: token, "X-Tenant": "acme-77" },
+      },
+    });
+    expect(created.status, created.text).toBe(200);
+    const { subscription } = created.json as { subscription: SubscriptionJson };
+    expect(subscription.webhook).toEqual({
+      url: "https://receiver.example.test/hooks",
+      hasSecret: false,
+      headerNames: ["authorization", "x-tenant"],
+      signatureScheme: "service",
+    });
+    const path = `${base()}/${subscription.id}`;
+    const reads = [
+      created,
+      await call("GET", path),
+      await call("GET", base()),
+      await call("POST", `${path}:disable`, {}),
+    ];
+    for (const read of reads) {
+      expect(read.text).not.toContain(token);
+      expect(read.text).not.toContain("acme-77");
+    }
+    expect(await flowlog.holds(token)).toBe(false);
+    expect(await flowlog.holds("acme-77")).toBe(false);
+    expect((await flowlog.store.notifications.getForDelivery(subscription.id))?.headers).toEqual({
+      authorization: token,
+      "x-tenant": "acme-77",
+    });
+  });
+
+  it("an update sets and removes by name and keeps the rest; another channel drops them", async () => {
+    const { subscription } = await createOverRest({
+      ...webhookTo(),
+      webhook: { url: "https://x.test/", headers: { "X-One": "1", "X-Two": "2" } },
+    });
+    const path = `${base()}/${subscription.id}`;
+    const moved = await call("PATCH", path, { webhook: { url: "https://y.test/" } });
+    expect((moved.json as { subscription: SubscriptionJson }).subscription.webhook?.headerNames).toEqual([
+      "x-one",
+      "x-two",
+    ]);
+    await call("PATCH", path, {
+      webhook: { url: "https://y.test/", headers: { "x-two": "", "X-ONE": "one" } },
+    });
+    expect((await flowlog.store.notifications.getForDelivery(subscription.id))?.headers).toEqual({
+      "x-one": "one",
+    });
+    await call("PATCH", path, { channel: "slack", slack: { url: "https://hooks.example.test/T/B/X" } });
+    const back = await call("PATCH", path, { channel: "webhook", webhook: { url: "https://y.test/" } });
+    expect((back.json as { subscription: SubscriptionJson }).subscription.webhook?.headerNames).toEqual([]);
+    expect((await flowlog.store.notifications.getForDelivery(subscription.id))?.headers).toEqual({});
+  });
+
+  it("names the delivery or the connection sets, bad names and values, and more than 20 are 400 naming the header", async () => {
+    const refusedHeaders = (headers: Record<string, string>) =>
+      refusedFields({ ...webhookTo(), webhook: { url: "https://x.test/", headers } });
+    for (const name of [
+      "Service-Signature",
+      "webhook-id",
+      "Idempotency-Key",
+      "content-type",
+      "Content-Length",
+      "host",
+      "user-agent",
+      "connection",
+      "Transfer-Encoding",
+    ]) {
+      expect(await refusedHeaders({ [name]: "x" })).toEqual([`webhook.headers.${name}`]);
+    }
+    expect(await refusedHeaders({ "X-Token": "a", "x-token": "b" })).toEqual(["webhook.headers.x-token"]);
+    expect(await refusedHeaders({ "bad name": "x" })).toEqual(["webhook.headers.bad name"]);
+    expect(await refusedHeaders({ "X-Long": "v".repeat(1025) })).toEqual(["webhook.headers.X-Long"]);
+    expect(await refusedHeaders({ "X-Split": "a\r\nInjected: yes" })).toEqual(["webhook.headers.X-Split"]);
+    const many = Object.fromEntries(Array.from({ length: 21 }, (_, n) => [`x-h${n}`, "v"]));
+    expect(await refusedHeaders(many)).toEqual(["webhook.headers"]);
+    expect(
+      (
+        await createOverRest({
+          ...webhookTo(),
+          webhook: { url: "https://x.test/", headers: { "X-Long": "v".repeat(1024) } },
+        })
+      ).subscription.webhook?.headerNames,
+    ).toEqual(["x-long"]);
+    // Twenty stored and one more given in an update: over the bound once merged.
+    const twenty = Object.fromEntries(Array.from({ length: 20 }, (_, n) => [`x-h${n}`, "v"]));
+    const { subscription } = await createOverRest({
+      ...webhookTo(),
+      webhook: { url: "https://x.test/", headers: twenty },
+    });
+    const over = await refusedFields(
+      { webhook: { url: "https://x.test/", headers: { "x-one-more": "v" } } },
+      "PATCH",
+      `${base()}/${subscription.id}`,
+    );
+    expect(over).toEqual(["webhook.headers"]);
+  });
+});
+
+describe("the signature scheme (D39)", () => {
+  it("the standard scheme generates a whsec_ secret of 32 bytes in base64, shown once", async () => {
+    const { subscription, secret } = await createOverRest({
+      ...webhookTo(),
+      webhook: { url: "https://x.test/", signatureScheme: "standard", generateSecret: true },
+    });
+    expect(subscription.webhook).toMatchObject({ signatureScheme: "standard", hasSecret: true });
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(Buffer.from(String(secret).slice(6), "base64")).toHaveLength(32);
+  });
+
+  it("a given standard secret must be whsec_ and base64 of 24 to 64 bytes", async () => {
+    const standard = (secret: string) => ({
+      ...webhookTo(),
+      webhook: { url: "https://x.test/", signatureScheme: "standard", secret },
+    });
+    for (const secret of [
+      `plain-secret-${"p".repeat(20)}`,
+      `whsec_${Buffer.alloc(16, 1).toString("base64")}`,
+      `whsec_${Buffer.alloc(65, 1).toString("base64")}`,
+      `whsec_${Buffer.alloc(32, 250).toString("base64url")}`,
+    ]) {
+      expect(await refusedFields(standard(secret))).toEqual(["webhook.secret"]);
+    }
+    const given = `whsec_${Buffer.alloc(24, 7).toString("base64")}`;
+    await createOverRest(standard(given));
+  });
+
+  it("changing the scheme of a signed webhook takes a new secret in the same request", async () => {
+    const { subscription } = await createOverRest({
+      ...webhookTo(),
+      webhook: { url: "https://x.test/", secret: `service-secret-${"s".repeat(20)}` },
+    });
+    const path = `${base()}/${subscription.id}`;
+    expect(
+      await refusedFields(
+        { webhook: { url: "https://x.test/", signatureScheme: "standard" } },
+        "PATCH",
+        path,
+      ),
+    ).toEqual(["webhook.signatureScheme"]);
+    const switched = await call("PATCH", path, {
+      webhook: { url: "https://x.test/", signatureScheme: "standard", generateSecret: true },
+    });
+    expect(switched.status, switched.text).toBe(200);
+    expect((switched.json as { secret: string }).secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    // Left out, the scheme stays.
+    const moved = await call("PATCH", path, { webhook: { url: "https://z.test/" } });
+    expect((moved.json as { subscription: SubscriptionJson }).subscription.webhook?.signatureScheme).toBe(
+      "standard",
+    );
+    expect(
+      await refusedFields({ webhook: { url: "https://x.test/", signatureScheme: "sha1" } }, "PATCH", path),
+    ).toEqual(["webhook.signatureScheme"]);
+  });
+
+  it("rotating a standard webhook's secret generates a standard one and refuses any other", async () => {
+    const { subscription } = await createOverRest({
+      ...webhookTo(),
+      webhook: { url: "https://x.test/", signatureScheme: "standard", generateSecret: true },
+    });
+    const path = `${base()}/${subscription.id}:rotateSecret`;
+    // No grace period: the workspace's list stays free of one for the tests of D33 below.
+    const rotated = await call("POST", path, { gracePeriodSeconds: 0 });
+    expect((rotated.json as { secret: string }).secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const refused = await call("POST", path, { secret: `not-standard-${"n".repeat(20)}` });
+    expect(refused.status).toBe(400);
+    expect((refused.json as { errors: { field: string }[] }).errors.map((e) => e.field)).toEqual(["secret"]);
+  });
+});
+
 describe("a replaced secret's grace period (D33)", () => {
   const url = "https://receiver.example.test/hooks";
   const first = `first-secret-${"f".repeat(24)}`;

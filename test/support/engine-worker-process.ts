@@ -1,15 +1,21 @@
 /**
- * A flowlog worker in a process of its own, for tests that kill it: `node --import tsx` this file with
- * <address> <namespace> <taskQueue> <dataDir>. It prints "ready" once it polls.
+ * A flowlog worker in a process of its own, for tests that kill it or run several: `node --import tsx`
+ * this file with <address> <namespace> <taskQueue> <dataDir>. Its store is the SQLite file in dataDir,
+ * or the database of FLOWLOG_DATABASE_URL (with FLOWLOG_MASTER_KEY) when the environment sets one, as a
+ * test store's `env` does (test-store.ts). It prints "ready" once it polls.
  */
 
 import { workflowBundlePath } from "../../scripts/build.mjs";
 import { defaultPlanLimits } from "../../src/limits/plans.js";
-import { openStore } from "../../src/store/store.js";
+import { openConfiguredStore } from "../../src/store/open-store.js";
 import { createFlowlogWorker } from "../../src/temporal/worker.js";
 
 const [address = "", namespace = "", taskQueue = "", dataDir = ""] = process.argv.slice(2);
-const store = openStore({ dataDir });
+const store = await openConfiguredStore({
+  dataDir,
+  databaseUrl: process.env.FLOWLOG_DATABASE_URL,
+  masterKey: process.env.FLOWLOG_MASTER_KEY,
+});
 const worker = await createFlowlogWorker({
   address,
   namespace,

@@ -37,3 +37,11 @@ export function ensureSchemathesis(): string {
   const python = ensurePythonVenv("python-fuzz", path.join(repoRoot, "test", "fuzz", "requirements.txt"));
   return path.join(path.dirname(python), "schemathesis");
 }
+
+/** Standard Webhooks' own verifier from PyPI (D39), run by test/webhook-verifiers/verify_standard.py. */
+export function ensureStandardWebhooks(): string {
+  return ensurePythonVenv(
+    "python-standardwebhooks",
+    path.join(repoRoot, "test", "webhook-verifiers", "requirements.txt"),
+  );
+}
