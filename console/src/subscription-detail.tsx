@@ -215,11 +215,26 @@ function Facts({ subscription }: { subscription: NotificationSubscription }) {
           <dt>Signing</dt>
           <dd>
             {webhook.hasSecret ? "Signed with a secret (never shown again)" : "Not signed"}
+            {webhook.signatureScheme === "standard" && ", Standard Webhooks"}
             {webhook.previousSecretExpiresAt &&
               `; the previous secret also signs until ${formatTime(webhook.previousSecretExpiresAt)}`}
           </dd>
+          <dt>Headers</dt>
+          <dd>
+            {webhook.headerNames.length
+              ? `${webhook.headerNames.join(", ")} (values never shown again)`
+              : "none of its own"}
+          </dd>
         </>
       )}
+      <dt>Event types</dt>
+      <dd>{subscription.eventTypes.join(", ")}</dd>
+      <dt>Pace</dt>
+      <dd>
+        {subscription.throttlePerSecond === undefined
+          ? "none"
+          : `at most ${subscription.throttlePerSecond} deliveries a second`}
+      </dd>
       <dt>Workflows</dt>
       <dd>{workflowsOf(subscription, nameOf)}</dd>
       <dt>Levels</dt>

@@ -34,6 +34,29 @@ type IncludeField = (typeof includes)[number]["field"];
 /** What happens to a webhook's signing secret (D18, D33): kept, generated (shown once), given, removed. */
 type SecretMode = "none" | "keep" | "generate" | "own" | "remove";
 
+/** The event types a subscription may take (D38): the default three first. */
+const eventTypes = [
+  { type: "workflow.execution.completed", hint: "an execution completed; an alert on one comes as this too" },
+  { type: "workflow.alert.fired", hint: "a no_activity alert fired" },
+  { type: "workflow.alert.resolved", hint: "an alert resolved" },
+  { type: "subscription.held", hint: "the endpoint kept failing and is held" },
+  { type: "subscription.released", hint: "a held endpoint answered again" },
+  { type: "subscription.disabled", hint: "an endpoint was disabled" },
+  { type: "delivery.failed", hint: "a delivery failed for good" },
+] as const;
+const defaultEventTypes: string[] = eventTypes.slice(0, 3).map(({ type }) => type);
+
+/**
+ * One of a webhook's headers (D38) as the form holds it. A stored one shows its name only: its value is
+ * never returned, so an empty value keeps it.
+ */
+interface HeaderRow {
+  name: string;
+  value: string;
+  stored: boolean;
+  remove: boolean;
+}
+
 /** The form as typed: text stays text until it is sent, so the API judges exactly what was entered. */
 interface Draft {
   channel: string;
@@ -42,6 +65,8 @@ interface Draft {
   recipients: string;
   secretMode: SecretMode;
   ownSecret: string;
+  signatureScheme: string;
+  headers: HeaderRow[];
   allWorkflows: boolean;
   workflowIds: string[];
   levelFilter: string[];
@@ -50,6 +75,8 @@ interface Draft {
   rule: string;
   threshold: string;
   windowHours: string;
+  eventTypes: string[];
+  throttle: string;
   active: boolean;
 }
 
@@ -133,6 +160,9 @@ export function SubscriptionForm({
       </fieldset>
 
       {draft.channel === "webhook" && <SecretChoice draft={draft} current={current} set={set} />}
+      {draft.channel === "webhook" && (
+        <HeaderRows rows={draft.headers} onChange={(rows) => set("headers", rows)} />
+      )}
 
       <fieldset>
         <legend>Workflows</legend>
@@ -207,6 +237,41 @@ export function SubscriptionForm({
             {label}
           </label>
         ))}
+      </fieldset>
+
+      <fieldset>
+        <legend>Event types (none checked: the first three)</legend>
+        {eventTypes.map(({ type, hint }) => (
+          <label key={type} class="inline">
+            <input
+              type="checkbox"
+              value={type}
+              checked={draft.eventTypes.includes(type)}
+              onChange={(event) =>
+                set(
+                  "eventTypes",
+                  event.currentTarget.checked
+                    ? [...draft.eventTypes, type]
+                    : draft.eventTypes.filter((listed) => listed !== type),
+                )
+              }
+            />
+            <code>{type}</code> <span class="hint">{hint}</span>
+          </label>
+        ))}
+      </fieldset>
+
+      <fieldset>
+        <legend>Pace</legend>
+        <label>
+          Deliveries per second at most (1 to 1000; empty: no pace)
+          <input
+            type="number"
+            step={1}
+            value={draft.throttle}
+            onInput={(event) => set("throttle", event.currentTarget.value)}
+          />
+        </label>
       </fieldset>
 
       <fieldset>
@@ -307,6 +372,19 @@ function SecretChoice({
   return (
     <fieldset>
       <legend>Signing secret</legend>
+      <label>
+        Signature scheme
+        <select
+          value={draft.signatureScheme}
+          onChange={(event) => set("signatureScheme", event.currentTarget.value)}
+        >
+          {signatureSchemes.map(([scheme, label]) => (
+            <option key={scheme} value={scheme}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </label>
       {modes.map(([mode, label]) => (
         <label key={mode} class="inline">
           <input
@@ -321,7 +399,9 @@ function SecretChoice({
       ))}
       {draft.secretMode === "own" && (
         <label>
-          Your secret (16 to 256 characters)
+          {draft.signatureScheme === "standard"
+            ? "Your secret (whsec_ and the base64 of 24 to 64 bytes)"
+            : "Your secret (16 to 256 characters)"}
           <input
             type="password"
             autocomplete="off"
@@ -330,6 +410,71 @@ function SecretChoice({
           />
         </label>
       )}
+    </fieldset>
+  );
+}
+
+/** D39: how attempts are signed; changing it on a signed webhook needs a new secret too. */
+const signatureSchemes = [
+  ["service", "The service-signature header (the spec's)"],
+  ["standard", "Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature)"],
+] as const;
+
+/**
+ * A webhook's own headers (D38), such as a gateway's token: names and values to send with every attempt.
+ * Values are write-only: a stored header shows its name, and an empty value keeps what is stored.
+ */
+function HeaderRows({ rows, onChange }: { rows: HeaderRow[]; onChange: (rows: HeaderRow[]) => void }) {
+  const change = (index: number, part: Partial<HeaderRow>) =>
+    onChange(rows.map((row, at) => (at === index ? { ...row, ...part } : row)));
+  return (
+    <fieldset>
+      <legend>Headers sent with every attempt</legend>
+      {rows.length === 0 && <p class="hint">None.</p>}
+      {rows.map((row, index) => (
+        <div key={index} class="header-row">
+          {row.stored ? (
+            <code>{row.name}</code>
+          ) : (
+            <label>
+              Name
+              <input
+                value={row.name}
+                onInput={(event) => change(index, { name: event.currentTarget.value })}
+              />
+            </label>
+          )}
+          <label>
+            {row.stored ? `New value of ${row.name} (empty: keep the stored one)` : "Value"}
+            <input
+              type="password"
+              autocomplete="off"
+              value={row.value}
+              disabled={row.remove}
+              onInput={(event) => change(index, { value: event.currentTarget.value })}
+            />
+          </label>
+          {row.stored && (
+            <label class="inline">
+              <input
+                type="checkbox"
+                checked={row.remove}
+                onChange={(event) => change(index, { remove: event.currentTarget.checked })}
+              />
+              Remove {row.name}
+            </label>
+          )}
+        </div>
+      ))}
+      <p>
+        <button
+          type="button"
+          class="quiet"
+          onClick={() => onChange([...rows, { name: "", value: "", stored: false, remove: false }])}
+        >
+          Add a header
+        </button>
+      </p>
     </fieldset>
   );
 }
@@ -372,6 +517,13 @@ function draftOf(current: NotificationSubscription | undefined): Draft {
     recipients: current?.email?.recipients.join("\n") ?? "",
     secretMode: current?.webhook ? "keep" : "generate",
     ownSecret: "",
+    signatureScheme: current?.webhook?.signatureScheme ?? "service",
+    headers: (current?.webhook?.headerNames ?? []).map((name) => ({
+      name,
+      value: "",
+      stored: true,
+      remove: false,
+    })),
     allWorkflows: current ? current.allWorkflows === true : true,
     workflowIds: current?.workflowIds ?? [],
     levelFilter: current?.levelFilter ?? [],
@@ -385,13 +537,16 @@ function draftOf(current: NotificationSubscription | undefined): Draft {
     rule: rule?.rule ?? "",
     threshold: rule?.rule ? String(rule.threshold) : "",
     windowHours: rule?.windowHours === undefined ? "" : String(rule.windowHours),
+    eventTypes: current?.eventTypes ?? defaultEventTypes,
+    throttle: current?.throttlePerSecond === undefined ? "" : String(current.throttlePerSecond),
     active: current?.active ?? true,
   };
 }
 
 /**
- * The request a draft makes. Every setting the form shows is sent, so an update replaces them all; an
- * empty number is sent as NaN, which the API refuses naming the field, rather than as a silent 0.
+ * The request a draft makes. Every setting the form shows is sent, so an update replaces them all (an
+ * empty pace removes it); an empty number is sent as NaN, which the API refuses naming the field, rather
+ * than as a silent 0.
  */
 function saveOf(draft: Draft, current: NotificationSubscription | undefined): SubscriptionSave {
   const kind = alertRuleKind(draft.rule);
@@ -413,6 +568,8 @@ function saveOf(draft: Draft, current: NotificationSubscription | undefined): Su
       : current?.alertRule
         ? { rule: "" }
         : undefined,
+    eventTypes: draft.eventTypes,
+    ...(draft.throttle.trim() === "" ? {} : { throttlePerSecond: Number(draft.throttle) }),
     ...(current ? {} : { active: draft.active }),
   };
   const updateMask = current
@@ -425,6 +582,8 @@ function saveOf(draft: Draft, current: NotificationSubscription | undefined): Su
         "trigger_filter",
         ...includes.map(({ field }) => protoName(field)),
         "alert_rule",
+        "event_types",
+        "throttle_per_second",
       ]
     : [];
   return { subscription, updateMask };
@@ -442,7 +601,24 @@ function destinationOf(draft: Draft): Pick<SubscriptionInput, "webhook" | "email
         : draft.secretMode === "remove"
           ? { secret: "" }
           : {};
-  return { webhook: { url: draft.url.trim(), ...secret } };
+  return {
+    webhook: {
+      url: draft.url.trim(),
+      ...secret,
+      signatureScheme: draft.signatureScheme,
+      headers: headersOf(draft.headers),
+    },
+  };
+}
+
+/** D38: a new or changed header sets its value, a removed one is sent empty, an untouched one is left out. */
+function headersOf(rows: HeaderRow[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const row of rows) {
+    if (row.remove) headers[row.name] = "";
+    else if (row.value !== "" || !row.stored) headers[row.name.trim()] = row.value;
+  }
+  return headers;
 }
 
 function numberOf(text: string): number {

@@ -24,7 +24,8 @@ export function SecretOnce({ secret, onDismiss }: { secret: string; onDismiss: (
       <h2 id="secret-once-title">Signing secret</h2>
       <p>
         <strong>Copy it now: it will not be shown again.</strong> flowlog keeps it encrypted and never returns
-        it; give it to the receiver to verify the <code>service-signature</code> header.
+        it; give it to the receiver to verify the <code>service-signature</code> header, or with Standard
+        Webhooks the <code>webhook-signature</code> one.
       </p>
       <div class="secret-row">
         <label>

@@ -1,5 +1,6 @@
 import { createHmac, randomUUID } from "node:crypto";
 import type { Browser, Page } from "playwright-core";
+import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WorkflowsService } from "../../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import { clientWithKey, restWithKey } from "../support/api-server.js";
@@ -76,7 +77,9 @@ interface SubscriptionJson extends Json {
   failingSince?: string;
   failedDeliveries?: number;
   disabledReason?: string;
-  webhook?: { url: string; hasSecret: boolean };
+  webhook?: { url: string; hasSecret: boolean; headerNames: string[]; signatureScheme: string };
+  eventTypes: string[];
+  throttlePerSecond?: number;
   alertStates: { workflowId: string; rule: string; status: string; reason: string; lastFiredAt: string }[];
 }
 
@@ -337,6 +340,76 @@ describe("changing a subscription", () => {
       .toEqual([expect.stringContaining(subscription.id)]);
     expect((await listed()).map((s) => s.id)).not.toContain(subscription.id);
     expect(problems).toEqual([]);
+  });
+});
+
+describe("endpoint settings (D38, D39)", () => {
+  it("sets event types, write-only headers, a pace and Standard Webhooks signing; a test event carries them", async () => {
+    const hook = await acknowledging();
+    const token = `Bearer console-${randomUUID()}`;
+    const { page, problems } = await openPage("subscriptions/new");
+    await page.getByLabel("Webhook URL").fill(`${hook.origin}/standard`);
+    await page.getByLabel("Signature scheme").selectOption("standard");
+    await page.getByRole("radio", { name: "Generate a secret (shown once)" }).check();
+    await page.getByRole("button", { name: "Add a header" }).click();
+    await page.getByLabel("Name", { exact: true }).fill("Authorization");
+    await page.getByLabel("Value", { exact: true }).fill(token);
+    await page.getByRole("checkbox", { name: /^subscription\.held/ }).check();
+    await page.getByLabel(/^Deliveries per second at most/).fill("1001");
+    await page.getByRole("button", { name: "Create subscription" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("throttlePerSecond");
+    await page.getByLabel(/^Deliveries per second at most/).fill("5");
+    await page.getByRole("button", { name: "Create subscription" }).click();
+
+    const secretField = page.getByRole("textbox", { name: "Signing secret" });
+    await secretField.waitFor();
+    const secret = await secretField.inputValue();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const [created] = (await listed()).filter((s) => s.webhook?.url === `${hook.origin}/standard`);
+    expect(created).toMatchObject({
+      webhook: { hasSecret: true, headerNames: ["authorization"], signatureScheme: "standard" },
+      eventTypes: [
+        "workflow.execution.completed",
+        "workflow.alert.fired",
+        "workflow.alert.resolved",
+        "subscription.held",
+      ],
+      throttlePerSecond: 5,
+    });
+    await expect
+      .poll(() => page.locator("dl.facts").textContent())
+      .toContain("authorization (values never shown again)");
+
+    const sent = await sendTest(page, hook);
+    expect(sent?.headers.authorization).toBe(token);
+    expect(() =>
+      new Webhook(secret).verify(String(sent?.body), sent?.headers as Record<string, string>),
+    ).not.toThrow();
+
+    // Write-only: after a reload, neither the page nor the edit form holds the header's value.
+    await page.reload();
+    await page.getByRole("button", { name: "Edit" }).click();
+    expect(await page.content()).not.toContain(token);
+    await page.getByRole("checkbox", { name: "Remove authorization" }).check();
+    await page.getByRole("button", { name: "Add a header" }).click();
+    await page.getByLabel("Name", { exact: true }).fill("X-Tenant");
+    await page.getByLabel("Value", { exact: true }).fill("acme");
+    await page.getByRole("checkbox", { name: /^subscription\.held/ }).uncheck();
+    await page.getByLabel(/^Deliveries per second at most/).fill("");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await expect.poll(() => page.getByRole("status").allTextContents()).toContain("Saved.");
+    const edited = await read(String(created?.id));
+    expect(edited.webhook).toMatchObject({ headerNames: ["x-tenant"], signatureScheme: "standard" });
+    expect(edited.eventTypes).toEqual([
+      "workflow.execution.completed",
+      "workflow.alert.fired",
+      "workflow.alert.resolved",
+    ]);
+    expect(edited).not.toHaveProperty("throttlePerSecond");
+    expect((await sendTest(page, hook))?.headers).toMatchObject({ "x-tenant": "acme" });
+    expect(hook.received.at(-1)?.headers).not.toHaveProperty("authorization");
+    // The refusal of 1001 is the browser's own 400 log line; nothing else may go wrong.
+    expect(problems.filter((problem) => !problem.includes("400"))).toEqual([]);
   });
 });
 
