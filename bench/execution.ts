@@ -4,7 +4,7 @@ import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from ".
 import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
 import { noopTaskQueue, noopWorkflowBundle } from "./support/noop-worker.js";
 import type { noopWorkflow } from "./support/noop-workflow.js";
-import { type RunningProcess, repoRoot, startProcess } from "./support/processes.js";
+import { type RunningProcess, repoRoot, startProcess, startTogether } from "./support/processes.js";
 import { startItemApi } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio } from "./support/report.js";
 import { distribution } from "./support/sample.js";
@@ -164,36 +164,35 @@ export async function floorLoad(
   plan: LoadPlan,
   withLog = false,
 ): Promise<LoadResult> {
-  const worker = await startNoopWorker(temporalAddress, withLog);
-  try {
-    const server = await startProcess(
+  const [worker, server] = await startTogether([
+    startNoopWorker(temporalAddress, withLog),
+    startProcess(
       process.execPath,
       [
         ...["--import", "tsx", path.join(repoRoot, "bench/support/bare-execute-server.ts")],
         ...[temporalAddress, url, ...(withLog ? ["log"] : [])],
       ],
       { ready: /execute server on port (\d+)/ },
-    );
-    try {
-      const target = {
-        url: `http://127.0.0.1:${server.ready[1]}/execute`,
-        method: "POST" as const,
-        headers: { "content-type": "application/json" },
-        body: '{"input": {}}',
-      };
-      const check = (await (await fetch(target.url, { method: "POST", body: target.body })).json()) as {
-        output?: { got?: { title?: string } };
-      };
-      if (check.output?.got?.title !== "bench item") {
-        throw new Error(`the floor workflow answered ${JSON.stringify(check)}, not the item it fetched`);
-      }
-      const result = await httpLoad(target, plan);
-      if (result.failures > 0) throw new Error(`${result.failures} floor executions failed under load`);
-      return result;
-    } finally {
-      await server.stop();
+    ),
+  ] as const);
+  try {
+    const target = {
+      url: `http://127.0.0.1:${server.ready[1]}/execute`,
+      method: "POST" as const,
+      headers: { "content-type": "application/json" },
+      body: '{"input": {}}',
+    };
+    const check = (await (await fetch(target.url, { method: "POST", body: target.body })).json()) as {
+      output?: { got?: { title?: string } };
+    };
+    if (check.output?.got?.title !== "bench item") {
+      throw new Error(`the floor workflow answered ${JSON.stringify(check)}, not the item it fetched`);
     }
+    const result = await httpLoad(target, plan);
+    if (result.failures > 0) throw new Error(`${result.failures} floor executions failed under load`);
+    return result;
   } finally {
+    await server.stop();
     await worker.stop();
   }
 }

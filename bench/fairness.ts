@@ -132,8 +132,10 @@ async function quietUnderFlood(
     const flooded = await quiet();
     return { alone, flooded };
   } finally {
-    await stack.stop();
+    // The held requests first: their blocks then fail at once instead of keeping the worker's shutdown
+    // waiting out the hold.
     await held.close();
+    await stack.stop();
     await itemApi.close();
   }
 }

@@ -41,10 +41,12 @@ export const tenantReadsBench: Bench = {
         };
         return { workspaceId: printed.workspace.id, key: printed.key };
       };
-      const [heavy, other] = [await account("free"), await account("enterprise")];
+      const [heavy, other] = await Promise.all([account("free"), account("enterprise")]);
       const seeding = performance.now();
-      await flowlogCli(["seed", "--workspace", heavy.workspaceId, "--executions", String(plan.entries)], env);
-      await flowlogCli(["seed", "--workspace", other.workspaceId, "--executions", "100"], env);
+      await Promise.all([
+        flowlogCli(["seed", "--workspace", heavy.workspaceId, "--executions", String(plan.entries)], env),
+        flowlogCli(["seed", "--workspace", other.workspaceId, "--executions", "100"], env),
+      ]);
       process.stderr.write(
         `  seeded ${plan.entries} entries in ${((performance.now() - seeding) / 1000).toFixed(1)} s\n`,
       );
