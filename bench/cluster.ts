@@ -14,9 +14,9 @@ interface Plan {
 
 const plans: Record<"quick" | "full", Plan> = {
   quick: {
-    execution: { connections: 8, seconds: 2, warmupSeconds: 1 },
-    entries: 2_000,
-    gateway: { connections: 10, seconds: 1.5, warmupSeconds: 0.5 },
+    execution: { connections: 8, seconds: 0.5, warmupSeconds: 0.25 },
+    entries: 500,
+    gateway: { connections: 10, seconds: 1, warmupSeconds: 0.25 },
   },
   full: {
     execution: { connections: 8, seconds: 20, warmupSeconds: 3 },

@@ -10,7 +10,7 @@ import { type Bench, type BenchOptions, ms, perSecond, ratio } from "./support/r
 import { distribution } from "./support/sample.js";
 
 const plans: Record<"quick" | "full", LoadPlan> = {
-  quick: { connections: 8, seconds: 2, warmupSeconds: 1 },
+  quick: { connections: 8, seconds: 0.5, warmupSeconds: 0.25 },
   full: { connections: 8, seconds: 20, warmupSeconds: 3 },
 };
 

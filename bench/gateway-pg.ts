@@ -19,7 +19,7 @@ interface Plan {
 }
 
 const plans: Record<"quick" | "full", Plan> = {
-  quick: { entries: 10_000, load: { connections: 10, seconds: 1.5, warmupSeconds: 0.5 } },
+  quick: { entries: 2_000, load: { connections: 10, seconds: 1, warmupSeconds: 0.25 } },
   full: { entries: 100_000, load: { connections: 16, seconds: 10, warmupSeconds: 2 } },
 };
 
