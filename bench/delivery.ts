@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection } from "@temporalio/client";
-import { executeLoad, noopLoad, startNoopWorker } from "./execution.js";
-import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
+import { executeLoad, noopLoad, noopWorker } from "./execution.js";
+import { benchStack, createHttpBlockWorkflow, type FlowlogStack } from "./support/flowlog-stack.js";
 import { noopTaskQueue } from "./support/noop-worker.js";
 import type { noopFanOut } from "./support/noop-workflow.js";
 import { startItemApi, startReceiver } from "./support/receiver.js";
@@ -72,7 +72,7 @@ export const deliveryBench: Bench = {
     const itemApi = await startItemApi();
     // FLOWLOG_TEMPORAL_DEV_DB=memory runs it on an in-memory dev server, as for `flowlog dev`.
     const persistence = process.env.FLOWLOG_TEMPORAL_DEV_DB === "memory" ? "memory" : "file";
-    const stack = await startFlowlogStack({}, persistence);
+    const stack = await benchStack(options, persistence);
     try {
       const workflowId = await createHttpBlockWorkflow(stack, `${itemApi.url}/items/1`);
       const rows: (string | number)[][] = [];
@@ -130,9 +130,9 @@ export const deliveryBench: Bench = {
             delivered ? ms(latency.max) : "",
           ]);
         }
-        if (count === 0) rows.push(...(await floorRows(stack, workflowId, plan, unsubscribed)));
+        if (count === 0) rows.push(...(await floorRows(options, plan, stack, workflowId, unsubscribed)));
       }
-      const baseline = await noopLoad(stack.temporalAddress, {
+      const baseline = await noopLoad(options, stack.temporalAddress, {
         connections: 8,
         seconds: plan.seconds,
         warmupSeconds: plan.warmupSeconds,
@@ -187,12 +187,13 @@ const floorKinds = [
 ] as const;
 
 async function floorRows(
+  options: BenchOptions,
+  plan: Plan,
   stack: FlowlogStack,
   workflowId: string,
-  plan: Plan,
   unsubscribed: Map<number, number>,
 ): Promise<(string | number)[][]> {
-  const worker = await startNoopWorker(stack.temporalAddress);
+  const worker = await noopWorker(options, stack.temporalAddress);
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const rows: (string | number)[][] = [];
   try {

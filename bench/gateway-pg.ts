@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startPostgres } from "../test/support/postgres.js";
 import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
+import { benchPostgres } from "./support/postgres.js";
 import {
   bootstrapAccount,
   flowlogCli,
@@ -32,7 +32,7 @@ export const gatewayPgBench: Bench = {
   name: "gateway-pg",
   async run(options: BenchOptions) {
     const plan = options.quick ? plans.quick : plans.full;
-    const server = await startPostgres({ durable: true });
+    const server = await benchPostgres(options);
     const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-gateway-pg-"));
     const running: RunningProcess[] = [];
     try {

@@ -3,7 +3,7 @@ import type { LogFilter } from "../src/store/logs-store.js";
 import { openPostgres, type PostgresPool } from "../src/store/postgres/database.js";
 import { listQuery, PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import { generatedExecutions } from "../test/support/generated-executions.js";
-import { type PostgresServer, startPostgres } from "../test/support/postgres.js";
+import type { PostgresServer } from "../test/support/postgres.js";
 import {
   commonFilters,
   type FilterValues,
@@ -14,6 +14,7 @@ import {
   page,
   plans,
 } from "./list-query.js";
+import { benchPostgres } from "./support/postgres.js";
 import type { Bench, BenchOptions, Table } from "./support/report.js";
 
 const workspaceId = "ws_bench";
@@ -30,7 +31,7 @@ export const listQueryPgBench: Bench = {
   name: "list-query-pg",
   async run(options: BenchOptions) {
     const plan = options.quick ? { ...plans.quick, sizes: plans.quick.sizes.slice(-1) } : plans.full;
-    const server = await startPostgres({ durable: true });
+    const server = await benchPostgres(options);
     try {
       const tables: Table[] = [];
       for (const size of plan.sizes) tables.push(await measureDatabase(server, size, plan));

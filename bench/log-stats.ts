@@ -8,7 +8,7 @@ import { LogsStore } from "../src/store/logs-store.js";
 import { openPostgres } from "../src/store/postgres/database.js";
 import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import { generatedExecutions } from "../test/support/generated-executions.js";
-import { startPostgres } from "../test/support/postgres.js";
+import { benchPostgres } from "./support/postgres.js";
 import { type Bench, type BenchOptions, ms, type Table } from "./support/report.js";
 import { type SampleBudget, sampleAsync } from "./support/sample.js";
 
@@ -38,7 +38,7 @@ export const logStatsBench: Bench = {
   name: "log-stats",
   async run(options: BenchOptions) {
     const size = options.quick ? 2_000 : 1_000_000;
-    const server = await startPostgres({ durable: true });
+    const server = await benchPostgres(options);
     try {
       return [
         await measure("SQLite", size, openSqliteTarget()),

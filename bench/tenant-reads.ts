@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startPostgres } from "../test/support/postgres.js";
+import { benchPostgres } from "./support/postgres.js";
 import { flowlogCli, type RunningProcess, startFlowlog } from "./support/processes.js";
 import { type Bench, type BenchOptions, ms, type Table } from "./support/report.js";
 import { distribution } from "./support/sample.js";
@@ -25,7 +25,7 @@ export const tenantReadsBench: Bench = {
   name: "tenant-reads",
   async run(options: BenchOptions) {
     const plan = options.quick ? plans.quick : plans.full;
-    const server = await startPostgres({ durable: true });
+    const server = await benchPostgres(options);
     const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-tenant-reads-"));
     let serve: RunningProcess | undefined;
     try {

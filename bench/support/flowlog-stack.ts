@@ -10,6 +10,8 @@ import {
   startTogether,
   unlimitedPlanLimits,
 } from "./processes.js";
+import { shared } from "./quick-run.js";
+import type { BenchOptions } from "./report.js";
 
 /** The whole service as `flowlog dev` runs it, but each part in a process of its own. */
 export interface FlowlogStack {
@@ -90,6 +92,32 @@ export async function startFlowlogStack(
     await stop();
     throw error;
   }
+}
+
+/**
+ * The stack a bench loads, with flowlog dev's defaults and `persistence` for its dev server: its own in
+ * full mode; with --quick the run's one (`shared`), in a workspace of the bench's own, so that no bench
+ * sees another's workflows or subscriptions.
+ */
+export async function benchStack(
+  options: BenchOptions,
+  persistence: "file" | "memory" = "file",
+): Promise<FlowlogStack> {
+  if (!options.quick || persistence !== "file") return startFlowlogStack({}, persistence);
+  const stack = await shared(
+    "flowlog stack",
+    () => startFlowlogStack(),
+    (started) => started.stop(),
+  );
+  const { workspaceId, key } = await stack.addAccount();
+  return {
+    ...stack,
+    workspaceId,
+    key,
+    auth: { "x-api-key": key },
+    post: poster(stack.api, key),
+    stop: async () => undefined,
+  };
 }
 
 /**
