@@ -1,4 +1,4 @@
-import { defaultQuotas } from "../src/config/quotas.js";
+import { defaultQuotas } from "../src/limits/quotas.js";
 import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
 import { startItemApi, startReceiver } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, type Table } from "./support/report.js";

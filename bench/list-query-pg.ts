@@ -1,5 +1,5 @@
+import type { LogFilter } from "../src/store/log-list-sql.js";
 import { type ExecutionRows, executionRows } from "../src/store/log-rows.js";
-import type { LogFilter } from "../src/store/logs-store.js";
 import { openPostgres, type PostgresPool } from "../src/store/postgres/database.js";
 import { listQuery, PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import { generatedExecutions } from "../test/support/generated-executions.js";

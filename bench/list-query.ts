@@ -1,13 +1,8 @@
 import { seedWorkspace } from "../src/seed/seed.js";
 import type { Db } from "../src/store/database.js";
 import { databaseFile, openDatabase } from "../src/store/database.js";
-import {
-  type LogFilter,
-  listQuery,
-  type Page,
-  type PageKey,
-  type PageRequest,
-} from "../src/store/logs-store.js";
+import type { LogFilter, Page, PageKey, PageRequest } from "../src/store/log-list-sql.js";
+import { listQuery } from "../src/store/logs-store.js";
 import { type Bench, type BenchOptions, ms, ratio, type Table } from "./support/report.js";
 import { type Distribution, type SampleBudget, sampleAsync } from "./support/sample.js";
 import { openBenchStore } from "./support/store.js";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { openDatabase } from "../src/store/database.js";
 import { type ExecutionRows, executionRows } from "../src/store/log-rows.js";
-import type { HourRange, LogStats, StatsFilter } from "../src/store/log-stats-query.js";
+import type { HourRange, LogStats, StatsFilter } from "../src/store/log-stats-sql.js";
 import { LogsStore } from "../src/store/logs-store.js";
 import { openPostgres } from "../src/store/postgres/database.js";
 import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";

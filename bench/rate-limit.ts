@@ -1,8 +1,8 @@
 import type { UnaryResponse } from "@connectrpc/connect";
 import { loadConfig } from "../src/config/config.js";
-import type { TakeResult } from "../src/domain/token-bucket.js";
+import { createApiRateLimiter } from "../src/limits/api-rate-limit.js";
+import type { TakeResult } from "../src/limits/token-bucket.js";
 import { seedWorkspace } from "../src/seed/seed.js";
-import { createApiRateLimiter } from "../src/server/rate-limit.js";
 import type { UserRecord } from "../src/store/records.js";
 import type { Store } from "../src/store/store.js";
 import { type Bench, type BenchOptions, ms, ratio, type Table } from "./support/report.js";

@@ -2,13 +2,12 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { evaluateAlertRule } from "../src/alerts/rules.js";
+import { type AlertRuleRecord, evaluateAlertRule } from "../src/domain/alert-rules.js";
 import { buildEmail } from "../src/notifications/email.js";
 import { buildCompletionEvent } from "../src/notifications/event.js";
 import { buildSlackMessage } from "../src/notifications/slack.js";
 import type { Level, LogEntryRecord, Trigger } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
-import type { AlertRuleRecord } from "../src/store/subscriptions-store.js";
 import { newId } from "../src/util/ids.js";
 import { createAccount, createWorkflow, execution, type TestAccount } from "./support/flowlog.js";
 

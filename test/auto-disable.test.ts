@@ -8,7 +8,7 @@ import {
   defaultAutoDisablePolicy,
   nextAutoDisableStep,
 } from "../src/domain/auto-disable.js";
-import { defaultPlanLimits } from "../src/domain/plans.js";
+import { defaultPlanLimits } from "../src/limits/plans.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { endpointWatchId } from "../src/temporal/endpoint-health-ids.js";

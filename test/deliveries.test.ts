@@ -2,16 +2,16 @@ import { createHmac, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { defaultQuotas } from "../src/config/quotas.js";
 import {
   defaultMaxAttempts,
   retryAfterCapMs,
   retryDelayMs,
   retryDelaysMs,
 } from "../src/domain/delivery-schedule.js";
-import { defaultPlanLimits } from "../src/domain/plans.js";
+import { defaultPlanLimits } from "../src/limits/plans.js";
+import { defaultQuotas } from "../src/limits/quotas.js";
 import { createApi } from "../src/server/api.js";
-import type { DeliveryRecord } from "../src/store/deliveries-store.js";
+import type { DeliveryRecord } from "../src/store/delivery-rows.js";
 import type { Level, Trigger } from "../src/store/records.js";
 import type { SubscriptionSettings } from "../src/store/subscriptions-store.js";
 import { eventIdOf } from "../src/temporal/activities/delivery-activities.js";

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { ApplicationFailure, Client, Connection, type WorkflowHandle } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { defaultQuotas } from "../src/config/quotas.js";
 import type { ExecutionInput, LoadedWorkflow } from "../src/engine/execution-types.js";
 import { asWorkflowState, type WorkflowStateJson } from "../src/engine/json-shapes.js";
+import { defaultQuotas } from "../src/limits/quotas.js";
 import { inactivityWatchId } from "../src/temporal/inactivity-ids.js";
 import { executionWorkflowId } from "../src/temporal/start-execution.js";
 import { newId } from "../src/util/ids.js";

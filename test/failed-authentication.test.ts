@@ -4,7 +4,7 @@ import {
   type AuthenticationAttempt,
   createFailedAuthenticationThrottle,
   type FailedAuthenticationThrottle,
-} from "../src/server/failed-authentication.js";
+} from "../src/limits/failed-authentication-throttle.js";
 
 /**
  * D26's throttle on its own clock: at most 20 failed authentications a minute per address, and never more

@@ -33,17 +33,17 @@ import {
   traceSpanFromJson,
 } from "../gen/flowlog/logs/v1/logs_service_serializers.js";
 import { WorkflowStateSchema } from "../gen/flowlog/workflows/v1/workflow_pb.js";
-import { computeLimits } from "../src/domain/limits.js";
-import { defaultPlanLimits } from "../src/domain/plans.js";
+import { isJsonObject, StoredValue, valueFromJson } from "../src/codegen/serializers/runtime/json-reading.js";
+import { valueJson } from "../src/codegen/serializers/runtime/json-text.js";
+import { toJsonWithPresence } from "../src/codegen/serializers/runtime/presence.js";
+import { computeLimits } from "../src/limits/execution-limits.js";
+import { defaultPlanLimits } from "../src/limits/plans.js";
 import { seedWorkspace } from "../src/seed/seed.js";
 import { type EntryView, executionMetadata, logEntryView } from "../src/services/logs/log-entry-view.js";
 import { StoredExecutionData } from "../src/services/logs/stored-execution-data.js";
 import { costDetail } from "../src/store/log-rows.js";
 import type { CostRecord, ListedEntryRecord } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
-import { isJsonObject, StoredValue, valueFromJson } from "../src/util/json-reading.js";
-import { valueJson } from "../src/util/json-text.js";
-import { toJsonWithPresence } from "../src/util/presence.js";
 import { createAccount, type TestAccount } from "./support/flowlog.js";
 import { seededRandom } from "./support/random.js";
 import { randomMessage } from "./support/random-messages.js";

@@ -9,7 +9,7 @@ import { toPublicError } from "../src/errors/public-error.js";
 import { QueryTimeoutError } from "../src/errors/query-timeout.js";
 import { seedWorkspace } from "../src/seed/seed.js";
 import { databaseFile } from "../src/store/database.js";
-import type { HourRange } from "../src/store/log-stats-query.js";
+import type { HourRange } from "../src/store/log-stats-sql.js";
 import { LogStatsThreads } from "../src/store/log-stats-thread.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { newId } from "../src/util/ids.js";

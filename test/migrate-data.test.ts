@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultPlanLimits } from "../src/domain/plans.js";
+import { defaultPlanLimits } from "../src/limits/plans.js";
 import { generateExecutions } from "../src/seed/generate.js";
 import { Random } from "../src/seed/random.js";
 import { copiedTables } from "../src/store/postgres/copy-from-sqlite.js";

@@ -4,9 +4,9 @@ import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import type { NodeRequest, NodeResponse } from "../src/gateway/rest-gateway.js";
-import { writeUniversalResponse } from "../src/server/node-exchange.js";
-import { oneChunk } from "../src/server/one-chunk.js";
+import { writeUniversalResponse } from "../src/rpc/node-exchange.js";
+import type { NodeRequest, NodeResponse } from "../src/rpc/node-http.js";
+import { oneChunk } from "../src/rpc/one-chunk.js";
 
 /**
  * Writing a handler's answer back to Node (node-exchange.ts), on real servers over loopback: a client that

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { StatsFilter } from "../src/store/log-stats-query.js";
-import type { LogFilter, PageRequest } from "../src/store/logs-store.js";
+import type { LogFilter, PageRequest } from "../src/store/log-list-sql.js";
+import type { StatsFilter } from "../src/store/log-stats-sql.js";
 import { openPostgres, type PostgresPool } from "../src/store/postgres/database.js";
 import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import type { ExecutionRecord } from "../src/store/records.js";

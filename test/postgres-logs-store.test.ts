@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/store/database.js";
-import { type LogFilter, LogsStore, type PageKey, type PageRequest } from "../src/store/logs-store.js";
+import type { LogFilter, PageKey, PageRequest } from "../src/store/log-list-sql.js";
+import { LogsStore } from "../src/store/logs-store.js";
 import { openPostgres } from "../src/store/postgres/database.js";
 import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import type { ExecutionRecord } from "../src/store/records.js";

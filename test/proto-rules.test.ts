@@ -5,7 +5,7 @@ import { field as fieldRules } from "../gen/buf/validate/validate_pb.js";
 import { ListLogsRequestSchema } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import { ListDeliveriesRequestSchema } from "../gen/flowlog/notifications/v1/deliveries_service_pb.js";
 import { NotificationSubscriptionSchema } from "../gen/flowlog/notifications/v1/notifications_service_pb.js";
-import { deliveryStatuses } from "../src/store/deliveries-store.js";
+import { deliveryStatuses } from "../src/store/delivery-rows.js";
 import { levels, triggers } from "../src/store/records.js";
 import { channels } from "../src/store/subscriptions-store.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config/config.js";
-import { defaultConnectionLimits, defaultQuotas } from "../src/config/quotas.js";
+import { defaultConnectionLimits, defaultQuotas } from "../src/limits/quotas.js";
 
 function problemsOf(env: NodeJS.ProcessEnv): string[] {
   try {

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection } from "@temporalio/client";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { defaultPlanLimits } from "../src/domain/plans.js";
+import { defaultPlanLimits } from "../src/limits/plans.js";
 import { verifyWebhook } from "../src/notifications/verify-webhook.js";
 import { databaseFile } from "../src/store/database.js";
 import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";

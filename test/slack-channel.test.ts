@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultQuotas } from "../src/config/quotas.js";
+import { defaultQuotas } from "../src/limits/quotas.js";
 import { buildAlertFiredEvent } from "../src/notifications/alert-event.js";
 import { buildCompletionEvent, type CompletionEvent, logUrlOf } from "../src/notifications/event.js";
 import {

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { StatsSlots } from "../src/services/logs/stats-slots.js";
+import { StatsSlots } from "../src/limits/stats-slots.js";
 
 /**
  * D46: GetLogStats allows 2 calls at once per user and 4 per process, and refuses beyond with 429 and

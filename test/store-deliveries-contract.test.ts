@@ -1,10 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  DeliveriesStore,
-  type DeliveryAttemptRecord,
-  type DeliveryStatus,
-  type NewDelivery,
-} from "../src/store/deliveries-store.js";
+import { DeliveriesStore } from "../src/store/deliveries-store.js";
+import type { DeliveryAttemptRecord, DeliveryStatus, NewDelivery } from "../src/store/delivery-rows.js";
 import { type EndpointHealthArea, EndpointHealthStore } from "../src/store/endpoint-health-store.js";
 import { PostgresDeliveriesStore } from "../src/store/postgres/deliveries-store.js";
 import { PostgresEndpointHealthStore } from "../src/store/postgres/endpoint-health-store.js";

@@ -4,7 +4,7 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/store/database.js";
-import type { DayModelCostRecord, HourRange, LogStats, StatsFilter } from "../src/store/log-stats-query.js";
+import type { DayModelCostRecord, HourRange, LogStats, StatsFilter } from "../src/store/log-stats-sql.js";
 import { LogsStore } from "../src/store/logs-store.js";
 import { migrations } from "../src/store/migrations.js";
 import { openPostgres } from "../src/store/postgres/database.js";

@@ -5,7 +5,7 @@ import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
 import proto from "@temporalio/proto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { defaultPlanLimits } from "../src/domain/plans.js";
+import { defaultPlanLimits } from "../src/limits/plans.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { createFlowlogWorker } from "../src/temporal/worker.js";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { defaultQuotas } from "../src/config/quotas.js";
 import type { BlockJson, SpanJson } from "../src/engine/json-shapes.js";
+import { defaultQuotas } from "../src/limits/quotas.js";
 import type { Store } from "../src/store/store.js";
 import { newId } from "../src/util/ids.js";
 import { EngineHarness, type RunningWorker, startWorker, testDeps } from "./support/engine.js";

@@ -9,8 +9,8 @@ import {
 } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { GetLogRequestSchema, LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
-import { callEnded } from "../src/server/call-ended.js";
-import { invokeUnary, type OnClientGone, unaryContext } from "../src/server/unary-context.js";
+import { callEnded } from "../src/rpc/call-ended.js";
+import { invokeUnary, type OnClientGone, unaryContext } from "../src/rpc/unary-context.js";
 
 /*
  * Issue 13: a unary call's signal is made only when its implementation reads it. These cases read it

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { defaultQuotas } from "../src/config/quotas.js";
+import { defaultQuotas } from "../src/limits/quotas.js";
 import { buildCompletionEvent, type CompletionEvent } from "../src/notifications/event.js";
 import {
   type AttemptResult,

@@ -8,9 +8,9 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { Client, Connection, ScheduleNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WorkflowsService } from "../gen/flowlog/workflows/v1/workflows_service_pb.js";
-import { defaultQuotas } from "../src/config/quotas.js";
+import { defaultQuotas } from "../src/limits/quotas.js";
 import { ProcessMetrics } from "../src/logging/metrics.js";
-import type { LogFilter } from "../src/store/logs-store.js";
+import type { LogFilter } from "../src/store/log-list-sql.js";
 import { inactivityWatchId } from "../src/temporal/inactivity-ids.js";
 import { restWithKey } from "./support/api-server.js";
 import { type RunningWorker, startWorker, testDeps } from "./support/engine.js";

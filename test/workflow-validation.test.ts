@@ -1,9 +1,9 @@
 import { fromJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { WorkflowStateSchema } from "../gen/flowlog/workflows/v1/workflow_pb.js";
-import { defaultQuotas } from "../src/config/quotas.js";
 import type { WorkflowStateJson } from "../src/engine/json-shapes.js";
 import { WorkflowGraph } from "../src/engine/workflow-graph.js";
+import { defaultQuotas } from "../src/limits/quotas.js";
 import { validateWorkflowState } from "../src/services/workflows/validation.js";
 
 type Config = Record<string, unknown>;

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { LogsService } from "../../gen/flowlog/logs/v1/logs_service_pb.js";
-import { answerSerialization } from "../../src/server/answer-serialization.js";
+import { answerSerialization } from "../../src/rpc/answer-serialization.js";
 import { registerReflection } from "../../src/server/reflection.js";
 import { createFloorService } from "./floor-service.js";
 

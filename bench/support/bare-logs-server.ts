@@ -1,11 +1,12 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { loadConfig } from "../../src/config/config.js";
-import { takeApiToken } from "../../src/domain/api-rate-limit.js";
-import { executionBucket } from "../../src/domain/limits.js";
+import { takeApiToken } from "../../src/limits/api-rate-limit.js";
+import { executionBucket } from "../../src/limits/execution-limits.js";
 import { hashApiKey } from "../../src/services/accounts/api-keys.js";
 import { databaseFile, openDatabase } from "../../src/store/database.js";
-import { entryByIdSql, listQuery, type PageRequest } from "../../src/store/logs-store.js";
+import type { PageRequest } from "../../src/store/log-list-sql.js";
+import { entryByIdSql, listQuery } from "../../src/store/logs-store.js";
 import type { UserRecord } from "../../src/store/records.js";
 import { openStore } from "../../src/store/store.js";
 

@@ -9,10 +9,11 @@ import {
   ListLogsResponseSchema,
 } from "../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { loadConfig } from "../../src/config/config.js";
-import { takeApiToken } from "../../src/domain/api-rate-limit.js";
+import { takeApiToken } from "../../src/limits/api-rate-limit.js";
 import { hashApiKey } from "../../src/services/accounts/api-keys.js";
 import { databaseFile, openDatabase } from "../../src/store/database.js";
-import { entryByIdSql, listQuery, type PageRequest } from "../../src/store/logs-store.js";
+import type { PageRequest } from "../../src/store/log-list-sql.js";
+import { entryByIdSql, listQuery } from "../../src/store/logs-store.js";
 import type { UserRecord } from "../../src/store/records.js";
 import { openStore } from "../../src/store/store.js";
 import { isoFromMs } from "../../src/util/time.js";

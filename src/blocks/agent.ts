@@ -1,7 +1,7 @@
 import { Headers } from "undici";
 import { z } from "zod";
-import { defaultQuotas } from "../config/quotas.js";
 import { costOf, defaultModelPrices, type PriceTable, type TokenCost } from "../domain/model-prices.js";
+import { defaultQuotas } from "../limits/quotas.js";
 import { exchange, type OutboundReply } from "../outbound/exchange.js";
 import { OutboundFailure } from "../outbound/failure.js";
 import { createRedactor } from "../outbound/redaction.js";

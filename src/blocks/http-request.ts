@@ -1,7 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import { Headers } from "undici";
-import { defaultQuotas, type Quotas } from "../config/quotas.js";
 import { findReferences } from "../engine/references.js";
+import { defaultQuotas, type Quotas } from "../limits/quotas.js";
 import { exchange, type OutboundReply, type OutboundRequest } from "../outbound/exchange.js";
 import { OutboundFailure } from "../outbound/failure.js";
 import {

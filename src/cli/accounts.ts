@@ -12,7 +12,7 @@ import {
   WorkspaceSchema,
 } from "../../gen/flowlog/admin/v1/admin_service_pb.js";
 import type { Config } from "../config/config.js";
-import { plans } from "../domain/plans.js";
+import { plans } from "../limits/plans.js";
 import {
   AccountsService,
   type Bootstrapped,

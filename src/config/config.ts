@@ -6,9 +6,7 @@ import {
   autoDisablePolicyOf,
   defaultAutoDisableSettings,
 } from "../domain/auto-disable.js";
-import { defaultPlanLimits, type Plan, type PlanTable, plans } from "../domain/plans.js";
-import { trustedProxies } from "../security/trusted-proxies.js";
-import { jsonText, positiveInteger, strictObject } from "./json-settings.js";
+import { defaultPlanLimits, type Plan, type PlanTable, plans } from "../limits/plans.js";
 import {
   type ConnectionLimits,
   type ConnectionLimitsOverride,
@@ -23,7 +21,9 @@ import {
   type QuotasOverride,
   quotasOverride,
   withOverride,
-} from "./quotas.js";
+} from "../limits/quotas.js";
+import { trustedProxies } from "../security/trusted-proxies.js";
+import { jsonText, positiveInteger, strictObject } from "./json-settings.js";
 
 /**
  * Process configuration from environment variables (D4), validated once at start so a

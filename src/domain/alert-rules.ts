@@ -1,16 +1,64 @@
-import type { AlertsStore, ExecutionScope } from "../store/alerts-store.js";
-import type { LogEntryRecord } from "../store/records.js";
+import type { Level, LogEntryRecord, Trigger } from "../store/records.js";
 import { isoFromMs } from "../util/time.js";
 
 /**
  * The alert rules of D21, one entry each: the rule's name (its key), what it fires on and when a firing is
  * over in docs/notifications.md's words (X is `threshold`, Y is `windowHours`), the fields it takes with
- * their units and ranges, its check and its resolution (D34).
+ * their units and ranges, its check and its resolution (D34), and the judging of a subscription's rule on
+ * one execution (evaluateAlertRule, evaluateAlertResolution).
  * Validation (services/notifications/subscription-settings.ts), storage (the rule name a subscription
- * keeps), evaluation (alerts/rules.ts on executions, the no-activity watcher by time) and
- * docs/notifications.md's rule table (held to this one by test/readme-alert-rules.test.ts) all read it: a
- * new rule is a new entry here.
+ * keeps), evaluation (here on executions, the no-activity watcher by time) and docs/notifications.md's rule
+ * table (held to this one by test/readme-alert-rules.test.ts) all read it: a new rule is a new entry here.
  */
+
+/** A subscription's rule, as it is stored and judged. */
+export interface AlertRuleRecord {
+  rule: AlertRuleName;
+  /** X of the rule (D21). */
+  threshold: number;
+  /** Y of the rule, in hours; null for the rules without a window. */
+  windowHours: number | null;
+}
+
+/** A rule that fired on an execution: what `data.alert` reports besides `firedAt` (D21). */
+export interface FiredAlert {
+  rule: AlertRuleName;
+  /** A human sentence: the e-mail subject and the chat message show it (D20). */
+  reason: string;
+  /** X of the rule. */
+  threshold: number;
+  /** What the rule measured, in the unit of its threshold. */
+  observed: number;
+  windowHours: number | null;
+}
+
+/** Which of a workflow's executions a rule sees (D21): the subscription's trigger filter, empty = all. */
+export interface ExecutionScope {
+  workflowId: string;
+  triggers: readonly Trigger[];
+}
+
+/** A time window of a workflow's executions by start time, both ends included. */
+export interface WindowQuery extends ExecutionScope {
+  fromStartedAt: number;
+  untilStartedAt: number;
+  /** A log entry left out of the window: the tripping one, when a rule compares it with the others. */
+  excludeLogId?: string;
+}
+
+export interface WindowStats {
+  executions: number;
+  errors: number;
+  /** null when the window is empty. */
+  averageDurationMs: number | null;
+}
+
+/** What the execution-driven checks read, one workflow's recent executions: the store's alerts area. */
+export interface ExecutionHistory {
+  lastLevels(scope: ExecutionScope, untilStartedAt: number, limit: number): Promise<Level[]>;
+  windowStats(query: WindowQuery): Promise<WindowStats>;
+  firstStartedAt(workflowId: string): Promise<number | undefined>;
+}
 
 /** A bound on a rule's number, checked when a subscription is saved. */
 export interface NumberRange {
@@ -28,9 +76,6 @@ interface RuleField {
   described: string;
   range: NumberRange;
 }
-
-/** The part of the store the execution-driven checks read: one workflow's recent executions. */
-export type ExecutionHistory = Pick<AlertsStore, "lastLevels" | "windowStats" | "firstStartedAt">;
 
 /** What a check sees when a workflow's execution completes (D21). */
 interface ExecutionCheck {
@@ -53,7 +98,7 @@ interface Firing {
 }
 
 /** What a rule reports when it no longer holds (D34): the measure now, in the unit of X, and why. */
-export type Resolution = Firing;
+type Resolution = Firing;
 
 interface RuleCommon {
   /** When the rule fires, in docs/notifications.md's words. */
@@ -296,6 +341,48 @@ export function timerRuleOf(name: string | undefined): { name: AlertRuleName; sp
 
 function ownRule(name: string): AlertRuleSpec | undefined {
   return Object.hasOwn(alertRules, name) ? alertRules[name as AlertRuleName] : undefined;
+}
+
+/**
+ * Evaluates a subscription's rule on one completed execution of one workflow (D21): over that workflow's
+ * executions that pass the trigger filter (empty = all; the level filter does not apply to rules).
+ * A rule judged by a timer (no_activity) is not evaluated on executions: it answers null here.
+ */
+export async function evaluateAlertRule(
+  rule: AlertRuleRecord,
+  entry: LogEntryRecord,
+  triggerFilter: readonly Trigger[],
+  history: ExecutionHistory,
+): Promise<FiredAlert | null> {
+  const spec: AlertRuleSpec = alertRules[rule.rule];
+  if (spec.judged !== "on-execution") return null;
+  const fired = await spec.check(checkOf(rule, entry, triggerFilter, history));
+  return fired && { rule: rule.rule, threshold: rule.threshold, windowHours: rule.windowHours, ...fired };
+}
+
+/**
+ * D34: whether a firing of the subscription's rule is over on this completed execution, over the same
+ * executions the rule fires on; null while the rule still holds. Timer rules are judged here too: an
+ * execution is what ends a silence.
+ */
+export async function evaluateAlertResolution(
+  rule: AlertRuleRecord,
+  entry: LogEntryRecord,
+  triggerFilter: readonly Trigger[],
+  history: ExecutionHistory,
+): Promise<Resolution | null> {
+  return alertRules[rule.rule].resolve(checkOf(rule, entry, triggerFilter, history));
+}
+
+function checkOf(
+  rule: AlertRuleRecord,
+  entry: LogEntryRecord,
+  triggerFilter: readonly Trigger[],
+  history: ExecutionHistory,
+) {
+  const scope = { workflowId: entry.workflowId, triggers: triggerFilter };
+  const { threshold, windowHours } = rule;
+  return { threshold, windowHours, entry, scope, history, now: entry.endedAt };
 }
 
 /**

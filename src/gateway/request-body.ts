@@ -3,7 +3,7 @@ import { pipeline } from "node:stream/promises";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { invalidArgument } from "../errors/api-errors.js";
-import type { NodeRequest } from "./rest-gateway.js";
+import type { NodeRequest } from "../rpc/node-http.js";
 
 /** A body over the limit: 413 on the REST paths (D26), `resource_exhausted` as its code. */
 export class BodyTooLarge extends ConnectError {

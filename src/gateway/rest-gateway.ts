@@ -1,9 +1,16 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, createContextValues } from "@connectrpc/connect";
-import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import { invalidArgument } from "../errors/api-errors.js";
 import { problemFromError } from "../errors/problem.js";
 import { toPublicError } from "../errors/public-error.js";
+import type { JsonCall } from "../rpc/json-unary.js";
+import { clientGoneOf } from "../rpc/node-exchange.js";
+import {
+  type ClientAddress,
+  closeIfBodyUnread,
+  type NodeRequest,
+  type NodeResponse,
+} from "../rpc/node-http.js";
 import {
   clientAddressKey,
   type FrontDoor,
@@ -11,9 +18,6 @@ import {
   protocolKey,
   rateHeadersOf,
 } from "../server/front-door.js";
-import type { JsonCall } from "../server/json-unary.js";
-import { clientGoneOf } from "../server/node-exchange.js";
-import type { ClientAddress } from "../server/rpc-handler.js";
 import { restStatusKey } from "../services/rest-status.js";
 import { requestUrl } from "../util/request-url.js";
 import { bodyViolations } from "./body-errors.js";
@@ -22,18 +26,14 @@ import { BodyTooLarge, readRequestBody } from "./request-body.js";
 import { buildRequestJson } from "./request-json.js";
 import { chooseEncoding, defaultCompressMinBytes, encode } from "./response-encoding.js";
 
-type NodeHandler = NonNullable<ConnectNodeAdapterOptions["fallback"]>;
-export type NodeRequest = Parameters<NodeHandler>[0];
-export type NodeResponse = Parameters<NodeHandler>[1];
-
 /** Answers a REST request; resolves false when no annotated route has the path. */
 export type RestGateway = (req: NodeRequest, res: NodeResponse, url?: URL) => Promise<boolean>;
 
 export interface RestGatewayOptions {
   routes: HttpRoute[];
   /**
-   * Each unary RPC's JSON call by request path (json-unary.ts), without the front door: the gateway admits
-   * each request itself, in D28's order.
+   * Each unary RPC's JSON call by request path (src/rpc/json-unary.ts), without the front door: the
+   * gateway admits each request itself, in D28's order.
    */
   calls: ReadonlyMap<string, JsonCall>;
   frontDoor: FrontDoor;
@@ -47,9 +47,9 @@ export interface RestGatewayOptions {
 
 /**
  * The REST/JSON gateway (D2). Each annotated route is answered by calling its RPC in-process with the
- * request as JSON (json-unary.ts), so REST requests pass through the very same front door, interceptors
- * (rate headers, errors), implementation and serializer as gRPC, gRPC-Web and Connect; a successful
- * response body is the Connect JSON answer, byte for byte.
+ * request as JSON (src/rpc/json-unary.ts), so REST requests pass through the very same front door,
+ * interceptors (rate headers, errors), implementation and serializer as gRPC, gRPC-Web and Connect; a
+ * successful response body is the Connect JSON answer, byte for byte.
  */
 export function createRestGateway({
   routes,
@@ -163,18 +163,6 @@ async function readJsonBody(req: NodeRequest, maxBodyBytes: number): Promise<Jso
 function writeRefusal(req: NodeRequest, res: NodeResponse, error: ConnectError): void {
   closeIfBodyUnread(req, res);
   writeProblem(res, error, error instanceof BodyTooLarge ? 413 : undefined);
-}
-
-/**
- * An answer given before the request's body was read (a refusal, D28) ends an HTTP/1.1 connection: kept
- * alive, Node would read the body to its end to reach the next request, up to the body timeout (D27),
- * which is the read D28 spares a stranger. HTTP/2 resets the stream's rest instead.
- */
-export function closeIfBodyUnread(req: NodeRequest, res: NodeResponse): void {
-  const bodyLeft =
-    !req.readableEnded &&
-    (Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined);
-  if (req.httpVersionMajor === 1 && bodyLeft) res.setHeader("connection", "close");
 }
 
 /** Request headers the protocol layer owns are not forwarded; everything else (x-api-key, ...) is. */

@@ -2,8 +2,6 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { InterceptingCall, type Interceptor } from "@grpc/grpc-js";
 import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
-// Type only: the shapes connect-node gives the server's handlers.
-import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
 import { requestUrl } from "../util/request-url.js";
 
 type AnyRequest = IncomingMessage | Http2ServerRequest;
@@ -182,7 +180,7 @@ export class ProcessMetrics {
     };
   }
 
-  /** Made per call, so returned rather than bound to a name (unary-context.ts, on closures made per call). */
+  /** Made per call, so returned rather than bound to a name (src/rpc/unary-context.ts says why). */
   private storeCallEnd(labels: { area: string; method: string }, started: bigint): () => void {
     return () => this.storeCallEnded(labels, started);
   }
@@ -232,7 +230,7 @@ export class ProcessMetrics {
 
   /**
    * Counts and times the request once, at the first of its answer's end and its close. Made per request,
-   * so returned rather than bound to a name (unary-context.ts, on closures made per call).
+   * so returned rather than bound to a name (src/rpc/unary-context.ts says why).
    */
   private requestRecorder(protocol: Protocol, res: AnyResponse): () => void {
     const started = process.hrtime.bigint();
@@ -246,7 +244,7 @@ export class ProcessMetrics {
   }
 
   /** Answers `GET /metrics` in Prometheus's text format; false for any other request. */
-  async answer(req: NodeRequest, res: NodeResponse, url = requestUrl(req)): Promise<boolean> {
+  async answer(req: AnyRequest, res: AnyResponse, url = requestUrl(req)): Promise<boolean> {
     if (req.method !== "GET" || url.pathname !== "/metrics") return false;
     const sdk = this.sdkMetricsUrl
       ? await fetch(this.sdkMetricsUrl, { signal: AbortSignal.timeout(2_000) })

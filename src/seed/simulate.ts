@@ -1,10 +1,10 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { defaultQuotas } from "../config/quotas.js";
 import { costOf } from "../domain/model-prices.js";
 import type { AgentOutput, ApiOutput, BlockOutcome, BlockRequest } from "../engine/execution-types.js";
 import type { WorkflowStateJson } from "../engine/json-shapes.js";
 import { type GraphRunResult, runGraph, type SideEffectBlocks } from "../engine/run-graph.js";
 import type { WorkflowGraph } from "../engine/workflow-graph.js";
+import { defaultQuotas } from "../limits/quotas.js";
 import type { Trigger } from "../store/records.js";
 import { isoFromMs } from "../util/time.js";
 import { demoAgentReplies } from "./demo-workflows.js";

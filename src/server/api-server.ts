@@ -2,19 +2,14 @@ import type { Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Config } from "../config/config.js";
-import { defaultConnectionLimits, defaultQuotas } from "../config/quotas.js";
 import { toPublicError } from "../errors/public-error.js";
 import { listHttpRoutes } from "../gateway/http-rules.js";
 import { defaultCompressMinBytes } from "../gateway/response-encoding.js";
-import {
-  createRestGateway,
-  type NodeRequest,
-  type NodeResponse,
-  type RestGateway,
-  writeProblem,
-} from "../gateway/rest-gateway.js";
+import { createRestGateway, type RestGateway, writeProblem } from "../gateway/rest-gateway.js";
+import { defaultConnectionLimits, defaultQuotas } from "../limits/quotas.js";
 import { logger } from "../logging/logger.js";
 import type { ProcessMetrics } from "../logging/metrics.js";
+import type { NodeRequest, NodeResponse } from "../rpc/node-http.js";
 import { trustedProxies } from "../security/trusted-proxies.js";
 import { requestBase, requestUrl } from "../util/request-url.js";
 import { type ApiImplementations, apiServices, registerApiServices } from "./api-services.js";

@@ -5,7 +5,9 @@ import { NotificationsService } from "../../gen/flowlog/notifications/v1/notific
 import { TriggersService } from "../../gen/flowlog/workflows/v1/triggers_service_pb.js";
 import { WorkflowsService } from "../../gen/flowlog/workflows/v1/workflows_service_pb.js";
 import type { Config } from "../config/config.js";
-import { defaultQuotas, type Quotas } from "../config/quotas.js";
+import { createApiRateLimiter } from "../limits/api-rate-limit.js";
+import { createFailedAuthenticationThrottle } from "../limits/failed-authentication-throttle.js";
+import { defaultQuotas, type Quotas } from "../limits/quotas.js";
 import { AccountsService } from "../services/accounts/accounts-service.js";
 import { createAdminService } from "../services/accounts/admin-service.js";
 import { createDeliveriesService } from "../services/deliveries/deliveries-service.js";
@@ -19,9 +21,7 @@ import type { Store } from "../store/store.js";
 import { watchNewWorkflow } from "../temporal/start-inactivity-watch.js";
 import type { ApiServerOptions } from "./api-server.js";
 import { createAuthenticator } from "./authentication.js";
-import { createFailedAuthenticationThrottle } from "./failed-authentication.js";
 import { createFrontDoor } from "./front-door.js";
-import { createApiRateLimiter } from "./rate-limit.js";
 
 export interface ApiDependencies {
   config: Pick<Config, "operatorToken" | "publicBaseUrl" | "planLimits"> & { quotas?: Quotas };

@@ -3,7 +3,7 @@ import { extname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Config } from "../config/config.js";
 import { chooseEncoding, type ResponseEncoding } from "../gateway/response-encoding.js";
-import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
+import type { NodeRequest, NodeResponse } from "../rpc/node-http.js";
 import { executionWorkflowId } from "../temporal/execution-ids.js";
 import { escapeHtml } from "../util/html.js";
 import { repoPath } from "../util/repo-root.js";

@@ -1,16 +1,14 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import { ConnectError, type ContextValues, createContextKey, type Interceptor } from "@connectrpc/connect";
-import type {
-  UniversalHandler,
-  UniversalServerRequest,
-  UniversalServerResponse,
-} from "@connectrpc/connect/protocol";
 import { isFailedAuthentication } from "../errors/failed-authentication.js";
 import { toPublicError } from "../errors/public-error.js";
+import type { ApiRateLimiter, RateLimitOutcome } from "../limits/api-rate-limit.js";
+import type {
+  AuthenticationAttempt,
+  FailedAuthenticationThrottle,
+} from "../limits/failed-authentication-throttle.js";
 import { callerKey } from "../services/caller.js";
 import type { Authenticator } from "./authentication.js";
-import type { AuthenticationAttempt, FailedAuthenticationThrottle } from "./failed-authentication.js";
-import type { ApiRateLimiter, RateLimitOutcome } from "./rate-limit.js";
 
 /**
  * The first two checks of D28, on every protocol, made from the request's headers before its body is read:
@@ -141,14 +139,6 @@ export function createFrontDoor({
 }
 
 /**
- * The front door's refusal of the request, if it refused it: what a handler answers before anything it
- * reads from the request's other headers (D28: a stranger learns no more than 401).
- */
-export function refusalOf(contextValues: ContextValues | undefined): ConnectError | undefined {
-  return contextValues?.get(refusalKey);
-}
-
-/**
  * The admitted request's X-RateLimit-* headers (D11), for the answer's own headers: every answer after
  * admission carries them, whatever produced it (the service, an interceptor, the protocol's decoding).
  * They go on the answer once, at the edge: an error's metadata would repeat them in gRPC's trailers.
@@ -168,44 +158,3 @@ export const openDoor: FrontDoor = {
     }
   },
 };
-
-/**
- * The Connect handler behind the front door. A refused request's body is replaced by one that fails with
- * the refusal when read: the handler then answers the refusal in its own protocol's form (a Connect error
- * body, gRPC trailers, a gRPC-Web trailer frame) without having read a byte of what the client sent.
- */
-export function behindFrontDoor(handler: UniversalHandler, frontDoor: FrontDoor): UniversalHandler {
-  const guarded = async (request: UniversalServerRequest): Promise<UniversalServerResponse> => {
-    const contextValues = request.contextValues;
-    if (!contextValues) return handler(request);
-    const refusal = await frontDoor.admit({ method: handler.method, header: request.header, contextValues });
-    // The request's signal is a getter of its class (node-exchange.ts), which a spread would leave out.
-    const response = await handler(
-      refusal ? { ...request, signal: request.signal, body: refused(refusal) } : request,
-    );
-    // Every answer after admission, errors included, carries the rate headers (D28): also what the handler
-    // refuses before any interceptor runs (a body over the limit, a malformed message).
-    const headers = contextValues.get(rateHeadersKey);
-    if (!headers) return response;
-    const header = response.header ?? new Headers();
-    setAll(header, headers);
-    return { ...response, header };
-  };
-  return Object.assign(guarded, {
-    requestPath: handler.requestPath,
-    method: handler.method,
-    service: handler.service,
-    protocolNames: handler.protocolNames,
-    allowedMethods: handler.allowedMethods,
-    supportedContentType: handler.supportedContentType,
-  }) as UniversalHandler;
-}
-
-async function* refused(refusal: ConnectError): AsyncIterable<Uint8Array> {
-  yield* [];
-  throw refusal;
-}
-
-function setAll(target: Headers, source: Headers): void {
-  for (const [name, value] of source) target.set(name, value);
-}

@@ -1,4 +1,4 @@
-import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
+import type { NodeRequest, NodeResponse } from "../rpc/node-http.js";
 import { requestUrl } from "../util/request-url.js";
 
 /** One dependency the process needs to serve: its name, and a check that rejects when it is unreachable. */

@@ -1,7 +1,7 @@
 import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
+import { TooManyFailedAuthentications } from "../limits/failed-authentication-throttle.js";
 import { type ProcessMetrics, secondsSince } from "../logging/metrics.js";
-import { TooManyFailedAuthentications } from "./failed-authentication.js";
 import { type FrontDoor, procedureOf, protocolKey } from "./front-door.js";
 
 /** Set on a request the door refused: its answer is counted once, at the refusal. */

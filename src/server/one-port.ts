@@ -1,7 +1,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
-import type { ConnectionLimits } from "../config/quotas.js";
+import type { ConnectionLimits } from "../limits/quotas.js";
 
 type Handler = (
   req: http.IncomingMessage | http2.Http2ServerRequest,

@@ -1,7 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { NodeRequest } from "../gateway/rest-gateway.js";
+import type { ClientAddress, NodeRequest } from "../rpc/node-http.js";
 import { isOperatorToken } from "../services/accounts/operator-token.js";
-import type { ClientAddress } from "./rpc-handler.js";
 
 /** What the API port serves to operators only (D46): readiness runs store and Temporal calls, metrics tell volumes. */
 const operatorPaths = new Set(["/readyz", "/metrics"]);

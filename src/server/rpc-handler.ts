@@ -1,15 +1,15 @@
-import { Code, ConnectError, type ConnectRouter, createContextValues } from "@connectrpc/connect";
+import { type ConnectRouter, createContextValues } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
-import { closeIfBodyUnread, type NodeRequest, type NodeResponse } from "../gateway/rest-gateway.js";
-import { logger } from "../logging/logger.js";
 import { protocolOf } from "../logging/metrics.js";
+import { answerSerialization } from "../rpc/answer-serialization.js";
+import type { JsonCall } from "../rpc/json-unary.js";
+import { createNodeListener } from "../rpc/node-adapter.js";
+import type { ClientAddress, NodeRequest, NodeResponse } from "../rpc/node-http.js";
+import { behindGate, type RequestGate } from "../rpc/request-gate.js";
+import { createRouter } from "../rpc/router.js";
 import { clientAddressOf, type TrustedProxies } from "../security/trusted-proxies.js";
-import { answerSerialization } from "./answer-serialization.js";
-import { behindFrontDoor, clientAddressKey, type FrontDoor, protocolKey } from "./front-door.js";
+import { clientAddressKey, type FrontDoor, protocolKey, rateHeadersOf } from "./front-door.js";
 import { createInterceptors } from "./interceptors.js";
-import type { JsonCall } from "./json-unary.js";
-import { universalRequestOf, writeUniversalResponse } from "./node-exchange.js";
-import { createRouter } from "./router.js";
 
 export interface RpcHandlerOptions {
   routes(router: ConnectRouter): void;
@@ -27,8 +27,6 @@ export interface RpcHandlerOptions {
   clientAddress: ClientAddress;
 }
 
-export type ClientAddress = (req: NodeRequest) => string;
-
 export interface RpcHandler {
   /** The Node request listener of the RPC paths (gRPC, gRPC-Web, Connect); other paths go to the fallback. */
   listener(req: NodeRequest, res: NodeResponse): void;
@@ -40,9 +38,10 @@ export interface RpcHandler {
 }
 
 /**
- * What connect-node's adapter does, with each handler put behind the front door: the request is admitted
- * from its headers before the handler reads its body (D28). Compressed requests are accepted (gzip, br)
- * within `readMaxBytes`, which Connect checks on the decompressed size.
+ * The RPC paths of the API (src/rpc): every handler behind the front door, so that a request is admitted
+ * from its headers before the handler reads its body (D28), and through the interceptors every protocol
+ * shares. Compressed requests are accepted (gzip, br) within `readMaxBytes`, which Connect checks on the
+ * decompressed size.
  */
 export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
   const router = createRouter({
@@ -53,33 +52,20 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
     compressMinBytes: options.compressMinBytes,
   });
   options.routes(router);
-  const paths = new Map(router.handlers.map((h) => [h.requestPath, behindFrontDoor(h, options.frontDoor)]));
-
+  const frontDoor: RequestGate = {
+    admit: (request) => options.frontDoor.admit(request),
+    answerHeaders: rateHeadersOf,
+  };
   return {
     jsonCalls: router.jsonCalls,
-    listener(req, res) {
-      const handler = paths.get(req.url?.split("?", 1)[0] ?? "");
-      if (!handler) {
-        options.fallback(req, res);
-        return;
-      }
-      const contextValues = createContextValues()
-        .set(clientAddressKey, options.clientAddress(req))
-        .set(protocolKey, protocolOf(req));
-      handler(universalRequestOf(req, res, contextValues))
-        .then((response) => {
-          // A refusal answered without reading the body (D28), on HTTP/1.1: Connect and gRPC-Web.
-          closeIfBodyUnread(req, res);
-          return writeUniversalResponse(response, res);
-        })
-        .catch((reason) => {
-          // A fault past the handlers' own error answers: the stream or connection is cut, so the client
-          // learns of it at once instead of waiting on an answer that will not come.
-          res.destroy();
-          if (ConnectError.from(reason).code === Code.Aborted) return;
-          logger.error({ err: reason, rpc: handler.requestPath }, "rpc handler failed");
-        });
-    },
+    listener: createNodeListener({
+      handlers: router.handlers.map((handler) => behindGate(handler, frontDoor)),
+      fallback: options.fallback,
+      contextValues: (req) =>
+        createContextValues()
+          .set(clientAddressKey, options.clientAddress(req))
+          .set(protocolKey, protocolOf(req)),
+    }),
   };
 }
 

@@ -93,7 +93,7 @@ function nulCharacters(schema: DescMessage, message: Message, prefix: string): s
   return found;
 }
 
-/** A module function, not a closure made on each call (unary-context.ts says what those cost). */
+/** A module function, not a closure made on each call (src/rpc/unary-context.ts says what those cost). */
 function hasNul(value: unknown): boolean {
   return typeof value === "string" && value.includes("\0");
 }

@@ -1,5 +1,22 @@
-import type { AlertStateRecord, AlertStatus } from "./alerts-store.js";
-import type { AlertRuleName } from "./subscriptions-store.js";
+import type { AlertRuleName } from "../domain/alert-rules.js";
+
+/** D34: a pair's last firing is `firing` until the rule stops holding, then `resolved`. */
+export type AlertStatus = "firing" | "resolved";
+
+/** What a user sees of a (subscription, workflow) alert (issue 6, item 6; D34). */
+export interface AlertStateRecord {
+  subscriptionId: string;
+  workflowId: string;
+  rule: AlertRuleName;
+  lastFiredAt: number;
+  lastEventId: string;
+  reason: string;
+  status: AlertStatus;
+  /** null while firing. */
+  resolvedAt: number | null;
+  resolutionReason: string | null;
+  resolvedEventId: string | null;
+}
 
 /**
  * alert_state as both stores write and read it (D21, D34, D32: the same columns in SQLite and

@@ -1,49 +1,16 @@
-import { type AlertStateRow, alertStateFromRow, alertStateSql } from "./alert-rows.js";
+import type {
+  AlertRuleName,
+  ExecutionHistory,
+  ExecutionScope,
+  WindowQuery,
+  WindowStats,
+} from "../domain/alert-rules.js";
+import { type AlertStateRecord, type AlertStateRow, alertStateFromRow, alertStateSql } from "./alert-rows.js";
 import { type Db, writtenRow } from "./database.js";
-import type { Level, Trigger } from "./records.js";
-import type { AlertRuleName } from "./subscriptions-store.js";
+import type { Level } from "./records.js";
 
 /** D21: one alert per (subscription, workflow) per hour at most; the one place this length is named. */
 export const alertCooldownMs = 60 * 60 * 1000;
-
-/** Which of a workflow's executions a rule sees (D21): the subscription's trigger filter, empty = all. */
-export interface ExecutionScope {
-  workflowId: string;
-  triggers: readonly Trigger[];
-}
-
-/** A time window of a workflow's executions by start time, both ends included. */
-export interface WindowQuery extends ExecutionScope {
-  fromStartedAt: number;
-  untilStartedAt: number;
-  /** A log entry left out of the window: the tripping one, when a rule compares it with the others. */
-  excludeLogId?: string;
-}
-
-export interface WindowStats {
-  executions: number;
-  errors: number;
-  /** null when the window is empty. */
-  averageDurationMs: number | null;
-}
-
-/** D34: a pair's last firing is `firing` until the rule stops holding, then `resolved`. */
-export type AlertStatus = "firing" | "resolved";
-
-/** What a user sees of a (subscription, workflow) alert (issue 6, item 6; D34). */
-export interface AlertStateRecord {
-  subscriptionId: string;
-  workflowId: string;
-  rule: AlertRuleName;
-  lastFiredAt: number;
-  lastEventId: string;
-  reason: string;
-  status: AlertStatus;
-  /** null while firing. */
-  resolvedAt: number | null;
-  resolutionReason: string | null;
-  resolvedEventId: string | null;
-}
 
 export interface AlertClaim {
   subscriptionId: string;
@@ -90,7 +57,7 @@ const sql = {
  * the last firing and whether it is over (D34). Firing and resolution alternate, each claimed by one
  * conditional write, so that two evaluations, even in two processes, can never both fire nor both resolve.
  */
-export class AlertsStore {
+export class AlertsStore implements ExecutionHistory {
   private readonly statements;
   private readonly claimOnce;
   private readonly resolveOnce;

@@ -1,16 +1,72 @@
-import type {
-  DeliveryFilter,
-  DeliveryRecord,
-  DeliveryStatus,
-  DeliveryWithEvent,
-  Reopening,
-} from "./deliveries-store.js";
+/**
+ * The delivery log as both stores keep it (D19, D32): its records, which both stores answer with, and the
+ * rows and statements they write alike, with `@name` parameters (the same columns in SQLite and PostgreSQL).
+ * Column aliases are quoted so that PostgreSQL keeps their case and a row is already its record.
+ */
+
+export const deliveryStatuses = ["pending", "succeeded", "failed"] as const;
+export type DeliveryStatus = (typeof deliveryStatuses)[number];
+export type AttemptOutcome = "succeeded" | "retrying" | "failed";
 
 /**
- * The delivery log's rows and the statements both stores write alike (D19, D32: the same columns in
- * SQLite and PostgreSQL), with `@name` parameters. Column aliases are quoted so that PostgreSQL keeps
- * their case and a row is already its record.
+ * One event for one subscription (D19). Its id is the service-delivery-id and Idempotency-Key; the event
+ * is kept exactly as first built, so every attempt and every redelivery sends the same event.
  */
+export interface DeliveryRecord {
+  id: string;
+  eventId: string;
+  eventType: string;
+  subscriptionId: string;
+  workspaceId: string;
+  /** The log entry the event describes; null for a test event. */
+  logId: string | null;
+  status: DeliveryStatus;
+  /** Attempts over all series. */
+  attempts: number;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface DeliveryWithEvent extends DeliveryRecord {
+  event: unknown;
+}
+
+export type NewDelivery = Pick<
+  DeliveryWithEvent,
+  "id" | "eventId" | "eventType" | "subscriptionId" | "workspaceId" | "logId" | "event" | "createdAt"
+>;
+
+/** One attempt of one series; a redelivery starts series + 1 (D19: every attempt is recorded). */
+export interface DeliveryAttemptRecord {
+  deliveryId: string;
+  series: number;
+  attempt: number;
+  startedAt: number;
+  durationMs: number;
+  outcome: AttemptOutcome;
+  httpStatus: number | null;
+  /** The first 1 KB of the response. */
+  responseSnippet: string | null;
+  error: string | null;
+}
+
+/** Where an attempt stands in its delivery's log; pages of attempts are read by it (D40). */
+export type AttemptKey = Pick<DeliveryAttemptRecord, "series" | "attempt">;
+
+/** What asking for a delivery's next attempt series came to: its number, or why none opened (D19, D40). */
+export type Reopening =
+  | { series: number }
+  | { refused: "running" }
+  | { refused: "series_limit"; lastSeries: number };
+
+/** The filters of ListDeliveries, already validated. */
+export interface DeliveryFilter {
+  workspaceId: string;
+  subscriptionId?: string | undefined;
+  status?: DeliveryStatus | undefined;
+  eventId?: string | undefined;
+}
 
 const deliveryColumns = `id, event_id AS "eventId", event_type AS "eventType", subscription_id AS "subscriptionId",
   workspace_id AS "workspaceId", log_id AS "logId", status, attempts, last_error AS "lastError",

@@ -1,5 +1,18 @@
-import type { EndpointHealth } from "./endpoint-health-store.js";
+import type { FailureRun } from "../domain/auto-disable.js";
 import type { Channel } from "./subscriptions-store.js";
+
+/** A webhook or chat subscription as the endpoint-health watcher judges it (D35); never its secret. */
+export interface EndpointHealth {
+  subscriptionId: string;
+  workspaceId: string;
+  channel: Channel;
+  /** The endpoint's URL; a chat URL is itself a credential, so only a label of it may be shown. */
+  url: string;
+  active: boolean;
+  deleted: boolean;
+  /** The run of failed deliveries it is in, with the last one's error; null while nothing is failing. */
+  run: (FailureRun & { lastFailure: string | null }) | null;
+}
 
 /**
  * D35's bookkeeping on notification_subscriptions as both stores write it (D32: the same columns in

@@ -1,21 +1,11 @@
-import type { FailureRun } from "../domain/auto-disable.js";
 import type { Db } from "./database.js";
-import type { DeliveryStatus } from "./deliveries-store.js";
-import { endpointHealthFromRow, endpointHealthSql, type HealthRow } from "./endpoint-health-rows.js";
-import type { Channel } from "./subscriptions-store.js";
-
-/** A webhook or chat subscription as the endpoint-health watcher judges it (D35); never its secret. */
-export interface EndpointHealth {
-  subscriptionId: string;
-  workspaceId: string;
-  channel: Channel;
-  /** The endpoint's URL; a chat URL is itself a credential, so only a label of it may be shown. */
-  url: string;
-  active: boolean;
-  deleted: boolean;
-  /** The run of failed deliveries it is in, with the last one's error; null while nothing is failing. */
-  run: (FailureRun & { lastFailure: string | null }) | null;
-}
+import type { DeliveryStatus } from "./delivery-rows.js";
+import {
+  type EndpointHealth,
+  endpointHealthFromRow,
+  endpointHealthSql,
+  type HealthRow,
+} from "./endpoint-health-rows.js";
 
 /**
  * The area as the services see it (D32). `settled` is left out: the delivery log calls it inside its own

@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
-import { defaultQuotas } from "../config/quotas.js";
-import type { HourRange, LogStats, StatsFilter } from "./log-stats-query.js";
+import { defaultQuotas } from "../limits/quotas.js";
+import type { HourRange, LogStats, StatsFilter } from "./log-stats-sql.js";
 import type { StatsAnswer, StatsJob } from "./log-stats-worker.js";
 import { statsOverTime } from "./tenant-reads.js";
 

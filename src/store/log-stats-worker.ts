@@ -9,7 +9,7 @@ import {
   modelCostsSql,
   type StatsFilter,
   statsOf,
-} from "./log-stats-query.js";
+} from "./log-stats-sql.js";
 import { openSqlite } from "./sqlite-addon.js";
 import { sqliteQuery } from "./sqlite-query.js";
 

@@ -1,5 +1,5 @@
 import type { Db } from "./database.js";
-import { listSql, pageOf } from "./log-list-query.js";
+import { type LogFilter, listSql, type Page, type PageRequest, pageOf } from "./log-list-sql.js";
 import {
   type EntryView,
   type EntryViewRow,
@@ -20,54 +20,11 @@ import {
   type LogStats,
   modelCostsSql,
   type StatsFilter,
-} from "./log-stats-query.js";
+} from "./log-stats-sql.js";
 import { LogStatsThreads } from "./log-stats-thread.js";
 import type { FanOutIntent } from "./outbox-store.js";
-import type { ExecutionRecord, Level, ListedEntryRecord, LogEntryRecord, Trigger } from "./records.js";
+import type { ExecutionRecord, LogEntryRecord } from "./records.js";
 import { sqliteQuery } from "./sqlite-query.js";
-
-/** The filters of GET /api/v1/logs, already validated (D9, D10): the store trusts its values. */
-export interface LogFilter {
-  workspaceId: string;
-  workflowIds?: string[];
-  folderIds?: string[];
-  triggers?: Trigger[];
-  level?: Level;
-  /** Inclusive bounds on startedAt (D9). */
-  startedFrom?: number;
-  startedTo?: number;
-  executionId?: string;
-  minDurationMs?: number;
-  maxDurationMs?: number;
-  minCost?: number;
-  maxCost?: number;
-  model?: string;
-}
-
-export type Order = "asc" | "desc";
-
-/** The key of the last row of a page (D8): pages continue strictly after it. */
-export interface PageKey {
-  startedAt: number;
-  id: string;
-}
-
-export interface PageRequest {
-  order: Order;
-  limit: number;
-  after?: PageKey;
-  /** Read the cost's tokens and models only when the response shows them (details=full, D30). */
-  withCostDetail: boolean;
-  /** Read the heavy columns only when the response shows them (D9). */
-  withTraceSpans: boolean;
-  withFinalOutput: boolean;
-}
-
-export interface Page {
-  entries: ListedEntryRecord[];
-  /** Present when more rows follow the page. */
-  next?: PageKey;
-}
 
 /** One log entry by id, heavy columns included (GET /api/v1/logs/{id}). */
 export const entryByIdSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final_output_json FROM log_entries l WHERE l.id = ?`;

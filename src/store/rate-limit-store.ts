@@ -1,5 +1,5 @@
-import type { BucketShape } from "../domain/plans.js";
-import { type BucketRow, type BucketState, bucketState, type TakeResult } from "../domain/token-bucket.js";
+import type { BucketShape } from "../limits/plans.js";
+import { type BucketRow, type BucketState, bucketState, type TakeResult } from "../limits/token-bucket.js";
 import { type Db, writtenRow } from "./database.js";
 import { GroupCommit } from "./group-commit.js";
 

@@ -1,6 +1,6 @@
 /** What the store keeps, in the product's words (D5, D17). Times are Unix milliseconds. */
 
-import type { Plan } from "../domain/plans.js";
+import type { Plan } from "../limits/plans.js";
 
 export type { Plan };
 

@@ -1,4 +1,4 @@
-import type { Binder } from "./log-list-query.js";
+import type { Binder } from "./log-list-sql.js";
 
 /** A statement built with a Binder, in SQLite's dialect: named parameters, and a list as a JSON array. */
 export function sqliteQuery(build: (bind: Binder) => string): {

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { defaultQuotas, type Quotas } from "../config/quotas.js";
+import { defaultQuotas, type Quotas } from "../limits/quotas.js";
 import { loadMasterKey } from "../security/secrets.js";
 import { AccountsStore } from "./accounts-store.js";
 import { AlertsStore } from "./alerts-store.js";

@@ -1,5 +1,9 @@
-import type { AlertRuleName } from "../domain/alert-rules.js";
-import { admitsExecution } from "../domain/subscription-matching.js";
+import type { AlertRuleRecord } from "../domain/alert-rules.js";
+import {
+  admitsExecution,
+  type ExecutionFacts,
+  type SubscriptionSelection,
+} from "../domain/subscription-matching.js";
 import { decryptSecret, encryptSecret } from "../security/secrets.js";
 import { type Db, writtenRow } from "./database.js";
 import type { CappedCreate, Level, Trigger } from "./records.js";
@@ -7,22 +11,11 @@ import type { CappedCreate, Level, Trigger } from "./records.js";
 export const channels = ["webhook", "email", "slack"] as const;
 export type Channel = (typeof channels)[number];
 
-// The rule names are the keys of the alert-rule table (D21); re-exported beside the record that holds one.
-export type { AlertRuleName } from "../domain/alert-rules.js";
-
 /** Where a subscription sends: the settings of its one channel (D18, D20). */
 export type ChannelConfig =
   | { channel: "webhook"; url: string }
   | { channel: "email"; recipients: string[] }
   | { channel: "slack"; url: string };
-
-export interface AlertRuleRecord {
-  rule: AlertRuleName;
-  /** X of the rule (D21). */
-  threshold: number;
-  /** Y of the rule, in hours; null for the rules without a window. */
-  windowHours: number | null;
-}
 
 /** What the event carries besides the spec's fixed fields; the shape of the event builder's includes. */
 export interface SubscriptionIncludes {
@@ -33,17 +26,9 @@ export interface SubscriptionIncludes {
 }
 
 /** Everything a client sets on a subscription, the webhook secret aside. */
-export interface SubscriptionSettings {
+export interface SubscriptionSettings extends SubscriptionSelection {
   config: ChannelConfig;
-  /** Every current and future workflow of the workspace; workflowIds is empty then. */
-  allWorkflows: boolean;
-  workflowIds: string[];
-  /** Empty means all levels (D18). */
-  levelFilter: Level[];
-  /** Empty means all triggers (D18). */
-  triggerFilter: Trigger[];
   include: SubscriptionIncludes;
-  alertRule: AlertRuleRecord | null;
   active: boolean;
 }
 
@@ -75,13 +60,6 @@ export interface SubscriptionForDelivery extends SubscriptionRecord {
   /** D33: the secret a rotation replaced, null when none was kept; it signs only until previousSecretExpiresAt. */
   previousSecret: string | null;
   deletedAt: number | null;
-}
-
-/** What a completed execution offers to match against (spec "Events"). */
-export interface ExecutionFacts {
-  workflowId: string;
-  level: Level;
-  trigger: Trigger;
 }
 
 /** A subscription as a create gives it. */

@@ -1,5 +1,5 @@
-import type { BucketShape } from "../domain/plans.js";
-import type { BucketRow } from "../domain/token-bucket.js";
+import type { BucketShape } from "../limits/plans.js";
+import type { BucketRow } from "../limits/token-bucket.js";
 import type { Db } from "./database.js";
 import { bucketParams, bucketRowOf, peekBucketSql } from "./rate-limit-store.js";
 

@@ -1,5 +1,5 @@
-import type { Quotas } from "../config/quotas.js";
-import type { SlotLimits } from "./activities/block-admission.js";
+import type { Quotas } from "../limits/quotas.js";
+import type { SlotLimits } from "../limits/workspace-slots.js";
 
 /**
  * Workflow tasks one worker runs at once: the SDK's default, set explicitly (worker.ts) because the HTTP
@@ -30,7 +30,7 @@ export const maxFirstTries = workflowTaskSlots / 4;
 export const activityTaskSlots = 100;
 
 /**
- * The slots of block activities (D26), or of delivery attempts, on one worker (block-admission.ts): one
+ * The slots of block activities (D26), or of delivery attempts, on one worker (limits/workspace-slots.ts): one
  * workspace's share, and what all of them may run (D26's `worker` quotas, at most the queue's activity
  * slots). With the defaults, 90 of the queue's 100 slots, so the executions' and fan-outs' own activities
  * always find one even when every block or endpoint hangs; of those 90, the workspaces already running

@@ -3,7 +3,7 @@ import type { Client } from "@temporalio/client";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/config.js";
-import { defaultPlanLimits } from "../../src/domain/plans.js";
+import { defaultPlanLimits } from "../../src/limits/plans.js";
 import { createApi } from "../../src/server/api.js";
 import { type ApiServer, startApiServer } from "../../src/server/api-server.js";
 import { lazyTemporalClient } from "../../src/temporal/client.js";

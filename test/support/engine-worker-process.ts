@@ -4,7 +4,7 @@
  */
 
 import { workflowBundlePath } from "../../scripts/build.mjs";
-import { defaultPlanLimits } from "../../src/domain/plans.js";
+import { defaultPlanLimits } from "../../src/limits/plans.js";
 import { openStore } from "../../src/store/store.js";
 import { createFlowlogWorker } from "../../src/temporal/worker.js";
 

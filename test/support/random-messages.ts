@@ -7,7 +7,7 @@ import {
   ScalarType,
 } from "@bufbuild/protobuf";
 import { type ListValue, NullValue, type Struct, type Value } from "@bufbuild/protobuf/wkt";
-import { leaveOut } from "../../src/util/presence.js";
+import { leaveOut } from "../../src/codegen/serializers/runtime/presence.js";
 import type { seededRandom } from "./random.js";
 
 type Random = ReturnType<typeof seededRandom>;

@@ -7,7 +7,9 @@ import {
   type RepeatedRules,
   type StringRules,
 } from "../../../gen/buf/validate/validate_pb.js";
-import type { JsonSchema } from "./json-schema.js";
+
+/** JSON Schema keywords, which json-schema.ts lays into a field's schema. */
+type SchemaKeywords = { [keyword: string]: unknown };
 
 /**
  * The JSON Schema keywords of a field's `buf.validate` rules (issue 14), so the document states what the
@@ -18,7 +20,7 @@ import type { JsonSchema } from "./json-schema.js";
 export function declaredRules(
   field: DescField,
   requiredInput: boolean,
-): { own: JsonSchema; items: JsonSchema } {
+): { own: SchemaKeywords; items: SchemaKeywords } {
   // A REQUIRED string without presence is missing when empty (the validation interceptor's rule).
   const nonEmpty = requiredInput && field.fieldKind === "scalar" && field.scalar === ScalarType.STRING;
   if (!hasOption(field, fieldRules)) return { own: nonEmpty ? { minLength: 1 } : {}, items: {} };
@@ -39,9 +41,9 @@ export function declaredRules(
   return { own: { ...(nonEmpty && { minLength: 1 }), ...valueRules(rules, !zeroAllowed) }, items: {} };
 }
 
-function valueRules(rules: FieldRules, zeroRefused: boolean): JsonSchema {
+function valueRules(rules: FieldRules, zeroRefused: boolean): SchemaKeywords {
   const { type } = rules;
-  let schema: JsonSchema;
+  let schema: SchemaKeywords;
   switch (type.case) {
     case "string":
       schema = stringRules(type.value, rules.required);
@@ -64,7 +66,7 @@ function valueRules(rules: FieldRules, zeroRefused: boolean): JsonSchema {
   return { anyOf: [{ const: "" }, schema] };
 }
 
-function stringRules(rules: StringRules, required: boolean): JsonSchema {
+function stringRules(rules: StringRules, required: boolean): SchemaKeywords {
   const format =
     rules.wellKnown.case === "email" ? "email" : rules.wellKnown.case === "uri" ? "uri" : undefined;
   const minLength = rules.minLen > 0n ? Number(rules.minLen) : required ? 1 : undefined;
@@ -83,7 +85,7 @@ interface NumberRules {
   greaterThan: { case: "gt" | "gte"; value: number | bigint } | { case: undefined };
 }
 
-function numberRules(rules: NumberRules): JsonSchema {
+function numberRules(rules: NumberRules): SchemaKeywords {
   const { lessThan, greaterThan } = rules;
   return {
     ...(greaterThan.case === "gte" && { minimum: Number(greaterThan.value) }),

@@ -3,7 +3,7 @@ import type { GeneratedFile, Printable } from "@bufbuild/protoplugin";
 import { holdsJsonObject, singularPresence } from "./field-shape.js";
 import { unsupported, type WriterNames } from "./names.js";
 import { fieldsByNumber } from "./reachable.js";
-import type { Runtime } from "./runtime.js";
+import type { Runtime } from "./runtime-imports.js";
 
 /** A scalar's wire type and the WireWriter method that writes it. */
 interface ScalarWriting {

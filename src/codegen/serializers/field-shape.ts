@@ -18,7 +18,7 @@ export function singularPresence(field: DescField): "explicit" | "implicit" {
 /**
  * Whether protobuf-es shapes what the field holds as plain JsonObjects: google.protobuf.Struct anywhere but
  * inside google.protobuf.Value. Reflection turns each into a Struct before writing; so do the serialisers
- * (src/util/struct-field.ts), for a singular field so far.
+ * (runtime/struct-field.ts), for a singular field so far.
  */
 export function holdsJsonObject(field: DescField): boolean {
   return (

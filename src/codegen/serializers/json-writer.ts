@@ -3,9 +3,9 @@ import type { GeneratedFile, Printable } from "@bufbuild/protoplugin";
 import { holdsJsonObject, singularPresence } from "./field-shape.js";
 import { unsupported, type WriterNames } from "./names.js";
 import { fieldsByNumber } from "./reachable.js";
-import type { Runtime } from "./runtime.js";
+import type { Runtime } from "./runtime-imports.js";
 
-/** google.protobuf types the JSON mapping writes in a form of their own; src/util/json-text.ts has them. */
+/** google.protobuf types the JSON mapping writes in a form of their own; runtime/json-text.ts has them. */
 const wellKnownJson = new Map<string, keyof Runtime>([
   ["google.protobuf.Value", "valueJson"],
   ["google.protobuf.Struct", "structJson"],

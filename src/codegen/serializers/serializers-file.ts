@@ -5,7 +5,7 @@ import { printFromJson, printIsCanonical, printIsCanonicalList, printJsonReader 
 import { hasJsonForm, printJsonWriter } from "./json-writer.js";
 import { type WriterNames, writerNames } from "./names.js";
 import { answerTypes, reachableMessages } from "./reachable.js";
-import { type Runtime, runtimeImports } from "./runtime.js";
+import { type Runtime, runtimeImports } from "./runtime-imports.js";
 
 /**
  * Prints the serialisers of `service`'s answers: `answerSerializers` by type name, then a JSON and a binary
@@ -70,7 +70,7 @@ function printAnswerSerializers(
   f.print(
     f.jsDoc(
       `The serialisers of the answers of ${service.typeName}, by type name. Each writes what protobuf-es's ` +
-        "toJson (with alwaysEmitImplicit, less the D30 marks of src/util/presence.ts) and toBinary write.",
+        "toJson (with alwaysEmitImplicit, less the D30 marks of src/codegen/serializers/runtime/presence.ts) and toBinary write.",
     ),
   );
   f.print(f.export("const", "answerSerializers"), ": ReadonlyMap<string, AnswerSerializers> = new Map([");

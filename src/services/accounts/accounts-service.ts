@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { z } from "zod";
-import { type Plan, plans } from "../../domain/plans.js";
 import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
+import { type Plan, plans } from "../../limits/plans.js";
 import type { ApiKeyRecord, UserRecord, WorkspaceRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { newId } from "../../util/ids.js";

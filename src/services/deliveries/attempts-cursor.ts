@@ -1,4 +1,4 @@
-import type { AttemptKey } from "../../store/deliveries-store.js";
+import type { AttemptKey } from "../../store/delivery-rows.js";
 import { decodeToken, encodeToken } from "../../util/opaque-token.js";
 
 /**

@@ -9,16 +9,16 @@ import type {
   GetDeliveryRequest,
   ListDeliveriesRequest,
 } from "../../../gen/flowlog/notifications/v1/deliveries_service_pb.js";
+import { invalidArgument, preconditionFailed } from "../../errors/api-errors.js";
 import {
   defaultAttemptsPageSize,
   maxDeliverySeries,
   maxRedeliveries,
   takeTestSend,
   testSendLimit,
-} from "../../domain/delivery-limits.js";
-import { computeLimits } from "../../domain/limits.js";
-import type { PlanTable } from "../../domain/plans.js";
-import { invalidArgument, preconditionFailed } from "../../errors/api-errors.js";
+} from "../../limits/delivery-limits.js";
+import { computeLimits } from "../../limits/execution-limits.js";
+import type { PlanTable } from "../../limits/plans.js";
 import { completionEventType, sampleCompletionEvent } from "../../notifications/event.js";
 import type {
   AttemptKey,
@@ -27,7 +27,7 @@ import type {
   DeliveryRecord,
   DeliveryStatus,
   Reopening,
-} from "../../store/deliveries-store.js";
+} from "../../store/delivery-rows.js";
 import type { Store } from "../../store/store.js";
 import type { DeliveryInput } from "../../temporal/activities/delivery-activities.js";
 import {
@@ -44,7 +44,7 @@ import { workspacePriority } from "../../temporal/workspace-priority.js";
 import { newId } from "../../util/ids.js";
 import { isoFromMs } from "../../util/time.js";
 import { callerOf } from "../caller.js";
-import { defaultPageSize } from "../logs/list-logs-query.js";
+import { defaultPageSize } from "../logs/list-logs-request.js";
 import { type Member, requireMember, visibleTo } from "../workspace-access.js";
 import { decodeAttemptsCursor, encodeAttemptsCursor } from "./attempts-cursor.js";
 

@@ -1,4 +1,4 @@
-import type { Order, PageKey } from "../../store/logs-store.js";
+import type { Order, PageKey } from "../../store/log-list-sql.js";
 import { decodeToken, encodeToken } from "../../util/opaque-token.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { ListLogsRequest } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { type FieldViolation, listLengthViolations } from "../../errors/api-errors.js";
-import type { LogFilter } from "../../store/logs-store.js";
+import type { LogFilter } from "../../store/log-list-sql.js";
 import type { Level, Trigger } from "../../store/records.js";
 import { msFromIso } from "../../util/time.js";
 

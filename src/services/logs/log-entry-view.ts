@@ -11,6 +11,8 @@ import type {
 } from "../../../gen/flowlog/logs/v1/log_entry_pb.js";
 import type { ExecutionMetadata } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { traceSpanFromJson } from "../../../gen/flowlog/logs/v1/logs_service_serializers.js";
+import { valueFromJson } from "../../codegen/serializers/runtime/json-reading.js";
+import { leaveOut } from "../../codegen/serializers/runtime/presence.js";
 import { costDetail } from "../../store/log-rows.js";
 import type {
   CostRecord,
@@ -21,8 +23,6 @@ import type {
   ViewedEntryRecord,
   WorkflowSummaryRecord,
 } from "../../store/records.js";
-import { valueFromJson } from "../../util/json-reading.js";
-import { leaveOut } from "../../util/presence.js";
 import { isoFromMs } from "../../util/time.js";
 import { StoredExecutionData } from "./stored-execution-data.js";
 

@@ -1,6 +1,6 @@
 import type { Limits } from "../../../gen/flowlog/logs/v1/limits_pb.js";
 import type { GetLogStatsResponse } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
-import type { HourRange, LogStats } from "../../store/log-stats-query.js";
+import type { HourRange, LogStats } from "../../store/log-stats-sql.js";
 import { isoDayFromMs, isoFromMs } from "../../util/time.js";
 
 /**

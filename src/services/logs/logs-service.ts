@@ -2,19 +2,19 @@ import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { LogsService } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { WorkflowStateSchema } from "../../../gen/flowlog/workflows/v1/workflow_pb.js";
-import type { Quotas } from "../../config/quotas.js";
-import { computeLimits } from "../../domain/limits.js";
-import type { PlanTable } from "../../domain/plans.js";
+import { computeLimits } from "../../limits/execution-limits.js";
+import type { PlanTable } from "../../limits/plans.js";
+import type { Quotas } from "../../limits/quotas.js";
+import { StatsSlots } from "../../limits/stats-slots.js";
 import type { UserRecord, WorkflowSummaryRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { callerOf } from "../caller.js";
 import { requireMember, visibleTo } from "../workspace-access.js";
 import { encodeCursor } from "./cursor.js";
-import { parseListLogsRequest } from "./list-logs-query.js";
+import { parseListLogsRequest } from "./list-logs-request.js";
 import { executionMetadata, logEntryView } from "./log-entry-view.js";
-import { parseGetLogStatsRequest } from "./log-stats-query.js";
+import { parseGetLogStatsRequest } from "./log-stats-request.js";
 import { logStatsView } from "./log-stats-view.js";
-import { StatsSlots } from "./stats-slots.js";
 
 export interface LogsServiceDependencies {
   store: Store;

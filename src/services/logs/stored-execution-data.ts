@@ -2,7 +2,7 @@ import type { JsonValue } from "@bufbuild/protobuf";
 import type { Value } from "@bufbuild/protobuf/wkt";
 import type { ExecutionData, TraceSpan } from "../../../gen/flowlog/logs/v1/log_entry_pb.js";
 import { traceSpanFromJson } from "../../../gen/flowlog/logs/v1/logs_service_serializers.js";
-import { storedLists, type WithStoredLists } from "../../util/json-reading.js";
+import { storedLists, type WithStoredLists } from "../../codegen/serializers/runtime/json-reading.js";
 
 /**
  * ExecutionData whose trace spans are still the canonical JSON text they were stored as (issue 13): the

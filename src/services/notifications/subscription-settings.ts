@@ -4,13 +4,17 @@ import type {
   NotificationSubscription,
   WebhookChannel,
 } from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
-import { alertRuleNames, alertRules, type NumberRange } from "../../domain/alert-rules.js";
+import {
+  type AlertRuleRecord,
+  alertRuleNames,
+  alertRules,
+  type NumberRange,
+} from "../../domain/alert-rules.js";
 import { type FieldViolation, invalidArgument, listLengthViolations } from "../../errors/api-errors.js";
 import { parseOutboundUrl } from "../../outbound/url-policy.js";
 import { newSecretToken } from "../../security/tokens.js";
 import type { Level, Trigger } from "../../store/records.js";
 import {
-  type AlertRuleRecord,
   type Channel,
   type ChannelConfig,
   channels,

@@ -3,7 +3,7 @@ import {
   type NotificationSubscription,
   NotificationSubscriptionSchema,
 } from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
-import type { AlertStateRecord } from "../../store/alerts-store.js";
+import type { AlertStateRecord } from "../../store/alert-rows.js";
 import type { SubscriptionRecord } from "../../store/subscriptions-store.js";
 import { isoFromMs } from "../../util/time.js";
 

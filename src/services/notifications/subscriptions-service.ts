@@ -4,8 +4,8 @@ import type {
   NotificationSubscription,
   NotificationsService,
 } from "../../../gen/flowlog/notifications/v1/notifications_service_pb.js";
-import type { Quotas } from "../../config/quotas.js";
 import { preconditionFailed, quotaReached } from "../../errors/api-errors.js";
+import type { Quotas } from "../../limits/quotas.js";
 import { newSecretToken } from "../../security/tokens.js";
 import type { Store } from "../../store/store.js";
 import type { SubscriptionRecord } from "../../store/subscriptions-store.js";

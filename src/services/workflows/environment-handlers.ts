@@ -1,7 +1,7 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { WorkflowsService } from "../../../gen/flowlog/workflows/v1/workflows_service_pb.js";
-import type { Quotas } from "../../config/quotas.js";
 import { type FieldViolation, invalidArgument, quotaReached } from "../../errors/api-errors.js";
+import type { Quotas } from "../../limits/quotas.js";
 import type { EnvironmentVariableRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { isoFromMs } from "../../util/time.js";

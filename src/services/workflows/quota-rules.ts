@@ -1,6 +1,6 @@
 import type { WorkflowState } from "../../../gen/flowlog/workflows/v1/workflow_pb.js";
-import type { Quotas } from "../../config/quotas.js";
 import type { FieldViolation } from "../../errors/api-errors.js";
+import type { Quotas } from "../../limits/quotas.js";
 import { ownValue } from "../../util/own-property.js";
 import { type Container, containersOf, settingOf } from "./graph-rules.js";
 

@@ -1,10 +1,10 @@
 import { toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { WorkflowState } from "../../../gen/flowlog/workflows/v1/workflow_pb.js";
-import { defaultQuotas } from "../../config/quotas.js";
 import { checkConditionConfig } from "../../engine/condition.js";
 import { checkReferenceSyntax, normalizeBlockName } from "../../engine/references.js";
 import type { FieldViolation } from "../../errors/api-errors.js";
+import { defaultQuotas } from "../../limits/quotas.js";
 import { checkGraph, containersOf } from "./graph-rules.js";
 import { checkQuotas, type WorkflowQuotas } from "./quota-rules.js";
 

@@ -1,8 +1,8 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { WorkflowState } from "../../../gen/flowlog/workflows/v1/workflow_pb.js";
 import type { WorkflowsService } from "../../../gen/flowlog/workflows/v1/workflows_service_pb.js";
-import type { Quotas } from "../../config/quotas.js";
 import { type FieldViolation, invalidArgument } from "../../errors/api-errors.js";
+import type { Quotas } from "../../limits/quotas.js";
 import type { StoredWorkflowRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { newId } from "../../util/ids.js";

@@ -1,14 +1,11 @@
-import { type AlertStateRow, alertStateFromRow, alertStateSql } from "../alert-rows.js";
+import type { ExecutionScope, WindowQuery, WindowStats } from "../../domain/alert-rules.js";
 import {
-  type AlertClaim,
   type AlertStateRecord,
-  type AlertsStore,
-  alertCooldownMs,
-  type ExecutionScope,
-  type ResolutionClaim,
-  type WindowQuery,
-  type WindowStats,
-} from "../alerts-store.js";
+  type AlertStateRow,
+  alertStateFromRow,
+  alertStateSql,
+} from "../alert-rows.js";
+import { type AlertClaim, type AlertsStore, alertCooldownMs, type ResolutionClaim } from "../alerts-store.js";
 import type { Level } from "../records.js";
 import type { StoreArea } from "../store.js";
 import type { PostgresPool } from "./database.js";

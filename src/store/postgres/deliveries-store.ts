@@ -1,6 +1,6 @@
+import type { DeliveriesStore } from "../deliveries-store.js";
 import type {
   AttemptKey,
-  DeliveriesStore,
   DeliveryAttemptRecord,
   DeliveryFilter,
   DeliveryRecord,
@@ -8,7 +8,7 @@ import type {
   DeliveryWithEvent,
   NewDelivery,
   Reopening,
-} from "../deliveries-store.js";
+} from "../delivery-rows.js";
 import {
   type DeliveryRow,
   deliveryListSql,

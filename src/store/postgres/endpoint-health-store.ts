@@ -1,6 +1,7 @@
-import type { DeliveryStatus } from "../deliveries-store.js";
+import type { DeliveryStatus } from "../delivery-rows.js";
+import type { EndpointHealth } from "../endpoint-health-rows.js";
 import { endpointHealthFromRow, endpointHealthSql, type HealthRow } from "../endpoint-health-rows.js";
-import type { EndpointHealth, EndpointHealthArea } from "../endpoint-health-store.js";
+import type { EndpointHealthArea } from "../endpoint-health-store.js";
 import type { PostgresPool, Queryable } from "./database.js";
 import { type NumberedStatement, namedStatement } from "./named-parameters.js";
 

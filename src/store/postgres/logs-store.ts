@@ -1,4 +1,11 @@
-import { type Binder, listSql, pageOf } from "../log-list-query.js";
+import {
+  type Binder,
+  type LogFilter,
+  listSql,
+  type Page,
+  type PageRequest,
+  pageOf,
+} from "../log-list-sql.js";
 import {
   type EntryView,
   type EntryViewRow,
@@ -19,8 +26,7 @@ import {
   modelCostsSql,
   type StatsFilter,
   statsOf,
-} from "../log-stats-query.js";
-import type { LogFilter, Page, PageRequest } from "../logs-store.js";
+} from "../log-stats-sql.js";
 import type { FanOutIntent } from "../outbox-store.js";
 import type { ExecutionRecord, LogEntryRecord } from "../records.js";
 import { listOverTime, statsOverTime } from "../tenant-reads.js";
@@ -37,7 +43,7 @@ const executionByIdSql = `SELECT ${lightColumns}, s.workflow_state_json FROM log
 /**
  * Log entries and execution snapshots on PostgreSQL (D17, D32): the SQLite LogsStore's methods and
  * answers, as promises. Rows, records, state keys and the list query are the ones SQLite's store uses
- * (log-rows.ts, log-list-query.ts); only the statements' dialect differs. Lists and stats run on the
+ * (log-rows.ts, log-list-sql.ts); only the statements' dialect differs. Lists and stats run on the
  * tenant reads' pool, within their time and cancelled when their caller leaves (D46).
  */
 export class PostgresLogsStore {

@@ -1,5 +1,5 @@
-import type { BucketShape } from "../../domain/plans.js";
-import { type BucketRow, type BucketState, bucketState, type TakeResult } from "../../domain/token-bucket.js";
+import type { BucketShape } from "../../limits/plans.js";
+import { type BucketRow, type BucketState, bucketState, type TakeResult } from "../../limits/token-bucket.js";
 import type { RateLimitStore } from "../rate-limit-store.js";
 import { bucketParams } from "../rate-limit-store.js";
 import type { StoreArea } from "../store.js";

@@ -1,4 +1,4 @@
-import { type DatabasePool, defaultDatabasePool, defaultQuotas, type Quotas } from "../../config/quotas.js";
+import { type DatabasePool, defaultDatabasePool, defaultQuotas, type Quotas } from "../../limits/quotas.js";
 import type { Store } from "../store.js";
 import { PostgresAccountsStore } from "./accounts-store.js";
 import { PostgresAlertsStore } from "./alerts-store.js";

@@ -1,8 +1,7 @@
-import { admitsExecution } from "../../domain/subscription-matching.js";
+import { admitsExecution, type ExecutionFacts } from "../../domain/subscription-matching.js";
 import type { CappedCreate } from "../records.js";
 import type { StoreArea } from "../store.js";
 import {
-  type ExecutionFacts,
   forDelivery,
   holdsExpiredSecret,
   type NewSubscription,

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { defaultQuotas, type Quotas } from "../../config/quotas.js";
+import { defaultQuotas, type Quotas } from "../../limits/quotas.js";
 import { cancellableRead, type OverTime, type PostgresPool, type Queryable } from "./database.js";
 
 /**

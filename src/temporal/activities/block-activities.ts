@@ -6,7 +6,6 @@ import {
   runHttpRequest,
   secretHeaderNames,
 } from "../../blocks/http-request.js";
-import { defaultQuotas } from "../../config/quotas.js";
 import {
   type AgentOutput,
   type ApiOutput,
@@ -17,6 +16,7 @@ import {
   handOffFromStart,
 } from "../../engine/execution-types.js";
 import { findReferences, ReferenceResolutionError, resolveReferences } from "../../engine/references.js";
+import { defaultQuotas } from "../../limits/quotas.js";
 import { createRedactor } from "../../outbound/redaction.js";
 import { SecretDecryptionError } from "../../security/secrets.js";
 import { ownValue } from "../../util/own-property.js";

@@ -1,11 +1,12 @@
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import type { Client } from "@temporalio/client";
-import { alertOutcomeOf } from "../../alerts/transitions.js";
-import { defaultQuotas } from "../../config/quotas.js";
 import { deliveryPolicy, retryDelayMs } from "../../domain/delivery-schedule.js";
-import { computeLimits } from "../../domain/limits.js";
+import { computeLimits } from "../../limits/execution-limits.js";
+import { defaultQuotas } from "../../limits/quotas.js";
+import { WorkspaceSlots } from "../../limits/workspace-slots.js";
 import { logger } from "../../logging/logger.js";
 import type { AlertFiredEvent, AlertResolvedEvent } from "../../notifications/alert-event.js";
+import { alertOutcomeOf } from "../../notifications/alert-outcome.js";
 import { buildAlertEmail, buildEmail, sendEmailAttempt } from "../../notifications/email.js";
 import { isEndpointNotice } from "../../notifications/endpoint-notice.js";
 import {
@@ -18,18 +19,14 @@ import {
 } from "../../notifications/event.js";
 import { deliveryTimeoutMs, sendWebhookAttempt } from "../../notifications/http-channel.js";
 import { sendSlackAttempt } from "../../notifications/slack.js";
-import type {
-  AttemptOutcome,
-  DeliveryAttemptRecord,
-  DeliveryWithEvent,
-} from "../../store/deliveries-store.js";
+import type { AttemptOutcome, DeliveryAttemptRecord, DeliveryWithEvent } from "../../store/delivery-rows.js";
 import type { LogEntryRecord } from "../../store/records.js";
 import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
 import { derivedId, newId } from "../../util/ids.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
 import { watchFailingEndpoint } from "../start-endpoint-watch.js";
 import { attemptSlotLimits } from "../worker-slots.js";
-import { startedAttempts, WorkspaceSlots, workspaceBusy } from "./block-admission.js";
+import { startedAttempts, workspaceBusy } from "./block-admission.js";
 import type { ActivityDeps } from "./deps.js";
 import { sendEndpointNotice } from "./endpoint-health-activities.js";
 import { heartbeating } from "./heartbeating.js";

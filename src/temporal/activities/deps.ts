@@ -1,9 +1,9 @@
 import type { Config } from "../../config/config.js";
-import type { Quotas } from "../../config/quotas.js";
 import type { AutoDisablePolicy } from "../../domain/auto-disable.js";
 import type { DeliveryPolicy } from "../../domain/delivery-schedule.js";
 import type { PriceTable } from "../../domain/model-prices.js";
-import type { PlanTable } from "../../domain/plans.js";
+import type { PlanTable } from "../../limits/plans.js";
+import type { Quotas } from "../../limits/quotas.js";
 import type { Logger } from "../../logging/logger.js";
 import type { ProcessMetrics } from "../../logging/metrics.js";
 import type { Store } from "../../store/store.js";

@@ -8,7 +8,7 @@ import {
   endpointFailingEventType,
 } from "../../notifications/endpoint-notice.js";
 import { type AttemptResult, deliveryTimeoutMs } from "../../notifications/http-channel.js";
-import type { EndpointHealth } from "../../store/endpoint-health-store.js";
+import type { EndpointHealth } from "../../store/endpoint-health-rows.js";
 import type { ChannelConfig } from "../../store/subscriptions-store.js";
 import { derivedId, newId } from "../../util/ids.js";
 import { isoFromMs } from "../../util/time.js";

@@ -1,7 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
 import { ApplicationFailure, Context } from "@temporalio/activity";
-import { defaultQuotas } from "../../config/quotas.js";
-import { admitExecution } from "../../domain/admission.js";
 import { executionCost } from "../../domain/model-prices.js";
 import {
   type ExecutionLog,
@@ -9,6 +7,8 @@ import {
   type LoadedWorkflow,
 } from "../../engine/execution-types.js";
 import { asWorkflowState, type WorkflowStateJson } from "../../engine/json-shapes.js";
+import { admitExecution } from "../../limits/execution-limits.js";
+import { defaultQuotas } from "../../limits/quotas.js";
 import type { FanOutIntent } from "../../store/outbox-store.js";
 import type { LogEntryRecord } from "../../store/records.js";
 import { derivedId } from "../../util/ids.js";

@@ -5,16 +5,16 @@
 import type { JsonObject, JsonValue, Message } from "@bufbuild/protobuf";
 import { fromJson } from "@bufbuild/protobuf";
 import type { DayModelCost, ExecutionMetadata, GetExecutionResponse, GetLogResponse, GetLogStatsResponse, HourStats, ListLogsResponse } from "./logs_service_pb.js";
-import { wireBytes, WireType, WireWriter } from "../../../../src/util/wire-writer.js";
+import { wireBytes, WireType, WireWriter } from "../../../../src/codegen/serializers/runtime/wire-writer.js";
 import type { Cost, ExecutionData, LogEntry, ModelCost, TokenUsage, TraceSpan, WorkflowSummary } from "./log_entry_pb.js";
 import { TraceSpanSchema } from "./log_entry_pb.js";
-import { everyItem, isDataArray, isDataObject, isFiniteNumber, isJsonObject, isPlainJson, isUint32, isWellFormedString, maxDepth, noInheritedToJson, readValue, storedListJson, StoredValue } from "../../../../src/util/json-reading.js";
-import { leftOutOf } from "../../../../src/util/presence.js";
-import { comma, jsonArrayOf, jsonDouble, jsonNumber, jsonObjectOf, jsonString, structJson, valueJson } from "../../../../src/util/json-text.js";
+import { everyItem, isDataArray, isDataObject, isFiniteNumber, isJsonObject, isPlainJson, isUint32, isWellFormedString, maxDepth, noInheritedToJson, readValue, storedListJson, StoredValue } from "../../../../src/codegen/serializers/runtime/json-reading.js";
+import { leftOutOf } from "../../../../src/codegen/serializers/runtime/presence.js";
+import { comma, jsonArrayOf, jsonDouble, jsonNumber, jsonObjectOf, jsonString, structJson, valueJson } from "../../../../src/codegen/serializers/runtime/json-text.js";
 import type { ListValue, Struct, Value } from "@bufbuild/protobuf/wkt";
 import type { ExecutionRateLimits, Limits, RateLimitBucket, Usage } from "./limits_pb.js";
 import type { Block, Edge, Loop, Parallel, WorkflowState } from "../../workflows/v1/workflow_pb.js";
-import { structOfJson } from "../../../../src/util/struct-field.js";
+import { structOfJson } from "../../../../src/codegen/serializers/runtime/struct-field.js";
 
 /**
  * How an answer is written: JSON text and protobuf binary.
@@ -25,7 +25,7 @@ export interface AnswerSerializers {
 }
 
 /**
- * The serialisers of the answers of flowlog.logs.v1.LogsService, by type name. Each writes what protobuf-es's toJson (with alwaysEmitImplicit, less the D30 marks of src/util/presence.ts) and toBinary write.
+ * The serialisers of the answers of flowlog.logs.v1.LogsService, by type name. Each writes what protobuf-es's toJson (with alwaysEmitImplicit, less the D30 marks of src/codegen/serializers/runtime/presence.ts) and toBinary write.
  */
 export const answerSerializers: ReadonlyMap<string, AnswerSerializers> = new Map([
   ["flowlog.logs.v1.ListLogsResponse", {

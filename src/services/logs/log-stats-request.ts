@@ -1,6 +1,6 @@
 import type { GetLogStatsRequest } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { invalidArgument } from "../../errors/api-errors.js";
-import { dayMs, type HourRange, hourMs, type StatsFilter } from "../../store/log-stats-query.js";
+import { dayMs, type HourRange, hourMs, type StatsFilter } from "../../store/log-stats-sql.js";
 import { isoFromMs } from "../../util/time.js";
 import { entryFilterOf, isoDate } from "./entry-filter.js";
 

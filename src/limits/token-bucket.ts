@@ -2,7 +2,7 @@ import type { BucketShape } from "./plans.js";
 
 /**
  * Token-bucket arithmetic (D11, D12), apart from how buckets are stored: the store refills and takes in
- * SQL (rate-limit-store.ts) and reads back a BucketRow; what a bucket shows callers is derived here.
+ * SQL (store/rate-limit-store.ts) and reads back a BucketRow; what a bucket shows callers is derived here.
  */
 
 /** A bucket as of one instant. */

@@ -1,5 +1,53 @@
 import { type ListedRow, listedEntryFromRow, summaryColumns } from "./log-rows.js";
-import type { LogFilter, Page, PageRequest } from "./logs-store.js";
+import type { Level, ListedEntryRecord, Trigger } from "./records.js";
+
+/**
+ * The log list in the store (D8, D9): what a list asks for (a filter and a page) and its SQL, written once
+ * for both stores' dialects (Binder). The API request becomes this in services/logs/list-logs-request.ts.
+ */
+
+/** The filters of GET /api/v1/logs, already validated (D9, D10): the store trusts its values. */
+export interface LogFilter {
+  workspaceId: string;
+  workflowIds?: string[];
+  folderIds?: string[];
+  triggers?: Trigger[];
+  level?: Level;
+  /** Inclusive bounds on startedAt (D9). */
+  startedFrom?: number;
+  startedTo?: number;
+  executionId?: string;
+  minDurationMs?: number;
+  maxDurationMs?: number;
+  minCost?: number;
+  maxCost?: number;
+  model?: string;
+}
+
+export type Order = "asc" | "desc";
+
+/** The key of the last row of a page (D8): pages continue strictly after it. */
+export interface PageKey {
+  startedAt: number;
+  id: string;
+}
+
+export interface PageRequest {
+  order: Order;
+  limit: number;
+  after?: PageKey;
+  /** Read the cost's tokens and models only when the response shows them (details=full, D30). */
+  withCostDetail: boolean;
+  /** Read the heavy columns only when the response shows them (D9). */
+  withTraceSpans: boolean;
+  withFinalOutput: boolean;
+}
+
+export interface Page {
+  entries: ListedEntryRecord[];
+  /** Present when more rows follow the page. */
+  next?: PageKey;
+}
 
 /** How one SQL dialect writes bound values: all that differs between the stores' list queries. */
 export interface Binder {

@@ -1,11 +1,13 @@
 import type { GeneratedFile } from "@bufbuild/protoplugin";
 
 /**
- * The hand-written modules the generated serialisers call. Import paths are relative to the plugin's out
- * directory, gen/ (buf.gen.yaml), so src/util is ../src/util from there.
+ * The hand-written modules the generated serialisers call, all in runtime/ beside this generator: gen/
+ * imports those and packages, nothing else of src/ (.dependency-cruiser.cjs). Import paths are relative to
+ * the plugin's out directory, gen/ (buf.gen.yaml).
  */
 export function runtimeImports(f: GeneratedFile) {
-  const from = (module: string) => (name: string) => f.import(name, `../src/util/${module}.js`);
+  const from = (module: string) => (name: string) =>
+    f.import(name, `../src/codegen/serializers/runtime/${module}.js`);
   const json = from("json-text");
   const wire = from("wire-writer");
   const reading = from("json-reading");

@@ -30,13 +30,13 @@ export type JsonCall = (request: JsonCallRequest) => Promise<JsonCallAnswer>;
 /**
  * The REST gateway's way into an RPC (D2, issue 13): the request decoded as Connect's JSON decodes it,
  * then the implementation invoked through the interceptors every protocol shares
- * (`invokeUnary`, as grpc-unary.ts and connect-unary.ts do), and the answer written by
+ * (`invokeUnary`, as grpc-unary.ts does), and the answer written by
  * the same serializer, so a REST body is still the Connect JSON answer byte for byte. What it leaves
  * out is the Connect protocol around that, which a call made in-process does not need: content type,
  * protocol version, timeout header and compression negotiation (the gateway forwards none of those
  * headers), the body as an async iterable read back into one buffer, an error written as Connect's
  * JSON and parsed back, and the `DOMException` of Connect's reasonless abort at the end of every call.
- * Its context is flowlog's unary one (unary-context.ts), as for gRPC and Connect.
+ * Its context is flowlog's unary one (unary-context.ts), as for gRPC.
  */
 export function createJsonCall(
   opt: UniversalHandlerOptions,

@@ -1,9 +1,32 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { type ApiRateLimit, takeApiToken } from "../domain/api-rate-limit.js";
-import type { PlanTable } from "../domain/plans.js";
-import type { Caller } from "../services/caller.js";
+import type { UserRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
 import { isoFromMs } from "../util/time.js";
+import type { PlanTable } from "./plans.js";
+import type { TakeResult } from "./token-bucket.js";
+
+/** The outcome of one API call's take, with the refill rate the X-RateLimit-Limit header reports (D11). */
+export interface ApiRateLimit extends TakeResult {
+  requestsPerMinute: number;
+}
+
+/**
+ * One bucket per user, shared by every endpoint and protocol (D11): the key names the user, not the
+ * API key or the method, so a second key or another protocol does not buy a second allowance.
+ */
+export async function takeApiToken(
+  store: Store,
+  planLimits: PlanTable,
+  user: UserRecord,
+  nowMs: number,
+): Promise<ApiRateLimit> {
+  const shape = planLimits[user.plan].api;
+  return {
+    requestsPerMinute: shape.requestsPerMinute,
+    // D23 as amended: the API bucket's take commits without an fsync.
+    ...(await store.rateLimits.take(`api:${user.id}`, shape, nowMs, false)),
+  };
+}
 
 /** One authenticated request's take: the X-RateLimit-* headers every answer carries, and the refusal if empty. */
 export interface RateLimitOutcome {
@@ -11,7 +34,8 @@ export interface RateLimitOutcome {
   refusal?: ConnectError;
 }
 
-export type ApiRateLimiter = (caller: Caller) => Promise<RateLimitOutcome>;
+/** Takes for the authenticated caller (services/caller.ts's Caller). */
+export type ApiRateLimiter = (caller: { user: UserRecord }) => Promise<RateLimitOutcome>;
 
 /**
  * The API rate limit (D11): every authenticated request takes one token from its user's bucket, and every

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { Quotas } from "../../config/quotas.js";
-import { KeyedCount } from "../../util/keyed-count.js";
+import { KeyedCount } from "./keyed-count.js";
+import type { Quotas } from "./quotas.js";
 
 /**
  * A refused call's Retry-After: a running stats call ends within its time limit, most within seconds, so

@@ -1,19 +1,19 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
 import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import type { UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
-import type { NodeRequest, NodeResponse } from "../gateway/rest-gateway.js";
+import { universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { requestUrl } from "../util/request-url.js";
+import type { NodeRequest, NodeResponse } from "./node-http.js";
 import { OneChunk } from "./one-chunk.js";
 import { clientGoneKey, type OnClientGone } from "./unary-context.js";
 
 /**
- * A Node request as Connect's handlers take it, and their answer written back: what connect-node's
- * `universalRequestFromNodeRequest` and `universalResponseToNodeResponse` do, with two costs fewer on
- * every call (issue 13). The call's signal is aborted only when the client leaves before the answer is
- * written, as the REST gateway's is: connect-node aborts it when every HTTP/2 stream closes, without a
- * reason, which builds a `DOMException` per call; and it is made only when read, since flowlog's own
- * unary handlers learn of the client leaving from the hook under `clientGoneKey` instead. A chunk is
- * written without a promise and two listeners around it; only a full socket buffer is waited for.
+ * A Node request as Connect's handlers take it: what connect-node's `universalRequestFromNodeRequest`
+ * does, with a cost fewer on every call (issue 13). The call's signal is aborted only when the client
+ * leaves before the answer is written, as the REST gateway's is: connect-node aborts it when every HTTP/2
+ * stream closes, without a reason, which builds a `DOMException` per call; and it is made only when read,
+ * since flowlog's own unary handlers learn of the client leaving from the hook under `clientGoneKey`
+ * instead.
  */
 export function universalRequestOf(
   req: NodeRequest,
@@ -21,8 +21,8 @@ export function universalRequestOf(
   contextValues: ContextValues,
 ): UniversalServerRequest {
   const onClientGone = clientGoneOf(res, clientLeft);
-  // flowlog's unary handlers take the hook (unary-context.ts); the signal is made only for Connect's own
-  // handlers (GET, streaming), which read it.
+  // flowlog's unary handlers take the hook (unary-context.ts); the signal is made only for connect-es's
+  // own handlers (the Connect protocol, streaming), which read it.
   contextValues.set(clientGoneKey, onClientGone);
   return new NodeUniversalRequest(req, contextValues, onClientGone);
 }
@@ -80,53 +80,16 @@ const clientLeft = new ConnectError("the client left before the answer was writt
 
 /**
  * Writes the handler's answer. A unary answer (`OneChunk`) is complete, headers and all, and is written
- * at once; any other body's headers once its first chunk is read (a streaming implementation may still
- * set some until then), each chunk as it comes, then its trailers. Rejects with `aborted` when the client
- * leaves first.
+ * at once; any other body, a stream's, is written by connect-node's own writer, which rejects with
+ * `aborted` when the client leaves first. Its promise resolves only on an `end` event Node's responses
+ * do not emit, so nothing may wait for it to resolve.
  */
 export async function writeUniversalResponse(
   answer: UniversalServerResponse,
   res: NodeResponse,
 ): Promise<void> {
-  if (answer.body instanceof OneChunk) {
-    writeOneChunk(answer, answer.body.chunk, res);
-    return;
-  }
-  const chunks = answer.body?.[Symbol.asyncIterator]();
-  let closed = false;
-  let wake = () => {};
-  const onClose = () => {
-    closed = true;
-    wake();
-  };
-  res.once("close", onClose);
-  // A client that left while the handler ran closed the response already: its close will not come again.
-  if (responseClosed(res)) closed = true;
-  try {
-    let chunk = await chunks?.next();
-    if (closed) throw clientLeft;
-    res.writeHead(answer.status, nodeHeadersOf(answer.header));
-    for (; chunk !== undefined && chunk.done !== true; chunk = await chunks?.next()) {
-      if (closed) throw clientLeft;
-      if (res.write(chunk.value)) continue;
-      // A full socket buffer: wait for it to drain, or for the client to leave.
-      let onDrain = () => {};
-      await new Promise<void>((resolve) => {
-        wake = onDrain = resolve;
-        res.once("drain", onDrain);
-      });
-      res.off("drain", onDrain);
-      if (closed) throw clientLeft;
-    }
-    if (answer.trailer) res.addTrailers(nodeHeadersOf(answer.trailer) ?? {});
-    res.end();
-  } catch (error) {
-    await chunks?.return?.();
-    res.destroy();
-    throw error;
-  } finally {
-    res.off("close", onClose);
-  }
+  if (answer.body instanceof OneChunk) writeOneChunk(answer, answer.body.chunk, res);
+  else await universalResponseToNodeResponse(answer, res);
 }
 
 /**

@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 
 /**
  * The reason a finished call's signal is aborted with, by flowlog's own unary handlers (grpc-unary.ts,
- * connect-unary.ts, json-unary.ts). Connect aborts it with none, and an abort without a reason builds a
+ * json-unary.ts). Connect aborts it with none, and an abort without a reason builds a
  * `DOMException` (a stack capture) per call; nothing listens once the answer is written.
  */
 export const callEnded = new ConnectError("the call has ended", Code.Canceled);

@@ -6,7 +6,7 @@ import {
   toBinary,
 } from "@bufbuild/protobuf";
 import { answerSerializers } from "../../gen/flowlog/logs/v1/logs_service_serializers.js";
-import { toJsonWithPresence } from "../util/presence.js";
+import { toJsonWithPresence } from "../codegen/serializers/runtime/presence.js";
 
 /**
  * How answers are written on every protocol (REST bodies are the Connect JSON bytes), given to the Connect

@@ -1,6 +1,6 @@
 import type { ListLogsRequest } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { invalidArgument } from "../../errors/api-errors.js";
-import type { LogFilter, Order, PageRequest } from "../../store/logs-store.js";
+import type { LogFilter, Order, PageRequest } from "../../store/log-list-sql.js";
 import { decodeCursor } from "./cursor.js";
 import { entryFilterOf, isoDate } from "./entry-filter.js";
 

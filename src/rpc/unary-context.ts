@@ -71,7 +71,7 @@ const maxTimerMs = 2 ** 31 - 1;
 
 /**
  * The `HandlerContext` of a unary call answered by one of flowlog's own handlers (grpc-unary.ts,
- * connect-unary.ts, json-unary.ts), with the meaning Connect's `createHandlerContext` gives one: a signal that aborts
+ * json-unary.ts), with the meaning Connect's `createHandlerContext` gives one: a signal that aborts
  * when the client leaves, when the client's deadline passes (`deadline_exceeded`) and when the call ends,
  * and `timeoutMs()` counting down to that deadline. Built on one controller, listening to the request's
  * signal once, with a timer only for a deadline that was sent, and the request's headers as they are:
@@ -105,12 +105,12 @@ export function unaryContext(spec: MethodImplSpec, init: UnaryContextInit): Unar
 }
 
 /*
- * Closures made per call: tsx compiles with esbuild's `keepNames`, which gives every function bound to a
- * name (`const f = () => ...`, a nested `function f`, `{ f: () => ... }`) its name by
- * `Object.defineProperty` each time the function is made, about a microsecond. Made per call in this
- * file and in metrics.ts, those were 4.6 % of a one-entry answer's CPU in a profile (issue 13). So on a
- * request's path a closure made per call is passed as an argument or returned by a function, which
- * esbuild leaves alone.
+ * Closures made per call: tsx (which ran flowlog in production until the build step of issue 50, and still
+ * runs the tests) compiles with esbuild's `keepNames`, which gives every function bound to a name
+ * (`const f = () => ...`, a nested `function f`, `{ f: () => ... }`) its name by `Object.defineProperty`
+ * each time the function is made, about a microsecond; those were 4.6 % of a one-entry answer's CPU in a
+ * profile (issue 13). The build (scripts/build.mjs) keeps no names, so this shape no longer pays in
+ * production; it stays because it costs nothing and keeps the tests' profile the same.
  */
 
 /** Ends the call when `signal` aborts, or now if it has; the function returned stops following it. */

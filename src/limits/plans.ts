@@ -27,7 +27,7 @@ const bucket = (requestsPerMinute: number, maxBurst: number): BucketShape => ({
 export type PlanTable = Record<Plan, PlanLimits>;
 
 /**
- * The spec's plan table and D12's defaults, in one place. Only config.ts reads it, to merge
+ * The spec's plan table and D12's defaults, in one place. Only config/config.ts reads it, to merge
  * FLOWLOG_PLAN_LIMITS over it; everything else is handed the resulting PlanTable.
  */
 export const defaultPlanLimits: PlanTable = {

@@ -1,10 +1,10 @@
 import type { z } from "zod";
-import { positiveInteger, strictObject } from "./json-settings.js";
+import { positiveInteger, strictObject } from "../config/json-settings.js";
 
 /**
  * What one request, one execution and one workspace may consume (D26), and how long a connection may take
  * to say what it wants (D27). Every figure is a product decision with a default here; FLOWLOG_QUOTAS and
- * FLOWLOG_CONNECTIONS override any of them (config.ts), so the rest of the code is handed these tables and
+ * FLOWLOG_CONNECTIONS override any of them (config/config.ts), so the rest of the code is handed these tables and
  * never spells a limit itself.
  */
 export interface Quotas {
@@ -59,7 +59,7 @@ export interface Quotas {
   };
   /**
    * What all workspaces together may run on one worker, for block activities and for delivery attempts
-   * alike, each in slots of their own (worker-slots.ts). At most 100, the worker's activity slots.
+   * alike, each in slots of their own (temporal/worker-slots.ts). At most 100, the worker's activity slots.
    */
   worker: {
     /**

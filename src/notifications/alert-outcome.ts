@@ -1,11 +1,11 @@
-import { type AlertResolvedEvent, buildAlertResolvedEvent } from "../notifications/alert-event.js";
-import type { AlertPayload } from "../notifications/event.js";
+import { type AlertRuleRecord, evaluateAlertResolution, evaluateAlertRule } from "../domain/alert-rules.js";
 import type { LogEntryRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
-import type { AlertRuleRecord, SubscriptionForDelivery } from "../store/subscriptions-store.js";
+import type { SubscriptionForDelivery } from "../store/subscriptions-store.js";
 import { derivedId } from "../util/ids.js";
 import { isoFromMs } from "../util/time.js";
-import { evaluateAlertResolution, evaluateAlertRule } from "./rules.js";
+import { type AlertResolvedEvent, buildAlertResolvedEvent } from "./alert-event.js";
+import type { AlertPayload } from "./event.js";
 
 /**
  * What a subscription's rule makes of one completed execution of a workflow: it fires (D21: the

@@ -1,5 +1,9 @@
-import { type Binder, filteredEntries } from "./log-list-query.js";
-import type { LogFilter } from "./logs-store.js";
+import { type Binder, filteredEntries, type LogFilter } from "./log-list-sql.js";
+
+/**
+ * The log stats in the store (issue 17): what a stats read asks for (the list's filter and a range of hours)
+ * and its SQL in both stores' dialects. The API request becomes this in services/logs/log-stats-request.ts.
+ */
 
 export const hourMs = 3_600_000;
 export const dayMs = 86_400_000;

@@ -16,7 +16,7 @@ import {
   type UniversalHandlerOptions,
   validateUniversalHandlerOptions,
 } from "@connectrpc/connect/protocol";
-import { createConnectUnaryHandlerFactory } from "./connect-unary.js";
+import { createHandlerFactory as createConnectHandlerFactory } from "@connectrpc/connect/protocol-connect";
 import { createGrpcHandlerFactory, createGrpcWebHandlerFactory } from "./grpc-unary.js";
 import { createJsonCall, type JsonCall } from "./json-unary.js";
 
@@ -26,17 +26,18 @@ export interface FlowlogRouter extends ConnectRouter {
 }
 
 /**
- * `createConnectRouter` with flowlog's gRPC, gRPC-Web and Connect handlers for unary RPCs (grpc-unary.ts,
- * connect-unary.ts); streaming is Connect's own. Connect's router takes no protocol of its
- * own, so this builds the same handlers from the same public parts, and the REST gateway's JSON calls
- * (json-unary.ts) from the same implementations and options. Options are given once, for every service.
+ * `createConnectRouter` with flowlog's gRPC and gRPC-Web handlers for unary RPCs (grpc-unary.ts), and the
+ * REST gateway's JSON calls (json-unary.ts) from the same implementations and options; the Connect
+ * protocol and every streaming RPC are Connect's own handlers. Connect's router takes no protocol handler
+ * of anyone else's, so this builds the same handlers from the same parts. Options are given once, for
+ * every service.
  */
 export function createRouter(options: Partial<UniversalHandlerOptions>): FlowlogRouter {
   const opt = validateUniversalHandlerOptions(options);
   const protocols: ProtocolHandlerFactory[] = [
     createGrpcHandlerFactory(opt),
     createGrpcWebHandlerFactory(opt),
-    createConnectUnaryHandlerFactory(opt),
+    createConnectHandlerFactory(opt),
   ];
   const handlers: UniversalHandler[] = [];
   const jsonCalls = new Map<string, JsonCall>();

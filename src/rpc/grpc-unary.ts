@@ -29,7 +29,6 @@ import {
 } from "@connectrpc/connect/protocol-grpc";
 import * as grpcWeb from "@connectrpc/connect/protocol-grpc-web";
 import { callEnded, callError } from "./call-ended.js";
-import { refusalOf } from "./front-door.js";
 import { oneChunk } from "./one-chunk.js";
 import { clientLeaving, invokeUnary, unaryContext } from "./unary-context.js";
 
@@ -42,14 +41,14 @@ import { clientLeaving, invokeUnary, unaryContext } from "./unary-context.js";
  * entry over the Connect protocol. Every flowlog RPC but reflection is unary, and internal services reach
  * flowlog over gRPC first.
  *
- * These factories answer a unary call the way Connect's own unary Connect-protocol handler does, in one
+ * These factories answer a unary call the way Connect's own handler for the Connect protocol does, in one
  * pass: read the one enveloped message, invoke the implementation through the same interceptors, write
  * the one enveloped answer and the status: in HTTP trailers for gRPC, in a trailer envelope after the
  * answer for gRPC-Web. Everything protocol-specific is Connect's own exported code (content types,
  * `grpc-timeout`, compression negotiation, serialization limits, the status trailers with their details,
  * gRPC-Web's trailer serialization), so the wire stays what Connect writes; the differential test
- * `test/grpc-unary.test.ts` holds the two to the same bytes for both. Streaming methods (reflection) keep
- * Connect's handlers.
+ * `test/grpc-differential.test.ts` holds the two to the same bytes for both. Streaming methods
+ * (reflection) keep Connect's handlers.
  */
 export function createGrpcHandlerFactory(options: Partial<UniversalHandlerOptions>): ProtocolHandlerFactory {
   return createFactory(options, grpcFraming);
@@ -167,8 +166,6 @@ function unaryHandler(
     if (compression.response) context.responseHeader.set(headerEncoding, compression.response.name);
     let answer: Uint8Array | undefined;
     try {
-      const refusal = refusalOf(req.contextValues);
-      if (refusal) throw refusal;
       if (compression.error) throw compression.error;
       if (timeout.error) throw timeout.error;
       const bytes = await readUnaryMessage(req.body, compression.request, opt.readMaxBytes, framing.skipFlag);
