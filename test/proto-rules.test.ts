@@ -5,7 +5,7 @@ import { field as fieldRules } from "../gen/buf/validate/validate_pb.js";
 import { ListLogsRequestSchema } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import { ListDeliveriesRequestSchema } from "../gen/flowlog/notifications/v1/deliveries_service_pb.js";
 import { NotificationSubscriptionSchema } from "../gen/flowlog/notifications/v1/notifications_service_pb.js";
-import { deliveryStatuses } from "../src/store/delivery-rows.js";
+import { deliveryStatuses, httpStatusClasses } from "../src/store/delivery-rows.js";
 import { levels, triggers } from "../src/store/records.js";
 import { channels } from "../src/store/subscriptions-store.js";
 
@@ -27,6 +27,11 @@ describe("the .proto's allowed values are the store's", () => {
     ["ListLogsRequest.level", ListLogsRequestSchema.field.level, levels],
     ["ListLogsRequest.triggers", ListLogsRequestSchema.field.triggers, triggers],
     ["ListDeliveriesRequest.status", ListDeliveriesRequestSchema.field.status, deliveryStatuses],
+    [
+      "ListDeliveriesRequest.http_status_class",
+      ListDeliveriesRequestSchema.field.httpStatusClass,
+      httpStatusClasses,
+    ],
     ["NotificationSubscription.channel", NotificationSubscriptionSchema.field.channel, channels],
     ["NotificationSubscription.level_filter", NotificationSubscriptionSchema.field.levelFilter, levels],
     ["NotificationSubscription.trigger_filter", NotificationSubscriptionSchema.field.triggerFilter, triggers],
