@@ -12,6 +12,7 @@ const onBothStores = [
   "auto-disable",
   "count-quotas",
   "deliveries",
+  "deliveries-filters",
   "endpoint-settings",
   "environment",
   "logs-api",

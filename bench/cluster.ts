@@ -1,6 +1,6 @@
 import { executeLoad } from "./execution.js";
 import { type ClusterStack, startClusterStack } from "./support/cluster-stack.js";
-import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
+import { benchStack, createHttpBlockWorkflow, type FlowlogStack } from "./support/flowlog-stack.js";
 import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
 import { flowlogCli } from "./support/processes.js";
 import { startItemApi } from "./support/receiver.js";
@@ -14,9 +14,9 @@ interface Plan {
 
 const plans: Record<"quick" | "full", Plan> = {
   quick: {
-    execution: { connections: 8, seconds: 2, warmupSeconds: 1 },
-    entries: 2_000,
-    gateway: { connections: 10, seconds: 1.5, warmupSeconds: 0.5 },
+    execution: { connections: 8, seconds: 0.5, warmupSeconds: 0.25 },
+    entries: 500,
+    gateway: { connections: 10, seconds: 1, warmupSeconds: 0.25 },
   },
   full: {
     execution: { connections: 8, seconds: 20, warmupSeconds: 3 },
@@ -45,7 +45,7 @@ export const clusterBench: Bench = {
           executions[name]?.push(await executeLoad(stack, workflowId, { ...plan.execution, connections }));
         }
       };
-      const devStack = await startFlowlogStack();
+      const devStack = await benchStack(options);
       try {
         await run("dev server (SQLite, flowlog dev's Temporal)", devStack);
       } finally {

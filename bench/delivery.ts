@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection } from "@temporalio/client";
-import { executeLoad, noopLoad, startNoopWorker } from "./execution.js";
-import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
+import { executeLoad, noopLoad, noopWorker } from "./execution.js";
+import { benchStack, createHttpBlockWorkflow, type FlowlogStack } from "./support/flowlog-stack.js";
 import { noopTaskQueue } from "./support/noop-worker.js";
 import type { noopFanOut } from "./support/noop-workflow.js";
 import { startItemApi, startReceiver } from "./support/receiver.js";
@@ -13,13 +13,31 @@ interface Plan {
   /** Executions in flight: one alone shows the path's own latency, several show it under load. */
   concurrency: number[];
   seconds: number;
+  /** Load thrown away before each measured load. */
+  warmupSeconds: number;
   /** How long to wait for the last delivery after the executions stop. */
   drainMs: number;
+  /** How often the wait counts the executions and deliveries so far (a page of the logs API per 100). */
+  lookMs: number;
 }
 
 const plans: Record<"quick" | "full", Plan> = {
-  quick: { subscriptionCounts: [0, 1, 10], concurrency: [8], seconds: 1, drainMs: 60_000 },
-  full: { subscriptionCounts: [0, 1, 10], concurrency: [1, 8], seconds: 15, drainMs: 300_000 },
+  quick: {
+    subscriptionCounts: [0, 1, 10],
+    concurrency: [8],
+    seconds: 0.5,
+    warmupSeconds: 0.25,
+    drainMs: 60_000,
+    lookMs: 200,
+  },
+  full: {
+    subscriptionCounts: [0, 1, 10],
+    concurrency: [1, 8],
+    seconds: 15,
+    warmupSeconds: 0.5,
+    drainMs: 300_000,
+    lookMs: 500,
+  },
 };
 
 interface Receipt {
@@ -54,7 +72,7 @@ export const deliveryBench: Bench = {
     const itemApi = await startItemApi();
     // FLOWLOG_TEMPORAL_DEV_DB=memory runs it on an in-memory dev server, as for `flowlog dev`.
     const persistence = process.env.FLOWLOG_TEMPORAL_DEV_DB === "memory" ? "memory" : "file";
-    const stack = await startFlowlogStack({}, persistence);
+    const stack = await benchStack(options, persistence);
     try {
       const workflowId = await createHttpBlockWorkflow(stack, `${itemApi.url}/items/1`);
       const rows: (string | number)[][] = [];
@@ -74,14 +92,14 @@ export const deliveryBench: Bench = {
           const load = await executeLoad(stack, workflowId, {
             connections,
             seconds: plan.seconds,
-            warmupSeconds: 0.5,
+            warmupSeconds: plan.warmupSeconds,
           });
           const expected = await allDelivered(
             stack,
             loadStarted,
             count,
             () => new Set(ofThisRow().map((r) => r.deliveryId)).size,
-            plan.drainMs,
+            plan,
           );
           // Each delivery counts once, at its first arrival; a repeat (same delivery id) is reported.
           const arrivals = ofThisRow();
@@ -112,12 +130,12 @@ export const deliveryBench: Bench = {
             delivered ? ms(latency.max) : "",
           ]);
         }
-        if (count === 0) rows.push(...(await floorRows(stack, workflowId, plan, unsubscribed)));
+        if (count === 0) rows.push(...(await floorRows(options, plan, stack, workflowId, unsubscribed)));
       }
-      const baseline = await noopLoad(stack.temporalAddress, {
+      const baseline = await noopLoad(options, stack.temporalAddress, {
         connections: 8,
         seconds: plan.seconds,
-        warmupSeconds: 0.5,
+        warmupSeconds: plan.warmupSeconds,
       });
       return [
         {
@@ -169,12 +187,13 @@ const floorKinds = [
 ] as const;
 
 async function floorRows(
+  options: BenchOptions,
+  plan: Plan,
   stack: FlowlogStack,
   workflowId: string,
-  plan: Plan,
   unsubscribed: Map<number, number>,
 ): Promise<(string | number)[][]> {
-  const worker = await startNoopWorker(stack.temporalAddress);
+  const worker = await noopWorker(options, stack.temporalAddress);
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const rows: (string | number)[][] = [];
   try {
@@ -201,7 +220,7 @@ async function floorRows(
           const load = await executeLoad(
             stack,
             workflowId,
-            { connections, seconds: plan.seconds, warmupSeconds: 0.5 },
+            { connections, seconds: plan.seconds, warmupSeconds: plan.warmupSeconds },
             () => fanOuts.push(fanOut()),
           );
           await Promise.all(fanOuts);
@@ -246,15 +265,15 @@ async function allDelivered(
   since: number,
   perExecution: number,
   received: () => number,
-  drainMs: number,
+  plan: Pick<Plan, "drainMs" | "lookMs">,
 ): Promise<number> {
-  const until = Date.now() + drainMs;
+  const until = Date.now() + plan.drainMs;
   let previous = -1;
   for (;;) {
     const expected = (await executionsSince(stack, since)) * perExecution;
     if ((expected === received() && expected === previous) || Date.now() > until) return expected;
     previous = expected;
-    await sleep(500);
+    await sleep(plan.lookMs);
   }
 }
 

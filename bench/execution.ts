@@ -1,16 +1,17 @@
 import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
-import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
+import { benchStack, createHttpBlockWorkflow, type FlowlogStack } from "./support/flowlog-stack.js";
 import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
 import { noopTaskQueue, noopWorkflowBundle } from "./support/noop-worker.js";
 import type { noopWorkflow } from "./support/noop-workflow.js";
-import { type RunningProcess, repoRoot, startProcess } from "./support/processes.js";
+import { type RunningProcess, repoRoot, startProcess, startTogether } from "./support/processes.js";
+import { shared } from "./support/quick-run.js";
 import { startItemApi } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio } from "./support/report.js";
 import { distribution } from "./support/sample.js";
 
 const plans: Record<"quick" | "full", LoadPlan> = {
-  quick: { connections: 8, seconds: 2, warmupSeconds: 1 },
+  quick: { connections: 8, seconds: 0.5, warmupSeconds: 0.25 },
   full: { connections: 8, seconds: 20, warmupSeconds: 3 },
 };
 
@@ -28,37 +29,52 @@ export const executionBench: Bench = {
   async run(options: BenchOptions) {
     const plan = options.quick ? plans.quick : plans.full;
     const itemApi = await startItemApi();
+    const itemUrl = `${itemApi.url}/items/1`;
     const tables = [];
     try {
       // Quick mode (CI) runs flowlog dev's default only: the other differs in one setting, not in code.
       for (const persistence of options.quick ? persistences.slice(0, 1) : persistences) {
-        const stack = await startFlowlogStack({}, persistence);
+        const stack = await benchStack(options, persistence);
         try {
-          const workflowId = await createHttpBlockWorkflow(stack, `${itemApi.url}/items/1`);
-          const rows = [];
-          for (const connections of concurrencies) {
-            const at = { ...plan, connections };
-            const flowlog = await executeLoad(stack, workflowId, at);
-            const baseline = await noopLoad(stack.temporalAddress, at);
-            const floor = await floorLoad(stack.temporalAddress, `${itemApi.url}/items/1`, at);
-            const floorWithLog = await floorLoad(stack.temporalAddress, `${itemApi.url}/items/1`, at, true);
-            const row = (name: string, r: LoadResult) => [
-              name,
-              connections,
-              perSecond(r.requestsPerSecond),
-              ms(r.latency.p50),
-              ms(r.latency.p99),
-              ms(r.latency.max),
-              r.latency.samples,
-              ratio(r.requestsPerSecond / baseline.requestsPerSecond),
-            ];
-            rows.push(
-              row("one HTTP block, api sync", flowlog),
-              row("one no-op activity (baseline)", baseline),
-              row("floor: bare API, one fetch activity", floor),
-              row("floor + log: the activity also writes the log entry", floorWithLog),
-            );
-          }
+          const workflowId = await createHttpBlockWorkflow(stack, itemUrl);
+          const baseline: Workload = {
+            name: "one no-op activity (baseline)",
+            open: () => openNoop(options, stack.temporalAddress),
+          };
+          const workloads: Workload[] = [
+            {
+              name: "one HTTP block, api sync",
+              open: async () => ({
+                load: (at) => executeLoad(stack, workflowId, at),
+                close: async () => undefined,
+              }),
+            },
+            baseline,
+            {
+              name: "floor: bare API, one fetch activity",
+              open: () => openFloor(options, stack.temporalAddress, itemUrl),
+            },
+            {
+              name: "floor + log: the activity also writes the log entry",
+              open: () => openFloor(options, stack.temporalAddress, itemUrl, true),
+            },
+          ];
+          const result = await loadEach(workloads, plan, options.quick);
+          const rows = concurrencies.flatMap((connections) =>
+            workloads.map((workload) => {
+              const r = result(workload, connections);
+              return [
+                workload.name,
+                connections,
+                perSecond(r.requestsPerSecond),
+                ms(r.latency.p50),
+                ms(r.latency.p99),
+                ms(r.latency.max),
+                r.latency.samples,
+                ratio(r.requestsPerSecond / result(baseline, connections).requestsPerSecond),
+              ];
+            }),
+          );
           tables.push({
             title: `execution: ${plan.seconds} s per row, one Temporal dev server with its state in ${persistence === "file" ? "a file (flowlog dev's default)" : "memory (FLOWLOG_TEMPORAL_DEV_DB=memory)"}`,
             columns: [
@@ -94,6 +110,49 @@ export const executionBench: Bench = {
   },
 };
 
+/** A row's workload: `open` starts the processes it needs; the load then runs at any concurrency. */
+interface Workload {
+  name: string;
+  open(): Promise<OpenWorkload>;
+}
+
+interface OpenWorkload {
+  load(plan: LoadPlan): Promise<LoadResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * Every workload at every concurrency; the result of each. Full mode takes the workloads in turn at one
+ * concurrency, each started just before its load and stopped after it, so a row and its baseline are
+ * loaded seconds apart with nothing else running; --quick starts each workload once for both.
+ */
+async function loadEach(
+  workloads: Workload[],
+  plan: LoadPlan,
+  quick: boolean,
+): Promise<(workload: Workload, connections: number) => LoadResult> {
+  const results = new Map<string, LoadResult>();
+  const key = (workload: Workload, connections: number) => `${workload.name} at ${connections}`;
+  const run = async (workload: Workload, at: number[]) => {
+    const open = await workload.open();
+    try {
+      for (const connections of at) {
+        results.set(key(workload, connections), await open.load({ ...plan, connections }));
+      }
+    } finally {
+      await open.close();
+    }
+  };
+  if (quick) {
+    for (const workload of workloads) await run(workload, concurrencies);
+  } else {
+    for (const connections of concurrencies) {
+      for (const workload of workloads) await run(workload, [connections]);
+    }
+  }
+  return (workload, connections) => results.get(key(workload, connections)) as LoadResult;
+}
+
 /** Sync executions through the REST API, as many in flight as the plan has connections. */
 export async function executeLoad(
   stack: FlowlogStack,
@@ -119,37 +178,54 @@ export async function executeLoad(
   return result;
 }
 
-/** The baseline: the no-op workflow's own worker process, and `connections` closed loops of execute. */
-export async function noopLoad(temporalAddress: string, plan: LoadPlan): Promise<LoadResult> {
-  const worker = await startNoopWorker(temporalAddress);
-  const connection = await Connection.connect({ address: temporalAddress });
+/** The baseline, once: see openNoop. */
+export async function noopLoad(
+  options: BenchOptions,
+  temporalAddress: string,
+  plan: LoadPlan,
+): Promise<LoadResult> {
+  const noop = await openNoop(options, temporalAddress);
   try {
-    const client = new Client({ connection });
-    let next = 0;
-    const loops = async (seconds: number) => {
-      const times: number[] = [];
-      const until = performance.now() + seconds * 1000;
-      const loop = async () => {
-        while (performance.now() < until) {
-          const started = performance.now();
-          await client.workflow.execute<typeof noopWorkflow>("noopWorkflow", {
-            taskQueue: noopTaskQueue,
-            workflowId: `bench-noop-${process.pid}-${next++}`,
-          });
-          times.push(performance.now() - started);
-        }
-      };
-      const started = performance.now();
-      await Promise.all(Array.from({ length: plan.connections }, loop));
-      return { times, seconds: (performance.now() - started) / 1000 };
-    };
-    await loops(plan.warmupSeconds);
-    const { times, seconds } = await loops(plan.seconds);
-    return { requestsPerSecond: times.length / seconds, latency: distribution(times), failures: 0 };
+    return await noop.load(plan);
   } finally {
-    await connection.close();
-    await worker.stop();
+    await noop.close();
   }
+}
+
+/** The baseline: the no-op workflow on its worker (`noopWorker`), and `connections` closed loops of execute. */
+async function openNoop(options: BenchOptions, temporalAddress: string): Promise<OpenWorkload> {
+  const worker = await noopWorker(options, temporalAddress);
+  const connection = await Connection.connect({ address: temporalAddress });
+  const client = new Client({ connection });
+  let next = 0;
+  const loops = async (connections: number, seconds: number) => {
+    const times: number[] = [];
+    const until = performance.now() + seconds * 1000;
+    const loop = async () => {
+      while (performance.now() < until) {
+        const started = performance.now();
+        await client.workflow.execute<typeof noopWorkflow>("noopWorkflow", {
+          taskQueue: noopTaskQueue,
+          workflowId: `bench-noop-${process.pid}-${next++}`,
+        });
+        times.push(performance.now() - started);
+      }
+    };
+    const started = performance.now();
+    await Promise.all(Array.from({ length: connections }, loop));
+    return { times, seconds: (performance.now() - started) / 1000 };
+  };
+  return {
+    async load(plan) {
+      await loops(plan.connections, plan.warmupSeconds);
+      const { times, seconds } = await loops(plan.connections, plan.seconds);
+      return { requestsPerSecond: times.length / seconds, latency: distribution(times), failures: 0 };
+    },
+    async close() {
+      await connection.close();
+      await worker.stop();
+    },
+  };
 }
 
 /**
@@ -158,29 +234,31 @@ export async function noopLoad(temporalAddress: string, plan: LoadPlan): Promise
  * result; the workflow's one activity GETs `url`, the same loopback item the flowlog workflow reads.
  * `withLog`: `fetchAndLogWorkflow`, whose activity also writes a log entry to the worker's own store.
  */
-export async function floorLoad(
+async function openFloor(
+  options: BenchOptions,
   temporalAddress: string,
   url: string,
-  plan: LoadPlan,
   withLog = false,
-): Promise<LoadResult> {
-  const worker = await startNoopWorker(temporalAddress, withLog);
-  try {
-    const server = await startProcess(
+): Promise<OpenWorkload> {
+  const [worker, server] = await startTogether([
+    noopWorker(options, temporalAddress, withLog),
+    startProcess(
       process.execPath,
       [
         ...["--import", "tsx", path.join(repoRoot, "bench/support/bare-execute-server.ts")],
         ...[temporalAddress, url, ...(withLog ? ["log"] : [])],
       ],
       { ready: /execute server on port (\d+)/ },
-    );
-    try {
-      const target = {
-        url: `http://127.0.0.1:${server.ready[1]}/execute`,
-        method: "POST" as const,
-        headers: { "content-type": "application/json" },
-        body: '{"input": {}}',
-      };
+    ),
+  ] as const);
+  const target = {
+    url: `http://127.0.0.1:${server.ready[1]}/execute`,
+    method: "POST" as const,
+    headers: { "content-type": "application/json" },
+    body: '{"input": {}}',
+  };
+  return {
+    async load(plan) {
       const check = (await (await fetch(target.url, { method: "POST", body: target.body })).json()) as {
         output?: { got?: { title?: string } };
       };
@@ -190,19 +268,38 @@ export async function floorLoad(
       const result = await httpLoad(target, plan);
       if (result.failures > 0) throw new Error(`${result.failures} floor executions failed under load`);
       return result;
-    } finally {
+    },
+    async close() {
       await server.stop();
-    }
-  } finally {
-    await worker.stop();
-  }
+      await worker.stop();
+    },
+  };
+}
+
+/**
+ * The no-op workflows' worker for a load on the dev server at `temporalAddress`: in full mode a process
+ * started for the load (with the store `fetchAndLog` writes to when `withLog`); with --quick the run's one
+ * (`shared`), with the store, serving every no-op workload.
+ */
+export async function noopWorker(
+  options: BenchOptions,
+  temporalAddress: string,
+  withLog = false,
+): Promise<RunningProcess> {
+  if (!options.quick) return startNoopWorker(temporalAddress, withLog);
+  const worker = await shared(
+    `no-op worker on ${temporalAddress}`,
+    () => startNoopWorker(temporalAddress, true),
+    (started) => started.stop(),
+  );
+  return { ...worker, stop: async () => undefined };
 }
 
 /**
  * The no-op workflows' worker, in a process of its own like `flowlog worker`; `withLog` gives its
  * `fetchAndLog` activity a store to write to.
  */
-export async function startNoopWorker(temporalAddress: string, withLog = false): Promise<RunningProcess> {
+async function startNoopWorker(temporalAddress: string, withLog = false): Promise<RunningProcess> {
   return startProcess(
     process.execPath,
     [

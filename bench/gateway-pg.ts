@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startPostgres } from "../test/support/postgres.js";
 import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
+import { benchPostgres } from "./support/postgres.js";
 import {
   bootstrapAccount,
   flowlogCli,
@@ -19,7 +19,7 @@ interface Plan {
 }
 
 const plans: Record<"quick" | "full", Plan> = {
-  quick: { entries: 10_000, load: { connections: 10, seconds: 1.5, warmupSeconds: 0.5 } },
+  quick: { entries: 2_000, load: { connections: 10, seconds: 1, warmupSeconds: 0.25 } },
   full: { entries: 100_000, load: { connections: 16, seconds: 10, warmupSeconds: 2 } },
 };
 
@@ -32,7 +32,7 @@ export const gatewayPgBench: Bench = {
   name: "gateway-pg",
   async run(options: BenchOptions) {
     const plan = options.quick ? plans.quick : plans.full;
-    const server = await startPostgres({ durable: true });
+    const server = await benchPostgres(options);
     const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-gateway-pg-"));
     const running: RunningProcess[] = [];
     try {

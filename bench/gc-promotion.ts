@@ -9,10 +9,10 @@ import {
   startProcess,
   unlimitedPlanLimits,
 } from "./support/processes.js";
-import type { Bench, Table } from "./support/report.js";
+import type { Bench, BenchOptions, Table } from "./support/report.js";
 
-/** Enough young collections for a median, and a cap on the time spent loading. */
-const minCollections = 15;
+/** Young collections traced per load: enough for a median, fewer with --quick; and a cap on the time. */
+const collections = { quick: 5, full: 15 };
 const maxLoadMs = 20_000;
 /** Well above the few KB a collection promotes now, well below the 800 KB of issue 13's getters. */
 const goalBytes = 100 * 1024;
@@ -27,7 +27,8 @@ const goalBytes = 100 * 1024;
  */
 export const gcPromotionBench: Bench = {
   name: "gc-promotion",
-  async run() {
+  async run(options: BenchOptions) {
+    const minCollections = options.quick ? collections.quick : collections.full;
     const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-gc-"));
     let serve: RunningProcess | undefined;
     try {
@@ -60,7 +61,7 @@ export const gcPromotionBench: Bench = {
       ];
       const rows: (string | number)[][] = [];
       for (const [name, request] of loads) {
-        const promoted = await promotedUnderLoad(serve, request);
+        const promoted = await promotedUnderLoad(serve, request, minCollections);
         const kb = (bytes: number) => (bytes / 1024).toFixed(1);
         const sorted = [...promoted].sort((a, b) => a - b);
         const median = sorted[Math.floor(sorted.length / 2)] as number;
@@ -77,7 +78,8 @@ export const gcPromotionBench: Bench = {
         columns: ["load", "scavenges", "median KB", "max KB", "goal < 100 KB"],
         rows,
         note:
-          "flowlog serve under --trace-gc-nvp, ten clients in closed loops until 15 scavenges (or 20 s). " +
+          `flowlog serve under --trace-gc-nvp, ten clients in closed loops until ${minCollections} scavenges ` +
+          `(or ${maxLoadMs / 1000} s). ` +
           "Issue 13's object-literal getters promoted about 800 KB per scavenge on this load.",
       };
       return [table];
@@ -99,7 +101,11 @@ function promotedByScavenges(serve: RunningProcess, from: number): number[] {
 }
 
 /** Ten clients in closed loops, until enough young collections were traced; the bytes each promoted. */
-async function promotedUnderLoad(serve: RunningProcess, request: () => Promise<Response>): Promise<number[]> {
+async function promotedUnderLoad(
+  serve: RunningProcess,
+  request: () => Promise<Response>,
+  minCollections: number,
+): Promise<number[]> {
   const from = serve.output().length;
   const started = Date.now();
   let done = false;

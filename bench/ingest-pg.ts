@@ -2,8 +2,9 @@ import { openPostgres, type PostgresPool, withTransaction } from "../src/store/p
 import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import type { ExecutionRecord } from "../src/store/records.js";
 import { sha256 } from "../src/util/sha256.js";
-import { type PostgresServer, startPostgres } from "../test/support/postgres.js";
+import type { PostgresServer } from "../test/support/postgres.js";
 import { columns, compareModes, counts, generate, rawEntryValues, type Writer } from "./ingest.js";
+import { benchPostgres } from "./support/postgres.js";
 import type { Bench, BenchOptions } from "./support/report.js";
 
 /**
@@ -17,7 +18,7 @@ export const ingestPgBench: Bench = {
   async run(options: BenchOptions) {
     const count = options.quick ? counts.quick : counts.full;
     const records = await generate(Math.max(count.single, count.batched));
-    const server = await startPostgres({ durable: true });
+    const server = await benchPostgres(options);
     try {
       return [
         {

@@ -8,7 +8,7 @@ import { type Bench, type BenchOptions, perSecond, ratio } from "./support/repor
 import { demoExecutions, openBenchStore } from "./support/store.js";
 
 export const batchSize = 1_000;
-export const counts = { quick: { single: 300, batched: 20_000 }, full: { single: 3_000, batched: 50_000 } };
+export const counts = { quick: { single: 100, batched: 5_000 }, full: { single: 3_000, batched: 50_000 } };
 export const columns = ["mode", "executions", "store /s", "raw /s", "store/raw"];
 
 /**

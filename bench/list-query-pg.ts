@@ -3,7 +3,7 @@ import { type ExecutionRows, executionRows } from "../src/store/log-rows.js";
 import { openPostgres, type PostgresPool } from "../src/store/postgres/database.js";
 import { listQuery, PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import { generatedExecutions } from "../test/support/generated-executions.js";
-import { type PostgresServer, startPostgres } from "../test/support/postgres.js";
+import type { PostgresServer } from "../test/support/postgres.js";
 import {
   commonFilters,
   type FilterValues,
@@ -14,6 +14,7 @@ import {
   page,
   plans,
 } from "./list-query.js";
+import { benchPostgres } from "./support/postgres.js";
 import type { Bench, BenchOptions, Table } from "./support/report.js";
 
 const workspaceId = "ws_bench";
@@ -24,13 +25,13 @@ const seedBatch = 5_000;
  * The list-query bench on PostgreSQL (issue 15: a 100-row page's p99 under 10 ms at 1M rows for every
  * filter set, the deep page at most 1.5x the first): the same filter sets, cursor walk and OFFSET
  * baseline, in-process through PostgresLogsStore on a throwaway server on this machine (loopback TCP).
- * Quick mode measures one small table, as the SQLite bench's quick mode does.
+ * Quick mode measures the SQLite bench's largest quick store only.
  */
 export const listQueryPgBench: Bench = {
   name: "list-query-pg",
   async run(options: BenchOptions) {
-    const plan = options.quick ? { ...plans.quick, sizes: [10_000] } : plans.full;
-    const server = await startPostgres({ durable: true });
+    const plan = options.quick ? { ...plans.quick, sizes: plans.quick.sizes.slice(-1) } : plans.full;
+    const server = await benchPostgres(options);
     try {
       const tables: Table[] = [];
       for (const size of plan.sizes) tables.push(await measureDatabase(server, size, plan));

@@ -8,7 +8,7 @@ import { LogsStore } from "../src/store/logs-store.js";
 import { openPostgres } from "../src/store/postgres/database.js";
 import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import { generatedExecutions } from "../test/support/generated-executions.js";
-import { startPostgres } from "../test/support/postgres.js";
+import { benchPostgres } from "./support/postgres.js";
 import { type Bench, type BenchOptions, ms, type Table } from "./support/report.js";
 import { type SampleBudget, sampleAsync } from "./support/sample.js";
 
@@ -31,14 +31,14 @@ interface StatsTarget {
 
 /**
  * GET /api/v1/log-stats measured in-process at each store (issue 17): the seeder's executions spread over
- * 30 days (1M; 10k with --quick), then `stats` for a 31-day range, which holds every row, and for the
+ * 30 days (1M; 2,000 with --quick), then `stats` for a 31-day range, which holds every row, and for the
  * last 24 hours, the default, under each filter kind.
  */
 export const logStatsBench: Bench = {
   name: "log-stats",
   async run(options: BenchOptions) {
-    const size = options.quick ? 10_000 : 1_000_000;
-    const server = await startPostgres({ durable: true });
+    const size = options.quick ? 2_000 : 1_000_000;
+    const server = await benchPostgres(options);
     try {
       return [
         await measure("SQLite", size, openSqliteTarget()),

@@ -16,6 +16,7 @@ import { listQueryBench } from "./list-query.js";
 import { listQueryPgBench } from "./list-query-pg.js";
 import { logStatsBench } from "./log-stats.js";
 import { rateLimitBench } from "./rate-limit.js";
+import { stopShared } from "./support/quick-run.js";
 import { type Bench, formatTable } from "./support/report.js";
 import { tenantReadsBench } from "./tenant-reads.js";
 
@@ -57,14 +58,18 @@ async function main(args: string[]): Promise<void> {
     `machine: ${machine.cores} cores, ${machine.cpu}, Node ${machine.node}${quick ? ", --quick" : ""}\n`,
   );
   mkdirSync(resultsDir, { recursive: true });
-  for (const bench of selected) {
-    const started = performance.now();
-    const tables = await bench.run({ quick });
-    const seconds = (performance.now() - started) / 1000;
-    for (const table of tables) console.log(`${formatTable(table)}\n`);
-    console.log(`(${bench.name}: ${seconds.toFixed(1)} s)\n`);
-    const result = { bench: bench.name, quick, machine, date: new Date().toISOString(), seconds, tables };
-    writeFileSync(path.join(resultsDir, `${bench.name}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  try {
+    for (const bench of selected) {
+      const started = performance.now();
+      const tables = await bench.run({ quick });
+      const seconds = (performance.now() - started) / 1000;
+      for (const table of tables) console.log(`${formatTable(table)}\n`);
+      console.log(`(${bench.name}: ${seconds.toFixed(1)} s)\n`);
+      const result = { bench: bench.name, quick, machine, date: new Date().toISOString(), seconds, tables };
+      writeFileSync(path.join(resultsDir, `${bench.name}.json`), `${JSON.stringify(result, null, 2)}\n`);
+    }
+  } finally {
+    await stopShared();
   }
 }
 

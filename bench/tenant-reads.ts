@@ -2,13 +2,13 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startPostgres } from "../test/support/postgres.js";
+import { benchPostgres } from "./support/postgres.js";
 import { flowlogCli, type RunningProcess, startFlowlog } from "./support/processes.js";
 import { type Bench, type BenchOptions, ms, type Table } from "./support/report.js";
 import { distribution } from "./support/sample.js";
 
 const plans = {
-  quick: { entries: 10_000, burst: 19 },
+  quick: { entries: 2_000, burst: 19 },
   full: { entries: 1_000_000, burst: 19 },
 };
 
@@ -25,7 +25,7 @@ export const tenantReadsBench: Bench = {
   name: "tenant-reads",
   async run(options: BenchOptions) {
     const plan = options.quick ? plans.quick : plans.full;
-    const server = await startPostgres({ durable: true });
+    const server = await benchPostgres(options);
     const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-tenant-reads-"));
     let serve: RunningProcess | undefined;
     try {
@@ -41,10 +41,12 @@ export const tenantReadsBench: Bench = {
         };
         return { workspaceId: printed.workspace.id, key: printed.key };
       };
-      const [heavy, other] = [await account("free"), await account("enterprise")];
+      const [heavy, other] = await Promise.all([account("free"), account("enterprise")]);
       const seeding = performance.now();
-      await flowlogCli(["seed", "--workspace", heavy.workspaceId, "--executions", String(plan.entries)], env);
-      await flowlogCli(["seed", "--workspace", other.workspaceId, "--executions", "100"], env);
+      await Promise.all([
+        flowlogCli(["seed", "--workspace", heavy.workspaceId, "--executions", String(plan.entries)], env),
+        flowlogCli(["seed", "--workspace", other.workspaceId, "--executions", "100"], env),
+      ]);
       process.stderr.write(
         `  seeded ${plan.entries} entries in ${((performance.now() - seeding) / 1000).toFixed(1)} s\n`,
       );

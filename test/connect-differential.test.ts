@@ -1,15 +1,9 @@
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GetLogRequestSchema } from "../gen/flowlog/logs/v1/logs_service_pb.js";
-import {
-  call,
-  flowlogAnswers,
-  type Sent,
-  startDifferentialServers,
-  type Transport,
-} from "./support/unary-differential.js";
+import { call, differentialServersFor, flowlogAnswers, type Sent } from "./support/unary-differential.js";
 
 /**
  * flowlog's RPC layer answers the Connect protocol with connect-es's own handler, mounted by its router
@@ -20,22 +14,7 @@ import {
  * byte: status, headers and body. Pinned connect-es (package.json): an upgrade that changes its wire fails
  * here.
  */
-const servers = new Map<Transport, Awaited<ReturnType<typeof startDifferentialServers>>>();
-
-beforeAll(async () => {
-  for (const transport of ["HTTP/1.1", "HTTP/2"] as const) {
-    servers.set(transport, await startDifferentialServers(transport));
-  }
-});
-afterAll(() => {
-  for (const server of servers.values()) server.close();
-});
-
-function urls(transport: Transport) {
-  const started = servers.get(transport);
-  if (!started) throw new Error(`no servers over ${transport}`);
-  return started;
-}
+const urls = differentialServersFor(["HTTP/1.1", "HTTP/2"]);
 
 const getLog = "/flowlog.logs.v1.LogsService/GetLog";
 const listLogs = "/flowlog.logs.v1.LogsService/ListLogs";

@@ -2,14 +2,14 @@ import { promisify } from "node:util";
 import { gunzipSync, gzip } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GetLogRequestSchema, ListLogsRequestSchema } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import {
   type Answered,
   call,
+  differentialServersFor,
   flowlogAnswers,
   type Sent,
-  startDifferentialServers,
   type Transport,
 } from "./support/unary-differential.js";
 
@@ -23,22 +23,7 @@ import {
  * carries in a last envelope of the body. gRPC over HTTP/2; gRPC-Web over HTTP/2 and over HTTP/1.1, as
  * browsers send it. Pinned connect-es (package.json): an upgrade that changes its wire fails here.
  */
-const servers = new Map<Transport, Awaited<ReturnType<typeof startDifferentialServers>>>();
-
-beforeAll(async () => {
-  for (const transport of ["HTTP/2", "HTTP/1.1"] as const) {
-    servers.set(transport, await startDifferentialServers(transport));
-  }
-});
-afterAll(() => {
-  for (const server of servers.values()) server.close();
-});
-
-function urls(transport: Transport) {
-  const started = servers.get(transport);
-  if (!started) throw new Error(`no servers over ${transport}`);
-  return started;
-}
+const urls = differentialServersFor(["HTTP/2", "HTTP/1.1"]);
 
 function envelope(message: Uint8Array, flags = 0, length = message.byteLength): Buffer {
   const header = Buffer.alloc(5);

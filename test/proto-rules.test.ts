@@ -9,7 +9,7 @@ import {
   WebhookChannelSchema,
 } from "../gen/flowlog/notifications/v1/notifications_service_pb.js";
 import { subscribableEventTypes } from "../src/domain/event-types.js";
-import { deliveryStatuses } from "../src/store/delivery-rows.js";
+import { deliveryStatuses, httpStatusClasses } from "../src/store/delivery-rows.js";
 import { levels, triggers } from "../src/store/records.js";
 import { channels, signatureSchemes } from "../src/store/subscriptions-store.js";
 
@@ -31,6 +31,11 @@ describe("the .proto's allowed values are the store's", () => {
     ["ListLogsRequest.level", ListLogsRequestSchema.field.level, levels],
     ["ListLogsRequest.triggers", ListLogsRequestSchema.field.triggers, triggers],
     ["ListDeliveriesRequest.status", ListDeliveriesRequestSchema.field.status, deliveryStatuses],
+    [
+      "ListDeliveriesRequest.http_status_class",
+      ListDeliveriesRequestSchema.field.httpStatusClass,
+      httpStatusClasses,
+    ],
     ["NotificationSubscription.channel", NotificationSubscriptionSchema.field.channel, channels],
     ["NotificationSubscription.level_filter", NotificationSubscriptionSchema.field.levelFilter, levels],
     ["NotificationSubscription.trigger_filter", NotificationSubscriptionSchema.field.triggerFilter, triggers],

@@ -1,9 +1,22 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openDatabase } from "../src/store/database.js";
 import { DeliveriesStore } from "../src/store/deliveries-store.js";
-import type { DeliveryAttemptRecord, DeliveryStatus, NewDelivery } from "../src/store/delivery-rows.js";
+import type {
+  DeliveryAttemptRecord,
+  DeliveryFilter,
+  DeliveryKey,
+  DeliveryStatus,
+  NewDelivery,
+} from "../src/store/delivery-rows.js";
 import { type EndpointHealthArea, EndpointHealthStore } from "../src/store/endpoint-health-store.js";
+import { migrations as sqliteMigrations } from "../src/store/migrations.js";
+import { openPostgres } from "../src/store/postgres/database.js";
 import { PostgresDeliveriesStore } from "../src/store/postgres/deliveries-store.js";
 import { PostgresEndpointHealthStore } from "../src/store/postgres/endpoint-health-store.js";
+import { migrations as postgresMigrations } from "../src/store/postgres/migrations.js";
 import type { StoreArea } from "../src/store/store.js";
 import { sharedPostgres } from "./support/shared-postgres.js";
 import { addSubscription, type ContractDatabase, storeKinds } from "./support/store-kinds.js";
@@ -80,7 +93,7 @@ const statusOf: Record<DeliveryAttemptRecord["outcome"], DeliveryStatus> = {
   failed: "failed",
 };
 
-describe.each(kinds)("the delivery log on %s (D19, D35, D32)", (_, open) => {
+describe.each(kinds)("the delivery log on %s (D19, D35, D32)", (kind, open) => {
   let db: ContractDatabase<Areas>;
   let deliveries: Areas["deliveries"];
   beforeEach(async () => {
@@ -103,6 +116,7 @@ describe.each(kinds)("the delivery log on %s (D19, D35, D32)", (_, open) => {
         status: "pending",
         attempts: 0,
         lastError: null,
+        lastHttpStatus: null,
         updatedAt: delivery.createdAt,
       };
       expect(created).toEqual(expected);
@@ -173,6 +187,109 @@ describe.each(kinds)("the delivery log on %s (D19, D35, D32)", (_, open) => {
       expect(await ids({ eventId: b.eventId })).toEqual([b.id]);
       expect(await ids({}, 2)).toEqual([c.id, b.id]);
     });
+
+    it("pages by keyset: each page continues strictly after the key it is given, equal times by id (D40)", async () => {
+      const at = t0 + 2_000_000;
+      for (const id of ["dlv_B", "dlv__", "dlv_a", "dlv_-"]) {
+        await deliveries.createOnce(newDelivery("sub_hook", { id, createdAt: at }));
+      }
+      await deliveries.createOnce(newDelivery("sub_hook", { id: "dlv_older", createdAt: at - 1 }));
+      await deliveries.createOnce(newDelivery("sub_hook", { id: "dlv_newer", createdAt: at + 1 }));
+      const page = async (after?: DeliveryKey) =>
+        (await deliveries.list({ workspaceId, after }, 2)).map((delivery) => delivery.id);
+      expect(await page()).toEqual(["dlv_newer", "dlv_a"]);
+      expect(await page({ createdAt: at, id: "dlv_a" })).toEqual(["dlv__", "dlv_B"]);
+      expect(await page({ createdAt: at, id: "dlv_B" })).toEqual(["dlv_-", "dlv_older"]);
+      expect(await page({ createdAt: at - 1, id: "dlv_older" })).toEqual([]);
+      // A key no delivery has still bounds the page: the last of a page may be gone since.
+      expect(await page({ createdAt: at, id: "dlv_Z" })).toEqual(["dlv_B", "dlv_-"]);
+    });
+
+    it("filters by event type, creation time (bounds included), status held and the last attempt's HTTP status class (D40)", async () => {
+      const created = async (overrides: Partial<NewDelivery> = {}) =>
+        (await deliveries.createOnce(newDelivery("sub_hook", overrides))).id;
+      const completed = await created();
+      const fired = await created({ eventType: "workflow.alert.fired" });
+      const redirected = await created();
+      const gone = await created();
+      const unreachable = await created();
+      const held = await created();
+      await record(attemptOf(completed, "succeeded"));
+      await record(attemptOf(fired, "retrying"));
+      await record(attemptOf(redirected, "failed", { httpStatus: 302, error: "HTTP 302" }));
+      await record(attemptOf(gone, "failed", { httpStatus: 410, error: "HTTP 410" }));
+      await record(attemptOf(unreachable, "failed", { httpStatus: null, error: "connect ECONNREFUSED" }));
+      await db.query("UPDATE deliveries SET status = 'held' WHERE id = @id", { id: held });
+      const ids = async (filter: Omit<DeliveryFilter, "workspaceId">) =>
+        (await deliveries.list({ workspaceId, ...filter }, 10)).map((delivery) => delivery.id);
+      const createdAt = async (id: string) => (await deliveries.get(id))?.createdAt;
+
+      expect(await ids({ eventType: "workflow.alert.fired" })).toEqual([fired]);
+      expect(await ids({ eventType: "workflow.execution.completed", status: "failed" })).toEqual([
+        unreachable,
+        gone,
+        redirected,
+      ]);
+      expect(await ids({ status: "held" })).toEqual([held]);
+      expect(await ids({ httpStatusClass: "2xx" })).toEqual([completed]);
+      expect(await ids({ httpStatusClass: "3xx" })).toEqual([redirected]);
+      expect(await ids({ httpStatusClass: "4xx" })).toEqual([gone]);
+      expect(await ids({ httpStatusClass: "5xx" })).toEqual([fired]);
+      // No HTTP answer: none made yet, or the network's error.
+      expect(await ids({ httpStatusClass: "none" })).toEqual([held, unreachable]);
+      expect(await ids({ createdFrom: await createdAt(fired), createdTo: await createdAt(gone) })).toEqual([
+        gone,
+        redirected,
+        fired,
+      ]);
+      const goneAt = await createdAt(gone);
+      expect(await ids({ createdFrom: goneAt, createdTo: goneAt })).toEqual([gone]);
+      expect(await ids({ createdFrom: goneAt, httpStatusClass: "none" })).toEqual([held, unreachable]);
+    });
+
+    it("reads the common filters along an index in the list's order, never sorting nor scanning the table (D40)", async () => {
+      // PostgreSQL plans by statistics, taken on a table of some size where a page is few rows among many;
+      // its autovacuum analyses in use. SQLite plans by the indexes alone, as flowlog never analyses it.
+      for (let n = 0; n < 8; n++) {
+        await addSubscription(db, { id: `sub_p${n}`, workspaceId: `ws_p${n % 4}`, url: "https://p.test" });
+      }
+      await db.query(
+        `WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40000)
+         INSERT INTO deliveries (id, event_id, event_type, subscription_id, workspace_id, event_json, status,
+           attempts, created_at, updated_at, last_http_status)
+         SELECT 'dlv_p' || i, 'evt_p' || i,
+           CASE WHEN i % 13 = 0 THEN 'workflow.alert.fired' ELSE 'workflow.execution.completed' END,
+           'sub_p' || (i % 8), 'ws_p' || (i % 4), '{}',
+           CASE WHEN i % 7 = 0 THEN 'failed' WHEN i % 11 = 0 THEN 'held' ELSE 'succeeded' END,
+           1, ${t0} + i * 1000, ${t0} + i * 1000, CASE WHEN i % 7 = 0 THEN 503 ELSE 204 END
+         FROM n`,
+      );
+      if (kind === "PostgreSQL") await db.query("ANALYZE");
+      const middle: DeliveryKey = { createdAt: t0 + 20_000_000, id: "dlv_p20000" };
+      const common: [Omit<DeliveryFilter, "workspaceId">, string][] = [
+        [{}, "deliveries_by_workspace"],
+        [{ subscriptionId: "sub_p4" }, "deliveries_by_subscription"],
+        [{ status: "failed" }, "deliveries_by_status"],
+        [{ status: "held" }, "deliveries_by_status"],
+        [{ subscriptionId: "sub_p4", status: "failed" }, "deliveries_by_subscription_status"],
+        [{ eventType: "workflow.alert.fired" }, "deliveries_by_event_type"],
+      ];
+      for (const [filter, index] of common) {
+        for (const after of [undefined, middle]) {
+          const plan = (await deliveries.explainList({ workspaceId: "ws_p0", ...filter, after }, 101)).join(
+            "\n",
+          );
+          const what = `${JSON.stringify({ ...filter, after })}: ${plan}`;
+          if (kind === "SQLite") {
+            expect(plan, what).toMatch(new RegExp(`^SEARCH deliveries USING INDEX ${index} `));
+            expect(plan, what).not.toMatch(/TEMP B-TREE|SCAN/);
+          } else {
+            expect(plan, what).toMatch(new RegExp(`Index Scan (Backward )?using ${index} `));
+            expect(plan, what).not.toMatch(/Sort|Seq Scan|Bitmap/);
+          }
+        }
+      }
+    });
   });
 
   describe("attempts", () => {
@@ -219,20 +336,30 @@ describe.each(kinds)("the delivery log on %s (D19, D35, D32)", (_, open) => {
       expect(await deliveries.newestAttempts("dlv_none", 10)).toEqual([]);
     });
 
-    it("settle the delivery: status, attempts over all series, last error, time of the last end", async () => {
+    it("settle the delivery: status, attempts over all series, last error and HTTP status, time of the last end", async () => {
       const { id } = await deliveries.createOnce(newDelivery("sub_hook"));
       await record(attemptOf(id, "retrying"));
       expect(await deliveries.get(id)).toMatchObject({
         status: "pending",
         attempts: 1,
         lastError: "HTTP 503",
+        lastHttpStatus: 503,
       });
-      const last = attemptOf(id, "succeeded", { attempt: 2, startedAt: t0 + 70_000, durationMs: 40 });
+      const timedOut = {
+        attempt: 2,
+        startedAt: t0 + 65_000,
+        httpStatus: null,
+        error: "timed out after 30 s",
+      };
+      await record(attemptOf(id, "retrying", timedOut));
+      expect(await deliveries.get(id)).toMatchObject({ attempts: 2, lastHttpStatus: null });
+      const last = attemptOf(id, "succeeded", { attempt: 3, startedAt: t0 + 70_000, durationMs: 40 });
       await record(last);
       expect(await deliveries.get(id)).toMatchObject({
         status: "succeeded",
-        attempts: 2,
+        attempts: 3,
         lastError: null,
+        lastHttpStatus: 204,
         updatedAt: t0 + 70_040,
       });
     });
@@ -367,8 +494,144 @@ describe.each(kinds)("the delivery log on %s (D19, D35, D32)", (_, open) => {
       expect(opened.filter((reopened) => reopened && "series" in reopened)).toEqual([{ series: 2 }]);
     });
 
+    it("a held delivery opens no series: its endpoint's release sends it (D36)", async () => {
+      const { id } = await deliveries.createOnce(newDelivery("sub_hook"));
+      await db.query("UPDATE deliveries SET status = 'held' WHERE id = @id", { id });
+      expect(await deliveries.reopen(id, t0 + 1, 21)).toEqual({ refused: "running" });
+      expect(await deliveries.get(id)).toMatchObject({ status: "held" });
+    });
+
     it("an unknown delivery opens nothing", async () => {
       expect(await deliveries.reopen("dlv_none", t0, 21)).toBeUndefined();
     });
+  });
+});
+
+/** The first schema version with the held status and the last HTTP status (issue 51), in each store's list. */
+const heldVersion = (list: readonly string[]) =>
+  list.findIndex((sql) => sql.includes("deliveries_by_status"));
+
+/** A database at the schema just before issue 51's, written with plain SQL, then opened by this flowlog. */
+interface OlderDatabase {
+  older(sql: string): Promise<void>;
+  upgrade(): Promise<{ deliveries: Areas["deliveries"]; run(sql: string): Promise<void> }>;
+  close(): Promise<void>;
+}
+
+const olderKinds: [string, () => Promise<OlderDatabase>][] = [
+  [
+    "SQLite",
+    async () => {
+      const dir = await mkdtemp(path.join(tmpdir(), "flowlog-older-"));
+      const file = path.join(dir, "flowlog.sqlite");
+      let db = openDatabase(file, heldVersion(sqliteMigrations));
+      return {
+        older: async (sql) => void db.exec(sql),
+        async upgrade() {
+          db.close();
+          db = openDatabase(file);
+          expect(db.pragma("foreign_key_check")).toEqual([]);
+          return {
+            deliveries: new DeliveriesStore(db, new EndpointHealthStore(db)),
+            run: async (sql) => void db.exec(sql),
+          };
+        },
+        async close() {
+          db.close();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  ],
+  [
+    "PostgreSQL",
+    async () => {
+      const url = await server.createDatabase();
+      let pool = await openPostgres(url, { schemaVersion: heldVersion(postgresMigrations) });
+      return {
+        older: async (sql) => void (await pool.query(sql)),
+        async upgrade() {
+          await pool.end();
+          pool = await openPostgres(url);
+          const deliveries = new PostgresDeliveriesStore(pool, new PostgresEndpointHealthStore(pool));
+          return { deliveries, run: async (sql) => void (await pool.query(sql)) };
+        },
+        close: () => pool.end(),
+      };
+    },
+  ],
+];
+
+describe.each(olderKinds)("a delivery log an older flowlog left, on %s (issue 51)", (_, open) => {
+  let database: OlderDatabase;
+  beforeEach(async () => {
+    database = await open();
+  });
+  afterEach(() => database.close());
+
+  it("keeps every delivery and attempt, takes each delivery's last HTTP status from its attempts, and can hold", async () => {
+    await database.older(`
+      INSERT INTO workspaces (id, name, created_at) VALUES ('ws_old', 'Old', 0);
+      INSERT INTO notification_subscriptions (id, workspace_id, channel, config_json, all_workflows, active,
+        created_at, updated_at) VALUES ('sub_old', 'ws_old', 'webhook', '{"url":"https://old.test"}', 1, 1, 0, 0);
+      INSERT INTO deliveries (id, event_id, event_type, subscription_id, workspace_id, event_json, status, attempts,
+        last_error, created_at, updated_at)
+      VALUES ('dlv_redelivered', 'evt_1', 'workflow.execution.completed', 'sub_old', 'ws_old', '{"id":"evt_1"}',
+          'succeeded', 3, NULL, 1, 9),
+        ('dlv_unreachable', 'evt_2', 'workflow.execution.completed', 'sub_old', 'ws_old', '{"id":"evt_2"}',
+          'failed', 1, 'connect ECONNREFUSED', 2, 3),
+        ('dlv_new', 'evt_3', 'workflow.alert.fired', 'sub_old', 'ws_old', '{"id":"evt_3"}', 'pending', 0, NULL, 4, 4);
+      INSERT INTO delivery_attempts (delivery_id, series, attempt, started_at, duration_ms, outcome, http_status, error)
+      VALUES ('dlv_redelivered', 1, 1, 1, 1, 'retrying', 503, 'HTTP 503'),
+        ('dlv_redelivered', 1, 2, 2, 1, 'failed', 410, 'HTTP 410'),
+        ('dlv_redelivered', 2, 1, 8, 1, 'succeeded', 200, NULL),
+        ('dlv_unreachable', 1, 1, 2, 1, 'failed', NULL, 'connect ECONNREFUSED');
+    `);
+    const { deliveries, run } = await database.upgrade();
+    expect(
+      (await deliveries.list({ workspaceId: "ws_old" }, 10)).map(
+        ({ id, status, attempts, lastHttpStatus }) => ({
+          id,
+          status,
+          attempts,
+          lastHttpStatus,
+        }),
+      ),
+    ).toEqual([
+      { id: "dlv_new", status: "pending", attempts: 0, lastHttpStatus: null },
+      { id: "dlv_unreachable", status: "failed", attempts: 1, lastHttpStatus: null },
+      { id: "dlv_redelivered", status: "succeeded", attempts: 3, lastHttpStatus: 200 },
+    ]);
+    expect((await deliveries.attemptsOf("dlv_redelivered")).map((a) => a.httpStatus)).toEqual([
+      503, 410, 200,
+    ]);
+    expect(await deliveries.get("dlv_redelivered")).toMatchObject({ event: { id: "evt_1" }, updatedAt: 9 });
+    // The attempts still belong to their delivery: a redelivery's attempt is recorded against it.
+    expect(await deliveries.reopen("dlv_unreachable", 10, 21)).toEqual({ series: 2 });
+    await deliveries.recordAttempt(
+      {
+        deliveryId: "dlv_unreachable",
+        series: 2,
+        attempt: 1,
+        startedAt: 11,
+        durationMs: 1,
+        outcome: "succeeded",
+        httpStatus: 204,
+        responseSnippet: null,
+        error: null,
+      },
+      "succeeded",
+    );
+    expect(await deliveries.list({ workspaceId: "ws_old", httpStatusClass: "2xx" }, 10)).toMatchObject([
+      { id: "dlv_unreachable", lastHttpStatus: 204 },
+      { id: "dlv_redelivered" },
+    ]);
+    await run("UPDATE deliveries SET status = 'held' WHERE id = 'dlv_new'");
+    expect(await deliveries.list({ workspaceId: "ws_old", status: "held" }, 10)).toMatchObject([
+      { id: "dlv_new" },
+    ]);
+    await expect(run("UPDATE deliveries SET status = 'lost' WHERE id = 'dlv_new'")).rejects.toThrow(
+      /CHECK|check/,
+    );
   });
 });

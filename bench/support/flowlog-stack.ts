@@ -3,7 +3,15 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { ensureTemporal } from "../../src/temporal/dev/ensure-temporal.js";
 import { freeListeningPort } from "../../src/util/free-port.js";
-import { bootstrapAccount, type RunningProcess, startFlowlog, unlimitedPlanLimits } from "./processes.js";
+import {
+  bootstrapAccount,
+  type RunningProcess,
+  startFlowlog,
+  startTogether,
+  unlimitedPlanLimits,
+} from "./processes.js";
+import { shared } from "./quick-run.js";
+import type { BenchOptions } from "./report.js";
 
 /** The whole service as `flowlog dev` runs it, but each part in a process of its own. */
 export interface FlowlogStack {
@@ -33,45 +41,50 @@ export async function startFlowlogStack(
 ): Promise<FlowlogStack> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-stack-"));
   const running: RunningProcess[] = [];
-  const temporal = await ensureTemporal({
-    persistence: temporalDb,
-    address: undefined,
-    namespace: "default",
-    dataDir: path.join(dataDir, "temporal"),
-    port: await freeListeningPort(),
-    headless: true,
-  });
+  const settings = {
+    FLOWLOG_DATA_DIR: dataDir,
+    FLOWLOG_ALLOW_PRIVATE_NETWORKS: "true",
+    FLOWLOG_PLAN_LIMITS: unlimitedPlanLimits,
+    // The worker's probe port: any free one, so a bench never collides with a running flowlog.
+    FLOWLOG_WORKER_PORT: "0",
+    ...extraEnv,
+  };
+  // The account is made while the dev server starts: bootstrap only writes the store.
+  const [temporal, account] = await Promise.allSettled([
+    ensureTemporal({
+      persistence: temporalDb,
+      address: undefined,
+      namespace: "default",
+      dataDir: path.join(dataDir, "temporal"),
+      port: await freeListeningPort(),
+      headless: true,
+    }),
+    bootstrapAccount(settings),
+  ]);
   const stop = async () => {
     for (const child of running.reverse()) await child.stop();
-    await temporal.stop();
+    if (temporal.status === "fulfilled") await temporal.value.stop();
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    const env = {
-      FLOWLOG_DATA_DIR: dataDir,
-      TEMPORAL_ADDRESS: temporal.address,
-      FLOWLOG_ALLOW_PRIVATE_NETWORKS: "true",
-      FLOWLOG_PLAN_LIMITS: unlimitedPlanLimits,
-      // The worker's probe port: any free one, so a bench never collides with a running flowlog.
-      FLOWLOG_WORKER_PORT: "0",
-      ...extraEnv,
-    };
-    const account = await bootstrapAccount(env);
-    running.push(await startFlowlog(["worker"], { env, ready: /Worker polling/ }));
-    const serve = await startFlowlog(["serve"], {
-      env: { ...env, PORT: "0" },
-      ready: /API at http:\/\/localhost:(\d+)/,
-    });
-    running.push(serve);
+    if (temporal.status === "rejected") throw temporal.reason;
+    if (account.status === "rejected") throw account.reason;
+    const temporalAddress = temporal.value.address;
+    const env = { ...settings, TEMPORAL_ADDRESS: temporalAddress };
+    const [worker, serve] = await startTogether([
+      startFlowlog(["worker"], { env, ready: /Worker polling/ }),
+      startFlowlog(["serve"], { env: { ...env, PORT: "0" }, ready: /API at http:\/\/localhost:(\d+)/ }),
+    ] as const);
+    running.push(worker, serve);
     const api = `127.0.0.1:${serve.ready[1]}`;
-    const auth = { "x-api-key": account.key };
+    const { key, workspaceId } = account.value;
     return {
       api,
-      temporalAddress: temporal.address,
-      key: account.key,
-      workspaceId: account.workspaceId,
-      auth,
-      post: poster(api, account.key),
+      temporalAddress,
+      key,
+      workspaceId,
+      auth: { "x-api-key": key },
+      post: poster(api, key),
       addAccount: () => bootstrapAccount(env),
       stop,
     };
@@ -79,6 +92,32 @@ export async function startFlowlogStack(
     await stop();
     throw error;
   }
+}
+
+/**
+ * The stack a bench loads, with flowlog dev's defaults and `persistence` for its dev server: its own in
+ * full mode; with --quick the run's one (`shared`), in a workspace of the bench's own, so that no bench
+ * sees another's workflows or subscriptions.
+ */
+export async function benchStack(
+  options: BenchOptions,
+  persistence: "file" | "memory" = "file",
+): Promise<FlowlogStack> {
+  if (!options.quick || persistence !== "file") return startFlowlogStack({}, persistence);
+  const stack = await shared(
+    "flowlog stack",
+    () => startFlowlogStack(),
+    (started) => started.stop(),
+  );
+  const { workspaceId, key } = await stack.addAccount();
+  return {
+    ...stack,
+    workspaceId,
+    key,
+    auth: { "x-api-key": key },
+    post: poster(stack.api, key),
+    stop: async () => undefined,
+  };
 }
 
 /**

@@ -85,6 +85,24 @@ export function startProcess(
   });
 }
 
+/**
+ * Processes started side by side, answered in the order given: a start is mostly loading modules and
+ * connecting, so two together take little more than the longer one. If one fails to start, the others
+ * are stopped before its error is thrown.
+ */
+export async function startTogether<T extends readonly Promise<RunningProcess>[]>(
+  starts: T,
+): Promise<{ -readonly [K in keyof T]: RunningProcess }> {
+  const settled = await Promise.allSettled(starts);
+  const started = settled.flatMap((start) => (start.status === "fulfilled" ? [start.value] : []));
+  const failed = settled.find((start) => start.status === "rejected");
+  if (failed) {
+    await Promise.all(started.map((child) => child.stop()));
+    throw failed.reason;
+  }
+  return started as { -readonly [K in keyof T]: RunningProcess };
+}
+
 /** `node <repo>/bin/flowlog.js <args>` in a process of its own. */
 export function startFlowlog(
   args: string[],

@@ -9,6 +9,7 @@ import { errorMessage } from "./api.js";
 import { useSession } from "./context.js";
 import { formatDuration, formatTime } from "./format.js";
 import { JsonText } from "./json-text.js";
+import { KeysetPager, newestFirstLabels } from "./keyset-pager.js";
 import { routeHref } from "./router.js";
 import { subscriptionLabel } from "./subscription-text.js";
 import { CallError, useCall } from "./use-call.js";
@@ -17,12 +18,17 @@ import { CallError, useCall } from "./use-call.js";
 const pendingEveryMs = 1_000;
 
 /**
- * One delivery (D19): what was sent and to which subscription, every attempt of every series, and
- * Redeliver, which sends the same event with the same delivery id and Idempotency-Key as a new series.
+ * One delivery (D19): what was sent and to which subscription, every attempt of every series (the newest
+ * 100, then older pages by the attempts cursor, D40), and Redeliver, which sends the same event with the
+ * same delivery id and Idempotency-Key as a new series.
  */
-export function DeliveryPage({ id }: { id: string }) {
+export function DeliveryPage({ id, params }: { id: string; params: URLSearchParams }) {
   const { api, workspaceId } = useSession();
-  const [state, refresh] = useCall((signal) => api.deliveries.getDelivery({ id }, { signal }), [id]);
+  const cursor = params.get("cursor") ?? undefined;
+  const [state, refresh] = useCall(
+    (signal) => api.deliveries.getDelivery({ id, attemptsCursor: cursor }, { signal }),
+    [id, cursor],
+  );
   // Named by its channel and target when it is still listed; a deleted one by its id.
   const [subscriptions] = useCall(
     (signal) => api.notifications.listSubscriptions({ workspaceId }, { signal }),
@@ -144,6 +150,15 @@ export function DeliveryPage({ id }: { id: string }) {
           </p>
           <h2 id="attempts-title">Attempts</h2>
           <AttemptTable attempts={state.value?.attempts ?? []} />
+          {(cursor || state.value?.nextAttemptsCursor) && (
+            <KeysetPager
+              label="More attempts"
+              labels={newestFirstLabels}
+              cursor={cursor}
+              nextCursor={state.value?.nextAttemptsCursor}
+              hrefAt={(at) => routeHref("deliveries", id, { ws: workspaceId, cursor: at })}
+            />
+          )}
           {event !== undefined && (
             <details>
               <summary>The event as sent</summary>

@@ -3,10 +3,13 @@ import type { BucketShape } from "./plans.js";
 import type { TakeResult } from "./token-bucket.js";
 
 /**
- * The bounds of the delivery log (D40) that are not the .proto's to declare: the page size of a
- * delivery's attempts (its 1,000 maximum is declared on GetDeliveryRequest), how often one delivery may be
+ * The bounds of the delivery log (D40) that are not the .proto's to declare: the page sizes of the
+ * log and of a delivery's attempts (their 1,000 maximums are declared on the requests), how often one delivery may be
  * sent again, and how often a subscription may be tested.
  */
+
+/** Deliveries on a page of the delivery log when the request does not say (D40). */
+export const defaultDeliveriesPageSize = 100;
 
 /** Attempts of a delivery answered when the request does not say (D40: the newest 100). */
 export const defaultAttemptsPageSize = 100;

@@ -1,3 +1,4 @@
+import type { Statement } from "better-sqlite3";
 import type { Db } from "./database.js";
 import {
   type AttemptKey,
@@ -7,7 +8,7 @@ import {
   type DeliveryRow,
   type DeliveryStatus,
   type DeliveryWithEvent,
-  deliveryListSql,
+  deliveryListQuery,
   deliverySql,
   deliveryWithEvent,
   type NewDelivery,
@@ -20,6 +21,8 @@ import type { EndpointHealthStore } from "./endpoint-health-store.js";
 /** The delivery log (issue 5, item 7): deliveries and each of their attempts. */
 export class DeliveriesStore {
   private readonly statements;
+  /** One list statement per combination of filters present (deliveryListQuery), prepared once. */
+  private readonly lists = new Map<string, Statement>();
 
   constructor(
     private readonly db: Db,
@@ -56,11 +59,26 @@ export class DeliveriesStore {
   }
 
   /**
-   * Newest first; the event bodies stay out of lists. `signal`, the caller leaving, ends PostgreSQL's
-   * read (D46); better-sqlite3 cannot interrupt a statement, so here the index and `limit` bound it.
+   * Newest first, after `filter.after` (D40); the event bodies stay out of lists. `signal`, the caller
+   * leaving, ends PostgreSQL's read (D46); better-sqlite3 cannot interrupt a statement, so here the index
+   * and `limit` bound it.
    */
   async list(filter: DeliveryFilter, limit: number, _signal?: AbortSignal): Promise<DeliveryRecord[]> {
-    return this.db.prepare(deliveryListSql(filter)).all({ ...filter, limit }) as DeliveryRecord[];
+    const { sql, params } = deliveryListQuery(filter, limit);
+    let statement = this.lists.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.lists.set(sql, statement);
+    }
+    return statement.all(params) as DeliveryRecord[];
+  }
+
+  /** The plan of the list query, for tests that hold the indexes to their promise (D40). */
+  async explainList(filter: DeliveryFilter, limit: number): Promise<string[]> {
+    const { sql, params } = deliveryListQuery(filter, limit);
+    return (this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map(
+      (row) => row.detail,
+    );
   }
 
   async attemptsOf(deliveryId: string): Promise<DeliveryAttemptRecord[]> {

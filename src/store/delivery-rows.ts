@@ -4,8 +4,12 @@
  * Column aliases are quoted so that PostgreSQL keeps their case and a row is already its record.
  */
 
-export const deliveryStatuses = ["pending", "succeeded", "failed"] as const;
+/** `held`: recorded while its endpoint is held (D36), sent once the endpoint recovers. */
+export const deliveryStatuses = ["pending", "held", "succeeded", "failed"] as const;
 export type DeliveryStatus = (typeof deliveryStatuses)[number];
+/** The classes of the last attempt's HTTP status the list filters by (D40); `none`: no HTTP answer. */
+export const httpStatusClasses = ["2xx", "3xx", "4xx", "5xx", "none"] as const;
+export type HttpStatusClass = (typeof httpStatusClasses)[number];
 export type AttemptOutcome = "succeeded" | "retrying" | "failed";
 
 /**
@@ -24,6 +28,8 @@ export interface DeliveryRecord {
   /** Attempts over all series. */
   attempts: number;
   lastError: string | null;
+  /** The HTTP status of the last attempt; null before any, or when it had no HTTP answer. */
+  lastHttpStatus: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -60,17 +66,27 @@ export type Reopening =
   | { refused: "running" }
   | { refused: "series_limit"; lastSeries: number };
 
-/** The filters of ListDeliveries, already validated. */
+/** Where a delivery stands in the list's keyset order (D40): newest first by creation, then id. */
+export type DeliveryKey = Pick<DeliveryRecord, "createdAt" | "id">;
+
+/** The filters of ListDeliveries, already validated (D40). */
 export interface DeliveryFilter {
   workspaceId: string;
   subscriptionId?: string | undefined;
   status?: DeliveryStatus | undefined;
   eventId?: string | undefined;
+  eventType?: string | undefined;
+  /** Inclusive bounds on createdAt, as D9's on a log entry's startedAt. */
+  createdFrom?: number | undefined;
+  createdTo?: number | undefined;
+  httpStatusClass?: HttpStatusClass | undefined;
+  /** The keyset: only deliveries after this one, in the list's order (the last of the page before). */
+  after?: DeliveryKey | undefined;
 }
 
 const deliveryColumns = `id, event_id AS "eventId", event_type AS "eventType", subscription_id AS "subscriptionId",
   workspace_id AS "workspaceId", log_id AS "logId", status, attempts, last_error AS "lastError",
-  created_at AS "createdAt", updated_at AS "updatedAt"`;
+  last_http_status AS "lastHttpStatus", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 const attemptColumns = `delivery_id AS "deliveryId", series, attempt, started_at AS "startedAt",
   duration_ms AS "durationMs", outcome, http_status AS "httpStatus", response_snippet AS "responseSnippet", error`;
@@ -104,28 +120,73 @@ export const deliverySql = {
   /**
    * Opens the next series of a settled delivery (D19) while it has had fewer than @maxSeries (D40: the
    * first and at most 20 redeliveries). A delivery settled before any attempt was recorded is in series 1.
+   * A held one is not settled: its endpoint's release sends it (D36).
    */
   reopen: `UPDATE deliveries SET status = 'pending', updated_at = @now
-    WHERE id = @id AND status <> 'pending'
+    WHERE id = @id AND status IN ('succeeded', 'failed')
       AND coalesce((SELECT max(series) FROM delivery_attempts WHERE delivery_id = @id), 1) < @maxSeries`,
   /** Where a delivery that did not reopen stands: still running, or at its last series. */
   seriesOf: `SELECT status, coalesce((SELECT max(series) FROM delivery_attempts WHERE delivery_id = @id), 1)
       AS series
     FROM deliveries WHERE id = @id`,
-  /** The delivery's status after an attempt, counting its attempts over all series. */
+  /** The delivery's status after an attempt, counting its attempts over all series, and its last's HTTP status. */
   settle: `UPDATE deliveries SET status = @status, last_error = @error, updated_at = @now,
-      attempts = (SELECT count(*) FROM delivery_attempts WHERE delivery_id = @id)
+      attempts = (SELECT count(*) FROM delivery_attempts WHERE delivery_id = @id),
+      last_http_status = (SELECT http_status FROM delivery_attempts WHERE delivery_id = @id
+        ORDER BY series DESC, attempt DESC LIMIT 1)
     WHERE id = @id`,
 } as const;
 
-/** Newest first, with the filters present (already validated); the event bodies stay out of lists. */
-export function deliveryListSql(filter: DeliveryFilter): string {
+/** The HTTP statuses of each class, inclusive; `none` is a null status. */
+const statusClassBounds: Record<Exclude<HttpStatusClass, "none">, [number, number]> = {
+  "2xx": [200, 299],
+  "3xx": [300, 399],
+  "4xx": [400, 499],
+  "5xx": [500, 599],
+};
+
+/**
+ * The list query of ListDeliveries (D40), in both stores' `@name` dialect: the filters present (already
+ * validated), newest first in (created_at, id) order, which the index led by the equality filters gives
+ * without sorting. One statement per combination of filters present, whatever the values; the event
+ * bodies stay out of lists.
+ */
+export function deliveryListQuery(
+  filter: DeliveryFilter,
+  limit: number,
+): { sql: string; params: Record<string, unknown> } {
+  const params: Record<string, unknown> = { workspaceId: filter.workspaceId, limit };
   const where = ["workspace_id = @workspaceId"];
-  if (filter.subscriptionId !== undefined) where.push("subscription_id = @subscriptionId");
-  if (filter.status !== undefined) where.push("status = @status");
-  if (filter.eventId !== undefined) where.push("event_id = @eventId");
-  return `SELECT ${deliveryColumns} FROM deliveries WHERE ${where.join(" AND ")}
+  const equal = (column: string, name: string, value: string | undefined) => {
+    if (value === undefined) return;
+    where.push(`${column} = @${name}`);
+    params[name] = value;
+  };
+  equal("subscription_id", "subscriptionId", filter.subscriptionId);
+  equal("status", "status", filter.status);
+  equal("event_id", "eventId", filter.eventId);
+  equal("event_type", "eventType", filter.eventType);
+  if (filter.createdFrom !== undefined) {
+    where.push("created_at >= @createdFrom");
+    params.createdFrom = filter.createdFrom;
+  }
+  if (filter.createdTo !== undefined) {
+    where.push("created_at <= @createdTo");
+    params.createdTo = filter.createdTo;
+  }
+  if (filter.httpStatusClass === "none") where.push("last_http_status IS NULL");
+  else if (filter.httpStatusClass !== undefined) {
+    where.push("last_http_status BETWEEN @lowestStatus AND @highestStatus");
+    [params.lowestStatus, params.highestStatus] = statusClassBounds[filter.httpStatusClass];
+  }
+  if (filter.after !== undefined) {
+    where.push("(created_at, id) < (@afterCreatedAt, @afterId)");
+    params.afterCreatedAt = filter.after.createdAt;
+    params.afterId = filter.after.id;
+  }
+  const sql = `SELECT ${deliveryColumns} FROM deliveries WHERE ${where.join(" AND ")}
     ORDER BY created_at DESC, id DESC LIMIT @limit`;
+  return { sql, params };
 }
 
 /** A row of deliverySql.byId or byEvent. */
@@ -144,5 +205,6 @@ export interface SeriesRow {
 /** What deliverySql.reopen came to, read with the delivery's series after it (D19, D40). */
 export function reopening(opened: boolean, { status, series }: SeriesRow): Reopening {
   if (opened) return { series: series + 1 };
-  return status === "pending" ? { refused: "running" } : { refused: "series_limit", lastSeries: series };
+  const settled = status === "succeeded" || status === "failed";
+  return settled ? { refused: "series_limit", lastSeries: series } : { refused: "running" };
 }

@@ -401,6 +401,47 @@ export const migrations: readonly string[] = [
   ALTER TABLE log_entries ADD COLUMN trace_spans_canonical INTEGER NOT NULL DEFAULT 0;
   `,
   `
+  -- Issue 51. A delivery may be held while its endpoint keeps failing (D36), which the status CHECK must
+  -- allow, and SQLite cannot change a CHECK: the table is rebuilt. Its attempts keep referring to it by
+  -- name; the drop orphans them until the same ids are inserted again, which defer_foreign_keys allows
+  -- within this transaction (it ends with it). D40: the last attempt's HTTP status is kept on the delivery,
+  -- so the list filters by its class without reading attempts (rows already there take it from theirs),
+  -- and the status and event type filters read indexes of their own.
+  PRAGMA defer_foreign_keys = ON;
+  CREATE TEMP TABLE deliveries_copy AS
+  SELECT d.*, (SELECT a.http_status FROM delivery_attempts a WHERE a.delivery_id = d.id
+      ORDER BY a.series DESC, a.attempt DESC LIMIT 1) AS last_http_status
+  FROM deliveries d;
+  DROP TABLE deliveries;
+  CREATE TABLE deliveries (
+    id TEXT PRIMARY KEY,
+    event_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    subscription_id TEXT NOT NULL REFERENCES notification_subscriptions (id),
+    workspace_id TEXT NOT NULL,
+    log_id TEXT,
+    event_json TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'held', 'succeeded', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    last_http_status INTEGER,
+    UNIQUE (event_id, subscription_id)
+  );
+  INSERT INTO deliveries (id, event_id, event_type, subscription_id, workspace_id, log_id, event_json, status,
+    attempts, last_error, created_at, updated_at, last_http_status)
+  SELECT id, event_id, event_type, subscription_id, workspace_id, log_id, event_json, status,
+    attempts, last_error, created_at, updated_at, last_http_status
+  FROM deliveries_copy;
+  DROP TABLE deliveries_copy;
+  CREATE INDEX deliveries_by_workspace ON deliveries (workspace_id, created_at, id);
+  CREATE INDEX deliveries_by_subscription ON deliveries (subscription_id, created_at, id);
+  CREATE INDEX deliveries_by_status ON deliveries (workspace_id, status, created_at, id);
+  CREATE INDEX deliveries_by_subscription_status ON deliveries (subscription_id, status, created_at, id);
+  CREATE INDEX deliveries_by_event_type ON deliveries (workspace_id, event_type, created_at, id);
+  `,
+  `
   -- D38: the event types a subscription receives (those made before get the default three), its pace in
   -- deliveries a second (NULL: none), and its webhook headers, sealed as one JSON object like a secret
   -- (D24). D39's signature scheme and the header names sit in config_json with the URL.

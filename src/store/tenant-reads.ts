@@ -19,7 +19,7 @@ export function statsOverTime(limitMs: number): QueryTimeoutError {
 
 export function deliveriesOverTime(limitMs: number): QueryTimeoutError {
   return new QueryTimeoutError(
-    `the delivery log read for more than ${limitMs / 1_000} s: filter by subscription or status, or ask for fewer`,
+    `the delivery log read for more than ${limitMs / 1_000} s: narrow it with startDate and endDate, or filter by subscription or status`,
   );
 }
 

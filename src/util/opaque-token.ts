@@ -1,6 +1,6 @@
 /**
  * JSON carried as an opaque, URL-safe token: how every cursor is handed to clients (D8's log cursor,
- * D40's attempts cursor). What the JSON must hold is checked by each cursor's own reader.
+ * D40's delivery log and attempts cursors). What the JSON must hold is checked by each cursor's own reader.
  */
 export function encodeToken(json: object): string {
   return Buffer.from(JSON.stringify(json)).toString("base64url");

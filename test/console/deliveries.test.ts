@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WorkflowsService } from "../../gen/flowlog/workflows/v1/workflows_service_pb.js";
+import { newId } from "../../src/util/ids.js";
 import { clientWithKey, restWithKey } from "../support/api-server.js";
 import { launchBrowser, openSignedIn, screenshot } from "../support/browser.js";
 import { type RunningWorker, startWorker, testDeps } from "../support/engine.js";
@@ -10,6 +11,7 @@ import {
   createWorkflow,
   offlineWorkflowState,
   startFlowlog,
+  subscribeWebhook,
   type TestAccount,
   type TestFlowlog,
 } from "../support/flowlog.js";
@@ -183,6 +185,7 @@ describe("the delivery log", () => {
         `Webhook ${hook.origin}`,
         "3",
         "–",
+        "200",
         delivery.logId,
       ]);
 
@@ -239,7 +242,7 @@ describe("the delivery log", () => {
     const { page, problems } = await openPage(`deliveries?ws=${account.workspaceId}`);
     await expect.poll(() => shownIds(page)).toEqual((await listed()).map((d) => d.id));
     await screenshot(page, "deliveries");
-    await page.getByLabel("Status").selectOption("failed");
+    await page.getByLabel(/^Status/).selectOption("failed");
     await page.getByRole("button", { name: "Apply filters" }).click();
     const failures = await listed("?status=failed");
     expect(failures.map((d) => d.id)).toContain(failed.id);
@@ -247,7 +250,7 @@ describe("the delivery log", () => {
     const shared = page.url();
     expect(new URL(shared).hash).toContain("status=failed");
 
-    await page.getByLabel("Status").selectOption("");
+    await page.getByLabel(/^Status/).selectOption("");
     await page.getByLabel("Subscription").selectOption({ label: `Webhook ${refusing.origin}` });
     await page.getByRole("button", { name: "Apply filters" }).click();
     await expect.poll(() => shownIds(page)).toEqual([failed.id]);
@@ -258,8 +261,184 @@ describe("the delivery log", () => {
     const other = await openSignedIn(browser, flowlog.server.url, account);
     await other.page.goto(shared);
     await expect.poll(() => shownIds(other.page)).toEqual(failures.map((d) => d.id));
-    await expect.poll(() => other.page.getByLabel("Status").inputValue()).toBe("failed");
+    await expect.poll(() => other.page.getByLabel(/^Status/).inputValue()).toBe("failed");
     expect([...problems, ...other.problems]).toEqual([]);
+  });
+
+  it("pages older deliveries by cursor, and filters by held, event type, HTTP status class and dates, in the URL (D40)", async () => {
+    // Seven deliveries of a subscription no execution reaches, a minute apart, written as the worker does.
+    const subscriptionId = await subscribeWebhook(
+      flowlog.store,
+      account.workspaceId,
+      "https://hooks.test/log",
+      {
+        allWorkflows: false,
+      },
+    );
+    const base = Date.parse("2026-11-02T09:00:00.000Z");
+    const histories: [string, number | null | "held"][] = [
+      ["workflow.execution.completed", 204],
+      ["workflow.alert.fired", 503],
+      ["workflow.execution.completed", 503],
+      ["workflow.execution.completed", "held"],
+      ["workflow.execution.completed", null],
+      ["workflow.execution.completed", "held"],
+      ["workflow.alert.fired", 204],
+    ];
+    for (const [minute, [eventType, history]] of histories.entries()) {
+      const eventId = newId("evt");
+      const { id } = await flowlog.store.deliveries.createOnce({
+        id: newId("dlv"),
+        eventId,
+        eventType,
+        subscriptionId,
+        workspaceId: account.workspaceId,
+        logId: null,
+        event: { id: eventId, type: eventType },
+        createdAt: base + minute * 60_000,
+      });
+      if (history === "held") {
+        await flowlog.sql("UPDATE deliveries SET status = 'held' WHERE id = @id", { id });
+        continue;
+      }
+      const delivered = history === 204;
+      await flowlog.store.deliveries.recordAttempt(
+        {
+          deliveryId: id,
+          series: 1,
+          attempt: 1,
+          startedAt: base + minute * 60_000 + 1_000,
+          durationMs: 5,
+          outcome: delivered ? "succeeded" : "failed",
+          httpStatus: history,
+          responseSnippet: null,
+          error: delivered ? null : "the receiver failed",
+        },
+        delivered ? "succeeded" : "failed",
+      );
+    }
+    const of = `?subscriptionId=${subscriptionId}&limit=3`;
+    const pageOf = async (query: string) =>
+      await get<{ deliveries: DeliveryJson[]; nextCursor?: string }>(
+        `/api/v1/workspaces/${account.workspaceId}/deliveries${query}`,
+      );
+    const first = await pageOf(of);
+    const second = await pageOf(`${of}&cursor=${first.nextCursor}`);
+    const third = await pageOf(`${of}&cursor=${second.nextCursor}`);
+    expect(third).not.toHaveProperty("nextCursor");
+    const ids = (page: { deliveries: DeliveryJson[] }) => page.deliveries.map((d) => d.id);
+    expect([...ids(first), ...ids(second), ...ids(third)]).toHaveLength(7);
+
+    const { page, problems } = await openPage(
+      `deliveries?ws=${account.workspaceId}&subscription=${subscriptionId}&limit=3`,
+    );
+    const pager = page.getByRole("navigation", { name: "More deliveries" });
+    await expect.poll(() => shownIds(page)).toEqual(ids(first));
+    await pager.getByRole("button", { name: "Older" }).click();
+    await expect.poll(() => shownIds(page)).toEqual(ids(second));
+    await pager.getByRole("button", { name: "Older" }).click();
+    await expect.poll(() => shownIds(page)).toEqual(ids(third));
+    expect(await pager.getByRole("button", { name: "Older" }).isDisabled()).toBe(true);
+    await pager.getByRole("button", { name: "Newer" }).click();
+    await expect.poll(() => shownIds(page)).toEqual(ids(second));
+    await pager.getByRole("button", { name: "Newest" }).click();
+    await expect.poll(() => shownIds(page)).toEqual(ids(first));
+
+    // Each filter through the form, shown as the API answers it, and kept in the URL with the page size.
+    const applied = async (query: string) => {
+      await page.getByRole("button", { name: "Apply filters" }).click();
+      const expected = ids(await pageOf(`${of}&${query}`));
+      expect(expected.length).toBeGreaterThan(0);
+      await expect.poll(() => shownIds(page)).toEqual(expected);
+      return new URL(page.url()).hash;
+    };
+    await page.getByLabel(/^Status/).selectOption("held");
+    expect(await applied("status=held")).toMatch(/status=held.*limit=3|limit=3.*status=held/);
+    await page.getByLabel(/^Status/).selectOption("");
+    await page.getByLabel("HTTP status").selectOption("5xx");
+    expect(await applied("httpStatusClass=5xx")).toContain("class=5xx");
+    await page.getByLabel("Event type").fill("workflow.alert.fired");
+    expect(await applied("httpStatusClass=5xx&eventType=workflow.alert.fired")).toContain(
+      "type=workflow.alert.fired",
+    );
+    await page.getByLabel("HTTP status").selectOption("none");
+    await page.getByLabel("Event type").fill("");
+    // The browser's local time, as the field takes it: the second to the fifth delivery's minutes.
+    const local = (ms: number) =>
+      page.evaluate((at) => {
+        const date = new Date(at);
+        return new Date(at - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+      }, ms);
+    await page.getByLabel("Created from").fill(await local(base + 60_000));
+    await page.getByLabel("Created before").fill(await local(base + 4 * 60_000));
+    const from = new Date(base + 60_000).toISOString();
+    const to = new Date(base + 4 * 60_000).toISOString();
+    const dated = await applied(`httpStatusClass=none&startDate=${from}&endDate=${to}`);
+    expect(decodeURIComponent(dated)).toContain(`from=${from}`);
+    expect(decodeURIComponent(dated)).toContain(`to=${to}`);
+
+    // The URL opens the same view elsewhere.
+    const other = await openSignedIn(browser, flowlog.server.url, account);
+    await other.page.goto(page.url());
+    await expect.poll(() => shownIds(other.page)).toEqual(await shownIds(page));
+    await expect.poll(() => other.page.getByLabel("HTTP status").inputValue()).toBe("none");
+    expect([...problems, ...other.problems]).toEqual([]);
+  });
+
+  it("shows a delivery's newest 100 attempts, and its older ones a page further (D40)", async () => {
+    const subscriptionId = await subscribeWebhook(
+      flowlog.store,
+      account.workspaceId,
+      "https://hooks.test/many",
+      {
+        allWorkflows: false,
+      },
+    );
+    const eventId = newId("evt");
+    const { id } = await flowlog.store.deliveries.createOnce({
+      id: newId("dlv"),
+      eventId,
+      eventType: "workflow.execution.completed",
+      subscriptionId,
+      workspaceId: account.workspaceId,
+      logId: null,
+      event: { id: eventId, type: "workflow.execution.completed" },
+      createdAt: Date.now(),
+    });
+    // 21 series of 5 failed attempts: the first delivery and its 20 redeliveries.
+    for (let series = 1; series <= 21; series++) {
+      for (let attempt = 1; attempt <= 5; attempt++) {
+        const last = attempt === 5;
+        await flowlog.store.deliveries.recordAttempt(
+          {
+            deliveryId: id,
+            series,
+            attempt,
+            startedAt: Date.now(),
+            durationMs: 3,
+            outcome: last ? "failed" : "retrying",
+            httpStatus: 503,
+            responseSnippet: null,
+            error: "HTTP 503",
+          },
+          last ? "failed" : "pending",
+        );
+      }
+    }
+    type Attempts = { attempts: AttemptJson[]; nextAttemptsCursor?: string };
+    const newest = await get<Attempts>(`/api/v1/deliveries/${id}`);
+    const older = await get<Attempts>(`/api/v1/deliveries/${id}?attemptsCursor=${newest.nextAttemptsCursor}`);
+    expect([newest.attempts.length, older.attempts.length]).toEqual([100, 5]);
+
+    const { page, problems } = await openPage(`deliveries/${id}?ws=${account.workspaceId}`);
+    const pager = page.getByRole("navigation", { name: "More attempts" });
+    await expect.poll(() => shownAttempts(page)).toEqual(asShown(newest.attempts));
+    await pager.getByRole("button", { name: "Older" }).click();
+    await expect.poll(() => shownAttempts(page)).toEqual(asShown(older.attempts));
+    expect(await pager.getByRole("button", { name: "Older" }).isDisabled()).toBe(true);
+    await pager.getByRole("button", { name: "Newest" }).click();
+    await expect.poll(() => shownAttempts(page)).toEqual(asShown(newest.attempts));
+    expect(problems).toEqual([]);
   });
 
   it("says what the API refuses, naming the field", async () => {

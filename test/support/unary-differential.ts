@@ -10,6 +10,7 @@ import {
   type Interceptor,
 } from "@connectrpc/connect";
 import { compressionGzip, connectNodeAdapter } from "@connectrpc/connect-node";
+import { afterAll, beforeAll } from "vitest";
 import { ListLogsResponseSchema, LogsService } from "../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { invalidArgument } from "../../src/errors/api-errors.js";
 import { answerSerialization } from "../../src/rpc/answer-serialization.js";
@@ -124,6 +125,25 @@ export async function startDifferentialServers(
     close() {
       for (const server of servers) server.close();
     },
+  };
+}
+
+/**
+ * Both servers for each transport, started before the file's tests and closed after them: `urls(transport)`
+ * gives the pair a case is sent to.
+ */
+export function differentialServersFor(transports: readonly Transport[]) {
+  const servers = new Map<Transport, Awaited<ReturnType<typeof startDifferentialServers>>>();
+  beforeAll(async () => {
+    for (const transport of transports) servers.set(transport, await startDifferentialServers(transport));
+  });
+  afterAll(() => {
+    for (const server of servers.values()) server.close();
+  });
+  return function urls(transport: Transport) {
+    const started = servers.get(transport);
+    if (!started) throw new Error(`no servers over ${transport}`);
+    return started;
   };
 }
 

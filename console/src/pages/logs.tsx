@@ -4,6 +4,7 @@ import { errorMessage } from "../api.js";
 import { useSession } from "../context.js";
 import { FilterForm } from "../filter-form.js";
 import { formatCost, formatDuration, formatTime } from "../format.js";
+import { KeysetPager } from "../keyset-pager.js";
 import { filterParams, filtersFromParams } from "../log-filters.js";
 import { navigate, type Route, routeHref } from "../router.js";
 import { CallError, useCall } from "../use-call.js";
@@ -13,11 +14,6 @@ const pageSize = 50;
 /** How often the live tail asks for what is new, and how many rows it keeps on screen. */
 const tailEveryMs = 2_000;
 const tailKeeps = 500;
-
-/** The earlier pages' cursors, kept on the history entry so Back and Previous both work after a reload. */
-interface Trail {
-  cursors: string[];
-}
 
 export function LogsPage({ route }: { route: Route }) {
   const { workspaceId } = useSession();
@@ -46,7 +42,7 @@ export function LogsPage({ route }: { route: Route }) {
   );
 }
 
-/** Keyset pages (D8), newest first: Next follows the answer's cursor, Previous the trail back. */
+/** Keyset pages (D8), newest first. */
 function LogPages({ params }: { params: URLSearchParams }) {
   const { api, workspaceId } = useSession();
   const cursor = params.get("cursor") ?? undefined;
@@ -58,35 +54,19 @@ function LogPages({ params }: { params: URLSearchParams }) {
       ),
     [workspaceId, params.toString()],
   );
-  const trail = (history.state as Trail | null)?.cursors ?? [];
-  const at = (nextCursor: string | undefined, cursors: string[]) =>
-    navigate(routeHref("logs", undefined, { ws: workspaceId, ...filterParams(params), cursor: nextCursor }), {
-      state: { cursors } satisfies Trail,
-    });
 
   return (
     <>
       <CallError state={page} />
       <LogTable entries={page.value?.data ?? []} busy={page.status === "loading"} view={params} />
-      <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={!cursor} onClick={() => at(undefined, [])}>
-          Newest
-        </button>
-        <button
-          type="button"
-          disabled={!cursor}
-          onClick={() => at(trail.at(-1) || undefined, trail.slice(0, -1))}
-        >
-          Previous
-        </button>
-        <button
-          type="button"
-          disabled={!page.value?.nextCursor}
-          onClick={() => at(page.value?.nextCursor, [...trail, cursor ?? ""])}
-        >
-          Next
-        </button>
-      </nav>
+      <KeysetPager
+        label="Pages"
+        cursor={cursor}
+        nextCursor={page.value?.nextCursor}
+        hrefAt={(at) =>
+          routeHref("logs", undefined, { ws: workspaceId, ...filterParams(params), cursor: at })
+        }
+      />
     </>
   );
 }

@@ -7,7 +7,6 @@ import type {
   DeliveryAttemptSchema,
   DeliverySchema,
   GetDeliveryRequest,
-  ListDeliveriesRequest,
 } from "../../../gen/flowlog/notifications/v1/deliveries_service_pb.js";
 import { completionEventType } from "../../domain/event-types.js";
 import { invalidArgument, preconditionFailed } from "../../errors/api-errors.js";
@@ -24,9 +23,7 @@ import { sampleCompletionEvent } from "../../notifications/event.js";
 import type {
   AttemptKey,
   DeliveryAttemptRecord,
-  DeliveryFilter,
   DeliveryRecord,
-  DeliveryStatus,
   Reopening,
 } from "../../store/delivery-rows.js";
 import type { Store } from "../../store/store.js";
@@ -45,9 +42,10 @@ import { workspacePriority } from "../../temporal/workspace-priority.js";
 import { newId } from "../../util/ids.js";
 import { isoFromMs } from "../../util/time.js";
 import { callerOf } from "../caller.js";
-import { defaultPageSize } from "../logs/list-logs-request.js";
 import { type Member, requireMember, visibleTo } from "../workspace-access.js";
 import { decodeAttemptsCursor, encodeAttemptsCursor } from "./attempts-cursor.js";
+import { encodeDeliveriesCursor } from "./deliveries-cursor.js";
+import { parseListDeliveries } from "./list-deliveries-request.js";
 
 export interface DeliveriesServiceDependencies {
   store: Store;
@@ -87,7 +85,14 @@ export function createDeliveriesService(
       const caller = callerOf(context.values);
       const { filter, limit } = parseListDeliveries(request);
       await requireMember(store, caller, request.workspaceId);
-      return { deliveries: (await store.deliveries.list(filter, limit, context.signal)).map(deliveryView) };
+      // One more than asked for tells whether older deliveries remain.
+      const listed = await store.deliveries.list(filter, limit + 1, context.signal);
+      const page = listed.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        deliveries: page.map(deliveryView),
+        ...(listed.length > limit && last ? { nextCursor: encodeDeliveriesCursor(last) } : {}),
+      };
     },
 
     async getDelivery(request, context) {
@@ -211,19 +216,6 @@ function parseAttemptsPage(request: GetDeliveryRequest): { limit: number; before
   return { limit, before: cursor.before };
 }
 
-/** The request as a store query; the values its fields may take are declared in the .proto (D10). */
-function parseListDeliveries(request: ListDeliveriesRequest): { filter: DeliveryFilter; limit: number } {
-  return {
-    filter: {
-      workspaceId: request.workspaceId,
-      subscriptionId: request.subscriptionId,
-      status: request.status as DeliveryStatus | undefined,
-      eventId: request.eventId,
-    },
-    limit: request.limit ?? defaultPageSize,
-  };
-}
-
 function deliveryView(delivery: DeliveryRecord): MessageInitShape<typeof DeliverySchema> {
   return {
     id: delivery.id,
@@ -235,6 +227,7 @@ function deliveryView(delivery: DeliveryRecord): MessageInitShape<typeof Deliver
     status: delivery.status,
     attemptCount: delivery.attempts,
     lastError: delivery.lastError ?? undefined,
+    lastHttpStatus: delivery.lastHttpStatus ?? undefined,
     createdAt: isoFromMs(delivery.createdAt),
     updatedAt: isoFromMs(delivery.updatedAt),
   };

@@ -11,7 +11,7 @@ import type {
 } from "../delivery-rows.js";
 import {
   type DeliveryRow,
-  deliveryListSql,
+  deliveryListQuery,
   deliverySql,
   deliveryWithEvent,
   reopening,
@@ -75,11 +75,21 @@ export class PostgresDeliveriesStore implements StoreArea<DeliveriesStore> {
     return rows[0] && deliveryWithEvent(rows[0]);
   }
 
+  /** Newest first, after `filter.after` (D40), on the tenant reads' pool within its time (D46). */
   async list(filter: DeliveryFilter, limit: number, signal?: AbortSignal): Promise<DeliveryRecord[]> {
+    const { sql, params } = deliveryListQuery(filter, limit);
     const { rows } = await this.reads.run(signal, deliveriesOverTime, (client) =>
-      client.query<DeliveryRecord>(namedStatement(deliveryListSql(filter))({ ...filter, limit })),
+      client.query<DeliveryRecord>(namedStatement(sql)(params)),
     );
     return rows;
+  }
+
+  /** The plan of the list query, for tests that hold the indexes to their promise (D40). */
+  async explainList(filter: DeliveryFilter, limit: number): Promise<string[]> {
+    const { sql, params } = deliveryListQuery(filter, limit);
+    const { text, values } = namedStatement(sql)(params);
+    const { rows } = await this.pool.query<{ "QUERY PLAN": string }>(`EXPLAIN ${text}`, values);
+    return rows.map((row) => row["QUERY PLAN"]);
   }
 
   async attemptsOf(deliveryId: string): Promise<DeliveryAttemptRecord[]> {

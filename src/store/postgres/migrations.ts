@@ -350,6 +350,27 @@ export const migrations: readonly string[] = [
   ALTER TABLE log_entries ADD COLUMN trace_spans_canonical integer NOT NULL DEFAULT 0;
   `,
   `
+  -- Issue 51, as in the SQLite schema: a delivery may be held (D36); D40's list filters by the last
+  -- attempt's HTTP status class, kept on the delivery (rows already there take it from their attempts),
+  -- and by status and event type through indexes of their own.
+  ALTER TABLE deliveries
+    DROP CONSTRAINT deliveries_status_check,
+    ADD CONSTRAINT deliveries_status_check CHECK (status IN ('pending', 'held', 'succeeded', 'failed')),
+    ADD COLUMN last_http_status integer;
+  UPDATE deliveries AS d SET last_http_status = a.http_status
+  FROM (SELECT DISTINCT ON (delivery_id) delivery_id, http_status FROM delivery_attempts
+    ORDER BY delivery_id, series DESC, attempt DESC) AS a
+  WHERE a.delivery_id = d.id AND a.http_status IS NOT NULL;
+  CREATE INDEX deliveries_by_status ON deliveries (workspace_id, status, created_at, id);
+  CREATE INDEX deliveries_by_subscription_status ON deliveries (subscription_id, status, created_at, id);
+  CREATE INDEX deliveries_by_event_type ON deliveries (workspace_id, event_type, created_at, id);
+  -- A subscription belongs to one workspace, so the list's workspace condition keeps every row of a
+  -- subscription's. Told so, the planner no longer takes it for a further filter, expects a subscription's
+  -- rows to be as many as they are, and reads a page along the subscription's index instead of sorting.
+  CREATE STATISTICS deliveries_subscription_workspace (dependencies) ON subscription_id, workspace_id
+    FROM deliveries;
+  `,
+  `
   -- D38 and D39: event types, pace and sealed webhook headers, as in the SQLite schema.
   ALTER TABLE notification_subscriptions ADD COLUMN event_types_json text NOT NULL
     DEFAULT '["workflow.execution.completed","workflow.alert.fired","workflow.alert.resolved"]';

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flowlog/notifications/v1/deliveries_service.proto.
  */
 export const file_flowlog_notifications_v1_deliveries_service: GenFile = /*@__PURE__*/
-  fileDesc("CjFmbG93bG9nL25vdGlmaWNhdGlvbnMvdjEvZGVsaXZlcmllc19zZXJ2aWNlLnByb3RvEhhmbG93bG9nLm5vdGlmaWNhdGlvbnMudjEiggIKCERlbGl2ZXJ5EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIXCg9zdWJzY3JpcHRpb25faWQYAyABKAkSEAoIZXZlbnRfaWQYBCABKAkSEgoKZXZlbnRfdHlwZRgFIAEoCRITCgZsb2dfaWQYBiABKAlIAIgBARIOCgZzdGF0dXMYByABKAkSFQoNYXR0ZW1wdF9jb3VudBgIIAEoBRIXCgpsYXN0X2Vycm9yGAkgASgJSAGIAQESEgoKY3JlYXRlZF9hdBgKIAEoCRISCgp1cGRhdGVkX2F0GAsgASgJQgkKB19sb2dfaWRCDQoLX2xhc3RfZXJyb3Ii6AEKD0RlbGl2ZXJ5QXR0ZW1wdBIOCgZzZXJpZXMYASABKAUSDwoHYXR0ZW1wdBgCIAEoBRISCgpzdGFydGVkX2F0GAMgASgJEhMKC2R1cmF0aW9uX21zGAQgASgFEg8KB291dGNvbWUYBSABKAkSGAoLaHR0cF9zdGF0dXMYBiABKAVIAIgBARIdChByZXNwb25zZV9zbmlwcGV0GAcgASgJSAGIAQESEgoFZXJyb3IYCCABKAlIAogBAUIOCgxfaHR0cF9zdGF0dXNCEwoRX3Jlc3BvbnNlX3NuaXBwZXRCCAoGX2Vycm9yIvUBChVMaXN0RGVsaXZlcmllc1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISHAoPc3Vic2NyaXB0aW9uX2lkGAIgASgJSACIAQESNgoGc3RhdHVzGAMgASgJQiG6SB5yHFIHcGVuZGluZ1IJc3VjY2VlZGVkUgZmYWlsZWRIAYgBARIVCghldmVudF9pZBgEIAEoCUgCiAEBEh4KBWxpbWl0GAUgASgFQgq6SAcaBRjoBygBSAOIAQFCEgoQX3N1YnNjcmlwdGlvbl9pZEIJCgdfc3RhdHVzQgsKCV9ldmVudF9pZEIICgZfbGltaXQiUAoWTGlzdERlbGl2ZXJpZXNSZXNwb25zZRI2CgpkZWxpdmVyaWVzGAEgAygLMiIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkRlbGl2ZXJ5IpwBChJHZXREZWxpdmVyeVJlcXVlc3QSDwoCaWQYASABKAlCA+BBAhInCg5hdHRlbXB0c19saW1pdBgCIAEoBUIKukgHGgUY6AcoAUgAiAEBEiUKD2F0dGVtcHRzX2N1cnNvchgDIAEoCUIHukgEcgIQAUgBiAEBQhEKD19hdHRlbXB0c19saW1pdEISChBfYXR0ZW1wdHNfY3Vyc29yIusBChNHZXREZWxpdmVyeVJlc3BvbnNlEjQKCGRlbGl2ZXJ5GAEgASgLMiIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkRlbGl2ZXJ5EiUKBWV2ZW50GAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEjsKCGF0dGVtcHRzGAMgAygLMikuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkRlbGl2ZXJ5QXR0ZW1wdBIhChRuZXh0X2F0dGVtcHRzX2N1cnNvchgEIAEoCUgAiAEBQhcKFV9uZXh0X2F0dGVtcHRzX2N1cnNvciIjChBSZWRlbGl2ZXJSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQIiWQoRUmVkZWxpdmVyUmVzcG9uc2USNAoIZGVsaXZlcnkYASABKAsyIi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGVsaXZlcnkSDgoGc2VyaWVzGAIgASgFIkUKF1Rlc3RTdWJzY3JpcHRpb25SZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEg8KAmlkGAIgASgJQgPgQQIiawoYVGVzdFN1YnNjcmlwdGlvblJlc3BvbnNlEhMKC2RlbGl2ZXJ5X2lkGAEgASgJEjoKB2F0dGVtcHQYAiABKAsyKS5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGVsaXZlcnlBdHRlbXB0MqQFChFEZWxpdmVyaWVzU2VydmljZRKpAQoOTGlzdERlbGl2ZXJpZXMSLy5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTGlzdERlbGl2ZXJpZXNSZXF1ZXN0GjAuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkxpc3REZWxpdmVyaWVzUmVzcG9uc2UiNILT5JMCLhIsL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2RlbGl2ZXJpZXMSiwEKC0dldERlbGl2ZXJ5EiwuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkdldERlbGl2ZXJ5UmVxdWVzdBotLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5HZXREZWxpdmVyeVJlc3BvbnNlIh+C0+STAhkSFy9hcGkvdjEvZGVsaXZlcmllcy97aWR9EpIBCglSZWRlbGl2ZXISKi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuUmVkZWxpdmVyUmVxdWVzdBorLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5SZWRlbGl2ZXJSZXNwb25zZSIsgtPkkwImOgEqIiEvYXBpL3YxL2RlbGl2ZXJpZXMve2lkfTpyZWRlbGl2ZXISvwEKEFRlc3RTdWJzY3JpcHRpb24SMS5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuVGVzdFN1YnNjcmlwdGlvblJlcXVlc3QaMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuVGVzdFN1YnNjcmlwdGlvblJlc3BvbnNlIkSC0+STAj46ASoiOS9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9ub3RpZmljYXRpb25zL3tpZH06dGVzdGIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_struct]);
+  fileDesc("CjFmbG93bG9nL25vdGlmaWNhdGlvbnMvdjEvZGVsaXZlcmllc19zZXJ2aWNlLnByb3RvEhhmbG93bG9nLm5vdGlmaWNhdGlvbnMudjEitgIKCERlbGl2ZXJ5EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIXCg9zdWJzY3JpcHRpb25faWQYAyABKAkSEAoIZXZlbnRfaWQYBCABKAkSEgoKZXZlbnRfdHlwZRgFIAEoCRITCgZsb2dfaWQYBiABKAlIAIgBARIOCgZzdGF0dXMYByABKAkSFQoNYXR0ZW1wdF9jb3VudBgIIAEoBRIXCgpsYXN0X2Vycm9yGAkgASgJSAGIAQESEgoKY3JlYXRlZF9hdBgKIAEoCRISCgp1cGRhdGVkX2F0GAsgASgJEh0KEGxhc3RfaHR0cF9zdGF0dXMYDCABKAVIAogBAUIJCgdfbG9nX2lkQg0KC19sYXN0X2Vycm9yQhMKEV9sYXN0X2h0dHBfc3RhdHVzIugBCg9EZWxpdmVyeUF0dGVtcHQSDgoGc2VyaWVzGAEgASgFEg8KB2F0dGVtcHQYAiABKAUSEgoKc3RhcnRlZF9hdBgDIAEoCRITCgtkdXJhdGlvbl9tcxgEIAEoBRIPCgdvdXRjb21lGAUgASgJEhgKC2h0dHBfc3RhdHVzGAYgASgFSACIAQESHQoQcmVzcG9uc2Vfc25pcHBldBgHIAEoCUgBiAEBEhIKBWVycm9yGAggASgJSAKIAQFCDgoMX2h0dHBfc3RhdHVzQhMKEV9yZXNwb25zZV9zbmlwcGV0QggKBl9lcnJvciLlCgoVTGlzdERlbGl2ZXJpZXNSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEhwKD3N1YnNjcmlwdGlvbl9pZBgCIAEoCUgAiAEBEjwKBnN0YXR1cxgDIAEoCUInukgkciJSB3BlbmRpbmdSBGhlbGRSCXN1Y2NlZWRlZFIGZmFpbGVkSAGIAQESFQoIZXZlbnRfaWQYBCABKAlIAogBARIeCgVsaW1pdBgFIAEoBUIKukgHGgUY6AcoAUgDiAEBEn0KCmV2ZW50X3R5cGUYBiABKAlCZLpIYXJfGGQyJV5bYS16XVthLXowLTlfXSooXC5bYS16XVthLXowLTlfXSopKySSAhx3b3JrZmxvdy5leGVjdXRpb24uY29tcGxldGVkkgIUd29ya2Zsb3cuYWxlcnQuZmlyZWRIBIgBARKeAwoKc3RhcnRfZGF0ZRgHIAEoCUKEA7pIgANy/QIytgJeKD86WzAtOV17NH0tKD86KD86MFsxMzU3OF18MVswMl0pLSg/OjBbMS05XXxbMTJdWzAtOV18M1swMV0pfCg/OjBbNDY5XXwxMSktKD86MFsxLTldfFsxMl1bMC05XXwzMCl8MDItKD86MFsxLTldfDFbMC05XXwyWzAtOF0pKXwoPzpbMC05XXsyfSg/OjBbNDhdfFsyNDY4XVswNDhdfFsxMzU3OV1bMjZdKXwoPzpbMDI0NjhdWzA0OF18WzEzNTc5XVsyNl0pMDApLTAyLTI5KShUKFswMV1bMC05XXwyWzAtM10pOlswLTVdWzAtOV0oOlswLTVdWzAtOV0oXC5bMC05XSspPyk/KFp8WystXShbMDFdWzAtOV18MlswLTNdKTo/WzAtNV1bMC05XSk/KT8kkgIKMjAyNi0xMS0xNJICFDIwMjYtMTEtMTRUMDg6MzA6MDBakgIdMjAyNi0xMS0xNFQwODozMDowMC4wMDArMDI6MDBIBYgBARKcAwoIZW5kX2RhdGUYCCABKAlChAO6SIADcv0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWpICHTIwMjYtMTEtMTRUMDg6MzA6MDAuMDAwKzAyOjAwSAaIAQESPwoRaHR0cF9zdGF0dXNfY2xhc3MYCSABKAlCH7pIHHIaUgMyeHhSAzN4eFIDNHh4UgM1eHhSBG5vbmVIB4gBARIcCgZjdXJzb3IYCiABKAlCB7pIBHICEAFICIgBAUISChBfc3Vic2NyaXB0aW9uX2lkQgkKB19zdGF0dXNCCwoJX2V2ZW50X2lkQggKBl9saW1pdEINCgtfZXZlbnRfdHlwZUINCgtfc3RhcnRfZGF0ZUILCglfZW5kX2RhdGVCFAoSX2h0dHBfc3RhdHVzX2NsYXNzQgkKB19jdXJzb3IiegoWTGlzdERlbGl2ZXJpZXNSZXNwb25zZRI2CgpkZWxpdmVyaWVzGAEgAygLMiIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkRlbGl2ZXJ5EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yIpwBChJHZXREZWxpdmVyeVJlcXVlc3QSDwoCaWQYASABKAlCA+BBAhInCg5hdHRlbXB0c19saW1pdBgCIAEoBUIKukgHGgUY6AcoAUgAiAEBEiUKD2F0dGVtcHRzX2N1cnNvchgDIAEoCUIHukgEcgIQAUgBiAEBQhEKD19hdHRlbXB0c19saW1pdEISChBfYXR0ZW1wdHNfY3Vyc29yIusBChNHZXREZWxpdmVyeVJlc3BvbnNlEjQKCGRlbGl2ZXJ5GAEgASgLMiIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkRlbGl2ZXJ5EiUKBWV2ZW50GAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEjsKCGF0dGVtcHRzGAMgAygLMikuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkRlbGl2ZXJ5QXR0ZW1wdBIhChRuZXh0X2F0dGVtcHRzX2N1cnNvchgEIAEoCUgAiAEBQhcKFV9uZXh0X2F0dGVtcHRzX2N1cnNvciIjChBSZWRlbGl2ZXJSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQIiWQoRUmVkZWxpdmVyUmVzcG9uc2USNAoIZGVsaXZlcnkYASABKAsyIi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGVsaXZlcnkSDgoGc2VyaWVzGAIgASgFIkUKF1Rlc3RTdWJzY3JpcHRpb25SZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEg8KAmlkGAIgASgJQgPgQQIiawoYVGVzdFN1YnNjcmlwdGlvblJlc3BvbnNlEhMKC2RlbGl2ZXJ5X2lkGAEgASgJEjoKB2F0dGVtcHQYAiABKAsyKS5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGVsaXZlcnlBdHRlbXB0MqQFChFEZWxpdmVyaWVzU2VydmljZRKpAQoOTGlzdERlbGl2ZXJpZXMSLy5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTGlzdERlbGl2ZXJpZXNSZXF1ZXN0GjAuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkxpc3REZWxpdmVyaWVzUmVzcG9uc2UiNILT5JMCLhIsL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2RlbGl2ZXJpZXMSiwEKC0dldERlbGl2ZXJ5EiwuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkdldERlbGl2ZXJ5UmVxdWVzdBotLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5HZXREZWxpdmVyeVJlc3BvbnNlIh+C0+STAhkSFy9hcGkvdjEvZGVsaXZlcmllcy97aWR9EpIBCglSZWRlbGl2ZXISKi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuUmVkZWxpdmVyUmVxdWVzdBorLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5SZWRlbGl2ZXJSZXNwb25zZSIsgtPkkwImOgEqIiEvYXBpL3YxL2RlbGl2ZXJpZXMve2lkfTpyZWRlbGl2ZXISvwEKEFRlc3RTdWJzY3JpcHRpb24SMS5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuVGVzdFN1YnNjcmlwdGlvblJlcXVlc3QaMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuVGVzdFN1YnNjcmlwdGlvblJlc3BvbnNlIkSC0+STAj46ASoiOS9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9ub3RpZmljYXRpb25zL3tpZH06dGVzdGIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_struct]);
 
 /**
  * @generated from message flowlog.notifications.v1.Delivery
@@ -56,7 +56,7 @@ export type Delivery = Message<"flowlog.notifications.v1.Delivery"> & {
   logId?: string | undefined;
 
   /**
-   * pending, succeeded or failed.
+   * pending, held (its endpoint is held, D36), succeeded or failed.
    *
    * @generated from field: string status = 7;
    */
@@ -85,6 +85,13 @@ export type Delivery = Message<"flowlog.notifications.v1.Delivery"> & {
    * @generated from field: string updated_at = 11;
    */
   updatedAt: string;
+
+  /**
+   * The HTTP status of the last attempt; absent before any, or when it had no HTTP answer.
+   *
+   * @generated from field: optional int32 last_http_status = 12;
+   */
+  lastHttpStatus?: number | undefined;
 };
 
 /**
@@ -169,7 +176,7 @@ export type ListDeliveriesRequest = Message<"flowlog.notifications.v1.ListDelive
   subscriptionId?: string | undefined;
 
   /**
-   * pending, succeeded or failed.
+   * pending, held, succeeded or failed.
    *
    * @generated from field: optional string status = 3;
    */
@@ -186,6 +193,44 @@ export type ListDeliveriesRequest = Message<"flowlog.notifications.v1.ListDelive
    * @generated from field: optional int32 limit = 5;
    */
   limit?: number | undefined;
+
+  /**
+   * The event's type, such as workflow.execution.completed or workflow.alert.fired. Types are not a closed
+   * list: one a flowlog of another version sent stays readable.
+   *
+   * @generated from field: optional string event_type = 6;
+   */
+  eventType?: string | undefined;
+
+  /**
+   * ISO 8601, a day (2026-11-14) or a time (2026-11-14T08:30:00Z, offsets allowed); inclusive lower bound
+   * on createdAt, as ListLogs' on startedAt (D9).
+   *
+   * @generated from field: optional string start_date = 7;
+   */
+  startDate?: string | undefined;
+
+  /**
+   * As start_date; inclusive upper bound on createdAt.
+   *
+   * @generated from field: optional string end_date = 8;
+   */
+  endDate?: string | undefined;
+
+  /**
+   * The class of the last attempt's HTTP status: 2xx, 3xx, 4xx, 5xx, or none (no attempt yet, or no HTTP
+   * answer: a network error, a timeout, an e-mail).
+   *
+   * @generated from field: optional string http_status_class = 9;
+   */
+  httpStatusClass?: string | undefined;
+
+  /**
+   * nextCursor of the previous page (D40).
+   *
+   * @generated from field: optional string cursor = 10;
+   */
+  cursor?: string | undefined;
 };
 
 /**
@@ -203,6 +248,13 @@ export type ListDeliveriesResponse = Message<"flowlog.notifications.v1.ListDeliv
    * @generated from field: repeated flowlog.notifications.v1.Delivery deliveries = 1;
    */
   deliveries: Delivery[];
+
+  /**
+   * Cursor of the next, older page; absent on the last page (D7).
+   *
+   * @generated from field: optional string next_cursor = 2;
+   */
+  nextCursor?: string | undefined;
 };
 
 /**
@@ -375,7 +427,8 @@ export const TestSubscriptionResponseSchema: GenMessage<TestSubscriptionResponse
  */
 export const DeliveriesService: GenService<{
   /**
-   * Newest first, at most limit deliveries.
+   * Newest first by creation, then id, in keyset pages (D40): limit deliveries, and nextCursor to read the
+   * older ones.
    *
    * @generated from rpc flowlog.notifications.v1.DeliveriesService.ListDeliveries
    */
