@@ -207,18 +207,19 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
         );
       }
       const subscription = await store.notifications.getForDelivery(delivery.subscriptionId);
-      const beat = () => context.heartbeat({ started: attempt });
       const throttle = subscription?.throttlePerSecond;
       if (throttle) {
         const place = await takeEndpointPace(store, delivery.subscriptionId, throttle);
         if (!place.allowed) throw endpointPaced(throttle, place.waitMs);
-        beat();
+        // Not a heartbeat: this attempt has not started until it holds a slot (at most a second, well
+        // within the heartbeat timeout).
         await context.sleep(place.waitMs);
       }
       // No await from here until the slot is held: concurrent attempts see each other's.
       const refused = slots.refusal(delivery.workspaceId);
       if (refused) throw workspaceBusy(refused);
       const startedAt = clock();
+      const beat = () => context.heartbeat({ started: attempt });
       beat();
       const { channel, result } = await slots.holding(delivery.workspaceId, () =>
         heartbeating(beat, () => send(deps, delivery, subscription)),
