@@ -64,7 +64,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
   const quotas = deps.quotas ?? defaultQuotas;
   const slots = new WorkspaceSlots(
     "delivery attempts",
-    attemptSlotLimits(quotas, quotas.workspace.concurrentDeliveries),
+    attemptSlotLimits(quotas, quotas.workspace.concurrentDeliveries, "deliveries"),
   );
 
   /**
