@@ -21,18 +21,32 @@ export interface FlowlogStack {
   stop(): Promise<void>;
 }
 
+export interface DevServerStack extends FlowlogStack {
+  /** With the roles in workers of their own: stops the deliveries' worker, or starts it again. */
+  deliveriesWorker(running: boolean): Promise<void>;
+}
+
 /**
- * A headless Temporal dev server, `flowlog worker` and `flowlog serve` on a fresh data dir, and an
- * enterprise account from `flowlog bootstrap`. Limits are raised so the benches measure the work, not the
- * plan's refusals (every call still takes its tokens), and loopback receivers are allowed (D22).
+ * How the stack runs `flowlog worker`: one process with both roles, or a process for each role
+ * (FLOWLOG_WORKER_ROLES, issue 51), as a deployment that scales executions and deliveries apart.
+ */
+export type WorkerShape = "one worker" | "a worker per role";
+
+/**
+ * A headless Temporal dev server, `flowlog worker` (one, or one per role) and `flowlog serve` on a fresh
+ * data dir, and an enterprise account from `flowlog bootstrap`. Limits are raised so the benches measure
+ * the work, not the plan's refusals (every call still takes its tokens), and loopback receivers are
+ * allowed (D22).
  */
 export async function startFlowlogStack(
   extraEnv: Record<string, string> = {},
   /** The dev server's persistence, as FLOWLOG_TEMPORAL_DEV_DB sets it for `flowlog dev` (file by default). */
   temporalDb: "file" | "memory" = "file",
-): Promise<FlowlogStack> {
+  workers: WorkerShape = "one worker",
+): Promise<DevServerStack> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-stack-"));
   const running: RunningProcess[] = [];
+  let deliveries: RunningProcess | undefined;
   const temporal = await ensureTemporal({
     persistence: temporalDb,
     address: undefined,
@@ -42,6 +56,7 @@ export async function startFlowlogStack(
     headless: true,
   });
   const stop = async () => {
+    await deliveries?.stop();
     for (const child of running.reverse()) await child.stop();
     await temporal.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -57,7 +72,14 @@ export async function startFlowlogStack(
       ...extraEnv,
     };
     const account = await bootstrapAccount(env);
-    running.push(await startFlowlog(["worker"], { env, ready: /Worker polling/ }));
+    const worker = (roles: string) =>
+      startFlowlog(["worker"], { env: { ...env, FLOWLOG_WORKER_ROLES: roles }, ready: /Worker polling/ });
+    if (workers === "one worker") {
+      running.push(await worker("executions,deliveries"));
+    } else {
+      running.push(await worker("executions"));
+      deliveries = await worker("deliveries");
+    }
     const serve = await startFlowlog(["serve"], {
       env: { ...env, PORT: "0" },
       ready: /API at http:\/\/localhost:(\d+)/,
@@ -73,6 +95,15 @@ export async function startFlowlogStack(
       auth,
       post: poster(api, account.key),
       addAccount: () => bootstrapAccount(env),
+      async deliveriesWorker(run) {
+        if (workers === "one worker") throw new Error("the stack's one worker runs both roles");
+        if (run) {
+          deliveries ??= await worker("deliveries");
+        } else {
+          await deliveries?.stop();
+          deliveries = undefined;
+        }
+      },
       stop,
     };
   } catch (error) {
