@@ -68,7 +68,7 @@ describe("FLOWLOG_TRUSTED_PROXIES (issue 16): the load balancers whose X-Forward
   });
 });
 
-describe("FLOWLOG_WORKER_ROLES and FLOWLOG_WORKER_DELIVERIES_PER_SECOND (issue 51): what a worker runs, and its pace", () => {
+describe("FLOWLOG_WORKER_ROLES and FLOWLOG_WORKER_DELIVERY_PACE (issue 51): what a worker runs, and its pace", () => {
   it("runs both roles unless told, and takes either or both, each once, in any order", () => {
     expect(loadConfig({}).workerRoles).toEqual(["executions", "deliveries"]);
     expect(loadConfig({ FLOWLOG_WORKER_ROLES: "" }).workerRoles).toEqual(["executions", "deliveries"]);
@@ -91,10 +91,10 @@ describe("FLOWLOG_WORKER_ROLES and FLOWLOG_WORKER_DELIVERIES_PER_SECOND (issue 5
 
   it("sets no pace unless told; a pace is a positive number of deliveries a second", () => {
     expect(loadConfig({}).workerDeliveriesPerSecond).toBeUndefined();
-    expect(loadConfig({ FLOWLOG_WORKER_DELIVERIES_PER_SECOND: "2.5" }).workerDeliveriesPerSecond).toBe(2.5);
+    expect(loadConfig({ FLOWLOG_WORKER_DELIVERY_PACE: "2.5" }).workerDeliveriesPerSecond).toBe(2.5);
     for (const bad of ["0", "-1", "fast", "Infinity"]) {
-      expect(problemsOf({ FLOWLOG_WORKER_DELIVERIES_PER_SECOND: bad }), bad).toEqual([
-        "FLOWLOG_WORKER_DELIVERIES_PER_SECOND: must be a positive number of deliveries a second",
+      expect(problemsOf({ FLOWLOG_WORKER_DELIVERY_PACE: bad }), bad).toEqual([
+        "FLOWLOG_WORKER_DELIVERY_PACE: must be a positive number of deliveries a second",
       ]);
     }
   });

@@ -116,7 +116,7 @@ describe("Workers by role: executions and deliveries apart (issue 51)", () => {
     expect(told.sort()).toEqual(results.map((result) => result.executionId).sort());
   });
 
-  it("a worker's pace spaces the delivery attempts it starts (FLOWLOG_WORKER_DELIVERIES_PER_SECOND)", async () => {
+  it("a worker's pace spaces the delivery attempts it starts (FLOWLOG_WORKER_DELIVERY_PACE)", async () => {
     const { harness, worker, queue, workflowId } = await setUp();
     const { hook, arrivals } = await subscribedReceiver(harness);
     const subscriptions = 10;

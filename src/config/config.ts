@@ -183,7 +183,7 @@ const envSchema = z.object({
   // Issue 16: where `flowlog worker` answers /healthz, /readyz and /metrics; 0 picks a free port.
   FLOWLOG_WORKER_PORT: portNumber.default(8081),
   FLOWLOG_WORKER_ROLES: optionalString.pipe(workerRolesList.optional()),
-  FLOWLOG_WORKER_DELIVERIES_PER_SECOND: z.preprocess(
+  FLOWLOG_WORKER_DELIVERY_PACE: z.preprocess(
     (value) => (value === "" ? undefined : value),
     z.coerce
       .number({ error: "must be a positive number of deliveries a second" })
@@ -257,7 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     workerPort: e.FLOWLOG_WORKER_PORT,
     workerRoles: e.FLOWLOG_WORKER_ROLES ?? [...workerRoles],
-    workerDeliveriesPerSecond: e.FLOWLOG_WORKER_DELIVERIES_PER_SECOND,
+    workerDeliveriesPerSecond: e.FLOWLOG_WORKER_DELIVERY_PACE,
     probePort: e.FLOWLOG_PROBE_PORT,
     probeHost: e.FLOWLOG_PROBE_HOST,
     dataDir: path.resolve(e.FLOWLOG_DATA_DIR),

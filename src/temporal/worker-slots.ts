@@ -54,7 +54,7 @@ export function attemptSlotLimits(quotas: Quotas, perWorkspace: number, role: Wo
 
 /**
  * The SDK's options for one role's queue: its slots and, for deliveries, the operator's pace
- * (FLOWLOG_WORKER_DELIVERIES_PER_SECOND), the activities this worker starts from that queue per second
+ * (FLOWLOG_WORKER_DELIVERY_PACE), the activities this worker starts from that queue per second
  * at most. A drain of held deliveries then takes at most that share of a process that also runs
  * executions; unset, the slots alone bound it. The activities a fan-out's task schedules would otherwise
  * come straight back to the worker that completed it (eager execution), past the pace: a paced worker

@@ -29,7 +29,7 @@ export interface FlowlogWorkerOptions {
   taskQueue?: string;
   /** Issue 51: the queues this worker polls (FLOWLOG_WORKER_ROLES); both unless told. */
   roles?: readonly WorkerRole[];
-  /** Issue 51: the deliveries' pace on this worker (FLOWLOG_WORKER_DELIVERIES_PER_SECOND); none unless told. */
+  /** Issue 51: the deliveries' pace on this worker (FLOWLOG_WORKER_DELIVERY_PACE); none unless told. */
   deliveriesPerSecond?: number | undefined;
   /** What the activities use: the store, the D22 setting, the model prices. */
   deps: ActivityDeps;
