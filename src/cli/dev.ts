@@ -13,9 +13,10 @@ import { describeQueues } from "./worker.js";
 
 /**
  * `flowlog dev` (D3): Temporal (a dev server unless TEMPORAL_ADDRESS is set), the API server and the
- * worker with both its roles (issue 51; FLOWLOG_WORKER_ROLES is `flowlog worker`'s) in one process, until SIGINT or SIGTERM stops them in reverse order: the worker first, while the
- * server it polls is still up, then the API server, then Temporal. A second signal abandons the graceful
- * stop; the dev server's exit hook still ends Temporal.
+ * worker with both its roles (issue 51; FLOWLOG_WORKER_ROLES is `flowlog worker`'s) in one process, until
+ * SIGINT or SIGTERM stops them in reverse order: the worker first, while the server it polls is still up,
+ * then the API server, then Temporal. A second signal abandons the graceful stop; the dev server's exit
+ * hook still ends Temporal.
  */
 export async function runDev(config: Config): Promise<void> {
   // Listening from the start: a Ctrl-C during start-up lets start-up finish, then stops everything cleanly.

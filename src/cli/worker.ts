@@ -18,9 +18,9 @@ const maxRetryMs = 30_000;
  * `flowlog worker` (D3): the Temporal worker alone, against TEMPORAL_ADDRESS, over the configured store,
  * running the roles FLOWLOG_WORKER_ROLES names (issue 51: executions, deliveries or both). Its probes and
  * metrics (issue 16) answer from the start, on FLOWLOG_WORKER_PORT, and name its roles: alive at once,
- * ready once the store answers and the worker polls. A Temporal server that cannot be reached yet (a cluster
- * starting in any order, a server restarting) is tried again, at growing intervals, until it answers or
- * the process is told to stop.
+ * ready once the store answers and the worker polls. A Temporal server that cannot be reached yet (a
+ * cluster starting in any order, a server restarting) is tried again, at growing intervals, until it
+ * answers or the process is told to stop.
  */
 export async function runWorker(config: Config): Promise<void> {
   const address = config.temporalAddress ?? "localhost:7233";
@@ -94,7 +94,7 @@ async function connect(
   return undefined;
 }
 
-/** "task queues flowlog (executions), flowlog-deliveries (deliveries)": what the worker polls, for its log. */
+/** What the worker polls, for its log: "task queues flowlog (executions), flowlog-deliveries (deliveries)". */
 export function describeQueues(worker: Pick<FlowlogWorker, "queues">): string {
   const queues = worker.queues.map(({ role, taskQueue }) => `${taskQueue} (${role})`);
   return `task queue${queues.length > 1 ? "s" : ""} ${queues.join(", ")}`;
