@@ -26,8 +26,8 @@ const plans: Record<"quick" | "full", Plan> = {
 };
 
 /**
- * Issue 16: the reference cluster (`flowlog cluster up`: PostgreSQL, a Temporal server, two serve and two
- * worker replicas, nginx) against the dev-server stack of the execution bench, in the same run. The
+ * Issue 16: the reference cluster (`flowlog cluster up`: PostgreSQL, a Temporal server, two serve replicas,
+ * a worker of each role, nginx) against the dev-server stack of the execution bench, in the same run. The
  * one-HTTP-block api sync execution at one and eight in flight on each; then the logs list through nginx
  * with both serve replicas and with one (the other stopped, as in a rolling restart).
  */
@@ -55,7 +55,7 @@ export const clusterBench: Bench = {
       const cluster = await startClusterStack();
       let gatewayTable: Table;
       try {
-        await run("cluster (PostgreSQL, Temporal server, 2+2 replicas, nginx)", cluster);
+        await run("cluster (PostgreSQL, Temporal server, 2 serve, a worker per role, nginx)", cluster);
         gatewayTable = await gatewayThroughNginx(cluster, plan);
       } finally {
         await cluster.stop();

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection } from "@temporalio/client";
 import { executeLoad, noopLoad, noopWorker } from "./execution.js";
-import { benchStack, createHttpBlockWorkflow, type FlowlogStack } from "./support/flowlog-stack.js";
+import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
 import { noopTaskQueue } from "./support/noop-worker.js";
 import type { noopFanOut } from "./support/noop-workflow.js";
 import { startItemApi, startReceiver } from "./support/receiver.js";
@@ -52,7 +52,9 @@ interface Receipt {
  * Notifications (issue 7, item 5): the execution bench's sync executions with 0, 1 and 10 webhook
  * subscriptions matching every execution. Each delivery is timed from the execution's end (the event's
  * `data.endedAt`, the log entry's end) to its arrival at a loopback receiver; the no-op workflow baseline
- * of the execution bench, on the same server, says what one Temporal workflow costs there.
+ * of the execution bench, on the same server, says what one Temporal workflow costs there. Executions and
+ * deliveries run in workers of their own, as a deployment scales them apart (issue 51), and a last row
+ * stops the deliveries' worker during the load, then starts it.
  */
 export const deliveryBench: Bench = {
   name: "delivery",
@@ -72,66 +74,76 @@ export const deliveryBench: Bench = {
     const itemApi = await startItemApi();
     // FLOWLOG_TEMPORAL_DEV_DB=memory runs it on an in-memory dev server, as for `flowlog dev`.
     const persistence = process.env.FLOWLOG_TEMPORAL_DEV_DB === "memory" ? "memory" : "file";
-    const stack = await benchStack(options, persistence);
+    // Its own stack even in a quick run: a row stops and starts the deliveries' worker.
+    const stack = await startFlowlogStack({}, persistence, "a worker per role");
     try {
       const workflowId = await createHttpBlockWorkflow(stack, `${itemApi.url}/items/1`);
       const rows: (string | number)[][] = [];
       const unsubscribed = new Map<number, number>();
       let subscriptions = 0;
       let repeats = 0;
+      /**
+       * One row: `connections` executions in flight for the plan's seconds, then the wait for every
+       * delivery of this row's executions, each counted once at its first arrival (a repeat, with the
+       * same delivery id, is reported). With `heldBack`, the deliveries worker is stopped during the load
+       * and started after it: the deliveries/s is then the backlog's, from that start.
+       */
+      const measure = async (count: number, connections: number, heldBack = false) => {
+        receipts = [];
+        if (heldBack) await stack.deliveriesWorker(false);
+        const loadStarted = Date.now();
+        // An execution of the previous row still in flight when its count settled is delivered later, to
+        // this row's subscriptions too; only this row's executions count here, as in allDelivered.
+        const ofThisRow = () => receipts.filter((r) => r.startedAt >= loadStarted);
+        const load = await executeLoad(stack, workflowId, {
+          connections,
+          seconds: plan.seconds,
+          warmupSeconds: plan.warmupSeconds,
+        });
+        const deliveriesFrom = heldBack ? Date.now() : loadStarted;
+        if (heldBack) await stack.deliveriesWorker(true);
+        const expected = await allDelivered(
+          stack,
+          loadStarted,
+          count,
+          () => new Set(ofThisRow().map((r) => r.deliveryId)).size,
+          plan,
+        );
+        const arrivals = ofThisRow();
+        const firsts = new Map<string, Receipt>();
+        for (const receipt of arrivals)
+          if (!firsts.has(receipt.deliveryId)) firsts.set(receipt.deliveryId, receipt);
+        receipts = [...firsts.values()];
+        repeats += arrivals.length - receipts.length;
+        if (receipts.length !== expected) {
+          throw new Error(`${receipts.length} deliveries arrived, ${expected} expected (${plan.drainMs} ms)`);
+        }
+        if (count === 0) unsubscribed.set(connections, load.requestsPerSecond);
+        const latency = distribution(receipts.map((r) => r.arrivedAt - r.endedAt));
+        const lastArrival = Math.max(...receipts.map((r) => r.arrivedAt));
+        const timed = count > 0 && !heldBack;
+        rows.push([
+          heldBack ? `${count}, deliveries worker stopped` : count,
+          connections,
+          perSecond(load.requestsPerSecond),
+          ratio(load.requestsPerSecond / (unsubscribed.get(connections) ?? Number.NaN)),
+          ms(load.latency.p50),
+          receipts.length,
+          count > 0 ? perSecond((receipts.length * 1000) / (lastArrival - deliveriesFrom)) : "",
+          timed ? ms(latency.p50) : "",
+          timed ? ms(latency.p99) : "",
+          timed ? ms(latency.max) : "",
+        ]);
+      };
       for (const count of plan.subscriptionCounts) {
         for (; subscriptions < count; subscriptions++) {
           await subscribe(stack, `${webhook.url}/hooks/${subscriptions}`);
         }
-        for (const connections of plan.concurrency) {
-          receipts = [];
-          const loadStarted = Date.now();
-          // An execution of the previous row still in flight when its count settled is delivered later, to
-          // this row's subscriptions too; only this row's executions count here, as in allDelivered.
-          const ofThisRow = () => receipts.filter((r) => r.startedAt >= loadStarted);
-          const load = await executeLoad(stack, workflowId, {
-            connections,
-            seconds: plan.seconds,
-            warmupSeconds: plan.warmupSeconds,
-          });
-          const expected = await allDelivered(
-            stack,
-            loadStarted,
-            count,
-            () => new Set(ofThisRow().map((r) => r.deliveryId)).size,
-            plan,
-          );
-          // Each delivery counts once, at its first arrival; a repeat (same delivery id) is reported.
-          const arrivals = ofThisRow();
-          const firsts = new Map<string, Receipt>();
-          for (const receipt of arrivals)
-            if (!firsts.has(receipt.deliveryId)) firsts.set(receipt.deliveryId, receipt);
-          receipts = [...firsts.values()];
-          repeats += arrivals.length - receipts.length;
-          if (receipts.length !== expected) {
-            throw new Error(
-              `${receipts.length} deliveries arrived, ${expected} expected (${plan.drainMs} ms)`,
-            );
-          }
-          if (count === 0) unsubscribed.set(connections, load.requestsPerSecond);
-          const latency = distribution(receipts.map((r) => r.arrivedAt - r.endedAt));
-          const lastArrival = Math.max(...receipts.map((r) => r.arrivedAt));
-          const delivered = count > 0;
-          rows.push([
-            count,
-            connections,
-            perSecond(load.requestsPerSecond),
-            ratio(load.requestsPerSecond / (unsubscribed.get(connections) ?? Number.NaN)),
-            ms(load.latency.p50),
-            receipts.length,
-            delivered ? perSecond((receipts.length * 1000) / (lastArrival - loadStarted)) : "",
-            delivered ? ms(latency.p50) : "",
-            delivered ? ms(latency.p99) : "",
-            delivered ? ms(latency.max) : "",
-          ]);
-        }
+        for (const connections of plan.concurrency) await measure(count, connections);
         if (count === 0) rows.push(...(await floorRows(options, plan, stack, workflowId, unsubscribed)));
       }
+      // Issue 51: executions with the deliveries' worker stopped, at the most subscriptions and in flight.
+      await measure(subscriptions, Math.max(...plan.concurrency), true);
       const baseline = await noopLoad(options, stack.temporalAddress, {
         connections: 8,
         seconds: plan.seconds,
@@ -139,7 +151,7 @@ export const deliveryBench: Bench = {
       });
       return [
         {
-          title: `delivery: webhooks per execution (sync executions for ${plan.seconds} s each, one Temporal dev server, its state in ${persistence === "file" ? "a file" : "memory"})`,
+          title: `delivery: webhooks per execution (sync executions for ${plan.seconds} s each, one Temporal dev server, its state in ${persistence === "file" ? "a file" : "memory"}, a flowlog worker per role)`,
           columns: [
             "subscriptions",
             "in flight",
@@ -155,7 +167,10 @@ export const deliveryBench: Bench = {
           rows,
           note:
             "deliveries/s: deliveries received over the time from the load's start to the last arrival. " +
-            "end→receipt: arrival at the loopback receiver minus the event's data.endedAt. Baseline on the " +
+            "end→receipt: arrival at the loopback receiver minus the event's data.endedAt. Executions and " +
+            "deliveries run in two `flowlog worker` processes (FLOWLOG_WORKER_ROLES, issue 51); in the row " +
+            "with the deliveries worker stopped, it starts once the load ends, and deliveries/s is its " +
+            "backlog's, from that start to the last arrival. Baseline on the " +
             `same server: ${perSecond(baseline.requestsPerSecond)} no-op workflows/s (8 in flight); every ` +
             "delivery is an activity of the execution's fan-out workflow (D19 as amended, issue 12). " +
             "Floor rows: no subscription, but for each execution the bench starts a workflow of k no-op " +

@@ -16,7 +16,9 @@ import { until, untilTrue } from "./support/until.js";
 /**
  * Issue 16 (D32): the reference cluster, started as an operator starts it (`flowlog cluster up`), used
  * only through nginx's one port, as clients use it: PostgreSQL, a real Temporal server, two `flowlog
- * serve` and two `flowlog worker` processes. Then one serve and one worker are killed under load.
+ * serve` processes, two `flowlog worker` processes running executions and one running deliveries (issue
+ * 51). Then one serve and one executions worker are killed under load, and the deliveries worker is
+ * stopped while executions go on.
  */
 
 const repoRoot = path.resolve(import.meta.dirname, "..");
@@ -51,6 +53,8 @@ beforeAll(async () => {
   upArgs = [
     ...["cluster", "up", "--dir", dir, "--port", String(port)],
     ...["--temporal-port", String(await freeTemporalPort()), "--ui-port", String(await freeListeningPort())],
+    // One of the two is killed under load below, and the other goes on running executions.
+    ...["--execution-workers", "2"],
   ];
   const up = await flowlog(upArgs, {
     // The receiver is on loopback (D22); the load below must not be refused by the plan's buckets.
@@ -206,7 +210,7 @@ describe("flowlog cluster up: the reference cluster behind nginx (issue 16, D32)
     const named = (name: string) =>
       state.processes.find((p) => p.name === name) as (typeof state.processes)[0];
     const serve = named("flowlog-serve-1");
-    const worker = named("flowlog-worker-1");
+    const worker = named("flowlog-worker-executions-1");
 
     const loops = 3;
     const accepted: string[] = [];
@@ -277,10 +281,56 @@ describe("flowlog cluster up: the reference cluster behind nginx (issue 16, D32)
     }
     expect(await servedBy()).toBeGreaterThan(before);
   }, 300_000);
+
+  it("runs a worker of each role; with the deliveries' worker stopped, executions still run and are logged, and their deliveries go out once it is started again, each once (issue 51)", async () => {
+    const state = JSON.parse(readFileSync(path.join(dir, "state.json"), "utf8")) as {
+      processes: { name: string; pid: number; probeUrl: string }[];
+    };
+    const named = (name: string) =>
+      state.processes.find((p) => p.name === name) as (typeof state.processes)[0];
+    const executionsWorker = named("flowlog-worker-executions-1");
+    const deliveriesWorker = named("flowlog-worker-deliveries-1");
+    expect(await (await fetch(executionsWorker.probeUrl)).json()).toEqual({
+      status: "ready",
+      roles: ["executions"],
+    });
+    expect(await (await fetch(deliveriesWorker.probeUrl)).json()).toEqual({
+      status: "ready",
+      roles: ["deliveries"],
+    });
+
+    process.kill(deliveriesWorker.pid, "SIGTERM");
+    await untilTrue(() => !isAlive(deliveriesWorker.pid), 60_000);
+    const executed: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const answer = await post(`/api/v1/workflows/${workflowId}/execute`, { input: {} });
+      expect(answer.status, JSON.stringify(answer.json)).toBe(200);
+      executed.push(answer.json.executionId as string);
+    }
+    const logged = new Set((await allEntries()).map((entry) => entry.executionId));
+    expect(executed.filter((id) => !logged.has(id))).toEqual([]);
+    await sleep(2_000);
+    expect(executed.filter((id) => deliveriesByExecution().has(id))).toEqual([]);
+
+    // What a supervisor does: start what stopped.
+    await flowlog(upArgs);
+    await untilTrue(() => executed.every((id) => deliveriesByExecution().has(id)), 60_000);
+    for (const id of executed) expect(deliveriesByExecution().get(id)).toHaveLength(1);
+  }, 300_000);
 });
 
+/** Whether a process of this machine still runs (a cluster's process is not this one's child). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 interface RecordedState {
-  ports: { postgres: number; serve: number[]; worker: number[] };
+  ports: { postgres: number; serve: number[]; workers: { executions: number[]; deliveries: number[] } };
   processes: { name: string; pid: number }[];
 }
 
@@ -405,7 +455,8 @@ describe("flowlog cluster up trusts no other local user (issue 49)", () => {
   it("every part listens on loopback alone, the replicas' ports on 127.0.0.1 (D46)", () => {
     const state = recordedState();
     const sockets = listeningSockets();
-    for (const port of [...state.ports.serve, ...state.ports.worker]) {
+    const { executions, deliveries } = state.ports.workers;
+    for (const port of [...state.ports.serve, ...executions, ...deliveries]) {
       expect(
         sockets.filter((socket) => socket.port === port).map((socket) => socket.address),
         `port ${port}`,

@@ -429,7 +429,7 @@ describe("One tenant cannot hold the delivery worker (D26's principle, for deliv
     // already running one hold at most 80 together, so the quiet workspace still gets a slot.
     const perWorkspace = 2;
     const quotas = quotasWith({ concurrentDeliveries: perWorkspace });
-    const { total, reserve } = attemptSlotLimits(quotas, perWorkspace);
+    const { total, reserve } = attemptSlotLimits(quotas, perWorkspace, "deliveries");
     const flooders = total / perWorkspace;
     const { queue, slow, quick, stop } = await slotsWorkerWith(quotas);
     try {

@@ -180,7 +180,7 @@ describe("flowlog worker's probes and metrics (issue 16)", () => {
     }
   });
 
-  it("answers from the start, and is unready naming Temporal while Temporal cannot be reached; it stops on SIGTERM", async () => {
+  it("answers from the start, and is unready naming Temporal while Temporal cannot be reached; it names its roles (issue 51); it stops on SIGTERM", async () => {
     // Nothing listens at this address: the worker keeps trying, and says so on /readyz.
     const unreachable = `127.0.0.1:${await freePort()}`;
     worker = spawn(process.execPath, ["bin/flowlog.js", "worker"], {
@@ -191,6 +191,7 @@ describe("flowlog worker's probes and metrics (issue 16)", () => {
         FLOWLOG_WORKER_PORT: "0",
         FLOWLOG_LOG_LEVEL: "error",
         TEMPORAL_ADDRESS: unreachable,
+        FLOWLOG_WORKER_ROLES: "deliveries",
       },
     });
     let output = "";
@@ -203,9 +204,11 @@ describe("flowlog worker's probes and metrics (issue 16)", () => {
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${url}/readyz`);
     expect(ready.status).toBe(503);
-    expect(await ready.json()).toEqual({ status: "unready", failed: ["temporal"] });
+    expect(await ready.json()).toEqual({ status: "unready", failed: ["temporal"], roles: ["deliveries"] });
     const text = await scrape(url);
     expect(sample(text, "flowlog_process_cpu_seconds_total", { component: "worker" })).toBeGreaterThan(0);
+    expect(sample(text, "flowlog_worker_role", { role: "deliveries" })).toBe(1);
+    expect(text).not.toMatch(/^flowlog_worker_role\{[^}]*role="executions"/m);
     expect(text).not.toContain(unreachable);
     expect((await fetch(`${url}/api/v1/logs`)).status).toBe(404);
     worker.kill("SIGTERM");

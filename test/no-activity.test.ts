@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { defaultPlanLimits } from "../src/limits/plans.js";
 import type { AlertFiredEvent, AlertResolvedEvent } from "../src/notifications/alert-event.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
-import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
+import { deliveryTaskQueue, fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { inactivityWatchId } from "../src/temporal/inactivity-ids.js";
 import { restoreInactivityWatchers } from "../src/temporal/start-inactivity-watch.js";
 import { restWithKey } from "./support/api-server.js";
@@ -113,7 +113,7 @@ async function executionArrives(workflowId: string): Promise<{ logId: string }> 
   // The fan-out an execution starts (start-fan-out.ts), here from a client of its own: no eager start.
   await temporal.workflow.execute("fanOutNotifications", {
     workflowId: fanOutWorkflowId(logId),
-    taskQueue,
+    taskQueue: deliveryTaskQueue(taskQueue),
     args: [{ logId }],
   });
   return { logId };
@@ -358,5 +358,49 @@ describe("Watchers come back when a worker starts (issue 18, item 4)", () => {
     expect(again).toMatchObject({ recreated: 0 });
     expect(again.running).toBeGreaterThanOrEqual(2);
     await Promise.all([disable(lostSubscription), disable(keptSubscription)]);
+  });
+});
+
+describe("Watchers are the deliveries' work (issue 51)", () => {
+  it("runs on the deliveries' queue: a worker with the deliveries role alone fires it", async () => {
+    const workflowId = await createWorkflow(flowlog.store, alice.workspaceId);
+    const target = await receiver();
+    await worker.stop();
+    worker = await startWorker(temporalServer, workerDeps(), taskQueue, { roles: ["deliveries"] });
+    try {
+      const subscriptionId = await watch(workflowId, target.origin, 0.25);
+      const watcher = temporal.workflow.getHandle(inactivityWatchId(subscriptionId, workflowId));
+      expect((await watcher.describe()).taskQueue).toBe(deliveryTaskQueue(taskQueue));
+      await untilTrue(() => target.received.length > 0, 15_000);
+      expect(eventOf(target, 0).data.workflowId).toBe(workflowId);
+      await disable(subscriptionId);
+    } finally {
+      await worker.stop();
+      worker = await startWorker(temporalServer, workerDeps(), taskQueue);
+    }
+  });
+
+  it("one started on the executions' queue, where watchers ran before, goes on on the deliveries' queue with its search attributes, and fires there", async () => {
+    const workflowId = await createWorkflow(flowlog.store, alice.workspaceId);
+    const target = await receiver();
+    const subscriptionId = await watch(workflowId, target.origin, 0.5);
+    const id = inactivityWatchId(subscriptionId, workflowId);
+    const current = temporal.workflow.getHandle(id);
+    const { typedSearchAttributes } = await current.describe();
+    await current.terminate("replaced by a watcher as an earlier flowlog started it");
+    await temporal.workflow.start("watchInactivity", {
+      workflowId: id,
+      taskQueue,
+      args: [{ subscriptionId, workflowId, sinceMs: Date.now() }],
+      typedSearchAttributes,
+    });
+    await untilTrue(
+      async () => (await current.describe()).taskQueue === deliveryTaskQueue(taskQueue),
+      15_000,
+    );
+    expect((await current.describe()).typedSearchAttributes).toEqual(typedSearchAttributes);
+    await untilTrue(() => target.received.length > 0, 15_000);
+    expect(eventOf(target, 0).data.workflowId).toBe(workflowId);
+    await disable(subscriptionId);
   });
 });

@@ -67,3 +67,35 @@ describe("FLOWLOG_TRUSTED_PROXIES (issue 16): the load balancers whose X-Forward
     ]);
   });
 });
+
+describe("FLOWLOG_WORKER_ROLES and FLOWLOG_WORKER_DELIVERY_PACE (issue 51): what a worker runs, and its pace", () => {
+  it("runs both roles unless told, and takes either or both, each once, in any order", () => {
+    expect(loadConfig({}).workerRoles).toEqual(["executions", "deliveries"]);
+    expect(loadConfig({ FLOWLOG_WORKER_ROLES: "" }).workerRoles).toEqual(["executions", "deliveries"]);
+    expect(loadConfig({ FLOWLOG_WORKER_ROLES: "deliveries" }).workerRoles).toEqual(["deliveries"]);
+    expect(loadConfig({ FLOWLOG_WORKER_ROLES: " executions " }).workerRoles).toEqual(["executions"]);
+    expect(loadConfig({ FLOWLOG_WORKER_ROLES: "deliveries, executions,deliveries" }).workerRoles).toEqual([
+      "executions",
+      "deliveries",
+    ]);
+  });
+
+  it("refuses an entry that is not a role, naming it", () => {
+    expect(problemsOf({ FLOWLOG_WORKER_ROLES: "executions,delivery" })).toEqual([
+      'FLOWLOG_WORKER_ROLES: "delivery" is not a role: must list executions, deliveries or both, comma-separated',
+    ]);
+    expect(problemsOf({ FLOWLOG_WORKER_ROLES: "executions," })).toEqual([
+      'FLOWLOG_WORKER_ROLES: "" is not a role: must list executions, deliveries or both, comma-separated',
+    ]);
+  });
+
+  it("sets no pace unless told; a pace is a positive number of deliveries a second", () => {
+    expect(loadConfig({}).workerDeliveriesPerSecond).toBeUndefined();
+    expect(loadConfig({ FLOWLOG_WORKER_DELIVERY_PACE: "2.5" }).workerDeliveriesPerSecond).toBe(2.5);
+    for (const bad of ["0", "-1", "fast", "Infinity"]) {
+      expect(problemsOf({ FLOWLOG_WORKER_DELIVERY_PACE: bad }), bad).toEqual([
+        "FLOWLOG_WORKER_DELIVERY_PACE: must be a positive number of deliveries a second",
+      ]);
+    }
+  });
+});

@@ -12,6 +12,8 @@ import { beforeAll, describe, expect, it } from "vitest";
  * Issue 12's: starter, an api block answered at once, an api block answered after one 503, a response
  * block, started without a state. Issue 49's: starter, an api block answered at once, a response block,
  * started as the API starts one (the state handed over) and as a schedule does (version 0, no state).
+ * Issue 51's: a no-activity watcher on the executions' queue (where they ran before), started by a
+ * subscription, that looked, fired its alert, delivered it and went to sleep again.
  */
 const fixture = (name: string) =>
   temporal.api.history.v1.History.decode(
@@ -54,5 +56,11 @@ describe("Workflow code replays the histories it wrote before its starts were ch
 
   it("a scheduled run loaded and checked before it was admitted replays as it was written", async () => {
     await expect(replay(fixture("execution-checked-schedule"))).resolves.toBeUndefined();
+  });
+});
+
+describe("Workflow code replays the watchers it ran on the executions' queue (issue 51)", () => {
+  it("a no-activity watcher that fired and slept on the executions' queue replays as it was written", async () => {
+    await expect(replay(fixture("watch-inactivity-on-execution-queue"))).resolves.toBeUndefined();
   });
 });

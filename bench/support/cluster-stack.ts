@@ -29,6 +29,7 @@ export async function startClusterStack(): Promise<ClusterStack> {
     temporalPort: await freeTemporalPort(),
     uiPort: await freeListeningPort(),
     replicas: 2,
+    workers: { executions: 1, deliveries: 1 },
     env: {
       ...process.env,
       FLOWLOG_ALLOW_PRIVATE_NETWORKS: "true",

@@ -29,18 +29,32 @@ export interface FlowlogStack {
   stop(): Promise<void>;
 }
 
+export interface DevServerStack extends FlowlogStack {
+  /** With the roles in workers of their own: stops the deliveries' worker, or starts it again. */
+  deliveriesWorker(running: boolean): Promise<void>;
+}
+
 /**
- * A headless Temporal dev server, `flowlog worker` and `flowlog serve` on a fresh data dir, and an
- * enterprise account from `flowlog bootstrap`. Limits are raised so the benches measure the work, not the
- * plan's refusals (every call still takes its tokens), and loopback receivers are allowed (D22).
+ * How the stack runs `flowlog worker`: one process with both roles, or a process for each role
+ * (FLOWLOG_WORKER_ROLES, issue 51), as a deployment that scales executions and deliveries apart.
+ */
+export type WorkerShape = "one worker" | "a worker per role";
+
+/**
+ * A headless Temporal dev server, `flowlog worker` (one, or one per role) and `flowlog serve` on a fresh
+ * data dir, and an enterprise account from `flowlog bootstrap`. Limits are raised so the benches measure
+ * the work, not the plan's refusals (every call still takes its tokens), and loopback receivers are
+ * allowed (D22).
  */
 export async function startFlowlogStack(
   extraEnv: Record<string, string> = {},
   /** The dev server's persistence, as FLOWLOG_TEMPORAL_DEV_DB sets it for `flowlog dev` (file by default). */
   temporalDb: "file" | "memory" = "file",
-): Promise<FlowlogStack> {
+  workers: WorkerShape = "one worker",
+): Promise<DevServerStack> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-stack-"));
   const running: RunningProcess[] = [];
+  let deliveries: RunningProcess | undefined;
   const settings = {
     FLOWLOG_DATA_DIR: dataDir,
     FLOWLOG_ALLOW_PRIVATE_NETWORKS: "true",
@@ -62,6 +76,7 @@ export async function startFlowlogStack(
     bootstrapAccount(settings),
   ]);
   const stop = async () => {
+    await deliveries?.stop();
     for (const child of running.reverse()) await child.stop();
     if (temporal.status === "fulfilled") await temporal.value.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -71,11 +86,17 @@ export async function startFlowlogStack(
     if (account.status === "rejected") throw account.reason;
     const temporalAddress = temporal.value.address;
     const env = { ...settings, TEMPORAL_ADDRESS: temporalAddress };
-    const [worker, serve] = await startTogether([
-      startFlowlog(["worker"], { env, ready: /Worker polling/ }),
+    const worker = (roles: string) =>
+      startFlowlog(["worker"], { env: { ...env, FLOWLOG_WORKER_ROLES: roles }, ready: /Worker polling/ });
+    const roles = workers === "one worker" ? ["executions,deliveries"] : ["executions", "deliveries"];
+    const [serve, ...workerProcesses] = await startTogether([
       startFlowlog(["serve"], { env: { ...env, PORT: "0" }, ready: /API at http:\/\/localhost:(\d+)/ }),
-    ] as const);
-    running.push(worker, serve);
+      ...roles.map(worker),
+    ]);
+    // The deliveries' worker of a stack with the roles apart is stopped and started on its own.
+    if (workers === "a worker per role") deliveries = workerProcesses.pop();
+    if (!serve) throw new Error("flowlog serve did not start");
+    running.push(...workerProcesses, serve);
     const api = `127.0.0.1:${serve.ready[1]}`;
     const { key, workspaceId } = account.value;
     return {
@@ -86,6 +107,15 @@ export async function startFlowlogStack(
       auth: { "x-api-key": key },
       post: poster(api, key),
       addAccount: () => bootstrapAccount(env),
+      async deliveriesWorker(run) {
+        if (workers === "one worker") throw new Error("the stack's one worker runs both roles");
+        if (run) {
+          deliveries ??= await worker("deliveries");
+        } else {
+          await deliveries?.stop();
+          deliveries = undefined;
+        }
+      },
       stop,
     };
   } catch (error) {

@@ -9,6 +9,8 @@ interface UpOptions {
   temporalPort: number;
   uiPort: number;
   replicas: number;
+  executionWorkers: number;
+  deliveryWorkers: number;
 }
 
 /**
@@ -37,15 +39,19 @@ export function registerClusterCommand(program: Command): void {
     .option("--port <n>", "nginx's port: REST, Connect, gRPC-Web and gRPC", port, 8080)
     .option("--temporal-port <n>", "the Temporal frontend's gRPC port", port, 7233)
     .option("--ui-port <n>", "the Temporal Web UI's port", port, 8233)
-    .option("--replicas <n>", "flowlog serve and flowlog worker processes, each", positiveWhole, 2)
+    .option("--replicas <n>", "flowlog serve processes", positiveWhole, 2)
+    .option("--execution-workers <n>", "flowlog worker processes running executions", positiveWhole, 1)
+    .option("--delivery-workers <n>", "flowlog worker processes running deliveries", positiveWhole, 1)
     .action(
-      reporting("up", async (options: UpOptions) => {
+      reporting("up", async ({ executionWorkers, deliveryWorkers, ...options }: UpOptions) => {
         loadDotEnv();
-        const up = await clusterUp({ ...options, env: process.env });
+        const workers = { executions: executionWorkers, deliveries: deliveryWorkers };
+        const up = await clusterUp({ ...options, workers, env: process.env });
         console.log(`flowlog cluster is up (${options.dir}):
   API (REST, Connect, gRPC-Web; gRPC over h2c)  ${up.apiUrl}   grpcurl -plaintext ${up.grpcAddress} list
   flowlog serve replicas                        ${up.serveUrls.join("  ")}   (/healthz /readyz /metrics)
-  flowlog worker replicas                       ${up.workerUrls.join("  ")}   (/healthz /readyz /metrics)
+  flowlog worker, executions                    ${up.workerUrls.executions.join("  ")}   (/healthz /readyz /metrics)
+  flowlog worker, deliveries                    ${up.workerUrls.deliveries.join("  ")}   (/healthz /readyz /metrics)
   Temporal frontend                             ${up.temporalAddress}
   Temporal Web UI                               ${up.temporalUiUrl}
   Temporal server metrics                       ${up.temporalMetricsUrl}

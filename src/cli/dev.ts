@@ -6,16 +6,17 @@ import { openConfiguredStore } from "../store/open-store.js";
 import { activityDepsFrom } from "../temporal/activities/deps.js";
 import { lazyTemporalClient } from "../temporal/client.js";
 import { ensureTemporal } from "../temporal/dev/ensure-temporal.js";
-import { FLOWLOG_TASK_QUEUE } from "../temporal/task-queue.js";
 import { createFlowlogWorker } from "../temporal/worker.js";
 import { apiReadiness, startApiProbes } from "./probes.js";
 import { untilStopSignal } from "./signals.js";
+import { describeQueues } from "./worker.js";
 
 /**
  * `flowlog dev` (D3): Temporal (a dev server unless TEMPORAL_ADDRESS is set), the API server and the
- * worker in one process, until SIGINT or SIGTERM stops them in reverse order: the worker first, while the
- * server it polls is still up, then the API server, then Temporal. A second signal abandons the graceful
- * stop; the dev server's exit hook still ends Temporal.
+ * worker with both its roles (issue 51; FLOWLOG_WORKER_ROLES is `flowlog worker`'s) in one process, until
+ * SIGINT or SIGTERM stops them in reverse order: the worker first, while the server it polls is still up,
+ * then the API server, then Temporal. A second signal abandons the graceful stop; the dev server's exit
+ * hook still ends Temporal.
  */
 export async function runDev(config: Config): Promise<void> {
   // Listening from the start: a Ctrl-C during start-up lets start-up finish, then stops everything cleanly.
@@ -69,10 +70,12 @@ export async function runDev(config: Config): Promise<void> {
     const worker = await createFlowlogWorker({
       address: temporal.address,
       namespace: config.temporalNamespace,
+      deliveriesPerSecond: config.workerDeliveriesPerSecond,
       deps: activityDepsFrom(config, store, metrics),
     });
+    metrics.workerRoles(worker.queues.map(({ role }) => role));
     const running = worker.run();
-    console.log(`Worker polling task queue ${FLOWLOG_TASK_QUEUE}. Press Ctrl-C to stop.`);
+    console.log(`Worker polling ${describeQueues(worker)}. Press Ctrl-C to stop.`);
 
     await Promise.race([stopRequested, running]);
     console.log("Stopping...");

@@ -7,7 +7,6 @@ import { startProbeServer } from "../server/probe-server.js";
 import { openConfiguredStore } from "../store/open-store.js";
 import type { Store } from "../store/store.js";
 import { activityDepsFrom } from "../temporal/activities/deps.js";
-import { FLOWLOG_TASK_QUEUE } from "../temporal/task-queue.js";
 import { createFlowlogWorker, type FlowlogWorker } from "../temporal/worker.js";
 import { freePort } from "../util/free-port.js";
 import { untilStopSignal } from "./signals.js";
@@ -16,15 +15,17 @@ import { untilStopSignal } from "./signals.js";
 const maxRetryMs = 30_000;
 
 /**
- * `flowlog worker` (D3): the Temporal worker alone, against TEMPORAL_ADDRESS, over the configured store.
- * Its probes and metrics (issue 16) answer from the start, on FLOWLOG_WORKER_PORT: alive at once, ready
- * once the store answers and the worker polls. A Temporal server that cannot be reached yet (a cluster
- * starting in any order, a server restarting) is tried again, at growing intervals, until it answers or
- * the process is told to stop.
+ * `flowlog worker` (D3): the Temporal worker alone, against TEMPORAL_ADDRESS, over the configured store,
+ * running the roles FLOWLOG_WORKER_ROLES names (issue 51: executions, deliveries or both). Its probes and
+ * metrics (issue 16) answer from the start, on FLOWLOG_WORKER_PORT, and name its roles: alive at once,
+ * ready once the store answers and the worker polls. A Temporal server that cannot be reached yet (a
+ * cluster starting in any order, a server restarting) is tried again, at growing intervals, until it
+ * answers or the process is told to stop.
  */
 export async function runWorker(config: Config): Promise<void> {
   const address = config.temporalAddress ?? "localhost:7233";
   const metrics = new ProcessMetrics("worker");
+  metrics.workerRoles(config.workerRoles);
   const store = metrics.observeStore(await openConfiguredStore(config));
   // The SDK's own metrics (task slots, poll and schedule-to-start latencies) on a loopback port of their
   // own, appended to /metrics: one scrape target per process.
@@ -36,6 +37,7 @@ export async function runWorker(config: Config): Promise<void> {
     host: config.probeHost,
     variable: "FLOWLOG_WORKER_PORT",
     metrics,
+    identity: { roles: config.workerRoles },
     readiness: new Readiness([
       { name: "store", check: () => store.ping() },
       // Polling its task queues: not while it connects, drains or has failed.
@@ -55,7 +57,7 @@ export async function runWorker(config: Config): Promise<void> {
     worker = await connect(config, address, { store, metrics, sdkMetricsAddress }, stop.signal);
     if (!worker) return;
     const running = worker.run();
-    console.log(`Worker polling task queue ${FLOWLOG_TASK_QUEUE} at ${address}`);
+    console.log(`Worker polling ${describeQueues(worker)} at ${address}`);
     await Promise.race([stopped, running]);
     worker.shutdown();
     await running;
@@ -77,6 +79,8 @@ async function connect(
       return await createFlowlogWorker({
         address,
         namespace: config.temporalNamespace,
+        roles: config.workerRoles,
+        deliveriesPerSecond: config.workerDeliveriesPerSecond,
         deps: activityDepsFrom(config, parts.store, parts.metrics),
         sdkMetricsAddress: parts.sdkMetricsAddress,
       });
@@ -88,4 +92,10 @@ async function connect(
     }
   }
   return undefined;
+}
+
+/** What the worker polls, for its log: "task queues flowlog (executions), flowlog-deliveries (deliveries)". */
+export function describeQueues(worker: Pick<FlowlogWorker, "queues">): string {
+  const queues = worker.queues.map(({ role, taskQueue }) => `${taskQueue} (${role})`);
+  return `task queue${queues.length > 1 ? "s" : ""} ${queues.join(", ")}`;
 }

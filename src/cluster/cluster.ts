@@ -6,6 +6,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { Connection } from "@temporalio/client";
 import pg from "pg";
+import { type WorkerRole, workerRoles } from "../config/config.js";
 import { resolvePostgresBinaries } from "../tools/postgres-binaries.js";
 import {
   initPostgresCluster,
@@ -49,12 +50,12 @@ import { prepareNamespace } from "./temporal-namespace.js";
 
 /**
  * `flowlog cluster up|down|status` (issue 16, D32): the reference deployment on one machine. PostgreSQL
- * (Debian's), a real Temporal server on it with its Web UI, two `flowlog serve` and two `flowlog worker`
- * processes on the PostgreSQL store, and nginx in front. Everything lives in one directory: data, logs,
- * configuration, and the record of what was started, so `down` stops exactly that and `up` again resumes
- * on the same data and ports. Everything listens on loopback (D46), and nothing trusts another local user
- * (issue 49): the directory is its owner's alone (cluster-dir.ts), PostgreSQL takes peer authentication on
- * its socket and a password on TCP.
+ * (Debian's), a real Temporal server on it with its Web UI, two `flowlog serve` processes and a `flowlog
+ * worker` of each role (issue 51: one runs executions, the other deliveries) on the PostgreSQL store, and
+ * nginx in front. Everything lives in one directory: data, logs, configuration, and the record of what
+ * was started, so `down` stops exactly that and `up` again resumes on the same data and ports. Everything
+ * listens on loopback (D46), and nothing trusts another local user (issue 49): the directory is its
+ * owner's alone (cluster-dir.ts), PostgreSQL takes peer authentication on its socket and a password on TCP.
  */
 
 export interface ClusterOptions {
@@ -65,8 +66,10 @@ export interface ClusterOptions {
   /** The Temporal frontend's gRPC port. */
   temporalPort: number;
   uiPort: number;
-  /** flowlog serve and flowlog worker processes; two each by default. */
+  /** flowlog serve processes; two by default. */
   replicas: number;
+  /** flowlog worker processes of each role (FLOWLOG_WORKER_ROLES); one each by default. */
+  workers: Record<WorkerRole, number>;
   /** Settings every flowlog process gets beside the cluster's own (FLOWLOG_ALLOW_PRIVATE_NETWORKS, ...). */
   env: NodeJS.ProcessEnv;
 }
@@ -77,7 +80,8 @@ interface ClusterPorts {
   ui: number;
   nginx: NginxPorts;
   serve: number[];
-  worker: number[];
+  /** The probe ports of each role's workers (`worker` before issue 51, when every worker ran both). */
+  workers: Record<WorkerRole, number[]>;
 }
 
 /** Starts the named process unless the cluster's record shows it running already. */
@@ -104,7 +108,7 @@ export interface ClusterUp {
   /** A file of `export NAME=value` lines: what the CLI needs to work on the cluster's store. */
   envFile: string;
   serveUrls: string[];
-  workerUrls: string[];
+  workerUrls: Record<WorkerRole, string[]>;
 }
 
 const exec = promisify(execFile);
@@ -160,7 +164,7 @@ export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
   const temporalBinaries = await resolveTemporalBinaries();
   const nginx = await resolveNginx();
 
-  const ports = previous?.ports ?? (await choosePorts(options));
+  const ports = previous ? await earlierPorts(layout, previous, options) : await choosePorts(options);
   const settings =
     previous && (await anyRunning(previous.processes)) ? previous.settings : flowlogSettings(options.env);
   const state: ClusterState = { ports, settings, processes: [] };
@@ -196,18 +200,25 @@ export async function clusterUp(options: ClusterOptions): Promise<ClusterUp> {
     };
     await writeEnvFile(layout, flowlogEnv);
     // One replica at a time, each ready before the next: workers first, so executions find a poller.
-    const replicas = async (kind: "worker" | "serve", ports_: number[], portVariable: string) => {
+    const replicas = async (name: string, command: string, ports_: number[], env: NodeJS.ProcessEnv) => {
       for (const [n, port] of ports_.entries()) {
-        const replica = await start(`flowlog-${kind}-${n + 1}`, [process.execPath, [flowlogBin, kind]], {
-          env: { ...flowlogEnv, [portVariable]: String(port) },
+        const replica = await start(`${name}-${n + 1}`, [process.execPath, [flowlogBin, command]], {
+          env: {
+            ...flowlogEnv,
+            ...env,
+            [command === "worker" ? "FLOWLOG_WORKER_PORT" : "PORT"]: String(port),
+          },
           cwd: repoRoot,
           probeUrl: `http://${loopback}:${port}/readyz`,
         });
         await waitUntil(layout.logs, replica, () => answers200(replica.probeUrl as string), 120_000);
       }
     };
-    await replicas("worker", ports.worker, "FLOWLOG_WORKER_PORT");
-    await replicas("serve", ports.serve, "PORT");
+    // Issue 51: each worker runs one role, so executions and deliveries scale, and stop, apart.
+    for (const role of workerRoles) {
+      await replicas(`flowlog-worker-${role}`, "worker", ports.workers[role], { FLOWLOG_WORKER_ROLES: role });
+    }
+    await replicas("flowlog-serve", "serve", ports.serve, {});
     await startNginx(layout, ports, nginx, start);
     return addressesOf(layout, ports, databaseUrl);
   } catch (error) {
@@ -496,9 +507,41 @@ async function choosePorts(options: ClusterOptions): Promise<ClusterPorts> {
     },
     ui: options.uiPort,
     nginx: { public: options.port, http1: await freeListeningPort(), h2c: await freeListeningPort() },
-    serve: await Promise.all(Array.from({ length: options.replicas }, () => freeListeningPort())),
-    worker: await Promise.all(Array.from({ length: options.replicas }, () => freeListeningPort())),
+    serve: await freePorts(options.replicas),
+    workers: await workerPorts(options),
   };
+}
+
+async function workerPorts(options: ClusterOptions): Promise<Record<WorkerRole, number[]>> {
+  return {
+    executions: await freePorts(options.workers.executions),
+    deliveries: await freePorts(options.workers.deliveries),
+  };
+}
+
+function freePorts(count: number): Promise<number[]> {
+  return Promise.all(Array.from({ length: count }, () => freeListeningPort()));
+}
+
+/**
+ * The ports of an earlier `up`, kept. A cluster started before its workers had roles (issue 51) ran
+ * replicas of both, which this `up` would no longer know to stop: once it is down, its workers get ports
+ * anew.
+ */
+async function earlierPorts(
+  layout: Layout,
+  previous: ClusterState,
+  options: ClusterOptions,
+): Promise<ClusterPorts> {
+  // Read from a file an earlier flowlog may have written: `workers` may be missing.
+  if ((previous.ports as Partial<ClusterPorts>).workers) return previous.ports;
+  if (await anyRunning(previous.processes)) {
+    throw new Error(
+      `the cluster in ${layout.dir} runs workers of both roles, as an earlier flowlog started them: ` +
+        "`flowlog cluster down` first, and `up` starts a worker of each role",
+    );
+  }
+  return { ...previous.ports, workers: await workerPorts(options) };
 }
 
 /** The cluster's master key (D24), made once and kept in its directory, readable by its owner only. */
@@ -521,6 +564,7 @@ async function writeEnvFile(layout: Layout, env: Record<string, string | undefin
 
 /** Where each part answers, as `up` prints it. */
 function addressesOf(layout: Layout, ports: ClusterPorts, databaseUrl: string): ClusterUp {
+  const urls = (replicas: number[]) => replicas.map((port) => `http://${loopback}:${port}`);
   return {
     apiUrl: `http://localhost:${ports.nginx.public}`,
     grpcAddress: `localhost:${ports.nginx.public}`,
@@ -529,8 +573,8 @@ function addressesOf(layout: Layout, ports: ClusterPorts, databaseUrl: string): 
     temporalMetricsUrl: `http://${loopback}:${ports.temporal.metrics}/metrics`,
     databaseUrl,
     envFile: layout.envFile,
-    serveUrls: ports.serve.map((port) => `http://${loopback}:${port}`),
-    workerUrls: ports.worker.map((port) => `http://${loopback}:${port}`),
+    serveUrls: urls(ports.serve),
+    workerUrls: { executions: urls(ports.workers.executions), deliveries: urls(ports.workers.deliveries) },
   };
 }
 

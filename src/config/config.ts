@@ -26,6 +26,13 @@ import { trustedProxies } from "../security/trusted-proxies.js";
 import { jsonText, positiveInteger, strictObject } from "./json-settings.js";
 
 /**
+ * What a worker process runs (issue 51): the executions' task queue (executions, their blocks), the
+ * deliveries' (everything of notifications), or both, so that a deployment scales each apart.
+ */
+export const workerRoles = ["executions", "deliveries"] as const;
+export type WorkerRole = (typeof workerRoles)[number];
+
+/**
  * Process configuration from environment variables (D4), validated once at start so a
  * bad value stops the process with a message naming the variable.
  */
@@ -35,6 +42,13 @@ export interface Config {
   host: string | undefined;
   /** Issue 16: the port of `flowlog worker`'s probes and metrics. */
   workerPort: number;
+  /** Issue 51: the task queues `flowlog worker` polls; both by default (`flowlog dev` always runs both). */
+  workerRoles: WorkerRole[];
+  /**
+   * Issue 51: the delivery-queue activities one worker starts per second at most (its pace); unset, none
+   * beyond its slots (worker-slots.ts) and D26's per-workspace share of them.
+   */
+  workerDeliveriesPerSecond: number | undefined;
   /**
    * D46: a port of the API process's own for /healthz, /readyz and /metrics, open to whoever reaches it,
    * as `flowlog worker`'s is; unset, none (the API port answers them to the operator token or a trusted proxy).
@@ -146,11 +160,36 @@ const listenAddress = z
   .string()
   .regex(/^[0-9A-Za-z.:-]+$/, "must be an IP address or a host name, e.g. 127.0.0.1");
 
+/**
+ * FLOWLOG_WORKER_ROLES: a comma-separated list of roles, each kept once in the order of `workerRoles`;
+ * empty or unset, both.
+ */
+const workerRolesList = z
+  .string()
+  .transform((text) => text.split(",").map((entry) => entry.trim()))
+  .superRefine((entries, context) => {
+    for (const entry of entries) {
+      if (!(workerRoles as readonly string[]).includes(entry)) {
+        const expected = `must list ${workerRoles.join(", ")} or both, comma-separated`;
+        context.addIssue({ code: "custom", message: `"${entry}" is not a role: ${expected}` });
+      }
+    }
+  })
+  .transform((entries) => workerRoles.filter((role) => entries.includes(role)));
+
 const envSchema = z.object({
   PORT: portNumber.default(8080),
   HOST: optionalString.pipe(listenAddress.optional()),
   // Issue 16: where `flowlog worker` answers /healthz, /readyz and /metrics; 0 picks a free port.
   FLOWLOG_WORKER_PORT: portNumber.default(8081),
+  FLOWLOG_WORKER_ROLES: optionalString.pipe(workerRolesList.optional()),
+  FLOWLOG_WORKER_DELIVERY_PACE: z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z.coerce
+      .number({ error: "must be a positive number of deliveries a second" })
+      .positive("must be a positive number of deliveries a second")
+      .optional(),
+  ),
   FLOWLOG_PROBE_PORT: z.preprocess((value) => (value === "" ? undefined : value), portNumber.optional()),
   FLOWLOG_PROBE_HOST: listenAddress.default("127.0.0.1"),
   FLOWLOG_DATA_DIR: z.string().min(1, "must not be empty").default("./data"),
@@ -217,6 +256,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     host: e.HOST,
     workerPort: e.FLOWLOG_WORKER_PORT,
+    workerRoles: e.FLOWLOG_WORKER_ROLES ?? [...workerRoles],
+    workerDeliveriesPerSecond: e.FLOWLOG_WORKER_DELIVERY_PACE,
     probePort: e.FLOWLOG_PROBE_PORT,
     probeHost: e.FLOWLOG_PROBE_HOST,
     dataDir: path.resolve(e.FLOWLOG_DATA_DIR),

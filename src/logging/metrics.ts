@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { InterceptingCall, type Interceptor } from "@grpc/grpc-js";
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { requestUrl } from "../util/request-url.js";
 
 type AnyRequest = IncomingMessage | Http2ServerRequest;
@@ -72,6 +72,12 @@ export class ProcessMetrics {
     labelNames: ["channel", "outcome"] as const,
     registers: [this.registry],
   });
+  private readonly roles = new Gauge({
+    name: "flowlog_worker_role",
+    help: "1 for each role the worker runs (issue 51): executions, deliveries.",
+    labelNames: ["role"] as const,
+    registers: [this.registry],
+  });
   private readonly alerts = new Counter({
     name: "flowlog_alerts_total",
     help: "Alert rules that fired or resolved (D21, D34), by rule.",
@@ -118,6 +124,11 @@ export class ProcessMetrics {
     this.deliveryAttempts.inc({ channel, outcome });
     if (outcome !== "retrying")
       this.deliveries.inc({ channel, outcome: outcome === "succeeded" ? "succeeded" : "failed" });
+  }
+
+  /** What the worker polls (FLOWLOG_WORKER_ROLES), so dashboards can tell its replicas apart. */
+  workerRoles(roles: readonly string[]): void {
+    for (const role of roles) this.roles.set({ role }, 1);
   }
 
   alerted(rule: string, transition: "fired" | "resolved"): void {

@@ -48,9 +48,10 @@ export class Readiness {
  * Issue 16: the probes of an operator's load balancer or orchestrator, outside the API's rate limits.
  * `/healthz` says the process is alive (it answers at all); `/readyz` says it can serve now (Readiness)
  * and answers 503 naming the checks that failed, so nginx or Kubernetes stops sending it requests until
- * they pass. No check's error text is shown: it may name hosts or users.
+ * they pass. No check's error text is shown: it may name hosts or users. `identity` is what the process
+ * is, shown beside either verdict (a worker's roles, issue 51).
  */
-export function createHealthRoutes(readiness: Readiness) {
+export function createHealthRoutes(readiness: Readiness, identity: Record<string, unknown> = {}) {
   return async (req: NodeRequest, res: NodeResponse, url = requestUrl(req)): Promise<boolean> => {
     if (req.method !== "GET" && req.method !== "HEAD") return false;
     const path = url.pathname;
@@ -63,7 +64,7 @@ export function createHealthRoutes(readiness: Readiness) {
     answer(
       res,
       failed.length === 0 ? 200 : 503,
-      failed.length === 0 ? { status: "ready" } : { status: "unready", failed },
+      failed.length === 0 ? { status: "ready", ...identity } : { status: "unready", failed, ...identity },
     );
     return true;
   };

@@ -19,11 +19,13 @@ export async function startProbeServer(options: {
   host: string;
   /** The process's readiness, shared with its API port's `/readyz` where it has one. */
   readiness: Readiness;
+  /** What `/readyz` says the process is beside its verdict: a worker's roles. */
+  identity?: Record<string, unknown>;
   metrics: ProcessMetrics;
   /** The variable that sets the port, named when it is taken. */
   variable: string;
 }): Promise<ProbeServer> {
-  const health = createHealthRoutes(options.readiness);
+  const health = createHealthRoutes(options.readiness, options.identity);
   const server = http.createServer(
     options.metrics.instrument(async (req, res) => {
       if ((await health(req, res)) || (await options.metrics.answer(req, res))) return;

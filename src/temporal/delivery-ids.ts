@@ -22,12 +22,16 @@ export function fanOutWorkflowId(logId: string): string {
   return `notify-${logId}`;
 }
 
+const deliveryQueueSuffix = "-deliveries";
+
 /**
- * Deliveries run on a task queue of their own, polled by the same worker process with its own slots: a
- * flood of slow receivers can never take the activity slots executions need (D19: never in their path).
+ * Deliveries run on a task queue of their own (D19: never in an execution's path), with its own slots
+ * and pace, polled by the workers with the deliveries role (issue 51): by the same process as executions,
+ * or by processes of their own. Named from the executions' queue; a delivery queue's is itself, so code
+ * that may already run on it (a watcher) names the same queue either way.
  */
-export function deliveryTaskQueue(executionTaskQueue: string): string {
-  return `${executionTaskQueue}-deliveries`;
+export function deliveryTaskQueue(taskQueue: string): string {
+  return taskQueue.endsWith(deliveryQueueSuffix) ? taskQueue : `${taskQueue}${deliveryQueueSuffix}`;
 }
 
 export interface DeliveryTarget {

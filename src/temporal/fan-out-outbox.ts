@@ -66,7 +66,7 @@ export class FanOutOutbox {
         const free = this.options.concurrency - this.inFlight.size;
         const due = free > 0 ? await this.claim(free) : [];
         if (due === undefined) {
-          await this.sleep(this.options.retryMs);
+          await this.pause(this.options.retryMs);
           continue;
         }
         for (const intent of due) this.track(this.start(intent));
@@ -121,23 +121,36 @@ export class FanOutOutbox {
     }
   }
 
-  /** Until a wake, a finished start, the earliest intent's time, or the idle timeout (or `pauseMs`). */
-  private async sleep(pauseMs?: number): Promise<void> {
-    if (this.woken && pauseMs === undefined) return;
-    const next = this.inFlight.size < this.options.concurrency ? await this.nextDue() : undefined;
-    // A wake that came while the store answered must not wait for the timeout.
-    if (this.woken && pauseMs === undefined) return;
-    const wait =
-      pauseMs ?? Math.min(this.options.idleMs, Math.max(0, (next ?? Number.POSITIVE_INFINITY) - Date.now()));
-    if (pauseMs === undefined && next !== undefined && wait === 0) return;
+  /**
+   * Until a wake, a finished start or the earliest intent's time. Meanwhile it looks at the store every
+   * `idleMs`, for intents another process wrote, with a read: a look that finds none due costs no claim,
+   * which is a write (a worker with the deliveries role alone looks every 50 ms, worker.ts).
+   */
+  private async sleep(): Promise<void> {
+    for (;;) {
+      if (this.woken) return;
+      const next = this.inFlight.size < this.options.concurrency ? await this.nextDue() : undefined;
+      // A wake that came while the store answered must not wait for the timeout.
+      if (this.woken) return;
+      const untilDue = (next ?? Number.POSITIVE_INFINITY) - Date.now();
+      if (untilDue <= 0) return;
+      const woken = await this.pause(Math.min(this.options.idleMs, untilDue));
+      if (woken || untilDue <= this.options.idleMs) return;
+    }
+  }
+
+  /** Waits `ms`, or less when woken (a wake, a finished start, the stop): then it answers true. */
+  private async pause(ms: number): Promise<boolean> {
+    let woken = false;
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, wait);
-      function done() {
+      const timer = setTimeout(resolve, ms);
+      this.wakeUp = () => {
+        woken = true;
         clearTimeout(timer);
         resolve();
-      }
-      this.wakeUp = done;
+      };
     });
     this.wakeUp = undefined;
+    return woken;
   }
 }

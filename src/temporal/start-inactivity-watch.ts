@@ -2,7 +2,7 @@ import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundErro
 import { alertRuleNames, timerRuleOf } from "../domain/alert-rules.js";
 import type { Store } from "../store/store.js";
 import type { SubscriptionRecord } from "../store/subscriptions-store.js";
-import { deliverySearchAttributes } from "./delivery-ids.js";
+import { deliverySearchAttributes, deliveryTaskQueue } from "./delivery-ids.js";
 import { type InactivityWatch, inactivityWatchId, recheckInactivitySignal } from "./inactivity-ids.js";
 import { FLOWLOG_TASK_QUEUE } from "./task-queue.js";
 // A type only: the API server never loads workflow code.
@@ -120,7 +120,11 @@ async function watchedWorkflows(
   return found.flatMap((workflow) => (workflow && workflow.deletedAt === null ? [workflow] : []));
 }
 
-/** One watcher's start: its fixed id, queue, input and search attributes, whoever starts it. */
+/**
+ * One watcher's start: its fixed id, queue, input and search attributes, whoever starts it. A watcher is
+ * notifications' work, so it runs on the deliveries' queue (issue 51); `temporal.taskQueue` names the
+ * executions' queue, as everywhere in the API.
+ */
 function watcherOf(
   temporal: { taskQueue?: string | undefined },
   subscription: SubscriptionRecord,
@@ -129,7 +133,7 @@ function watcherOf(
 ) {
   return {
     workflowId: inactivityWatchId(subscription.id, workflowId),
-    taskQueue: temporal.taskQueue ?? FLOWLOG_TASK_QUEUE,
+    taskQueue: deliveryTaskQueue(temporal.taskQueue ?? FLOWLOG_TASK_QUEUE),
     args: [{ subscriptionId: subscription.id, workflowId, sinceMs }] as [InactivityWatch],
     // The same attributes as the alert's deliveries: operators find both by subscription and workflow.
     typedSearchAttributes: deliverySearchAttributes({

@@ -9,21 +9,28 @@ import {
   Worker,
   type WorkflowBundleOption,
 } from "@temporalio/worker";
+import { type WorkerRole, workerRoles } from "../config/config.js";
 import { logger } from "../logging/logger.js";
 import type { Store } from "../store/store.js";
 import { type ActivityDeps, createActivities } from "./activities/index.js";
-import { deliveryTaskQueue } from "./delivery-ids.js";
 import { FanOutOutbox } from "./fan-out-outbox.js";
 import { restoreInactivityWatchers } from "./start-inactivity-watch.js";
-import { FLOWLOG_TASK_QUEUE } from "./task-queue.js";
+import { FLOWLOG_TASK_QUEUE, roleTaskQueue } from "./task-queue.js";
 import { installWorkerLogging } from "./worker-logging.js";
-import { activityTaskSlots, workflowTaskSlots } from "./worker-slots.js";
+import { queueWorkerOptions } from "./worker-slots.js";
 
 export interface FlowlogWorkerOptions {
   address: string;
   namespace: string;
-  /** Tests pass their own queue so parallel test files never take each other's tasks. */
+  /**
+   * The executions' queue, which names the deliveries' (delivery-ids.ts). Tests pass their own so parallel
+   * test files never take each other's tasks.
+   */
   taskQueue?: string;
+  /** Issue 51: the queues this worker polls (FLOWLOG_WORKER_ROLES); both unless told. */
+  roles?: readonly WorkerRole[];
+  /** Issue 51: the deliveries' pace on this worker (FLOWLOG_WORKER_DELIVERY_PACE); none unless told. */
+  deliveriesPerSecond?: number | undefined;
   /** What the activities use: the store, the D22 setting, the model prices. */
   deps: ActivityDeps;
   /**
@@ -45,8 +52,10 @@ export interface FlowlogWorker {
   run(): Promise<void>;
   /** Starts a graceful stop; a no-op unless running. */
   shutdown(): void;
-  /** RUNNING while both queues' workers poll; otherwise the state of the first one that does not. */
+  /** RUNNING while every queue's worker polls; otherwise the state of the first one that does not. */
   state(): string;
+  /** What it runs: each role with the task queue it polls. */
+  readonly queues: readonly { role: WorkerRole; taskQueue: string }[];
 }
 
 /**
@@ -67,6 +76,13 @@ async function workflowCode(): Promise<WorkflowBundleOption> {
 const shutdownGraceMs = 30_000;
 /** Long enough for a handed-over first try's workflow task to complete before the grace time ends. */
 const firstTryHandOverMarginMs = 5_000;
+/**
+ * How often the outbox's dispatcher looks for intents when no log write of its own process wakes it: in
+ * a worker with the deliveries role alone, every execution's notifications wait for this look.
+ */
+const unwokenOutboxLookMs = 50;
+/** An executions-only worker's log writes leave their intents to the deliveries' workers. */
+const noDispatcher = { wake() {} };
 
 export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promise<FlowlogWorker> {
   installWorkerLogging(options.sdkMetricsAddress);
@@ -78,15 +94,28 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
     // straight back to this process when it has a free slot, skipping a trip through matching.
     const client = new Client({ connection, namespace: options.namespace });
     const taskQueue = options.taskQueue ?? FLOWLOG_TASK_QUEUE;
-    // Both queues run the same workflows and activities; each has its own slots (issue 12).
+    const roles = workerRoles.filter((role) => (options.roles ?? workerRoles).includes(role));
+    if (roles.length === 0) throw new Error("a worker needs a role: executions, deliveries or both");
+    const delivers = roles.includes("deliveries");
+    // Every role's worker registers every workflow and activity, so whatever an earlier version left on
+    // a queue (a no-activity watcher started on the executions' queue) still finishes there; the roles
+    // only choose which queues this process polls (issue 51).
     const workflowBundle = options.workflowBundle ?? (await workflowCode());
-    // The dispatcher makes an entry's deliveries as the fan-out's own activity would, then starts it.
-    const fanOuts = new FanOutOutbox(options.deps.store, client, (logId) =>
-      activities.prepareDeliveries({ logId }),
-    );
+    // The outbox hands an execution's notifications from the executions' side to the deliveries': its
+    // dispatcher runs with the deliveries role, makes an entry's deliveries as the fan-out's own activity
+    // would, then starts it. Sharing a process with executions, it is woken by their log writes.
+    const fanOuts = delivers
+      ? new FanOutOutbox(
+          options.deps.store,
+          client,
+          (logId) => activities.prepareDeliveries({ logId }),
+          roles.includes("executions") ? {} : { idleMs: unwokenOutboxLookMs },
+        )
+      : undefined;
     const stopping = new AbortController();
-    const activities = createActivities(options.deps, client, fanOuts, stopping.signal);
-    const workerOn = (queue: string) =>
+    const activities = createActivities(options.deps, client, fanOuts ?? noDispatcher, stopping.signal);
+    const queues = roles.map((role) => ({ role, taskQueue: roleTaskQueue(role, taskQueue) }));
+    const workerOn = ({ role, taskQueue: queue }: (typeof queues)[number]) =>
       Worker.create({
         connection,
         namespace: options.namespace,
@@ -96,17 +125,14 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
         // Issue 16: a stopping worker lets its running activities finish (a delivery attempt lasts at most
         // 30 s, D19); what is still running then is cancelled and retried by Temporal on another worker.
         shutdownGraceTime: shutdownGraceMs,
-        // The HTTP block's first tries are a share of these, and block and delivery attempts of those
-        // (worker-slots.ts).
-        maxConcurrentWorkflowTaskExecutions: workflowTaskSlots,
-        maxConcurrentActivityTaskExecutions: activityTaskSlots,
+        // Each queue's own slots, and the deliveries' pace (worker-slots.ts).
+        ...queueWorkerOptions(role, options.deliveriesPerSecond),
         ...(options.stickyQueueScheduleToStartTimeoutMs === undefined
           ? {}
           : { stickyQueueScheduleToStartTimeout: options.stickyQueueScheduleToStartTimeoutMs }),
       });
-    // Executions, their blocks and the no-activity watchers; then notifications, which never wait for a
-    // slot an execution holds, nor hold one it needs (D19).
-    const workers = [await workerOn(taskQueue), await workerOn(deliveryTaskQueue(taskQueue))];
+    const workers: Worker[] = [];
+    for (const queue of queues) workers.push(await workerOn(queue));
     let handingOver: NodeJS.Timeout | undefined;
     const shutdown = () => {
       for (const worker of workers) if (worker.getState() === "RUNNING") worker.shutdown();
@@ -115,13 +141,16 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
       handingOver ??= setTimeout(() => stopping.abort(), shutdownGraceMs - firstTryHandOverMarginMs);
     };
     return {
-      // One worker failing stops the other, and the connection closes only once both have stopped.
+      // One queue's worker failing stops the others, and the connection closes only once all have stopped.
       async run() {
+        // The no-activity watchers are the deliveries' (start-inactivity-watch.ts).
         const stopRestoring = new AbortController();
-        const restoring = restoreWatchers({ client, taskQueue }, options.deps.store, stopRestoring.signal);
+        const restoring = delivers
+          ? restoreWatchers({ client, taskQueue }, options.deps.store, stopRestoring.signal)
+          : undefined;
         // The outbox's starts go out on this connection, so they finish before it closes.
         const stopDispatching = new AbortController();
-        const dispatching = fanOuts.run(stopDispatching.signal);
+        const dispatching = fanOuts?.run(stopDispatching.signal);
         try {
           const results = await Promise.allSettled(
             workers.map((worker) =>
@@ -144,6 +173,7 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
       shutdown,
       state: () =>
         workers.map((worker) => worker.getState()).find((state) => state !== "RUNNING") ?? "RUNNING",
+      queues,
     };
   } catch (error) {
     await closeConnections();

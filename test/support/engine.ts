@@ -14,7 +14,11 @@ import { openStore, type Store } from "../../src/store/store.js";
 import type { ActivityDeps } from "../../src/temporal/activities/index.js";
 import { fanOutWorkflowId } from "../../src/temporal/delivery-ids.js";
 import { type ExecutionHandle, startExecution } from "../../src/temporal/start-execution.js";
-import { createFlowlogWorker, type FlowlogWorker } from "../../src/temporal/worker.js";
+import {
+  createFlowlogWorker,
+  type FlowlogWorker,
+  type FlowlogWorkerOptions,
+} from "../../src/temporal/worker.js";
 import { newId } from "../../src/util/ids.js";
 import { createAccount, type TestAccount } from "./flowlog.js";
 import { until } from "./until.js";
@@ -32,14 +36,19 @@ export function testDeps(store: Store, extra: Partial<ActivityDeps> = {}): Activ
   return { store, allowPrivateNetworks: true, planLimits: defaultPlanLimits, ...extra };
 }
 
-/** A real worker in this process on its own task queue, so test files never take each other's tasks. */
+/**
+ * A real worker in this process on its own task queue, so test files never take each other's tasks; both
+ * roles unless `options` name one (issue 51).
+ */
 export async function startWorker(
   temporal: { address: string; namespace: string },
   deps: ActivityDeps,
   taskQueue = `engine-${randomUUID()}`,
+  options: Pick<FlowlogWorkerOptions, "roles" | "deliveriesPerSecond"> = {},
 ): Promise<RunningWorker> {
   const worker: FlowlogWorker = await createFlowlogWorker({
     ...temporal,
+    ...options,
     taskQueue,
     deps,
     // The build's bundle of the same sources (the test set-up builds first): bundling in every worker a

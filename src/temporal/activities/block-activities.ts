@@ -37,7 +37,9 @@ import { heartbeating } from "./heartbeating.js";
  */
 export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
   const quotas = deps.quotas ?? defaultQuotas;
-  const admission = new BlockAdmission(attemptSlotLimits(quotas, quotas.workspace.concurrentBlockActivities));
+  const admission = new BlockAdmission(
+    attemptSlotLimits(quotas, quotas.workspace.concurrentBlockActivities, "executions"),
+  );
   let firstTries = 0;
   const carrying = new FirstTriesCarrying();
   /** The block's attempts, from its resume point on; a first try hands off where a retry would wait. */

@@ -24,7 +24,7 @@ import type { AttemptOutcome, DeliveryAttemptRecord, DeliveryWithEvent } from ".
 import type { LogEntryRecord } from "../../store/records.js";
 import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
 import { derivedId, newId } from "../../util/ids.js";
-import type { DeliveryTarget } from "../delivery-ids.js";
+import { type DeliveryTarget, deliveryTaskQueue } from "../delivery-ids.js";
 import { watchFailingEndpoint } from "../start-endpoint-watch.js";
 import { attemptSlotLimits } from "../worker-slots.js";
 import { endpointPaced, startedAttempts, workspaceBusy } from "./block-admission.js";
@@ -65,7 +65,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
   const quotas = deps.quotas ?? defaultQuotas;
   const slots = new WorkspaceSlots(
     "delivery attempts",
-    attemptSlotLimits(quotas, quotas.workspace.concurrentDeliveries),
+    attemptSlotLimits(quotas, quotas.workspace.concurrentDeliveries, "deliveries"),
   );
 
   /**
@@ -74,7 +74,8 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
    * sending it again would duplicate it. The next failure, or the watcher's own timer, catches up.
    */
   const watchFailure = async (delivery: { subscriptionId: string; workspaceId: string }) => {
-    const taskQueue = Context.current().info.taskQueue;
+    // Whichever queue the attempt runs on, the watcher runs on the deliveries' (issue 51).
+    const taskQueue = deliveryTaskQueue(Context.current().info.taskQueue);
     await watchFailingEndpoint(temporal, delivery, taskQueue).catch((error: unknown) =>
       (deps.logger ?? logger).error(
         { err: error, subscriptionId: delivery.subscriptionId },

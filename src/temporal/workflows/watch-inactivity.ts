@@ -2,6 +2,7 @@ import {
   condition,
   continueAsNew,
   defineSignal,
+  makeContinueAsNewFunc,
   patched,
   proxyActivities,
   setHandler,
@@ -27,6 +28,12 @@ const recheck = defineSignal(recheckInactivitySignal);
 const checksPerRun = 200;
 
 /**
+ * Issue 51: watchers run on the deliveries' queue. One started before on the executions' queue goes on
+ * there as a new run at its next look; a history written before this replays as it was.
+ */
+const watchersOnDeliveryQueue = "watchers-on-delivery-queue";
+
+/**
  * D21 `no_activity(X)`: evaluated by time, not on execution. Sleeps on a durable Temporal timer until X
  * hours after the workflow's last execution (or the end of the cooldown), which survives worker and server
  * restarts, then looks again: an execution in the meantime pushes the due time on; silence fires one
@@ -39,7 +46,11 @@ export async function watchInactivity(watch: InactivityWatch): Promise<void> {
   setHandler(recheck, () => {
     woken = true;
   });
+  const deliveryQueue = deliveryTaskQueue(workflowInfo().taskQueue);
   for (let check = 0; check < checksPerRun && !workflowInfo().continueAsNewSuggested; check++) {
+    if (workflowInfo().taskQueue !== deliveryQueue && patched(watchersOnDeliveryQueue)) {
+      await makeContinueAsNewFunc<typeof watchInactivity>({ taskQueue: deliveryQueue })(watch);
+    }
     const plan = await planInactivityCheck(watch);
     if (plan.kind === "stop") return;
     if (plan.waitMs > 0) {
@@ -53,13 +64,11 @@ export async function watchInactivity(watch: InactivityWatch): Promise<void> {
       await startLegacyDelivery(target, 1);
       continue;
     }
-    // The alert's delivery is an activity of this watcher, on the deliveries' task queue (issue 12).
+    // The alert's delivery is an activity of this watcher, on the deliveries' task queue (issue 12),
+    // named as it was when the watcher itself ran on the executions' queue.
     delivered.push(target.deliveryId);
     upsertSearchAttributes([{ key: flowlogSearchAttributes.deliveryIds, value: [...delivered] }]);
-    await deliverSeries(
-      { deliveryId: target.deliveryId, series: 1 },
-      deliveryTaskQueue(workflowInfo().taskQueue),
-    );
+    await deliverSeries({ deliveryId: target.deliveryId, series: 1 }, deliveryQueue);
   }
   await continueAsNew<typeof watchInactivity>(watch);
 }
