@@ -6,9 +6,9 @@ import { GetLogRequestSchema } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import { call, differentialServersFor, flowlogAnswers, type Sent } from "./support/unary-differential.js";
 
 /**
- * flowlog's RPC layer answers the Connect protocol with connect-es's own handler, mounted by its router
- * (src/rpc/router.ts) and written back through its own Node adapter (src/rpc/node-adapter.ts, issue 50).
- * The promise: on the wire it answers what connect-es answers. Two servers mount the same
+ * flowlog's RPC layer answers the Connect protocol's unary POST with a handler of its own
+ * (src/rpc/connect-unary.ts), mounted by its router (src/rpc/router.ts) and written back through its own
+ * Node adapter (src/rpc/node-adapter.ts, issue 50); GET stays connect-es's handler. The promise: on the wire it answers what connect-es answers. Two servers mount the same
  * implementation, one by connect-es alone (`connectNodeAdapter`) and one by flowlog's RPC layer, and
  * every case below is sent to both as a raw request, over HTTP/1.1 and over HTTP/2, and compared byte for
  * byte: status, headers and body. Pinned connect-es (package.json): an upgrade that changes its wire fails

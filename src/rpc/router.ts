@@ -16,7 +16,7 @@ import {
   type UniversalHandlerOptions,
   validateUniversalHandlerOptions,
 } from "@connectrpc/connect/protocol";
-import { createHandlerFactory as createConnectHandlerFactory } from "@connectrpc/connect/protocol-connect";
+import { createConnectUnaryHandlerFactory } from "./connect-unary.js";
 import { createGrpcHandlerFactory, createGrpcWebHandlerFactory } from "./grpc-unary.js";
 import { createJsonCall, type JsonCall } from "./json-unary.js";
 
@@ -26,9 +26,9 @@ export interface FlowlogRouter extends ConnectRouter {
 }
 
 /**
- * `createConnectRouter` with flowlog's gRPC and gRPC-Web handlers for unary RPCs (grpc-unary.ts), and the
- * REST gateway's JSON calls (json-unary.ts) from the same implementations and options; the Connect
- * protocol and every streaming RPC are Connect's own handlers. Connect's router takes no protocol handler
+ * `createConnectRouter` with flowlog's handlers for unary RPCs over gRPC, gRPC-Web (grpc-unary.ts) and
+ * Connect's POST (connect-unary.ts), and the REST gateway's JSON calls (json-unary.ts) from the same
+ * implementations and options; Connect's GET and every streaming RPC are Connect's own handlers. Connect's router takes no protocol handler
  * of anyone else's, so this builds the same handlers from the same parts. Options are given once, for
  * every service.
  */
@@ -37,7 +37,7 @@ export function createRouter(options: Partial<UniversalHandlerOptions>): Flowlog
   const protocols: ProtocolHandlerFactory[] = [
     createGrpcHandlerFactory(opt),
     createGrpcWebHandlerFactory(opt),
-    createConnectHandlerFactory(opt),
+    createConnectUnaryHandlerFactory(opt),
   ];
   const handlers: UniversalHandler[] = [];
   const jsonCalls = new Map<string, JsonCall>();
