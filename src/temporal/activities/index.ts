@@ -3,6 +3,7 @@ import type { Client } from "@temporalio/client";
 import type { FanOutOutbox } from "../fan-out-outbox.js";
 import { blockActivities } from "./block-activities.js";
 import { deliveryActivities } from "./delivery-activities.js";
+import { deliveryFailedActivities } from "./delivery-failed-activities.js";
 import type { ActivityDeps } from "./deps.js";
 import { endpointHealthActivities } from "./endpoint-health-activities.js";
 import { executionActivities } from "./execution-activities.js";
@@ -28,6 +29,7 @@ export function createActivities(
     ...executionActivities(deps, fanOuts),
     ...blockActivities(deps, stopping),
     ...deliveryActivities(deps, temporal),
+    ...deliveryFailedActivities(deps, temporal),
     ...endpointHealthActivities(deps),
     ...inactivityActivities(deps),
   };
