@@ -8,6 +8,7 @@ import type { ActivityDeps } from "./deps.js";
 import { endpointHealthActivities } from "./endpoint-health-activities.js";
 import { executionActivities } from "./execution-activities.js";
 import { inactivityActivities } from "./inactivity-activities.js";
+import { recoveryActivities } from "./recovery-activities.js";
 
 export type { ActivityDeps };
 
@@ -30,6 +31,7 @@ export function createActivities(
     ...blockActivities(deps, stopping),
     ...deliveryActivities(deps, temporal),
     ...deliveryFailedActivities(deps, temporal),
+    ...recoveryActivities(deps, temporal),
     ...endpointHealthActivities(deps),
     ...inactivityActivities(deps),
   };

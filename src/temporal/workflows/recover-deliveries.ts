@@ -1,0 +1,113 @@
+import {
+  CancellationScope,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  isCancellation,
+  proxyLocalActivities,
+  setHandler,
+  workflowInfo,
+} from "@temporalio/workflow";
+// Types only: activity code never enters the deterministic workflow bundle.
+import type { Activities } from "../activities/index.js";
+import {
+  cancelRecoverySignal,
+  type RecoveryCounts,
+  type RecoveryInput,
+  type RecoveryState,
+  recoveryProgressQuery,
+} from "../recovery-ids.js";
+import { deliverSeries } from "./deliver-notifications.js";
+
+/** Store reads and writes, retried until they land, as the fan-out's are (deliver-notifications.ts). */
+const { recoveryPage, reopenForRecovery } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: "1 minute",
+  retry: { initialInterval: "1 second", maximumInterval: "1 minute" },
+});
+
+/** Deliveries read a page at a time: a few hundred keys, small in the history. */
+const pageSize = 200;
+/**
+ * Series under way at once. Few: the subscription's throttle (D38) and D26's slots pace the attempts
+ * themselves, and a receiver just back from an outage is not sent a flood; enough that one slow
+ * receiver's 30 s answers do not make a 100,000-delivery job last for weeks.
+ */
+const seriesInFlight = 8;
+/** Series a run starts before it continues as new: bounds the history of a job of 100,000 deliveries. */
+const seriesPerRun = 1_000;
+
+const cancel = defineSignal(cancelRecoverySignal);
+const progress = defineQuery<RecoveryState>(recoveryProgressQuery);
+
+/**
+ * A subscription's recovery job (D37): sends its failed deliveries of a window again, oldest first, each
+ * as a new series under its own delivery id and Idempotency-Key (D19's schedule, the throttle of D38 and
+ * the slots of D26 all apply, in the delivery activity). The job's progress is its own state, answered
+ * to the query while it runs and after it ends, and its result. CancelRecovery's signal, or a cancel
+ * through Temporal, stops it starting series; the ones under way end first, so none is left pending.
+ */
+export async function recoverDeliveries(input: RecoveryInput): Promise<RecoveryState> {
+  const counts: RecoveryCounts = { ...(input.carried?.counts ?? { succeeded: 0, failed: 0, skipped: 0 }) };
+  const { carried, ...scope } = input;
+  const state = (): RecoveryState => ({ ...scope, ...counts, status: "running" });
+  let ended: RecoveryState | undefined;
+  let cancelled = false;
+  setHandler(progress, () => ended ?? state());
+  setHandler(cancel, () => {
+    cancelled = true;
+  });
+
+  let after = carried?.after;
+  let inFlight = 0;
+  let startedThisRun = 0;
+  const done = () => counts.succeeded + counts.failed + counts.skipped;
+  const send = async (deliveryId: string) => {
+    // Not cancellable: a series that has started runs to its end (D19), whatever becomes of the job.
+    await CancellationScope.nonCancellable(async () => {
+      const reopened = await reopenForRecovery({ deliveryId });
+      if ("skipped" in reopened) {
+        counts.skipped++;
+        return;
+      }
+      const { status } = await deliverSeries({ deliveryId, series: reopened.series });
+      counts[status]++;
+    });
+  };
+  const finish = (status: RecoveryState["status"], extra: Partial<RecoveryState> = {}) => {
+    ended = { ...state(), status, endedAt: Date.now(), ...extra };
+    return ended;
+  };
+
+  try {
+    while (!cancelled && done() + inFlight < input.total) {
+      if (startedThisRun >= seriesPerRun || workflowInfo().continueAsNewSuggested) {
+        await condition(() => inFlight === 0);
+        await continueAsNew<typeof recoverDeliveries>({ ...input, carried: { counts, after } });
+      }
+      const wanted = Math.min(pageSize, input.total - done() - inFlight);
+      const page = await recoveryPage({ scope, after, limit: wanted });
+      if ("stop" in page) {
+        await condition(() => inFlight === 0);
+        return finish("stopped", { stoppedReason: page.stop });
+      }
+      if (page.deliveries.length === 0) break;
+      for (const delivery of page.deliveries) {
+        await condition(() => cancelled || inFlight < seriesInFlight);
+        if (cancelled) break;
+        inFlight++;
+        startedThisRun++;
+        after = delivery;
+        void send(delivery.id).finally(() => {
+          inFlight--;
+        });
+      }
+    }
+    await condition(() => inFlight === 0);
+  } catch (error) {
+    if (!isCancellation(error)) throw error;
+    cancelled = true;
+    await CancellationScope.nonCancellable(() => condition(() => inFlight === 0));
+  }
+  return finish(cancelled ? "cancelled" : "completed");
+}
