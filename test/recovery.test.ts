@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { Client, Connection } from "@temporalio/client";
+import { temporal as temporalApi } from "@temporalio/proto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { maxDeliverySeries } from "../src/limits/delivery-limits.js";
 import { defaultPlanLimits } from "../src/limits/plans.js";
@@ -12,7 +13,7 @@ import type { DeliveryRecord } from "../src/store/delivery-rows.js";
 import type { SubscriptionSettingsInput } from "../src/store/subscriptions-store.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { lazyTemporalClient } from "../src/temporal/client.js";
-import { eventDeliveryWorkflowId } from "../src/temporal/delivery-ids.js";
+import { eventDeliveryWorkflowId, fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { recoveryWorkflowId } from "../src/temporal/recovery-ids.js";
 import { newId } from "../src/util/ids.js";
 import { type RestResponse, restWithKey, startTestApiServer } from "./support/api-server.js";
@@ -183,6 +184,12 @@ function ended(account: TestAccount, subscriptionId: string, base = flowlog.serv
 }
 
 const headerOf = (value: string | string[] | undefined) => String(value);
+
+/** Whether the workflow's whole history, as the server keeps it, holds `text` anywhere (D24). */
+async function historyHolds(workflowId: string, text: string): Promise<boolean> {
+  const history = await temporal.workflow.getHandle(workflowId).fetchHistory();
+  return Buffer.from(temporalApi.api.history.v1.History.encode(history).finish()).includes(text);
+}
 const oldestFirst = (a: DeliveryRecord, b: DeliveryRecord) =>
   a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1);
 
@@ -191,7 +198,8 @@ describe("Recovery of failed deliveries (D37)", () => {
     const alice = await createAccount(flowlog.store);
     let up = false;
     const endpoint = await receiver((_, response) => sendJson(response, up ? 200 : 503, {}));
-    const subscriptionId = await subscribe(alice, endpoint.origin);
+    const secret = "whsec_recovered_never_in_history";
+    const subscriptionId = await subscribe(alice, endpoint.origin, { secret });
     const workflowId = await createWorkflow(
       flowlog.store,
       alice.workspaceId,
@@ -248,6 +256,9 @@ describe("Recovery of failed deliveries (D37)", () => {
       return attributes?.activityType?.name === "attemptDelivery" ? [attributes.activityId] : [];
     });
     expect(scheduled).toEqual(failed.map((d) => d.id));
+    // The search reads the payloads: the job's input holds the subscription id, and no secret.
+    expect(await historyHolds(job.id, subscriptionId)).toBe(true);
+    expect(await historyHolds(job.id, secret)).toBe(false);
     for (const delivery of failed) {
       const attempts = await flowlog.store.deliveries.attemptsOf(delivery.id);
       expect(attempts.at(-1)).toMatchObject({ series: 2, attempt: 1, outcome: "succeeded" });
@@ -435,6 +446,11 @@ describe("The delivery.failed event (D38)", () => {
     });
     expect(request?.body).not.toContain(secret);
     expect(request?.body).not.toContain(broken.origin);
+    for (const workflowId of [
+      fanOutWorkflowId(delivery?.logId ?? ""),
+      eventDeliveryWorkflowId(told?.eventId ?? ""),
+    ])
+      expect(await historyHolds(workflowId, secret)).toBe(false);
     // The monitor that answered 410 failed its delivery.failed: that made no further event.
     expect(brokenMonitor.received).toHaveLength(1);
     const events = await flowlog.store.deliveries.list(

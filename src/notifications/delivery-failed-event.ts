@@ -40,7 +40,8 @@ export function announcesFailure(delivery: Pick<DeliveryRecord, "eventType">): b
 }
 
 /**
- * The one builder of the event. Its id follows from the delivery and the series, so every retry of the
+ * The one builder of the event, from the delivery and its failed series' attempts (the delivery's own
+ * last status and error stand in when none was recorded). Its id follows from the delivery and the series, so every retry of the
  * activity that makes it makes the same event, and each subscription gets one delivery of it (D19).
  */
 export function buildDeliveryFailedEvent(
@@ -61,7 +62,7 @@ export function buildDeliveryFailedEvent(
       eventType: delivery.eventType,
       series,
       attempts: attempts.length,
-      lastHttpStatus: last?.httpStatus ?? null,
+      lastHttpStatus: last ? last.httpStatus : delivery.lastHttpStatus,
       lastError: last?.error ?? delivery.lastError,
       failedAt: isoFromMs(failedAt),
     },
