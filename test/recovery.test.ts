@@ -401,6 +401,25 @@ describe("Recovery of failed deliveries (D37)", () => {
   });
 });
 
+describe("Recovery without a worker (D37)", () => {
+  it("a job no deliveries worker runs starts, and its progress is unavailable, naming the job, not an error", async () => {
+    const hana = await createAccount(flowlog.store);
+    const subscriptionId = await subscribe(hana, "http://127.0.0.1:9/never");
+    const [oldest] = await failedDeliveries(hana, subscriptionId, 1);
+    const unpolled = await apiWith({ taskQueue: `recovery-unpolled-${randomUUID()}` });
+    const since = new Date(oldest?.createdAt ?? 0).toISOString();
+    const run = await recover(hana, subscriptionId, { since }, unpolled);
+    expect(run.json).toMatchObject({ recovery: { status: "running", total: 1, done: 0 } });
+    try {
+      const progress = await getRecovery(hana, subscriptionId, unpolled);
+      expect(progress.status).toBe(503);
+      expect(JSON.stringify(progress.json)).toContain(recoveryWorkflowId(subscriptionId, 1));
+    } finally {
+      await temporal.workflow.getHandle(recoveryWorkflowId(subscriptionId, 1)).terminate("test over");
+    }
+  }, 30_000);
+});
+
 describe("The delivery.failed event (D38)", () => {
   it("tells the subscriptions that take it which delivery failed, without secrets, and a failed one tells nobody", async () => {
     const frank = await createAccount(flowlog.store);

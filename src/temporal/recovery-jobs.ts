@@ -18,6 +18,9 @@ import { flowlogSearchAttributes } from "./search-attributes.js";
 import type { recoverDeliveries } from "./workflows/index.js";
 import { workspacePriority } from "./workspace-priority.js";
 
+/** How long GetRecovery waits for a worker to answer a job's progress. */
+const progressQueryTimeoutMs = 10_000;
+
 /** A subscription's newest recovery job, as Temporal described it (D37). */
 export interface RecoveryJob {
   handle: WorkflowHandle<typeof recoverDeliveries>;
@@ -115,7 +118,10 @@ export function recoveryJobs(temporal: Client, executionTaskQueue: string) {
      */
     async progress(job: RecoveryJob): Promise<RecoveryState> {
       if (job.status === "COMPLETED") return await job.handle.result();
-      const state = await job.handle.query<RecoveryState>(recoveryProgressQuery);
+      // A query waits for a worker; with none polling the deliveries' queue, the caller hears so in time.
+      const state = await temporal.withDeadline(Date.now() + progressQueryTimeoutMs, () =>
+        job.handle.query<RecoveryState>(recoveryProgressQuery),
+      );
       if (job.running || state.status !== "running") return state;
       return { ...state, status: "stopped", stoppedReason: "ended_in_temporal", endedAt: job.closedAt };
     },

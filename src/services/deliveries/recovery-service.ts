@@ -1,6 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import type { Client } from "@temporalio/client";
+import { type Client, isGrpcServiceError, ServiceError } from "@temporalio/client";
 import type {
   DeliveriesService,
   RecoverDeliveriesRequest,
@@ -56,6 +56,20 @@ export function createRecoveryService(deps: RecoveryServiceDependencies): Recove
     return subscription;
   };
 
+  /** A running job's progress is its worker's answer: none in time is unavailable, naming the job. */
+  const progressOf = async (job: RecoveryJob): Promise<RecoveryState> => {
+    try {
+      return await jobs.progress(job);
+    } catch (error) {
+      if (!(error instanceof ServiceError || isGrpcServiceError(error))) throw error;
+      throw new ConnectError(
+        `the progress of ${job.handle.workflowId} could not be read: no worker of the deliveries' queue ` +
+          "answered in time; it goes on once one runs",
+        Code.Unavailable,
+      );
+    }
+  };
+
   return {
     async recoverDeliveries(request, context) {
       // Validation first (D28): a bad window is 400 whoever's subscription it names.
@@ -85,7 +99,7 @@ export function createRecoveryService(deps: RecoveryServiceDependencies): Recove
     async getRecovery(request, context) {
       const subscription = await subscriptionOf(request, context);
       const job = await jobs.newest(subscription.id);
-      return job ? { recovery: recoveryView(job, await jobs.progress(job)) } : {};
+      return job ? { recovery: recoveryView(job, await progressOf(job)) } : {};
     },
 
     async cancelRecovery(request, context) {
@@ -99,7 +113,7 @@ export function createRecoveryService(deps: RecoveryServiceDependencies): Recove
         });
       }
       await jobs.cancel(job);
-      return { recovery: recoveryView(job, await jobs.progress(job)) };
+      return { recovery: recoveryView(job, await progressOf(job)) };
     },
   };
 }
