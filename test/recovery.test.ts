@@ -272,8 +272,8 @@ describe("Recovery of failed deliveries (D37)", () => {
   it("runs one job per subscription at a time, and a cancelled job ends with what it did, leaving nothing pending", async () => {
     const bob = await createAccount(flowlog.store);
     const endpoint = await receiver();
-    const subscriptionId = await subscribe(bob, endpoint.origin, { throttlePerSecond: 2 });
-    const failed = await failedDeliveries(bob, subscriptionId, 12);
+    const subscriptionId = await subscribe(bob, endpoint.origin, { throttlePerSecond: 5 });
+    const failed = await failedDeliveries(bob, subscriptionId, 30);
     const since = new Date(failed[0]?.createdAt ?? 0).toISOString();
 
     const first = await recover(bob, subscriptionId, { since });
@@ -294,7 +294,7 @@ describe("Recovery of failed deliveries (D37)", () => {
     expect(cancelled.status).toBe(200);
     const job = await ended(bob, subscriptionId);
     expect(job.status).toBe("cancelled");
-    expect(job.done).toBeLessThan(12);
+    expect(job.done).toBeLessThan(30);
     expect(job.done).toBe((job.succeeded ?? 0) + (job.skipped ?? 0));
     expect(endpoint.received).toHaveLength(job.succeeded ?? 0);
     const pending = await flowlog.store.deliveries.list(
@@ -314,14 +314,14 @@ describe("Recovery of failed deliveries (D37)", () => {
     // Once it has ended, the next job takes what is still failed.
     const next = await recover(bob, subscriptionId, { since });
     expect(next.json).toMatchObject({
-      failed: 12 - (job.succeeded ?? 0),
+      failed: 30 - (job.succeeded ?? 0),
       recovery: { id: recoveryWorkflowId(subscriptionId, 2) },
     });
     expect(await ended(bob, subscriptionId)).toMatchObject({
       status: "completed",
-      succeeded: 12 - (job.succeeded ?? 0),
+      succeeded: 30 - (job.succeeded ?? 0),
     });
-    expect(new Set(endpoint.received.map((r) => r.headers["service-delivery-id"])).size).toBe(12);
+    expect(new Set(endpoint.received.map((r) => r.headers["service-delivery-id"])).size).toBe(30);
   });
 
   it("takes the oldest deliveries up to its limit and says so, and counts a delivery at its last series as skipped", async () => {

@@ -460,10 +460,10 @@ describe("recovering failed deliveries (D37)", () => {
       channel: "webhook",
       webhook: { url: hook.origin },
       allWorkflows: true,
-      throttlePerSecond: 2,
+      throttlePerSecond: 5,
     });
     const outageStart = Date.now() - 3_600_000;
-    for (let i = 0; i < 12; i++) await failedDelivery(subscription.id, outageStart + i * 60_000);
+    for (let i = 0; i < 30; i++) await failedDelivery(subscription.id, outageStart + i * 60_000);
 
     const { page, problems } = await openPage(`subscriptions/${subscription.id}`);
     const window = page.getByRole("form", { name: "Recovery window" });
@@ -473,8 +473,8 @@ describe("recovering failed deliveries (D37)", () => {
     await window.getByRole("button", { name: "Preview" }).click();
     await expect
       .poll(() => page.getByRole("status").allTextContents())
-      .toContainEqual(expect.stringContaining("12 failed deliveries in the window"));
-    await page.getByRole("button", { name: "Recover 12 deliveries" }).click();
+      .toContainEqual(expect.stringContaining("30 failed deliveries in the window"));
+    await page.getByRole("button", { name: "Recover 30 deliveries" }).click();
     const job = page.getByLabel("Recovery job");
     await expect.poll(() => job.textContent()).toContain(`recover-${subscription.id}-1`);
     await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBeGreaterThanOrEqual(1);
@@ -484,10 +484,10 @@ describe("recovering failed deliveries (D37)", () => {
     const recovery = ((await call("GET", `${base()}/${subscription.id}/recovery`)).json as { recovery: Json })
       .recovery;
     // The series under way when it was cancelled ended; no other started.
-    expect(recovery).toMatchObject({ status: "cancelled", total: 12 });
-    expect(recovery.done).toBeLessThan(12);
+    expect(recovery).toMatchObject({ status: "cancelled", total: 30 });
+    expect(recovery.done).toBeLessThan(30);
     expect(hook.received.length).toBe(recovery.succeeded);
-    expect(await job.textContent()).toContain(`${recovery.done} of 12`);
+    expect(await job.textContent()).toContain(`${recovery.done} of 30`);
     expect(problems).toEqual([]);
   });
 });

@@ -45,27 +45,37 @@ export function recoveryActivities(deps: ActivityDeps, temporal: Client) {
     },
 
     /**
-     * Opens the delivery's next series if it is still failed: one a redelivery has since sent, or is
-     * sending, is skipped, and so is one at its last series (D40), counted as skipped rather than dropped.
-     * A pending delivery whose last series ended failed is taken for one this reopened before its worker
-     * died unrecorded (a local activity runs again then): it gets the series that reopening opened, so it
-     * is never left pending. A Redeliver of that series is told apart by its workflow; anything else that
-     * opened it a moment ago and has not tried it yet is not, and then the receiver gets the event twice,
-     * under its one Idempotency-Key, rather than never.
+     * Opens the next series of each delivery, in the order given (one store write each), a few at a
+     * time as the job has room for them: see reopenOne.
      */
-    async reopenForRecovery({ deliveryId }: { deliveryId: string }): Promise<RecoveryReopening> {
-      const { store } = deps;
-      const delivery = await store.deliveries.get(deliveryId);
-      if (delivery?.status === "pending") {
-        const [last] = await store.deliveries.newestAttempts(deliveryId, 1);
-        if (last?.outcome !== "failed") return { skipped: "not_failed" };
-        const series = last.series + 1;
-        return (await redeliveryStarted(deliveryId, series)) ? { skipped: "not_failed" } : { series };
-      }
-      if (delivery?.status !== "failed") return { skipped: "not_failed" };
-      const reopened = await store.deliveries.reopen(deliveryId, clock(), maxDeliverySeries);
-      if (reopened && "series" in reopened) return { series: reopened.series };
-      return { skipped: reopened?.refused === "series_limit" ? "series_limit" : "not_failed" };
+    async reopenForRecovery({ deliveryIds }: { deliveryIds: string[] }): Promise<RecoveryReopening[]> {
+      const reopened: RecoveryReopening[] = [];
+      for (const deliveryId of deliveryIds) reopened.push(await reopenOne(deliveryId));
+      return reopened;
     },
   };
+
+  /**
+   * Opens the delivery's next series if it is still failed: one a redelivery has since sent, or is
+   * sending, is skipped, and so is one at its last series (D40), counted as skipped rather than dropped.
+   * A pending delivery whose last series ended failed is taken for one this reopened before its worker
+   * died unrecorded (a local activity runs again then): it gets the series that reopening opened, so it
+   * is never left pending. A Redeliver of that series is told apart by its workflow; anything else that
+   * opened it a moment ago and has not tried it yet is not, and then the receiver gets the event twice,
+   * under its one Idempotency-Key, rather than never.
+   */
+  async function reopenOne(deliveryId: string): Promise<RecoveryReopening> {
+    const { store } = deps;
+    const delivery = await store.deliveries.get(deliveryId);
+    if (delivery?.status === "pending") {
+      const [last] = await store.deliveries.newestAttempts(deliveryId, 1);
+      if (last?.outcome !== "failed") return { skipped: "not_failed" };
+      const series = last.series + 1;
+      return (await redeliveryStarted(deliveryId, series)) ? { skipped: "not_failed" } : { series };
+    }
+    if (delivery?.status !== "failed") return { skipped: "not_failed" };
+    const reopened = await store.deliveries.reopen(deliveryId, clock(), maxDeliverySeries);
+    if (reopened && "series" in reopened) return { series: reopened.series };
+    return { skipped: reopened?.refused === "series_limit" ? "series_limit" : "not_failed" };
+  }
 }

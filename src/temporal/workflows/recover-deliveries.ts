@@ -29,11 +29,11 @@ const { recoveryPage, reopenForRecovery } = proxyLocalActivities<Activities>({
 /** Deliveries read a page at a time: a few hundred keys, small in the history. */
 const pageSize = 200;
 /**
- * Series under way at once. Few: the subscription's throttle (D38) and D26's slots pace the attempts
- * themselves, and a receiver just back from an outage is not sent a flood; enough that one slow
- * receiver's 30 s answers do not make a 100,000-delivery job last for weeks.
+ * Series under way at once: as many attempts as D26 lets one workspace run at once on a worker. The
+ * subscription's throttle (D38), when it has one, paces them further: a receiver just back from an outage
+ * that wants fewer calls at once sets one.
  */
-const seriesInFlight = 8;
+const seriesInFlight = 20;
 /** Series a run starts before it continues as new: bounds the history of a job of 100,000 deliveries. */
 const seriesPerRun = 1_000;
 
@@ -62,16 +62,27 @@ export async function recoverDeliveries(input: RecoveryInput): Promise<RecoveryS
   let inFlight = 0;
   let startedThisRun = 0;
   const done = () => counts.succeeded + counts.failed + counts.skipped;
-  const send = async (deliveryId: string) => {
-    // Not cancellable: a series that has started runs to its end (D19), whatever becomes of the job.
-    await CancellationScope.nonCancellable(async () => {
-      const reopened = await reopenForRecovery({ deliveryId });
-      if ("skipped" in reopened) {
+  /**
+   * Reopens the deliveries, then starts their series, in the order given, without waiting for them: the
+   * series are scheduled in the order the deliveries were made. Neither is cancellable: a reopened
+   * delivery is sent, and a series that has started runs to its end (D19), whatever becomes of the job.
+   */
+  const send = async (deliveryIds: string[]) => {
+    const reopened = await CancellationScope.nonCancellable(() => reopenForRecovery({ deliveryIds }));
+    reopened.forEach((reopening, index) => {
+      if ("skipped" in reopening) {
         counts.skipped++;
         return;
       }
-      const { status } = await deliverSeries({ deliveryId, series: reopened.series });
-      counts[status]++;
+      inFlight++;
+      const toSend = { deliveryId: deliveryIds[index] as string, series: reopening.series };
+      void CancellationScope.nonCancellable(() => deliverSeries(toSend))
+        .then(({ status }) => {
+          counts[status]++;
+        })
+        .finally(() => {
+          inFlight--;
+        });
     });
   };
   const finish = (status: RecoveryState["status"], extra: Partial<RecoveryState> = {}) => {
@@ -92,15 +103,15 @@ export async function recoverDeliveries(input: RecoveryInput): Promise<RecoveryS
         return finish("stopped", { stoppedReason: page.stop });
       }
       if (page.deliveries.length === 0) break;
-      for (const delivery of page.deliveries) {
+      // As many at a time as there is room for: one store round trip reopens them all.
+      for (let next = 0; next < page.deliveries.length; ) {
         await condition(() => cancelled || inFlight < seriesInFlight);
         if (cancelled) break;
-        inFlight++;
-        startedThisRun++;
-        after = delivery;
-        void send(delivery.id).finally(() => {
-          inFlight--;
-        });
+        const batch = page.deliveries.slice(next, next + seriesInFlight - inFlight);
+        next += batch.length;
+        startedThisRun += batch.length;
+        after = batch.at(-1);
+        await send(batch.map((delivery) => delivery.id));
       }
     }
     await condition(() => inFlight === 0);
