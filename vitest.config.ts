@@ -18,6 +18,7 @@ const onBothStores = [
   "logs-api",
   "logs-filters",
   "no-activity",
+  "recovery",
   "subscriptions",
   "tenant-isolation",
   "triggers",

@@ -11,14 +11,14 @@ import { freeListeningPort, freeTemporalPort } from "../src/util/free-port.js";
 import { offlineWorkflowState } from "./support/flowlog.js";
 import { resolveGrpcurl } from "./support/grpcurl.js";
 import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
-import { until, untilTrue } from "./support/until.js";
+import { until, untilApi, untilTrue } from "./support/until.js";
 
 /**
  * Issue 16 (D32): the reference cluster, started as an operator starts it (`flowlog cluster up`), used
  * only through nginx's one port, as clients use it: PostgreSQL, a real Temporal server, two `flowlog
  * serve` processes, two `flowlog worker` processes running executions and one running deliveries (issue
- * 51). Then one serve and one executions worker are killed under load, and the deliveries worker is
- * stopped while executions go on.
+ * 51). Then one serve and one executions worker are killed under load, the deliveries worker is
+ * stopped while executions go on, and a subscription's failed deliveries are recovered (D37).
  */
 
 const repoRoot = path.resolve(import.meta.dirname, "..");
@@ -317,6 +317,56 @@ describe("flowlog cluster up: the reference cluster behind nginx (issue 16, D32)
     await untilTrue(() => executed.every((id) => deliveriesByExecution().has(id)), 60_000);
     for (const id of executed) expect(deliveriesByExecution().get(id)).toHaveLength(1);
   }, 300_000);
+
+  it("recovers a subscription's failed deliveries through nginx, as a job of the deliveries' worker (D37, issue 51)", async () => {
+    let receiving = false;
+    // A 4xx fails a delivery at once (D19): no retry schedule to wait for.
+    const refusing = await startReceiver((_request, response) =>
+      sendJson(response, receiving ? 200 : 400, {}),
+    );
+    try {
+      const notifications = `/api/v1/workspaces/${account.workspace.id}/notifications`;
+      const subscribed = await post(notifications, {
+        channel: "webhook",
+        webhook: { url: refusing.origin },
+        allWorkflows: true,
+      });
+      const subscriptionId = (subscribed.json.subscription as { id: string }).id;
+      const since = new Date().toISOString();
+      for (let i = 0; i < 3; i++) await post(`/api/v1/workflows/${workflowId}/execute`, { input: {} });
+      const recover = (preview: boolean) =>
+        post(`${notifications}/${subscriptionId}:recover`, { since, preview });
+      // Four reads a second: each is a count, and each GetRecovery below a visibility query.
+      await untilApi(
+        "three failed deliveries",
+        async () => ((await recover(true)).json.failed === 3 ? true : undefined),
+        60_000,
+      );
+      const refused = refusing.received.map((request) => String(request.headers["idempotency-key"]));
+
+      receiving = true;
+      const started = await recover(false);
+      expect(started.json.recovery).toMatchObject({ id: `recover-${subscriptionId}-1`, total: 3 });
+      const recovery = await untilApi(
+        "the recovery's end",
+        async () => {
+          const response = await fetch(`${api}${notifications}/${subscriptionId}/recovery`, {
+            headers: { "x-api-key": account.key },
+          });
+          const { recovery } = (await response.json()) as { recovery: { status: string } };
+          return recovery.status === "running" ? undefined : recovery;
+        },
+        60_000,
+      );
+      expect(recovery).toMatchObject({ status: "completed", succeeded: 3 });
+      const resent = refusing.received.slice(refused.length);
+      expect(resent.map((request) => String(request.headers["idempotency-key"])).sort()).toEqual(
+        refused.sort(),
+      );
+    } finally {
+      await refusing.close();
+    }
+  }, 120_000);
 });
 
 /** Whether a process of this machine still runs (a cluster's process is not this one's child). */

@@ -2,8 +2,10 @@ import { once } from "node:events";
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildAlertFiredEvent } from "../src/notifications/alert-event.js";
+import { buildDeliveryFailedEvent } from "../src/notifications/delivery-failed-event.js";
 import {
   buildAlertFiredEmail,
+  buildDeliveryFailedEmail,
   buildEmail,
   type EmailContent,
   sendEmailAttempt,
@@ -203,6 +205,37 @@ describe("an inactivity alert by e-mail (D20, D21)", () => {
     expect(email.subject).toBe(`Alert: Nightly <report> - ${event.data.alert.reason}`);
     expect(email.text).toContain("never");
     expect(email.html).not.toContain("<report>");
+    expect((await attempt(email, ["ops@example.test"])).outcome).toBe("succeeded");
+  });
+});
+
+describe("a delivery.failed event by e-mail (D38)", () => {
+  it("names the failed delivery in the subject, and its series and last error in both parts", async () => {
+    const event = buildDeliveryFailedEvent(
+      {
+        id: "dlv_lost",
+        eventId: "evt_lost",
+        eventType: "workflow.alert.fired",
+        subscriptionId: "sub_hook",
+        workspaceId: "ws_1",
+        logId: null,
+        status: "failed",
+        attempts: 1,
+        lastError: "connect ECONNREFUSED <refused>",
+        lastHttpStatus: null,
+        createdAt: Date.parse("2026-11-22T06:00:00.000Z"),
+        updatedAt: Date.parse("2026-11-22T06:00:01.000Z"),
+      },
+      2,
+      [],
+    );
+    const email = buildDeliveryFailedEmail(event);
+    expect(email.subject).toBe("Delivery failed: workflow.alert.fired to subscription sub_hook");
+    for (const part of [email.text, email.html]) {
+      for (const shown of ["dlv_lost", "evt_lost", "2026-11-22T06:00:01.000Z"]) expect(part).toContain(shown);
+    }
+    expect(email.text).toContain("connect ECONNREFUSED <refused>");
+    expect(email.html).not.toContain("<refused>");
     expect((await attempt(email, ["ops@example.test"])).outcome).toBe("succeeded");
   });
 });

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { defaultQuotas } from "../src/limits/quotas.js";
 import { buildAlertFiredEvent } from "../src/notifications/alert-event.js";
+import { buildDeliveryFailedEvent } from "../src/notifications/delivery-failed-event.js";
 import { buildCompletionEvent, type CompletionEvent, logUrlOf } from "../src/notifications/event.js";
 import {
   buildSlackAlertMessage,
+  buildSlackDeliveryFailedMessage,
   buildSlackMessage,
   type SlackBlock,
   type SlackMessage,
@@ -14,6 +16,25 @@ import type { LogEntryRecord } from "../src/store/records.js";
 import { receiversClosedAfterEach } from "./support/http-receiver.js";
 
 const receiver = receiversClosedAfterEach();
+
+const failedDeliveryEvent = buildDeliveryFailedEvent(
+  {
+    id: "dlv_lost",
+    eventId: "evt_lost",
+    eventType: "workflow.execution.completed",
+    subscriptionId: "sub_hook",
+    workspaceId: "ws_1",
+    logId: "log_9",
+    status: "failed",
+    attempts: 5,
+    lastError: "the receiver answered 503 <html>",
+    lastHttpStatus: 503,
+    createdAt: Date.parse("2026-11-22T06:00:00.000Z"),
+    updatedAt: Date.parse("2026-11-22T06:04:30.000Z"),
+  },
+  1,
+  [],
+);
 
 const tokens = { prompt: 1000, completion: 234, total: 1234 };
 const entry: LogEntryRecord = {
@@ -145,6 +166,18 @@ describe("D20: the team chat message (Slack incoming webhook, Block Kit)", () =>
     expect(message.text).toBe(`Alert: Nightly - ${event.data.alert.reason}`);
     expect(message.attachments[0]?.color).toBe("danger");
     expect(sectionTexts(message).join("\n")).toContain("2026-11-21T23:30:00.000Z");
+    expectValidBlockKit(message);
+  });
+
+  it("a delivery.failed event names the delivery, its subscription and the last error, coloured danger (D38)", () => {
+    const message = buildSlackDeliveryFailedMessage(failedDeliveryEvent);
+    expect(message.text).toBe(
+      "Delivery failed: workflow.execution.completed to subscription sub_hook (HTTP 503)",
+    );
+    expect(message.attachments[0]?.color).toBe("danger");
+    const text = sectionTexts(message).join("\n");
+    for (const shown of ["dlv_lost", "sub_hook", "evt_lost", "the receiver answered 503 &lt;html&gt;"])
+      expect(text).toContain(shown);
     expectValidBlockKit(message);
   });
 

@@ -505,6 +505,42 @@ describe.each(kinds)("the delivery log on %s (D19, D35, D32)", (kind, open) => {
       expect(await deliveries.reopen("dlv_none", t0, 21)).toBeUndefined();
     });
   });
+
+  describe("recovery's reads (D37)", () => {
+    it("count and page a subscription's failed deliveries of a window, oldest first, bounds included", async () => {
+      await addSubscription(db, { id: "sub_other", workspaceId, url: "https://hooks.example.test/b" });
+      const at = (offset: number) => t0 + 1_000 + offset;
+      // Equal times come in id order; the last is after the window.
+      for (const [offset, id] of [
+        [0, "dlv_r_b"],
+        [0, "dlv_r_a"],
+        [5, "dlv_r_c"],
+        [9, "dlv_r_d"],
+        [12, "dlv_r_e"],
+      ] as const) {
+        await deliveries.createOnce(newDelivery("sub_hook", { id, createdAt: at(offset) }));
+        await record(attemptOf(id, "failed"));
+      }
+      // Not failed, or another subscription's: never read.
+      const running = await deliveries.createOnce(newDelivery("sub_hook", { createdAt: at(3) }));
+      const succeeded = await deliveries.createOnce(newDelivery("sub_hook", { createdAt: at(4) }));
+      await record(attemptOf(succeeded.id, "succeeded"));
+      const other = await deliveries.createOnce(newDelivery("sub_other", { createdAt: at(6) }));
+      await record(attemptOf(other.id, "failed"));
+      expect(running.status).toBe("pending");
+
+      const window = { subscriptionId: "sub_hook", since: at(0), until: at(9) };
+      expect(await deliveries.countFailed(window, 100)).toBe(4);
+      expect(await deliveries.countFailed(window, 3)).toBe(3);
+      const first = await deliveries.failedPage(window, undefined, 3);
+      expect(first.map((d) => d.id)).toEqual(["dlv_r_a", "dlv_r_b", "dlv_r_c"]);
+      expect(first[0]).toEqual({ id: "dlv_r_a", createdAt: at(0) });
+      const rest = await deliveries.failedPage(window, first.at(-1), 3);
+      expect(rest.map((d) => d.id)).toEqual(["dlv_r_d"]);
+      expect(await deliveries.failedPage(window, rest.at(-1), 3)).toEqual([]);
+      expect(await deliveries.countFailed({ ...window, since: at(10), until: at(11) }, 100)).toBe(0);
+    });
+  });
 });
 
 /** The first schema version with the held status and the last HTTP status (issue 51), in each store's list. */

@@ -13,7 +13,8 @@ import { beforeAll, describe, expect, it } from "vitest";
  * block, started without a state. Issue 49's: starter, an api block answered at once, a response block,
  * started as the API starts one (the state handed over) and as a schedule does (version 0, no state).
  * Issue 51's: a no-activity watcher on the executions' queue (where they ran before), started by a
- * subscription, that looked, fired its alert, delivered it and went to sleep again.
+ * subscription, that looked, fired its alert, delivered it and went to sleep again; and a redelivery
+ * whose series the receiver refused with 400, from before a failed series was announced (delivery.failed).
  */
 const fixture = (name: string) =>
   temporal.api.history.v1.History.decode(
@@ -62,5 +63,11 @@ describe("Workflow code replays the histories it wrote before its starts were ch
 describe("Workflow code replays the watchers it ran on the executions' queue (issue 51)", () => {
   it("a no-activity watcher that fired and slept on the executions' queue replays as it was written", async () => {
     await expect(replay(fixture("watch-inactivity-on-execution-queue"))).resolves.toBeUndefined();
+  });
+});
+
+describe("Workflow code replays the deliveries that failed before delivery.failed events (issue 51, D38)", () => {
+  it("a redelivery whose series failed, written before a failure was announced, replays as it was written", async () => {
+    await expect(replay(fixture("redelivery-failed"))).resolves.toBeUndefined();
   });
 });

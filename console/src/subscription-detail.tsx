@@ -6,6 +6,7 @@ import { useSession } from "./context.js";
 import { formatDuration, formatTime } from "./format.js";
 import { routeHref } from "./router.js";
 import { SubscriptionForm } from "./subscription-form.js";
+import { RecoverySection } from "./subscription-recovery.js";
 import { SecretOnce } from "./subscription-secret.js";
 import {
   channelLabels,
@@ -24,7 +25,8 @@ type Said = { ok: true; text: string } | { ok: false; text: string };
 
 /**
  * One subscription: its settings, status (D35) and alert firings per workflow (D21, D34), and what can be
- * done with it: edit, enable or disable, send a test event, rotate the secret (D33), delete.
+ * done with it: edit, enable or disable, send a test event, rotate the secret (D33), recover its failed
+ * deliveries (D37), delete.
  */
 export function SubscriptionDetail({
   id,
@@ -176,6 +178,7 @@ export function SubscriptionDetail({
               }
             />
           )}
+          <RecoverySection subscriptionId={subscription.id} active={subscription.active !== false} />
           <AlertStates subscription={subscription} />
           <DeleteSubscription
             busy={busy !== undefined}

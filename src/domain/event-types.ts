@@ -22,6 +22,9 @@ export const operationalEventTypes = [
   "delivery.failed",
 ] as const;
 
+/** A delivery ended failed (D38): notifications/delivery-failed-event.ts builds it. */
+export const deliveryFailedEventType = "delivery.failed" satisfies (typeof operationalEventTypes)[number];
+
 /** Every type `eventTypes` may list (the .proto declares the same list). */
 export const subscribableEventTypes = [...defaultEventTypes, ...operationalEventTypes] as const;
 export type SubscribableEventType = (typeof subscribableEventTypes)[number];

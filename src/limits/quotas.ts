@@ -73,6 +73,11 @@ export interface Quotas {
      */
     busyWorkspaceSlots: number;
   };
+  /**
+   * Failed deliveries one recovery job sends again (D37); a wider window's job takes the oldest this many,
+   * and another, once it has ended, the rest. Bounds what one request sets in motion.
+   */
+  recoveryDeliveries: number;
   /** Failed authentications one client address may make per minute before it is refused with 429. */
   failedAuthenticationsPerMinute: number;
   /** How long a sync execution's caller waits before a 504 with the executionId (the run goes on). */
@@ -133,6 +138,7 @@ export const defaultQuotas: Quotas = {
     concurrentDeliveries: 20,
   },
   worker: { attemptSlots: 90, busyWorkspaceSlots: 80 },
+  recoveryDeliveries: 100_000,
   failedAuthenticationsPerMinute: 20,
   syncExecutionDeadlineMs: 5 * 60_000,
   reads: { statementTimeoutMs: 10_000, statsTimeoutMs: 30_000, statsPerUser: 2, statsPerProcess: 4 },

@@ -4,6 +4,7 @@ import { alertFiredEventType } from "../domain/event-types.js";
 import { createRedactor } from "../outbound/redaction.js";
 import { escapeHtml } from "../util/html.js";
 import type { AlertFiredEvent, AlertResolvedEvent } from "./alert-event.js";
+import { type DeliveryFailedEvent, deliveryFailedTitle } from "./delivery-failed-event.js";
 import { type EndpointNoticeEvent, endpointFailingEventType } from "./endpoint-notice.js";
 import { type CompletionEvent, logUrlOf } from "./event.js";
 import { type AttemptResult, snippetOfBytes } from "./http-channel.js";
@@ -94,6 +95,23 @@ export function buildAlertResolvedEmail(event: AlertResolvedEvent): EmailContent
     { label: "Fired", value: data.alert.firedAt },
     { label: "Alert event", value: data.alert.eventId },
     { label: "Workflow id", value: data.workflowId },
+  ];
+  return { subject, text: renderText(subject, rows, []), html: renderHtml(subject, rows, []) };
+}
+
+/** D38's delivery.failed as an e-mail: which delivery failed, and how its series ended. */
+export function buildDeliveryFailedEmail(event: DeliveryFailedEvent): EmailContent {
+  const { data } = event;
+  const subject = oneLine(deliveryFailedTitle(event));
+  const rows: Row[] = [
+    { label: "Delivery", value: data.deliveryId },
+    { label: "Subscription", value: data.subscriptionId },
+    { label: "Event", value: `${data.eventType} ${data.eventId}` },
+    { label: "Series", value: String(data.series) },
+    { label: "Attempts", value: String(data.attempts) },
+    { label: "Last HTTP status", value: data.lastHttpStatus === null ? "none" : String(data.lastHttpStatus) },
+    { label: "Last error", value: data.lastError ?? "none recorded" },
+    { label: "Failed at", value: data.failedAt },
   ];
   return { subject, text: renderText(subject, rows, []), html: renderHtml(subject, rows, []) };
 }

@@ -1,5 +1,10 @@
 import { alertFiredEventType, alertResolvedEventType } from "../domain/event-types.js";
 import type { AlertFiredEvent, AlertResolvedEvent } from "./alert-event.js";
+import {
+  type DeliveryFailedEvent,
+  deliveryFailedTitle,
+  isDeliveryFailedEvent,
+} from "./delivery-failed-event.js";
 import type { CompletionEvent } from "./event.js";
 import { type AttemptResult, postJson } from "./http-channel.js";
 
@@ -95,7 +100,7 @@ export function buildSlackMessage(event: CompletionEvent, context: SlackMessageC
 export interface SlackAttempt extends SlackMessageContext {
   /** The incoming-webhook URL; it is the credential, so it never appears in an error (D24). */
   url: string;
-  event: CompletionEvent | AlertFiredEvent | AlertResolvedEvent;
+  event: CompletionEvent | AlertFiredEvent | AlertResolvedEvent | DeliveryFailedEvent;
   allowPrivateNetworks: boolean;
   /** D26: quotas.replyBytes.delivery. */
   replyLimitBytes: number;
@@ -159,14 +164,46 @@ export function buildSlackResolvedMessage(event: AlertResolvedEvent): SlackMessa
   };
 }
 
+/** D38's delivery.failed as a chat message, in red: which delivery failed, and its last answer. */
+export function buildSlackDeliveryFailedMessage(event: DeliveryFailedEvent): SlackMessage {
+  const { data } = event;
+  const title = deliveryFailedTitle(event);
+  const fallback = escaped(title);
+  const details: SlackBlock[] = [
+    {
+      type: "section",
+      text: mrkdwn(truncated(`*${escaped(data.lastError ?? "no error recorded")}*`, slackLimits.sectionText)),
+    },
+    {
+      type: "section",
+      fields: [
+        field("Delivery", data.deliveryId),
+        field("Subscription", data.subscriptionId),
+        field("Event", `${data.eventType} ${data.eventId}`),
+        field("Series", String(data.series)),
+        field("Attempts", String(data.attempts)),
+        field("Failed at", data.failedAt),
+      ],
+    },
+  ];
+  return {
+    text: fallback,
+    blocks: [
+      { type: "header", text: { type: "plain_text", text: truncated(title, slackLimits.headerText) } },
+    ],
+    attachments: [{ color: "danger", fallback, blocks: details }],
+  };
+}
+
 /**
  * One chat attempt, through the same plumbing and classification as webhooks (D20): Slack acknowledges with
  * 200 "ok", answers 429 and 5xx when it wants a retry, and 4xx (invalid_payload, no_service, ...) otherwise.
  */
 export function sendSlackAttempt(attempt: SlackAttempt): Promise<AttemptResult> {
   const { event } = attempt;
-  const message =
-    event.type === alertFiredEventType
+  const message = isDeliveryFailedEvent(event)
+    ? buildSlackDeliveryFailedMessage(event)
+    : event.type === alertFiredEventType
       ? buildSlackAlertMessage(event)
       : event.type === alertResolvedEventType
         ? buildSlackResolvedMessage(event)

@@ -4,6 +4,7 @@ import {
   type AttemptKey,
   type DeliveryAttemptRecord,
   type DeliveryFilter,
+  type DeliveryKey,
   type DeliveryRecord,
   type DeliveryRow,
   type DeliveryStatus,
@@ -12,7 +13,10 @@ import {
   deliverySql,
   deliveryWithEvent,
   type NewDelivery,
+  type RecoveryWindow,
   type Reopening,
+  recoveryPageParams,
+  recoverySql,
   reopening,
   type SeriesRow,
 } from "./delivery-rows.js";
@@ -40,6 +44,8 @@ export class DeliveriesStore {
       settle: db.prepare(deliverySql.settle),
       reopen: db.prepare(deliverySql.reopen),
       seriesOf: db.prepare(deliverySql.seriesOf),
+      countFailed: db.prepare(recoverySql.count),
+      failedPage: db.prepare(recoverySql.page),
     };
   }
 
@@ -79,6 +85,20 @@ export class DeliveriesStore {
     return (this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map(
       (row) => row.detail,
     );
+  }
+
+  /** D37: the failed deliveries of the window, counted no further than `limit`. */
+  async countFailed(window: RecoveryWindow, limit: number): Promise<number> {
+    return (this.statements.countFailed.get({ ...window, limit }) as { count: number }).count;
+  }
+
+  /** D37: the next `limit` failed deliveries of the window after `after`, oldest first. */
+  async failedPage(
+    window: RecoveryWindow,
+    after: DeliveryKey | undefined,
+    limit: number,
+  ): Promise<DeliveryKey[]> {
+    return this.statements.failedPage.all(recoveryPageParams(window, after, limit)) as DeliveryKey[];
   }
 
   async attemptsOf(deliveryId: string): Promise<DeliveryAttemptRecord[]> {

@@ -137,6 +137,36 @@ export const deliverySql = {
     WHERE id = @id`,
 } as const;
 
+/**
+ * D37: the failed deliveries of one subscription created in a window, which a recovery job sends again.
+ * Both read along deliveries_by_subscription_status.
+ */
+export interface RecoveryWindow {
+  subscriptionId: string;
+  /** Inclusive bounds on createdAt. */
+  since: number;
+  until: number;
+}
+
+export const recoverySql = {
+  /** How many, counted no further than @limit: one more than a job takes tells that more remain. */
+  count: `SELECT CAST(count(*) AS INTEGER) AS "count" FROM (SELECT 1 FROM deliveries
+      WHERE subscription_id = @subscriptionId AND status = 'failed'
+        AND created_at >= @since AND created_at <= @until
+      LIMIT @limit) AS failed_in_window`,
+  /** Oldest first, in (created_at, id) order after @afterCreatedAt, @afterId: a job's next page. */
+  page: `SELECT id, created_at AS "createdAt" FROM deliveries
+    WHERE subscription_id = @subscriptionId AND status = 'failed'
+      AND created_at >= @since AND created_at <= @until AND (created_at, id) > (@afterCreatedAt, @afterId)
+    ORDER BY created_at, id LIMIT @limit`,
+} as const;
+
+/** The parameters of recoverySql.page: the window, and the first page after nothing in it. */
+export function recoveryPageParams(window: RecoveryWindow, after: DeliveryKey | undefined, limit: number) {
+  const from = after ?? { createdAt: window.since, id: "" };
+  return { ...window, afterCreatedAt: from.createdAt, afterId: from.id, limit };
+}
+
 /** The HTTP statuses of each class, inclusive; `none` is a null status. */
 const statusClassBounds: Record<Exclude<HttpStatusClass, "none">, [number, number]> = {
   "2xx": [200, 299],

@@ -22,6 +22,11 @@ export function fanOutWorkflowId(logId: string): string {
   return `notify-${logId}`;
 }
 
+/** The deliveries of an operational event (D38), such as delivery.failed: one workflow per event. */
+export function eventDeliveryWorkflowId(eventId: string): string {
+  return `notify-${eventId}`;
+}
+
 const deliveryQueueSuffix = "-deliveries";
 
 /**

@@ -3,6 +3,7 @@ import type { Browser, Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WorkflowsService } from "../../gen/flowlog/workflows/v1/workflows_service_pb.js";
+import { newId } from "../../src/util/ids.js";
 import { clientWithKey, restWithKey } from "../support/api-server.js";
 import { launchBrowser, openSignedIn, screenshot } from "../support/browser.js";
 import { type RunningWorker, startWorker, testDeps } from "../support/engine.js";
@@ -451,6 +452,74 @@ describe("failing endpoints (D35)", () => {
     expect(problems).toEqual([]);
   });
 });
+
+describe("recovering failed deliveries (D37)", () => {
+  it("previews a window, recovers it with progress, and cancels a job under way", async () => {
+    const hook = await acknowledging();
+    const { subscription } = await createOverApi({
+      channel: "webhook",
+      webhook: { url: hook.origin },
+      allWorkflows: true,
+      throttlePerSecond: 5,
+    });
+    const outageStart = Date.now() - 3_600_000;
+    for (let i = 0; i < 30; i++) await failedDelivery(subscription.id, outageStart + i * 60_000);
+
+    const { page, problems } = await openPage(`subscriptions/${subscription.id}`);
+    const window = page.getByRole("form", { name: "Recovery window" });
+    // datetime-local takes the browser's local time, which is this process's.
+    const local = new Date(outageStart - 60_000 - new Date().getTimezoneOffset() * 60_000);
+    await window.getByLabel("Failed since").fill(local.toISOString().slice(0, 16));
+    await window.getByRole("button", { name: "Preview" }).click();
+    await expect
+      .poll(() => page.getByRole("status").allTextContents())
+      .toContainEqual(expect.stringContaining("30 failed deliveries in the window"));
+    await page.getByRole("button", { name: "Recover 30 deliveries" }).click();
+    const job = page.getByLabel("Recovery job");
+    await expect.poll(() => job.textContent()).toContain(`recover-${subscription.id}-1`);
+    await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBeGreaterThanOrEqual(1);
+    await page.getByRole("button", { name: "Cancel recovery" }).click();
+    await expect.poll(() => job.textContent(), { timeout: 15_000 }).toContain("cancelled");
+
+    const recovery = ((await call("GET", `${base()}/${subscription.id}/recovery`)).json as { recovery: Json })
+      .recovery;
+    // The series under way when it was cancelled ended; no other started.
+    expect(recovery).toMatchObject({ status: "cancelled", total: 30 });
+    expect(recovery.done).toBeLessThan(30);
+    expect(hook.received.length).toBe(recovery.succeeded);
+    expect(await job.textContent()).toContain(`${recovery.done} of 30`);
+    expect(problems).toEqual([]);
+  });
+});
+
+/** A delivery of the subscription that an outage left failed, created at `createdAt`. */
+async function failedDelivery(subscriptionId: string, createdAt: number): Promise<void> {
+  const event = { id: newId("evt"), type: "workflow.execution.completed", timestamp: createdAt, data: {} };
+  const delivery = await flowlog.store.deliveries.createOnce({
+    id: newId("dlv"),
+    eventId: event.id,
+    eventType: event.type,
+    subscriptionId,
+    workspaceId: account.workspaceId,
+    logId: null,
+    event,
+    createdAt,
+  });
+  await flowlog.store.deliveries.recordAttempt(
+    {
+      deliveryId: delivery.id,
+      series: 1,
+      attempt: 1,
+      startedAt: createdAt,
+      durationMs: 2,
+      outcome: "failed",
+      httpStatus: 503,
+      responseSnippet: "",
+      error: "the receiver answered 503",
+    },
+    "failed",
+  );
+}
 
 describe("alert rules", () => {
   it("shows the rule's last firing per workflow as the API reads it, on the subscription and in the list", async () => {

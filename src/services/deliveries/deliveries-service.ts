@@ -19,6 +19,7 @@ import {
 } from "../../limits/delivery-limits.js";
 import { computeLimits } from "../../limits/execution-limits.js";
 import type { PlanTable } from "../../limits/plans.js";
+import type { Quotas } from "../../limits/quotas.js";
 import { sampleCompletionEvent } from "../../notifications/event.js";
 import type {
   AttemptKey,
@@ -46,12 +47,15 @@ import { type Member, requireMember, visibleTo } from "../workspace-access.js";
 import { decodeAttemptsCursor, encodeAttemptsCursor } from "./attempts-cursor.js";
 import { encodeDeliveriesCursor } from "./deliveries-cursor.js";
 import { parseListDeliveries } from "./list-deliveries-request.js";
+import { createRecoveryService } from "./recovery-service.js";
 
 export interface DeliveriesServiceDependencies {
   store: Store;
   /** What the Test RPC's sample event reports as limits (D12). */
   planLimits: PlanTable;
   temporal: Client;
+  /** D26's table, for the bound of a recovery job (D37); the defaults when unset. */
+  quotas?: Quotas | undefined;
   /** Tests run workers on their own task queues. */
   taskQueue?: string | undefined;
   clock: () => number;
@@ -81,6 +85,8 @@ export function createDeliveriesService(
     });
 
   return {
+    ...createRecoveryService(deps),
+
     async listDeliveries(request, context) {
       const caller = callerOf(context.values);
       const { filter, limit } = parseListDeliveries(request);

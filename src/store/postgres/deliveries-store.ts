@@ -3,10 +3,12 @@ import type {
   AttemptKey,
   DeliveryAttemptRecord,
   DeliveryFilter,
+  DeliveryKey,
   DeliveryRecord,
   DeliveryStatus,
   DeliveryWithEvent,
   NewDelivery,
+  RecoveryWindow,
   Reopening,
 } from "../delivery-rows.js";
 import {
@@ -14,6 +16,8 @@ import {
   deliveryListQuery,
   deliverySql,
   deliveryWithEvent,
+  recoveryPageParams,
+  recoverySql,
   reopening,
   type SeriesRow,
 } from "../delivery-rows.js";
@@ -45,6 +49,8 @@ const statements = {
        coalesce((SELECT max(series) FROM delivery_attempts WHERE delivery_id = @id), 1) AS series`,
   ),
   seriesOf: namedStatement(deliverySql.seriesOf),
+  countFailed: namedStatement(recoverySql.count),
+  failedPage: namedStatement(recoverySql.page),
 };
 
 /**
@@ -90,6 +96,22 @@ export class PostgresDeliveriesStore implements StoreArea<DeliveriesStore> {
     const { text, values } = namedStatement(sql)(params);
     const { rows } = await this.pool.query<{ "QUERY PLAN": string }>(`EXPLAIN ${text}`, values);
     return rows.map((row) => row["QUERY PLAN"]);
+  }
+
+  /** D37: the failed deliveries of the window, counted no further than `limit`. */
+  async countFailed(window: RecoveryWindow, limit: number): Promise<number> {
+    const { rows } = await this.pool.query<{ count: number }>(statements.countFailed({ ...window, limit }));
+    return rows[0]?.count ?? 0;
+  }
+
+  /** D37: the next `limit` failed deliveries of the window after `after`, oldest first. */
+  async failedPage(
+    window: RecoveryWindow,
+    after: DeliveryKey | undefined,
+    limit: number,
+  ): Promise<DeliveryKey[]> {
+    const page = statements.failedPage(recoveryPageParams(window, after, limit));
+    return (await this.pool.query<DeliveryKey>(page)).rows;
   }
 
   async attemptsOf(deliveryId: string): Promise<DeliveryAttemptRecord[]> {

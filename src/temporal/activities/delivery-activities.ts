@@ -9,7 +9,16 @@ import { WorkspaceSlots } from "../../limits/workspace-slots.js";
 import { logger } from "../../logging/logger.js";
 import type { AlertFiredEvent, AlertResolvedEvent } from "../../notifications/alert-event.js";
 import { alertOutcomeOf } from "../../notifications/alert-outcome.js";
-import { buildAlertEmail, buildEmail, sendEmailAttempt } from "../../notifications/email.js";
+import {
+  type DeliveryFailedEvent,
+  isDeliveryFailedEvent,
+} from "../../notifications/delivery-failed-event.js";
+import {
+  buildAlertEmail,
+  buildDeliveryFailedEmail,
+  buildEmail,
+  sendEmailAttempt,
+} from "../../notifications/email.js";
 import { isEndpointNotice } from "../../notifications/endpoint-notice.js";
 import {
   type AlertPayload,
@@ -331,7 +340,11 @@ async function sendThrough(
   subscription: SubscriptionForDelivery,
 ): Promise<ChannelResult> {
   if (isEndpointNotice(delivery.event)) return sendEndpointNotice(deps, subscription.config, delivery.event);
-  const event = delivery.event as CompletionEvent | AlertFiredEvent | AlertResolvedEvent;
+  const event = delivery.event as
+    | CompletionEvent
+    | AlertFiredEvent
+    | AlertResolvedEvent
+    | DeliveryFailedEvent;
   const { allowPrivateNetworks } = deps;
   const replyLimitBytes = (deps.quotas ?? defaultQuotas).replyBytes.delivery;
   const { publicBaseUrl, smtpUrl, mailFrom } = deps.notifications ?? unconfigured;
@@ -353,7 +366,7 @@ async function sendThrough(
       return sendSlackAttempt({
         url: config.url,
         event,
-        workflowName: await workflowNameOf(deps, event),
+        workflowName: isDeliveryFailedEvent(event) ? "" : await workflowNameOf(deps, event),
         // An inactivity alert has no log entry of its own; its message links nothing.
         logUrl: event.type === completionEventType ? logUrlOf(publicBaseUrl, event) : publicBaseUrl,
         allowPrivateNetworks,
@@ -365,8 +378,9 @@ async function sendThrough(
         smtpUrl,
         from: mailFrom,
         recipients: config.recipients,
-        email:
-          event.type === completionEventType
+        email: isDeliveryFailedEvent(event)
+          ? buildDeliveryFailedEmail(event)
+          : event.type === completionEventType
             ? buildEmail(event, {
                 workflowName: await workflowNameOf(deps, event),
                 publicBaseUrl,

@@ -3,10 +3,12 @@ import type { Client } from "@temporalio/client";
 import type { FanOutOutbox } from "../fan-out-outbox.js";
 import { blockActivities } from "./block-activities.js";
 import { deliveryActivities } from "./delivery-activities.js";
+import { deliveryFailedActivities } from "./delivery-failed-activities.js";
 import type { ActivityDeps } from "./deps.js";
 import { endpointHealthActivities } from "./endpoint-health-activities.js";
 import { executionActivities } from "./execution-activities.js";
 import { inactivityActivities } from "./inactivity-activities.js";
+import { recoveryActivities } from "./recovery-activities.js";
 
 export type { ActivityDeps };
 
@@ -28,6 +30,8 @@ export function createActivities(
     ...executionActivities(deps, fanOuts),
     ...blockActivities(deps, stopping),
     ...deliveryActivities(deps, temporal),
+    ...deliveryFailedActivities(deps, temporal),
+    ...recoveryActivities(deps, temporal),
     ...endpointHealthActivities(deps),
     ...inactivityActivities(deps),
   };

@@ -30,7 +30,7 @@ export interface DeliveryResult {
  * (as the execution's own store work does); both are idempotent, so a replay that runs one again is safe.
  */
 const storeRetry = { initialInterval: "1 second", maximumInterval: "1 minute" };
-const { prepareDeliveries, settleLostDelivery } = proxyLocalActivities<Activities>({
+const { prepareDeliveries, settleLostDelivery, announceFailedDelivery } = proxyLocalActivities<Activities>({
   startToCloseTimeout: "1 minute",
   retry: storeRetry,
 });
@@ -42,6 +42,9 @@ const legacy = proxyActivities<Activities>({ startToCloseTimeout: "1 minute", re
  * history written before that (a fan-out or watcher in flight across the upgrade) replays the old way.
  */
 export const deliveriesAsActivities = "deliveries-as-activities";
+
+/** Issue 51: a series that ends failed is announced to the delivery.failed subscriptions (D38). */
+export const deliveryFailedEvents = "delivery-failed-events";
 
 export interface FanOutInput {
   logId: string;
@@ -79,6 +82,12 @@ export async function deliverNotification(input: DeliveryInput): Promise<Deliver
   return deliverSeries(input);
 }
 
+/** The deliveries of one operational event (D38), made by the activity that raised it. */
+export async function deliverEvent({ targets }: { targets: DeliveryTarget[] }): Promise<number> {
+  await Promise.all(targets.map((target) => deliverSeries({ deliveryId: target.deliveryId, series: 1 })));
+  return targets.length;
+}
+
 /**
  * One attempt series of a delivery (D19) as one activity and its retries: each attempt is a run that
  * records itself, and the schedule's waits (5 s, 15 s, 1 min, 3 min, plus jitter) are the `nextRetryDelay`
@@ -86,7 +95,9 @@ export async function deliverNotification(input: DeliveryInput): Promise<Deliver
  * when a series ends (the operator's attempt limit), a lost last attempt included, which it settles as
  * failed: a delivery never stays pending. The policy sets no maximum: a run refused while its workspace's
  * deliveries fill their slots on the worker is no attempt and must not use one up (delivery-activities.ts).
- * A series scheduled before that, with its maximum, is settled here when it runs out.
+ * A series scheduled before that, with its maximum, is settled here when it runs out. A series that ends
+ * failed, but a test send's, is told to the workspace's delivery.failed subscriptions (D38) before it
+ * returns; their deliveries run in a workflow of their own.
  */
 export async function deliverSeries(input: DeliveryInput, taskQueue?: string): Promise<DeliveryResult> {
   const { attemptDelivery } = proxyActivities<Activities>({
@@ -108,10 +119,11 @@ export async function deliverSeries(input: DeliveryInput, taskQueue?: string): P
     return { ...result, status: "succeeded" };
   } catch (error) {
     if (!(error instanceof ActivityFailure)) throw error;
-    if (!(error.cause instanceof ApplicationFailure) || error.cause.type === workspaceBusyFailure) {
-      return { ...result, status: await settleLostDelivery(input) };
-    }
-    return { ...result, status: "failed" };
+    const lost = !(error.cause instanceof ApplicationFailure) || error.cause.type === workspaceBusyFailure;
+    const status = lost ? await settleLostDelivery(input) : "failed";
+    if (status === "failed" && !input.once && patched(deliveryFailedEvents))
+      await announceFailedDelivery(input);
+    return { ...result, status };
   }
 }
 

@@ -2,8 +2,9 @@ import { proxyActivities } from "@temporalio/workflow";
 // Types only: activity code never enters the deterministic workflow bundle.
 import type { Activities } from "../activities/index.js";
 
-export { deliverNotification, fanOutNotifications } from "./deliver-notifications.js";
+export { deliverEvent, deliverNotification, fanOutNotifications } from "./deliver-notifications.js";
 export { executeWorkflow } from "./execute-workflow.js";
+export { recoverDeliveries } from "./recover-deliveries.js";
 export { watchEndpointHealth } from "./watch-endpoint-health.js";
 export { watchInactivity } from "./watch-inactivity.js";
 

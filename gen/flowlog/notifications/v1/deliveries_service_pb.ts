@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flowlog/notifications/v1/deliveries_service.proto.
  */
 export const file_flowlog_notifications_v1_deliveries_service: GenFile = /*@__PURE__*/
-  fileDesc("CjFmbG93bG9nL25vdGlmaWNhdGlvbnMvdjEvZGVsaXZlcmllc19zZXJ2aWNlLnByb3RvEhhmbG93bG9nLm5vdGlmaWNhdGlvbnMudjEitgIKCERlbGl2ZXJ5EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIXCg9zdWJzY3JpcHRpb25faWQYAyABKAkSEAoIZXZlbnRfaWQYBCABKAkSEgoKZXZlbnRfdHlwZRgFIAEoCRITCgZsb2dfaWQYBiABKAlIAIgBARIOCgZzdGF0dXMYByABKAkSFQoNYXR0ZW1wdF9jb3VudBgIIAEoBRIXCgpsYXN0X2Vycm9yGAkgASgJSAGIAQESEgoKY3JlYXRlZF9hdBgKIAEoCRISCgp1cGRhdGVkX2F0GAsgASgJEh0KEGxhc3RfaHR0cF9zdGF0dXMYDCABKAVIAogBAUIJCgdfbG9nX2lkQg0KC19sYXN0X2Vycm9yQhMKEV9sYXN0X2h0dHBfc3RhdHVzIugBCg9EZWxpdmVyeUF0dGVtcHQSDgoGc2VyaWVzGAEgASgFEg8KB2F0dGVtcHQYAiABKAUSEgoKc3RhcnRlZF9hdBgDIAEoCRITCgtkdXJhdGlvbl9tcxgEIAEoBRIPCgdvdXRjb21lGAUgASgJEhgKC2h0dHBfc3RhdHVzGAYgASgFSACIAQESHQoQcmVzcG9uc2Vfc25pcHBldBgHIAEoCUgBiAEBEhIKBWVycm9yGAggASgJSAKIAQFCDgoMX2h0dHBfc3RhdHVzQhMKEV9yZXNwb25zZV9zbmlwcGV0QggKBl9lcnJvciLlCgoVTGlzdERlbGl2ZXJpZXNSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEhwKD3N1YnNjcmlwdGlvbl9pZBgCIAEoCUgAiAEBEjwKBnN0YXR1cxgDIAEoCUInukgkciJSB3BlbmRpbmdSBGhlbGRSCXN1Y2NlZWRlZFIGZmFpbGVkSAGIAQESFQoIZXZlbnRfaWQYBCABKAlIAogBARIeCgVsaW1pdBgFIAEoBUIKukgHGgUY6AcoAUgDiAEBEn0KCmV2ZW50X3R5cGUYBiABKAlCZLpIYXJfGGQyJV5bYS16XVthLXowLTlfXSooXC5bYS16XVthLXowLTlfXSopKySSAhx3b3JrZmxvdy5leGVjdXRpb24uY29tcGxldGVkkgIUd29ya2Zsb3cuYWxlcnQuZmlyZWRIBIgBARKeAwoKc3RhcnRfZGF0ZRgHIAEoCUKEA7pIgANy/QIytgJeKD86WzAtOV17NH0tKD86KD86MFsxMzU3OF18MVswMl0pLSg/OjBbMS05XXxbMTJdWzAtOV18M1swMV0pfCg/OjBbNDY5XXwxMSktKD86MFsxLTldfFsxMl1bMC05XXwzMCl8MDItKD86MFsxLTldfDFbMC05XXwyWzAtOF0pKXwoPzpbMC05XXsyfSg/OjBbNDhdfFsyNDY4XVswNDhdfFsxMzU3OV1bMjZdKXwoPzpbMDI0NjhdWzA0OF18WzEzNTc5XVsyNl0pMDApLTAyLTI5KShUKFswMV1bMC05XXwyWzAtM10pOlswLTVdWzAtOV0oOlswLTVdWzAtOV0oXC5bMC05XSspPyk/KFp8WystXShbMDFdWzAtOV18MlswLTNdKTo/WzAtNV1bMC05XSk/KT8kkgIKMjAyNi0xMS0xNJICFDIwMjYtMTEtMTRUMDg6MzA6MDBakgIdMjAyNi0xMS0xNFQwODozMDowMC4wMDArMDI6MDBIBYgBARKcAwoIZW5kX2RhdGUYCCABKAlChAO6SIADcv0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWpICHTIwMjYtMTEtMTRUMDg6MzA6MDAuMDAwKzAyOjAwSAaIAQESPwoRaHR0cF9zdGF0dXNfY2xhc3MYCSABKAlCH7pIHHIaUgMyeHhSAzN4eFIDNHh4UgM1eHhSBG5vbmVIB4gBARIcCgZjdXJzb3IYCiABKAlCB7pIBHICEAFICIgBAUISChBfc3Vic2NyaXB0aW9uX2lkQgkKB19zdGF0dXNCCwoJX2V2ZW50X2lkQggKBl9saW1pdEINCgtfZXZlbnRfdHlwZUINCgtfc3RhcnRfZGF0ZUILCglfZW5kX2RhdGVCFAoSX2h0dHBfc3RhdHVzX2NsYXNzQgkKB19jdXJzb3IiegoWTGlzdERlbGl2ZXJpZXNSZXNwb25zZRI2CgpkZWxpdmVyaWVzGAEgAygLMiIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkRlbGl2ZXJ5EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yIpwBChJHZXREZWxpdmVyeVJlcXVlc3QSDwoCaWQYASABKAlCA+BBAhInCg5hdHRlbXB0c19saW1pdBgCIAEoBUIKukgHGgUY6AcoAUgAiAEBEiUKD2F0dGVtcHRzX2N1cnNvchgDIAEoCUIHukgEcgIQAUgBiAEBQhEKD19hdHRlbXB0c19saW1pdEISChBfYXR0ZW1wdHNfY3Vyc29yIusBChNHZXREZWxpdmVyeVJlc3BvbnNlEjQKCGRlbGl2ZXJ5GAEgASgLMiIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkRlbGl2ZXJ5EiUKBWV2ZW50GAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEjsKCGF0dGVtcHRzGAMgAygLMikuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkRlbGl2ZXJ5QXR0ZW1wdBIhChRuZXh0X2F0dGVtcHRzX2N1cnNvchgEIAEoCUgAiAEBQhcKFV9uZXh0X2F0dGVtcHRzX2N1cnNvciIjChBSZWRlbGl2ZXJSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQIiWQoRUmVkZWxpdmVyUmVzcG9uc2USNAoIZGVsaXZlcnkYASABKAsyIi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGVsaXZlcnkSDgoGc2VyaWVzGAIgASgFIkUKF1Rlc3RTdWJzY3JpcHRpb25SZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEg8KAmlkGAIgASgJQgPgQQIiawoYVGVzdFN1YnNjcmlwdGlvblJlc3BvbnNlEhMKC2RlbGl2ZXJ5X2lkGAEgASgJEjoKB2F0dGVtcHQYAiABKAsyKS5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGVsaXZlcnlBdHRlbXB0MqQFChFEZWxpdmVyaWVzU2VydmljZRKpAQoOTGlzdERlbGl2ZXJpZXMSLy5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTGlzdERlbGl2ZXJpZXNSZXF1ZXN0GjAuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkxpc3REZWxpdmVyaWVzUmVzcG9uc2UiNILT5JMCLhIsL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2RlbGl2ZXJpZXMSiwEKC0dldERlbGl2ZXJ5EiwuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkdldERlbGl2ZXJ5UmVxdWVzdBotLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5HZXREZWxpdmVyeVJlc3BvbnNlIh+C0+STAhkSFy9hcGkvdjEvZGVsaXZlcmllcy97aWR9EpIBCglSZWRlbGl2ZXISKi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuUmVkZWxpdmVyUmVxdWVzdBorLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5SZWRlbGl2ZXJSZXNwb25zZSIsgtPkkwImOgEqIiEvYXBpL3YxL2RlbGl2ZXJpZXMve2lkfTpyZWRlbGl2ZXISvwEKEFRlc3RTdWJzY3JpcHRpb24SMS5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuVGVzdFN1YnNjcmlwdGlvblJlcXVlc3QaMi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuVGVzdFN1YnNjcmlwdGlvblJlc3BvbnNlIkSC0+STAj46ASoiOS9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9ub3RpZmljYXRpb25zL3tpZH06dGVzdGIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_struct]);
+  fileDesc("CjFmbG93bG9nL25vdGlmaWNhdGlvbnMvdjEvZGVsaXZlcmllc19zZXJ2aWNlLnByb3RvEhhmbG93bG9nLm5vdGlmaWNhdGlvbnMudjEitgIKCERlbGl2ZXJ5EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIXCg9zdWJzY3JpcHRpb25faWQYAyABKAkSEAoIZXZlbnRfaWQYBCABKAkSEgoKZXZlbnRfdHlwZRgFIAEoCRITCgZsb2dfaWQYBiABKAlIAIgBARIOCgZzdGF0dXMYByABKAkSFQoNYXR0ZW1wdF9jb3VudBgIIAEoBRIXCgpsYXN0X2Vycm9yGAkgASgJSAGIAQESEgoKY3JlYXRlZF9hdBgKIAEoCRISCgp1cGRhdGVkX2F0GAsgASgJEh0KEGxhc3RfaHR0cF9zdGF0dXMYDCABKAVIAogBAUIJCgdfbG9nX2lkQg0KC19sYXN0X2Vycm9yQhMKEV9sYXN0X2h0dHBfc3RhdHVzIugBCg9EZWxpdmVyeUF0dGVtcHQSDgoGc2VyaWVzGAEgASgFEg8KB2F0dGVtcHQYAiABKAUSEgoKc3RhcnRlZF9hdBgDIAEoCRITCgtkdXJhdGlvbl9tcxgEIAEoBRIPCgdvdXRjb21lGAUgASgJEhgKC2h0dHBfc3RhdHVzGAYgASgFSACIAQESHQoQcmVzcG9uc2Vfc25pcHBldBgHIAEoCUgBiAEBEhIKBWVycm9yGAggASgJSAKIAQFCDgoMX2h0dHBfc3RhdHVzQhMKEV9yZXNwb25zZV9zbmlwcGV0QggKBl9lcnJvciLlCgoVTGlzdERlbGl2ZXJpZXNSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEhwKD3N1YnNjcmlwdGlvbl9pZBgCIAEoCUgAiAEBEjwKBnN0YXR1cxgDIAEoCUInukgkciJSB3BlbmRpbmdSBGhlbGRSCXN1Y2NlZWRlZFIGZmFpbGVkSAGIAQESFQoIZXZlbnRfaWQYBCABKAlIAogBARIeCgVsaW1pdBgFIAEoBUIKukgHGgUY6AcoAUgDiAEBEn0KCmV2ZW50X3R5cGUYBiABKAlCZLpIYXJfGGQyJV5bYS16XVthLXowLTlfXSooXC5bYS16XVthLXowLTlfXSopKySSAhx3b3JrZmxvdy5leGVjdXRpb24uY29tcGxldGVkkgIUd29ya2Zsb3cuYWxlcnQuZmlyZWRIBIgBARKeAwoKc3RhcnRfZGF0ZRgHIAEoCUKEA7pIgANy/QIytgJeKD86WzAtOV17NH0tKD86KD86MFsxMzU3OF18MVswMl0pLSg/OjBbMS05XXxbMTJdWzAtOV18M1swMV0pfCg/OjBbNDY5XXwxMSktKD86MFsxLTldfFsxMl1bMC05XXwzMCl8MDItKD86MFsxLTldfDFbMC05XXwyWzAtOF0pKXwoPzpbMC05XXsyfSg/OjBbNDhdfFsyNDY4XVswNDhdfFsxMzU3OV1bMjZdKXwoPzpbMDI0NjhdWzA0OF18WzEzNTc5XVsyNl0pMDApLTAyLTI5KShUKFswMV1bMC05XXwyWzAtM10pOlswLTVdWzAtOV0oOlswLTVdWzAtOV0oXC5bMC05XSspPyk/KFp8WystXShbMDFdWzAtOV18MlswLTNdKTo/WzAtNV1bMC05XSk/KT8kkgIKMjAyNi0xMS0xNJICFDIwMjYtMTEtMTRUMDg6MzA6MDBakgIdMjAyNi0xMS0xNFQwODozMDowMC4wMDArMDI6MDBIBYgBARKcAwoIZW5kX2RhdGUYCCABKAlChAO6SIADcv0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWpICHTIwMjYtMTEtMTRUMDg6MzA6MDAuMDAwKzAyOjAwSAaIAQESPwoRaHR0cF9zdGF0dXNfY2xhc3MYCSABKAlCH7pIHHIaUgMyeHhSAzN4eFIDNHh4UgM1eHhSBG5vbmVIB4gBARIcCgZjdXJzb3IYCiABKAlCB7pIBHICEAFICIgBAUISChBfc3Vic2NyaXB0aW9uX2lkQgkKB19zdGF0dXNCCwoJX2V2ZW50X2lkQggKBl9saW1pdEINCgtfZXZlbnRfdHlwZUINCgtfc3RhcnRfZGF0ZUILCglfZW5kX2RhdGVCFAoSX2h0dHBfc3RhdHVzX2NsYXNzQgkKB19jdXJzb3IiegoWTGlzdERlbGl2ZXJpZXNSZXNwb25zZRI2CgpkZWxpdmVyaWVzGAEgAygLMiIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkRlbGl2ZXJ5EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yIpwBChJHZXREZWxpdmVyeVJlcXVlc3QSDwoCaWQYASABKAlCA+BBAhInCg5hdHRlbXB0c19saW1pdBgCIAEoBUIKukgHGgUY6AcoAUgAiAEBEiUKD2F0dGVtcHRzX2N1cnNvchgDIAEoCUIHukgEcgIQAUgBiAEBQhEKD19hdHRlbXB0c19saW1pdEISChBfYXR0ZW1wdHNfY3Vyc29yIusBChNHZXREZWxpdmVyeVJlc3BvbnNlEjQKCGRlbGl2ZXJ5GAEgASgLMiIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkRlbGl2ZXJ5EiUKBWV2ZW50GAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEjsKCGF0dGVtcHRzGAMgAygLMikuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkRlbGl2ZXJ5QXR0ZW1wdBIhChRuZXh0X2F0dGVtcHRzX2N1cnNvchgEIAEoCUgAiAEBQhcKFV9uZXh0X2F0dGVtcHRzX2N1cnNvciIjChBSZWRlbGl2ZXJSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQIiWQoRUmVkZWxpdmVyUmVzcG9uc2USNAoIZGVsaXZlcnkYASABKAsyIi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGVsaXZlcnkSDgoGc2VyaWVzGAIgASgFIkUKF1Rlc3RTdWJzY3JpcHRpb25SZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEg8KAmlkGAIgASgJQgPgQQIiawoYVGVzdFN1YnNjcmlwdGlvblJlc3BvbnNlEhMKC2RlbGl2ZXJ5X2lkGAEgASgJEjoKB2F0dGVtcHQYAiABKAsyKS5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuRGVsaXZlcnlBdHRlbXB0IqYCCghSZWNvdmVyeRIKCgJpZBgBIAEoCRIXCg9zdWJzY3JpcHRpb25faWQYAiABKAkSDQoFc2luY2UYAyABKAkSDQoFdW50aWwYBCABKAkSDgoGc3RhdHVzGAUgASgJEg0KBXRvdGFsGAYgASgNEgwKBGRvbmUYByABKA0SEQoJc3VjY2VlZGVkGAggASgNEg4KBmZhaWxlZBgJIAEoDRIPCgdza2lwcGVkGAogASgNEg4KBmNhcHBlZBgLIAEoCBISCgpzdGFydGVkX2F0GAwgASgJEhUKCGVuZGVkX2F0GA0gASgJSACIAQESGwoOc3RvcHBlZF9yZWFzb24YDiABKAlIAYgBAUILCglfZW5kZWRfYXRCEQoPX3N0b3BwZWRfcmVhc29uItoGChhSZWNvdmVyRGVsaXZlcmllc1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISDwoCaWQYAiABKAlCA+BBAhL6AgoFc2luY2UYAyABKAlC6gLgQQK6SOMCyAEBct0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWhL5AgoFdW50aWwYBCABKAlC5AK6SOACct0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA5OjMwOjAwWkgAiAEBEg8KB3ByZXZpZXcYBSABKAhCCAoGX3VudGlsIncKGVJlY292ZXJEZWxpdmVyaWVzUmVzcG9uc2USDgoGZmFpbGVkGAEgASgNEhQKDGJleW9uZF9saW1pdBgCIAEoCBI0CghyZWNvdmVyeRgDIAEoCzIiLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5SZWNvdmVyeSJAChJHZXRSZWNvdmVyeVJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISDwoCaWQYAiABKAlCA+BBAiJLChNHZXRSZWNvdmVyeVJlc3BvbnNlEjQKCHJlY292ZXJ5GAEgASgLMiIuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLlJlY292ZXJ5IkMKFUNhbmNlbFJlY292ZXJ5UmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIPCgJpZBgCIAEoCUID4EECIk4KFkNhbmNlbFJlY292ZXJ5UmVzcG9uc2USNAoIcmVjb3ZlcnkYASABKAsyIi5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuUmVjb3Zlcnky5gkKEURlbGl2ZXJpZXNTZXJ2aWNlEqkBCg5MaXN0RGVsaXZlcmllcxIvLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5MaXN0RGVsaXZlcmllc1JlcXVlc3QaMC5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuTGlzdERlbGl2ZXJpZXNSZXNwb25zZSI0gtPkkwIuEiwvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vZGVsaXZlcmllcxKLAQoLR2V0RGVsaXZlcnkSLC5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuR2V0RGVsaXZlcnlSZXF1ZXN0Gi0uZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkdldERlbGl2ZXJ5UmVzcG9uc2UiH4LT5JMCGRIXL2FwaS92MS9kZWxpdmVyaWVzL3tpZH0SkgEKCVJlZGVsaXZlchIqLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5SZWRlbGl2ZXJSZXF1ZXN0GisuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLlJlZGVsaXZlclJlc3BvbnNlIiyC0+STAiY6ASoiIS9hcGkvdjEvZGVsaXZlcmllcy97aWR9OnJlZGVsaXZlchK/AQoQVGVzdFN1YnNjcmlwdGlvbhIxLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5UZXN0U3Vic2NyaXB0aW9uUmVxdWVzdBoyLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5UZXN0U3Vic2NyaXB0aW9uUmVzcG9uc2UiRILT5JMCPjoBKiI5L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L25vdGlmaWNhdGlvbnMve2lkfTp0ZXN0EsUBChFSZWNvdmVyRGVsaXZlcmllcxIyLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5SZWNvdmVyRGVsaXZlcmllc1JlcXVlc3QaMy5mbG93bG9nLm5vdGlmaWNhdGlvbnMudjEuUmVjb3ZlckRlbGl2ZXJpZXNSZXNwb25zZSJHgtPkkwJBOgEqIjwvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vbm90aWZpY2F0aW9ucy97aWR9OnJlY292ZXISsQEKC0dldFJlY292ZXJ5EiwuZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkdldFJlY292ZXJ5UmVxdWVzdBotLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5HZXRSZWNvdmVyeVJlc3BvbnNlIkWC0+STAj8SPS9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9ub3RpZmljYXRpb25zL3tpZH0vcmVjb3ZlcnkSwwEKDkNhbmNlbFJlY292ZXJ5Ei8uZmxvd2xvZy5ub3RpZmljYXRpb25zLnYxLkNhbmNlbFJlY292ZXJ5UmVxdWVzdBowLmZsb3dsb2cubm90aWZpY2F0aW9ucy52MS5DYW5jZWxSZWNvdmVyeVJlc3BvbnNlIk6C0+STAkg6ASoiQy9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9ub3RpZmljYXRpb25zL3tpZH06Y2FuY2VsUmVjb3ZlcnliBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_struct]);
 
 /**
  * @generated from message flowlog.notifications.v1.Delivery
@@ -420,6 +420,282 @@ export const TestSubscriptionResponseSchema: GenMessage<TestSubscriptionResponse
   messageDesc(file_flowlog_notifications_v1_deliveries_service, 9);
 
 /**
+ * A recovery job of a subscription (D37): its window and how far it has gone.
+ *
+ * @generated from message flowlog.notifications.v1.Recovery
+ */
+export type Recovery = Message<"flowlog.notifications.v1.Recovery"> & {
+  /**
+   * The job's Temporal workflow id, recover-<subscriptionId>-<n>, as the Temporal UI shows it.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string subscription_id = 2;
+   */
+  subscriptionId: string;
+
+  /**
+   * The window of creation times the job recovers from, inclusive.
+   *
+   * @generated from field: string since = 3;
+   */
+  since: string;
+
+  /**
+   * @generated from field: string until = 4;
+   */
+  until: string;
+
+  /**
+   * running, completed (every delivery taken was sent again), cancelled (CancelRecovery or a cancel in
+   * Temporal: the series under way ended, no further one started), or stopped (the subscription was
+   * disabled or deleted meanwhile, or the job was ended in Temporal; stopped_reason says which).
+   *
+   * @generated from field: string status = 5;
+   */
+  status: string;
+
+  /**
+   * The deliveries the job takes: the failed ones of the window when it started, the oldest 100,000 at most.
+   *
+   * @generated from field: uint32 total = 6;
+   */
+  total: number;
+
+  /**
+   * succeeded + failed + skipped.
+   *
+   * @generated from field: uint32 done = 7;
+   */
+  done: number;
+
+  /**
+   * Sent again and acknowledged.
+   *
+   * @generated from field: uint32 succeeded = 8;
+   */
+  succeeded: number;
+
+  /**
+   * Sent again and failed again; redeliverable later, as any failed delivery.
+   *
+   * @generated from field: uint32 failed = 9;
+   */
+  failed: number;
+
+  /**
+   * Not sent again: at its 20 series (D40), or no longer failed when the job reached it (another series
+   * had started or ended since).
+   *
+   * @generated from field: uint32 skipped = 10;
+   */
+  skipped: number;
+
+  /**
+   * More failed deliveries were in the window than one job takes: this one took the oldest 100,000.
+   *
+   * @generated from field: bool capped = 11;
+   */
+  capped: boolean;
+
+  /**
+   * @generated from field: string started_at = 12;
+   */
+  startedAt: string;
+
+  /**
+   * When it ended; absent while it runs.
+   *
+   * @generated from field: optional string ended_at = 13;
+   */
+  endedAt?: string | undefined;
+
+  /**
+   * Why it stopped: subscription_disabled, subscription_deleted, or ended_in_temporal (terminated or timed
+   * out in Temporal rather than cancelled); absent otherwise.
+   *
+   * @generated from field: optional string stopped_reason = 14;
+   */
+  stoppedReason?: string | undefined;
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.Recovery.
+ * Use `create(RecoverySchema)` to create a new message.
+ */
+export const RecoverySchema: GenMessage<Recovery> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_deliveries_service, 10);
+
+/**
+ * @generated from message flowlog.notifications.v1.RecoverDeliveriesRequest
+ */
+export type RecoverDeliveriesRequest = Message<"flowlog.notifications.v1.RecoverDeliveriesRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * The subscription.
+   *
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * ISO 8601, a day (2026-11-14) or a time (2026-11-14T08:30:00Z, offsets allowed); inclusive lower bound
+   * on the deliveries' createdAt.
+   *
+   * @generated from field: string since = 3;
+   */
+  since: string;
+
+  /**
+   * As since; inclusive upper bound on createdAt, not before since. Left out, the time of the request.
+   *
+   * @generated from field: optional string until = 4;
+   */
+  until?: string | undefined;
+
+  /**
+   * Only count: no job starts.
+   *
+   * @generated from field: bool preview = 5;
+   */
+  preview: boolean;
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.RecoverDeliveriesRequest.
+ * Use `create(RecoverDeliveriesRequestSchema)` to create a new message.
+ */
+export const RecoverDeliveriesRequestSchema: GenMessage<RecoverDeliveriesRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_deliveries_service, 11);
+
+/**
+ * @generated from message flowlog.notifications.v1.RecoverDeliveriesResponse
+ */
+export type RecoverDeliveriesResponse = Message<"flowlog.notifications.v1.RecoverDeliveriesResponse"> & {
+  /**
+   * The failed deliveries of the subscription in the window, at most 100,000 (what one job takes).
+   *
+   * @generated from field: uint32 failed = 1;
+   */
+  failed: number;
+
+  /**
+   * More than 100,000 are failed in the window: a job takes the oldest 100,000, and another the rest
+   * once it has ended (since the last one's createdAt).
+   *
+   * @generated from field: bool beyond_limit = 2;
+   */
+  beyondLimit: boolean;
+
+  /**
+   * The job started; absent with preview.
+   *
+   * @generated from field: flowlog.notifications.v1.Recovery recovery = 3;
+   */
+  recovery?: Recovery | undefined;
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.RecoverDeliveriesResponse.
+ * Use `create(RecoverDeliveriesResponseSchema)` to create a new message.
+ */
+export const RecoverDeliveriesResponseSchema: GenMessage<RecoverDeliveriesResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_deliveries_service, 12);
+
+/**
+ * @generated from message flowlog.notifications.v1.GetRecoveryRequest
+ */
+export type GetRecoveryRequest = Message<"flowlog.notifications.v1.GetRecoveryRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * The subscription.
+   *
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.GetRecoveryRequest.
+ * Use `create(GetRecoveryRequestSchema)` to create a new message.
+ */
+export const GetRecoveryRequestSchema: GenMessage<GetRecoveryRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_deliveries_service, 13);
+
+/**
+ * @generated from message flowlog.notifications.v1.GetRecoveryResponse
+ */
+export type GetRecoveryResponse = Message<"flowlog.notifications.v1.GetRecoveryResponse"> & {
+  /**
+   * Absent when the subscription has had no job, or none the Temporal namespace still keeps (its retention).
+   *
+   * @generated from field: flowlog.notifications.v1.Recovery recovery = 1;
+   */
+  recovery?: Recovery | undefined;
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.GetRecoveryResponse.
+ * Use `create(GetRecoveryResponseSchema)` to create a new message.
+ */
+export const GetRecoveryResponseSchema: GenMessage<GetRecoveryResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_deliveries_service, 14);
+
+/**
+ * @generated from message flowlog.notifications.v1.CancelRecoveryRequest
+ */
+export type CancelRecoveryRequest = Message<"flowlog.notifications.v1.CancelRecoveryRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * The subscription.
+   *
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.CancelRecoveryRequest.
+ * Use `create(CancelRecoveryRequestSchema)` to create a new message.
+ */
+export const CancelRecoveryRequestSchema: GenMessage<CancelRecoveryRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_deliveries_service, 15);
+
+/**
+ * @generated from message flowlog.notifications.v1.CancelRecoveryResponse
+ */
+export type CancelRecoveryResponse = Message<"flowlog.notifications.v1.CancelRecoveryResponse"> & {
+  /**
+   * The job as it stood when asked to stop: still running until its series under way end.
+   *
+   * @generated from field: flowlog.notifications.v1.Recovery recovery = 1;
+   */
+  recovery?: Recovery | undefined;
+};
+
+/**
+ * Describes the message flowlog.notifications.v1.CancelRecoveryResponse.
+ * Use `create(CancelRecoveryResponseSchema)` to create a new message.
+ */
+export const CancelRecoveryResponseSchema: GenMessage<CancelRecoveryResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_notifications_v1_deliveries_service, 16);
+
+/**
  * The delivery log of a workspace's notifications (D19): every delivery and each of its attempts,
  * redelivery, and a test send through a subscription's real channel (D18).
  *
@@ -471,6 +747,42 @@ export const DeliveriesService: GenService<{
     methodKind: "unary";
     input: typeof TestSubscriptionRequestSchema;
     output: typeof TestSubscriptionResponseSchema;
+  },
+  /**
+   * Sends a subscription's failed deliveries again (D37). With preview, only counts those created in the
+   * window; without, also starts the subscription's recovery job, a Temporal workflow
+   * recover-<subscriptionId>-<n> that sends them oldest first, each as a new series under its own delivery
+   * id and Idempotency-Key, at the subscription's throttle. A job takes at most the oldest 100,000 (the
+   * answer says when more are failed). Refused (failed_precondition) while the subscription has a job
+   * running or is disabled.
+   *
+   * @generated from rpc flowlog.notifications.v1.DeliveriesService.RecoverDeliveries
+   */
+  recoverDeliveries: {
+    methodKind: "unary";
+    input: typeof RecoverDeliveriesRequestSchema;
+    output: typeof RecoverDeliveriesResponseSchema;
+  },
+  /**
+   * The subscription's newest recovery job (D37), running or ended, with its progress.
+   *
+   * @generated from rpc flowlog.notifications.v1.DeliveriesService.GetRecovery
+   */
+  getRecovery: {
+    methodKind: "unary";
+    input: typeof GetRecoveryRequestSchema;
+    output: typeof GetRecoveryResponseSchema;
+  },
+  /**
+   * Stops the subscription's running recovery job (D37): it starts no further series, lets those under
+   * way end, and ends as cancelled with its progress. Refused (failed_precondition) when none runs.
+   *
+   * @generated from rpc flowlog.notifications.v1.DeliveriesService.CancelRecovery
+   */
+  cancelRecovery: {
+    methodKind: "unary";
+    input: typeof CancelRecoveryRequestSchema;
+    output: typeof CancelRecoveryResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_flowlog_notifications_v1_deliveries_service, 0);
