@@ -9,7 +9,12 @@ import { WorkspaceSlots } from "../../limits/workspace-slots.js";
 import { logger } from "../../logging/logger.js";
 import type { AlertFiredEvent, AlertResolvedEvent } from "../../notifications/alert-event.js";
 import { alertOutcomeOf } from "../../notifications/alert-outcome.js";
-import { buildAlertEmail, buildEmail, sendEmailAttempt } from "../../notifications/email.js";
+import {
+  buildAlertEmail,
+  buildEmail,
+  buildHoldNoticeEmail,
+  sendEmailAttempt,
+} from "../../notifications/email.js";
 import { isEndpointNotice } from "../../notifications/endpoint-notice.js";
 import {
   type AlertPayload,
@@ -18,13 +23,14 @@ import {
   type EventIncludes,
   logUrlOf,
 } from "../../notifications/event.js";
+import { type HoldNoticeEvent, isHoldNotice } from "../../notifications/hold-notice.js";
 import { deliveryTimeoutMs, sendWebhookAttempt } from "../../notifications/http-channel.js";
 import { sendSlackAttempt } from "../../notifications/slack.js";
 import type { AttemptOutcome, DeliveryAttemptRecord, DeliveryWithEvent } from "../../store/delivery-rows.js";
 import type { LogEntryRecord } from "../../store/records.js";
 import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
 import { derivedId, newId } from "../../util/ids.js";
-import { type DeliveryTarget, deliveryTaskQueue } from "../delivery-ids.js";
+import { type DeliveryTarget, deliveryHeldFailure, deliveryTaskQueue } from "../delivery-ids.js";
 import { watchFailingEndpoint } from "../start-endpoint-watch.js";
 import { attemptSlotLimits } from "../worker-slots.js";
 import { endpointPaced, startedAttempts, workspaceBusy } from "./block-admission.js";
@@ -160,6 +166,8 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
         if (outcome && subscription.alertRule && delivery.id === id) {
           deps.metrics?.alerted(subscription.alertRule.rule, "fired" in outcome ? "fired" : "resolved");
         }
+        // D36: a delivery made while its endpoint is held waits for the drain; no series starts.
+        if (delivery.status === "held") continue;
         targets.push({
           deliveryId: delivery.id,
           workspaceId: entry.workspaceId,
@@ -208,6 +216,21 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
         );
       }
       const subscription = await store.notifications.getForDelivery(delivery.subscriptionId);
+      // D36: held deliveries cost no attempts. The Test RPC's sample goes whatever the endpoint's state.
+      const held =
+        delivery.status === "held" ||
+        (!input.once &&
+          subscription !== undefined &&
+          subscription.holdState !== "active" &&
+          (await store.holds.holdPending(delivery.id, clock())));
+      if (held) {
+        deps.metrics?.deliveryHeld(subscription?.config.channel ?? "deleted");
+        throw ApplicationFailure.create({
+          message: "the endpoint is held (D36): the delivery waits for it to answer again",
+          type: deliveryHeldFailure,
+          nonRetryable: true,
+        });
+      }
       const throttle = subscription?.throttlePerSecond;
       if (throttle) {
         const place = await takeEndpointPace(store, delivery.subscriptionId, throttle);
@@ -223,7 +246,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
       const beat = () => context.heartbeat({ started: attempt });
       beat();
       const { channel, result } = await slots.holding(delivery.workspaceId, () =>
-        heartbeating(beat, () => send(deps, delivery, subscription)),
+        heartbeating(beat, () => sendDelivery(deps, delivery, subscription)),
       );
       const last = attempt >= maxAttempts;
       const outcome: AttemptOutcome =
@@ -246,6 +269,8 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
       const counted = await store.deliveries.recordAttempt(
         record,
         outcome === "retrying" ? "pending" : outcome,
+        // D36: the last attempt of the schedule failed as a retryable one: the run of exhaustions grows.
+        { exhausted: outcome === "failed" && result.outcome === "retry" },
       );
       if (counted) await watchFailure(delivery);
       deps.metrics?.deliveryAttempted(channel, outcome);
@@ -310,8 +335,11 @@ async function eventsOf(
   };
 }
 
-/** Sends the delivery's event through its subscription's channel: webhook, e-mail or chat (D19, D20). */
-async function send(
+/**
+ * Sends the delivery's event through its subscription's channel: webhook, e-mail or chat (D19, D20). The
+ * one send of an attempt, a probe and a drain alike (D36).
+ */
+export async function sendDelivery(
   deps: ActivityDeps,
   delivery: DeliveryWithEvent,
   subscription: SubscriptionForDelivery | undefined,
@@ -331,7 +359,7 @@ async function sendThrough(
   subscription: SubscriptionForDelivery,
 ): Promise<ChannelResult> {
   if (isEndpointNotice(delivery.event)) return sendEndpointNotice(deps, subscription.config, delivery.event);
-  const event = delivery.event as CompletionEvent | AlertFiredEvent | AlertResolvedEvent;
+  const event = delivery.event as CompletionEvent | AlertFiredEvent | AlertResolvedEvent | HoldNoticeEvent;
   const { allowPrivateNetworks } = deps;
   const replyLimitBytes = (deps.quotas ?? defaultQuotas).replyBytes.delivery;
   const { publicBaseUrl, smtpUrl, mailFrom } = deps.notifications ?? unconfigured;
@@ -353,7 +381,7 @@ async function sendThrough(
       return sendSlackAttempt({
         url: config.url,
         event,
-        workflowName: await workflowNameOf(deps, event),
+        workflowName: isHoldNotice(event) ? "" : await workflowNameOf(deps, event),
         // An inactivity alert has no log entry of its own; its message links nothing.
         logUrl: event.type === completionEventType ? logUrlOf(publicBaseUrl, event) : publicBaseUrl,
         allowPrivateNetworks,
@@ -365,8 +393,9 @@ async function sendThrough(
         smtpUrl,
         from: mailFrom,
         recipients: config.recipients,
-        email:
-          event.type === completionEventType
+        email: isHoldNotice(event)
+          ? buildHoldNoticeEmail(event)
+          : event.type === completionEventType
             ? buildEmail(event, {
                 workflowName: await workflowNameOf(deps, event),
                 publicBaseUrl,

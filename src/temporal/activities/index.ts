@@ -6,6 +6,7 @@ import { deliveryActivities } from "./delivery-activities.js";
 import type { ActivityDeps } from "./deps.js";
 import { endpointHealthActivities } from "./endpoint-health-activities.js";
 import { executionActivities } from "./execution-activities.js";
+import { holdActivities } from "./hold-activities.js";
 import { inactivityActivities } from "./inactivity-activities.js";
 
 export type { ActivityDeps };
@@ -29,6 +30,7 @@ export function createActivities(
     ...blockActivities(deps, stopping),
     ...deliveryActivities(deps, temporal),
     ...endpointHealthActivities(deps),
+    ...holdActivities(deps),
     ...inactivityActivities(deps),
   };
 }
