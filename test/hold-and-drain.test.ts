@@ -344,16 +344,15 @@ describe("D36 bounds and D35's disable (a hold of 3 deliveries, D35 in seconds)"
       const { event } = (await flowlog.store.deliveries.get(delivery.id)) ?? {};
       eventTimes.set(delivery.id, (event as { timestamp: number }).timestamp);
     }
-    const oldestFirst = trimmed.toSorted((a, b) => (eventTimes.get(a.id) ?? 0) - (eventTimes.get(b.id) ?? 0));
-    expect(oldestFirst.map((d) => d.status)).toEqual([
-      "failed",
-      "failed",
-      "failed",
-      "failed",
-      "held",
-      "held",
-      "held",
-    ]);
+    // Equal times go by id, as the hold orders them.
+    const oldestFirst = trimmed.toSorted(
+      (a, b) => (eventTimes.get(a.id) ?? 0) - (eventTimes.get(b.id) ?? 0) || (a.id < b.id ? -1 : 1),
+    );
+    const seen = JSON.stringify(oldestFirst.map((d) => [eventTimes.get(d.id), d.id, d.status, d.lastError]));
+    expect(
+      oldestFirst.map((d) => d.status),
+      seen,
+    ).toEqual(["failed", "failed", "failed", "failed", "held", "held", "held"]);
     expect(oldestFirst.slice(0, 4).every((d) => d.lastError?.startsWith("hold_limit:"))).toBe(true);
 
     await until("disabled by D35", async () =>

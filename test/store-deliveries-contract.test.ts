@@ -484,6 +484,13 @@ describe.each(kinds)("the delivery log on %s (D19, D35, D32)", (kind, open) => {
       expect(await holds().heldCount("sub_hook")).toBe(4);
     });
 
+    it("takes back exhaustions that ended earlier than one settled before them", async () => {
+      const exhausted = [await exhaust(t0 + 100), await exhaust(t0), await exhaust(t0 + 50)];
+      expect(await stateOf()).toBe("held");
+      expect((await db.areas.endpointHealth.get("sub_hook"))?.run?.failingSince).toBe(t0 + 250);
+      for (const id of exhausted) expect(await deliveries.get(id)).toMatchObject({ status: "held" });
+    });
+
     it("a success or a 4xx breaks the run: two, a 4xx, two more do not hold", async () => {
       await exhaust();
       await exhaust();
