@@ -10,10 +10,10 @@ import { derivedId, newId } from "../../util/ids.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
 import type { ActivityDeps } from "./deps.js";
 
-const messages: Record<HoldNoticeType, string> = {
+/** The operator's line of each; a disable has D35's own (endpoint-health-activities.ts). */
+const messages: Partial<Record<HoldNoticeType, string>> = {
   "subscription.held": "the endpoint keeps failing: its deliveries are held",
   "subscription.released": "the held endpoint answered: its held deliveries are being sent",
-  "subscription.disabled": "the endpoint was disabled",
 };
 
 /**
@@ -21,7 +21,7 @@ const messages: Record<HoldNoticeType, string> = {
  * hold and a release (D35's own notice tells them of a disable), and every subscription whose eventTypes
  * name the event gets it; never the subscription it is about. The event id follows from the hold (or the
  * failure run) and the kind, so telling again makes no second delivery. Answers the deliveries not
- * attempted yet, for the watcher to send; the operator log gets a line.
+ * attempted yet, for the watcher to send; the operator log gets a line of a hold and a release.
  */
 export async function tellWorkspace(
   deps: ActivityDeps,
@@ -70,8 +70,11 @@ export async function tellWorkspace(
       });
     }
   }
-  (deps.logger ?? logger)
-    .child({ component: "hold" })
-    .warn({ event: type, workspaceId: status.workspaceId, ...event.data }, messages[type]);
+  const message = messages[type];
+  if (message) {
+    (deps.logger ?? logger)
+      .child({ component: "hold" })
+      .warn({ event: type, workspaceId: status.workspaceId, ...event.data }, message);
+  }
   return targets;
 }
