@@ -40,9 +40,9 @@ export type DrainOutcome = "released" | "held" | "more" | "over";
 /** A drain's run returns after this long, so its activity and history stay bounded; the next run resumes. */
 const drainRunMs = 60_000;
 /** Held deliveries read per query, and attempts written per transaction at most (D36: batched writes). */
-const drainPage = 100;
-const recordBatch = 50;
-const recordEveryMs = 250;
+const drainPage = 200;
+const recordBatch = 200;
+const recordEveryMs = 1_000;
 
 /**
  * The side effects of D36's hold and drain, run by the endpoint watcher (watch-endpoint-health.ts): its
