@@ -39,7 +39,7 @@ const taskQueue = `hold-${randomUUID()}`;
 /** A second worker with a hold of 3 deliveries and D35 shrunk to seconds: the bounds and the disable. */
 const boundedQueue = `hold-bounded-${randomUUID()}`;
 const bounded: HoldBounds = { maxDeliveries: 3, maxAgeMs: 3_600_000 };
-const quickDisable: AutoDisablePolicy = { failingForMs: 10_000, noticeMs: 4_000, minFailures: 3 };
+const quickDisable: AutoDisablePolicy = { failingForMs: 7_000, noticeMs: 3_000, minFailures: 3 };
 
 let flowlog: TestFlowlog;
 let smtp: SmtpServer;
@@ -406,7 +406,7 @@ describe("D36 a worker SIGKILLed during a drain", () => {
     const { account } = await workspace();
     const hook = await endpoint(200, 3);
     const id = await subscribeWebhook(flowlog.store, account.workspaceId, hook.origin);
-    const count = 300;
+    const count = 200;
     const t0 = Date.now() - 60_000;
     const { store } = flowlog;
     // The endpoint held as three exhausted deliveries hold it, then the outage's deliveries recorded held.
