@@ -63,7 +63,7 @@ export function holdActivities(deps: ActivityDeps) {
     return delivery;
   };
 
-  /** One send of `delivery`, as attempt `attempt` of `series`, heartbeating through it. */
+  /** One send of `delivery`, as attempt `attempt` of `series`; its caller heartbeats. */
   const sendOnce = async (
     delivery: DeliveryWithEvent,
     subscription: SubscriptionForDelivery | undefined,
@@ -71,12 +71,8 @@ export function holdActivities(deps: ActivityDeps) {
     attempt: number,
     last: boolean,
   ) => {
-    const context = Context.current();
     const startedAt = clock();
-    const { channel, result } = await heartbeating(
-      () => context.heartbeat({ deliveryId: delivery.id }),
-      () => sendDelivery(deps, delivery, subscription),
-    );
+    const { channel, result } = await sendDelivery(deps, delivery, subscription);
     const outcome: AttemptOutcome =
       result.outcome === "succeeded"
         ? "succeeded"
@@ -146,7 +142,11 @@ export function holdActivities(deps: ActivityDeps) {
         const continues = oldest.lastAttemptAt !== null && oldest.lastAttemptAt >= heldAt;
         const series = continues ? oldest.lastSeries : oldest.lastSeries + 1;
         const attempt = continues ? oldest.lastAttempt + 1 : 1;
-        const { record, result } = await sendOnce(delivery, subscription, series, attempt, false);
+        const context = Context.current();
+        const { record, result } = await heartbeating(
+          () => context.heartbeat({ deliveryId: delivery.id }),
+          () => sendOnce(delivery, subscription, series, attempt, false),
+        );
         if (result.outcome === "succeeded") {
           await store.deliveries.recordAttempt(record, "succeeded");
           await store.holds.release(subscriptionId);
@@ -170,75 +170,83 @@ export function holdActivities(deps: ActivityDeps) {
      * same delivery id and Idempotency-Key. Three exhaustions in a row hold the endpoint again. Runs for
      * about a minute, then returns "more" for the watcher to run it again.
      */
-    async drainHeldDeliveries({ subscriptionId, heldAt }: HoldWatch): Promise<DrainOutcome> {
+    async drainHeldDeliveries(watch: HoldWatch): Promise<DrainOutcome> {
       const context = Context.current();
-      const deadline = Date.now() + drainRunMs;
-      const subscription = await store.notifications.getForDelivery(subscriptionId);
-      const throttle = subscription?.throttlePerSecond;
       const sent = { succeeded: 0, failed: 0 };
-      const records: RecordedAttempt[] = [];
-      let writtenAt = Date.now();
-      const write = async () => {
-        if (records.length > 0) await store.deliveries.recordAttempts(records.splice(0));
-        writtenAt = Date.now();
-      };
-      const ended = async (outcome: DrainOutcome) => {
-        await write();
-        deps.metrics?.drainRan(outcome, sent);
-        return outcome;
-      };
-      const paced = async () => {
-        if (!throttle) return;
-        for (;;) {
-          const place = await takeEndpointPace(store, subscriptionId, throttle);
-          await context.sleep(place.waitMs);
-          if (place.allowed) return;
-        }
-      };
-      for (;;) {
-        const status = await store.holds.status(subscriptionId);
-        if (status?.heldAt !== heldAt) return ended("over");
-        if (status.state !== "draining") return ended(status.state === "held" ? "held" : "over");
-        const page = await store.holds.oldestHeld(subscriptionId, drainPage);
-        if (page.length === 0) {
-          if (await store.holds.finishDrain(subscriptionId)) return ended("released");
-          continue;
-        }
-        for (const held of page) {
-          if (Date.now() > deadline) return ended("more");
-          const delivery = await loaded(held);
-          const series = held.lastSeries + 1;
-          for (let attempt = 1; ; attempt++) {
-            await paced();
-            const last = attempt >= policy.maxAttempts;
-            const { record, result } = await sendOnce(delivery, subscription, series, attempt, last);
-            context.heartbeat({ deliveryId: delivery.id });
-            if (record.outcome !== "retrying") {
-              const exhausted = record.outcome === "failed" && result.outcome === "retry";
-              records.push({ attempt: record, status: record.outcome, exhausted, drained: true });
-              sent[record.outcome === "succeeded" ? "succeeded" : "failed"]++;
-              if (exhausted) {
-                await write();
-                if ((await store.holds.status(subscriptionId))?.state === "held") return ended("held");
-              }
-              break;
-            }
-            // Written before the wait: a worker lost in it leaves the delivery held, sent again next run.
-            records.push({ attempt: record, status: "held", drained: true });
-            await write();
-            const wait = retryDelayMs(attempt, {
-              retryAfterMs: result.retryAfterMs,
-              scale: policy.delayScale,
-            });
-            await heartbeating(
-              () => context.heartbeat({ deliveryId: delivery.id }),
-              () => context.sleep(wait),
-            );
-          }
-          if (records.length >= recordBatch || Date.now() - writtenAt >= recordEveryMs) await write();
-        }
-        await write();
-      }
+      // One heartbeat timer for the whole run, not one per send: a drain sends hundreds a second.
+      return heartbeating(
+        () => context.heartbeat(sent),
+        () => drainRun(context, watch, sent),
+      );
     },
   };
+
+  async function drainRun(
+    context: Context,
+    { subscriptionId, heldAt }: HoldWatch,
+    sent: { succeeded: number; failed: number },
+  ): Promise<DrainOutcome> {
+    const deadline = Date.now() + drainRunMs;
+    const subscription = await store.notifications.getForDelivery(subscriptionId);
+    const throttle = subscription?.throttlePerSecond;
+    const records: RecordedAttempt[] = [];
+    let writtenAt = Date.now();
+    const write = async () => {
+      if (records.length > 0) await store.deliveries.recordAttempts(records.splice(0));
+      writtenAt = Date.now();
+    };
+    const ended = async (outcome: DrainOutcome) => {
+      await write();
+      deps.metrics?.drainRan(outcome, sent);
+      return outcome;
+    };
+    const paced = async () => {
+      if (!throttle) return;
+      for (;;) {
+        const place = await takeEndpointPace(store, subscriptionId, throttle);
+        await context.sleep(place.waitMs);
+        if (place.allowed) return;
+      }
+    };
+    for (;;) {
+      const status = await store.holds.status(subscriptionId);
+      if (status?.heldAt !== heldAt) return ended("over");
+      if (status.state !== "draining") return ended(status.state === "held" ? "held" : "over");
+      const page = await store.holds.oldestHeld(subscriptionId, drainPage);
+      if (page.length === 0) {
+        if (await store.holds.finishDrain(subscriptionId)) return ended("released");
+        continue;
+      }
+      for (const held of page) {
+        if (Date.now() > deadline) return ended("more");
+        const delivery = await loaded(held);
+        const series = held.lastSeries + 1;
+        for (let attempt = 1; ; attempt++) {
+          await paced();
+          const last = attempt >= policy.maxAttempts;
+          const { record, result } = await sendOnce(delivery, subscription, series, attempt, last);
+          if (record.outcome !== "retrying") {
+            const exhausted = record.outcome === "failed" && result.outcome === "retry";
+            records.push({ attempt: record, status: record.outcome, exhausted, drained: true });
+            sent[record.outcome === "succeeded" ? "succeeded" : "failed"]++;
+            if (exhausted) {
+              await write();
+              if ((await store.holds.status(subscriptionId))?.state === "held") return ended("held");
+            }
+            break;
+          }
+          // Written before the wait: a worker lost in it leaves the delivery held, sent again next run.
+          records.push({ attempt: record, status: "held", drained: true });
+          await write();
+          const wait = retryDelayMs(attempt, {
+            retryAfterMs: result.retryAfterMs,
+            scale: policy.delayScale,
+          });
+          await context.sleep(wait);
+        }
+        if (records.length >= recordBatch || Date.now() - writtenAt >= recordEveryMs) await write();
+      }
+      await write();
+    }
+  }
 }

@@ -26,10 +26,10 @@ const { planEndpointCheck, noticeFailingEndpoint, disableFailingEndpoint, planHo
 /**
  * D36's probe and drain send to the endpoint: they heartbeat, so one lost with its worker is retried
  * within seconds, and the drain resumes from the store. A drain's run lasts about a minute, plus the
- * schedule's waits of the delivery it is on.
+ * schedule's waits of the delivery it is on (four at most, each capped at 10 minutes by D19).
  */
 const { probeHeldEndpoint, drainHeldDeliveries } = proxyActivities<Activities>({
-  startToCloseTimeout: "10 minutes",
+  startToCloseTimeout: "1 hour",
   heartbeatTimeout: "10 seconds",
   retry: { initialInterval: "1 second", maximumInterval: "1 minute" },
 });
