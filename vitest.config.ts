@@ -15,6 +15,7 @@ const onBothStores = [
   "deliveries-filters",
   "endpoint-settings",
   "environment",
+  "hold-and-drain",
   "logs-api",
   "logs-filters",
   "no-activity",

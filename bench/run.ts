@@ -15,6 +15,7 @@ import { ingestPgBench } from "./ingest-pg.js";
 import { listQueryBench } from "./list-query.js";
 import { listQueryPgBench } from "./list-query-pg.js";
 import { logStatsBench } from "./log-stats.js";
+import { outageBench } from "./outage.js";
 import { rateLimitBench } from "./rate-limit.js";
 import { stopShared } from "./support/quick-run.js";
 import { type Bench, formatTable } from "./support/report.js";
@@ -34,6 +35,7 @@ const benches: Bench[] = [
   executionBench,
   fairnessBench,
   deliveryBench,
+  outageBench,
   rateLimitBench,
   clusterBench,
   consoleBench,

@@ -12,10 +12,12 @@ import type {
   NewDelivery,
 } from "../src/store/delivery-rows.js";
 import { type EndpointHealthArea, EndpointHealthStore } from "../src/store/endpoint-health-store.js";
+import { type HoldsArea, HoldsStore } from "../src/store/holds-store.js";
 import { migrations as sqliteMigrations } from "../src/store/migrations.js";
 import { openPostgres } from "../src/store/postgres/database.js";
 import { PostgresDeliveriesStore } from "../src/store/postgres/deliveries-store.js";
 import { PostgresEndpointHealthStore } from "../src/store/postgres/endpoint-health-store.js";
+import { PostgresHoldsStore } from "../src/store/postgres/holds-store.js";
 import { migrations as postgresMigrations } from "../src/store/postgres/migrations.js";
 import type { StoreArea } from "../src/store/store.js";
 import { sharedPostgres } from "./support/shared-postgres.js";
@@ -27,17 +29,20 @@ const server = sharedPostgres();
 interface Areas {
   deliveries: StoreArea<DeliveriesStore>;
   endpointHealth: EndpointHealthArea;
+  holds: HoldsArea;
 }
 
 const kinds = storeKinds<Areas>(
   {
     sqlite: (db) => {
       const endpointHealth = new EndpointHealthStore(db);
-      return { deliveries: new DeliveriesStore(db, endpointHealth), endpointHealth };
+      const holds = new HoldsStore(db);
+      return { deliveries: new DeliveriesStore(db, endpointHealth, holds), endpointHealth, holds };
     },
     postgres: (pool) => {
       const endpointHealth = new PostgresEndpointHealthStore(pool);
-      return { deliveries: new PostgresDeliveriesStore(pool, endpointHealth), endpointHealth };
+      const holds = new PostgresHoldsStore(pool);
+      return { deliveries: new PostgresDeliveriesStore(pool, endpointHealth, holds), endpointHealth, holds };
     },
   },
   () => server,
@@ -454,6 +459,133 @@ describe.each(kinds)("the delivery log on %s (D19, D35, D32)", (kind, open) => {
     });
   });
 
+  describe("the hold (D36)", () => {
+    const holds = () => db.areas.holds;
+    const stateOf = async () => (await holds().status("sub_hook"))?.state;
+    /** A delivery of the subscription that ends failed after its whole schedule, at `at`. */
+    const exhaust = async (at = t0) => {
+      const { id } = await deliveries.createOnce(newDelivery("sub_hook"));
+      await deliveries.recordAttempt(attemptOf(id, "failed", { startedAt: at }), "failed", {
+        exhausted: true,
+      });
+      return id;
+    };
+
+    it("three exhaustions in a row hold the endpoint and take back what they failed; new deliveries are made held", async () => {
+      const exhausted = [await exhaust(), await exhaust(t0 + 1), await exhaust(t0 + 2)];
+      expect(await stateOf()).toBe("held");
+      expect((await holds().status("sub_hook"))?.heldAt).toBe(t0 + 252);
+      for (const id of exhausted) expect(await deliveries.get(id)).toMatchObject({ status: "held" });
+      expect(await deliveries.createOnce(newDelivery("sub_hook"))).toMatchObject({ status: "held" });
+      // The Test RPC's sample goes whatever the state.
+      expect(await deliveries.createOnce(newDelivery("sub_hook", { holdable: false }))).toMatchObject({
+        status: "pending",
+      });
+      expect(await holds().heldCount("sub_hook")).toBe(4);
+    });
+
+    it("takes back exhaustions that ended earlier than one settled before them", async () => {
+      const exhausted = [await exhaust(t0 + 100), await exhaust(t0), await exhaust(t0 + 50)];
+      expect(await stateOf()).toBe("held");
+      expect((await db.areas.endpointHealth.get("sub_hook"))?.run?.failingSince).toBe(t0 + 250);
+      for (const id of exhausted) expect(await deliveries.get(id)).toMatchObject({ status: "held" });
+    });
+
+    it("a success or a 4xx breaks the run: two, a 4xx, two more do not hold", async () => {
+      await exhaust();
+      await exhaust();
+      const { id } = await deliveries.createOnce(newDelivery("sub_hook"));
+      await record(attemptOf(id, "failed", { httpStatus: 410 }));
+      await exhaust();
+      await exhaust();
+      expect(await stateOf()).toBe("active");
+      expect(await deliveries.createOnce(newDelivery("sub_hook"))).toMatchObject({ status: "pending" });
+    });
+
+    it("a pending delivery is held before its attempt only while the endpoint is held", async () => {
+      const { id } = await deliveries.createOnce(newDelivery("sub_hook"));
+      expect(await holds().holdPending(id, t0)).toBe(false);
+      for (let n = 0; n < 3; n++) await exhaust();
+      expect(await holds().holdPending(id, t0)).toBe(true);
+      expect(await deliveries.get(id)).toMatchObject({ status: "held" });
+    });
+
+    it("drains oldest first by event time; the drain ends only when nothing is held", async () => {
+      for (let n = 0; n < 3; n++) await exhaust();
+      const late = await deliveries.createOnce(
+        newDelivery("sub_hook", { event: { id: "evt_early", timestamp: t0 - 5_000 } }),
+      );
+      const oldest = await holds().oldestHeld("sub_hook", 10);
+      expect(oldest[0]?.id).toBe(late.id);
+      expect(oldest[1]).toMatchObject({ lastSeries: 1, lastAttempt: 1 });
+      expect(await holds().release("sub_hook")).toBe(true);
+      expect(await stateOf()).toBe("draining");
+      expect(await deliveries.createOnce(newDelivery("sub_hook"))).toMatchObject({ status: "held" });
+      expect(await holds().finishDrain("sub_hook")).toBe(false);
+      await deliveries.recordAttempts(
+        (await holds().oldestHeld("sub_hook", 100)).map((held) => ({
+          attempt: attemptOf(held.id, "succeeded", { series: held.lastSeries + 1 }),
+          status: "succeeded",
+          drained: true,
+        })),
+      );
+      expect(await holds().finishDrain("sub_hook")).toBe(true);
+      expect(await stateOf()).toBe("active");
+      expect(await deliveries.createOnce(newDelivery("sub_hook"))).toMatchObject({ status: "pending" });
+    });
+
+    it("past either bound the oldest end failed with hold_limit; a disable ends the rest with subscription_disabled", async () => {
+      for (let n = 0; n < 3; n++) await exhaust();
+      for (let n = 1; n <= 5; n++) {
+        await deliveries.createOnce(
+          newDelivery("sub_hook", { event: { id: `evt_b${n}`, timestamp: t0 + n * 1000 } }),
+        );
+      }
+      // 8 held: the three exhausted (events at t0) are older than the age bound, and 2 more are past the count.
+      const trimmed = await holds().trim("sub_hook", { maxDeliveries: 3, maxAgeMs: 500 }, t0 + 501);
+      expect(trimmed).toBe(5);
+      const left = await holds().oldestHeld("sub_hook", 10);
+      expect(left.map((held) => held.eventAt)).toEqual([t0 + 3000, t0 + 4000, t0 + 5000]);
+      const limited = await deliveries.list({ workspaceId, status: "failed" }, 10);
+      expect(limited.every((d) => d.lastError?.startsWith("hold_limit:"))).toBe(true);
+      expect(await holds().abandon("sub_hook", t0 + 600)).toBe(3);
+      expect(await stateOf()).toBe("active");
+      const disabled = await deliveries.list({ workspaceId, status: "failed" }, 10);
+      expect(disabled.filter((d) => d.lastError?.startsWith("subscription_disabled:"))).toHaveLength(3);
+    });
+
+    it("a delivery made while another process ends the drain is either held before the end or made pending", async () => {
+      for (let n = 0; n < 3; n++) await exhaust();
+      await deliveries.recordAttempts(
+        (await holds().oldestHeld("sub_hook", 100)).map((held) => ({
+          attempt: attemptOf(held.id, "succeeded", { series: 2 }),
+          status: "succeeded",
+          drained: true,
+        })),
+      );
+      await holds().release("sub_hook");
+      const others = await Promise.all(Array.from({ length: 4 }, () => db.connect()));
+      const [ender, ...makers] = others as [Areas, ...Areas[]];
+      const made = Promise.all(
+        makers.flatMap((maker) =>
+          Array.from({ length: 10 }, () => maker.deliveries.createOnce(newDelivery("sub_hook"))),
+        ),
+      );
+      let ended = false;
+      while (!ended) {
+        ended = await ender.holds.finishDrain("sub_hook");
+        if (!ended) {
+          for (const held of await ender.holds.oldestHeld("sub_hook", 100)) {
+            await ender.deliveries.recordAttempt(attemptOf(held.id, "succeeded", { series: 2 }), "succeeded");
+          }
+        }
+      }
+      await made;
+      expect(await stateOf()).toBe("active");
+      expect(await holds().heldCount("sub_hook")).toBe(0);
+    });
+  });
+
   describe("redelivery (D19)", () => {
     it("opens the next series of a settled delivery, never of one still running", async () => {
       const { id } = await deliveries.createOnce(newDelivery("sub_hook"));
@@ -568,7 +700,7 @@ const olderKinds: [string, () => Promise<OlderDatabase>][] = [
           db = openDatabase(file);
           expect(db.pragma("foreign_key_check")).toEqual([]);
           return {
-            deliveries: new DeliveriesStore(db, new EndpointHealthStore(db)),
+            deliveries: new DeliveriesStore(db, new EndpointHealthStore(db), new HoldsStore(db)),
             run: async (sql) => void db.exec(sql),
           };
         },
@@ -589,7 +721,11 @@ const olderKinds: [string, () => Promise<OlderDatabase>][] = [
         async upgrade() {
           await pool.end();
           pool = await openPostgres(url);
-          const deliveries = new PostgresDeliveriesStore(pool, new PostgresEndpointHealthStore(pool));
+          const deliveries = new PostgresDeliveriesStore(
+            pool,
+            new PostgresEndpointHealthStore(pool),
+            new PostgresHoldsStore(pool),
+          );
           return { deliveries, run: async (sql) => void (await pool.query(sql)) };
         },
         close: () => pool.end(),

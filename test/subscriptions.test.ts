@@ -89,6 +89,8 @@ describe("subscriptions over REST (D18)", () => {
       updatedAt: expect.stringMatching(isoMs),
       alertStates: [],
       eventTypes: ["workflow.execution.completed", "workflow.alert.fired", "workflow.alert.resolved"],
+      // D36: never held yet, so no heldSince or heldCount (D30).
+      state: "active",
     });
     const read = await call("GET", `${base()}/${subscription.id}`);
     expect(read.status).toBe(200);

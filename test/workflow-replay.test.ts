@@ -13,8 +13,10 @@ import { beforeAll, describe, expect, it } from "vitest";
  * block, started without a state. Issue 49's: starter, an api block answered at once, a response block,
  * started as the API starts one (the state handed over) and as a schedule does (version 0, no state).
  * Issue 51's: a no-activity watcher on the executions' queue (where they ran before), started by a
- * subscription, that looked, fired its alert, delivered it and went to sleep again; and a redelivery
- * whose series the receiver refused with 400, from before a failed series was announced (delivery.failed).
+ * subscription, that looked, fired its alert, delivered it and went to sleep again; a redelivery whose
+ * series the receiver refused with 400, from before a failed series was announced (delivery.failed); and an
+ * endpoint-health watcher of D35 from before D36's hold joined it, that noticed its endpoint, slept, was
+ * woken by a failure and slept again.
  */
 const fixture = (name: string) =>
   temporal.api.history.v1.History.decode(
@@ -69,5 +71,11 @@ describe("Workflow code replays the watchers it ran on the executions' queue (is
 describe("Workflow code replays the deliveries that failed before delivery.failed events (issue 51, D38)", () => {
   it("a redelivery whose series failed, written before a failure was announced, replays as it was written", async () => {
     await expect(replay(fixture("redelivery-failed"))).resolves.toBeUndefined();
+  });
+});
+
+describe("Workflow code replays the endpoint watchers it ran before the hold (issue 51, D36)", () => {
+  it("a D35 watcher that noticed, slept and was woken replays as it was written", async () => {
+    await expect(replay(fixture("watch-endpoint-health-before-hold"))).resolves.toBeUndefined();
   });
 });

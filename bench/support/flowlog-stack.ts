@@ -30,6 +30,8 @@ export interface FlowlogStack {
 }
 
 export interface DevServerStack extends FlowlogStack {
+  /** FLOWLOG_DATA_DIR of its processes: a bench may open the same SQLite store. */
+  dataDir: string;
   /** With the roles in workers of their own: stops the deliveries' worker, or starts it again. */
   deliveriesWorker(running: boolean): Promise<void>;
 }
@@ -107,6 +109,7 @@ export async function startFlowlogStack(
       auth: { "x-api-key": key },
       post: poster(api, key),
       addAccount: () => bootstrapAccount(env),
+      dataDir,
       async deliveriesWorker(run) {
         if (workers === "one worker") throw new Error("the stack's one worker runs both roles");
         if (run) {

@@ -60,9 +60,9 @@ export function ruleText(rule: AlertRule | undefined): string {
 }
 
 export interface SubscriptionStatus {
-  /** Active or Disabled: the word a reader and a screen reader both get. */
-  label: "Active" | "Disabled";
-  /** Why, when flowlog disabled it or its deliveries are failing (D35). */
+  /** Active, Held, Draining or Disabled: the word a reader and a screen reader both get. */
+  label: "Active" | "Held" | "Draining" | "Disabled";
+  /** Why, when flowlog disabled it or its deliveries are failing (D35), held or draining (D36). */
   detail?: string;
 }
 
@@ -73,6 +73,19 @@ export function statusOf(subscription: NotificationSubscription): SubscriptionSt
       label: "Disabled",
       detail: `flowlog disabled it at ${formatTime(subscription.disabledAt)}: ${subscription.disabledReason}`,
     };
+  }
+  // D36: a hold says what waits and since when.
+  const held = formatCount(subscription.heldCount ?? 0);
+  if (subscription.state === "held") {
+    return {
+      label: "Held",
+      detail:
+        `its endpoint keeps failing: ${held} held since ${formatTime(subscription.heldSince)}, ` +
+        "sent once a probe gets through",
+    };
+  }
+  if (subscription.state === "draining") {
+    return { label: "Draining", detail: `its endpoint answers again: ${held} held, sending oldest first` };
   }
   if (!subscription.failingSince) return { label: "Active" };
   return {

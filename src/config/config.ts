@@ -6,6 +6,7 @@ import {
   autoDisablePolicyOf,
   defaultAutoDisableSettings,
 } from "../domain/auto-disable.js";
+import { defaultHoldSettings, type HoldBounds, holdBoundsOf } from "../domain/hold-policy.js";
 import { defaultPlanLimits, type Plan, type PlanTable, plans } from "../limits/plans.js";
 import {
   type ConnectionLimits,
@@ -94,6 +95,8 @@ export interface Config {
   databasePool: DatabasePool;
   /** When a failing webhook or chat endpoint is disabled (D35): its defaults, FLOWLOG_AUTO_DISABLE over them. */
   autoDisable: AutoDisablePolicy;
+  /** How much and how long a held endpoint keeps (D36): its defaults, FLOWLOG_HOLD over them. */
+  hold: HoldBounds;
 }
 
 const booleanString = z
@@ -131,6 +134,14 @@ const planLimitsOverride = jsonText.pipe(
 );
 
 type PlanLimitsOverride = Partial<Record<Plan, z.output<typeof planOverride>>>;
+
+/** FLOWLOG_HOLD (D36): how many deliveries and how many whole hours a held endpoint keeps, each optional. */
+const holdOverride = jsonText.pipe(
+  strictObject(
+    { maxDeliveries: positiveInteger.optional(), maxAgeHours: positiveInteger.optional() },
+    "hold setting",
+  ).transform((override) => withOverride(defaultHoldSettings, override)),
+);
 
 /** FLOWLOG_AUTO_DISABLE (D35): whole hours and a count, each optional; the notice must precede the limit. */
 const autoDisableOverride = jsonText.pipe(
@@ -234,6 +245,7 @@ const envSchema = z.object({
   FLOWLOG_CONNECTIONS: optionalString.pipe(jsonText.pipe(connectionLimitsOverride).optional()),
   FLOWLOG_DATABASE_POOL: optionalString.pipe(jsonText.pipe(databasePoolOverride).optional()),
   FLOWLOG_AUTO_DISABLE: optionalString.pipe(autoDisableOverride.optional()),
+  FLOWLOG_HOLD: optionalString.pipe(holdOverride.optional()),
 });
 
 export class ConfigError extends Error {
@@ -285,6 +297,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       e.FLOWLOG_DATABASE_POOL as DatabasePoolOverride | undefined,
     ),
     autoDisable: autoDisablePolicyOf(e.FLOWLOG_AUTO_DISABLE ?? defaultAutoDisableSettings),
+    hold: holdBoundsOf(e.FLOWLOG_HOLD ?? defaultHoldSettings),
   };
 }
 

@@ -72,6 +72,24 @@ export class ProcessMetrics {
     labelNames: ["channel", "outcome"] as const,
     registers: [this.registry],
   });
+  private readonly held = new Counter({
+    name: "flowlog_deliveries_held_total",
+    help: "Deliveries whose series stopped before an attempt because their endpoint was held (D36), by channel.",
+    labelNames: ["channel"] as const,
+    registers: [this.registry],
+  });
+  private readonly drains = new Counter({
+    name: "flowlog_drains_total",
+    help: "Runs of a held endpoint's drain (D36), by how each ended: released (nothing left), held again, more to send, over (not draining).",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
+  private readonly drained = new Counter({
+    name: "flowlog_drained_deliveries_total",
+    help: "Held deliveries a drain sent (D36), by outcome.",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
   private readonly roles = new Gauge({
     name: "flowlog_worker_role",
     help: "1 for each role the worker runs (issue 51): executions, deliveries.",
@@ -124,6 +142,21 @@ export class ProcessMetrics {
     this.deliveryAttempts.inc({ channel, outcome });
     if (outcome !== "retrying")
       this.deliveries.inc({ channel, outcome: outcome === "succeeded" ? "succeeded" : "failed" });
+  }
+
+  /** D36: a series found its endpoint held and stopped without an attempt. */
+  deliveryHeld(channel: string): void {
+    this.held.inc({ channel });
+  }
+
+  /** D36: a drain's run ended; `sent` of its deliveries ended succeeded or failed. */
+  drainRan(
+    outcome: "released" | "held" | "more" | "over",
+    sent: { succeeded: number; failed: number },
+  ): void {
+    this.drains.inc({ outcome });
+    this.drained.inc({ outcome: "succeeded" }, sent.succeeded);
+    this.drained.inc({ outcome: "failed" }, sent.failed);
   }
 
   /** What the worker polls (FLOWLOG_WORKER_ROLES), so dashboards can tell its replicas apart. */

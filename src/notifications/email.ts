@@ -7,6 +7,7 @@ import type { AlertFiredEvent, AlertResolvedEvent } from "./alert-event.js";
 import { type DeliveryFailedEvent, deliveryFailedTitle } from "./delivery-failed-event.js";
 import { type EndpointNoticeEvent, endpointFailingEventType } from "./endpoint-notice.js";
 import { type CompletionEvent, logUrlOf } from "./event.js";
+import { type HoldNoticeEvent, holdNoticeAdvice, holdNoticeTitle } from "./hold-notice.js";
 import { type AttemptResult, snippetOfBytes } from "./http-channel.js";
 
 /** A rendered notification e-mail: D20 sends both parts so every mail client shows the same facts. */
@@ -177,6 +178,22 @@ export function buildEndpointNoticeEmail(event: EndpointNoticeEvent): EmailConte
         ? "Make the endpoint answer 2xx: one successful delivery resets the count."
         : "Fix the endpoint, then enable the subscription again (:enable), which resets the count.",
     },
+  ];
+  return { subject, text: renderText(subject, rows, []), html: renderHtml(subject, rows, []) };
+}
+
+/** D36's held, released and disabled events: the endpoint, its hold and what the owner can do. */
+export function buildHoldNoticeEmail(event: HoldNoticeEvent): EmailContent {
+  const { data } = event;
+  const subject = oneLine(holdNoticeTitle(event));
+  const rows: Row[] = [
+    { label: "Endpoint", value: data.endpoint },
+    { label: "Channel", value: data.channel },
+    { label: "Subscription", value: data.subscriptionId },
+    { label: "Held since", value: data.heldSince ?? "not held" },
+    { label: "Held deliveries", value: String(data.heldDeliveries) },
+    { label: "Last error", value: data.lastError ?? "none recorded" },
+    { label: "What to do", value: holdNoticeAdvice(event) },
   ];
   return { subject, text: renderText(subject, rows, []), html: renderHtml(subject, rows, []) };
 }

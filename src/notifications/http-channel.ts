@@ -8,6 +8,7 @@ import type { SignatureScheme } from "../store/subscriptions-store.js";
 import type { AlertFiredEvent, AlertResolvedEvent } from "./alert-event.js";
 import type { DeliveryFailedEvent } from "./delivery-failed-event.js";
 import type { CompletionEvent } from "./event.js";
+import type { HoldNoticeEvent } from "./hold-notice.js";
 import { signWebhook } from "./signature.js";
 import { standardWebhookHeaders } from "./standard-webhooks.js";
 
@@ -93,7 +94,7 @@ export interface WebhookAttempt {
   /** D38: the subscription's own headers; the delivery's own (refused by the API) would win. */
   headers?: Readonly<Record<string, string>>;
   /** Any event type (D21, D34): the body is the event, whichever it is, and `service-event` names its type. */
-  event: CompletionEvent | AlertFiredEvent | AlertResolvedEvent | DeliveryFailedEvent;
+  event: CompletionEvent | AlertFiredEvent | AlertResolvedEvent | DeliveryFailedEvent | HoldNoticeEvent;
   /** The delivery's id: service-delivery-id and Idempotency-Key, the same on every attempt (D19). */
   deliveryId: string;
   allowPrivateNetworks: boolean;

@@ -6,6 +6,13 @@ import {
   isDeliveryFailedEvent,
 } from "./delivery-failed-event.js";
 import type { CompletionEvent } from "./event.js";
+import {
+  type HoldNoticeEvent,
+  holdNoticeAdvice,
+  holdNoticeTitle,
+  isHoldNotice,
+  subscriptionReleasedEventType,
+} from "./hold-notice.js";
 import { type AttemptResult, postJson } from "./http-channel.js";
 
 /** Slack's documented Block Kit limits the message is built to (D20). */
@@ -100,7 +107,7 @@ export function buildSlackMessage(event: CompletionEvent, context: SlackMessageC
 export interface SlackAttempt extends SlackMessageContext {
   /** The incoming-webhook URL; it is the credential, so it never appears in an error (D24). */
   url: string;
-  event: CompletionEvent | AlertFiredEvent | AlertResolvedEvent | DeliveryFailedEvent;
+  event: CompletionEvent | AlertFiredEvent | AlertResolvedEvent | DeliveryFailedEvent | HoldNoticeEvent;
   allowPrivateNetworks: boolean;
   /** D26: quotas.replyBytes.delivery. */
   replyLimitBytes: number;
@@ -195,6 +202,34 @@ export function buildSlackDeliveryFailedMessage(event: DeliveryFailedEvent): Sla
   };
 }
 
+/** D36's held, released and disabled events as a chat message: red while held, green once released. */
+export function buildSlackHoldMessage(event: HoldNoticeEvent): SlackMessage {
+  const { data } = event;
+  const title = holdNoticeTitle(event);
+  const fallback = escaped(title);
+  const details: SlackBlock[] = [
+    { type: "section", text: mrkdwn(truncated(escaped(holdNoticeAdvice(event)), slackLimits.sectionText)) },
+    {
+      type: "section",
+      fields: [
+        field("Subscription", data.subscriptionId),
+        field("Held since", data.heldSince ?? "not held"),
+        field("Held deliveries", String(data.heldDeliveries)),
+        field("Last error", data.lastError ?? "none recorded"),
+      ],
+    },
+  ];
+  return {
+    text: fallback,
+    blocks: [
+      { type: "header", text: { type: "plain_text", text: truncated(title, slackLimits.headerText) } },
+    ],
+    attachments: [
+      { color: event.type === subscriptionReleasedEventType ? "good" : "danger", fallback, blocks: details },
+    ],
+  };
+}
+
 /**
  * One chat attempt, through the same plumbing and classification as webhooks (D20): Slack acknowledges with
  * 200 "ok", answers 429 and 5xx when it wants a retry, and 4xx (invalid_payload, no_service, ...) otherwise.
@@ -203,11 +238,13 @@ export function sendSlackAttempt(attempt: SlackAttempt): Promise<AttemptResult> 
   const { event } = attempt;
   const message = isDeliveryFailedEvent(event)
     ? buildSlackDeliveryFailedMessage(event)
-    : event.type === alertFiredEventType
-      ? buildSlackAlertMessage(event)
-      : event.type === alertResolvedEventType
-        ? buildSlackResolvedMessage(event)
-        : buildSlackMessage(event, attempt);
+    : isHoldNotice(event)
+      ? buildSlackHoldMessage(event)
+      : event.type === alertFiredEventType
+        ? buildSlackAlertMessage(event)
+        : event.type === alertResolvedEventType
+          ? buildSlackResolvedMessage(event)
+          : buildSlackMessage(event, attempt);
   return postJson(attempt.url, JSON.stringify(message), {
     allowPrivateNetworks: attempt.allowPrivateNetworks,
     replyLimitBytes: attempt.replyLimitBytes,

@@ -2,6 +2,7 @@ import type { Statement } from "better-sqlite3";
 import type { Db } from "./database.js";
 import {
   type AttemptKey,
+  type AttemptSettling,
   type DeliveryAttemptRecord,
   type DeliveryFilter,
   type DeliveryKey,
@@ -12,7 +13,9 @@ import {
   deliveryListQuery,
   deliverySql,
   deliveryWithEvent,
+  insertParameters,
   type NewDelivery,
+  type RecordedAttempt,
   type RecoveryWindow,
   type Reopening,
   recoveryPageParams,
@@ -21,6 +24,7 @@ import {
   type SeriesRow,
 } from "./delivery-rows.js";
 import type { EndpointHealthStore } from "./endpoint-health-store.js";
+import type { HoldsStore } from "./holds-store.js";
 
 /** The delivery log (issue 5, item 7): deliveries and each of their attempts. */
 export class DeliveriesStore {
@@ -31,6 +35,7 @@ export class DeliveriesStore {
   constructor(
     private readonly db: Db,
     private readonly endpointHealth: EndpointHealthStore,
+    private readonly holds: HoldsStore,
   ) {
     this.statements = {
       statusOf: db.prepare("SELECT status, subscription_id AS subscriptionId FROM deliveries WHERE id = ?"),
@@ -54,7 +59,7 @@ export class DeliveriesStore {
    * or retried fan-out gets the first row back, with its id and event, and never a second delivery.
    */
   async createOnce(delivery: NewDelivery): Promise<DeliveryWithEvent> {
-    this.statements.insert.run({ ...delivery, eventJson: JSON.stringify(delivery.event) });
+    this.statements.insert.run(insertParameters(delivery));
     const row = this.statements.byEvent.get(delivery) as DeliveryRow;
     return deliveryWithEvent(row);
   }
@@ -124,22 +129,44 @@ export class DeliveriesStore {
    * transaction and only on the change of status, so a write repeated by a retry counts nothing twice.
    * True when that counted a failure.
    */
-  async recordAttempt(attempt: DeliveryAttemptRecord, status: DeliveryStatus): Promise<boolean> {
+  async recordAttempt(
+    attempt: DeliveryAttemptRecord,
+    status: DeliveryStatus,
+    settling: AttemptSettling = {},
+  ): Promise<boolean> {
     // IMMEDIATE: it reads before it writes, and a deferred transaction that another process's commit
     // overtakes in between fails at once (SQLITE_BUSY) instead of waiting: the attempt, already sent,
     // would be sent again by the activity's retry.
-    return this.db
-      .transaction(() => {
-        const before = this.statements.statusOf.get(attempt.deliveryId) as
-          | { status: DeliveryStatus; subscriptionId: string }
-          | undefined;
-        const now = attempt.startedAt + attempt.durationMs;
-        this.statements.upsertAttempt.run(attempt);
-        this.statements.settle.run({ id: attempt.deliveryId, status, error: attempt.error, now });
-        if (!before || before.status === status) return false;
-        return this.endpointHealth.settled(before.subscriptionId, status, now, attempt.error);
-      })
-      .immediate();
+    return this.db.transaction(() => this.record({ attempt, status, ...settling })).immediate();
+  }
+
+  /**
+   * Records a drain's attempts (D36) in one transaction, each as recordAttempt would, in order: a drain
+   * sends hundreds a second and writes them in batches. How many failures that counted (D35).
+   */
+  async recordAttempts(records: readonly RecordedAttempt[]): Promise<number> {
+    return this.db.transaction(() => records.filter((record) => this.record(record)).length).immediate();
+  }
+
+  private record({ attempt, status, exhausted = false, drained = false }: RecordedAttempt): boolean {
+    const before = this.statements.statusOf.get(attempt.deliveryId) as
+      | { status: DeliveryStatus; subscriptionId: string }
+      | undefined;
+    const now = attempt.startedAt + attempt.durationMs;
+    this.statements.upsertAttempt.run(attempt);
+    this.statements.settle.run({ id: attempt.deliveryId, status, error: attempt.error, now });
+    if (!before || before.status === status) return false;
+    const counted = this.endpointHealth.settled(before.subscriptionId, status, now, attempt.error);
+    const { subscriptionId } = before;
+    this.holds.settled({
+      subscriptionId,
+      deliveryId: attempt.deliveryId,
+      status,
+      exhausted,
+      drained,
+      at: now,
+    });
+    return counted;
   }
 
   /**

@@ -41,7 +41,25 @@ export interface DeliveryWithEvent extends DeliveryRecord {
 export type NewDelivery = Pick<
   DeliveryWithEvent,
   "id" | "eventId" | "eventType" | "subscriptionId" | "workspaceId" | "logId" | "event" | "createdAt"
->;
+> & {
+  /**
+   * D36: false for a delivery that must go now whatever its endpoint's state (the Test RPC's sample);
+   * otherwise a delivery made while its endpoint is held or draining is recorded `held`.
+   */
+  holdable?: boolean;
+};
+
+/** The parameters of deliverySql.insert, both stores': the event as JSON, its time, whether it may be held. */
+export function insertParameters(delivery: NewDelivery): Record<string, unknown> {
+  const { timestamp } = delivery.event as { timestamp?: unknown };
+  return {
+    ...delivery,
+    eventJson: JSON.stringify(delivery.event),
+    // D36: a drain goes oldest first by the event's time (an execution's end); a sample has its own.
+    eventAt: typeof timestamp === "number" ? timestamp : delivery.createdAt,
+    holdable: delivery.holdable === false ? 0 : 1,
+  };
+}
 
 /** One attempt of one series; a redelivery starts series + 1 (D19: every attempt is recorded). */
 export interface DeliveryAttemptRecord {
@@ -55,6 +73,20 @@ export interface DeliveryAttemptRecord {
   /** The first 1 KB of the response. */
   responseSnippet: string | null;
   error: string | null;
+}
+
+/** How an attempt settled its delivery, as D36's hold counts it. */
+export interface AttemptSettling {
+  /** The delivery ended failed after its whole schedule on retryable outcomes. */
+  exhausted?: boolean;
+  /** A drain sent it (D36). */
+  drained?: boolean;
+}
+
+/** One attempt to record with the status it leaves its delivery in. */
+export interface RecordedAttempt extends AttemptSettling {
+  attempt: DeliveryAttemptRecord;
+  status: DeliveryStatus;
 }
 
 /** Where an attempt stands in its delivery's log; pages of attempts are read by it (D40). */
@@ -91,13 +123,25 @@ const deliveryColumns = `id, event_id AS "eventId", event_type AS "eventType", s
 const attemptColumns = `delivery_id AS "deliveryId", series, attempt, started_at AS "startedAt",
   duration_ms AS "durationMs", outcome, http_status AS "httpStatus", response_snippet AS "responseSnippet", error`;
 
+/**
+ * D19: one delivery per (event, subscription); a second insert of the pair leaves the first. D36: made
+ * `held` while its endpoint is held or draining, decided in the insert itself from the subscription's row,
+ * so that a drain that finds nothing left and ends the hold can never miss it. `lock` is PostgreSQL's
+ * `FOR SHARE`: the insert then waits for a drain's end, and reads the state it left.
+ */
+export function deliveryInsertSql(lock: string): string {
+  return `INSERT INTO deliveries (id, event_id, event_type, subscription_id, workspace_id, log_id, event_json,
+      status, created_at, updated_at, event_at)
+    SELECT CAST(@id AS text), CAST(@eventId AS text), CAST(@eventType AS text), s.id,
+      CAST(@workspaceId AS text), CAST(@logId AS text), CAST(@eventJson AS text),
+      CASE WHEN s.hold_state <> 'active' AND @holdable = 1 THEN 'held' ELSE 'pending' END,
+      CAST(@createdAt AS bigint), CAST(@createdAt AS bigint), CAST(@eventAt AS bigint)
+    FROM notification_subscriptions s WHERE s.id = @subscriptionId ${lock}
+    ON CONFLICT (event_id, subscription_id) DO NOTHING`;
+}
+
 export const deliverySql = {
-  /** D19: one delivery per (event, subscription); a second insert of the pair leaves the first. */
-  insert: `INSERT INTO deliveries (id, event_id, event_type, subscription_id, workspace_id, log_id, event_json,
-      status, created_at, updated_at)
-    VALUES (@id, @eventId, @eventType, @subscriptionId, @workspaceId, @logId, @eventJson, 'pending',
-      @createdAt, @createdAt)
-    ON CONFLICT (event_id, subscription_id) DO NOTHING`,
+  insert: deliveryInsertSql(""),
   byEvent: `SELECT ${deliveryColumns}, event_json AS "eventJson" FROM deliveries
     WHERE event_id = @eventId AND subscription_id = @subscriptionId`,
   byId: `SELECT ${deliveryColumns}, event_json AS "eventJson" FROM deliveries WHERE id = @id`,

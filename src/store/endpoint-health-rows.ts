@@ -26,8 +26,13 @@ export const endpointHealthSql = {
   byId: `SELECT id, workspace_id, channel, config_json, active, deleted_at, failing_since, failed_deliveries,
       disable_notice_at, last_failure
     FROM notification_subscriptions WHERE id = @id`,
+  /**
+   * The run begins at its earliest failure, whichever commits first: attempts that end together settle in
+   * any order, and D36 takes back every exhausted delivery settled since the run began.
+   */
   failed: `UPDATE notification_subscriptions
-    SET failing_since = coalesce(failing_since, @at), failed_deliveries = failed_deliveries + 1,
+    SET failing_since = CASE WHEN failing_since IS NULL OR @at < failing_since THEN @at ELSE failing_since END,
+      failed_deliveries = failed_deliveries + 1,
       last_failure = @error
     WHERE id = @id AND channel IN ${watchedChannels} AND deleted_at IS NULL`,
   succeeded: `UPDATE notification_subscriptions

@@ -49,6 +49,14 @@ export class EndpointHealthStore {
     return this.statements.failed.run({ id: subscriptionId, at, error }).changes > 0;
   }
 
+  /**
+   * D36: a probe of a held endpoint failed. It extends the run as a failed delivery does, so D35 still
+   * disables an endpoint that fails for days while its deliveries wait unattempted.
+   */
+  async probeFailed(subscriptionId: string, at: number, error: string | null): Promise<void> {
+    this.statements.failed.run({ id: subscriptionId, at, error });
+  }
+
   /** Records the advance notice of this run; false when it was already sent, or the run is over. */
   async claimNotice(subscriptionId: string, failingSince: number, at: number): Promise<boolean> {
     return this.statements.claimNotice.run({ id: subscriptionId, failingSince, at }).changes > 0;

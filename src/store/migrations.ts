@@ -450,6 +450,21 @@ export const migrations: readonly string[] = [
   ALTER TABLE notification_subscriptions ADD COLUMN throttle_per_second INTEGER;
   ALTER TABLE notification_subscriptions ADD COLUMN headers_sealed BLOB;
   `,
+  `
+  -- D36: a webhook or chat subscription is active, held (its new deliveries wait, a probe tries the endpoint)
+  -- or draining (the probe got through: what waited is sent oldest first); since when it is held; and how
+  -- many of its deliveries in a row ended failed after their whole schedule on retryable outcomes.
+  ALTER TABLE notification_subscriptions ADD COLUMN hold_state TEXT NOT NULL DEFAULT 'active'
+    CHECK (hold_state IN ('active', 'held', 'draining'));
+  ALTER TABLE notification_subscriptions ADD COLUMN held_at INTEGER;
+  ALTER TABLE notification_subscriptions ADD COLUMN exhausted_in_row INTEGER NOT NULL DEFAULT 0;
+  -- A delivery's event time orders a drain (the deliveries before took their creation's, within ms of it),
+  -- and exhausted marks one that failed after its whole schedule on retryable outcomes: a hold takes it back.
+  ALTER TABLE deliveries ADD COLUMN event_at INTEGER;
+  UPDATE deliveries SET event_at = created_at;
+  ALTER TABLE deliveries ADD COLUMN exhausted INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX deliveries_in_hold_order ON deliveries (subscription_id, status, event_at, id);
+  `,
 ];
 
 /**

@@ -7,6 +7,7 @@ import { type Db, databaseFile, openDatabase } from "./database.js";
 import { DeliveriesStore } from "./deliveries-store.js";
 import { type EndpointHealthArea, EndpointHealthStore } from "./endpoint-health-store.js";
 import { EnvironmentStore } from "./environment-store.js";
+import { type HoldsArea, HoldsStore } from "./holds-store.js";
 import { InactivityStore } from "./inactivity-store.js";
 import { LogStatsThreads } from "./log-stats-thread.js";
 import { LogsStore } from "./logs-store.js";
@@ -46,6 +47,8 @@ export interface Store {
   deliveries: StoreArea<DeliveriesStore>;
   /** D35: the runs of failed deliveries that can disable a webhook or chat endpoint. */
   endpointHealth: EndpointHealthArea;
+  /** D36: a failing endpoint's hold, its probe's and its drain's queue. */
+  holds: HoldsArea;
   inactivity: StoreArea<InactivityStore>;
   alerts: StoreArea<AlertsStore>;
   /** Rejects when the database cannot answer now: what a process's readiness probe asks (issue 16). */
@@ -71,6 +74,7 @@ export function openStore(location: StoreLocation): Store {
   const db: Db = openDatabase(file);
   const state: Db = openStateDatabase(file);
   const endpointHealth = new EndpointHealthStore(db);
+  const holds = new HoldsStore(db);
   const reads = location.reads ?? defaultQuotas.reads;
   const statsThreads = new LogStatsThreads(file, {
     timeoutMs: reads.statsTimeoutMs,
@@ -87,8 +91,9 @@ export function openStore(location: StoreLocation): Store {
     rateLimits: new RateLimitStore(db, state),
     usage: new UsageStore(db),
     notifications: new SubscriptionsStore(db, masterKey),
-    deliveries: new DeliveriesStore(db, endpointHealth),
+    deliveries: new DeliveriesStore(db, endpointHealth, holds),
     endpointHealth,
+    holds,
     inactivity: new InactivityStore(db),
     alerts: new AlertsStore(db),
     ping: async () => {

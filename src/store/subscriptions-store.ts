@@ -1,5 +1,6 @@
 import type { AlertRuleRecord } from "../domain/alert-rules.js";
 import { defaultEventTypes, type SubscribableEventType } from "../domain/event-types.js";
+import type { HoldState } from "../domain/hold-policy.js";
 import {
   admitsExecution,
   type ExecutionFacts,
@@ -94,6 +95,10 @@ export interface SubscriptionRecord extends SubscriptionSettings {
   /** D35: why flowlog disabled the subscription itself; null when active or disabled by a client. */
   disabledReason: string | null;
   disabledAt: number | null;
+  /** D36: active, held (its deliveries wait for its endpoint) or draining (they are being sent). */
+  holdState: HoldState;
+  /** D36: when the current hold began; null while active. */
+  heldAt: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -145,6 +150,8 @@ export interface SubscriptionRow {
   event_types_json: string;
   throttle_per_second: number | null;
   headers_sealed: Buffer | null;
+  hold_state: HoldState;
+  held_at: number | null;
   created_at: number;
   updated_at: number;
   deleted_at: number | null;
@@ -569,6 +576,8 @@ export function toRecord(row: SubscriptionRow): SubscriptionRecord {
     failedDeliveries: row.failed_deliveries,
     disabledReason: row.disabled_reason,
     disabledAt: row.disabled_at,
+    holdState: row.hold_state,
+    heldAt: row.held_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -76,3 +76,6 @@ export function fanOutSearchAttributes(targets: readonly DeliveryTarget[]) {
     { key: flowlogSearchAttributes.deliveryIds, value: targets.map((t) => t.deliveryId) },
   ];
 }
+
+/** D36: an attempt series stopped before its attempt because its endpoint is held; the drain sends it. */
+export const deliveryHeldFailure = "DeliveryHeld";

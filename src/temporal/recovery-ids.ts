@@ -37,7 +37,10 @@ export interface RecoveryScope {
 export interface RecoveryCounts {
   succeeded: number;
   failed: number;
-  /** At their last series (D40), or no longer failed when the job reached them. */
+  /**
+   * At their last series (D40), no longer failed when the job reached them, or held when their endpoint
+   * was held meanwhile (D36: its drain sends them).
+   */
   skipped: number;
 }
 

@@ -453,6 +453,57 @@ describe("failing endpoints (D35)", () => {
   });
 });
 
+describe("held endpoints (D36)", () => {
+  it("shows a held subscription's state and how many deliveries wait, on the subscription and in the list", async () => {
+    const hook = await acknowledging();
+    const { subscription } = await createOverApi({
+      channel: "webhook",
+      webhook: { url: hook.origin },
+      workflowIds: [workflowId],
+    });
+    // Three deliveries that ran out of schedule on 503s, as the delivery log records them: the hold.
+    const at = Date.now();
+    for (let n = 0; n < 3; n++) {
+      const eventId = newId("evt");
+      const delivery = await flowlog.store.deliveries.createOnce({
+        id: newId("dlv"),
+        eventId,
+        eventType: "workflow.execution.completed",
+        subscriptionId: subscription.id,
+        workspaceId: account.workspaceId,
+        logId: null,
+        event: { id: eventId, type: "workflow.execution.completed", timestamp: at + n, data: {} },
+        createdAt: at + n,
+      });
+      await flowlog.store.deliveries.recordAttempt(
+        {
+          deliveryId: delivery.id,
+          series: 1,
+          attempt: 5,
+          startedAt: at + n,
+          durationMs: 1,
+          outcome: "failed",
+          httpStatus: 503,
+          responseSnippet: null,
+          error: "receiver answered 503 Service Unavailable",
+        },
+        "failed",
+        { exhausted: true },
+      );
+    }
+    expect(await read(subscription.id)).toMatchObject({ state: "held", heldCount: 3 });
+
+    const { page, problems } = await openPage(`subscriptions/${subscription.id}`);
+    const status = page.locator("dl.facts dd").first();
+    await expect
+      .poll(() => status.textContent())
+      .toMatch(/^Held — its endpoint keeps failing: 3 held since .*, sent once a probe gets through$/);
+    await page.goto(`${flowlog.server.url}/#/subscriptions?ws=${account.workspaceId}`);
+    await expect.poll(() => page.getByText(/^Held$/).count()).toBeGreaterThan(0);
+    expect(problems).toEqual([]);
+  });
+});
+
 describe("recovering failed deliveries (D37)", () => {
   it("previews a window, recovers it with progress, and cancels a job under way", async () => {
     const hook = await acknowledging();

@@ -2,7 +2,8 @@
  * A flowlog worker in a process of its own, for tests that kill it or run several: `node --import tsx`
  * this file with <address> <namespace> <taskQueue> <dataDir>. Its store is the SQLite file in dataDir,
  * or the database of FLOWLOG_DATABASE_URL (with FLOWLOG_MASTER_KEY) when the environment sets one, as a
- * test store's `env` does (test-store.ts). It prints "ready" once it polls.
+ * test store's `env` does (test-store.ts); FLOWLOG_TEST_DELAY_SCALE scales the delivery schedule and the
+ * hold's probe (D19, D36). It prints "ready" once it polls.
  */
 
 import { workflowBundlePath } from "../../scripts/build.mjs";
@@ -11,6 +12,9 @@ import { openConfiguredStore } from "../../src/store/open-store.js";
 import { createFlowlogWorker } from "../../src/temporal/worker.js";
 
 const [address = "", namespace = "", taskQueue = "", dataDir = ""] = process.argv.slice(2);
+const delayScale = process.env.FLOWLOG_TEST_DELAY_SCALE
+  ? Number(process.env.FLOWLOG_TEST_DELAY_SCALE)
+  : undefined;
 const store = await openConfiguredStore({
   dataDir,
   databaseUrl: process.env.FLOWLOG_DATABASE_URL,
@@ -20,7 +24,15 @@ const worker = await createFlowlogWorker({
   address,
   namespace,
   taskQueue,
-  deps: { store, allowPrivateNetworks: true, planLimits: defaultPlanLimits },
+  deps: {
+    store,
+    allowPrivateNetworks: true,
+    planLimits: defaultPlanLimits,
+    // D19's and D36's waits shrunk for a test that needs hours to pass in seconds.
+    ...(delayScale === undefined
+      ? {}
+      : { notifications: { publicBaseUrl: "", smtpUrl: undefined, mailFrom: "", delivery: { delayScale } } }),
+  },
   // The replacement worker takes over the workflow soon after this one dies.
   stickyQueueScheduleToStartTimeoutMs: 1_000,
   // The build's bundle, as startWorker's (engine.ts): a killed worker's replacement starts in less time.

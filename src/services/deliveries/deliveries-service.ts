@@ -167,6 +167,8 @@ export function createDeliveriesService(
         logId: null,
         event,
         createdAt: now,
+        // D36: a test goes now, held endpoint or not: it is how an owner checks the endpoint is back.
+        holdable: false,
       });
       const target = {
         deliveryId: delivery.id,

@@ -11,12 +11,13 @@ import { isoFromMs } from "../../util/time.js";
 /**
  * A subscription as the API shows it: the webhook secret only as hasSecret (D18, D24), its headers only by
  * name (D38), until when a replaced secret still signs if `now` is within a rotation's grace period (D33),
- * and when its rule last fired for each workflow (D21).
+ * when its rule last fired for each workflow (D21), and its hold with the count of deliveries in it (D36).
  */
 export function subscriptionView(
   subscription: SubscriptionRecord,
   alertStates: readonly AlertStateRecord[],
   now: number,
+  heldCount = 0,
 ): NotificationSubscription {
   const { alertRule, config, include } = subscription;
   const view = create(NotificationSubscriptionSchema, {
@@ -54,6 +55,9 @@ export function subscriptionView(
           failingSince: isoFromMs(subscription.failingSince),
           failedDeliveries: subscription.failedDeliveries,
         }),
+    // D36: the hold's start and what waits in it only while there is one (D30).
+    state: subscription.holdState,
+    ...(subscription.heldAt === null ? {} : { heldSince: isoFromMs(subscription.heldAt), heldCount }),
     createdAt: isoFromMs(subscription.createdAt),
     updatedAt: isoFromMs(subscription.updatedAt),
     alertStates: alertStates.map((state) => ({

@@ -43,7 +43,13 @@ export function createSubscriptionsService({
 }: SubscriptionsServiceDependencies): Handlers {
   const subscriptions = store.notifications;
   const view = async (subscription: SubscriptionRecord) =>
-    subscriptionView(subscription, await store.alerts.states(subscription.id), clock());
+    subscriptionView(
+      subscription,
+      await store.alerts.states(subscription.id),
+      clock(),
+      // D36: counted only while there is a hold.
+      subscription.heldAt === null ? 0 : await store.holds.heldCount(subscription.id),
+    );
   /** D21: a no_activity rule is checked by time, so saving or enabling one makes sure its watchers run. */
   const watched = async (subscription: SubscriptionRecord) => {
     await ensureInactivityWatchers(temporal, store, subscription, clock());

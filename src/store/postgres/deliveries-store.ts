@@ -1,6 +1,7 @@
 import type { DeliveriesStore } from "../deliveries-store.js";
 import type {
   AttemptKey,
+  AttemptSettling,
   DeliveryAttemptRecord,
   DeliveryFilter,
   DeliveryKey,
@@ -8,14 +9,17 @@ import type {
   DeliveryStatus,
   DeliveryWithEvent,
   NewDelivery,
+  RecordedAttempt,
   RecoveryWindow,
   Reopening,
 } from "../delivery-rows.js";
 import {
   type DeliveryRow,
+  deliveryInsertSql,
   deliveryListQuery,
   deliverySql,
   deliveryWithEvent,
+  insertParameters,
   recoveryPageParams,
   recoverySql,
   reopening,
@@ -23,13 +27,14 @@ import {
 } from "../delivery-rows.js";
 import type { StoreArea } from "../store.js";
 import { deliveriesOverTime } from "../tenant-reads.js";
-import { type PostgresPool, withTransaction } from "./database.js";
+import { type PostgresPool, type Queryable, withTransaction } from "./database.js";
 import type { PostgresEndpointHealthStore } from "./endpoint-health-store.js";
+import type { PostgresHoldsStore } from "./holds-store.js";
 import { namedStatement } from "./named-parameters.js";
 import { TenantReads } from "./tenant-reads.js";
 
 const statements = {
-  insert: namedStatement(deliverySql.insert),
+  insert: namedStatement(deliveryInsertSql("FOR SHARE OF s")),
   byEvent: namedStatement(deliverySql.byEvent),
   byId: namedStatement(deliverySql.byId),
   attemptsOf: namedStatement(deliverySql.attemptsOf),
@@ -62,6 +67,7 @@ export class PostgresDeliveriesStore implements StoreArea<DeliveriesStore> {
   constructor(
     private readonly pool: PostgresPool,
     private readonly endpointHealth: PostgresEndpointHealthStore,
+    private readonly holds: PostgresHoldsStore,
     private readonly reads = TenantReads.on(pool),
   ) {}
 
@@ -71,7 +77,7 @@ export class PostgresDeliveriesStore implements StoreArea<DeliveriesStore> {
    * own, so it sees the row whichever process wrote it.
    */
   async createOnce(delivery: NewDelivery): Promise<DeliveryWithEvent> {
-    await this.pool.query(statements.insert({ ...delivery, eventJson: JSON.stringify(delivery.event) }));
+    await this.pool.query(statements.insert(insertParameters(delivery)));
     const { rows } = await this.pool.query<DeliveryRow>(statements.byEvent(delivery));
     return deliveryWithEvent(rows[0] as DeliveryRow);
   }
@@ -133,18 +139,46 @@ export class PostgresDeliveriesStore implements StoreArea<DeliveriesStore> {
    * Records one attempt and where the delivery now stands, together, and on a change of status extends
    * or ends its endpoint's run of failures (D35) in the same transaction. True when that counted a failure.
    */
-  async recordAttempt(attempt: DeliveryAttemptRecord, status: DeliveryStatus): Promise<boolean> {
+  async recordAttempt(
+    attempt: DeliveryAttemptRecord,
+    status: DeliveryStatus,
+    settling: AttemptSettling = {},
+  ): Promise<boolean> {
+    return withTransaction(this.pool, (client) => this.record(client, { attempt, status, ...settling }));
+  }
+
+  /** A drain's attempts (D36) in one transaction, in order. How many failures that counted (D35). */
+  async recordAttempts(records: readonly RecordedAttempt[]): Promise<number> {
     return withTransaction(this.pool, async (client) => {
-      const { rows } = await client.query<{ status: DeliveryStatus; subscriptionId: string }>(
-        statements.statusOf({ id: attempt.deliveryId }),
-      );
-      const before = rows[0];
-      const now = attempt.startedAt + attempt.durationMs;
-      await client.query(statements.upsertAttempt(attempt));
-      await client.query(statements.settle({ id: attempt.deliveryId, status, error: attempt.error, now }));
-      if (!before || before.status === status) return false;
-      return this.endpointHealth.settled(client, before.subscriptionId, status, now, attempt.error);
+      let counted = 0;
+      for (const record of records) if (await this.record(client, record)) counted++;
+      return counted;
     });
+  }
+
+  private async record(
+    client: Queryable,
+    { attempt, status, exhausted = false, drained = false }: RecordedAttempt,
+  ): Promise<boolean> {
+    const { rows } = await client.query<{ status: DeliveryStatus; subscriptionId: string }>(
+      statements.statusOf({ id: attempt.deliveryId }),
+    );
+    const before = rows[0];
+    const now = attempt.startedAt + attempt.durationMs;
+    await client.query(statements.upsertAttempt(attempt));
+    await client.query(statements.settle({ id: attempt.deliveryId, status, error: attempt.error, now }));
+    if (!before || before.status === status) return false;
+    const { subscriptionId } = before;
+    const counted = await this.endpointHealth.settled(client, subscriptionId, status, now, attempt.error);
+    await this.holds.settled(client, {
+      subscriptionId,
+      deliveryId: attempt.deliveryId,
+      status,
+      exhausted,
+      drained,
+      at: now,
+    });
+    return counted;
   }
 
   /**

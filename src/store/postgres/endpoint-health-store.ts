@@ -42,6 +42,10 @@ export class PostgresEndpointHealthStore implements EndpointHealthArea {
     return changedAny(db, statements.failed({ id: subscriptionId, at, error }));
   }
 
+  async probeFailed(subscriptionId: string, at: number, error: string | null): Promise<void> {
+    await this.pool.query(statements.failed({ id: subscriptionId, at, error }));
+  }
+
   async claimNotice(subscriptionId: string, failingSince: number, at: number): Promise<boolean> {
     return changedAny(this.pool, statements.claimNotice({ id: subscriptionId, failingSince, at }));
   }

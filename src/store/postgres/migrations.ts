@@ -377,6 +377,17 @@ export const migrations: readonly string[] = [
   ALTER TABLE notification_subscriptions ADD COLUMN throttle_per_second integer;
   ALTER TABLE notification_subscriptions ADD COLUMN headers_sealed bytea;
   `,
+  `
+  -- D36: hold state, event time and the exhausted mark, as in the SQLite schema.
+  ALTER TABLE notification_subscriptions ADD COLUMN hold_state text NOT NULL DEFAULT 'active'
+    CHECK (hold_state IN ('active', 'held', 'draining'));
+  ALTER TABLE notification_subscriptions ADD COLUMN held_at bigint;
+  ALTER TABLE notification_subscriptions ADD COLUMN exhausted_in_row integer NOT NULL DEFAULT 0;
+  ALTER TABLE deliveries ADD COLUMN event_at bigint;
+  UPDATE deliveries SET event_at = created_at;
+  ALTER TABLE deliveries ADD COLUMN exhausted integer NOT NULL DEFAULT 0;
+  CREATE INDEX deliveries_in_hold_order ON deliveries (subscription_id, status, event_at, id);
+  `,
 ];
 
 /** Any constant of flowlog's own: every process migrating this database takes the same lock. */

@@ -6,6 +6,7 @@ import { openPostgres } from "./database.js";
 import { PostgresDeliveriesStore } from "./deliveries-store.js";
 import { PostgresEndpointHealthStore } from "./endpoint-health-store.js";
 import { PostgresEnvironmentStore } from "./environment-store.js";
+import { PostgresHoldsStore } from "./holds-store.js";
 import { PostgresInactivityStore } from "./inactivity-store.js";
 import { PostgresLogsStore } from "./logs-store.js";
 import { PostgresOutboxStore } from "./outbox-store.js";
@@ -53,6 +54,7 @@ export async function openPostgresStore(
   });
   const tenantReads = new TenantReads(reads, pool, limits);
   const endpointHealth = new PostgresEndpointHealthStore(pool);
+  const holds = new PostgresHoldsStore(pool);
   return {
     accounts: new PostgresAccountsStore(pool),
     workflows: new PostgresWorkflowsStore(pool, tenantReads),
@@ -64,8 +66,9 @@ export async function openPostgresStore(
     rateLimits: new PostgresRateLimitStore(pool),
     usage: new PostgresUsageStore(pool),
     notifications: new PostgresSubscriptionsStore(pool, masterKey),
-    deliveries: new PostgresDeliveriesStore(pool, endpointHealth, tenantReads),
+    deliveries: new PostgresDeliveriesStore(pool, endpointHealth, holds, tenantReads),
     endpointHealth,
+    holds,
     inactivity: new PostgresInactivityStore(pool),
     alerts: new PostgresAlertsStore(pool),
     ping: async () => {

@@ -17,6 +17,7 @@ import {
   buildAlertEmail,
   buildDeliveryFailedEmail,
   buildEmail,
+  buildHoldNoticeEmail,
   sendEmailAttempt,
 } from "../../notifications/email.js";
 import { isEndpointNotice } from "../../notifications/endpoint-notice.js";
@@ -27,13 +28,14 @@ import {
   type EventIncludes,
   logUrlOf,
 } from "../../notifications/event.js";
+import { type HoldNoticeEvent, isHoldNotice } from "../../notifications/hold-notice.js";
 import { deliveryTimeoutMs, sendWebhookAttempt } from "../../notifications/http-channel.js";
 import { sendSlackAttempt } from "../../notifications/slack.js";
 import type { AttemptOutcome, DeliveryAttemptRecord, DeliveryWithEvent } from "../../store/delivery-rows.js";
 import type { LogEntryRecord } from "../../store/records.js";
 import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
 import { derivedId, newId } from "../../util/ids.js";
-import { type DeliveryTarget, deliveryTaskQueue } from "../delivery-ids.js";
+import { type DeliveryTarget, deliveryHeldFailure, deliveryTaskQueue } from "../delivery-ids.js";
 import { watchFailingEndpoint } from "../start-endpoint-watch.js";
 import { attemptSlotLimits } from "../worker-slots.js";
 import { endpointPaced, startedAttempts, workspaceBusy } from "./block-admission.js";
@@ -169,6 +171,8 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
         if (outcome && subscription.alertRule && delivery.id === id) {
           deps.metrics?.alerted(subscription.alertRule.rule, "fired" in outcome ? "fired" : "resolved");
         }
+        // D36: a delivery made while its endpoint is held waits for the drain; no series starts.
+        if (delivery.status === "held") continue;
         targets.push({
           deliveryId: delivery.id,
           workspaceId: entry.workspaceId,
@@ -217,6 +221,21 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
         );
       }
       const subscription = await store.notifications.getForDelivery(delivery.subscriptionId);
+      // D36: held deliveries cost no attempts. The Test RPC's sample goes whatever the endpoint's state.
+      const held =
+        delivery.status === "held" ||
+        (!input.once &&
+          subscription !== undefined &&
+          subscription.holdState !== "active" &&
+          (await store.holds.holdPending(delivery.id, clock())));
+      if (held) {
+        deps.metrics?.deliveryHeld(subscription?.config.channel ?? "deleted");
+        throw ApplicationFailure.create({
+          message: "the endpoint is held (D36): the delivery waits for it to answer again",
+          type: deliveryHeldFailure,
+          nonRetryable: true,
+        });
+      }
       const throttle = subscription?.throttlePerSecond;
       if (throttle) {
         const place = await takeEndpointPace(store, delivery.subscriptionId, throttle);
@@ -232,7 +251,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
       const beat = () => context.heartbeat({ started: attempt });
       beat();
       const { channel, result } = await slots.holding(delivery.workspaceId, () =>
-        heartbeating(beat, () => send(deps, delivery, subscription)),
+        heartbeating(beat, () => sendDelivery(deps, delivery, subscription)),
       );
       const last = attempt >= maxAttempts;
       const outcome: AttemptOutcome =
@@ -255,6 +274,8 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
       const counted = await store.deliveries.recordAttempt(
         record,
         outcome === "retrying" ? "pending" : outcome,
+        // D36: the last attempt of the schedule failed as a retryable one: the run of exhaustions grows.
+        { exhausted: outcome === "failed" && result.outcome === "retry" },
       );
       if (counted) await watchFailure(delivery);
       deps.metrics?.deliveryAttempted(channel, outcome);
@@ -319,8 +340,11 @@ async function eventsOf(
   };
 }
 
-/** Sends the delivery's event through its subscription's channel: webhook, e-mail or chat (D19, D20). */
-async function send(
+/**
+ * Sends the delivery's event through its subscription's channel: webhook, e-mail or chat (D19, D20). The
+ * one send of an attempt, a probe and a drain alike (D36).
+ */
+export async function sendDelivery(
   deps: ActivityDeps,
   delivery: DeliveryWithEvent,
   subscription: SubscriptionForDelivery | undefined,
@@ -344,7 +368,8 @@ async function sendThrough(
     | CompletionEvent
     | AlertFiredEvent
     | AlertResolvedEvent
-    | DeliveryFailedEvent;
+    | DeliveryFailedEvent
+    | HoldNoticeEvent;
   const { allowPrivateNetworks } = deps;
   const replyLimitBytes = (deps.quotas ?? defaultQuotas).replyBytes.delivery;
   const { publicBaseUrl, smtpUrl, mailFrom } = deps.notifications ?? unconfigured;
@@ -366,7 +391,8 @@ async function sendThrough(
       return sendSlackAttempt({
         url: config.url,
         event,
-        workflowName: isDeliveryFailedEvent(event) ? "" : await workflowNameOf(deps, event),
+        workflowName:
+          isDeliveryFailedEvent(event) || isHoldNotice(event) ? "" : await workflowNameOf(deps, event),
         // An inactivity alert has no log entry of its own; its message links nothing.
         logUrl: event.type === completionEventType ? logUrlOf(publicBaseUrl, event) : publicBaseUrl,
         allowPrivateNetworks,
@@ -380,13 +406,15 @@ async function sendThrough(
         recipients: config.recipients,
         email: isDeliveryFailedEvent(event)
           ? buildDeliveryFailedEmail(event)
-          : event.type === completionEventType
-            ? buildEmail(event, {
-                workflowName: await workflowNameOf(deps, event),
-                publicBaseUrl,
-                ...(event.data.alert ? { alertReason: event.data.alert.reason } : {}),
-              })
-            : buildAlertEmail(event),
+          : isHoldNotice(event)
+            ? buildHoldNoticeEmail(event)
+            : event.type === completionEventType
+              ? buildEmail(event, {
+                  workflowName: await workflowNameOf(deps, event),
+                  publicBaseUrl,
+                  ...(event.data.alert ? { alertReason: event.data.alert.reason } : {}),
+                })
+              : buildAlertEmail(event),
         timeoutMs: deliveryTimeoutMs,
       });
   }

@@ -1,6 +1,7 @@
 import type { Config } from "../../config/config.js";
 import type { AutoDisablePolicy } from "../../domain/auto-disable.js";
 import type { DeliveryPolicy } from "../../domain/delivery-schedule.js";
+import type { HoldBounds } from "../../domain/hold-policy.js";
 import type { PriceTable } from "../../domain/model-prices.js";
 import type { PlanTable } from "../../limits/plans.js";
 import type { Quotas } from "../../limits/quotas.js";
@@ -42,6 +43,8 @@ export type NotificationSettings = Pick<Config, "publicBaseUrl" | "smtpUrl" | "m
   alertHourMs?: number;
   /** When a failing webhook or chat endpoint is noticed and disabled (D35): FLOWLOG_AUTO_DISABLE. */
   autoDisable?: AutoDisablePolicy;
+  /** How much and how long a held endpoint keeps (D36): FLOWLOG_HOLD. */
+  hold?: HoldBounds;
 };
 
 /** The deps a worker process runs with: its configuration (D4) over its store, counted in its metrics. */

@@ -7,6 +7,7 @@ import {
   endpointDisabledEventType,
   endpointFailingEventType,
 } from "../../notifications/endpoint-notice.js";
+import { subscriptionDisabledEventType } from "../../notifications/hold-notice.js";
 import { type AttemptResult, deliveryTimeoutMs } from "../../notifications/http-channel.js";
 import type { EndpointHealth } from "../../store/endpoint-health-rows.js";
 import type { ChannelConfig } from "../../store/subscriptions-store.js";
@@ -15,6 +16,7 @@ import { isoFromMs } from "../../util/time.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
 import type { EndpointWatch } from "../endpoint-health-ids.js";
 import type { ActivityDeps } from "./deps.js";
+import { tellWorkspace } from "./hold-notices.js";
 
 /** What the endpoint-health watcher does next: stop, sleep (a failure may wake it sooner), or act. */
 export type EndpointCheckPlan =
@@ -152,7 +154,11 @@ export function endpointHealthActivities(deps: ActivityDeps) {
       const event = noticeOf(before, endpointDisabledEventType, subscription.disabledAt);
       if (disabled)
         logNotice(event, before.workspaceId, "every delivery to this endpoint failed; it was disabled");
-      return notify(before, event);
+      // D36: what its hold kept ends failed (subscription_disabled), as of the status read before that.
+      const status = await deps.store.holds.status(subscriptionId);
+      const ended = await deps.store.holds.abandon(subscriptionId, clock());
+      const told = status ? await tellWorkspace(deps, status, subscriptionDisabledEventType, ended) : [];
+      return [...(await notify(before, event)), ...told];
     },
   };
 }

@@ -7,6 +7,7 @@ import { deliveryFailedActivities } from "./delivery-failed-activities.js";
 import type { ActivityDeps } from "./deps.js";
 import { endpointHealthActivities } from "./endpoint-health-activities.js";
 import { executionActivities } from "./execution-activities.js";
+import { holdActivities } from "./hold-activities.js";
 import { inactivityActivities } from "./inactivity-activities.js";
 import { recoveryActivities } from "./recovery-activities.js";
 
@@ -33,6 +34,7 @@ export function createActivities(
     ...deliveryFailedActivities(deps, temporal),
     ...recoveryActivities(deps, temporal),
     ...endpointHealthActivities(deps),
+    ...holdActivities(deps),
     ...inactivityActivities(deps),
   };
 }

@@ -14,13 +14,19 @@ import { workspaceBusyFailure } from "../../engine/execution-types.js";
 import type { DeliveryInput } from "../activities/delivery-activities.js";
 // Types only: activity code never enters the deterministic workflow bundle.
 import type { Activities } from "../activities/index.js";
-import { type DeliveryTarget, deliverySearchAttributes, fanOutSearchAttributes } from "../delivery-ids.js";
+import {
+  type DeliveryTarget,
+  deliveryHeldFailure,
+  deliverySearchAttributes,
+  fanOutSearchAttributes,
+} from "../delivery-ids.js";
 
 /** How a delivery's series ended; the attempts themselves are in the delivery log. */
 export interface DeliveryResult {
   deliveryId: string;
   series: number;
-  status: "succeeded" | "failed";
+  /** held: its endpoint was held before the attempt (D36); the drain sends it. */
+  status: "succeeded" | "failed" | "held";
 }
 
 /**
@@ -120,6 +126,7 @@ export async function deliverSeries(input: DeliveryInput, taskQueue?: string): P
   } catch (error) {
     if (!(error instanceof ActivityFailure)) throw error;
     const lost = !(error.cause instanceof ApplicationFailure) || error.cause.type === workspaceBusyFailure;
+    if (!lost && error.cause.type === deliveryHeldFailure) return { ...result, status: "held" };
     const status = lost ? await settleLostDelivery(input) : "failed";
     if (status === "failed" && !input.once && patched(deliveryFailedEvents))
       await announceFailedDelivery(input);
