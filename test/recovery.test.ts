@@ -197,7 +197,9 @@ describe("Recovery of failed deliveries (D37)", () => {
   it("previews a window's failed deliveries, then sends each again oldest first under its own delivery id and Idempotency-Key", async () => {
     const alice = await createAccount(flowlog.store);
     let up = false;
-    const endpoint = await receiver((_, response) => sendJson(response, up ? 200 : 503, {}));
+    // A bad release of the receiver refuses every event with 400: each delivery ends failed at its first
+    // attempt, and a 4xx never holds the endpoint (D36), so the deliveries stay failed for recovery.
+    const endpoint = await receiver((_, response) => sendJson(response, up ? 200 : 400, {}));
     const secret = "whsec_recovered_never_in_history";
     const subscriptionId = await subscribe(alice, endpoint.origin, { secret });
     const workflowId = await createWorkflow(
@@ -208,12 +210,11 @@ describe("Recovery of failed deliveries (D37)", () => {
       offlineWorkflowState,
     );
     const since = new Date(Date.now() - 1_000).toISOString();
-    // The receiver is down for longer than a whole series (D19): every delivery ends failed.
     for (let i = 0; i < 3; i++) await runToEnd(temporal, alice, workflowId, { taskQueue });
     const failed = (await settledDeliveries(flowlog.store, alice.workspaceId, subscriptionId, 3)).sort(
       oldestFirst,
     );
-    expect(failed.map((d) => [d.status, d.attempts])).toEqual(Array(3).fill(["failed", 5]));
+    expect(failed.map((d) => [d.status, d.attempts])).toEqual(Array(3).fill(["failed", 1]));
     const sentBefore = endpoint.received.length;
 
     up = true;
