@@ -5,6 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { Client, Connection } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config/config.js";
 import type { AutoDisablePolicy } from "../src/domain/auto-disable.js";
 import type { HoldBounds } from "../src/domain/hold-policy.js";
 import { probeStepsMs, probeWaitMs } from "../src/domain/hold-policy.js";
@@ -203,6 +204,30 @@ describe("D36 the probe's backoff", () => {
       expect(probeWaitMs(probes, 0.002, () => 0)).toBe(Math.round(step * 60_000 * 0.002));
     }
     expect(probeStepsMs.at(-1)).toBe(30 * 60_000);
+  });
+});
+
+describe("D36 the hold's bounds (FLOWLOG_HOLD)", () => {
+  it("are 10,000 deliveries and 7 days unless FLOWLOG_HOLD changes either; a bad value stops the start naming its path", () => {
+    expect(loadConfig({}).hold).toEqual({ maxDeliveries: 10_000, maxAgeMs: 7 * 24 * 3_600_000 });
+    expect(loadConfig({ FLOWLOG_HOLD: '{"maxAgeHours": 72}' }).hold).toEqual({
+      maxDeliveries: 10_000,
+      maxAgeMs: 72 * 3_600_000,
+    });
+    const problemsOf = (value: string) => {
+      try {
+        loadConfig({ FLOWLOG_HOLD: value });
+      } catch (error) {
+        if (error instanceof ConfigError) return error.problems;
+        throw error;
+      }
+      return [];
+    };
+    expect(problemsOf('{"maxDeliveries": 0}')).toEqual([
+      "FLOWLOG_HOLD.maxDeliveries: must be a positive integer",
+    ]);
+    expect(problemsOf('{"days": 5}')).toEqual([expect.stringMatching(/^FLOWLOG_HOLD\.days: unknown/)]);
+    expect(problemsOf("a week")).toEqual(["FLOWLOG_HOLD: must be JSON"]);
   });
 });
 
