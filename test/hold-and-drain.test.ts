@@ -340,7 +340,8 @@ describe("D36 hold and drain: a receiver down for an hour while events keep comi
 });
 
 describe("D36 bounds and D35's disable (a hold of 3 deliveries, D35 in seconds)", () => {
-  it("past the hold's count the oldest end failed with hold_limit; the disable ends the rest with subscription_disabled and tells the workspace", async () => {
+  it("past the hold's count the oldest end failed with hold_limit; the disable ends the rest with subscription_disabled and tells the workspace; recovery sends them all once the receiver is back", async () => {
+    const began = Date.now();
     const target = await workspace();
     const { account } = target;
     const hook = await endpoint(503);
@@ -391,6 +392,29 @@ describe("D36 bounds and D35's disable (a hold of 3 deliveries, D35 in seconds)"
     expect(await holdState(id)).toBe("active");
     await until("the disabled event", () => (ops.hits.length >= 1 ? true : undefined));
     expect(ops.hits[0]).toMatchObject({ eventType: "subscription.disabled" });
+
+    // The receiver is back after an outage longer than the hold's bounds: its owner enables the endpoint and
+    // recovers the window (D37). Every delivery of the outage arrives, each once under its own delivery id.
+    hook.answer.status = 200;
+    const subscriptionPath = `/api/v1/workspaces/${account.workspaceId}/notifications/${id}`;
+    const api = (method: string, path: string, body?: unknown) =>
+      restWithKey(flowlog.server.url, account.key, method, `${subscriptionPath}${path}`, body);
+    expect((await api("POST", ":enable", {})).status).toBe(200);
+    const since = new Date(began - 1_000).toISOString();
+    expect((await api("POST", ":recover", { since, preview: true })).json).toEqual({
+      failed: 7,
+      beyondLimit: false,
+    });
+    expect((await api("POST", ":recover", { since })).status).toBe(200);
+    const job = await until("the recovery to end", async () => {
+      const { recovery } = (await api("GET", "/recovery")).json as { recovery?: { status: string } };
+      return recovery && recovery.status !== "running" ? recovery : undefined;
+    });
+    expect(job).toMatchObject({ status: "completed", total: 7, succeeded: 7, failed: 0, skipped: 0 });
+    const delivered = hook.hits.filter((hit) => hit.status === 200);
+    expect(delivered.map((hit) => hit.deliveryId).toSorted()).toEqual(trimmed.map((d) => d.id).toSorted());
+    expect(delivered.every((hit) => hit.idempotencyKey === hit.deliveryId)).toBe(true);
+    expect((await deliveriesOf(account, id)).every((d) => d.status === "succeeded")).toBe(true);
   });
 });
 
