@@ -72,6 +72,41 @@ describe("health and readiness probes (issue 16)", () => {
       cache: "no-store",
     });
   });
+
+  it("a call that needs Temporal while it cannot be reached is 503 unavailable naming it, not a 500", async () => {
+    const printed = await promisify(execFile)(process.execPath, ["bin/flowlog.js", "bootstrap", "--json"], {
+      env: { ...process.env, FLOWLOG_DATA_DIR: cutOff.dataDir },
+    });
+    const { key, workspace } = JSON.parse(printed.stdout) as { key: string; workspace: { id: string } };
+    const call = async (method: string, apiPath: string, body: unknown) => {
+      const response = await fetch(`${cutOff.url}${apiPath}`, {
+        method,
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const created = await call("POST", `/api/v1/workspaces/${workspace.id}/workflows`, {
+      name: "Needs Temporal",
+      state: {
+        blocks: {
+          start: { type: "starter", name: "Start" },
+          done: { type: "response", name: "Done", config: { data: { ok: true } } },
+        },
+        edges: [{ source: "start", target: "done" }],
+      },
+    });
+    expect(created.status).toBe(200);
+    const workflowId = (created.body.workflow as { id: string }).id;
+    const executed = await call("POST", `/api/v1/workflows/${workflowId}/execute`, { input: {} });
+    expect(executed).toMatchObject({
+      status: 503,
+      body: {
+        code: "unavailable",
+        detail: "the workflow engine (Temporal) cannot be reached; retry shortly",
+      },
+    });
+  });
 });
 
 describe("operator surfaces on the public port (D46)", () => {
