@@ -15,7 +15,6 @@ import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { lazyTemporalClient } from "../src/temporal/client.js";
 import { eventDeliveryWorkflowId, fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { recoveryWorkflowId } from "../src/temporal/recovery-ids.js";
-import { newId } from "../src/util/ids.js";
 import { type RestResponse, restWithKey, startTestApiServer } from "./support/api-server.js";
 import { type RunningWorker, runToEnd, settledDeliveries, startWorker } from "./support/engine.js";
 import {
@@ -23,6 +22,7 @@ import {
   createWorkflow,
   offlineWorkflowState,
   operatorToken,
+  recordFailedDelivery,
   startFlowlog,
   subscribeWebhook,
   type TestAccount,
@@ -111,38 +111,8 @@ async function failedDeliveries(
 ) {
   const made: DeliveryRecord[] = [];
   for (let i = 0; i < count; i++) {
-    const createdAt = from + i * 1_000;
-    const event = {
-      id: newId("evt"),
-      type: "workflow.execution.completed",
-      timestamp: createdAt,
-      data: { n: i },
-    };
-    const delivery = await flowlog.store.deliveries.createOnce({
-      id: newId("dlv"),
-      eventId: event.id,
-      eventType: event.type,
-      subscriptionId,
-      workspaceId: account.workspaceId,
-      logId: null,
-      event,
-      createdAt,
-    });
-    await flowlog.store.deliveries.recordAttempt(
-      {
-        deliveryId: delivery.id,
-        series: 1,
-        attempt: 1,
-        startedAt: createdAt,
-        durationMs: 3,
-        outcome: "failed",
-        httpStatus: 503,
-        responseSnippet: "",
-        error: "the receiver answered 503",
-      },
-      "failed",
-    );
-    made.push(delivery);
+    const subscription = { workspaceId: account.workspaceId, subscriptionId };
+    made.push(await recordFailedDelivery(flowlog.store, subscription, from + i * 1_000, { n: i }));
   }
   return made;
 }

@@ -11,6 +11,7 @@ import {
   createAccount,
   createWorkflow,
   offlineWorkflowState,
+  recordFailedDelivery,
   startFlowlog,
   type TestAccount,
   type TestFlowlog,
@@ -514,7 +515,12 @@ describe("recovering failed deliveries (D37)", () => {
       throttlePerSecond: 5,
     });
     const outageStart = Date.now() - 3_600_000;
-    for (let i = 0; i < 30; i++) await failedDelivery(subscription.id, outageStart + i * 60_000);
+    for (let i = 0; i < 30; i++)
+      await recordFailedDelivery(
+        flowlog.store,
+        { workspaceId: account.workspaceId, subscriptionId: subscription.id },
+        outageStart + i * 60_000,
+      );
 
     const { page, problems } = await openPage(`subscriptions/${subscription.id}`);
     const window = page.getByRole("form", { name: "Recovery window" });
@@ -542,35 +548,6 @@ describe("recovering failed deliveries (D37)", () => {
     expect(problems).toEqual([]);
   });
 });
-
-/** A delivery of the subscription that an outage left failed, created at `createdAt`. */
-async function failedDelivery(subscriptionId: string, createdAt: number): Promise<void> {
-  const event = { id: newId("evt"), type: "workflow.execution.completed", timestamp: createdAt, data: {} };
-  const delivery = await flowlog.store.deliveries.createOnce({
-    id: newId("dlv"),
-    eventId: event.id,
-    eventType: event.type,
-    subscriptionId,
-    workspaceId: account.workspaceId,
-    logId: null,
-    event,
-    createdAt,
-  });
-  await flowlog.store.deliveries.recordAttempt(
-    {
-      deliveryId: delivery.id,
-      series: 1,
-      attempt: 1,
-      startedAt: createdAt,
-      durationMs: 2,
-      outcome: "failed",
-      httpStatus: 503,
-      responseSnippet: "",
-      error: "the receiver answered 503",
-    },
-    "failed",
-  );
-}
 
 describe("alert rules", () => {
   it("shows the rule's last firing per workflow as the API reads it, on the subscription and in the list", async () => {

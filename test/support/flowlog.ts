@@ -8,6 +8,7 @@ import type { Quotas } from "../../src/limits/quotas.js";
 import { createApi } from "../../src/server/api.js";
 import type { ApiServer } from "../../src/server/api-server.js";
 import { apiKeyPrefix, generateApiKey, hashApiKey } from "../../src/services/accounts/api-keys.js";
+import type { DeliveryRecord } from "../../src/store/delivery-rows.js";
 import type { ExecutionRecord, Plan } from "../../src/store/records.js";
 import type { Store } from "../../src/store/store.js";
 import type { SubscriptionSettingsInput } from "../../src/store/subscriptions-store.js";
@@ -119,6 +120,43 @@ export async function subscribeWebhook(
     secret,
   );
   return id;
+}
+
+/**
+ * A delivery of the subscription as an outage that ended it leaves it in the store: a completion event made
+ * at `createdAt`, one series of one attempt that the receiver answered 503, `failed` (what D37 recovers).
+ */
+export async function recordFailedDelivery(
+  store: Store,
+  subscription: { workspaceId: string; subscriptionId: string },
+  createdAt: number,
+  data: Record<string, unknown> = {},
+): Promise<DeliveryRecord> {
+  const event = { id: newId("evt"), type: "workflow.execution.completed", timestamp: createdAt, data };
+  const delivery = await store.deliveries.createOnce({
+    id: newId("dlv"),
+    eventId: event.id,
+    eventType: event.type,
+    ...subscription,
+    logId: null,
+    event,
+    createdAt,
+  });
+  await store.deliveries.recordAttempt(
+    {
+      deliveryId: delivery.id,
+      series: 1,
+      attempt: 1,
+      startedAt: createdAt,
+      durationMs: 3,
+      outcome: "failed",
+      httpStatus: 503,
+      responseSnippet: "",
+      error: "the receiver answered 503",
+    },
+    "failed",
+  );
+  return delivery;
 }
 
 /** A workflow in the account's workspace, with a small graph to snapshot unless another state is given. */
