@@ -1,8 +1,8 @@
 import type { FailureRun } from "../domain/auto-disable.js";
 import type { Channel } from "./subscriptions-store.js";
 
-/** A webhook or chat subscription as the endpoint-health watcher judges it (D35); never its secret. */
-export interface EndpointHealth {
+/** A webhook or chat subscription's endpoint as its watcher reads it (D35, D36); never its secret. */
+export interface WatchedEndpoint {
   subscriptionId: string;
   workspaceId: string;
   channel: Channel;
@@ -10,6 +10,32 @@ export interface EndpointHealth {
   url: string;
   active: boolean;
   deleted: boolean;
+}
+
+/** The subscription's columns a WatchedEndpoint is read from. */
+export interface WatchedEndpointRow {
+  id: string;
+  workspace_id: string;
+  channel: Channel;
+  config_json: string;
+  active: number;
+  deleted_at: number | null;
+}
+
+export function watchedEndpointFromRow(row: WatchedEndpointRow): WatchedEndpoint {
+  const { url } = JSON.parse(row.config_json) as { url?: string };
+  return {
+    subscriptionId: row.id,
+    workspaceId: row.workspace_id,
+    channel: row.channel,
+    url: url ?? "",
+    active: row.active === 1,
+    deleted: row.deleted_at !== null,
+  };
+}
+
+/** A webhook or chat subscription as the endpoint-health watcher judges it (D35). */
+export interface EndpointHealth extends WatchedEndpoint {
   /** The run of failed deliveries it is in, with the last one's error; null while nothing is failing. */
   run: (FailureRun & { lastFailure: string | null }) | null;
 }
@@ -48,13 +74,7 @@ export const endpointHealthSql = {
 } as const;
 
 /** A row of endpointHealthSql.byId. */
-export interface HealthRow {
-  id: string;
-  workspace_id: string;
-  channel: Channel;
-  config_json: string;
-  active: number;
-  deleted_at: number | null;
+export interface HealthRow extends WatchedEndpointRow {
   failing_since: number | null;
   failed_deliveries: number;
   disable_notice_at: number | null;
@@ -62,14 +82,8 @@ export interface HealthRow {
 }
 
 export function endpointHealthFromRow(row: HealthRow): EndpointHealth {
-  const { url } = JSON.parse(row.config_json) as { url?: string };
   return {
-    subscriptionId: row.id,
-    workspaceId: row.workspace_id,
-    channel: row.channel,
-    url: url ?? "",
-    active: row.active === 1,
-    deleted: row.deleted_at !== null,
+    ...watchedEndpointFromRow(row),
     run:
       row.failing_since === null
         ? null

@@ -1,5 +1,9 @@
 import type { HoldBounds, HoldState } from "../domain/hold-policy.js";
-import type { Channel } from "./subscriptions-store.js";
+import {
+  type WatchedEndpoint,
+  type WatchedEndpointRow,
+  watchedEndpointFromRow,
+} from "./endpoint-health-rows.js";
 
 /**
  * D36's bookkeeping as both stores keep it (D32: the same columns in SQLite and PostgreSQL), with `@name`
@@ -15,14 +19,7 @@ export const holdLimitReason = "hold_limit";
 export const subscriptionDisabledReason = "subscription_disabled";
 
 /** A subscription as the hold watcher judges it: never its secret. */
-export interface HoldStatus {
-  subscriptionId: string;
-  workspaceId: string;
-  channel: Channel;
-  /** The endpoint's URL; only a label of it may be shown (endpointLabel). */
-  url: string;
-  active: boolean;
-  deleted: boolean;
+export interface HoldStatus extends WatchedEndpoint {
   state: HoldState;
   /** When the current hold began; null while active. */
   heldAt: number | null;
@@ -91,13 +88,7 @@ export const holdSql = {
 } as const;
 
 /** A row of holdSql.status. */
-export interface HoldRow {
-  id: string;
-  workspace_id: string;
-  channel: Channel;
-  config_json: string;
-  active: number;
-  deleted_at: number | null;
+export interface HoldRow extends WatchedEndpointRow {
   hold_state: HoldState;
   held_at: number | null;
   failing_since: number | null;
@@ -105,14 +96,8 @@ export interface HoldRow {
 }
 
 export function holdStatusFromRow(row: HoldRow): HoldStatus {
-  const { url } = JSON.parse(row.config_json) as { url?: string };
   return {
-    subscriptionId: row.id,
-    workspaceId: row.workspace_id,
-    channel: row.channel,
-    url: url ?? "",
-    active: row.active === 1,
-    deleted: row.deleted_at !== null,
+    ...watchedEndpointFromRow(row),
     state: row.hold_state,
     heldAt: row.held_at,
     failingSince: row.failing_since,
