@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
@@ -19,7 +19,7 @@ import {
   type TestFlowlog,
 } from "./support/flowlog.js";
 import { type ReceivedRequest, receiversClosedAfterAll, sendJson } from "./support/http-receiver.js";
-import { ensureStandardWebhooks } from "./support/python.js";
+import { ensureStandardWebhooks, runPython } from "./support/python.js";
 import { until } from "./support/until.js";
 
 const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
@@ -133,12 +133,11 @@ function npmVerdict(secret: string, request: ReceivedRequest): string {
 }
 
 /** What Standard Webhooks' PyPI package says of each (secret, request), in order. */
-function pythonVerdicts(cases: Array<[string, ReceivedRequest]>): string[] {
+async function pythonVerdicts(cases: Array<[string, ReceivedRequest]>): Promise<string[]> {
   const input = cases
     .map(([secret, request]) => JSON.stringify({ secret, body: request.body, headers: request.headers }))
     .join("\n");
-  const output = execFileSync(ensureStandardWebhooks(), [verifierScript], { input: `${input}\n` });
-  return output.toString("utf8").trim().split("\n");
+  return (await runPython(ensureStandardWebhooks(), [verifierScript], `${input}\n`)).split("\n");
 }
 
 const verifierScript = fileURLToPath(new URL("./webhook-verifiers/verify_standard.py", import.meta.url));
@@ -304,7 +303,7 @@ describe("Standard Webhooks (D39)", () => {
     }
     const [first, retry] = target.received as [ReceivedRequest, ReceivedRequest];
     expect(
-      pythonVerdicts([
+      await pythonVerdicts([
         [String(secret), first],
         [String(secret), retry],
         [strangerSecret, retry],
@@ -345,7 +344,7 @@ describe("Standard Webhooks (D39)", () => {
     expect(npmVerdict(after, later)).toBe("ok");
     expect(npmVerdict(String(before), later)).toBe("WebhookVerificationError");
     expect(
-      pythonVerdicts([
+      await pythonVerdicts([
         [String(before), during],
         [after, during],
         [strangerSecret, during],

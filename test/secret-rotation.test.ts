@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { createHmac, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -22,6 +21,7 @@ import {
 } from "./support/flowlog.js";
 import { isoMs } from "./support/formats.js";
 import { type ReceivedRequest, receiversClosedAfterAll, sendJson } from "./support/http-receiver.js";
+import { runPython } from "./support/python.js";
 
 const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
 const taskQueue = `secret-rotation-${randomUUID()}`;
@@ -319,7 +319,7 @@ function readable(value: unknown): string {
 }
 
 /** docs/notifications.md's Python verifier, exactly as printed there, run by python3 on a received request. */
-function readmePythonAccepts(request: ReceivedRequest, secret: string): boolean {
+async function readmePythonAccepts(request: ReceivedRequest, secret: string): Promise<boolean> {
   const readme = readFileSync(new URL("../docs/notifications.md", import.meta.url), "utf8");
   const snippet = /```python\n(import hashlib[\s\S]*?def verify[\s\S]*?)```/.exec(readme)?.[1];
   if (!snippet) throw new Error("docs/notifications.md has no Python verify snippet");
@@ -329,11 +329,7 @@ function readmePythonAccepts(request: ReceivedRequest, secret: string): boolean 
     "print(verify(given['secret'], given['body'].encode(), given['headers']))",
   ].join("\n");
   const input = JSON.stringify({ secret, body: request.body, headers: request.headers });
-  return (
-    execFileSync("python3", ["-c", `${snippet}\n${driver}`], { input })
-      .toString()
-      .trim() === "True"
-  );
+  return (await runPython("python3", ["-c", `${snippet}\n${driver}`], input)) === "True";
 }
 
 const v1Count = (request: ReceivedRequest) =>
@@ -372,9 +368,9 @@ describe("D33 deliveries during and after the grace period, verified by stripe-n
     expect(stripeAccepts(during, "whsec_someone_else_entirely")).toBe(false);
     for (const secret of [newSecret, oldSecret]) {
       expect(verifyWebhook({ secret, body: during.body, headers: during.headers })).toBe(true);
-      expect(readmePythonAccepts(during, secret)).toBe(true);
+      expect(await readmePythonAccepts(during, secret)).toBe(true);
     }
-    expect(readmePythonAccepts(during, "whsec_someone_else_entirely")).toBe(false);
+    expect(await readmePythonAccepts(during, "whsec_someone_else_entirely")).toBe(false);
     // Newest first: the new secret's v1, then the old one's.
     const [t, ...v1s] = String(during.headers["service-signature"]).split(",");
     const hmacOf = (secret: string) =>
@@ -391,8 +387,8 @@ describe("D33 deliveries during and after the grace period, verified by stripe-n
     expect(stripeAccepts(after, newSecret)).toBe(true);
     expect(stripeAccepts(after, oldSecret)).toBe(false);
     expect(verifyWebhook({ secret: oldSecret, body: after.body, headers: after.headers })).toBe(false);
-    expect(readmePythonAccepts(after, newSecret)).toBe(true);
-    expect(readmePythonAccepts(after, oldSecret)).toBe(false);
+    expect(await readmePythonAccepts(after, newSecret)).toBe(true);
+    expect(await readmePythonAccepts(after, oldSecret)).toBe(false);
     const read = await call("GET", `${base()}/${id}`);
     expect((read.json as RotateAnswer).subscription.webhook).not.toHaveProperty("previousSecretExpiresAt");
   });

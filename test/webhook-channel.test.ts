@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { defaultQuotas } from "../src/limits/quotas.js";
@@ -19,6 +18,7 @@ import {
   type ReceiverHandler,
   receiversClosedAfterEach,
 } from "./support/http-receiver.js";
+import { runPython } from "./support/python.js";
 
 const startClosedAfterEach = receiversClosedAfterEach();
 const receiver = (handler: ReceiverHandler = answering(200)) => startClosedAfterEach(handler);
@@ -74,16 +74,14 @@ function attempt(target: HttpReceiver | string, extra: Partial<WebhookAttempt> =
 }
 
 /** An independent HMAC-SHA256 (Python's hmac) over `<t>.<body>`, the body handed over as raw bytes. */
-function pythonSignature(key: string, timestamp: string, body: string): string {
+function pythonSignature(key: string, timestamp: string, body: string): Promise<string> {
   const script = [
     "import hashlib, hmac, sys",
     "body = sys.stdin.buffer.read()",
     "message = sys.argv[2].encode() + b'.' + body",
     "print(hmac.new(sys.argv[1].encode(), message, hashlib.sha256).hexdigest())",
   ].join("\n");
-  return execFileSync("python3", ["-c", script, key, timestamp], { input: Buffer.from(body, "utf8") })
-    .toString()
-    .trim();
+  return runPython("python3", ["-c", script, key, timestamp], Buffer.from(body, "utf8"));
 }
 
 describe("Webhook request headers", () => {
@@ -139,14 +137,14 @@ describe("Authentication 3: the signature", () => {
     const timestamp = String(request?.headers["service-timestamp"]);
     const v1 = String(request?.headers["service-signature"]).split(",v1=")[1];
     const raw = request?.body ?? "";
-    expect(pythonSignature(secret, timestamp, raw)).toBe(v1);
-    expect(pythonSignature(secret, timestamp, JSON.stringify(JSON.parse(raw)))).toBe(v1);
+    expect(await pythonSignature(secret, timestamp, raw)).toBe(v1);
+    expect(await pythonSignature(secret, timestamp, JSON.stringify(JSON.parse(raw)))).toBe(v1);
   });
 
-  it("signWebhook is t=<ms>,v1=<lowercase hex HMAC-SHA256 of '<t>.<body>'>", () => {
+  it("signWebhook is t=<ms>,v1=<lowercase hex HMAC-SHA256 of '<t>.<body>'>", async () => {
     const body = JSON.stringify(event);
     const header = signWebhook([secret], 1767323046300, body);
-    expect(header).toBe(`t=1767323046300,v1=${pythonSignature(secret, "1767323046300", body)}`);
+    expect(header).toBe(`t=1767323046300,v1=${await pythonSignature(secret, "1767323046300", body)}`);
   });
 });
 

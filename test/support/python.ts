@@ -1,5 +1,6 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { once } from "node:events";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
@@ -44,4 +45,21 @@ export function ensureStandardWebhooks(): string {
     "python-standardwebhooks",
     path.join(repoRoot, "test", "webhook-verifiers", "requirements.txt"),
   );
+}
+
+/**
+ * Runs a Python program with `input` on its stdin and answers its stdout, trimmed, without blocking
+ * the event loop: a test's own API server and receivers live in the test's process, and a loop held
+ * by a synchronous child lets a keep-alive socket time out under a request already written to it.
+ */
+export async function runPython(python: string, args: string[], input: string | Buffer): Promise<string> {
+  const child = spawn(python, args, { stdio: ["pipe", "pipe", "pipe"] });
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+  child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+  child.stdin.end(input);
+  const [code] = (await once(child, "close")) as [number | null];
+  if (code !== 0) throw new Error(`${python} exited ${code}: ${Buffer.concat(err).toString("utf8")}`);
+  return Buffer.concat(out).toString("utf8").trim();
 }
