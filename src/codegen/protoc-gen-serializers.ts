@@ -6,25 +6,32 @@ interface Options {
   services: string[];
   /** `read=<full name>`: messages among those answers that are stored as protobuf JSON and read back. */
   read: string[];
+  /** `json=<full name>`: messages among those answers whose JSON writer is exported, to write them alone. */
+  json: string[];
 }
 
 /**
  * protoc plugin writing straight-line JSON and binary serialisers for the answers of the services named by
  * `service=` options and every message they reach (issue 13): the same text and bytes as protobuf-es's
  * reflective toJson/toBinary, which cost a large share of a log request; and, for the messages named by
- * `read=`, readers that build what fromJson builds from their stored JSON. Output goes beside the service's
+ * `read=`, readers that build what fromJson builds from their stored JSON; for those named by `json=`, their
+ * JSON writer exported, for what writes them one by one rather than inside an answer (D45's export lines,
+ * D42's archive). Output goes beside the service's
  * own code, `<file>_serializers.ts`; test/generated-serializers.test.ts proves the equality.
  */
 const plugin = createEcmaScriptPlugin<Options>({
   name: "protoc-gen-serializers",
   version: "v1",
   parseOptions(options) {
-    const parsed: Options = { services: [], read: [] };
+    const parsed: Options = { services: [], read: [], json: [] };
     for (const { key, value } of options) {
       if (key === "service") parsed.services.push(value);
       else if (key === "read") parsed.read.push(value);
+      else if (key === "json") parsed.json.push(value);
       else
-        throw new Error(`unknown option ${key}; the plugin takes service=<full name> and read=<full name>`);
+        throw new Error(
+          `unknown option ${key}; the plugin takes service=<full name>, read=<full name> and json=<full name>`,
+        );
     }
     return parsed;
   },
@@ -35,7 +42,7 @@ const plugin = createEcmaScriptPlugin<Options>({
       const service = services.find((s) => s.typeName === name);
       if (!service) continue;
       const file = schema.generateFile(`${service.file.name}_serializers.ts`);
-      printSerializersFile(file, service, schema.options.read);
+      printSerializersFile(file, service, schema.options);
     }
   },
 });

@@ -20,6 +20,7 @@ export function hasJsonForm(message: DescMessage): boolean {
  * Prints `<message>Json(m)`: the text of `JSON.stringify(toJson(schema, m, { alwaysEmitImplicit: true }))`,
  * less the lists and maps a view marked with `leaveOut` (D30). Members come in field-number order, as
  * toJson adds them; a member that may be absent is preceded by a comma only when one came before it.
+ * `exported`, it is exported, for code that writes the message alone.
  */
 export function printJsonWriter(
   f: GeneratedFile,
@@ -27,10 +28,12 @@ export function printJsonWriter(
   runtime: Runtime,
   names: WriterNames,
   storedList: (field: DescField) => boolean,
+  exported = false,
 ) {
   const fields = fieldsByNumber(message);
   f.print(f.jsDoc(`The JSON text of ${message.typeName}.`));
-  f.print`function ${names.json(message)}(m: ${f.importShape(message)}): string {`;
+  const name = exported ? f.export("function", names.json(message)) : `function ${names.json(message)}`;
+  f.print`${name}(m: ${f.importShape(message)}): string {`;
   if (fields.some(isListOrMap)) f.print`  const leftOut = ${runtime.leftOutOf}(m);`;
   f.print('  let json = "{";');
   let written: "nothing" | "something" | "maybe" = "nothing";

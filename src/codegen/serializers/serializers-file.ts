@@ -13,16 +13,23 @@ import { type Runtime, runtimeImports } from "./runtime-imports.js";
  * an exported `<message>FromJson` and `isCanonical<Message>List`, and they and the messages they reach a
  * reader, a canonical check (`isCanonical<Message>`) and a binary writer from canonical JSON
  * (`write<Message>FromJson`). A list of them that a message keeps as its stored text (storedListJson) is
- * written as that text in JSON and from its JSON in binary.
+ * written as that text in JSON and from its JSON in binary. The messages named in `json` have their JSON
+ * writer (`<message>Json`) exported.
  */
-export function printSerializersFile(f: GeneratedFile, service: DescService, read: readonly string[]): void {
+export function printSerializersFile(
+  f: GeneratedFile,
+  service: DescService,
+  { read, json }: { read: readonly string[]; json: readonly string[] },
+): void {
   const answers = answerTypes([service]);
   const messages = reachableMessages(answers);
-  const readRoots = read.map((typeName) => {
+  const named = (typeName: string) => {
     const message = messages.find((m) => m.typeName === typeName);
     if (!message) throw new Error(`${typeName} is not among the messages ${service.typeName} answers with`);
     return message;
-  });
+  };
+  const readRoots = read.map(named);
+  const exportedJson = json.map(named);
   const readMessages = reachableMessages(readRoots).filter((m) => !m.typeName.startsWith("google.protobuf."));
   const runtime = runtimeImports(f);
   const wanted = {
@@ -44,7 +51,8 @@ export function printSerializersFile(f: GeneratedFile, service: DescService, rea
     readRoots.includes(field.message) &&
     !readMessages.includes(field.parent);
   for (const message of messages) {
-    if (wanted.json(message)) printJsonWriter(f, message, runtime, names, storedList);
+    if (wanted.json(message))
+      printJsonWriter(f, message, runtime, names, storedList, exportedJson.includes(message));
     printBinaryWriter(f, message, runtime, names, storedList);
     if (wanted.reader(message)) {
       printJsonReader(f, message, runtime, names);
