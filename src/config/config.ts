@@ -24,6 +24,7 @@ import {
   withOverride,
 } from "../limits/quotas.js";
 import { trustedProxies } from "../security/trusted-proxies.js";
+import { type ArchiveTarget, archiveSettings } from "./archive-settings.js";
 import { jsonText, positiveInteger, strictObject } from "./json-settings.js";
 
 /**
@@ -97,6 +98,8 @@ export interface Config {
   autoDisable: AutoDisablePolicy;
   /** How much and how long a held endpoint keeps (D36): its defaults, FLOWLOG_HOLD over them. */
   hold: HoldBounds;
+  /** D42: where each purged workspace-day is archived first (FLOWLOG_ARCHIVE_URL); unset, no archive. */
+  archive: ArchiveTarget | undefined;
 }
 
 const booleanString = z
@@ -262,7 +265,9 @@ export function loadDotEnv(file = ".env"): void {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) throw new ConfigError(parsed.error.issues.flatMap(problemsOf));
+  const archive = archiveSettings(env);
+  const problems = [...(parsed.error?.issues.flatMap(problemsOf) ?? []), ...archive.problems];
+  if (!parsed.success || !("target" in archive)) throw new ConfigError(problems);
   const e = parsed.data;
   return {
     port: e.PORT,
@@ -298,6 +303,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     autoDisable: autoDisablePolicyOf(e.FLOWLOG_AUTO_DISABLE ?? defaultAutoDisableSettings),
     hold: holdBoundsOf(e.FLOWLOG_HOLD ?? defaultHoldSettings),
+    archive: archive.target,
   };
 }
 
