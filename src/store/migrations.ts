@@ -465,6 +465,21 @@ export const migrations: readonly string[] = [
   ALTER TABLE deliveries ADD COLUMN exhausted INTEGER NOT NULL DEFAULT 0;
   CREATE INDEX deliveries_in_hold_order ON deliveries (subscription_id, status, event_at, id);
   `,
+  `
+  -- D42: each workspace-day archived before the purge deletes it (day: yyyy-mm-dd, UTC): where the object
+  -- is, how many entries it holds, and the size and SHA-256 (hex) it was read back with. Kept after the
+  -- entries go: it is the archive's catalogue.
+  CREATE TABLE archives (
+    workspace_id TEXT NOT NULL,
+    day TEXT NOT NULL,
+    object_url TEXT NOT NULL,
+    entries INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    written_at INTEGER NOT NULL,
+    PRIMARY KEY (workspace_id, day)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /**

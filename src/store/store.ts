@@ -3,6 +3,7 @@ import { defaultQuotas, type Quotas } from "../limits/quotas.js";
 import { loadMasterKey } from "../security/secrets.js";
 import { AccountsStore } from "./accounts-store.js";
 import { AlertsStore } from "./alerts-store.js";
+import { ArchivesStore } from "./archives-store.js";
 import { type Db, databaseFile, openDatabase } from "./database.js";
 import { DeliveriesStore } from "./deliveries-store.js";
 import { type EndpointHealthArea, EndpointHealthStore } from "./endpoint-health-store.js";
@@ -51,6 +52,8 @@ export interface Store {
   holds: HoldsArea;
   inactivity: StoreArea<InactivityStore>;
   alerts: StoreArea<AlertsStore>;
+  /** D42: the workspace-days archived before the purge deleted them. */
+  archives: StoreArea<ArchivesStore>;
   /** Rejects when the database cannot answer now: what a process's readiness probe asks (issue 16). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -96,6 +99,7 @@ export function openStore(location: StoreLocation): Store {
     holds,
     inactivity: new InactivityStore(db),
     alerts: new AlertsStore(db),
+    archives: new ArchivesStore(db),
     ping: async () => {
       db.prepare("SELECT 1").get();
     },

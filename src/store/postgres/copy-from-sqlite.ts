@@ -46,6 +46,7 @@ export const copiedTables: readonly CopiedTable[] = [
   { name: "delivery_attempts", key: ["delivery_id", "series", "attempt"] },
   { name: "alert_state", key: ["subscription_id", "workflow_id"] },
   { name: "notification_outbox", key: ["log_id"] },
+  { name: "archives", key: ["workspace_id", "day"] },
   { name: "usage_periods", key: ["user_id", "period_start"], sourceWins: true },
   { name: "auth_revision", key: ["id"], sourceWins: true },
 ];

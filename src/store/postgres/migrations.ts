@@ -388,6 +388,19 @@ export const migrations: readonly string[] = [
   ALTER TABLE deliveries ADD COLUMN exhausted integer NOT NULL DEFAULT 0;
   CREATE INDEX deliveries_in_hold_order ON deliveries (subscription_id, status, event_at, id);
   `,
+  `
+  -- D42: the archive's catalogue, as in the SQLite schema.
+  CREATE TABLE archives (
+    workspace_id text NOT NULL,
+    day text NOT NULL,
+    object_url text NOT NULL,
+    entries bigint NOT NULL,
+    bytes bigint NOT NULL,
+    sha256 text NOT NULL,
+    written_at bigint NOT NULL,
+    PRIMARY KEY (workspace_id, day)
+  );
+  `,
 ];
 
 /** Any constant of flowlog's own: every process migrating this database takes the same lock. */

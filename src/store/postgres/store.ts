@@ -2,6 +2,7 @@ import { type DatabasePool, defaultDatabasePool, defaultQuotas, type Quotas } fr
 import type { Store } from "../store.js";
 import { PostgresAccountsStore } from "./accounts-store.js";
 import { PostgresAlertsStore } from "./alerts-store.js";
+import { PostgresArchivesStore } from "./archives-store.js";
 import { openPostgres } from "./database.js";
 import { PostgresDeliveriesStore } from "./deliveries-store.js";
 import { PostgresEndpointHealthStore } from "./endpoint-health-store.js";
@@ -71,6 +72,7 @@ export async function openPostgresStore(
     holds,
     inactivity: new PostgresInactivityStore(pool),
     alerts: new PostgresAlertsStore(pool),
+    archives: new PostgresArchivesStore(pool),
     ping: async () => {
       await pool.query("SELECT 1");
     },
