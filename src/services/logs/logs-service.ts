@@ -106,7 +106,7 @@ export function createLogsService({
 }
 
 /** The names of a page's workflows, in one statement whatever the page holds. */
-async function workflowsOf(
+export async function workflowsOf(
   store: Store,
   entries: { workflowId: string }[],
 ): Promise<Map<string, WorkflowSummaryRecord>> {
