@@ -18,7 +18,7 @@ const layers = [
   { name: "store", path: "^src/store/" },
   { name: "core", path: "^src/(engine|outbound|blocks|notifications)/" },
   { name: "temporal", path: "^src/temporal/" },
-  { name: "services", path: "^src/(services|seed)/" },
+  { name: "services", path: "^src/(services|seed|retention)/" },
   { name: "rpc", path: "^src/rpc/" },
   { name: "surface", path: "^src/(server|gateway)/" },
   { name: "entry", path: "^src/(cli|cluster)/|^src/codegen/(?!serializers/runtime/)" },
