@@ -9,6 +9,7 @@ import { defineConfig } from "vitest/config";
 const onBothStores = [
   "accounts",
   "alert-recovery",
+  "archive",
   "auto-disable",
   "count-quotas",
   "deliveries",

@@ -11,6 +11,7 @@ import { resolvePostgresBinaries } from "../src/tools/postgres-binaries.js";
 import { freeListeningPort } from "../src/util/free-port.js";
 import { prepareConsoleTests } from "./support/browser.js";
 import { resolveGrpcurl } from "./support/grpcurl.js";
+import { resolveMinio } from "./support/s3-server.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -35,6 +36,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // grpcurl (the cluster and polyglot tests' gRPC client): built with `go install`, which on a machine with
   // an empty Go module cache takes longer than a test's own time allows.
   await resolveGrpcurl();
+  // MinIO, the S3-compatible store D42's archive tests write to: a first build takes minutes too.
+  await resolveMinio();
   // The console's browser tests (issue 17): Debian's Chromium, and the console built from console/.
   await prepareConsoleTests();
   // The processes tests start with bin/flowlog.js run the compiled build: built once here, before the
