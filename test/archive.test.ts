@@ -46,7 +46,7 @@ afterAll(async () => {
 });
 
 /**
- * A workspace with 210 entries on `day`: more than one keyset page (200), in bursts of three sharing a
+ * A workspace with 210 entries on `day`: three keyset pages of 100, in bursts of three sharing a
  * startedAt so that pages split ties (D8); the first and last millisecond of the day belong to it, and one
  * entry on each day beside it.
  */

@@ -22,7 +22,7 @@ export type ArchiveDay = (
 const dayMs = 86_400_000;
 
 /** Entries per keyset page: what memory holds of a day at once, whatever the day holds. */
-const pageSize = 200;
+const pageSize = 100;
 
 /**
  * D42's archive of one workspace-day, to the configured target, or undefined when archiving is off (no
@@ -65,7 +65,8 @@ export function dayArchiver(store: Store, sink: ArchiveSink, clock: () => number
     };
     const written = measuringStream();
     await Promise.all([
-      pipeline(Readable.from(lines()), createGzip(), written, { signal }),
+      // One page read ahead at most: the day's size never reaches memory.
+      pipeline(Readable.from(lines(), { highWaterMark: 1 }), createGzip(), written, { signal }),
       // A store that fails stops the reading too, rather than leave it waiting on a reader gone.
       sink.write(key, written, signal).catch((error: unknown) => {
         written.destroy(error as Error);
