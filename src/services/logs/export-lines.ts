@@ -16,10 +16,12 @@ export function exportLine(entry: ListedEntryRecord, workflow: WorkflowSummaryRe
 
 const detailForm = { full: true, traceSpans: true, finalOutput: true };
 
-/** One keyset page of export lines, and the key to read the next page after (absent after the last). */
+/**
+ * One keyset page of export lines, and the key to read the next page after (absent after the last). Lines
+ * stay apart: a page joined into one string is a large object, which only a full collection frees.
+ */
 export interface ExportPage {
-  text: string;
-  entries: number;
+  lines: string[];
   next?: PageKey;
 }
 
@@ -41,8 +43,8 @@ export async function* exportPages(
       signal,
     );
     const workflows = await workflowsOf(store, page.entries);
-    const text = page.entries.map((entry) => exportLine(entry, workflows.get(entry.workflowId))).join("");
-    yield { text, entries: page.entries.length, next: page.next };
+    const lines = page.entries.map((entry) => exportLine(entry, workflows.get(entry.workflowId)));
+    yield { lines, next: page.next };
     after = page.next;
   } while (after);
 }
