@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
+import { createWriteStream } from "node:fs";
 import { mkdir, open, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { Readable, Transform } from "node:stream";
@@ -97,14 +97,30 @@ class FileArchiveSink implements ArchiveSink {
     }
   }
 
-  readBack(key: string): Promise<ObjectMeasure> {
-    return measureAll(createReadStream(this.pathOf(key)));
+  /** Read into one buffer again and again: a stream's fresh chunk per read piled up outside the heap. */
+  async readBack(key: string): Promise<ObjectMeasure> {
+    const file = await open(this.pathOf(key), "r");
+    try {
+      const hash = createHash("sha256");
+      const buffer = Buffer.allocUnsafe(readBackBytes);
+      let bytes = 0;
+      for (;;) {
+        const { bytesRead } = await file.read(buffer, 0, buffer.length, null);
+        if (bytesRead === 0) return { bytes, sha256: hash.digest("hex") };
+        hash.update(buffer.subarray(0, bytesRead));
+        bytes += bytesRead;
+      }
+    } finally {
+      await file.close();
+    }
   }
 
   private pathOf(key: string): string {
     return path.join(this.target.directory, ...key.split("/"));
   }
 }
+
+const readBackBytes = 1024 * 1024;
 
 /**
  * Objects in an S3-compatible bucket under the target's prefix, uploaded as a stream in parts (a
