@@ -268,9 +268,10 @@ describe("D42: archiving is off unless FLOWLOG_ARCHIVE_URL is set", () => {
     expect(archiveDayFor(undefined, flowlog.store)).toBeUndefined();
   });
 
-  it("a day is named by its start in UTC; any other time is refused, naming the parameter", async () => {
+  it("a day is named by its start in UTC and a workspace by its id; anything else is refused, naming it", async () => {
     const archiveDay = archiveDayFor({ kind: "file", directory: folder }, flowlog.store);
     await expect(archiveDay?.(alice.workspaceId, day + 3_600_000)).rejects.toThrow(/dayStartMs/);
+    await expect(archiveDay?.("../elsewhere", day)).rejects.toThrow(/workspaceId/);
   });
 });
 

@@ -4,6 +4,7 @@ import { createGzip } from "node:zlib";
 import type { ArchiveTarget } from "../config/archive-settings.js";
 import { exportPages } from "../services/logs/export-lines.js";
 import type { ArchiveRecord } from "../store/archives-store.js";
+import type { LogFilter } from "../store/log-list-sql.js";
 import type { Store } from "../store/store.js";
 import { isoDayFromMs } from "../util/time.js";
 import { type ArchiveSink, archiveSink, measuringStream, type ObjectMeasure } from "./archive-sinks.js";
@@ -55,6 +56,9 @@ export function archiveDayFor(
  */
 export function dayArchiver(store: Store, sink: ArchiveSink, clock: () => number = Date.now): ArchiveDay {
   return async (workspaceId, dayStartMs, signal) => {
+    // The key is a path on a folder target: an id is only ever these characters (util/ids.ts).
+    if (!/^[A-Za-z0-9_-]+$/.test(workspaceId))
+      throw new RangeError("workspaceId must be a workspace id (letters, digits, _ and -)");
     if (!Number.isInteger(dayStartMs) || dayStartMs % dayMs !== 0)
       throw new RangeError(`dayStartMs must be the start of a UTC day, not ${dayStartMs}`);
     const day = isoDayFromMs(dayStartMs);
@@ -62,33 +66,9 @@ export function dayArchiver(store: Store, sink: ArchiveSink, clock: () => number
     if (recorded) return recorded;
     const key = `${workspaceId}/${day}.ndjson.gz`;
     const filter = { workspaceId, startedFrom: dayStartMs, startedTo: dayStartMs + dayMs - 1 };
-    let entries = 0;
-    const lines = async function* () {
-      let chunk = "";
-      for await (const page of exportPages(store, filter, { order: "desc", pageSize, signal })) {
-        entries += page.lines.length;
-        for (const line of page.lines) {
-          chunk += line;
-          if (chunk.length < chunkChars) continue;
-          yield chunk;
-          chunk = "";
-        }
-      }
-      if (chunk !== "") yield chunk;
-    };
-    const written = measuringStream();
-    await Promise.all([
-      // 16 chunks (512 KB) read ahead at most: the day's size never reaches memory.
-      pipeline(Readable.from(lines(), { highWaterMark: 16 }), createGzip(), written, { signal }),
-      // A store that fails stops the reading too, rather than leave it waiting on a reader gone.
-      sink.write(key, written, signal).catch((error: unknown) => {
-        written.destroy(error as Error);
-        throw error;
-      }),
-    ]);
+    const { entries, measured } = await writeObject(store, filter, sink, key, signal);
     const stored = await sink.readBack(key);
-    const measured = written.measure();
-    if (!sameObject(stored, measured)) {
+    if (stored.bytes !== measured.bytes || stored.sha256 !== measured.sha256) {
       throw new ArchiveVerificationError(
         `archive ${sink.urlOf(key)} reads back as ${stored.bytes} bytes, SHA-256 ${stored.sha256}; ` +
           `${measured.bytes} bytes, SHA-256 ${measured.sha256} were written`,
@@ -107,8 +87,39 @@ export function dayArchiver(store: Store, sink: ArchiveSink, clock: () => number
   };
 }
 
-function sameObject(a: ObjectMeasure, b: ObjectMeasure): boolean {
-  return a.bytes === b.bytes && a.sha256 === b.sha256;
+/** Streams the export lines of the entries `filter` selects, gzipped, as the object `key`, measuring it. */
+async function writeObject(
+  store: Store,
+  filter: LogFilter,
+  sink: ArchiveSink,
+  key: string,
+  signal: AbortSignal | undefined,
+): Promise<{ entries: number; measured: ObjectMeasure }> {
+  let entries = 0;
+  const chunks = async function* () {
+    let chunk = "";
+    for await (const page of exportPages(store, filter, { order: "desc", pageSize, signal })) {
+      entries += page.lines.length;
+      for (const line of page.lines) {
+        chunk += line;
+        if (chunk.length < chunkChars) continue;
+        yield chunk;
+        chunk = "";
+      }
+    }
+    if (chunk !== "") yield chunk;
+  };
+  const written = measuringStream();
+  await Promise.all([
+    // 16 chunks (512 KB) read ahead at most: the day's size never reaches memory.
+    pipeline(Readable.from(chunks(), { highWaterMark: 16 }), createGzip(), written, { signal }),
+    // A store that fails stops the reading too, rather than leave it waiting on a reader gone.
+    sink.write(key, written, signal).catch((error: unknown) => {
+      written.destroy(error as Error);
+      throw error;
+    }),
+  ]);
+  return { entries, measured: written.measure() };
 }
 
 export class ArchiveVerificationError extends Error {
