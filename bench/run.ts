@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { archiveBench } from "./archive.js";
 import { clusterBench } from "./cluster.js";
 import { consoleBench } from "./console.js";
 import { deliveryBench } from "./delivery.js";
@@ -32,6 +33,7 @@ const benches: Bench[] = [
   gatewayPgBench,
   ingestBench,
   ingestPgBench,
+  archiveBench,
   executionBench,
   fairnessBench,
   deliveryBench,
