@@ -11,6 +11,7 @@ const onBothStores = [
   "alert-recovery",
   "auto-disable",
   "count-quotas",
+  "delete-logs",
   "deliveries",
   "deliveries-filters",
   "endpoint-settings",

@@ -63,7 +63,10 @@ export interface BatchDeleter {
   deleteBatch(filter: LogFilter, limit: number): Promise<DeletedCounts>;
 }
 
-/** Entries per write transaction: a few milliseconds of SQLite's write lock each, measured in bench/. */
+/**
+ * Entries per write transaction. On SQLite a batch of 200 entries, each with a delivery and its
+ * attempts, held the write lock 30-40 ms (median) on a two-core machine busy with other work.
+ */
 export const deletionBatchSize = 200;
 
 export interface DeletionBounds {
