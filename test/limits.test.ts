@@ -247,6 +247,20 @@ describe("Plan limits are configurable: FLOWLOG_PLAN_LIMITS (D12, all defaults c
     expect(burstOnly).toEqual({ requestsPerMinute: 30, maxBurst: 7 });
   });
 
+  it("each plan keeps logs for D41's days, which the variable changes, 0 keeping them forever", () => {
+    const days = (table: typeof defaultPlanLimits) => plans.map((plan) => table[plan].retentionDays);
+    expect(days(defaultPlanLimits)).toEqual([7, 30, 90, 365]);
+    expect(days(configured('{"free":{"retentionDays":14},"enterprise":{"retentionDays":0}}'))).toEqual([
+      14, 30, 90, 0,
+    ]);
+    expect(refusal('{"pro":{"retentionDays":1.5}}').problems).toEqual([
+      "FLOWLOG_PLAN_LIMITS.pro.retentionDays: must be a whole number of days, 0 for no limit",
+    ]);
+    expect(refusal('{"pro":{"retentionDays":-3}}').problems).toEqual([
+      "FLOWLOG_PLAN_LIMITS.pro.retentionDays: must be a whole number of days, 0 for no limit",
+    ]);
+  });
+
   it("the limits object reports the configured figures", async () => {
     const table = configured('{"free":{"usageLimitUsd":20,"asyncExecutions":{"maxBurst":3}}}');
     const limits = await computeLimits(store, table, newUser("free"), now);
