@@ -21,6 +21,7 @@ const onBothStores = [
   "logs-filters",
   "no-activity",
   "recovery",
+  "retention",
   "subscriptions",
   "tenant-isolation",
   "triggers",

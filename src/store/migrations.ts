@@ -470,6 +470,8 @@ export const migrations: readonly string[] = [
   -- its deliveries by the entry, and whether any execution still uses a workflow state by the state.
   CREATE INDEX deliveries_by_log ON deliveries (log_id);
   CREATE INDEX execution_states_by_state ON execution_states (state_hash);
+  -- D41: the days a workspace keeps its entries, when it chose fewer than its plan's (NULL: the plan's).
+  ALTER TABLE workspaces ADD COLUMN retention_days INTEGER;
   `,
 ];
 

@@ -15,6 +15,7 @@ import { encodeCursor } from "./cursor.js";
 import { deleteLogs } from "./delete-logs.js";
 import { parseListLogsRequest } from "./list-logs-request.js";
 import { executionMetadata, logEntryView } from "./log-entry-view.js";
+import { logRetentionOf, setLogRetention } from "./log-retention.js";
 import { parseGetLogStatsRequest } from "./log-stats-request.js";
 import { logStatsView } from "./log-stats-view.js";
 
@@ -76,6 +77,19 @@ export function createLogsService({
       const caller = callerOf(context.values);
       const deps = { store, maxListValues: quotas.listParameterValues, logger };
       return deleteLogs(deps, caller, request, () => limitsOf(caller.user), context.signal);
+    },
+
+    async getLogRetention(request, context) {
+      const caller = callerOf(context.values);
+      const retention = await logRetentionOf(store, planLimits, caller, request.workspaceId);
+      return { retention, limits: await limitsOf(caller.user) };
+    },
+
+    async updateLogRetention(request, context) {
+      const caller = callerOf(context.values);
+      const { workspaceId, retentionDays } = request;
+      const retention = await setLogRetention(store, planLimits, caller, workspaceId, retentionDays);
+      return { retention, limits: await limitsOf(caller.user) };
     },
 
     async getLog(request, context) {

@@ -13,6 +13,7 @@ import { PostgresLogsStore } from "./logs-store.js";
 import { PostgresOutboxStore } from "./outbox-store.js";
 import { PostgresParkedOutputsStore } from "./parked-outputs-store.js";
 import { PostgresRateLimitStore } from "./rate-limit-store.js";
+import { PostgresRetentionStore } from "./retention-store.js";
 import { PostgresSubscriptionsStore } from "./subscriptions-store.js";
 import { TenantReads } from "./tenant-reads.js";
 import { PostgresTriggersStore } from "./triggers-store.js";
@@ -63,6 +64,7 @@ export async function openPostgresStore(
     triggers: new PostgresTriggersStore(pool),
     logs: new PostgresLogsStore(pool, tenantReads),
     logDeletion: new PostgresLogDeletionStore(pool, tenantReads),
+    retention: new PostgresRetentionStore(pool),
     outbox: new PostgresOutboxStore(pool),
     parkedOutputs: new PostgresParkedOutputsStore(pool),
     rateLimits: new PostgresRateLimitStore(pool),
