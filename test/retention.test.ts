@@ -1,4 +1,6 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { fileURLToPath } from "node:url";
 import { Client, Connection } from "@temporalio/client";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -196,6 +198,74 @@ describe("the retention purge (D41), by an injected clock", () => {
     expect(await listed(free)).toEqual([cut?.id, kept?.id]);
   });
 });
+
+describe("a purge whose worker is killed (D41)", () => {
+  it("is finished by the next attempt on another worker: every expired entry gone, nothing else", async () => {
+    const free = await createAccount(flowlog.store, "free");
+    const cutoff = now - 7 * dayMs;
+    // Three days of expired entries, enough that the purge is still going when its worker dies.
+    const expired = Array.from({ length: 12_000 }, (_, i) => cutoff - 3 * dayMs + i * 20_000);
+    const entries = await logged(free, ...expired, cutoff + 1, now - hour);
+    const kept = entries.slice(-2).map((e) => e.id);
+    const killQueue = `retention-kill-${randomUUID()}`;
+    const doomed = await spawnWorker(killQueue);
+    let replacement: RunningWorker | undefined;
+    try {
+      const run = await temporal.workflow.start("purgeExpiredLogs", {
+        taskQueue: killQueue,
+        workflowId: `retention-kill-${randomUUID()}`,
+        args: [{ heartbeatMs: 2_000 }],
+      });
+      const left = () => flowlog.store.logDeletion.count({ workspaceId: free.workspaceId });
+      await untilTrue(async () => (await left()) < entries.length - 400, 30_000);
+      doomed.kill("SIGKILL");
+      expect(await left()).toBeGreaterThan(2);
+      replacement = await startWorker(
+        temporalServer,
+        testDeps(flowlog.store, { clock: () => now }),
+        killQueue,
+      );
+      expect(await run.result()).toMatchObject({ failed: 0 });
+      expect(await listed(free)).toEqual(kept);
+      const orphans = await flowlog.sql<{ n: number }>(
+        `SELECT count(*) AS n FROM execution_states e
+         WHERE NOT EXISTS (SELECT 1 FROM log_entries l WHERE l.execution_id = e.execution_id)`,
+      );
+      expect(Number(orphans[0]?.n)).toBe(0);
+    } finally {
+      doomed.kill("SIGKILL");
+      await replacement?.stop();
+    }
+  }, 60_000);
+});
+
+const workerScript = fileURLToPath(new URL("./support/engine-worker-process.ts", import.meta.url));
+
+/** A flowlog worker in a process of its own on `queue`, over this file's store, its clock at `now`. */
+async function spawnWorker(queue: string): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      workerScript,
+      temporalServer.address,
+      temporalServer.namespace,
+      queue,
+      flowlog.dataDir,
+    ],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, ...flowlog.env, FLOWLOG_TEST_NOW_MS: String(now), FLOWLOG_LOG_LEVEL: "error" },
+    },
+  );
+  let output = "";
+  for await (const chunk of child.stdout ?? []) {
+    output += String(chunk);
+    if (output.includes("ready")) return child;
+  }
+  throw new Error(`the worker process exited before it was ready: ${output}`);
+}
 
 describe("the Schedule flowlog-retention (D41)", () => {
   it("a worker creates it, another start updates it: one Schedule, hourly, starting the purge", async () => {

@@ -13,26 +13,33 @@ const { expiredWorkspaces, recordPurgeRun } = proxyActivities<Activities>({
  * and the next attempt, on any worker, takes up what is left. A workspace still failing after its
  * attempts is counted and left to the next hourly run; the others go on.
  */
-const { purgeWorkspace } = proxyActivities<Activities>({
-  startToCloseTimeout: "2 hours",
-  heartbeatTimeout: "30 seconds",
-  retry: { initialInterval: "1 second", maximumInterval: "1 minute", maximumAttempts: 3 },
-});
+function workspacePurges(heartbeatMs: number) {
+  return proxyActivities<Activities>({
+    startToCloseTimeout: "2 hours",
+    heartbeatTimeout: heartbeatMs,
+    retry: { initialInterval: "1 second", maximumInterval: "1 minute", maximumAttempts: 3 },
+  }).purgeWorkspace;
+}
 
 /** Workspaces per run before continuing as new, so the history stays small however many there are. */
 const workspacesPerRun = 500;
 
-/** What a run hands the next when it continues as new. */
-export interface PurgeCarry {
-  summary: PurgeRunSummary;
-  left: ExpiredWorkspace[];
+export interface PurgeInput {
+  /** How soon a workspace's purge whose worker died is tried again; tests shorten it. */
+  heartbeatMs?: number;
+  /** What a run hands the next when it continues as new. */
+  carry?: { summary: PurgeRunSummary; left: ExpiredWorkspace[] };
 }
 
 /**
  * D41: the run the hourly Schedule `flowlog-retention` starts (retention-schedule.ts). Finds the
  * workspaces with expired entries, purges them one at a time, and records the run once at its end.
  */
-export async function purgeExpiredLogs(carry?: PurgeCarry): Promise<PurgeRunSummary> {
+export async function purgeExpiredLogs({
+  heartbeatMs = 10_000,
+  carry,
+}: PurgeInput = {}): Promise<PurgeRunSummary> {
+  const purgeWorkspace = workspacePurges(heartbeatMs);
   let summary: PurgeRunSummary;
   let left: ExpiredWorkspace[];
   if (carry) {
@@ -44,7 +51,10 @@ export async function purgeExpiredLogs(carry?: PurgeCarry): Promise<PurgeRunSumm
   }
   for (const [index, workspace] of left.entries()) {
     if (index === workspacesPerRun) {
-      return continueAsNew<typeof purgeExpiredLogs>({ summary, left: left.slice(index) });
+      return continueAsNew<typeof purgeExpiredLogs>({
+        heartbeatMs,
+        carry: { summary, left: left.slice(index) },
+      });
     }
     try {
       summary.entries += (await purgeWorkspace(workspace)).entries;
