@@ -7,6 +7,7 @@ import { LimitsSchema } from "../gen/flowlog/logs/v1/limits_pb.js";
 import { ConfigError, loadConfig } from "../src/config/config.js";
 import { computeLimits, type ExecutionMode, takeExecutionToken } from "../src/limits/execution-limits.js";
 import { defaultPlanLimits, type Plan, plans } from "../src/limits/plans.js";
+import { retentionCutoff, workspaceRetention } from "../src/limits/retention.js";
 import { migrations } from "../src/store/migrations.js";
 import type { ExecutionRecord, UserRecord } from "../src/store/records.js";
 import { openSqlite } from "../src/store/sqlite-addon.js";
@@ -211,6 +212,33 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
     } finally {
       await after.close();
     }
+  });
+});
+
+describe("A workspace's retention window (D41)", () => {
+  const table = { ...defaultPlanLimits, enterprise: { ...defaultPlanLimits.enterprise, retentionDays: 0 } };
+
+  it("is the best plan of its members, the first plan's when it has none", () => {
+    expect(workspaceRetention(defaultPlanLimits, ["free", "team", "pro"], null)).toEqual({
+      plan: "team",
+      planDays: 90,
+      workspaceDays: null,
+      days: 90,
+    });
+    expect(workspaceRetention(defaultPlanLimits, [], null)).toMatchObject({ plan: "free", days: 7 });
+  });
+
+  it("is its own choice when shorter, and the plan's when the plan was lowered below the choice", () => {
+    expect(workspaceRetention(defaultPlanLimits, ["team"], 30).days).toBe(30);
+    expect(workspaceRetention(defaultPlanLimits, ["free"], 30).days).toBe(7);
+    // A plan that keeps entries forever keeps them as long as the workspace chose.
+    expect(workspaceRetention(table, ["enterprise"], 400).days).toBe(400);
+    expect(workspaceRetention(table, ["enterprise"], null).days).toBe(0);
+  });
+
+  it("expires entries started before now minus the window, and none under no limit", () => {
+    expect(retentionCutoff(Date.parse("2027-03-10T00:00:00Z"), 7)).toBe(Date.parse("2027-03-03T00:00:00Z"));
+    expect(retentionCutoff(Date.parse("2027-03-10T00:00:00Z"), 0)).toBeUndefined();
   });
 });
 
