@@ -388,6 +388,13 @@ export const migrations: readonly string[] = [
   ALTER TABLE deliveries ADD COLUMN exhausted integer NOT NULL DEFAULT 0;
   CREATE INDEX deliveries_in_hold_order ON deliveries (subscription_id, status, event_at, id);
   `,
+  `
+  -- Issue 52: the indexes deleting entries finds their dependants by, and D41's workspace setting, as in
+  -- the SQLite schema.
+  CREATE INDEX deliveries_by_log ON deliveries (log_id);
+  CREATE INDEX execution_states_by_state ON execution_states (state_hash);
+  ALTER TABLE workspaces ADD COLUMN retention_days integer;
+  `,
 ];
 
 /** Any constant of flowlog's own: every process migrating this database takes the same lock. */
