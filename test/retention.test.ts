@@ -199,6 +199,25 @@ describe("the retention purge (D41), by an injected clock", () => {
   });
 });
 
+describe("a purge over many workspaces (D41)", () => {
+  it("goes through every workspace a page at a time, each run handing the rest to the next", async () => {
+    const accounts = await Promise.all(Array.from({ length: 7 }, () => createAccount(flowlog.store, "free")));
+    const cutoff = now - 7 * dayMs;
+    for (const account of accounts) await logged(account, cutoff - hour, now - hour);
+    const handle = await temporal.workflow.start("purgeExpiredLogs", {
+      taskQueue: worker.taskQueue,
+      workflowId: `retention-test-${randomUUID()}`,
+      // One workspace a page, five pages a run: the seven (and the file's others) take more than one run.
+      args: [{ workspacesPerPage: 1 }],
+    });
+    const summary: PurgeRunSummary = await handle.result();
+
+    expect(summary.entries).toBeGreaterThanOrEqual(accounts.length);
+    for (const account of accounts) expect(await listed(account)).toHaveLength(1);
+    expect((await handle.describe()).runId).not.toBe(handle.firstExecutionRunId);
+  });
+});
+
 describe("a purge whose worker is killed (D41)", () => {
   it("is finished by the next attempt on another worker: every expired entry gone, nothing else", async () => {
     const free = await createAccount(flowlog.store, "free");

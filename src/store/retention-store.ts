@@ -15,12 +15,19 @@ interface SettingRow {
   plan: Plan | null;
 }
 
-/** One row per workspace and member; a workspace without members has one row with no plan. */
-const settingsSql = `SELECT w.id AS "workspaceId", w.retention_days AS "retentionDays", u.plan
-  FROM workspaces w LEFT JOIN memberships m ON m.workspace_id = w.id LEFT JOIN users u ON u.id = m.user_id`;
+/**
+ * One row per workspace of `workspaces` (a table or a subquery, as `w`) and member; a workspace without
+ * members has one row with no plan.
+ */
+const settingsOfSql = (workspaces: string) => `SELECT w.id AS "workspaceId",
+    w.retention_days AS "retentionDays", u.plan
+  FROM ${workspaces} w LEFT JOIN memberships m ON m.workspace_id = w.id LEFT JOIN users u ON u.id = m.user_id`;
 
-export const oneSettingSql = `${settingsSql} WHERE w.id = @workspaceId`;
-export const allSettingsSql = `${settingsSql} ORDER BY w.id`;
+export const oneSettingSql = `${settingsOfSql("workspaces")} WHERE w.id = @workspaceId`;
+/** A page of workspaces in id order, after `@after`, with all their members whatever their number. */
+export const settingsPageSql = `${settingsOfSql(
+  "(SELECT id, retention_days FROM workspaces WHERE id > @after ORDER BY id LIMIT @limit)",
+)} ORDER BY w.id`;
 export const setSettingSql = "UPDATE workspaces SET retention_days = @days WHERE id = @workspaceId";
 /** The oldest entry a window expires, along log_entries_by_time. */
 export const oldestBeforeSql = `SELECT min(started_at) AS "startedAt" FROM log_entries
@@ -47,7 +54,7 @@ export class RetentionStore {
   constructor(db: Db) {
     this.statements = {
       one: db.prepare(oneSettingSql),
-      all: db.prepare(allSettingsSql),
+      page: db.prepare(settingsPageSql),
       set: db.prepare(setSettingSql),
       oldestBefore: db.prepare(oldestBeforeSql).pluck(),
     };
@@ -58,9 +65,12 @@ export class RetentionStore {
     return settingsOf(this.statements.one.all({ workspaceId }) as SettingRow[])[0];
   }
 
-  /** Every workspace's, for the purge: a row per workspace and member, a few per workspace. */
-  async settings(): Promise<RetentionSettingRecord[]> {
-    return settingsOf(this.statements.all.all() as SettingRow[]);
+  /**
+   * The settings of up to `limit` workspaces after `after` in id order ("" for the first page), for the
+   * purge: what one activity reads and answers stays bounded however many workspaces there are.
+   */
+  async settingsPage(after: string, limit: number): Promise<RetentionSettingRecord[]> {
+    return settingsOf(this.statements.page.all({ after, limit }) as SettingRow[]);
   }
 
   /** Sets the days the workspace keeps its entries, or (null) goes back to its plan's. */

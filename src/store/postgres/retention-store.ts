@@ -1,18 +1,18 @@
 import {
-  allSettingsSql,
   oldestBeforeSql,
   oneSettingSql,
   type RetentionSettingRecord,
   type RetentionStore,
   setSettingSql,
   settingsOf,
+  settingsPageSql,
 } from "../retention-store.js";
 import type { StoreArea } from "../store.js";
 import type { PostgresPool } from "./database.js";
 import { namedStatement } from "./named-parameters.js";
 
 const one = namedStatement(oneSettingSql);
-const all = namedStatement(allSettingsSql);
+const page = namedStatement(settingsPageSql);
 const set = namedStatement(setSettingSql);
 const oldest = namedStatement(oldestBeforeSql);
 
@@ -24,8 +24,8 @@ export class PostgresRetentionStore implements StoreArea<RetentionStore> {
     return settingsOf((await this.pool.query(one({ workspaceId }))).rows)[0];
   }
 
-  async settings(): Promise<RetentionSettingRecord[]> {
-    return settingsOf((await this.pool.query(all())).rows);
+  async settingsPage(after: string, limit: number): Promise<RetentionSettingRecord[]> {
+    return settingsOf((await this.pool.query(page({ after, limit }))).rows);
   }
 
   async setRetentionDays(workspaceId: string, days: number | null): Promise<void> {

@@ -11,6 +11,15 @@ export interface ExpiredWorkspace {
   cutoffMs: number;
 }
 
+/** A page of the workspaces with expired entries (expiredWorkspaces). */
+export interface ExpiredPage {
+  /** When the page looked at the clock, ms. */
+  now: number;
+  workspaces: ExpiredWorkspace[];
+  /** The last workspace id looked at, when more may follow. */
+  next?: string;
+}
+
 export interface PurgeRunSummary {
   /** When the run looked at the clock, ms. */
   startedAt: number;
@@ -35,18 +44,24 @@ export function retentionActivities(deps: ActivityDeps) {
   const log = deps.logger ?? processLogger;
 
   return {
-    /** The workspaces whose oldest entry is past their window, at the run's start. */
-    async expiredWorkspaces(): Promise<{ startedAt: number; workspaces: ExpiredWorkspace[] }> {
-      const startedAt = clock();
+    /**
+     * Of the next `limit` workspaces after `after` in id order, those whose oldest entry is past their
+     * window now, and the id to read the next page after (absent after the last page): an answer bounded
+     * however many workspaces the deployment holds.
+     */
+    async expiredWorkspaces({ after, limit }: { after: string; limit: number }): Promise<ExpiredPage> {
+      const now = clock();
+      const settings = await deps.store.retention.settingsPage(after, limit);
       const workspaces: ExpiredWorkspace[] = [];
-      for (const setting of await deps.store.retention.settings()) {
+      for (const setting of settings) {
         const { days } = workspaceRetention(deps.planLimits, setting.memberPlans, setting.retentionDays);
-        const cutoffMs = retentionCutoff(startedAt, days);
+        const cutoffMs = retentionCutoff(now, days);
         if (cutoffMs === undefined) continue;
         if ((await deps.store.retention.oldestBefore(setting.workspaceId, cutoffMs)) === undefined) continue;
         workspaces.push({ workspaceId: setting.workspaceId, cutoffMs });
       }
-      return { startedAt, workspaces };
+      const next = settings.length === limit ? settings.at(-1)?.workspaceId : undefined;
+      return { now, workspaces, next };
     },
 
     /** Deletes the workspace's entries that started before the cutoff (whole days with an archive). */

@@ -1,7 +1,7 @@
 import { ActivityFailure, continueAsNew, proxyActivities } from "@temporalio/workflow";
 // Types only: activity code never enters the deterministic workflow bundle.
 import type { Activities } from "../activities/index.js";
-import type { ExpiredWorkspace, PurgeRunSummary } from "../activities/retention-activities.js";
+import type { ExpiredPage, PurgeRunSummary } from "../activities/retention-activities.js";
 
 const { expiredWorkspaces, recordPurgeRun } = proxyActivities<Activities>({
   startToCloseTimeout: "5 minutes",
@@ -21,47 +21,48 @@ function workspacePurges(heartbeatMs: number) {
   }).purgeWorkspace;
 }
 
-/** Workspaces per run before continuing as new, so the history stays small however many there are. */
-const workspacesPerRun = 500;
+/** Pages of workspaces per run before continuing as new, so the history stays small however many there are. */
+const pagesPerRun = 5;
 
 export interface PurgeInput {
   /** How soon a workspace's purge whose worker died is tried again; tests shorten it. */
   heartbeatMs?: number;
-  /** What a run hands the next when it continues as new. */
-  carry?: { summary: PurgeRunSummary; left: ExpiredWorkspace[] };
+  /** Workspaces looked at per page (200); tests shorten it to see pages and runs follow each other. */
+  workspacesPerPage?: number;
+  /** What a run hands the next when it continues as new: its tally and the last workspace looked at. */
+  carry?: { summary: PurgeRunSummary; after: string };
 }
 
 /**
- * D41: the run the hourly Schedule `flowlog-retention` starts (retention-schedule.ts). Finds the
- * workspaces with expired entries, purges them one at a time, and records the run once at its end.
+ * D41: the run the hourly Schedule `flowlog-retention` starts (retention-schedule.ts). Goes through the
+ * workspaces a page at a time, in id order, purges those with expired entries one at a time, and records
+ * the run once at its end.
  */
 export async function purgeExpiredLogs({
   heartbeatMs = 10_000,
+  workspacesPerPage = 200,
   carry,
 }: PurgeInput = {}): Promise<PurgeRunSummary> {
   const purgeWorkspace = workspacePurges(heartbeatMs);
-  let summary: PurgeRunSummary;
-  let left: ExpiredWorkspace[];
-  if (carry) {
-    ({ summary, left } = carry);
-  } else {
-    const found = await expiredWorkspaces();
-    summary = { startedAt: found.startedAt, workspaces: found.workspaces.length, entries: 0, failed: 0 };
-    left = found.workspaces;
-  }
-  for (const [index, workspace] of left.entries()) {
-    if (index === workspacesPerRun) {
-      return continueAsNew<typeof purgeExpiredLogs>({
-        heartbeatMs,
-        carry: { summary, left: left.slice(index) },
-      });
+  const pageAfter = (after: string) => expiredWorkspaces({ after, limit: workspacesPerPage });
+  let found: ExpiredPage = await pageAfter(carry?.after ?? "");
+  const summary = carry?.summary ?? { startedAt: found.now, workspaces: 0, entries: 0, failed: 0 };
+  for (let page = 1; ; page++) {
+    summary.workspaces += found.workspaces.length;
+    for (const workspace of found.workspaces) {
+      try {
+        summary.entries += (await purgeWorkspace(workspace)).entries;
+      } catch (error) {
+        if (!(error instanceof ActivityFailure)) throw error;
+        summary.failed += 1;
+      }
     }
-    try {
-      summary.entries += (await purgeWorkspace(workspace)).entries;
-    } catch (error) {
-      if (!(error instanceof ActivityFailure)) throw error;
-      summary.failed += 1;
+    if (found.next === undefined) break;
+    if (page === pagesPerRun) {
+      const next = { summary, after: found.next };
+      return continueAsNew<typeof purgeExpiredLogs>({ heartbeatMs, workspacesPerPage, carry: next });
     }
+    found = await pageAfter(found.next);
   }
   await recordPurgeRun(summary);
   return summary;
