@@ -342,6 +342,54 @@ describe("D36 hold and drain: a receiver down for an hour while events keep comi
   });
 });
 
+describe("D36 and its owner", () => {
+  it("disabling a held endpoint stops its probe at once: no request reaches it after, its held deliveries end subscription_disabled", async () => {
+    const target = await workspace();
+    const { account } = target;
+    const hook = await endpoint(503);
+    const id = await subscribeWebhook(flowlog.store, account.workspaceId, hook.origin);
+    await Promise.all(Array.from({ length: 3 }, () => run(target)));
+    await until(
+      "the endpoint held",
+      async () => ((await holdState(id)) === "held" ? true : undefined),
+      60_000,
+    );
+    // Each of the three series has made its last attempt: the next request is the hold's first probe. After
+    // it the watcher plans the next and sleeps until then (about a second here, 2 minutes in production):
+    // the owner disables the endpoint in that sleep, after the plan that found it enabled.
+    const seriesHits = hook.hits.length;
+    await until("the first probe", () => (hook.hits.length > seriesHits ? true : undefined), 30_000);
+    await sleep(300);
+    const disabled = await restWithKey(
+      flowlog.server.url,
+      account.key,
+      "POST",
+      `/api/v1/workspaces/${account.workspaceId}/notifications/${id}:disable`,
+      {},
+    );
+    expect(disabled.status, disabled.text).toBe(200);
+    const disabledAt = Date.now();
+
+    const ended = await until(
+      "the held deliveries ended",
+      async () => {
+        const all = await deliveriesOf(account, id);
+        return all.length === 3 && all.every((d) => d.status === "failed") ? all : undefined;
+      },
+      60_000,
+    );
+    expect(ended.every((d) => d.lastError?.startsWith("subscription_disabled"))).toBe(true);
+    // Past the time the next probe was due: still nothing went to the disabled endpoint.
+    await sleep(Math.max(0, disabledAt + 2_000 - Date.now()));
+    const seen = JSON.stringify(hook.hits.map((hit) => [hit.at - disabledAt, hit.deliveryId]));
+    expect(
+      hook.hits.filter((hit) => hit.at > disabledAt),
+      seen,
+    ).toEqual([]);
+    expect(await holdState(id)).toBe("active");
+  });
+});
+
 describe("D36 bounds and D35's disable (a hold of 3 deliveries, D35 in seconds)", () => {
   it("past the hold's count the oldest end failed with hold_limit; the disable ends the rest with subscription_disabled and tells the workspace; recovery sends them all once the receiver is back", async () => {
     const began = Date.now();

@@ -7,6 +7,7 @@ import { LimitsSchema } from "../gen/flowlog/logs/v1/limits_pb.js";
 import { ConfigError, loadConfig } from "../src/config/config.js";
 import { computeLimits, type ExecutionMode, takeExecutionToken } from "../src/limits/execution-limits.js";
 import { defaultPlanLimits, type Plan, plans } from "../src/limits/plans.js";
+import { retentionCutoff, workspaceRetention } from "../src/limits/retention.js";
 import { migrations } from "../src/store/migrations.js";
 import type { ExecutionRecord, UserRecord } from "../src/store/records.js";
 import { openSqlite } from "../src/store/sqlite-addon.js";
@@ -214,6 +215,33 @@ describe("Limits object: usage (spec Limits object, D12)", () => {
   });
 });
 
+describe("A workspace's retention window (D41)", () => {
+  const table = { ...defaultPlanLimits, enterprise: { ...defaultPlanLimits.enterprise, retentionDays: 0 } };
+
+  it("is the best plan of its members, the first plan's when it has none", () => {
+    expect(workspaceRetention(defaultPlanLimits, ["free", "team", "pro"], null)).toEqual({
+      plan: "team",
+      planDays: 90,
+      workspaceDays: null,
+      days: 90,
+    });
+    expect(workspaceRetention(defaultPlanLimits, [], null)).toMatchObject({ plan: "free", days: 7 });
+  });
+
+  it("is its own choice when shorter, and the plan's when the plan was lowered below the choice", () => {
+    expect(workspaceRetention(defaultPlanLimits, ["team"], 30).days).toBe(30);
+    expect(workspaceRetention(defaultPlanLimits, ["free"], 30).days).toBe(7);
+    // A plan that keeps entries forever keeps them as long as the workspace chose.
+    expect(workspaceRetention(table, ["enterprise"], 400).days).toBe(400);
+    expect(workspaceRetention(table, ["enterprise"], null).days).toBe(0);
+  });
+
+  it("expires entries started before now minus the window, and none under no limit", () => {
+    expect(retentionCutoff(Date.parse("2027-03-10T00:00:00Z"), 7)).toBe(Date.parse("2027-03-03T00:00:00Z"));
+    expect(retentionCutoff(Date.parse("2027-03-10T00:00:00Z"), 0)).toBeUndefined();
+  });
+});
+
 describe("Plan limits are configurable: FLOWLOG_PLAN_LIMITS (D12, all defaults configurable)", () => {
   const configured = (value: string) => loadConfig({ FLOWLOG_PLAN_LIMITS: value }).planLimits;
 
@@ -245,6 +273,20 @@ describe("Plan limits are configurable: FLOWLOG_PLAN_LIMITS (D12, all defaults c
     });
     const burstOnly = configured('{"pro":{"syncExecutions":{"maxBurst":7}}}').pro.syncExecutions;
     expect(burstOnly).toEqual({ requestsPerMinute: 30, maxBurst: 7 });
+  });
+
+  it("each plan keeps logs for D41's days, which the variable changes, 0 keeping them forever", () => {
+    const days = (table: typeof defaultPlanLimits) => plans.map((plan) => table[plan].retentionDays);
+    expect(days(defaultPlanLimits)).toEqual([7, 30, 90, 365]);
+    expect(days(configured('{"free":{"retentionDays":14},"enterprise":{"retentionDays":0}}'))).toEqual([
+      14, 30, 90, 0,
+    ]);
+    expect(refusal('{"pro":{"retentionDays":1.5}}').problems).toEqual([
+      "FLOWLOG_PLAN_LIMITS.pro.retentionDays: must be a whole number of days, 0 for no limit",
+    ]);
+    expect(refusal('{"pro":{"retentionDays":-3}}').problems).toEqual([
+      "FLOWLOG_PLAN_LIMITS.pro.retentionDays: must be a whole number of days, 0 for no limit",
+    ]);
   });
 
   it("the limits object reports the configured figures", async () => {

@@ -12,6 +12,7 @@ import { SubscriptionsPage } from "./pages/subscriptions.js";
 import { WorkflowsPage } from "./pages/workflows.js";
 import { navigate, type Route, routeHref, useRoute } from "./router.js";
 import { forgetApiKey, storeApiKey, storedApiKey } from "./session.js";
+import { WorkspaceRetention } from "./workspace-retention.js";
 
 const sections = [
   { page: "logs", label: "Logs" },
@@ -78,6 +79,7 @@ export function App() {
         <span class="workspace" title="Workspace">
           {workspaceId}
         </span>
+        <WorkspaceRetention />
         <button type="button" class="quiet" onClick={session.signOut}>
           Sign out
         </button>

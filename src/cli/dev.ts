@@ -6,6 +6,7 @@ import { openConfiguredStore } from "../store/open-store.js";
 import { activityDepsFrom } from "../temporal/activities/deps.js";
 import { lazyTemporalClient } from "../temporal/client.js";
 import { ensureTemporal } from "../temporal/dev/ensure-temporal.js";
+import { retentionScheduleId } from "../temporal/retention-schedule.js";
 import { createFlowlogWorker } from "../temporal/worker.js";
 import { apiReadiness, startApiProbes } from "./probes.js";
 import { untilStopSignal } from "./signals.js";
@@ -72,6 +73,7 @@ export async function runDev(config: Config): Promise<void> {
       namespace: config.temporalNamespace,
       deliveriesPerSecond: config.workerDeliveriesPerSecond,
       deps: activityDepsFrom(config, store, metrics),
+      retentionScheduleId,
     });
     metrics.workerRoles(worker.queues.map(({ role }) => role));
     const running = worker.run();

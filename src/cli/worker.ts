@@ -7,6 +7,7 @@ import { startProbeServer } from "../server/probe-server.js";
 import { openConfiguredStore } from "../store/open-store.js";
 import type { Store } from "../store/store.js";
 import { activityDepsFrom } from "../temporal/activities/deps.js";
+import { retentionScheduleId } from "../temporal/retention-schedule.js";
 import { createFlowlogWorker, type FlowlogWorker } from "../temporal/worker.js";
 import { freePort } from "../util/free-port.js";
 import { untilStopSignal } from "./signals.js";
@@ -83,6 +84,7 @@ async function connect(
         deliveriesPerSecond: config.workerDeliveriesPerSecond,
         deps: activityDepsFrom(config, parts.store, parts.metrics),
         sdkMetricsAddress: parts.sdkMetricsAddress,
+        retentionScheduleId,
       });
     } catch (error) {
       // Only an unreachable server is waited for; anything else is a fault to report.

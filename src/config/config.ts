@@ -127,6 +127,12 @@ const planOverride = strictObject(
       .number({ error: "must be a non-negative number" })
       .nonnegative("must be a non-negative number")
       .optional(),
+    // D41: whole days, 0 for no limit.
+    retentionDays: z
+      .number({ error: "must be a whole number of days, 0 for no limit" })
+      .int("must be a whole number of days, 0 for no limit")
+      .nonnegative("must be a whole number of days, 0 for no limit")
+      .optional(),
   },
   "limit",
 ).optional();
@@ -329,6 +335,7 @@ function withOverrides(defaults: PlanTable, overrides: PlanLimitsOverride): Plan
       syncExecutions: { ...base.syncExecutions, ...override.syncExecutions },
       asyncExecutions: { ...base.asyncExecutions, ...override.asyncExecutions },
       usageLimitUsd: override.usageLimitUsd ?? base.usageLimitUsd,
+      retentionDays: override.retentionDays ?? base.retentionDays,
     };
   }
   return table;

@@ -102,6 +102,28 @@ export class ProcessMetrics {
     labelNames: ["rule", "transition"] as const,
     registers: [this.registry],
   });
+  private readonly purged = new Counter({
+    name: "flowlog_retention_entries_purged_total",
+    help: "Log entries the retention purge deleted, with what depended on them (D41).",
+    registers: [this.registry],
+  });
+  private readonly purges = new Counter({
+    name: "flowlog_retention_runs_total",
+    help: "Runs of the retention purge (D41), by outcome: ok, or failed when a workspace's purge failed.",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
+  private readonly purgeDuration = new Histogram({
+    name: "flowlog_retention_run_duration_seconds",
+    help: "Time from a retention purge run's start to its end (D41).",
+    buckets: [0.1, 1, 5, 15, 60, 300, 900, 1800, 3600, 7200],
+    registers: [this.registry],
+  });
+  private readonly purgeErrors = new Counter({
+    name: "flowlog_retention_errors_total",
+    help: "Workspaces whose purge failed after its retries, left for the next run (D41).",
+    registers: [this.registry],
+  });
   private readonly storeCalls = new Histogram({
     name: "flowlog_store_call_duration_seconds",
     help: "Time of each store call, by area and method, failed calls included.",
@@ -166,6 +188,18 @@ export class ProcessMetrics {
 
   alerted(rule: string, transition: "fired" | "resolved"): void {
     this.alerts.inc({ rule, transition });
+  }
+
+  /** D41: a batch of the retention purge deleted `entries`. */
+  entriesPurged(entries: number): void {
+    this.purged.inc(entries);
+  }
+
+  /** D41: a purge run ended, after `seconds`, with `failed` workspaces left for the next. */
+  purgeRan(seconds: number, failed: number): void {
+    this.purges.inc({ outcome: failed === 0 ? "ok" : "failed" });
+    this.purgeDuration.observe(seconds);
+    this.purgeErrors.inc(failed);
   }
 
   /**

@@ -8,6 +8,7 @@ import type { Config } from "../config/config.js";
 import { createApiRateLimiter } from "../limits/api-rate-limit.js";
 import { createFailedAuthenticationThrottle } from "../limits/failed-authentication-throttle.js";
 import { defaultQuotas, type Quotas } from "../limits/quotas.js";
+import type { Logger } from "../logging/logger.js";
 import { AccountsService } from "../services/accounts/accounts-service.js";
 import { createAdminService } from "../services/accounts/admin-service.js";
 import { createDeliveriesService } from "../services/deliveries/deliveries-service.js";
@@ -29,6 +30,8 @@ export interface ApiDependencies {
   /** Where executions run (D3); tests give their workers' own task queue. */
   temporal: { client: Client; taskQueue?: string };
   clock?: () => number;
+  /** Where the services' audit lines go (D43); the process's logger unless a test reads them. */
+  logger?: Logger;
 }
 
 /** The services behind the port and the front door before them, built from the store (D23). */
@@ -37,6 +40,7 @@ export function createApi({
   store,
   temporal,
   clock = Date.now,
+  logger,
 }: ApiDependencies): Required<Pick<ApiServerOptions, "implementations" | "frontDoor">> {
   const { planLimits } = config;
   const quotas = config.quotas ?? defaultQuotas;
@@ -50,7 +54,7 @@ export function createApi({
   };
   return {
     implementations: {
-      logs: createLogsService({ store, planLimits, quotas, clock }),
+      logs: createLogsService({ store, planLimits, quotas, clock, logger }),
       workflows: {
         ...createWorkflowsService({
           store,

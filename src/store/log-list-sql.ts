@@ -17,6 +17,8 @@ export interface LogFilter {
   startedFrom?: number;
   startedTo?: number;
   executionId?: string;
+  /** Any of these executions: DeleteLogs' other selection (D43); the list never sets it. */
+  executionIds?: string[];
   minDurationMs?: number;
   maxDurationMs?: number;
   minCost?: number;
@@ -97,6 +99,7 @@ export function filteredEntries(filter: LogFilter, bind: Binder): FilteredEntrie
   inList("l.workflow_id", "workflow", filter.workflowIds);
   inList("l.folder_id", "folder", filter.folderIds);
   inList("l.trigger", "trigger", filter.triggers);
+  inList("l.execution_id", "executionIds", filter.executionIds);
   compare("l.level", "=", "level", filter.level);
   compare(key.startedAt, ">=", "startedFrom", filter.startedFrom);
   compare(key.startedAt, "<=", "startedTo", filter.startedTo);

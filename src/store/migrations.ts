@@ -466,6 +466,14 @@ export const migrations: readonly string[] = [
   CREATE INDEX deliveries_in_hold_order ON deliveries (subscription_id, status, event_at, id);
   `,
   `
+  -- Issue 52: deleting entries (D41's purge, D43's DeleteLogs) finds what hangs off each one by an index:
+  -- its deliveries by the entry, and whether any execution still uses a workflow state by the state.
+  CREATE INDEX deliveries_by_log ON deliveries (log_id);
+  CREATE INDEX execution_states_by_state ON execution_states (state_hash);
+  -- D41: the days a workspace keeps its entries, when it chose fewer than its plan's (NULL: the plan's).
+  ALTER TABLE workspaces ADD COLUMN retention_days INTEGER;
+  `,
+  `
   -- D42: each workspace-day archived before the purge deletes it (day: yyyy-mm-dd, UTC): where the object
   -- is, how many entries it holds, and the size and SHA-256 (hex) it was read back with. Kept after the
   -- entries go: it is the archive's catalogue.

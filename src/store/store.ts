@@ -10,11 +10,13 @@ import { type EndpointHealthArea, EndpointHealthStore } from "./endpoint-health-
 import { EnvironmentStore } from "./environment-store.js";
 import { type HoldsArea, HoldsStore } from "./holds-store.js";
 import { InactivityStore } from "./inactivity-store.js";
+import { LogDeletionStore } from "./log-deletion-store.js";
 import { LogStatsThreads } from "./log-stats-thread.js";
 import { LogsStore } from "./logs-store.js";
 import { OutboxStore } from "./outbox-store.js";
 import { ParkedOutputsStore } from "./parked-outputs-store.js";
 import { RateLimitStore } from "./rate-limit-store.js";
+import { RetentionStore } from "./retention-store.js";
 import { openStateDatabase } from "./state-database.js";
 import { SubscriptionsStore } from "./subscriptions-store.js";
 import { TriggersStore } from "./triggers-store.js";
@@ -38,6 +40,10 @@ export interface Store {
   environment: StoreArea<EnvironmentStore>;
   triggers: StoreArea<TriggersStore>;
   logs: StoreArea<LogsStore>;
+  /** Issue 52: entries deleted with what hangs off them, for retention (D41) and on request (D43). */
+  logDeletion: StoreArea<LogDeletionStore>;
+  /** D41: each workspace's retention setting, and the oldest entries the purge looks for. */
+  retention: StoreArea<RetentionStore>;
   /** Issue 12: the fan-outs that new log entries are waiting to have started. */
   outbox: StoreArea<OutboxStore>;
   /** Block outputs too large to travel beside the others in a workflow task, until the entry is written. */
@@ -89,6 +95,8 @@ export function openStore(location: StoreLocation): Store {
     environment: new EnvironmentStore(db, masterKey),
     triggers: new TriggersStore(db),
     logs: new LogsStore(db, statsThreads),
+    logDeletion: new LogDeletionStore(db),
+    retention: new RetentionStore(db),
     outbox: new OutboxStore(db),
     parkedOutputs: new ParkedOutputsStore(db),
     rateLimits: new RateLimitStore(db, state),

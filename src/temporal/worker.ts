@@ -14,6 +14,7 @@ import { logger } from "../logging/logger.js";
 import type { Store } from "../store/store.js";
 import { type ActivityDeps, createActivities } from "./activities/index.js";
 import { FanOutOutbox } from "./fan-out-outbox.js";
+import { ensureRetentionSchedule } from "./retention-schedule.js";
 import { restoreInactivityWatchers } from "./start-inactivity-watch.js";
 import { FLOWLOG_TASK_QUEUE, roleTaskQueue } from "./task-queue.js";
 import { installWorkerLogging } from "./worker-logging.js";
@@ -45,6 +46,12 @@ export interface FlowlogWorkerOptions {
    * per run, instead of bundling in every worker they start.
    */
   workflowBundle?: WorkflowBundleOption;
+  /**
+   * D41: the Schedule of the retention purge, created or updated at start under this id by a worker with
+   * the executions role, whose queue runs the purge. `flowlog worker` and `flowlog dev` pass
+   * retentionScheduleId; tests pass their own or none, so no purge runs over their stores unasked.
+   */
+  retentionScheduleId?: string;
 }
 
 export interface FlowlogWorker {
@@ -133,6 +140,10 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
       });
     const workers: Worker[] = [];
     for (const queue of queues) workers.push(await workerOn(queue));
+    const executions = queues.find((queue) => queue.role === "executions");
+    if (executions && options.retentionScheduleId !== undefined) {
+      await ensureRetentionSchedule(client, executions.taskQueue, options.retentionScheduleId);
+    }
     let handingOver: NodeJS.Timeout | undefined;
     const shutdown = () => {
       for (const worker of workers) if (worker.getState() === "RUNNING") worker.shutdown();

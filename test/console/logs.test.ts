@@ -70,6 +70,31 @@ describe("the console's document", () => {
   });
 });
 
+describe("the header", () => {
+  it("shows how long the workspace keeps its logs, as the API answers it (D41)", async () => {
+    const { page, problems } = await openSignedIn(browser, flowlog.server.url, account);
+    await expect.poll(() => page.locator("header .retention").textContent()).toBe("Logs kept 365 days");
+    const put = await fetch(`${flowlog.server.url}/api/v1/workspaces/${account.workspaceId}/log-retention`, {
+      method: "PUT",
+      headers: { "x-api-key": account.key, "content-type": "application/json" },
+      body: JSON.stringify({ retentionDays: 30 }),
+    });
+    expect(put.status).toBe(200);
+    await page.reload();
+    await expect.poll(() => page.locator("header .retention").textContent()).toBe("Logs kept 30 days");
+    expect(await page.locator("header .retention").getAttribute("title")).toBe(
+      "The enterprise plan keeps logs 365 days; this workspace chose 30",
+    );
+    await fetch(`${flowlog.server.url}/api/v1/workspaces/${account.workspaceId}/log-retention`, {
+      method: "PUT",
+      headers: { "x-api-key": account.key, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});
+
 describe("signing in", () => {
   it("refuses a wrong key with the reason, and keeps nothing in the browser", async () => {
     const { page, problems } = await openConsole(browser, flowlog.server.url);

@@ -3,7 +3,8 @@
  * this file with <address> <namespace> <taskQueue> <dataDir>. Its store is the SQLite file in dataDir,
  * or the database of FLOWLOG_DATABASE_URL (with FLOWLOG_MASTER_KEY) when the environment sets one, as a
  * test store's `env` does (test-store.ts); FLOWLOG_TEST_DELAY_SCALE scales the delivery schedule and the
- * hold's probe (D19, D36). It prints "ready" once it polls.
+ * hold's probe (D19, D36); FLOWLOG_TEST_NOW_MS stops its clock at that time (D41's windows). It prints
+ * "ready" once it polls.
  */
 
 import { workflowBundlePath } from "../../scripts/build.mjs";
@@ -28,6 +29,7 @@ const worker = await createFlowlogWorker({
     store,
     allowPrivateNetworks: true,
     planLimits: defaultPlanLimits,
+    ...(process.env.FLOWLOG_TEST_NOW_MS ? { clock: () => Number(process.env.FLOWLOG_TEST_NOW_MS) } : {}),
     // D19's and D36's waits shrunk for a test that needs hours to pass in seconds.
     ...(delayScale === undefined
       ? {}

@@ -44,7 +44,7 @@ export async function startWorker(
   temporal: { address: string; namespace: string },
   deps: ActivityDeps,
   taskQueue = `engine-${randomUUID()}`,
-  options: Pick<FlowlogWorkerOptions, "roles" | "deliveriesPerSecond"> = {},
+  options: Pick<FlowlogWorkerOptions, "roles" | "deliveriesPerSecond" | "retentionScheduleId"> = {},
 ): Promise<RunningWorker> {
   const worker: FlowlogWorker = await createFlowlogWorker({
     ...temporal,

@@ -5,6 +5,7 @@ import type { Interceptor } from "@grpc/grpc-js";
 import { inject } from "vitest";
 import { defaultPlanLimits, type PlanTable } from "../../src/limits/plans.js";
 import type { Quotas } from "../../src/limits/quotas.js";
+import type { Logger } from "../../src/logging/logger.js";
 import { createApi } from "../../src/server/api.js";
 import type { ApiServer } from "../../src/server/api-server.js";
 import { apiKeyPrefix, generateApiKey, hashApiKey } from "../../src/services/accounts/api-keys.js";
@@ -35,6 +36,8 @@ export async function startFlowlog(
     quotas?: Quotas;
     /** On the Temporal client's connection, as `flowlog serve` puts its metrics' interceptor there. */
     temporalInterceptors?: Interceptor[];
+    /** Where the API's audit lines go (D43), for a test that reads them. */
+    logger?: Logger;
   } = {},
 ): Promise<TestFlowlog> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-test-"));
@@ -52,7 +55,9 @@ export async function startFlowlog(
     quotas: options.quotas,
   };
   const temporal = { client, taskQueue: options.taskQueue };
-  const server = await startTestApiServer(createApi({ config, store, temporal, clock: options.clock }));
+  const server = await startTestApiServer(
+    createApi({ config, store, temporal, clock: options.clock, logger: options.logger }),
+  );
   return {
     ...outside,
     server,

@@ -6,13 +6,16 @@ import { computeLimits } from "../../limits/execution-limits.js";
 import type { PlanTable } from "../../limits/plans.js";
 import type { Quotas } from "../../limits/quotas.js";
 import { StatsSlots } from "../../limits/stats-slots.js";
+import { type Logger, logger as processLogger } from "../../logging/logger.js";
 import type { UserRecord, WorkflowSummaryRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { callerOf } from "../caller.js";
 import { requireMember, visibleTo } from "../workspace-access.js";
 import { encodeCursor } from "./cursor.js";
+import { deleteLogs } from "./delete-logs.js";
 import { parseListLogsRequest } from "./list-logs-request.js";
 import { executionMetadata, logEntryView } from "./log-entry-view.js";
+import { logRetentionOf, setLogRetention } from "./log-retention.js";
 import { parseGetLogStatsRequest } from "./log-stats-request.js";
 import { logStatsView } from "./log-stats-view.js";
 
@@ -26,6 +29,8 @@ export interface LogsServiceDependencies {
    */
   quotas: Pick<Quotas, "listParameterValues" | "logStatsRangeDays" | "reads">;
   clock: () => number;
+  /** Where DeleteLogs' audit lines go (D43); the process's logger unless a test reads them. */
+  logger?: Logger;
 }
 
 /** The external read API for execution logs (spec "Endpoints"). */
@@ -34,6 +39,7 @@ export function createLogsService({
   planLimits,
   quotas,
   clock,
+  logger = processLogger,
 }: LogsServiceDependencies): Partial<ServiceImpl<typeof LogsService>> {
   const limitsOf = (user: UserRecord) => computeLimits(store, planLimits, user, clock());
   const statsSlots = new StatsSlots(quotas.reads);
@@ -65,6 +71,25 @@ export function createLogsService({
       await requireMember(store, caller, request.workspaceId);
       const stats = await statsSlots.run(user.id, () => store.logs.stats(filter, range, context.signal));
       return logStatsView(stats, range, await limitsOf(user));
+    },
+
+    async deleteLogs(request, context) {
+      const caller = callerOf(context.values);
+      const deps = { store, maxListValues: quotas.listParameterValues, logger };
+      return deleteLogs(deps, caller, request, () => limitsOf(caller.user), context.signal);
+    },
+
+    async getLogRetention(request, context) {
+      const caller = callerOf(context.values);
+      const retention = await logRetentionOf(store, planLimits, caller, request.workspaceId);
+      return { retention, limits: await limitsOf(caller.user) };
+    },
+
+    async updateLogRetention(request, context) {
+      const caller = callerOf(context.values);
+      const { workspaceId, retentionDays } = request;
+      const retention = await setLogRetention(store, planLimits, caller, workspaceId, retentionDays);
+      return { retention, limits: await limitsOf(caller.user) };
     },
 
     async getLog(request, context) {

@@ -158,7 +158,7 @@ export function listQuery(filter: LogFilter, page: PageRequest): { text: string;
 }
 
 /** A statement built with a Binder, in PostgreSQL's dialect: numbered parameters, and a list as one text[]. */
-function postgresQuery(build: (bind: Binder) => string): { text: string; values: unknown[] } {
+export function postgresQuery(build: (bind: Binder) => string): { text: string; values: unknown[] } {
   const values: unknown[] = [];
   const numbers = new Map<string, number>();
   const placeholder = (name: string, value: unknown) => {

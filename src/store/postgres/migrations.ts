@@ -389,6 +389,13 @@ export const migrations: readonly string[] = [
   CREATE INDEX deliveries_in_hold_order ON deliveries (subscription_id, status, event_at, id);
   `,
   `
+  -- Issue 52: the indexes deleting entries finds their dependants by, and D41's workspace setting, as in
+  -- the SQLite schema.
+  CREATE INDEX deliveries_by_log ON deliveries (log_id);
+  CREATE INDEX execution_states_by_state ON execution_states (state_hash);
+  ALTER TABLE workspaces ADD COLUMN retention_days integer;
+  `,
+  `
   -- D42: the archive's catalogue, as in the SQLite schema.
   CREATE TABLE archives (
     workspace_id text NOT NULL,

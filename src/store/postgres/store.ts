@@ -9,10 +9,12 @@ import { PostgresEndpointHealthStore } from "./endpoint-health-store.js";
 import { PostgresEnvironmentStore } from "./environment-store.js";
 import { PostgresHoldsStore } from "./holds-store.js";
 import { PostgresInactivityStore } from "./inactivity-store.js";
+import { PostgresLogDeletionStore } from "./log-deletion-store.js";
 import { PostgresLogsStore } from "./logs-store.js";
 import { PostgresOutboxStore } from "./outbox-store.js";
 import { PostgresParkedOutputsStore } from "./parked-outputs-store.js";
 import { PostgresRateLimitStore } from "./rate-limit-store.js";
+import { PostgresRetentionStore } from "./retention-store.js";
 import { PostgresSubscriptionsStore } from "./subscriptions-store.js";
 import { TenantReads } from "./tenant-reads.js";
 import { PostgresTriggersStore } from "./triggers-store.js";
@@ -62,6 +64,8 @@ export async function openPostgresStore(
     environment: new PostgresEnvironmentStore(pool, masterKey),
     triggers: new PostgresTriggersStore(pool),
     logs: new PostgresLogsStore(pool, tenantReads),
+    logDeletion: new PostgresLogDeletionStore(pool, tenantReads),
+    retention: new PostgresRetentionStore(pool),
     outbox: new PostgresOutboxStore(pool),
     parkedOutputs: new PostgresParkedOutputsStore(pool),
     rateLimits: new PostgresRateLimitStore(pool),

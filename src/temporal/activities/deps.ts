@@ -31,6 +31,12 @@ export interface ActivityDeps {
   logger?: Logger;
   /** The process's Prometheus metrics (issue 16): executions, deliveries and alerts are counted there. */
   metrics?: ProcessMetrics;
+  /**
+   * D42's archive: writes one workspace's UTC day (its first millisecond) before the retention purge
+   * deletes it, and resolves once the day is safely stored. Writing a day already archived must leave
+   * it as it is. Without it, nothing is archived and the purge deletes up to the cutoff itself (D41).
+   */
+  archiveDay?: (workspaceId: string, dayStartMs: number) => Promise<void>;
 }
 
 /** FLOWLOG_PUBLIC_BASE_URL, FLOWLOG_SMTP_URL, FLOWLOG_MAIL_FROM, and the retry policy an operator may raise (D19). */

@@ -10,7 +10,7 @@ import type {
   DeliveryWithEvent,
   RecordedAttempt,
 } from "../../store/delivery-rows.js";
-import type { HeldDelivery } from "../../store/hold-rows.js";
+import type { HeldDelivery, HoldStatus } from "../../store/hold-rows.js";
 import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
 import type { EndpointWatch } from "../endpoint-health-ids.js";
@@ -41,6 +41,16 @@ export type DrainOutcome = "released" | "held" | "more" | "over";
 const drainRunMs = 60_000;
 /** Held deliveries read per query, and attempts written per transaction at most (D36: batched writes). */
 const drainPage = 200;
+/** How often a drain looks again whether its subscription is still enabled. */
+const drainCheckEveryMs = 1_000;
+
+/**
+ * Whether the hold begun at `heldAt` still stands for an enabled subscription. A probe or a drain of a
+ * subscription its owner has disabled or deleted since sends nothing more (the watcher planned it before);
+ * the watcher's next plan ends the hold, its deliveries failed with subscription_disabled.
+ */
+const stillWatched = (status: HoldStatus, heldAt: number) =>
+  status.heldAt === heldAt && status.active && !status.deleted;
 const recordBatch = 200;
 const recordEveryMs = 1_000;
 
@@ -134,7 +144,7 @@ export function holdActivities(deps: ActivityDeps) {
     async probeHeldEndpoint({ subscriptionId, heldAt }: HoldWatch): Promise<ProbeOutcome> {
       for (;;) {
         const status = await store.holds.status(subscriptionId);
-        if (status?.state !== "held" || status.heldAt !== heldAt) return "over";
+        if (status?.state !== "held" || !stillWatched(status, heldAt)) return "over";
         const [oldest] = await store.holds.oldestHeld(subscriptionId, 1);
         if (!oldest) return "idle";
         const delivery = await loaded(oldest);
@@ -208,10 +218,12 @@ export function holdActivities(deps: ActivityDeps) {
         if (place.allowed) return;
       }
     };
+    let checkedAt = Date.now();
     for (;;) {
       const status = await store.holds.status(subscriptionId);
-      if (status?.heldAt !== heldAt) return ended("over");
+      if (!status || !stillWatched(status, heldAt)) return ended("over");
       if (status.state !== "draining") return ended(status.state === "held" ? "held" : "over");
+      checkedAt = Date.now();
       const page = await store.holds.oldestHeld(subscriptionId, drainPage);
       if (page.length === 0) {
         if (await store.holds.finishDrain(subscriptionId)) return ended("released");
@@ -219,6 +231,12 @@ export function holdActivities(deps: ActivityDeps) {
       }
       for (const held of page) {
         if (Date.now() > deadline) return ended("more");
+        // An owner's disable or delete stops the drain within a second, not a page of sends later.
+        if (Date.now() - checkedAt >= drainCheckEveryMs) {
+          const now = await store.holds.status(subscriptionId);
+          if (!now || !stillWatched(now, heldAt)) return ended("over");
+          checkedAt = Date.now();
+        }
         const delivery = await loaded(held);
         const series = held.lastSeries + 1;
         for (let attempt = 1; ; attempt++) {

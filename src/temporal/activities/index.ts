@@ -10,6 +10,7 @@ import { executionActivities } from "./execution-activities.js";
 import { holdActivities } from "./hold-activities.js";
 import { inactivityActivities } from "./inactivity-activities.js";
 import { recoveryActivities } from "./recovery-activities.js";
+import { retentionActivities } from "./retention-activities.js";
 
 export type { ActivityDeps };
 
@@ -36,6 +37,7 @@ export function createActivities(
     ...endpointHealthActivities(deps),
     ...holdActivities(deps),
     ...inactivityActivities(deps),
+    ...retentionActivities(deps),
   };
 }
 

@@ -4,6 +4,7 @@ import type { Activities } from "../activities/index.js";
 
 export { deliverEvent, deliverNotification, fanOutNotifications } from "./deliver-notifications.js";
 export { executeWorkflow } from "./execute-workflow.js";
+export { purgeExpiredLogs } from "./purge-expired-logs.js";
 export { recoverDeliveries } from "./recover-deliveries.js";
 export { watchEndpointHealth } from "./watch-endpoint-health.js";
 export { watchInactivity } from "./watch-inactivity.js";

@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flowlog/logs/v1/logs_service.proto.
  */
 export const file_flowlog_logs_v1_logs_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJmbG93bG9nL2xvZ3MvdjEvbG9nc19zZXJ2aWNlLnByb3RvEg9mbG93bG9nLmxvZ3MudjEi8QwKD0xpc3RMb2dzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIUCgx3b3JrZmxvd19pZHMYAiADKAkSEgoKZm9sZGVyX2lkcxgDIAMoCRJCCgh0cmlnZ2VycxgEIAMoCUIwukgtkgEqIihyJlIDYXBpUgd3ZWJob29rUghzY2hlZHVsZVIGbWFudWFsUgRjaGF0EiYKBWxldmVsGAUgASgJQhK6SA9yDVIEaW5mb1IFZXJyb3JIAIgBARKeAwoKc3RhcnRfZGF0ZRgGIAEoCUKEA7pIgANy/QIytgJeKD86WzAtOV17NH0tKD86KD86MFsxMzU3OF18MVswMl0pLSg/OjBbMS05XXxbMTJdWzAtOV18M1swMV0pfCg/OjBbNDY5XXwxMSktKD86MFsxLTldfFsxMl1bMC05XXwzMCl8MDItKD86MFsxLTldfDFbMC05XXwyWzAtOF0pKXwoPzpbMC05XXsyfSg/OjBbNDhdfFsyNDY4XVswNDhdfFsxMzU3OV1bMjZdKXwoPzpbMDI0NjhdWzA0OF18WzEzNTc5XVsyNl0pMDApLTAyLTI5KShUKFswMV1bMC05XXwyWzAtM10pOlswLTVdWzAtOV0oOlswLTVdWzAtOV0oXC5bMC05XSspPyk/KFp8WystXShbMDFdWzAtOV18MlswLTNdKTo/WzAtNV1bMC05XSk/KT8kkgIKMjAyNi0xMS0xNJICFDIwMjYtMTEtMTRUMDg6MzA6MDBakgIdMjAyNi0xMS0xNFQwODozMDowMC4wMDArMDI6MDBIAYgBARKcAwoIZW5kX2RhdGUYByABKAlChAO6SIADcv0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWpICHTIwMjYtMTEtMTRUMDg6MzA6MDAuMDAwKzAyOjAwSAKIAQESGQoMZXhlY3V0aW9uX2lkGAggASgJSAOIAQESHAoPbWluX2R1cmF0aW9uX21zGAkgASgNSASIAQESHAoPbWF4X2R1cmF0aW9uX21zGAogASgNSAWIAQESJwoIbWluX2Nvc3QYCyABKAFCELpIDRILQAEpAAAAAAAAAABIBogBARInCghtYXhfY29zdBgMIAEoAUIQukgNEgtAASkAAAAAAAAAAEgHiAEBEhIKBW1vZGVsGA0gASgJSAiIAQESHgoFbGltaXQYDiABKAVCCrpIBxoFGOgHKAFICYgBARIcCgZjdXJzb3IYDyABKAlCB7pIBHICEAFICogBARIkCgVvcmRlchgQIAEoCUIQukgNcgtSBGRlc2NSA2FzY0gLiAEBEigKB2RldGFpbHMYESABKAlCErpID3INUgViYXNpY1IEZnVsbEgMiAEBEiAKE2luY2x1ZGVfdHJhY2Vfc3BhbnMYEiABKAhIDYgBARIhChRpbmNsdWRlX2ZpbmFsX291dHB1dBgTIAEoCEgOiAEBQggKBl9sZXZlbEINCgtfc3RhcnRfZGF0ZUILCglfZW5kX2RhdGVCDwoNX2V4ZWN1dGlvbl9pZEISChBfbWluX2R1cmF0aW9uX21zQhIKEF9tYXhfZHVyYXRpb25fbXNCCwoJX21pbl9jb3N0QgsKCV9tYXhfY29zdEIICgZfbW9kZWxCCAoGX2xpbWl0QgkKB19jdXJzb3JCCAoGX29yZGVyQgoKCF9kZXRhaWxzQhYKFF9pbmNsdWRlX3RyYWNlX3NwYW5zQhcKFV9pbmNsdWRlX2ZpbmFsX291dHB1dCKOAQoQTGlzdExvZ3NSZXNwb25zZRInCgRkYXRhGAEgAygLMhkuZmxvd2xvZy5sb2dzLnYxLkxvZ0VudHJ5EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQESJwoGbGltaXRzGAMgASgLMhcuZmxvd2xvZy5sb2dzLnYxLkxpbWl0c0IOCgxfbmV4dF9jdXJzb3IiIAoNR2V0TG9nUmVxdWVzdBIPCgJpZBgBIAEoCUID4EECImIKDkdldExvZ1Jlc3BvbnNlEicKBGRhdGEYASABKAsyGS5mbG93bG9nLmxvZ3MudjEuTG9nRW50cnkSJwoGbGltaXRzGAIgASgLMhcuZmxvd2xvZy5sb2dzLnYxLkxpbWl0cyIwChNHZXRFeGVjdXRpb25SZXF1ZXN0EhkKDGV4ZWN1dGlvbl9pZBgBIAEoCUID4EECIucBChRHZXRFeGVjdXRpb25SZXNwb25zZRIUCgxleGVjdXRpb25faWQYASABKAkSEwoLd29ya2Zsb3dfaWQYAiABKAkSOwoOd29ya2Zsb3dfc3RhdGUYAyABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlEj4KEmV4ZWN1dGlvbl9tZXRhZGF0YRgEIAEoCzIiLmZsb3dsb2cubG9ncy52MS5FeGVjdXRpb25NZXRhZGF0YRInCgZsaW1pdHMYBSABKAsyFy5mbG93bG9nLmxvZ3MudjEuTGltaXRzIooBChFFeGVjdXRpb25NZXRhZGF0YRIPCgd0cmlnZ2VyGAEgASgJEhIKCnN0YXJ0ZWRfYXQYAiABKAkSEAoIZW5kZWRfYXQYAyABKAkSGQoRdG90YWxfZHVyYXRpb25fbXMYBCABKA0SIwoEY29zdBgFIAEoCzIVLmZsb3dsb2cubG9ncy52MS5Db3N0IpkKChJHZXRMb2dTdGF0c1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISFAoMd29ya2Zsb3dfaWRzGAIgAygJEhIKCmZvbGRlcl9pZHMYAyADKAkSQgoIdHJpZ2dlcnMYBCADKAlCMLpILZIBKiIociZSA2FwaVIHd2ViaG9va1IIc2NoZWR1bGVSBm1hbnVhbFIEY2hhdBImCgVsZXZlbBgFIAEoCUISukgPcg1SBGluZm9SBWVycm9ySACIAQESngMKCnN0YXJ0X2RhdGUYBiABKAlChAO6SIADcv0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWpICHTIwMjYtMTEtMTRUMDg6MzA6MDAuMDAwKzAyOjAwSAGIAQESnAMKCGVuZF9kYXRlGAcgASgJQoQDukiAA3L9AjK2Al4oPzpbMC05XXs0fS0oPzooPzowWzEzNTc4XXwxWzAyXSktKD86MFsxLTldfFsxMl1bMC05XXwzWzAxXSl8KD86MFs0NjldfDExKS0oPzowWzEtOV18WzEyXVswLTldfDMwKXwwMi0oPzowWzEtOV18MVswLTldfDJbMC04XSkpfCg/OlswLTldezJ9KD86MFs0OF18WzI0NjhdWzA0OF18WzEzNTc5XVsyNl0pfCg/OlswMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSkwMCktMDItMjkpKFQoWzAxXVswLTldfDJbMC0zXSk6WzAtNV1bMC05XSg6WzAtNV1bMC05XShcLlswLTldKyk/KT8oWnxbKy1dKFswMV1bMC05XXwyWzAtM10pOj9bMC01XVswLTldKT8pPySSAgoyMDI2LTExLTIxkgIUMjAyNi0xMS0yMVQwODozMDowMFqSAh0yMDI2LTExLTIxVDA4OjMwOjAwLjAwMCswMjowMEgCiAEBEhwKD21pbl9kdXJhdGlvbl9tcxgIIAEoDUgDiAEBEhwKD21heF9kdXJhdGlvbl9tcxgJIAEoDUgEiAEBEicKCG1pbl9jb3N0GAogASgBQhC6SA0SC0ABKQAAAAAAAAAASAWIAQESJwoIbWF4X2Nvc3QYCyABKAFCELpIDRILQAEpAAAAAAAAAABIBogBARISCgVtb2RlbBgMIAEoCUgHiAEBQggKBl9sZXZlbEINCgtfc3RhcnRfZGF0ZUILCglfZW5kX2RhdGVCEgoQX21pbl9kdXJhdGlvbl9tc0ISChBfbWF4X2R1cmF0aW9uX21zQgsKCV9taW5fY29zdEILCglfbWF4X2Nvc3RCCAoGX21vZGVsIrkBChNHZXRMb2dTdGF0c1Jlc3BvbnNlEikKBWhvdXJzGAEgAygLMhouZmxvd2xvZy5sb2dzLnYxLkhvdXJTdGF0cxIyCgttb2RlbF9jb3N0cxgCIAMoCzIdLmZsb3dsb2cubG9ncy52MS5EYXlNb2RlbENvc3QSDQoFc3RhcnQYAyABKAkSCwoDZW5kGAQgASgJEicKBmxpbWl0cxgFIAEoCzIXLmZsb3dsb2cubG9ncy52MS5MaW1pdHMioQEKCUhvdXJTdGF0cxIMCgRob3VyGAEgASgJEhIKCmV4ZWN1dGlvbnMYAiABKA0SDgoGZXJyb3JzGAMgASgNEhwKD3A1MF9kdXJhdGlvbl9tcxgEIAEoDUgAiAEBEhwKD3A5NV9kdXJhdGlvbl9tcxgFIAEoDUgBiAEBQhIKEF9wNTBfZHVyYXRpb25fbXNCEgoQX3A5NV9kdXJhdGlvbl9tcyJICgxEYXlNb2RlbENvc3QSCwoDZGF5GAEgASgJEg0KBW1vZGVsGAIgASgJEgwKBGNvc3QYAyABKAESDgoGdG9rZW5zGAQgASgBMt0DCgtMb2dzU2VydmljZRJlCghMaXN0TG9ncxIgLmZsb3dsb2cubG9ncy52MS5MaXN0TG9nc1JlcXVlc3QaIS5mbG93bG9nLmxvZ3MudjEuTGlzdExvZ3NSZXNwb25zZSIUgtPkkwIOEgwvYXBpL3YxL2xvZ3MSZAoGR2V0TG9nEh4uZmxvd2xvZy5sb2dzLnYxLkdldExvZ1JlcXVlc3QaHy5mbG93bG9nLmxvZ3MudjEuR2V0TG9nUmVzcG9uc2UiGYLT5JMCExIRL2FwaS92MS9sb2dzL3tpZH0SiwEKDEdldEV4ZWN1dGlvbhIkLmZsb3dsb2cubG9ncy52MS5HZXRFeGVjdXRpb25SZXF1ZXN0GiUuZmxvd2xvZy5sb2dzLnYxLkdldEV4ZWN1dGlvblJlc3BvbnNlIi6C0+STAigSJi9hcGkvdjEvbG9ncy9leGVjdXRpb25zL3tleGVjdXRpb25faWR9EnMKC0dldExvZ1N0YXRzEiMuZmxvd2xvZy5sb2dzLnYxLkdldExvZ1N0YXRzUmVxdWVzdBokLmZsb3dsb2cubG9ncy52MS5HZXRMb2dTdGF0c1Jlc3BvbnNlIhmC0+STAhMSES9hcGkvdjEvbG9nLXN0YXRzYgZwcm90bzM", [file_buf_validate_validate, file_flowlog_logs_v1_limits, file_flowlog_logs_v1_log_entry, file_flowlog_workflows_v1_workflow, file_google_api_annotations, file_google_api_field_behavior]);
+  fileDesc("CiJmbG93bG9nL2xvZ3MvdjEvbG9nc19zZXJ2aWNlLnByb3RvEg9mbG93bG9nLmxvZ3MudjEi8QwKD0xpc3RMb2dzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIUCgx3b3JrZmxvd19pZHMYAiADKAkSEgoKZm9sZGVyX2lkcxgDIAMoCRJCCgh0cmlnZ2VycxgEIAMoCUIwukgtkgEqIihyJlIDYXBpUgd3ZWJob29rUghzY2hlZHVsZVIGbWFudWFsUgRjaGF0EiYKBWxldmVsGAUgASgJQhK6SA9yDVIEaW5mb1IFZXJyb3JIAIgBARKeAwoKc3RhcnRfZGF0ZRgGIAEoCUKEA7pIgANy/QIytgJeKD86WzAtOV17NH0tKD86KD86MFsxMzU3OF18MVswMl0pLSg/OjBbMS05XXxbMTJdWzAtOV18M1swMV0pfCg/OjBbNDY5XXwxMSktKD86MFsxLTldfFsxMl1bMC05XXwzMCl8MDItKD86MFsxLTldfDFbMC05XXwyWzAtOF0pKXwoPzpbMC05XXsyfSg/OjBbNDhdfFsyNDY4XVswNDhdfFsxMzU3OV1bMjZdKXwoPzpbMDI0NjhdWzA0OF18WzEzNTc5XVsyNl0pMDApLTAyLTI5KShUKFswMV1bMC05XXwyWzAtM10pOlswLTVdWzAtOV0oOlswLTVdWzAtOV0oXC5bMC05XSspPyk/KFp8WystXShbMDFdWzAtOV18MlswLTNdKTo/WzAtNV1bMC05XSk/KT8kkgIKMjAyNi0xMS0xNJICFDIwMjYtMTEtMTRUMDg6MzA6MDBakgIdMjAyNi0xMS0xNFQwODozMDowMC4wMDArMDI6MDBIAYgBARKcAwoIZW5kX2RhdGUYByABKAlChAO6SIADcv0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWpICHTIwMjYtMTEtMTRUMDg6MzA6MDAuMDAwKzAyOjAwSAKIAQESGQoMZXhlY3V0aW9uX2lkGAggASgJSAOIAQESHAoPbWluX2R1cmF0aW9uX21zGAkgASgNSASIAQESHAoPbWF4X2R1cmF0aW9uX21zGAogASgNSAWIAQESJwoIbWluX2Nvc3QYCyABKAFCELpIDRILQAEpAAAAAAAAAABIBogBARInCghtYXhfY29zdBgMIAEoAUIQukgNEgtAASkAAAAAAAAAAEgHiAEBEhIKBW1vZGVsGA0gASgJSAiIAQESHgoFbGltaXQYDiABKAVCCrpIBxoFGOgHKAFICYgBARIcCgZjdXJzb3IYDyABKAlCB7pIBHICEAFICogBARIkCgVvcmRlchgQIAEoCUIQukgNcgtSBGRlc2NSA2FzY0gLiAEBEigKB2RldGFpbHMYESABKAlCErpID3INUgViYXNpY1IEZnVsbEgMiAEBEiAKE2luY2x1ZGVfdHJhY2Vfc3BhbnMYEiABKAhIDYgBARIhChRpbmNsdWRlX2ZpbmFsX291dHB1dBgTIAEoCEgOiAEBQggKBl9sZXZlbEINCgtfc3RhcnRfZGF0ZUILCglfZW5kX2RhdGVCDwoNX2V4ZWN1dGlvbl9pZEISChBfbWluX2R1cmF0aW9uX21zQhIKEF9tYXhfZHVyYXRpb25fbXNCCwoJX21pbl9jb3N0QgsKCV9tYXhfY29zdEIICgZfbW9kZWxCCAoGX2xpbWl0QgkKB19jdXJzb3JCCAoGX29yZGVyQgoKCF9kZXRhaWxzQhYKFF9pbmNsdWRlX3RyYWNlX3NwYW5zQhcKFV9pbmNsdWRlX2ZpbmFsX291dHB1dCKOAQoQTGlzdExvZ3NSZXNwb25zZRInCgRkYXRhGAEgAygLMhkuZmxvd2xvZy5sb2dzLnYxLkxvZ0VudHJ5EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQESJwoGbGltaXRzGAMgASgLMhcuZmxvd2xvZy5sb2dzLnYxLkxpbWl0c0IOCgxfbmV4dF9jdXJzb3IiIAoNR2V0TG9nUmVxdWVzdBIPCgJpZBgBIAEoCUID4EECImIKDkdldExvZ1Jlc3BvbnNlEicKBGRhdGEYASABKAsyGS5mbG93bG9nLmxvZ3MudjEuTG9nRW50cnkSJwoGbGltaXRzGAIgASgLMhcuZmxvd2xvZy5sb2dzLnYxLkxpbWl0cyIwChNHZXRFeGVjdXRpb25SZXF1ZXN0EhkKDGV4ZWN1dGlvbl9pZBgBIAEoCUID4EECIucBChRHZXRFeGVjdXRpb25SZXNwb25zZRIUCgxleGVjdXRpb25faWQYASABKAkSEwoLd29ya2Zsb3dfaWQYAiABKAkSOwoOd29ya2Zsb3dfc3RhdGUYAyABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlEj4KEmV4ZWN1dGlvbl9tZXRhZGF0YRgEIAEoCzIiLmZsb3dsb2cubG9ncy52MS5FeGVjdXRpb25NZXRhZGF0YRInCgZsaW1pdHMYBSABKAsyFy5mbG93bG9nLmxvZ3MudjEuTGltaXRzIooBChFFeGVjdXRpb25NZXRhZGF0YRIPCgd0cmlnZ2VyGAEgASgJEhIKCnN0YXJ0ZWRfYXQYAiABKAkSEAoIZW5kZWRfYXQYAyABKAkSGQoRdG90YWxfZHVyYXRpb25fbXMYBCABKA0SIwoEY29zdBgFIAEoCzIVLmZsb3dsb2cubG9ncy52MS5Db3N0IpkKChJHZXRMb2dTdGF0c1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISFAoMd29ya2Zsb3dfaWRzGAIgAygJEhIKCmZvbGRlcl9pZHMYAyADKAkSQgoIdHJpZ2dlcnMYBCADKAlCMLpILZIBKiIociZSA2FwaVIHd2ViaG9va1IIc2NoZWR1bGVSBm1hbnVhbFIEY2hhdBImCgVsZXZlbBgFIAEoCUISukgPcg1SBGluZm9SBWVycm9ySACIAQESngMKCnN0YXJ0X2RhdGUYBiABKAlChAO6SIADcv0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWpICHTIwMjYtMTEtMTRUMDg6MzA6MDAuMDAwKzAyOjAwSAGIAQESnAMKCGVuZF9kYXRlGAcgASgJQoQDukiAA3L9AjK2Al4oPzpbMC05XXs0fS0oPzooPzowWzEzNTc4XXwxWzAyXSktKD86MFsxLTldfFsxMl1bMC05XXwzWzAxXSl8KD86MFs0NjldfDExKS0oPzowWzEtOV18WzEyXVswLTldfDMwKXwwMi0oPzowWzEtOV18MVswLTldfDJbMC04XSkpfCg/OlswLTldezJ9KD86MFs0OF18WzI0NjhdWzA0OF18WzEzNTc5XVsyNl0pfCg/OlswMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSkwMCktMDItMjkpKFQoWzAxXVswLTldfDJbMC0zXSk6WzAtNV1bMC05XSg6WzAtNV1bMC05XShcLlswLTldKyk/KT8oWnxbKy1dKFswMV1bMC05XXwyWzAtM10pOj9bMC01XVswLTldKT8pPySSAgoyMDI2LTExLTIxkgIUMjAyNi0xMS0yMVQwODozMDowMFqSAh0yMDI2LTExLTIxVDA4OjMwOjAwLjAwMCswMjowMEgCiAEBEhwKD21pbl9kdXJhdGlvbl9tcxgIIAEoDUgDiAEBEhwKD21heF9kdXJhdGlvbl9tcxgJIAEoDUgEiAEBEicKCG1pbl9jb3N0GAogASgBQhC6SA0SC0ABKQAAAAAAAAAASAWIAQESJwoIbWF4X2Nvc3QYCyABKAFCELpIDRILQAEpAAAAAAAAAABIBogBARISCgVtb2RlbBgMIAEoCUgHiAEBQggKBl9sZXZlbEINCgtfc3RhcnRfZGF0ZUILCglfZW5kX2RhdGVCEgoQX21pbl9kdXJhdGlvbl9tc0ISChBfbWF4X2R1cmF0aW9uX21zQgsKCV9taW5fY29zdEILCglfbWF4X2Nvc3RCCAoGX21vZGVsIrkBChNHZXRMb2dTdGF0c1Jlc3BvbnNlEikKBWhvdXJzGAEgAygLMhouZmxvd2xvZy5sb2dzLnYxLkhvdXJTdGF0cxIyCgttb2RlbF9jb3N0cxgCIAMoCzIdLmZsb3dsb2cubG9ncy52MS5EYXlNb2RlbENvc3QSDQoFc3RhcnQYAyABKAkSCwoDZW5kGAQgASgJEicKBmxpbWl0cxgFIAEoCzIXLmZsb3dsb2cubG9ncy52MS5MaW1pdHMioQEKCUhvdXJTdGF0cxIMCgRob3VyGAEgASgJEhIKCmV4ZWN1dGlvbnMYAiABKA0SDgoGZXJyb3JzGAMgASgNEhwKD3A1MF9kdXJhdGlvbl9tcxgEIAEoDUgAiAEBEhwKD3A5NV9kdXJhdGlvbl9tcxgFIAEoDUgBiAEBQhIKEF9wNTBfZHVyYXRpb25fbXNCEgoQX3A5NV9kdXJhdGlvbl9tcyJICgxEYXlNb2RlbENvc3QSCwoDZGF5GAEgASgJEg0KBW1vZGVsGAIgASgJEgwKBGNvc3QYAyABKAESDgoGdG9rZW5zGAQgASgBIo4KChFEZWxldGVMb2dzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIjCg1leGVjdXRpb25faWRzGAIgAygJQgy6SAmSAQYiBHICEAESFAoMd29ya2Zsb3dfaWRzGAMgAygJEhIKCmZvbGRlcl9pZHMYBCADKAkSQgoIdHJpZ2dlcnMYBSADKAlCMLpILZIBKiIociZSA2FwaVIHd2ViaG9va1IIc2NoZWR1bGVSBm1hbnVhbFIEY2hhdBImCgVsZXZlbBgGIAEoCUISukgPcg1SBGluZm9SBWVycm9ySACIAQES/gIKCnN0YXJ0X2RhdGUYByABKAlC5AK6SOACct0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWkgBiAEBEvwCCghlbmRfZGF0ZRgIIAEoCULkArpI4AJy3QIytgJeKD86WzAtOV17NH0tKD86KD86MFsxMzU3OF18MVswMl0pLSg/OjBbMS05XXxbMTJdWzAtOV18M1swMV0pfCg/OjBbNDY5XXwxMSktKD86MFsxLTldfFsxMl1bMC05XXwzMCl8MDItKD86MFsxLTldfDFbMC05XXwyWzAtOF0pKXwoPzpbMC05XXsyfSg/OjBbNDhdfFsyNDY4XVswNDhdfFsxMzU3OV1bMjZdKXwoPzpbMDI0NjhdWzA0OF18WzEzNTc5XVsyNl0pMDApLTAyLTI5KShUKFswMV1bMC05XXwyWzAtM10pOlswLTVdWzAtOV0oOlswLTVdWzAtOV0oXC5bMC05XSspPyk/KFp8WystXShbMDFdWzAtOV18MlswLTNdKTo/WzAtNV1bMC05XSk/KT8kkgIKMjAyNi0xMS0xNJICFDIwMjYtMTEtMTRUMDg6MzA6MDBaSAKIAQESHAoPbWluX2R1cmF0aW9uX21zGAkgASgNSAOIAQESHAoPbWF4X2R1cmF0aW9uX21zGAogASgNSASIAQESJwoIbWluX2Nvc3QYCyABKAFCELpIDRILQAEpAAAAAAAAAABIBYgBARInCghtYXhfY29zdBgMIAEoAUIQukgNEgtAASkAAAAAAAAAAEgGiAEBEhIKBW1vZGVsGA0gASgJSAeIAQESDwoHcHJldmlldxgOIAEoCEIICgZfbGV2ZWxCDQoLX3N0YXJ0X2RhdGVCCwoJX2VuZF9kYXRlQhIKEF9taW5fZHVyYXRpb25fbXNCEgoQX21heF9kdXJhdGlvbl9tc0ILCglfbWluX2Nvc3RCCwoJX21heF9jb3N0QggKBl9tb2RlbCKjAQoSRGVsZXRlTG9nc1Jlc3BvbnNlEg8KB2VudHJpZXMYASABKA0SEQoJc25hcHNob3RzGAIgASgNEhIKCmRlbGl2ZXJpZXMYAyABKA0SGQoRZGVsaXZlcnlfYXR0ZW1wdHMYBCABKA0SEQoJcmVtYWluaW5nGAUgASgNEicKBmxpbWl0cxgGIAEoCzIXLmZsb3dsb2cubG9ncy52MS5MaW1pdHMilQEKDExvZ1JldGVudGlvbhIWCg5yZXRlbnRpb25fZGF5cxgBIAEoDRIMCgRwbGFuGAIgASgJEhsKE3BsYW5fcmV0ZW50aW9uX2RheXMYAyABKA0SJQoYd29ya3NwYWNlX3JldGVudGlvbl9kYXlzGAQgASgNSACIAQFCGwoZX3dvcmtzcGFjZV9yZXRlbnRpb25fZGF5cyIzChZHZXRMb2dSZXRlbnRpb25SZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECInQKF0dldExvZ1JldGVudGlvblJlc3BvbnNlEjAKCXJldGVudGlvbhgBIAEoCzIdLmZsb3dsb2cubG9ncy52MS5Mb2dSZXRlbnRpb24SJwoGbGltaXRzGAIgASgLMhcuZmxvd2xvZy5sb2dzLnYxLkxpbWl0cyJvChlVcGRhdGVMb2dSZXRlbnRpb25SZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEiQKDnJldGVudGlvbl9kYXlzGAIgASgNQge6SAQqAigBSACIAQFCEQoPX3JldGVudGlvbl9kYXlzIncKGlVwZGF0ZUxvZ1JldGVudGlvblJlc3BvbnNlEjAKCXJldGVudGlvbhgBIAEoCzIdLmZsb3dsb2cubG9ncy52MS5Mb2dSZXRlbnRpb24SJwoGbGltaXRzGAIgASgLMhcuZmxvd2xvZy5sb2dzLnYxLkxpbWl0czK7BwoLTG9nc1NlcnZpY2USZQoITGlzdExvZ3MSIC5mbG93bG9nLmxvZ3MudjEuTGlzdExvZ3NSZXF1ZXN0GiEuZmxvd2xvZy5sb2dzLnYxLkxpc3RMb2dzUmVzcG9uc2UiFILT5JMCDhIML2FwaS92MS9sb2dzEmQKBkdldExvZxIeLmZsb3dsb2cubG9ncy52MS5HZXRMb2dSZXF1ZXN0Gh8uZmxvd2xvZy5sb2dzLnYxLkdldExvZ1Jlc3BvbnNlIhmC0+STAhMSES9hcGkvdjEvbG9ncy97aWR9EosBCgxHZXRFeGVjdXRpb24SJC5mbG93bG9nLmxvZ3MudjEuR2V0RXhlY3V0aW9uUmVxdWVzdBolLmZsb3dsb2cubG9ncy52MS5HZXRFeGVjdXRpb25SZXNwb25zZSIugtPkkwIoEiYvYXBpL3YxL2xvZ3MvZXhlY3V0aW9ucy97ZXhlY3V0aW9uX2lkfRJzCgtHZXRMb2dTdGF0cxIjLmZsb3dsb2cubG9ncy52MS5HZXRMb2dTdGF0c1JlcXVlc3QaJC5mbG93bG9nLmxvZ3MudjEuR2V0TG9nU3RhdHNSZXNwb25zZSIZgtPkkwITEhEvYXBpL3YxL2xvZy1zdGF0cxKPAQoKRGVsZXRlTG9ncxIiLmZsb3dsb2cubG9ncy52MS5EZWxldGVMb2dzUmVxdWVzdBojLmZsb3dsb2cubG9ncy52MS5EZWxldGVMb2dzUmVzcG9uc2UiOILT5JMCMjoBKiItL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2xvZ3M6ZGVsZXRlEp0BCg9HZXRMb2dSZXRlbnRpb24SJy5mbG93bG9nLmxvZ3MudjEuR2V0TG9nUmV0ZW50aW9uUmVxdWVzdBooLmZsb3dsb2cubG9ncy52MS5HZXRMb2dSZXRlbnRpb25SZXNwb25zZSI3gtPkkwIxEi8vYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vbG9nLXJldGVudGlvbhKpAQoSVXBkYXRlTG9nUmV0ZW50aW9uEiouZmxvd2xvZy5sb2dzLnYxLlVwZGF0ZUxvZ1JldGVudGlvblJlcXVlc3QaKy5mbG93bG9nLmxvZ3MudjEuVXBkYXRlTG9nUmV0ZW50aW9uUmVzcG9uc2UiOoLT5JMCNDoBKhovL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2xvZy1yZXRlbnRpb25iBnByb3RvMw", [file_buf_validate_validate, file_flowlog_logs_v1_limits, file_flowlog_logs_v1_log_entry, file_flowlog_workflows_v1_workflow, file_google_api_annotations, file_google_api_field_behavior]);
 
 /**
  * @generated from message flowlog.logs.v1.ListLogsRequest
@@ -564,6 +564,296 @@ export const DayModelCostSchema: GenMessage<DayModelCost> = /*@__PURE__*/
   messageDesc(file_flowlog_logs_v1_logs_service, 10);
 
 /**
+ * @generated from message flowlog.logs.v1.DeleteLogsRequest
+ */
+export type DeleteLogsRequest = Message<"flowlog.logs.v1.DeleteLogsRequest"> & {
+  /**
+   * Workspace identifier.
+   *
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * The executions whose entries go; the filters below must then be left out.
+   *
+   * @generated from field: repeated string execution_ids = 2;
+   */
+  executionIds: string[];
+
+  /**
+   * As ListLogs: workflow identifiers.
+   *
+   * @generated from field: repeated string workflow_ids = 3;
+   */
+  workflowIds: string[];
+
+  /**
+   * As ListLogs: folder identifiers.
+   *
+   * @generated from field: repeated string folder_ids = 4;
+   */
+  folderIds: string[];
+
+  /**
+   * As ListLogs: each of api, webhook, schedule, manual, chat.
+   *
+   * @generated from field: repeated string triggers = 5;
+   */
+  triggers: string[];
+
+  /**
+   * As ListLogs: info or error.
+   *
+   * @generated from field: optional string level = 6;
+   */
+  level?: string | undefined;
+
+  /**
+   * As ListLogs: inclusive lower bound on startedAt, ISO 8601.
+   *
+   * @generated from field: optional string start_date = 7;
+   */
+  startDate?: string | undefined;
+
+  /**
+   * As ListLogs: inclusive upper bound on startedAt, ISO 8601.
+   *
+   * @generated from field: optional string end_date = 8;
+   */
+  endDate?: string | undefined;
+
+  /**
+   * As ListLogs: inclusive bounds on totalDurationMs.
+   *
+   * @generated from field: optional uint32 min_duration_ms = 9;
+   */
+  minDurationMs?: number | undefined;
+
+  /**
+   * @generated from field: optional uint32 max_duration_ms = 10;
+   */
+  maxDurationMs?: number | undefined;
+
+  /**
+   * As ListLogs: inclusive bounds on cost.total in USD.
+   *
+   * @generated from field: optional double min_cost = 11;
+   */
+  minCost?: number | undefined;
+
+  /**
+   * @generated from field: optional double max_cost = 12;
+   */
+  maxCost?: number | undefined;
+
+  /**
+   * As ListLogs: entries where this model appears in cost.models.
+   *
+   * @generated from field: optional string model = 13;
+   */
+  model?: string | undefined;
+
+  /**
+   * Only count what would go; nothing is deleted.
+   *
+   * @generated from field: bool preview = 14;
+   */
+  preview: boolean;
+};
+
+/**
+ * Describes the message flowlog.logs.v1.DeleteLogsRequest.
+ * Use `create(DeleteLogsRequestSchema)` to create a new message.
+ */
+export const DeleteLogsRequestSchema: GenMessage<DeleteLogsRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_logs_v1_logs_service, 11);
+
+/**
+ * @generated from message flowlog.logs.v1.DeleteLogsResponse
+ */
+export type DeleteLogsResponse = Message<"flowlog.logs.v1.DeleteLogsResponse"> & {
+  /**
+   * Entries deleted; with preview, the entries the selection holds.
+   *
+   * @generated from field: uint32 entries = 1;
+   */
+  entries: number;
+
+  /**
+   * Workflow snapshots deleted because no remaining entry uses them; 0 with preview.
+   *
+   * @generated from field: uint32 snapshots = 2;
+   */
+  snapshots: number;
+
+  /**
+   * Notification deliveries of the deleted entries, deleted with their attempts; 0 with preview.
+   *
+   * @generated from field: uint32 deliveries = 3;
+   */
+  deliveries: number;
+
+  /**
+   * Attempts of those deliveries; 0 with preview.
+   *
+   * @generated from field: uint32 delivery_attempts = 4;
+   */
+  deliveryAttempts: number;
+
+  /**
+   * Entries the selection still holds after this call (one call deletes at most 10,000): call again to
+   * delete them. 0 when it is done, and with preview.
+   *
+   * @generated from field: uint32 remaining = 5;
+   */
+  remaining: number;
+
+  /**
+   * @generated from field: flowlog.logs.v1.Limits limits = 6;
+   */
+  limits?: Limits | undefined;
+};
+
+/**
+ * Describes the message flowlog.logs.v1.DeleteLogsResponse.
+ * Use `create(DeleteLogsResponseSchema)` to create a new message.
+ */
+export const DeleteLogsResponseSchema: GenMessage<DeleteLogsResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_logs_v1_logs_service, 12);
+
+/**
+ * How long a workspace keeps its log entries, judged by startedAt (D41).
+ *
+ * @generated from message flowlog.logs.v1.LogRetention
+ */
+export type LogRetention = Message<"flowlog.logs.v1.LogRetention"> & {
+  /**
+   * The days entries are kept: the shorter of the plan's and the workspace's own; 0 keeps them forever.
+   *
+   * @generated from field: uint32 retention_days = 1;
+   */
+  retentionDays: number;
+
+  /**
+   * The workspace's plan, which is the best of its members' plans.
+   *
+   * @generated from field: string plan = 2;
+   */
+  plan: string;
+
+  /**
+   * The plan's window in days; 0 for no limit.
+   *
+   * @generated from field: uint32 plan_retention_days = 3;
+   */
+  planRetentionDays: number;
+
+  /**
+   * The window the workspace chose; absent when it follows its plan.
+   *
+   * @generated from field: optional uint32 workspace_retention_days = 4;
+   */
+  workspaceRetentionDays?: number | undefined;
+};
+
+/**
+ * Describes the message flowlog.logs.v1.LogRetention.
+ * Use `create(LogRetentionSchema)` to create a new message.
+ */
+export const LogRetentionSchema: GenMessage<LogRetention> = /*@__PURE__*/
+  messageDesc(file_flowlog_logs_v1_logs_service, 13);
+
+/**
+ * @generated from message flowlog.logs.v1.GetLogRetentionRequest
+ */
+export type GetLogRetentionRequest = Message<"flowlog.logs.v1.GetLogRetentionRequest"> & {
+  /**
+   * Workspace identifier.
+   *
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+};
+
+/**
+ * Describes the message flowlog.logs.v1.GetLogRetentionRequest.
+ * Use `create(GetLogRetentionRequestSchema)` to create a new message.
+ */
+export const GetLogRetentionRequestSchema: GenMessage<GetLogRetentionRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_logs_v1_logs_service, 14);
+
+/**
+ * @generated from message flowlog.logs.v1.GetLogRetentionResponse
+ */
+export type GetLogRetentionResponse = Message<"flowlog.logs.v1.GetLogRetentionResponse"> & {
+  /**
+   * @generated from field: flowlog.logs.v1.LogRetention retention = 1;
+   */
+  retention?: LogRetention | undefined;
+
+  /**
+   * @generated from field: flowlog.logs.v1.Limits limits = 2;
+   */
+  limits?: Limits | undefined;
+};
+
+/**
+ * Describes the message flowlog.logs.v1.GetLogRetentionResponse.
+ * Use `create(GetLogRetentionResponseSchema)` to create a new message.
+ */
+export const GetLogRetentionResponseSchema: GenMessage<GetLogRetentionResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_logs_v1_logs_service, 15);
+
+/**
+ * @generated from message flowlog.logs.v1.UpdateLogRetentionRequest
+ */
+export type UpdateLogRetentionRequest = Message<"flowlog.logs.v1.UpdateLogRetentionRequest"> & {
+  /**
+   * Workspace identifier.
+   *
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * Days to keep entries, from 1 to the plan's window; absent to follow the plan.
+   *
+   * @generated from field: optional uint32 retention_days = 2;
+   */
+  retentionDays?: number | undefined;
+};
+
+/**
+ * Describes the message flowlog.logs.v1.UpdateLogRetentionRequest.
+ * Use `create(UpdateLogRetentionRequestSchema)` to create a new message.
+ */
+export const UpdateLogRetentionRequestSchema: GenMessage<UpdateLogRetentionRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_logs_v1_logs_service, 16);
+
+/**
+ * @generated from message flowlog.logs.v1.UpdateLogRetentionResponse
+ */
+export type UpdateLogRetentionResponse = Message<"flowlog.logs.v1.UpdateLogRetentionResponse"> & {
+  /**
+   * @generated from field: flowlog.logs.v1.LogRetention retention = 1;
+   */
+  retention?: LogRetention | undefined;
+
+  /**
+   * @generated from field: flowlog.logs.v1.Limits limits = 2;
+   */
+  limits?: Limits | undefined;
+};
+
+/**
+ * Describes the message flowlog.logs.v1.UpdateLogRetentionResponse.
+ * Use `create(UpdateLogRetentionResponseSchema)` to create a new message.
+ */
+export const UpdateLogRetentionResponseSchema: GenMessage<UpdateLogRetentionResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_logs_v1_logs_service, 17);
+
+/**
  * The external read API for workflow execution logs (spec "Endpoints").
  * Every call needs the x-api-key header (gRPC metadata x-api-key).
  *
@@ -611,6 +901,40 @@ export const LogsService: GenService<{
     methodKind: "unary";
     input: typeof GetLogStatsRequestSchema;
     output: typeof GetLogStatsResponseSchema;
+  },
+  /**
+   * Deletes a workspace's log entries ahead of their retention (D43), with what depends on them: their
+   * deliveries and attempts, and each workflow snapshot no remaining entry uses. Usage figures do not
+   * change. Selects by execution_ids or by ListLogs' filters, not both; with preview, only counts. One
+   * call deletes at most 10,000 entries, oldest first, and says how many remain for the next call.
+   *
+   * @generated from rpc flowlog.logs.v1.LogsService.DeleteLogs
+   */
+  deleteLogs: {
+    methodKind: "unary";
+    input: typeof DeleteLogsRequestSchema;
+    output: typeof DeleteLogsResponseSchema;
+  },
+  /**
+   * How long the workspace keeps its log entries (D41): its plan's window, or a shorter one it chose.
+   *
+   * @generated from rpc flowlog.logs.v1.LogsService.GetLogRetention
+   */
+  getLogRetention: {
+    methodKind: "unary";
+    input: typeof GetLogRetentionRequestSchema;
+    output: typeof GetLogRetentionResponseSchema;
+  },
+  /**
+   * Sets the workspace's own window (D41), never longer than its plan's; without retention_days, the
+   * workspace follows its plan again. Entries past a shortened window go at the next hourly purge.
+   *
+   * @generated from rpc flowlog.logs.v1.LogsService.UpdateLogRetention
+   */
+  updateLogRetention: {
+    methodKind: "unary";
+    input: typeof UpdateLogRetentionRequestSchema;
+    output: typeof UpdateLogRetentionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_flowlog_logs_v1_logs_service, 0);

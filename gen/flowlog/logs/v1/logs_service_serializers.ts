@@ -4,7 +4,7 @@
 
 import type { JsonObject, JsonValue, Message } from "@bufbuild/protobuf";
 import { fromJson } from "@bufbuild/protobuf";
-import type { DayModelCost, ExecutionMetadata, GetExecutionResponse, GetLogResponse, GetLogStatsResponse, HourStats, ListLogsResponse } from "./logs_service_pb.js";
+import type { DayModelCost, DeleteLogsResponse, ExecutionMetadata, GetExecutionResponse, GetLogResponse, GetLogRetentionResponse, GetLogStatsResponse, HourStats, ListLogsResponse, LogRetention, UpdateLogRetentionResponse } from "./logs_service_pb.js";
 import { wireBytes, WireType, WireWriter } from "../../../../src/codegen/serializers/runtime/wire-writer.js";
 import type { Cost, ExecutionData, LogEntry, ModelCost, TokenUsage, TraceSpan, WorkflowSummary } from "./log_entry_pb.js";
 import { TraceSpanSchema } from "./log_entry_pb.js";
@@ -43,6 +43,18 @@ export const answerSerializers: ReadonlyMap<string, AnswerSerializers> = new Map
   ["flowlog.logs.v1.GetLogStatsResponse", {
     json: (m) => getLogStatsResponseJson(m as GetLogStatsResponse),
     binary: (m) => wireBytes(writeGetLogStatsResponse, m as GetLogStatsResponse),
+  }],
+  ["flowlog.logs.v1.DeleteLogsResponse", {
+    json: (m) => deleteLogsResponseJson(m as DeleteLogsResponse),
+    binary: (m) => wireBytes(writeDeleteLogsResponse, m as DeleteLogsResponse),
+  }],
+  ["flowlog.logs.v1.GetLogRetentionResponse", {
+    json: (m) => getLogRetentionResponseJson(m as GetLogRetentionResponse),
+    binary: (m) => wireBytes(writeGetLogRetentionResponse, m as GetLogRetentionResponse),
+  }],
+  ["flowlog.logs.v1.UpdateLogRetentionResponse", {
+    json: (m) => updateLogRetentionResponseJson(m as UpdateLogRetentionResponse),
+    binary: (m) => wireBytes(writeUpdateLogRetentionResponse, m as UpdateLogRetentionResponse),
   }],
 ]);
 
@@ -777,6 +789,94 @@ function writeDayModelCost(w: WireWriter, m: DayModelCost): void {
   if (m.model !== "") { w.tag(2, WireType.LengthDelimited); w.string(m.model); }
   if (!Object.is(m.cost, 0)) { w.tag(3, WireType.Bit64); w.double(m.cost); }
   if (!Object.is(m.tokens, 0)) { w.tag(4, WireType.Bit64); w.double(m.tokens); }
+  if (m.$unknown !== undefined) w.unknown(m.$unknown);
+}
+
+/**
+ * The JSON text of flowlog.logs.v1.DeleteLogsResponse.
+ */
+function deleteLogsResponseJson(m: DeleteLogsResponse): string {
+  let json = "{";
+  json += `"entries":${jsonNumber(m.entries)}`;
+  json += `,"snapshots":${jsonNumber(m.snapshots)}`;
+  json += `,"deliveries":${jsonNumber(m.deliveries)}`;
+  json += `,"deliveryAttempts":${jsonNumber(m.deliveryAttempts)}`;
+  json += `,"remaining":${jsonNumber(m.remaining)}`;
+  if (m.limits !== undefined) json += `,"limits":${limitsJson(m.limits)}`;
+  return json + "}";
+}
+
+/**
+ * The protobuf binary of flowlog.logs.v1.DeleteLogsResponse.
+ */
+function writeDeleteLogsResponse(w: WireWriter, m: DeleteLogsResponse): void {
+  if (m.entries !== 0) { w.tag(1, WireType.Varint); w.uint32(m.entries); }
+  if (m.snapshots !== 0) { w.tag(2, WireType.Varint); w.uint32(m.snapshots); }
+  if (m.deliveries !== 0) { w.tag(3, WireType.Varint); w.uint32(m.deliveries); }
+  if (m.deliveryAttempts !== 0) { w.tag(4, WireType.Varint); w.uint32(m.deliveryAttempts); }
+  if (m.remaining !== 0) { w.tag(5, WireType.Varint); w.uint32(m.remaining); }
+  if (m.limits !== undefined) { const at = w.fork(6); writeLimits(w, m.limits); w.join(at); }
+  if (m.$unknown !== undefined) w.unknown(m.$unknown);
+}
+
+/**
+ * The JSON text of flowlog.logs.v1.GetLogRetentionResponse.
+ */
+function getLogRetentionResponseJson(m: GetLogRetentionResponse): string {
+  let json = "{";
+  if (m.retention !== undefined) json += `${comma(json)}"retention":${logRetentionJson(m.retention)}`;
+  if (m.limits !== undefined) json += `${comma(json)}"limits":${limitsJson(m.limits)}`;
+  return json + "}";
+}
+
+/**
+ * The protobuf binary of flowlog.logs.v1.GetLogRetentionResponse.
+ */
+function writeGetLogRetentionResponse(w: WireWriter, m: GetLogRetentionResponse): void {
+  if (m.retention !== undefined) { const at = w.fork(1); writeLogRetention(w, m.retention); w.join(at); }
+  if (m.limits !== undefined) { const at = w.fork(2); writeLimits(w, m.limits); w.join(at); }
+  if (m.$unknown !== undefined) w.unknown(m.$unknown);
+}
+
+/**
+ * The JSON text of flowlog.logs.v1.LogRetention.
+ */
+function logRetentionJson(m: LogRetention): string {
+  let json = "{";
+  json += `"retentionDays":${jsonNumber(m.retentionDays)}`;
+  json += `,"plan":${jsonString(m.plan)}`;
+  json += `,"planRetentionDays":${jsonNumber(m.planRetentionDays)}`;
+  if (m.workspaceRetentionDays !== undefined) json += `,"workspaceRetentionDays":${jsonNumber(m.workspaceRetentionDays)}`;
+  return json + "}";
+}
+
+/**
+ * The protobuf binary of flowlog.logs.v1.LogRetention.
+ */
+function writeLogRetention(w: WireWriter, m: LogRetention): void {
+  if (m.retentionDays !== 0) { w.tag(1, WireType.Varint); w.uint32(m.retentionDays); }
+  if (m.plan !== "") { w.tag(2, WireType.LengthDelimited); w.string(m.plan); }
+  if (m.planRetentionDays !== 0) { w.tag(3, WireType.Varint); w.uint32(m.planRetentionDays); }
+  if (m.workspaceRetentionDays !== undefined) { w.tag(4, WireType.Varint); w.uint32(m.workspaceRetentionDays); }
+  if (m.$unknown !== undefined) w.unknown(m.$unknown);
+}
+
+/**
+ * The JSON text of flowlog.logs.v1.UpdateLogRetentionResponse.
+ */
+function updateLogRetentionResponseJson(m: UpdateLogRetentionResponse): string {
+  let json = "{";
+  if (m.retention !== undefined) json += `${comma(json)}"retention":${logRetentionJson(m.retention)}`;
+  if (m.limits !== undefined) json += `${comma(json)}"limits":${limitsJson(m.limits)}`;
+  return json + "}";
+}
+
+/**
+ * The protobuf binary of flowlog.logs.v1.UpdateLogRetentionResponse.
+ */
+function writeUpdateLogRetentionResponse(w: WireWriter, m: UpdateLogRetentionResponse): void {
+  if (m.retention !== undefined) { const at = w.fork(1); writeLogRetention(w, m.retention); w.join(at); }
+  if (m.limits !== undefined) { const at = w.fork(2); writeLimits(w, m.limits); w.join(at); }
   if (m.$unknown !== undefined) w.unknown(m.$unknown);
 }
 
