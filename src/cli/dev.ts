@@ -3,14 +3,13 @@ import { ProcessMetrics } from "../logging/metrics.js";
 import { createApi } from "../server/api.js";
 import { startApiServer } from "../server/api-server.js";
 import { openConfiguredStore } from "../store/open-store.js";
-import { activityDepsFrom } from "../temporal/activities/deps.js";
 import { lazyTemporalClient } from "../temporal/client.js";
 import { ensureTemporal } from "../temporal/dev/ensure-temporal.js";
 import { retentionScheduleId } from "../temporal/retention-schedule.js";
 import { createFlowlogWorker } from "../temporal/worker.js";
 import { apiReadiness, startApiProbes } from "./probes.js";
 import { untilStopSignal } from "./signals.js";
-import { describeQueues } from "./worker.js";
+import { describeQueues, workerDeps } from "./worker.js";
 
 /**
  * `flowlog dev` (D3): Temporal (a dev server unless TEMPORAL_ADDRESS is set), the API server and the
@@ -72,7 +71,7 @@ export async function runDev(config: Config): Promise<void> {
       address: temporal.address,
       namespace: config.temporalNamespace,
       deliveriesPerSecond: config.workerDeliveriesPerSecond,
-      deps: activityDepsFrom(config, store, metrics),
+      deps: workerDeps(config, store, metrics),
       retentionScheduleId,
     });
     metrics.workerRoles(worker.queues.map(({ role }) => role));

@@ -2,11 +2,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Config } from "../config/config.js";
 import { logger } from "../logging/logger.js";
 import { ProcessMetrics } from "../logging/metrics.js";
+import { archiveDayFor } from "../retention/archive.js";
 import { Readiness } from "../server/health.js";
 import { startProbeServer } from "../server/probe-server.js";
 import { openConfiguredStore } from "../store/open-store.js";
 import type { Store } from "../store/store.js";
-import { activityDepsFrom } from "../temporal/activities/deps.js";
+import { type ActivityDeps, activityDepsFrom } from "../temporal/activities/deps.js";
 import { retentionScheduleId } from "../temporal/retention-schedule.js";
 import { createFlowlogWorker, type FlowlogWorker } from "../temporal/worker.js";
 import { freePort } from "../util/free-port.js";
@@ -82,7 +83,7 @@ async function connect(
         namespace: config.temporalNamespace,
         roles: config.workerRoles,
         deliveriesPerSecond: config.workerDeliveriesPerSecond,
-        deps: activityDepsFrom(config, parts.store, parts.metrics),
+        deps: workerDeps(config, parts.store, parts.metrics),
         sdkMetricsAddress: parts.sdkMetricsAddress,
         retentionScheduleId,
       });
@@ -94,6 +95,14 @@ async function connect(
     }
   }
   return undefined;
+}
+
+/**
+ * What a worker's activities run with (`flowlog worker` and `flowlog dev` alike): its configuration over
+ * its store, and D42's archive when FLOWLOG_ARCHIVE_URL names one, which the retention purge then calls.
+ */
+export function workerDeps(config: Config, store: Store, metrics: ProcessMetrics): ActivityDeps {
+  return { ...activityDepsFrom(config, store, metrics), archiveDay: archiveDayFor(config.archive, store) };
 }
 
 /** What the worker polls, for its log: "task queues flowlog (executions), flowlog-deliveries (deliveries)". */

@@ -35,8 +35,10 @@ export interface ActivityDeps {
    * D42's archive: writes one workspace's UTC day (its first millisecond) before the retention purge
    * deletes it, and resolves once the day is safely stored. Writing a day already archived must leave
    * it as it is. Without it, nothing is archived and the purge deletes up to the cutoff itself (D41).
+   * The worker process gives `archiveDayFor` of FLOWLOG_ARCHIVE_URL (src/retention/archive.ts); the
+   * signal is the purge activity's cancellation.
    */
-  archiveDay?: (workspaceId: string, dayStartMs: number) => Promise<void>;
+  archiveDay?: (workspaceId: string, dayStartMs: number, signal?: AbortSignal) => Promise<unknown>;
 }
 
 /** FLOWLOG_PUBLIC_BASE_URL, FLOWLOG_SMTP_URL, FLOWLOG_MAIL_FROM, and the retry policy an operator may raise (D19). */

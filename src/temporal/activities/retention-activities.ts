@@ -78,7 +78,7 @@ export function retentionActivities(deps: ActivityDeps) {
             const dayEnd = day + dayMs;
             if (deps.archiveDay) {
               if (dayEnd > cutoffMs) return;
-              await deps.archiveDay(workspaceId, day);
+              await deps.archiveDay(workspaceId, day, context.cancellationSignal);
             }
             const until = deps.archiveDay ? dayEnd : Math.min(dayEnd, cutoffMs);
             const filter = { workspaceId, startedFrom: day, startedTo: until - 1 };
