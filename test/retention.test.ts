@@ -1,12 +1,18 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
+import { createHash, randomUUID } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { gunzipSync } from "node:zlib";
 import { Client, Connection } from "@temporalio/client";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { LogsService } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import { dayMs } from "../src/limits/retention.js";
 import { ProcessMetrics } from "../src/logging/metrics.js";
+import { archiveDayFor } from "../src/retention/archive.js";
 import type { ExecutionRecord } from "../src/store/records.js";
 import type { PurgeRunSummary } from "../src/temporal/activities/retention-activities.js";
 import { clientWithKey, restWithKey } from "./support/api-server.js";
@@ -37,6 +43,9 @@ let temporal: Client;
 let connection: Connection;
 let worker: RunningWorker;
 let archivingWorker: RunningWorker;
+/** A worker with D42's own archive to a folder, as FLOWLOG_ARCHIVE_URL=file:///… gives `flowlog worker`. */
+let filingWorker: RunningWorker;
+const archiveFolder = mkdtempSync(path.join(tmpdir(), "flowlog-retention-archive-"));
 
 beforeAll(async () => {
   flowlog = await startFlowlog({ clock: () => now });
@@ -53,11 +62,18 @@ beforeAll(async () => {
       },
     }),
   );
+  filingWorker = await startWorker(
+    temporalServer,
+    testDeps(flowlog.store, {
+      ...deps,
+      archiveDay: archiveDayFor({ kind: "file", directory: archiveFolder }, flowlog.store, () => now),
+    }),
+  );
   connection = await Connection.connect({ address: temporalServer.address });
   temporal = new Client({ connection, namespace: temporalServer.namespace });
 });
 afterAll(async () => {
-  await Promise.all([worker?.stop(), archivingWorker?.stop()]);
+  await Promise.all([worker?.stop(), archivingWorker?.stop(), filingWorker?.stop()]);
   await connection?.close();
   await flowlog?.close();
 });
@@ -196,6 +212,68 @@ describe("the retention purge (D41), by an injected clock", () => {
       { workspaceId: free.workspaceId, day: "2027-03-01T00:00:00.000Z", entries: 2 },
     ]);
     expect(await listed(free)).toEqual([cut?.id, kept?.id]);
+  });
+});
+
+/**
+ * What the logs API answers for a workspace's entries of a UTC day, in the list's order: each one's GetLog
+ * `data` less `limits` (D42's lines, D45's export format).
+ */
+async function answersOfDay(account: TestAccount, day: string): Promise<Record<string, unknown>[]> {
+  const get = async (path: string) =>
+    (await restWithKey(flowlog.server.url, account.key, "GET", path)).json as {
+      data: Record<string, unknown>[] & Record<string, unknown>;
+    };
+  const range = `startDate=${day}T00:00:00.000Z&endDate=${day}T23:59:59.999Z`;
+  const page = await get(`/api/v1/logs?workspaceId=${account.workspaceId}&${range}&limit=1000`);
+  const answers: Record<string, unknown>[] = [];
+  for (const { id } of page.data) {
+    const { limits: _limits, ...data } = (await get(`/api/v1/logs/${id}`)).data;
+    answers.push(data);
+  }
+  return answers;
+}
+
+describe("the retention purge with FLOWLOG_ARCHIVE_URL's archive (D42)", () => {
+  it("each purged day's object reads back as the logs API answered its entries before they went", async () => {
+    const free = await createAccount(flowlog.store, "free");
+    const day = (iso: string) => Date.parse(iso);
+    const entries = await logged(
+      free,
+      day("2027-03-01T05:00:00.000Z"),
+      day("2027-03-01T20:00:00.000Z"),
+      day("2027-03-01T20:00:00.000Z"),
+      day("2027-03-02T23:59:59.999Z"),
+      day("2027-03-05T00:00:00.000Z"),
+    );
+    const kept = entries.at(-1)?.id;
+    const march1 = await answersOfDay(free, "2027-03-01");
+    const march2 = await answersOfDay(free, "2027-03-02");
+    expect([march1.length, march2.length]).toEqual([3, 1]);
+
+    expect(await purge(filingWorker)).toMatchObject({ failed: 0 });
+
+    expect(await listed(free)).toEqual([kept]);
+    for (const [name, expected] of [
+      ["2027-03-01", march1],
+      ["2027-03-02", march2],
+    ] as const) {
+      const file = path.join(archiveFolder, free.workspaceId, `${name}.ndjson.gz`);
+      const object = await readFile(file);
+      const lines = gunzipSync(object).toString("utf8").trim().split("\n");
+      expect(lines.map((line) => JSON.parse(line))).toEqual(expected);
+      expect(await flowlog.store.archives.get(free.workspaceId, name)).toMatchObject({
+        entries: expected.length,
+        bytes: object.length,
+        sha256: createHash("sha256").update(object).digest("hex"),
+        objectUrl: pathToFileURL(file).href,
+        writtenAt: now,
+      });
+    }
+    expect((await readdir(path.join(archiveFolder, free.workspaceId))).sort()).toEqual([
+      "2027-03-01.ndjson.gz",
+      "2027-03-02.ndjson.gz",
+    ]);
   });
 });
 
