@@ -16,6 +16,7 @@ import { listQueryBench } from "./list-query.js";
 import { listQueryPgBench } from "./list-query-pg.js";
 import { logStatsBench } from "./log-stats.js";
 import { outageBench } from "./outage.js";
+import { purgeBench } from "./purge.js";
 import { rateLimitBench } from "./rate-limit.js";
 import { stopShared } from "./support/quick-run.js";
 import { type Bench, formatTable } from "./support/report.js";
@@ -25,6 +26,7 @@ import { tenantReadsBench } from "./tenant-reads.js";
 const benches: Bench[] = [
   listQueryBench,
   listQueryPgBench,
+  purgeBench,
   logStatsBench,
   tenantReadsBench,
   gatewayBench,
