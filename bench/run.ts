@@ -16,6 +16,7 @@ import { listQueryBench } from "./list-query.js";
 import { listQueryPgBench } from "./list-query-pg.js";
 import { logStatsBench } from "./log-stats.js";
 import { outageBench } from "./outage.js";
+import { partitionsPgBench } from "./partitions-pg.js";
 import { purgeBench } from "./purge.js";
 import { rateLimitBench } from "./rate-limit.js";
 import { stopShared } from "./support/quick-run.js";
@@ -27,6 +28,7 @@ const benches: Bench[] = [
   listQueryBench,
   listQueryPgBench,
   purgeBench,
+  partitionsPgBench,
   logStatsBench,
   tenantReadsBench,
   gatewayBench,
