@@ -13,7 +13,8 @@ import { openPostgres, withTransaction } from "../../src/store/postgres/database
  *
  *   node --import tsx bench/support/purge-runner.ts store|bare '<PurgeTarget as JSON>'
  *
- * - store: `deleteInBatches` over the store's `logDeletion` area, what D41's purge runs.
+ * - store: `deleteInBatches` over the store's `logDeletion` area, what D41's purge runs; under one filter up
+ *   to the cutoff, where the purge takes a UTC day at a time (the same batches, fewer looks for the oldest).
  * - bare: the baseline, the same rows in transactions of the same size, a statement per table over the
  *   batch's ids and nothing else.
  */
