@@ -27,21 +27,37 @@ const schema = "partitioned";
 export const partitionsPgBench: Bench = {
   name: "partitions-pg",
   async run(options: BenchOptions) {
-    const size = options.quick ? sizes.quick : sizes.full;
     const plan = options.quick ? plans.quick : plans.full;
     const server = await benchPostgres(options);
     try {
-      const url = await server.createDatabase();
-      const month = await seedBothLayouts(url, size);
-      const tables = [await listTable(url, "plain tables", size, plan)];
-      tables.push(await listTable(partitionedUrl(url), "monthly partitions", size, plan));
-      tables.push(await purgeTable(server, url, month));
+      const tables: Table[] = [];
+      for (const size of options.sizes ?? [options.quick ? sizes.quick : sizes.full]) {
+        tables.push(...(await measureSize(server, size, plan)));
+      }
       return tables;
     } finally {
       await server.stop();
     }
   },
 };
+
+/** One size's tables, on a database dropped afterwards: a full run's outlasts no size. */
+async function measureSize(server: PostgresServer, size: number, plan: Plan): Promise<Table[]> {
+  const url = await server.createDatabase();
+  const admin = new pg.Client({ connectionString: server.adminUrl });
+  await admin.connect();
+  try {
+    const month = await seedBothLayouts(url, size);
+    return [
+      await listTable(url, "plain tables", size, plan),
+      await listTable(partitionedUrl(url), "monthly partitions", size, plan),
+      await purgeTable(admin, url, month),
+    ];
+  } finally {
+    await admin.query(`DROP DATABASE ${new URL(url).pathname.slice(1)}`);
+    await admin.end();
+  }
+}
 
 /** The same database with `schema` first on the search_path: the store's statements meet the copy. */
 function partitionedUrl(url: string): string {
@@ -151,9 +167,7 @@ async function listTable(url: string, layout: string, size: number, plan: Plan):
 }
 
 /** The oldest month purged three ways, each on a copy of the database made from it as a template. */
-async function purgeTable(server: PostgresServer, url: string, month: Month): Promise<Table> {
-  const admin = new pg.Client({ connectionString: server.adminUrl });
-  await admin.connect();
+async function purgeTable(admin: pg.Client, url: string, month: Month): Promise<Table> {
   const source = new URL(url).pathname.slice(1);
   const onCopy = async (name: string, purge: (copyUrl: string) => Promise<number>) => {
     const copy = `${source}_${name}`;
@@ -168,34 +182,30 @@ async function purgeTable(server: PostgresServer, url: string, month: Month): Pr
       await admin.query(`DROP DATABASE ${copy}`);
     }
   };
-  try {
-    const batched = (copyUrl: string) => batchedPurge(copyUrl, month);
-    const runs = {
-      "plain tables, batched": await onCopy("plain", batched),
-      "partitions, batched": await onCopy("batched", (copyUrl) => batched(partitionedUrl(copyUrl))),
-      "partitions, detached and dropped": await onCopy("dropped", (copyUrl) => droppedMonth(copyUrl, month)),
-    };
-    const baseline = runs["plain tables, batched"];
-    for (const [name, run] of Object.entries(runs)) {
-      if (run.entries !== baseline.entries) throw new Error(`${name}: ${run.entries} of ${baseline.entries}`);
-    }
-    return {
-      title: `partitions-pg: the oldest month's purge (${baseline.entries.toLocaleString("en-US")} entries)`,
-      columns: ["how", "seconds", "entries/s", "vs plain batched"],
-      rows: Object.entries(runs).map(([name, run]) => [
-        name,
-        ms(run.seconds),
-        perSecond(run.entries / run.seconds),
-        ratio(baseline.seconds / run.seconds),
-      ]),
-      note:
-        "Batched: deleteInBatches over the store's PostgresLogDeletionStore, what D41's purge runs, in " +
-        "transactions of 200. Dropped: the month's execution states deleted in one statement, then its " +
-        "two partitions detached and dropped.",
-    };
-  } finally {
-    await admin.end();
+  const batched = (copyUrl: string) => batchedPurge(copyUrl, month);
+  const runs = {
+    "plain tables, batched": await onCopy("plain", batched),
+    "partitions, batched": await onCopy("batched", (copyUrl) => batched(partitionedUrl(copyUrl))),
+    "partitions, detached and dropped": await onCopy("dropped", (copyUrl) => droppedMonth(copyUrl, month)),
+  };
+  const baseline = runs["plain tables, batched"];
+  for (const [name, run] of Object.entries(runs)) {
+    if (run.entries !== baseline.entries) throw new Error(`${name}: ${run.entries} of ${baseline.entries}`);
   }
+  return {
+    title: `partitions-pg: the oldest month's purge (${baseline.entries.toLocaleString("en-US")} entries)`,
+    columns: ["how", "seconds", "entries/s", "vs plain batched"],
+    rows: Object.entries(runs).map(([name, run]) => [
+      name,
+      ms(run.seconds),
+      perSecond(run.entries / run.seconds),
+      ratio(baseline.seconds / run.seconds),
+    ]),
+    note:
+      "Batched: deleteInBatches over the store's PostgresLogDeletionStore, what D41's purge runs, in " +
+      "transactions of 200. Dropped: the month's execution states deleted in one statement, then its " +
+      "two partitions detached and dropped.",
+  };
 }
 
 async function batchedPurge(url: string, month: Month): Promise<number> {

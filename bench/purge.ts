@@ -59,19 +59,13 @@ export const purgeBench: Bench = {
   async run(options: BenchOptions) {
     const plan = options.quick ? plans.quick : plans.full;
     const rows: (string | number)[][] = [];
-    const sqlite = await seededSqlite(plan);
-    try {
-      rows.push(await measureStore(sqlite, plan));
-    } finally {
-      await sqlite.dispose();
-    }
     const server = await benchPostgres(options);
     try {
-      const postgres = await seededPostgres(server, plan);
-      try {
-        rows.push(await measureStore(postgres, plan));
-      } finally {
-        await postgres.dispose();
+      // `--sizes=` gives the expired entries' counts, a row per store for each.
+      for (const expired of options.sizes ?? [plan.expired]) {
+        const sized = { ...plan, expired };
+        rows.push(await measureSeeded(() => seededSqlite(sized), sized));
+        rows.push(await measureSeeded(() => seededPostgres(server, sized), sized));
       }
     } finally {
       await server.stop();
@@ -79,6 +73,15 @@ export const purgeBench: Bench = {
     return [purgeTable(plan, rows)];
   },
 };
+
+async function measureSeeded(seed: () => Promise<SeededStore>, plan: Plan): Promise<(string | number)[]> {
+  const seeded = await seed();
+  try {
+    return await measureStore(seeded, plan);
+  } finally {
+    await seeded.dispose();
+  }
+}
 
 async function measureStore(seeded: SeededStore, plan: Plan): Promise<(string | number)[]> {
   const once = async (how: "store" | "bare") => {
@@ -99,6 +102,7 @@ async function measureStore(seeded: SeededStore, plan: Plan): Promise<(string | 
   const { quiet, during } = underLoad;
   return [
     seeded.name,
+    plan.expired.toLocaleString("en-US"),
     perSecond(rate(bare)),
     perSecond(rate(alone)),
     ratio(rate(alone) / rate(bare)),
@@ -284,6 +288,7 @@ async function seededPostgres(server: PostgresServer, plan: Plan): Promise<Seede
       };
     },
     dispose: async () => {
+      await admin.query(`DROP DATABASE ${source}`);
       await admin.end();
       rmSync(dataDir, { recursive: true, force: true });
     },
@@ -293,11 +298,11 @@ async function seededPostgres(server: PostgresServer, plan: Plan): Promise<Seede
 function purgeTable(plan: Plan, rows: (string | number)[][]): Table {
   return {
     title:
-      `purge: ${plan.expired.toLocaleString("en-US")} expired entries beside ` +
-      `${plan.kept.toLocaleString("en-US")} kept, in transactions of 200; REST list p99 over ` +
-      `${plan.load.connections} keep-alive connections`,
+      `purge: expired entries beside ${plan.kept.toLocaleString("en-US")} kept, in transactions of 200; ` +
+      `REST list p99 over ${plan.load.connections} keep-alive connections`,
     columns: [
       "store",
+      "expired",
       "bare DELETE/s",
       "purge/s",
       "purge/bare",
