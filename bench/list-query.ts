@@ -6,7 +6,7 @@ import type { LogFilter, Page, PageKey, PageRequest } from "../src/store/log-lis
 import { listQuery } from "../src/store/logs-store.js";
 import { type Bench, type BenchOptions, ms, ratio, type Table } from "./support/report.js";
 import { type Distribution, type SampleBudget, sampleAsync } from "./support/sample.js";
-import { openBenchStore } from "./support/store.js";
+import { largeSeedBatch, openBenchStore } from "./support/store.js";
 
 const dayMs = 86_400_000;
 export const page: PageRequest = {
@@ -66,7 +66,13 @@ async function measureStore(size: number, plan: Plan): Promise<Table> {
   const bench = await openBenchStore();
   const now = Date.now();
   const seeding = performance.now();
-  await seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: size, seed: "bench", now });
+  await seedWorkspace(bench.store, {
+    workspaceId: bench.workspaceId,
+    executions: size,
+    seed: "bench",
+    now,
+    batchSize: largeSeedBatch,
+  });
   const seedMs = performance.now() - seeding;
   process.stderr.write(`  seeded ${size} log entries in ${(seedMs / 1000).toFixed(1)} s\n`);
   const file = databaseFile(bench.dataDir);

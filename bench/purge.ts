@@ -18,6 +18,7 @@ import {
 } from "./support/processes.js";
 import { type PurgeTarget, purgeFinished, purgeStarted } from "./support/purge-runner.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio, type Table } from "./support/report.js";
+import { largeSeedBatch } from "./support/store.js";
 
 const dayMs = 86_400_000;
 
@@ -205,8 +206,15 @@ async function bootstrapAndSeed(
   });
   try {
     // The expired entries end half an hour before the cutoff (the generator's room for a run to end).
-    await seedWorkspace(store, { workspaceId, executions: plan.expired, seed: "expired", now: cutoff });
-    await seedWorkspace(store, { workspaceId, executions: plan.kept, days: 7, seed: "kept", now });
+    const batchSize = largeSeedBatch;
+    await seedWorkspace(store, {
+      workspaceId,
+      executions: plan.expired,
+      seed: "expired",
+      now: cutoff,
+      batchSize,
+    });
+    await seedWorkspace(store, { workspaceId, executions: plan.kept, days: 7, seed: "kept", now, batchSize });
   } finally {
     await store.close();
   }
