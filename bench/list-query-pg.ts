@@ -12,12 +12,13 @@ import {
   measure,
   type Plan,
   page,
-  plans,
+  planOf,
+  seededTitle,
 } from "./list-query.js";
 import { benchPostgres } from "./support/postgres.js";
 import type { Bench, BenchOptions, Table } from "./support/report.js";
 
-const workspaceId = "ws_bench";
+export const workspaceId = "ws_bench";
 /** Executions per insert, as `flowlog seed` writes them. */
 const seedBatch = 5_000;
 
@@ -30,11 +31,12 @@ const seedBatch = 5_000;
 export const listQueryPgBench: Bench = {
   name: "list-query-pg",
   async run(options: BenchOptions) {
-    const plan = options.quick ? { ...plans.quick, sizes: plans.quick.sizes.slice(-1) } : plans.full;
+    const plan = planOf(options);
+    const sizes = options.quick && !options.sizes ? plan.sizes.slice(-1) : plan.sizes;
     const server = await benchPostgres(options);
     try {
       const tables: Table[] = [];
-      for (const size of plan.sizes) tables.push(await measureDatabase(server, size, plan));
+      for (const size of sizes) tables.push(await measureDatabase(server, size, plan));
       return tables;
     } finally {
       await server.stop();
@@ -52,35 +54,54 @@ async function measureDatabase(server: PostgresServer, size: number, plan: Plan)
     // As autovacuum leaves a table that has settled: statistics for the planner, and the visibility map
     // that lets the model filter read its index alone.
     await pool.query("VACUUM ANALYZE");
-    process.stderr.write(
-      `  seeded ${size} log entries in ${((performance.now() - seeding) / 1000).toFixed(1)} s\n`,
-    );
+    const seedMs = performance.now() - seeding;
+    process.stderr.write(`  seeded ${size} log entries in ${(seedMs / 1000).toFixed(1)} s\n`);
     const target: ListTarget = {
       list: (filter, request) => logs.list(filter, request),
       offsetPage: (filter, offset) => offsetQuery(pool, filter, offset),
     };
     const filters = commonFilters(await filterValues(pool), workspaceId, now);
-    const title = `list-query on PostgreSQL: ${size.toLocaleString("en-US")} log entries`;
+    const title = seededTitle("list-query on PostgreSQL", size, seedMs, await logTablesBytes(pool));
     return listQueryTable(title, await measure(target, filters, plan));
   } finally {
     await pool.end();
   }
 }
 
-/** The seeder's executions, serialised as they come and written a batch per statement set. */
-async function seed(logs: PostgresLogsStore, size: number, now: number): Promise<void> {
+/**
+ * The seeder's executions, serialised as they come and written a batch per statement set. One batch is
+ * written while the next is generated: the server inserts while this process simulates runs, the larger
+ * share of the seeding's time (issue 52, 10M entries).
+ */
+export async function seed(logs: PostgresLogsStore, size: number, now: number, days = 30): Promise<void> {
   let batch: ExecutionRows[] = [];
-  for await (const record of generatedExecutions({ workspaceId, count: size, seed: "bench", now })) {
+  let writing: Promise<unknown> = Promise.resolve();
+  for await (const record of generatedExecutions({ workspaceId, count: size, seed: "bench", now, days })) {
     batch.push(executionRows(record));
     if (batch.length === seedBatch) {
-      await logs.insertRows(batch);
+      await writing;
+      writing = logs.insertRows(batch);
       batch = [];
     }
   }
+  await writing;
   await logs.insertRows(batch);
 }
 
-async function filterValues(pool: PostgresPool): Promise<FilterValues> {
+/**
+ * What the log tables take on disk, indexes and TOAST included: the storage the entries cost. A
+ * partitioned table (partitions-pg) counts as its partitions.
+ */
+export async function logTablesBytes(pool: PostgresPool): Promise<number> {
+  const { rows } = await pool.query<{ bytes: string }>(
+    `SELECT sum(pg_total_relation_size(r)) AS bytes
+     FROM unnest(ARRAY['log_entries', 'log_entry_models', 'execution_states', 'workflow_states']::regclass[]) AS t,
+       LATERAL (SELECT t AS r UNION SELECT relid FROM pg_partition_tree(t)) AS parts`,
+  );
+  return Number(rows[0]?.bytes ?? 0);
+}
+
+export async function filterValues(pool: PostgresPool): Promise<FilterValues> {
   const one = async <T>(sql: string) => (await pool.query(sql, [workspaceId])).rows[0] as T;
   const { workflowId } = await one<{ workflowId: string }>(
     `SELECT workflow_id AS "workflowId" FROM log_entries WHERE workspace_id = $1
@@ -97,7 +118,7 @@ async function filterValues(pool: PostgresPool): Promise<FilterValues> {
 }
 
 /** The store's own list SQL for the first page, with OFFSET in place of the keyset condition. */
-function offsetQuery(pool: PostgresPool, filter: LogFilter, offset: number) {
+export function offsetQuery(pool: PostgresPool, filter: LogFilter, offset: number) {
   const { text, values } = listQuery(filter, page);
   const query = { text: `${text} OFFSET $${values.length + 1}`, values: [...values, offset] };
   return {

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { seedWorkspace } from "../src/seed/seed.js";
 import type { Db } from "../src/store/database.js";
 import { databaseFile, openDatabase } from "../src/store/database.js";
@@ -5,7 +6,7 @@ import type { LogFilter, Page, PageKey, PageRequest } from "../src/store/log-lis
 import { listQuery } from "../src/store/logs-store.js";
 import { type Bench, type BenchOptions, ms, ratio, type Table } from "./support/report.js";
 import { type Distribution, type SampleBudget, sampleAsync } from "./support/sample.js";
-import { openBenchStore } from "./support/store.js";
+import { largeSeedBatch, openBenchStore } from "./support/store.js";
 
 const dayMs = 86_400_000;
 export const page: PageRequest = {
@@ -26,8 +27,26 @@ export const plans: Record<"quick" | "full", Plan> = {
   // Quick mode's largest store still has more pages than the cursor walk takes, so the walk ends at its
   // step count for some filters and at the last page for others, as at full size.
   quick: { sizes: [2_000, 5_000], cursorSteps: 20, budget: { count: 50, maxMs: 100 } },
-  full: { sizes: [10_000, 100_000, 1_000_000], cursorSteps: 1_000, budget: { count: 1_000, maxMs: 5_000 } },
+  // 10M (issue 52): hours of seeding and 55 GB of disk on SQLite (bench/README.md); `--sizes=` picks sizes.
+  full: {
+    sizes: [10_000, 100_000, 1_000_000, 10_000_000],
+    cursorSteps: 1_000,
+    budget: { count: 1_000, maxMs: 5_000 },
+  },
 };
+
+/** The mode's plan, its sizes replaced by `--sizes=` when given. */
+export function planOf(options: BenchOptions): Plan {
+  const plan = options.quick ? plans.quick : plans.full;
+  return options.sizes ? { ...plan, sizes: options.sizes } : plan;
+}
+
+/** What a store of `size` entries cost to seed and holds on disk, for a table's title. */
+export function seededTitle(what: string, size: number, seedMs: number, bytes: number): string {
+  const rate = Math.round((size / seedMs) * 1000).toLocaleString("en-US");
+  const perEntry = Math.round(bytes / size).toLocaleString("en-US");
+  return `${what}: ${size.toLocaleString("en-US")} log entries (seeded at ${rate}/s; ${perEntry} B on disk each)`;
+}
 
 /**
  * GET /api/v1/logs measured in-process at the store (issue 7, item 1): a 100-row page under each common
@@ -36,7 +55,7 @@ export const plans: Record<"quick" | "full", Plan> = {
 export const listQueryBench: Bench = {
   name: "list-query",
   async run(options: BenchOptions) {
-    const plan = options.quick ? plans.quick : plans.full;
+    const plan = planOf(options);
     const tables: Table[] = [];
     for (const size of plan.sizes) tables.push(await measureStore(size, plan));
     return tables;
@@ -47,21 +66,27 @@ async function measureStore(size: number, plan: Plan): Promise<Table> {
   const bench = await openBenchStore();
   const now = Date.now();
   const seeding = performance.now();
-  await seedWorkspace(bench.store, { workspaceId: bench.workspaceId, executions: size, seed: "bench", now });
-  process.stderr.write(
-    `  seeded ${size} log entries in ${((performance.now() - seeding) / 1000).toFixed(1)} s\n`,
-  );
-  const db = openDatabase(databaseFile(bench.dataDir));
+  await seedWorkspace(bench.store, {
+    workspaceId: bench.workspaceId,
+    executions: size,
+    seed: "bench",
+    now,
+    batchSize: largeSeedBatch,
+  });
+  const seedMs = performance.now() - seeding;
+  process.stderr.write(`  seeded ${size} log entries in ${(seedMs / 1000).toFixed(1)} s\n`);
+  const file = databaseFile(bench.dataDir);
+  const db = openDatabase(file);
   try {
+    // The file alone, every page of the WAL copied back into it: what the entries take on disk.
+    db.pragma("wal_checkpoint(TRUNCATE)");
+    const title = seededTitle("list-query", size, seedMs, statSync(file).size);
     const target: ListTarget = {
       list: async (filter, page) => await bench.store.logs.list(filter, page),
       offsetPage: (filter, offset) => offsetQuery(db, filter, offset),
     };
     const filters = commonFilters(filterValues(db, bench.workspaceId), bench.workspaceId, now);
-    return listQueryTable(
-      `list-query: ${size.toLocaleString("en-US")} log entries`,
-      await measure(target, filters, plan),
-    );
+    return listQueryTable(title, await measure(target, filters, plan));
   } finally {
     db.close();
     await bench.dispose();

@@ -17,6 +17,8 @@ import { listQueryBench } from "./list-query.js";
 import { listQueryPgBench } from "./list-query-pg.js";
 import { logStatsBench } from "./log-stats.js";
 import { outageBench } from "./outage.js";
+import { partitionsPgBench } from "./partitions-pg.js";
+import { purgeBench } from "./purge.js";
 import { rateLimitBench } from "./rate-limit.js";
 import { stopShared } from "./support/quick-run.js";
 import { type Bench, formatTable } from "./support/report.js";
@@ -26,6 +28,8 @@ import { tenantReadsBench } from "./tenant-reads.js";
 const benches: Bench[] = [
   listQueryBench,
   listQueryPgBench,
+  purgeBench,
+  partitionsPgBench,
   logStatsBench,
   tenantReadsBench,
   gatewayBench,
@@ -44,9 +48,10 @@ const benches: Bench[] = [
 ];
 const resultsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
 
-/** `npm run bench [-- [--quick] [name...]]`: runs the named benches (all by default), prints and saves each. */
+/** `npm run bench [-- [--quick] [--sizes=…] [name...]]`: runs the named benches (all by default), prints and saves each. */
 async function main(args: string[]): Promise<void> {
   const quick = args.includes("--quick");
+  const sizes = sizesOption(args);
   const names = args.filter((arg) => !arg.startsWith("--"));
   const unknown = names.filter((name) => !benches.some((b) => b.name === name));
   if (unknown.length > 0) {
@@ -65,7 +70,7 @@ async function main(args: string[]): Promise<void> {
   try {
     for (const bench of selected) {
       const started = performance.now();
-      const tables = await bench.run({ quick });
+      const tables = await bench.run(sizes ? { quick, sizes } : { quick });
       const seconds = (performance.now() - started) / 1000;
       for (const table of tables) console.log(`${formatTable(table)}\n`);
       console.log(`(${bench.name}: ${seconds.toFixed(1)} s)\n`);
@@ -75,6 +80,17 @@ async function main(args: string[]): Promise<void> {
   } finally {
     await stopShared();
   }
+}
+
+/** `--sizes=1000000,10000000`, for the benches that seed stores of several sizes (a 10M store takes hours). */
+function sizesOption(args: string[]): number[] | undefined {
+  const option = args.find((arg) => arg.startsWith("--sizes="));
+  if (!option) return undefined;
+  const sizes = option.slice("--sizes=".length).split(",").map(Number);
+  if (sizes.some((size) => !Number.isInteger(size) || size < 1)) {
+    throw new Error(`--sizes takes whole numbers of entries separated by commas, not ${option}`);
+  }
+  return sizes;
 }
 
 await main(process.argv.slice(2));

@@ -10,6 +10,8 @@ export interface Table {
 export interface BenchOptions {
   /** Smaller stores, shorter loads, fewer rounds: the whole run within four minutes on two cores (issue 50). */
   quick: boolean;
+  /** `--sizes=10000000,…`: the store sizes a bench that seeds several measures, in place of its mode's. */
+  sizes?: number[];
 }
 
 export interface Bench {

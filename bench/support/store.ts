@@ -8,6 +8,13 @@ import type { ExecutionRecord, UserRecord } from "../../src/store/records.js";
 import { openStore, type Store } from "../../src/store/store.js";
 import { newId } from "../../src/util/ids.js";
 
+/**
+ * Executions per transaction when a bench seeds a large store (list-query, purge): ten times `flowlog
+ * seed`'s 5,000. Seeding 500k on SQLite ran at 1.46x the rate of batches of 5,000, in one pair of runs on a
+ * shared machine (issue 52); a batch's rows, serialised, take about 275 MB until its transaction.
+ */
+export const largeSeedBatch = 50_000;
+
 /** A store on a fresh SQLite file in a temp directory, with one enterprise user owning one workspace. */
 export interface BenchStore {
   store: Store;
