@@ -465,6 +465,24 @@ export const migrations: readonly string[] = [
   ALTER TABLE deliveries ADD COLUMN exhausted INTEGER NOT NULL DEFAULT 0;
   CREATE INDEX deliveries_in_hold_order ON deliveries (subscription_id, status, event_at, id);
   `,
+  `
+  -- D44: the order entries are written in, which a tail follows whatever their startedAt. SQLite has one
+  -- writer, so a number taken inside the inserting transaction is commit order. It is taken from a counter
+  -- row, never from max(seq): deleting the newest entries (retention) must not hand their numbers out
+  -- again. Entries written before take theirs in startedAt order.
+  CREATE TABLE log_entry_sequence (last INTEGER NOT NULL);
+  ALTER TABLE log_entries ADD COLUMN seq INTEGER;
+  UPDATE log_entries SET seq = r.n
+    FROM (SELECT id, row_number() OVER (ORDER BY started_at, id) AS n FROM log_entries) r
+    WHERE r.id = log_entries.id;
+  INSERT INTO log_entry_sequence (last) SELECT coalesce(max(seq), 0) FROM log_entries;
+  CREATE TRIGGER log_entries_in_write_order AFTER INSERT ON log_entries BEGIN
+    UPDATE log_entry_sequence SET last = last + 1;
+    UPDATE log_entries SET seq = (SELECT last FROM log_entry_sequence) WHERE rowid = NEW.rowid;
+  END;
+  CREATE UNIQUE INDEX log_entries_by_seq ON log_entries (seq);
+  CREATE INDEX log_entries_by_workspace_seq ON log_entries (workspace_id, seq);
+  `,
 ];
 
 /**
