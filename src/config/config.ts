@@ -124,6 +124,7 @@ const planOverride = strictObject(
       .number({ error: "must be a non-negative number" })
       .nonnegative("must be a non-negative number")
       .optional(),
+    openTails: positiveInteger.optional(),
   },
   "limit",
 ).optional();
@@ -323,6 +324,7 @@ function withOverrides(defaults: PlanTable, overrides: PlanLimitsOverride): Plan
       syncExecutions: { ...base.syncExecutions, ...override.syncExecutions },
       asyncExecutions: { ...base.asyncExecutions, ...override.asyncExecutions },
       usageLimitUsd: override.usageLimitUsd ?? base.usageLimitUsd,
+      openTails: override.openTails ?? base.openTails,
     };
   }
   return table;

@@ -16,6 +16,8 @@ export interface PlanLimits {
   asyncExecutions: BucketShape;
   /** Usage limit per calendar month, USD (D12). */
   usageLimitUsd: number;
+  /** TailLogs streams one user may hold open at once (D44). */
+  openTails: number;
 }
 
 const bucket = (requestsPerMinute: number, maxBurst: number): BucketShape => ({
@@ -36,23 +38,27 @@ export const defaultPlanLimits: PlanTable = {
     syncExecutions: bucket(10, 20),
     asyncExecutions: bucket(50, 100),
     usageLimitUsd: 10,
+    openTails: 2,
   },
   pro: {
     api: bucket(30, 60),
     syncExecutions: bucket(30, 60),
     asyncExecutions: bucket(150, 300),
     usageLimitUsd: 100,
+    openTails: 5,
   },
   team: {
     api: bucket(60, 120),
     syncExecutions: bucket(60, 120),
     asyncExecutions: bucket(300, 600),
     usageLimitUsd: 500,
+    openTails: 10,
   },
   enterprise: {
     api: bucket(120, 240),
     syncExecutions: bucket(120, 240),
     asyncExecutions: bucket(600, 1200),
     usageLimitUsd: 5000,
+    openTails: 20,
   },
 };

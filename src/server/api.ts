@@ -11,6 +11,7 @@ import { defaultQuotas, type Quotas } from "../limits/quotas.js";
 import { AccountsService } from "../services/accounts/accounts-service.js";
 import { createAdminService } from "../services/accounts/admin-service.js";
 import { createDeliveriesService } from "../services/deliveries/deliveries-service.js";
+import { LogTails } from "../services/logs/log-tails.js";
 import { createLogsService } from "../services/logs/logs-service.js";
 import { createSubscriptionsService } from "../services/notifications/subscriptions-service.js";
 import { createCallTriggers } from "../services/triggers/call-triggers.js";
@@ -37,7 +38,7 @@ export function createApi({
   store,
   temporal,
   clock = Date.now,
-}: ApiDependencies): Required<Pick<ApiServerOptions, "implementations" | "frontDoor">> {
+}: ApiDependencies): Required<Pick<ApiServerOptions, "implementations" | "frontDoor" | "streams">> {
   const { planLimits } = config;
   const quotas = config.quotas ?? defaultQuotas;
   const executions = {
@@ -48,9 +49,11 @@ export function createApi({
     taskQueue: temporal.taskQueue,
     clock,
   };
+  const tails = new LogTails(store);
   return {
+    streams: tails,
     implementations: {
-      logs: createLogsService({ store, planLimits, quotas, clock }),
+      logs: createLogsService({ store, planLimits, quotas, clock, tails }),
       workflows: {
         ...createWorkflowsService({
           store,

@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flowlog/logs/v1/logs_service.proto.
  */
 export const file_flowlog_logs_v1_logs_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJmbG93bG9nL2xvZ3MvdjEvbG9nc19zZXJ2aWNlLnByb3RvEg9mbG93bG9nLmxvZ3MudjEi8QwKD0xpc3RMb2dzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIUCgx3b3JrZmxvd19pZHMYAiADKAkSEgoKZm9sZGVyX2lkcxgDIAMoCRJCCgh0cmlnZ2VycxgEIAMoCUIwukgtkgEqIihyJlIDYXBpUgd3ZWJob29rUghzY2hlZHVsZVIGbWFudWFsUgRjaGF0EiYKBWxldmVsGAUgASgJQhK6SA9yDVIEaW5mb1IFZXJyb3JIAIgBARKeAwoKc3RhcnRfZGF0ZRgGIAEoCUKEA7pIgANy/QIytgJeKD86WzAtOV17NH0tKD86KD86MFsxMzU3OF18MVswMl0pLSg/OjBbMS05XXxbMTJdWzAtOV18M1swMV0pfCg/OjBbNDY5XXwxMSktKD86MFsxLTldfFsxMl1bMC05XXwzMCl8MDItKD86MFsxLTldfDFbMC05XXwyWzAtOF0pKXwoPzpbMC05XXsyfSg/OjBbNDhdfFsyNDY4XVswNDhdfFsxMzU3OV1bMjZdKXwoPzpbMDI0NjhdWzA0OF18WzEzNTc5XVsyNl0pMDApLTAyLTI5KShUKFswMV1bMC05XXwyWzAtM10pOlswLTVdWzAtOV0oOlswLTVdWzAtOV0oXC5bMC05XSspPyk/KFp8WystXShbMDFdWzAtOV18MlswLTNdKTo/WzAtNV1bMC05XSk/KT8kkgIKMjAyNi0xMS0xNJICFDIwMjYtMTEtMTRUMDg6MzA6MDBakgIdMjAyNi0xMS0xNFQwODozMDowMC4wMDArMDI6MDBIAYgBARKcAwoIZW5kX2RhdGUYByABKAlChAO6SIADcv0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWpICHTIwMjYtMTEtMTRUMDg6MzA6MDAuMDAwKzAyOjAwSAKIAQESGQoMZXhlY3V0aW9uX2lkGAggASgJSAOIAQESHAoPbWluX2R1cmF0aW9uX21zGAkgASgNSASIAQESHAoPbWF4X2R1cmF0aW9uX21zGAogASgNSAWIAQESJwoIbWluX2Nvc3QYCyABKAFCELpIDRILQAEpAAAAAAAAAABIBogBARInCghtYXhfY29zdBgMIAEoAUIQukgNEgtAASkAAAAAAAAAAEgHiAEBEhIKBW1vZGVsGA0gASgJSAiIAQESHgoFbGltaXQYDiABKAVCCrpIBxoFGOgHKAFICYgBARIcCgZjdXJzb3IYDyABKAlCB7pIBHICEAFICogBARIkCgVvcmRlchgQIAEoCUIQukgNcgtSBGRlc2NSA2FzY0gLiAEBEigKB2RldGFpbHMYESABKAlCErpID3INUgViYXNpY1IEZnVsbEgMiAEBEiAKE2luY2x1ZGVfdHJhY2Vfc3BhbnMYEiABKAhIDYgBARIhChRpbmNsdWRlX2ZpbmFsX291dHB1dBgTIAEoCEgOiAEBQggKBl9sZXZlbEINCgtfc3RhcnRfZGF0ZUILCglfZW5kX2RhdGVCDwoNX2V4ZWN1dGlvbl9pZEISChBfbWluX2R1cmF0aW9uX21zQhIKEF9tYXhfZHVyYXRpb25fbXNCCwoJX21pbl9jb3N0QgsKCV9tYXhfY29zdEIICgZfbW9kZWxCCAoGX2xpbWl0QgkKB19jdXJzb3JCCAoGX29yZGVyQgoKCF9kZXRhaWxzQhYKFF9pbmNsdWRlX3RyYWNlX3NwYW5zQhcKFV9pbmNsdWRlX2ZpbmFsX291dHB1dCKOAQoQTGlzdExvZ3NSZXNwb25zZRInCgRkYXRhGAEgAygLMhkuZmxvd2xvZy5sb2dzLnYxLkxvZ0VudHJ5EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQESJwoGbGltaXRzGAMgASgLMhcuZmxvd2xvZy5sb2dzLnYxLkxpbWl0c0IOCgxfbmV4dF9jdXJzb3IiIAoNR2V0TG9nUmVxdWVzdBIPCgJpZBgBIAEoCUID4EECImIKDkdldExvZ1Jlc3BvbnNlEicKBGRhdGEYASABKAsyGS5mbG93bG9nLmxvZ3MudjEuTG9nRW50cnkSJwoGbGltaXRzGAIgASgLMhcuZmxvd2xvZy5sb2dzLnYxLkxpbWl0cyIwChNHZXRFeGVjdXRpb25SZXF1ZXN0EhkKDGV4ZWN1dGlvbl9pZBgBIAEoCUID4EECIucBChRHZXRFeGVjdXRpb25SZXNwb25zZRIUCgxleGVjdXRpb25faWQYASABKAkSEwoLd29ya2Zsb3dfaWQYAiABKAkSOwoOd29ya2Zsb3dfc3RhdGUYAyABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlEj4KEmV4ZWN1dGlvbl9tZXRhZGF0YRgEIAEoCzIiLmZsb3dsb2cubG9ncy52MS5FeGVjdXRpb25NZXRhZGF0YRInCgZsaW1pdHMYBSABKAsyFy5mbG93bG9nLmxvZ3MudjEuTGltaXRzIooBChFFeGVjdXRpb25NZXRhZGF0YRIPCgd0cmlnZ2VyGAEgASgJEhIKCnN0YXJ0ZWRfYXQYAiABKAkSEAoIZW5kZWRfYXQYAyABKAkSGQoRdG90YWxfZHVyYXRpb25fbXMYBCABKA0SIwoEY29zdBgFIAEoCzIVLmZsb3dsb2cubG9ncy52MS5Db3N0IpkKChJHZXRMb2dTdGF0c1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISFAoMd29ya2Zsb3dfaWRzGAIgAygJEhIKCmZvbGRlcl9pZHMYAyADKAkSQgoIdHJpZ2dlcnMYBCADKAlCMLpILZIBKiIociZSA2FwaVIHd2ViaG9va1IIc2NoZWR1bGVSBm1hbnVhbFIEY2hhdBImCgVsZXZlbBgFIAEoCUISukgPcg1SBGluZm9SBWVycm9ySACIAQESngMKCnN0YXJ0X2RhdGUYBiABKAlChAO6SIADcv0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWpICHTIwMjYtMTEtMTRUMDg6MzA6MDAuMDAwKzAyOjAwSAGIAQESnAMKCGVuZF9kYXRlGAcgASgJQoQDukiAA3L9AjK2Al4oPzpbMC05XXs0fS0oPzooPzowWzEzNTc4XXwxWzAyXSktKD86MFsxLTldfFsxMl1bMC05XXwzWzAxXSl8KD86MFs0NjldfDExKS0oPzowWzEtOV18WzEyXVswLTldfDMwKXwwMi0oPzowWzEtOV18MVswLTldfDJbMC04XSkpfCg/OlswLTldezJ9KD86MFs0OF18WzI0NjhdWzA0OF18WzEzNTc5XVsyNl0pfCg/OlswMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSkwMCktMDItMjkpKFQoWzAxXVswLTldfDJbMC0zXSk6WzAtNV1bMC05XSg6WzAtNV1bMC05XShcLlswLTldKyk/KT8oWnxbKy1dKFswMV1bMC05XXwyWzAtM10pOj9bMC01XVswLTldKT8pPySSAgoyMDI2LTExLTIxkgIUMjAyNi0xMS0yMVQwODozMDowMFqSAh0yMDI2LTExLTIxVDA4OjMwOjAwLjAwMCswMjowMEgCiAEBEhwKD21pbl9kdXJhdGlvbl9tcxgIIAEoDUgDiAEBEhwKD21heF9kdXJhdGlvbl9tcxgJIAEoDUgEiAEBEicKCG1pbl9jb3N0GAogASgBQhC6SA0SC0ABKQAAAAAAAAAASAWIAQESJwoIbWF4X2Nvc3QYCyABKAFCELpIDRILQAEpAAAAAAAAAABIBogBARISCgVtb2RlbBgMIAEoCUgHiAEBQggKBl9sZXZlbEINCgtfc3RhcnRfZGF0ZUILCglfZW5kX2RhdGVCEgoQX21pbl9kdXJhdGlvbl9tc0ISChBfbWF4X2R1cmF0aW9uX21zQgsKCV9taW5fY29zdEILCglfbWF4X2Nvc3RCCAoGX21vZGVsIrkBChNHZXRMb2dTdGF0c1Jlc3BvbnNlEikKBWhvdXJzGAEgAygLMhouZmxvd2xvZy5sb2dzLnYxLkhvdXJTdGF0cxIyCgttb2RlbF9jb3N0cxgCIAMoCzIdLmZsb3dsb2cubG9ncy52MS5EYXlNb2RlbENvc3QSDQoFc3RhcnQYAyABKAkSCwoDZW5kGAQgASgJEicKBmxpbWl0cxgFIAEoCzIXLmZsb3dsb2cubG9ncy52MS5MaW1pdHMioQEKCUhvdXJTdGF0cxIMCgRob3VyGAEgASgJEhIKCmV4ZWN1dGlvbnMYAiABKA0SDgoGZXJyb3JzGAMgASgNEhwKD3A1MF9kdXJhdGlvbl9tcxgEIAEoDUgAiAEBEhwKD3A5NV9kdXJhdGlvbl9tcxgFIAEoDUgBiAEBQhIKEF9wNTBfZHVyYXRpb25fbXNCEgoQX3A5NV9kdXJhdGlvbl9tcyJICgxEYXlNb2RlbENvc3QSCwoDZGF5GAEgASgJEg0KBW1vZGVsGAIgASgJEgwKBGNvc3QYAyABKAESDgoGdG9rZW5zGAQgASgBMt0DCgtMb2dzU2VydmljZRJlCghMaXN0TG9ncxIgLmZsb3dsb2cubG9ncy52MS5MaXN0TG9nc1JlcXVlc3QaIS5mbG93bG9nLmxvZ3MudjEuTGlzdExvZ3NSZXNwb25zZSIUgtPkkwIOEgwvYXBpL3YxL2xvZ3MSZAoGR2V0TG9nEh4uZmxvd2xvZy5sb2dzLnYxLkdldExvZ1JlcXVlc3QaHy5mbG93bG9nLmxvZ3MudjEuR2V0TG9nUmVzcG9uc2UiGYLT5JMCExIRL2FwaS92MS9sb2dzL3tpZH0SiwEKDEdldEV4ZWN1dGlvbhIkLmZsb3dsb2cubG9ncy52MS5HZXRFeGVjdXRpb25SZXF1ZXN0GiUuZmxvd2xvZy5sb2dzLnYxLkdldEV4ZWN1dGlvblJlc3BvbnNlIi6C0+STAigSJi9hcGkvdjEvbG9ncy9leGVjdXRpb25zL3tleGVjdXRpb25faWR9EnMKC0dldExvZ1N0YXRzEiMuZmxvd2xvZy5sb2dzLnYxLkdldExvZ1N0YXRzUmVxdWVzdBokLmZsb3dsb2cubG9ncy52MS5HZXRMb2dTdGF0c1Jlc3BvbnNlIhmC0+STAhMSES9hcGkvdjEvbG9nLXN0YXRzYgZwcm90bzM", [file_buf_validate_validate, file_flowlog_logs_v1_limits, file_flowlog_logs_v1_log_entry, file_flowlog_workflows_v1_workflow, file_google_api_annotations, file_google_api_field_behavior]);
+  fileDesc("CiJmbG93bG9nL2xvZ3MvdjEvbG9nc19zZXJ2aWNlLnByb3RvEg9mbG93bG9nLmxvZ3MudjEi8QwKD0xpc3RMb2dzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIUCgx3b3JrZmxvd19pZHMYAiADKAkSEgoKZm9sZGVyX2lkcxgDIAMoCRJCCgh0cmlnZ2VycxgEIAMoCUIwukgtkgEqIihyJlIDYXBpUgd3ZWJob29rUghzY2hlZHVsZVIGbWFudWFsUgRjaGF0EiYKBWxldmVsGAUgASgJQhK6SA9yDVIEaW5mb1IFZXJyb3JIAIgBARKeAwoKc3RhcnRfZGF0ZRgGIAEoCUKEA7pIgANy/QIytgJeKD86WzAtOV17NH0tKD86KD86MFsxMzU3OF18MVswMl0pLSg/OjBbMS05XXxbMTJdWzAtOV18M1swMV0pfCg/OjBbNDY5XXwxMSktKD86MFsxLTldfFsxMl1bMC05XXwzMCl8MDItKD86MFsxLTldfDFbMC05XXwyWzAtOF0pKXwoPzpbMC05XXsyfSg/OjBbNDhdfFsyNDY4XVswNDhdfFsxMzU3OV1bMjZdKXwoPzpbMDI0NjhdWzA0OF18WzEzNTc5XVsyNl0pMDApLTAyLTI5KShUKFswMV1bMC05XXwyWzAtM10pOlswLTVdWzAtOV0oOlswLTVdWzAtOV0oXC5bMC05XSspPyk/KFp8WystXShbMDFdWzAtOV18MlswLTNdKTo/WzAtNV1bMC05XSk/KT8kkgIKMjAyNi0xMS0xNJICFDIwMjYtMTEtMTRUMDg6MzA6MDBakgIdMjAyNi0xMS0xNFQwODozMDowMC4wMDArMDI6MDBIAYgBARKcAwoIZW5kX2RhdGUYByABKAlChAO6SIADcv0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWpICHTIwMjYtMTEtMTRUMDg6MzA6MDAuMDAwKzAyOjAwSAKIAQESGQoMZXhlY3V0aW9uX2lkGAggASgJSAOIAQESHAoPbWluX2R1cmF0aW9uX21zGAkgASgNSASIAQESHAoPbWF4X2R1cmF0aW9uX21zGAogASgNSAWIAQESJwoIbWluX2Nvc3QYCyABKAFCELpIDRILQAEpAAAAAAAAAABIBogBARInCghtYXhfY29zdBgMIAEoAUIQukgNEgtAASkAAAAAAAAAAEgHiAEBEhIKBW1vZGVsGA0gASgJSAiIAQESHgoFbGltaXQYDiABKAVCCrpIBxoFGOgHKAFICYgBARIcCgZjdXJzb3IYDyABKAlCB7pIBHICEAFICogBARIkCgVvcmRlchgQIAEoCUIQukgNcgtSBGRlc2NSA2FzY0gLiAEBEigKB2RldGFpbHMYESABKAlCErpID3INUgViYXNpY1IEZnVsbEgMiAEBEiAKE2luY2x1ZGVfdHJhY2Vfc3BhbnMYEiABKAhIDYgBARIhChRpbmNsdWRlX2ZpbmFsX291dHB1dBgTIAEoCEgOiAEBQggKBl9sZXZlbEINCgtfc3RhcnRfZGF0ZUILCglfZW5kX2RhdGVCDwoNX2V4ZWN1dGlvbl9pZEISChBfbWluX2R1cmF0aW9uX21zQhIKEF9tYXhfZHVyYXRpb25fbXNCCwoJX21pbl9jb3N0QgsKCV9tYXhfY29zdEIICgZfbW9kZWxCCAoGX2xpbWl0QgkKB19jdXJzb3JCCAoGX29yZGVyQgoKCF9kZXRhaWxzQhYKFF9pbmNsdWRlX3RyYWNlX3NwYW5zQhcKFV9pbmNsdWRlX2ZpbmFsX291dHB1dCKOAQoQTGlzdExvZ3NSZXNwb25zZRInCgRkYXRhGAEgAygLMhkuZmxvd2xvZy5sb2dzLnYxLkxvZ0VudHJ5EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQESJwoGbGltaXRzGAMgASgLMhcuZmxvd2xvZy5sb2dzLnYxLkxpbWl0c0IOCgxfbmV4dF9jdXJzb3IiIAoNR2V0TG9nUmVxdWVzdBIPCgJpZBgBIAEoCUID4EECImIKDkdldExvZ1Jlc3BvbnNlEicKBGRhdGEYASABKAsyGS5mbG93bG9nLmxvZ3MudjEuTG9nRW50cnkSJwoGbGltaXRzGAIgASgLMhcuZmxvd2xvZy5sb2dzLnYxLkxpbWl0cyIwChNHZXRFeGVjdXRpb25SZXF1ZXN0EhkKDGV4ZWN1dGlvbl9pZBgBIAEoCUID4EECIucBChRHZXRFeGVjdXRpb25SZXNwb25zZRIUCgxleGVjdXRpb25faWQYASABKAkSEwoLd29ya2Zsb3dfaWQYAiABKAkSOwoOd29ya2Zsb3dfc3RhdGUYAyABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlEj4KEmV4ZWN1dGlvbl9tZXRhZGF0YRgEIAEoCzIiLmZsb3dsb2cubG9ncy52MS5FeGVjdXRpb25NZXRhZGF0YRInCgZsaW1pdHMYBSABKAsyFy5mbG93bG9nLmxvZ3MudjEuTGltaXRzIooBChFFeGVjdXRpb25NZXRhZGF0YRIPCgd0cmlnZ2VyGAEgASgJEhIKCnN0YXJ0ZWRfYXQYAiABKAkSEAoIZW5kZWRfYXQYAyABKAkSGQoRdG90YWxfZHVyYXRpb25fbXMYBCABKA0SIwoEY29zdBgFIAEoCzIVLmZsb3dsb2cubG9ncy52MS5Db3N0IpkKChJHZXRMb2dTdGF0c1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISFAoMd29ya2Zsb3dfaWRzGAIgAygJEhIKCmZvbGRlcl9pZHMYAyADKAkSQgoIdHJpZ2dlcnMYBCADKAlCMLpILZIBKiIociZSA2FwaVIHd2ViaG9va1IIc2NoZWR1bGVSBm1hbnVhbFIEY2hhdBImCgVsZXZlbBgFIAEoCUISukgPcg1SBGluZm9SBWVycm9ySACIAQESngMKCnN0YXJ0X2RhdGUYBiABKAlChAO6SIADcv0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWpICHTIwMjYtMTEtMTRUMDg6MzA6MDAuMDAwKzAyOjAwSAGIAQESnAMKCGVuZF9kYXRlGAcgASgJQoQDukiAA3L9AjK2Al4oPzpbMC05XXs0fS0oPzooPzowWzEzNTc4XXwxWzAyXSktKD86MFsxLTldfFsxMl1bMC05XXwzWzAxXSl8KD86MFs0NjldfDExKS0oPzowWzEtOV18WzEyXVswLTldfDMwKXwwMi0oPzowWzEtOV18MVswLTldfDJbMC04XSkpfCg/OlswLTldezJ9KD86MFs0OF18WzI0NjhdWzA0OF18WzEzNTc5XVsyNl0pfCg/OlswMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSkwMCktMDItMjkpKFQoWzAxXVswLTldfDJbMC0zXSk6WzAtNV1bMC05XSg6WzAtNV1bMC05XShcLlswLTldKyk/KT8oWnxbKy1dKFswMV1bMC05XXwyWzAtM10pOj9bMC01XVswLTldKT8pPySSAgoyMDI2LTExLTIxkgIUMjAyNi0xMS0yMVQwODozMDowMFqSAh0yMDI2LTExLTIxVDA4OjMwOjAwLjAwMCswMjowMEgCiAEBEhwKD21pbl9kdXJhdGlvbl9tcxgIIAEoDUgDiAEBEhwKD21heF9kdXJhdGlvbl9tcxgJIAEoDUgEiAEBEicKCG1pbl9jb3N0GAogASgBQhC6SA0SC0ABKQAAAAAAAAAASAWIAQESJwoIbWF4X2Nvc3QYCyABKAFCELpIDRILQAEpAAAAAAAAAABIBogBARISCgVtb2RlbBgMIAEoCUgHiAEBQggKBl9sZXZlbEINCgtfc3RhcnRfZGF0ZUILCglfZW5kX2RhdGVCEgoQX21pbl9kdXJhdGlvbl9tc0ISChBfbWF4X2R1cmF0aW9uX21zQgsKCV9taW5fY29zdEILCglfbWF4X2Nvc3RCCAoGX21vZGVsIrkBChNHZXRMb2dTdGF0c1Jlc3BvbnNlEikKBWhvdXJzGAEgAygLMhouZmxvd2xvZy5sb2dzLnYxLkhvdXJTdGF0cxIyCgttb2RlbF9jb3N0cxgCIAMoCzIdLmZsb3dsb2cubG9ncy52MS5EYXlNb2RlbENvc3QSDQoFc3RhcnQYAyABKAkSCwoDZW5kGAQgASgJEicKBmxpbWl0cxgFIAEoCzIXLmZsb3dsb2cubG9ncy52MS5MaW1pdHMioQEKCUhvdXJTdGF0cxIMCgRob3VyGAEgASgJEhIKCmV4ZWN1dGlvbnMYAiABKA0SDgoGZXJyb3JzGAMgASgNEhwKD3A1MF9kdXJhdGlvbl9tcxgEIAEoDUgAiAEBEhwKD3A5NV9kdXJhdGlvbl9tcxgFIAEoDUgBiAEBQhIKEF9wNTBfZHVyYXRpb25fbXNCEgoQX3A5NV9kdXJhdGlvbl9tcyJICgxEYXlNb2RlbENvc3QSCwoDZGF5GAEgASgJEg0KBW1vZGVsGAIgASgJEgwKBGNvc3QYAyABKAESDgoGdG9rZW5zGAQgASgBIqMMCg9UYWlsTG9nc1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISFAoMd29ya2Zsb3dfaWRzGAIgAygJEhIKCmZvbGRlcl9pZHMYAyADKAkSQgoIdHJpZ2dlcnMYBCADKAlCMLpILZIBKiIociZSA2FwaVIHd2ViaG9va1IIc2NoZWR1bGVSBm1hbnVhbFIEY2hhdBImCgVsZXZlbBgFIAEoCUISukgPcg1SBGluZm9SBWVycm9ySACIAQESngMKCnN0YXJ0X2RhdGUYBiABKAlChAO6SIADcv0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWpICHTIwMjYtMTEtMTRUMDg6MzA6MDAuMDAwKzAyOjAwSAGIAQESnAMKCGVuZF9kYXRlGAcgASgJQoQDukiAA3L9AjK2Al4oPzpbMC05XXs0fS0oPzooPzowWzEzNTc4XXwxWzAyXSktKD86MFsxLTldfFsxMl1bMC05XXwzWzAxXSl8KD86MFs0NjldfDExKS0oPzowWzEtOV18WzEyXVswLTldfDMwKXwwMi0oPzowWzEtOV18MVswLTldfDJbMC04XSkpfCg/OlswLTldezJ9KD86MFs0OF18WzI0NjhdWzA0OF18WzEzNTc5XVsyNl0pfCg/OlswMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSkwMCktMDItMjkpKFQoWzAxXVswLTldfDJbMC0zXSk6WzAtNV1bMC05XSg6WzAtNV1bMC05XShcLlswLTldKyk/KT8oWnxbKy1dKFswMV1bMC05XXwyWzAtM10pOj9bMC01XVswLTldKT8pPySSAgoyMDI2LTExLTE0kgIUMjAyNi0xMS0xNFQwODozMDowMFqSAh0yMDI2LTExLTE0VDA4OjMwOjAwLjAwMCswMjowMEgCiAEBEhkKDGV4ZWN1dGlvbl9pZBgIIAEoCUgDiAEBEhwKD21pbl9kdXJhdGlvbl9tcxgJIAEoDUgEiAEBEhwKD21heF9kdXJhdGlvbl9tcxgKIAEoDUgFiAEBEicKCG1pbl9jb3N0GAsgASgBQhC6SA0SC0ABKQAAAAAAAAAASAaIAQESJwoIbWF4X2Nvc3QYDCABKAFCELpIDRILQAEpAAAAAAAAAABIB4gBARISCgVtb2RlbBgNIAEoCUgIiAEBEigKB2RldGFpbHMYDiABKAlCErpID3INUgViYXNpY1IEZnVsbEgJiAEBEiAKE2luY2x1ZGVfdHJhY2Vfc3BhbnMYDyABKAhICogBARIhChRpbmNsdWRlX2ZpbmFsX291dHB1dBgQIAEoCEgLiAEBEiIKDHJlc3VtZV90b2tlbhgRIAEoCUIHukgEcgIQAUgMiAEBQggKBl9sZXZlbEINCgtfc3RhcnRfZGF0ZUILCglfZW5kX2RhdGVCDwoNX2V4ZWN1dGlvbl9pZEISChBfbWluX2R1cmF0aW9uX21zQhIKEF9tYXhfZHVyYXRpb25fbXNCCwoJX21pbl9jb3N0QgsKCV9tYXhfY29zdEIICgZfbW9kZWxCCgoIX2RldGFpbHNCFgoUX2luY2x1ZGVfdHJhY2Vfc3BhbnNCFwoVX2luY2x1ZGVfZmluYWxfb3V0cHV0Qg8KDV9yZXN1bWVfdG9rZW4iYQoQVGFpbExvZ3NSZXNwb25zZRItCgVlbnRyeRgBIAEoCzIZLmZsb3dsb2cubG9ncy52MS5Mb2dFbnRyeUgAiAEBEhQKDHJlc3VtZV90b2tlbhgCIAEoCUIICgZfZW50cnkyywQKC0xvZ3NTZXJ2aWNlEmUKCExpc3RMb2dzEiAuZmxvd2xvZy5sb2dzLnYxLkxpc3RMb2dzUmVxdWVzdBohLmZsb3dsb2cubG9ncy52MS5MaXN0TG9nc1Jlc3BvbnNlIhSC0+STAg4SDC9hcGkvdjEvbG9ncxJkCgZHZXRMb2cSHi5mbG93bG9nLmxvZ3MudjEuR2V0TG9nUmVxdWVzdBofLmZsb3dsb2cubG9ncy52MS5HZXRMb2dSZXNwb25zZSIZgtPkkwITEhEvYXBpL3YxL2xvZ3Mve2lkfRKLAQoMR2V0RXhlY3V0aW9uEiQuZmxvd2xvZy5sb2dzLnYxLkdldEV4ZWN1dGlvblJlcXVlc3QaJS5mbG93bG9nLmxvZ3MudjEuR2V0RXhlY3V0aW9uUmVzcG9uc2UiLoLT5JMCKBImL2FwaS92MS9sb2dzL2V4ZWN1dGlvbnMve2V4ZWN1dGlvbl9pZH0ScwoLR2V0TG9nU3RhdHMSIy5mbG93bG9nLmxvZ3MudjEuR2V0TG9nU3RhdHNSZXF1ZXN0GiQuZmxvd2xvZy5sb2dzLnYxLkdldExvZ1N0YXRzUmVzcG9uc2UiGYLT5JMCExIRL2FwaS92MS9sb2ctc3RhdHMSbAoIVGFpbExvZ3MSIC5mbG93bG9nLmxvZ3MudjEuVGFpbExvZ3NSZXF1ZXN0GiEuZmxvd2xvZy5sb2dzLnYxLlRhaWxMb2dzUmVzcG9uc2UiGYLT5JMCExIRL2FwaS92MS9sb2dzOnRhaWwwAWIGcHJvdG8z", [file_buf_validate_validate, file_flowlog_logs_v1_limits, file_flowlog_logs_v1_log_entry, file_flowlog_workflows_v1_workflow, file_google_api_annotations, file_google_api_field_behavior]);
 
 /**
  * @generated from message flowlog.logs.v1.ListLogsRequest
@@ -564,6 +564,162 @@ export const DayModelCostSchema: GenMessage<DayModelCost> = /*@__PURE__*/
   messageDesc(file_flowlog_logs_v1_logs_service, 10);
 
 /**
+ * @generated from message flowlog.logs.v1.TailLogsRequest
+ */
+export type TailLogsRequest = Message<"flowlog.logs.v1.TailLogsRequest"> & {
+  /**
+   * Workspace identifier.
+   *
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * Workflow identifiers; on REST a comma-separated list.
+   *
+   * @generated from field: repeated string workflow_ids = 2;
+   */
+  workflowIds: string[];
+
+  /**
+   * Folder identifiers; on REST a comma-separated list.
+   *
+   * @generated from field: repeated string folder_ids = 3;
+   */
+  folderIds: string[];
+
+  /**
+   * Each of api, webhook, schedule, manual, chat; on REST a comma-separated list.
+   *
+   * @generated from field: repeated string triggers = 4;
+   */
+  triggers: string[];
+
+  /**
+   * info or error.
+   *
+   * @generated from field: optional string level = 5;
+   */
+  level?: string | undefined;
+
+  /**
+   * As ListLogs' start_date: an inclusive lower bound on startedAt (D9).
+   *
+   * @generated from field: optional string start_date = 6;
+   */
+  startDate?: string | undefined;
+
+  /**
+   * As start_date; inclusive upper bound on startedAt (D9).
+   *
+   * @generated from field: optional string end_date = 7;
+   */
+  endDate?: string | undefined;
+
+  /**
+   * Exact match.
+   *
+   * @generated from field: optional string execution_id = 8;
+   */
+  executionId?: string | undefined;
+
+  /**
+   * Inclusive bounds on totalDurationMs.
+   *
+   * @generated from field: optional uint32 min_duration_ms = 9;
+   */
+  minDurationMs?: number | undefined;
+
+  /**
+   * @generated from field: optional uint32 max_duration_ms = 10;
+   */
+  maxDurationMs?: number | undefined;
+
+  /**
+   * Inclusive bounds on cost.total in USD.
+   *
+   * @generated from field: optional double min_cost = 11;
+   */
+  minCost?: number | undefined;
+
+  /**
+   * @generated from field: optional double max_cost = 12;
+   */
+  maxCost?: number | undefined;
+
+  /**
+   * Matches entries where this model appears in cost.models.
+   *
+   * @generated from field: optional string model = 13;
+   */
+  model?: string | undefined;
+
+  /**
+   * basic (default) or full (D9).
+   *
+   * @generated from field: optional string details = 14;
+   */
+  details?: string | undefined;
+
+  /**
+   * Adds executionData.traceSpans. Default false.
+   *
+   * @generated from field: optional bool include_trace_spans = 15;
+   */
+  includeTraceSpans?: boolean | undefined;
+
+  /**
+   * Adds executionData.finalOutput. Default false.
+   *
+   * @generated from field: optional bool include_final_output = 16;
+   */
+  includeFinalOutput?: boolean | undefined;
+
+  /**
+   * The resume token of the last message received: the stream continues after it, with the workspace
+   * and filters it was issued for (D44). On REST the Last-Event-ID header does the same.
+   *
+   * @generated from field: optional string resume_token = 17;
+   */
+  resumeToken?: string | undefined;
+};
+
+/**
+ * Describes the message flowlog.logs.v1.TailLogsRequest.
+ * Use `create(TailLogsRequestSchema)` to create a new message.
+ */
+export const TailLogsRequestSchema: GenMessage<TailLogsRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_logs_v1_logs_service, 11);
+
+/**
+ * One event of a tail: an entry, or a heartbeat (no entry), each with the token that resumes after it.
+ *
+ * @generated from message flowlog.logs.v1.TailLogsResponse
+ */
+export type TailLogsResponse = Message<"flowlog.logs.v1.TailLogsResponse"> & {
+  /**
+   * The entry, as ListLogs shows it for the same details and include flags; absent in a heartbeat.
+   *
+   * @generated from field: optional flowlog.logs.v1.LogEntry entry = 1;
+   */
+  entry?: LogEntry | undefined;
+
+  /**
+   * Opaque; resume_token (REST: Last-Event-ID) continues the stream after this message.
+   *
+   * @generated from field: string resume_token = 2;
+   */
+  resumeToken: string;
+};
+
+/**
+ * Describes the message flowlog.logs.v1.TailLogsResponse.
+ * Use `create(TailLogsResponseSchema)` to create a new message.
+ */
+export const TailLogsResponseSchema: GenMessage<TailLogsResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_logs_v1_logs_service, 12);
+
+/**
  * The external read API for workflow execution logs (spec "Endpoints").
  * Every call needs the x-api-key header (gRPC metadata x-api-key).
  *
@@ -611,6 +767,25 @@ export const LogsService: GenService<{
     methodKind: "unary";
     input: typeof GetLogStatsRequestSchema;
     output: typeof GetLogStatsResponseSchema;
+  },
+  /**
+   * Follows the log (D44): every entry written after the stream opened, or after resume_token, exactly
+   * once and in the order entries were written, whatever their startedAt, with ListLogs' filters, details
+   * and include flags. An execution's entry is written when it ends, so a long execution that started
+   * before a short one comes after it here. Each message carries a resume token; a message without an
+   * entry is a heartbeat, sent every 15 s. Open streams per user are capped by plan (free 2, pro 5, team
+   * 10, enterprise 20; beyond: resource_exhausted), and opening one takes one API token. A client that
+   * falls 1,000 entries behind has its stream ended with resource_exhausted; it resumes with its last
+   * token, losing nothing. On REST the stream is Server-Sent Events (text/event-stream): each message is
+   * an event whose data is its JSON and whose id is its resume token, which Last-Event-ID resumes from;
+   * a heartbeat is a comment line; an error ends the stream as an `error` event holding the problem.
+   *
+   * @generated from rpc flowlog.logs.v1.LogsService.TailLogs
+   */
+  tailLogs: {
+    methodKind: "server_streaming";
+    input: typeof TailLogsRequestSchema;
+    output: typeof TailLogsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_flowlog_logs_v1_logs_service, 0);

@@ -4,7 +4,7 @@
 
 import type { JsonObject, JsonValue, Message } from "@bufbuild/protobuf";
 import { fromJson } from "@bufbuild/protobuf";
-import type { DayModelCost, ExecutionMetadata, GetExecutionResponse, GetLogResponse, GetLogStatsResponse, HourStats, ListLogsResponse } from "./logs_service_pb.js";
+import type { DayModelCost, ExecutionMetadata, GetExecutionResponse, GetLogResponse, GetLogStatsResponse, HourStats, ListLogsResponse, TailLogsResponse } from "./logs_service_pb.js";
 import { wireBytes, WireType, WireWriter } from "../../../../src/codegen/serializers/runtime/wire-writer.js";
 import type { Cost, ExecutionData, LogEntry, ModelCost, TokenUsage, TraceSpan, WorkflowSummary } from "./log_entry_pb.js";
 import { TraceSpanSchema } from "./log_entry_pb.js";
@@ -43,6 +43,10 @@ export const answerSerializers: ReadonlyMap<string, AnswerSerializers> = new Map
   ["flowlog.logs.v1.GetLogStatsResponse", {
     json: (m) => getLogStatsResponseJson(m as GetLogStatsResponse),
     binary: (m) => wireBytes(writeGetLogStatsResponse, m as GetLogStatsResponse),
+  }],
+  ["flowlog.logs.v1.TailLogsResponse", {
+    json: (m) => tailLogsResponseJson(m as TailLogsResponse),
+    binary: (m) => wireBytes(writeTailLogsResponse, m as TailLogsResponse),
   }],
 ]);
 
@@ -777,6 +781,25 @@ function writeDayModelCost(w: WireWriter, m: DayModelCost): void {
   if (m.model !== "") { w.tag(2, WireType.LengthDelimited); w.string(m.model); }
   if (!Object.is(m.cost, 0)) { w.tag(3, WireType.Bit64); w.double(m.cost); }
   if (!Object.is(m.tokens, 0)) { w.tag(4, WireType.Bit64); w.double(m.tokens); }
+  if (m.$unknown !== undefined) w.unknown(m.$unknown);
+}
+
+/**
+ * The JSON text of flowlog.logs.v1.TailLogsResponse.
+ */
+function tailLogsResponseJson(m: TailLogsResponse): string {
+  let json = "{";
+  if (m.entry !== undefined) json += `${comma(json)}"entry":${logEntryJson(m.entry)}`;
+  json += `${comma(json)}"resumeToken":${jsonString(m.resumeToken)}`;
+  return json + "}";
+}
+
+/**
+ * The protobuf binary of flowlog.logs.v1.TailLogsResponse.
+ */
+function writeTailLogsResponse(w: WireWriter, m: TailLogsResponse): void {
+  if (m.entry !== undefined) { const at = w.fork(1); writeLogEntry(w, m.entry); w.join(at); }
+  if (m.resumeToken !== "") { w.tag(2, WireType.LengthDelimited); w.string(m.resumeToken); }
   if (m.$unknown !== undefined) w.unknown(m.$unknown);
 }
 
