@@ -19,6 +19,7 @@ import { outageBench } from "./outage.js";
 import { rateLimitBench } from "./rate-limit.js";
 import { stopShared } from "./support/quick-run.js";
 import { type Bench, formatTable } from "./support/report.js";
+import { tailBench } from "./tail.js";
 import { tenantReadsBench } from "./tenant-reads.js";
 
 /** Every bench, in the order `npm run bench` runs them. */
@@ -32,6 +33,7 @@ const benches: Bench[] = [
   gatewayPgBench,
   ingestBench,
   ingestPgBench,
+  tailBench,
   executionBench,
   fairnessBench,
   deliveryBench,
