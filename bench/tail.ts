@@ -24,6 +24,8 @@ const plans = {
 /** Room for the bench's streams, and buckets it never empties (every stream still takes its token). */
 const unlimited = { requestsPerMinute: 1_000_000_000, maxBurst: 1_000_000_000 };
 const planLimits = JSON.stringify({ enterprise: { api: unlimited, openTails: 5_000 } });
+/** Each idle stream is an HTTP/1.1 connection of its own, as a browser's: room for them beyond the default 1,000. */
+const connections = JSON.stringify({ maxConnections: 5_000 });
 
 /** How often an entry is written while the latency is timed: a steady trickle, not a burst. */
 const writeEveryMs = 20;
@@ -61,7 +63,7 @@ interface Setup {
 function sqliteSetup(): Setup {
   const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-tail-"));
   return {
-    env: { FLOWLOG_DATA_DIR: dataDir, FLOWLOG_PLAN_LIMITS: planLimits },
+    env: { FLOWLOG_DATA_DIR: dataDir, FLOWLOG_PLAN_LIMITS: planLimits, FLOWLOG_CONNECTIONS: connections },
     openWriter: async () => openStore({ dataDir }),
     dispose: () => rmSync(dataDir, { recursive: true, force: true }),
   };
@@ -76,6 +78,7 @@ async function postgresSetup(url: string): Promise<Setup> {
       FLOWLOG_DATABASE_URL: url,
       FLOWLOG_MASTER_KEY: masterKey.toString("base64"),
       FLOWLOG_PLAN_LIMITS: planLimits,
+      FLOWLOG_CONNECTIONS: connections,
     },
     openWriter: () => openPostgresStore(url, masterKey),
     dispose: () => rmSync(dataDir, { recursive: true, force: true }),
@@ -102,8 +105,11 @@ async function measure(storeName: string, plan: typeof plans.full, setup: Setup)
     const headers = { "x-api-key": key };
     const before = await idleCost(serve.pid, plan.idleSeconds);
 
+    // Idle: a filter none of the writes match (a workflow of no entry), so they cost what an idle
+    // stream costs while the timed one receives every entry.
+    const idleUrl = `${url}&workflowIds=wf_idle`;
     for (let i = 0; i < plan.streams; i++) {
-      const stream = await openEventStream(url, headers);
+      const stream = await openEventStream(idleUrl, headers);
       if (stream.status !== 200) throw new Error(`stream ${i} refused: ${stream.status} ${stream.body}`);
       await stream.next();
       // Idle streams are read (as a client would) but their events are not kept.
@@ -122,7 +128,7 @@ async function measure(storeName: string, plan: typeof plans.full, setup: Setup)
     return {
       title:
         `tail on ${storeName}: write → SSE event with ${plan.streams.toLocaleString("en-US")} idle streams ` +
-        `open (${latency.samples} entries, one each ${writeEveryMs} ms); idle cost over ${plan.idleSeconds} s`,
+        `of the same workspace open (${latency.samples} entries, one each ${writeEveryMs} ms); idle cost over ${plan.idleSeconds} s`,
       columns: [
         "p50 ms",
         "p99 ms",

@@ -42,6 +42,7 @@ export interface TailSubject {
 export class LogTails {
   private readonly tails = new Set<Tail>();
   private readonly perUser = new Map<string, number>();
+  private readonly reads = new Map<string, Promise<TailEntry[]>>();
   private horizon: TailHorizon | undefined;
   private started: Promise<void> | undefined;
   private stopWatching: (() => void) | undefined;
@@ -92,9 +93,21 @@ export class LogTails {
     return this.horizon as TailHorizon;
   }
 
-  /** @internal */
+  /**
+   * @internal One read per distinct question at a time: the tails of a workspace woken together that
+   * share their filters and stand at the same position (most of them: they had all read up to the last
+   * horizon) ask the same, and share the one answer, which none of them changes.
+   */
   readTail(filter: LogFilter, request: TailRequest): Promise<TailEntry[]> {
-    return this.store.logs.tail(filter, request);
+    const key = JSON.stringify([filter, request]);
+    let read = this.reads.get(key);
+    if (!read) {
+      read = this.store.logs.tail(filter, request);
+      this.reads.set(key, read);
+      const forget = () => this.reads.delete(key);
+      read.then(forget, forget);
+    }
+    return read;
   }
 
   /** @internal Called by a tail as it closes. */
