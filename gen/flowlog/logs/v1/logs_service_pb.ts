@@ -773,7 +773,8 @@ export const LogsService: GenService<{
    * once and in the order entries were written, whatever their startedAt, with ListLogs' filters, details
    * and include flags. An execution's entry is written when it ends, so a long execution that started
    * before a short one comes after it here. Each message carries a resume token; a message without an
-   * entry is a heartbeat, sent every 15 s. Open streams per user are capped by plan (free 2, pro 5, team
+   * entry is a heartbeat: the first, once the stream stands at its starting point, then one after 15 s
+   * without a message. Open streams per user are capped by plan (free 2, pro 5, team
    * 10, enterprise 20; beyond: resource_exhausted), and opening one takes one API token. A client that
    * falls 1,000 entries behind has its stream ended with resource_exhausted; it resumes with its last
    * token, losing nothing. On REST the stream is Server-Sent Events (text/event-stream): each message is
