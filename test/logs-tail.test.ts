@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -21,6 +22,7 @@ import {
   type TestAccount,
   type TestFlowlog,
 } from "./support/flowlog.js";
+import { resolveGrpcurl } from "./support/grpcurl.js";
 
 let flowlog: TestFlowlog;
 /** A second store on the same database: the writes come from "another process" (D44: not from Temporal). */
@@ -168,6 +170,33 @@ describe("TailLogs: every entry written, once, in write order (D44)", () => {
     const otherRefusal = ConnectError.from(await other.next().catch((error: unknown) => error));
     expect(otherRefusal.code).toBe(Code.InvalidArgument);
     expect(otherRefusal.message).toContain("other filters");
+  });
+});
+
+describe("TailLogs from grpcurl, by server reflection (D44)", () => {
+  it("streams the entries written while it runs", async () => {
+    const grpcurl = await resolveGrpcurl();
+    const target = new URL(flowlog.server.url).host;
+    const child = spawn(grpcurl, [
+      "-plaintext",
+      ...["-H", `x-api-key: ${alice.key}`],
+      ...["-d", JSON.stringify({ workspace_id: alice.workspaceId })],
+      target,
+      "flowlog.logs.v1.LogsService/TailLogs",
+    ]);
+    let printed = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      printed += chunk.toString();
+    });
+    try {
+      // The first message, a heartbeat, says the stream is open.
+      await expect.poll(() => printed).toContain("resumeToken");
+      const record = execution(alice, aliceWorkflow);
+      await write(record);
+      await expect.poll(() => printed).toContain(record.entry.id);
+    } finally {
+      child.kill();
+    }
   });
 });
 
