@@ -10,9 +10,10 @@ const pollMs = 20;
  * a tail is open, whatever the number of tails.
  */
 export function dataVersionWatch(file: string): WriteWatch {
-  if (file === ":memory:")
-    throw new Error("a tail needs the database in a file: no other connection sees :memory:");
   return new SharedWriteWatch((changed) => {
+    if (file === ":memory:") {
+      throw new Error("a tail needs the database in a file: no other connection sees :memory:");
+    }
     const db = openSqlite(file, { readonly: true, fileMustExist: true });
     const version = db.prepare("PRAGMA data_version").pluck();
     let seen = version.get();

@@ -9,7 +9,7 @@ import type { ListedEntryRecord } from "./records.js";
 
 /**
  * Where an entry stands in write order. SQLite numbers its entries in commit order (`seq`, its `xid`
- * always "0"); PostgreSQL orders them by the writing transaction's id, then by `seq` (migrations.ts).
+ * always 0); PostgreSQL orders them by the writing transaction's id, then by `seq` (migrations.ts).
  */
 export interface TailPosition {
   /** A PostgreSQL xid8 in decimal; "0" on SQLite. */
@@ -60,8 +60,9 @@ export interface WriteOrder {
 }
 
 export const sqliteWriteOrder: WriteOrder = {
-  columns: "'0' AS tail_xid, l.seq AS tail_seq",
-  after: (position, bind) => `l.seq > ${bind.value("afterSeq", position.seq)}`,
+  columns: "l.xid AS tail_xid, l.seq AS tail_seq",
+  // xid is always 0 on SQLite; the equality lets the write-order indexes, led by it, serve.
+  after: (position, bind) => `l.xid = 0 AND l.seq > ${bind.value("afterSeq", position.seq)}`,
   upTo: (horizon, bind) => `l.seq <= ${bind.value("upToSeq", horizon.seq)}`,
   orderBy: "l.seq",
 };

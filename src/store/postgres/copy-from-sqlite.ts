@@ -17,15 +17,11 @@ import { type PostgresPool, type Queryable, withTransaction } from "./database.j
  * The source must not change during the copy: stop every flowlog process that uses it first.
  */
 
-/**
- * A table to copy: its primary key, whether the source's rows replace what the target holds, and the
- * columns only PostgreSQL has, which it fills itself as rows arrive.
- */
+/** A table to copy: its primary key, and whether the source's rows replace what the target holds. */
 interface CopiedTable {
   name: string;
   key: readonly string[];
   sourceWins?: boolean;
-  targetOnly?: readonly string[];
 }
 
 /** Parents before children, so every foreign key finds its row; the trigger-kept tables last. */
@@ -40,8 +36,7 @@ export const copiedTables: readonly CopiedTable[] = [
   { name: "environment_variables", key: ["workspace_id", "name"] },
   { name: "webhook_triggers", key: ["workflow_id"] },
   { name: "workflow_schedules", key: ["id"] },
-  // D44: the writing transaction, which PostgreSQL's write order needs and SQLite's does not.
-  { name: "log_entries", key: ["id"], targetOnly: ["xid"] },
+  { name: "log_entries", key: ["id"] },
   { name: "log_entry_models", key: ["workspace_id", "model", "started_at", "log_id"] },
   { name: "workflow_states", key: ["hash"] },
   { name: "execution_states", key: ["execution_id"] },
@@ -98,7 +93,7 @@ export async function copySqliteToPostgres(
   await target.query(progressTable);
   await refuseForeignData(target);
   for (const table of copiedTables) {
-    const columns = await sharedColumns(source, target, table);
+    const columns = await sharedColumns(source, target, table.name);
     // A statement takes at most 65,535 parameters, one per value.
     const batchRows = Math.min(options.batchRows ?? 500, Math.floor(65_535 / columns.length));
     const progress = await progressOf(target, table.name);
@@ -133,7 +128,7 @@ export async function copySqliteToPostgres(
 export async function verifyCopy(source: Db, target: PostgresPool): Promise<TableCheck[]> {
   const checks: TableCheck[] = [];
   for (const table of copiedTables) {
-    const columns = await sharedColumns(source, target, table);
+    const columns = await sharedColumns(source, target, table.name);
     const sourceSide = tableDigest();
     let after: Value[] | undefined;
     for (;;) {
@@ -184,11 +179,7 @@ async function refuseForeignData(target: PostgresPool): Promise<void> {
 }
 
 /** The table's columns, which both schemas must have alike (a copy between different versions would lose some). */
-async function sharedColumns(
-  source: Db,
-  target: PostgresPool,
-  { name: table, targetOnly = [] }: CopiedTable,
-): Promise<string[]> {
+async function sharedColumns(source: Db, target: PostgresPool, table: string): Promise<string[]> {
   const sourceColumns = (
     source.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(table) as string[]
   )
@@ -199,7 +190,7 @@ async function sharedColumns(
      WHERE table_schema = current_schema() AND table_name = $1 ORDER BY column_name COLLATE "C"`,
     [table],
   );
-  const targetColumns = rows.map((row) => row.name).filter((name) => !targetOnly.includes(name));
+  const targetColumns = rows.map((row) => row.name);
   if (sourceColumns.join() !== targetColumns.join()) {
     throw new DataCopyError(
       `table ${table} differs between the stores (SQLite: ${sourceColumns.join(", ") || "missing"}; ` +

@@ -393,7 +393,9 @@ export const migrations: readonly string[] = [
   -- nextval is not commit order here (a transaction that took 10 may commit after one that took 11), so
   -- each row also records its transaction: a reader takes only rows of transactions older than its
   -- snapshot's xmin, all of them settled, in (xid, seq) order, and nothing can later commit before that
-  -- point. Entries written before take their numbers in startedAt order, under transaction 0.
+  -- point. Entries written before take their numbers in startedAt order, under transaction 0. SQLite's
+  -- counter row is kept here too, unused (the sequence numbers), so the two schemas stay one (issue 15).
+  CREATE TABLE log_entry_sequence (last bigint NOT NULL);
   CREATE SEQUENCE log_entry_seq;
   ALTER TABLE log_entries ADD COLUMN seq bigint, ADD COLUMN xid xid8;
   UPDATE log_entries l SET seq = r.n, xid = '0'
