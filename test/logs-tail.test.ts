@@ -1,4 +1,5 @@
-import { spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -23,6 +24,7 @@ import {
   type TestFlowlog,
 } from "./support/flowlog.js";
 import { resolveGrpcurl } from "./support/grpcurl.js";
+import { ensurePythonGrpc } from "./support/python.js";
 
 let flowlog: TestFlowlog;
 /** A second store on the same database: the writes come from "another process" (D44: not from Temporal). */
@@ -173,17 +175,9 @@ describe("TailLogs: every entry written, once, in write order (D44)", () => {
   });
 });
 
-describe("TailLogs from grpcurl, by server reflection (D44)", () => {
-  it("streams the entries written while it runs", async () => {
-    const grpcurl = await resolveGrpcurl();
-    const target = new URL(flowlog.server.url).host;
-    const child = spawn(grpcurl, [
-      "-plaintext",
-      ...["-H", `x-api-key: ${alice.key}`],
-      ...["-d", JSON.stringify({ workspace_id: alice.workspaceId })],
-      target,
-      "flowlog.logs.v1.LogsService/TailLogs",
-    ]);
+describe("TailLogs from clients with no .proto files, by server reflection (D44)", () => {
+  /** Runs a client that prints each message as it arrives, and checks it sees the stream open, then an entry. */
+  async function followsWrites(child: ChildProcessWithoutNullStreams): Promise<void> {
     let printed = "";
     child.stdout.on("data", (chunk: Buffer) => {
       printed += chunk.toString();
@@ -197,6 +191,27 @@ describe("TailLogs from grpcurl, by server reflection (D44)", () => {
     } finally {
       child.kill();
     }
+  }
+
+  it("grpcurl streams the entries written while it runs", async () => {
+    const grpcurl = await resolveGrpcurl();
+    await followsWrites(
+      spawn(grpcurl, [
+        "-plaintext",
+        ...["-H", `x-api-key: ${alice.key}`],
+        ...["-d", JSON.stringify({ workspace_id: alice.workspaceId })],
+        new URL(flowlog.server.url).host,
+        "flowlog.logs.v1.LogsService/TailLogs",
+      ]),
+    );
+  });
+
+  it("a Python grpcio client streams them too", async () => {
+    const client = path.join(import.meta.dirname, "polyglot", "grpc_tail.py");
+    const request = JSON.stringify({ workspaceId: alice.workspaceId });
+    await followsWrites(
+      spawn(ensurePythonGrpc(), [client, new URL(flowlog.server.url).host, request, alice.key, "1"]),
+    );
   });
 });
 
@@ -262,6 +277,19 @@ describe("GET /api/v1/logs:tail: Server-Sent Events (D44)", () => {
     expect(next.entry.id).toBe(missed.entry.id);
     resumed.close();
   });
+
+  it("sends a heartbeat, a comment line with the resume id, after 15 s without an entry", async () => {
+    const quiet = await createAccount(flowlog.store, "pro");
+    const url = `${flowlog.server.url}/api/v1/logs:tail?workspaceId=${quiet.workspaceId}`;
+    const stream = await openEventStream(url, { "x-api-key": quiet.key });
+    const opened = await stream.next();
+    const started = Date.now();
+    const heartbeat = await stream.next(20_000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(14_000);
+    expect(heartbeat).toMatchObject({ comment: "heartbeat", id: opened.id });
+    expect(heartbeat.data).toBeUndefined();
+    stream.close();
+  }, 30_000);
 
   it("refuses a bad request before the stream opens, as a problem naming the field", async () => {
     const stream = await openEventStream(tailUrl("&level=loud"), { "x-api-key": alice.key });
