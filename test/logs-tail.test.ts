@@ -297,6 +297,15 @@ describe("GET /api/v1/logs:tail: Server-Sent Events (D44)", () => {
     expect(stream.body).toContain("level");
   });
 
+  it("refuses a workspace the key's user is not a member of, and a request without a key", async () => {
+    const mallory = await createAccount(flowlog.store, "pro");
+    const foreign = await openEventStream(tailUrl(), { "x-api-key": mallory.key });
+    expect(foreign.status).toBe(403);
+    expect(JSON.parse(foreign.body)).toMatchObject({ code: "permission_denied" });
+    const anonymous = await openEventStream(tailUrl(), {});
+    expect(anonymous.status).toBe(401);
+  });
+
   it("ends a client that falls 1,000 entries behind with resource_exhausted; it resumes without loss", async () => {
     // A free user (2 open tails): while the slow tail is open, a third is refused; once the server has
     // ended it, one opens. That is how the test sees the end without reading the slow stream.
