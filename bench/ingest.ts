@@ -118,8 +118,9 @@ const rawWriter: Writer = async () => {
 
 /** The baseline: the rows LogsStore writes for one execution, by positional prepared statements. */
 function rawInserts(db: Db): (record: ExecutionRecord) => void {
+  // The last two columns are D44's write order, numbered by the table's trigger, for these rows as for the store's.
   const entry = db.prepare(
-    "INSERT INTO log_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO log_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0)",
   );
   const model = db.prepare("INSERT INTO log_entry_models VALUES (?, ?, ?, ?, ?, ?)");
   const state = db.prepare("INSERT OR IGNORE INTO workflow_states VALUES (?, ?)");

@@ -22,6 +22,7 @@ import { purgeBench } from "./purge.js";
 import { rateLimitBench } from "./rate-limit.js";
 import { stopShared } from "./support/quick-run.js";
 import { type Bench, formatTable } from "./support/report.js";
+import { tailBench } from "./tail.js";
 import { tenantReadsBench } from "./tenant-reads.js";
 
 /** Every bench, in the order `npm run bench` runs them. */
@@ -38,6 +39,7 @@ const benches: Bench[] = [
   ingestBench,
   ingestPgBench,
   archiveBench,
+  tailBench,
   executionBench,
   fairnessBench,
   deliveryBench,

@@ -133,6 +133,7 @@ const planOverride = strictObject(
       .int("must be a whole number of days, 0 for no limit")
       .nonnegative("must be a whole number of days, 0 for no limit")
       .optional(),
+    openTails: positiveInteger.optional(),
   },
   "limit",
 ).optional();
@@ -336,6 +337,7 @@ function withOverrides(defaults: PlanTable, overrides: PlanLimitsOverride): Plan
       asyncExecutions: { ...base.asyncExecutions, ...override.asyncExecutions },
       usageLimitUsd: override.usageLimitUsd ?? base.usageLimitUsd,
       retentionDays: override.retentionDays ?? base.retentionDays,
+      openTails: override.openTails ?? base.openTails,
     };
   }
   return table;

@@ -79,11 +79,19 @@ export function listHttpRoutes(services: Iterable<DescService>): HttpRoute[] {
 }
 
 function toRoute(method: DescMethod, pattern: HttpRule["pattern"], bodySelector: string): HttpRoute {
-  if (method.methodKind !== "unary") {
-    throw new HttpRuleError(method, "only unary methods can have a google.api.http rule");
+  if (method.methodKind !== "unary" && method.methodKind !== "server_streaming") {
+    throw new HttpRuleError(
+      method,
+      "only unary and server-streaming methods can have a google.api.http rule",
+    );
   }
   if (pattern.case === undefined || pattern.case === "custom") {
     throw new HttpRuleError(method, "the rule needs one of get, post, put, patch or delete");
+  }
+  // A server-streaming method is answered as Server-Sent Events (D44), which a browser's EventSource
+  // opens with a GET.
+  if (method.methodKind === "server_streaming" && pattern.case !== "get") {
+    throw new HttpRuleError(method, "a server-streaming method is bound to a get (Server-Sent Events)");
   }
   const httpMethod = pattern.case.toUpperCase() as HttpRoute["httpMethod"];
   const template = pattern.value;

@@ -3,6 +3,7 @@ import { Code, ConnectError, type ContextValues, createContextValues } from "@co
 import { invalidArgument } from "../errors/api-errors.js";
 import { problemFromError } from "../errors/problem.js";
 import { toPublicError } from "../errors/public-error.js";
+import type { JsonStreamCall } from "../rpc/json-stream.js";
 import type { JsonCall } from "../rpc/json-unary.js";
 import { clientGoneOf } from "../rpc/node-exchange.js";
 import {
@@ -21,6 +22,7 @@ import {
 import { restStatusKey } from "../services/rest-status.js";
 import { requestUrl } from "../util/request-url.js";
 import { bodyViolations } from "./body-errors.js";
+import { answerEventStream } from "./event-stream.js";
 import { type HttpRoute, matchRoutes } from "./http-rules.js";
 import { BodyTooLarge, readRequestBody } from "./request-body.js";
 import { buildRequestJson } from "./request-json.js";
@@ -36,6 +38,8 @@ export interface RestGatewayOptions {
    * gateway admits each request itself, in D28's order.
    */
   calls: ReadonlyMap<string, JsonCall>;
+  /** Each server-streaming RPC's JSON call by request path (src/rpc/json-stream.ts), answered as SSE (D44). */
+  streamCalls?: ReadonlyMap<string, JsonStreamCall>;
   frontDoor: FrontDoor;
   /** The largest body accepted, after decompression (D26). */
   maxBodyBytes: number;
@@ -54,17 +58,24 @@ export interface RestGatewayOptions {
 export function createRestGateway({
   routes,
   calls,
+  streamCalls = new Map(),
   frontDoor,
   maxBodyBytes,
   compressMinBytes = defaultCompressMinBytes,
   clientAddress,
 }: RestGatewayOptions): RestGateway {
-  const callOf = new Map(
-    routes.map((route) => {
+  const callOf = new Map<HttpRoute, RouteCall>(
+    routes.map((route): [HttpRoute, RouteCall] => {
       const path = `/${procedureOf(route.method)}`;
+      const url = `http://gateway${path}`;
+      if (route.method.methodKind === "server_streaming") {
+        const streamCall = streamCalls.get(path);
+        if (!streamCall) throw new Error(`no server-streaming RPC is registered for ${path}`);
+        return [route, { streamCall, url }];
+      }
       const call = calls.get(path);
       if (!call) throw new Error(`no unary RPC is registered for ${path}`);
-      return [route, { call, url: `http://gateway${path}` }];
+      return [route, { call, url }];
     }),
   );
 
@@ -102,17 +113,17 @@ export function createRestGateway({
   };
 }
 
-/** A route's RPC, and the URL its implementation's context is given. */
-interface RouteCall {
-  call: JsonCall;
-  url: string;
-}
+/** A route's RPC, unary or server-streaming, and the URL its implementation's context is given. */
+type RouteCall = { url: string } & (
+  | { call: JsonCall; streamCall?: undefined }
+  | { call?: undefined; streamCall: JsonStreamCall }
+);
 
 async function answer(
   req: NodeRequest,
   res: NodeResponse,
   route: HttpRoute,
-  { call, url }: RouteCall,
+  { call, streamCall, url }: RouteCall,
   request: { pathValues: string[]; query: URLSearchParams; header: Headers; contextValues: ContextValues },
   { maxBodyBytes, compressMinBytes }: { maxBodyBytes: number; compressMinBytes: number },
 ): Promise<void> {
@@ -125,6 +136,18 @@ async function answer(
   // Only a client that leaves before the answer is sent cancels the call: the call's own signal is the
   // only one made (an AbortController per request costs a few microseconds, issue 13).
   const { header, contextValues } = request;
+  if (streamCall) {
+    const gone = new AbortController();
+    res.once("close", () => gone.abort());
+    const stream = streamCall({ message: built.json, header, contextValues, signal: gone.signal, url });
+    await answerEventStream(
+      res,
+      stream,
+      (error) => writeProblem(res, error),
+      (from) => copyHeaders(from, res),
+    );
+    return;
+  }
   const onClientGone = clientGoneOf(res);
   const answered = await call({ message: built.json, header, contextValues, onClientGone, url });
   copyHeaders(answered.header, res);

@@ -18,6 +18,8 @@ export interface PlanLimits {
   usageLimitUsd: number;
   /** How many days log entries are kept, by startedAt (D41); 0 keeps them forever. */
   retentionDays: number;
+  /** TailLogs streams one user may hold open at once (D44). */
+  openTails: number;
 }
 
 const bucket = (requestsPerMinute: number, maxBurst: number): BucketShape => ({
@@ -39,6 +41,7 @@ export const defaultPlanLimits: PlanTable = {
     asyncExecutions: bucket(50, 100),
     usageLimitUsd: 10,
     retentionDays: 7,
+    openTails: 2,
   },
   pro: {
     api: bucket(30, 60),
@@ -46,6 +49,7 @@ export const defaultPlanLimits: PlanTable = {
     asyncExecutions: bucket(150, 300),
     usageLimitUsd: 100,
     retentionDays: 30,
+    openTails: 5,
   },
   team: {
     api: bucket(60, 120),
@@ -53,6 +57,7 @@ export const defaultPlanLimits: PlanTable = {
     asyncExecutions: bucket(300, 600),
     usageLimitUsd: 500,
     retentionDays: 90,
+    openTails: 10,
   },
   enterprise: {
     api: bucket(120, 240),
@@ -60,5 +65,6 @@ export const defaultPlanLimits: PlanTable = {
     asyncExecutions: bucket(600, 1200),
     usageLimitUsd: 5000,
     retentionDays: 365,
+    openTails: 20,
   },
 };

@@ -18,11 +18,16 @@ import {
 } from "@connectrpc/connect/protocol";
 import { createConnectUnaryHandlerFactory } from "./connect-unary.js";
 import { createGrpcHandlerFactory, createGrpcWebHandlerFactory } from "./grpc-unary.js";
+import { createJsonStreamCall, type JsonStreamCall } from "./json-stream.js";
 import { createJsonCall, type JsonCall } from "./json-unary.js";
 
-/** Connect's router, and each unary RPC as an in-process JSON call for the REST gateway, by request path. */
+/**
+ * Connect's router, and each unary and server-streaming RPC as an in-process JSON call for the REST
+ * gateway, by request path.
+ */
 export interface FlowlogRouter extends ConnectRouter {
   readonly jsonCalls: ReadonlyMap<string, JsonCall>;
+  readonly jsonStreamCalls: ReadonlyMap<string, JsonStreamCall>;
 }
 
 /**
@@ -41,12 +46,16 @@ export function createRouter(options: Partial<UniversalHandlerOptions>): Flowlog
   ];
   const handlers: UniversalHandler[] = [];
   const jsonCalls = new Map<string, JsonCall>();
+  const jsonStreamCalls = new Map<string, JsonStreamCall>();
   const addJsonCall = (spec: MethodImplSpec) => {
-    if (spec.kind === "unary") jsonCalls.set(createMethodUrl("/", spec.method), createJsonCall(opt, spec));
+    const path = createMethodUrl("/", spec.method);
+    if (spec.kind === "unary") jsonCalls.set(path, createJsonCall(opt, spec));
+    if (spec.kind === "server_streaming") jsonStreamCalls.set(path, createJsonStreamCall(opt, spec));
   };
   const router: FlowlogRouter = {
     handlers,
     jsonCalls,
+    jsonStreamCalls,
     service<T extends DescService>(service: T, implementation: Partial<ServiceImpl<T>>, more?: object) {
       noMoreOptions(more);
       const spec = createServiceImplSpec(service, implementation);

@@ -44,6 +44,8 @@ export interface ApiServerOptions {
   readiness?: Readiness;
   /** The process's Prometheus metrics (issue 16): `/metrics` answers them, and every request is counted. */
   metrics?: ProcessMetrics;
+  /** The long-lived streams (D44's tails), ended when the server stops so their clients resume elsewhere. */
+  streams?: { endAll(): void };
 }
 
 /** How long a stopping server waits for its requests in flight. */
@@ -82,6 +84,7 @@ export async function startApiServer(
   const gateway: RestGateway = createRestGateway({
     routes: listHttpRoutes(apiServices),
     calls: rpc.jsonCalls,
+    streamCalls: rpc.jsonStreamCalls,
     frontDoor,
     maxBodyBytes: quotas.requestBodyBytes,
     compressMinBytes,
@@ -152,6 +155,7 @@ export async function startApiServer(
       // Issue 16: no new connection, the requests in flight answered (a load balancer has already sent
       // new ones to another replica), then the connections, kept alive or HTTP/2, closed.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      options.streams?.endAll();
       const deadline = Date.now() + drainMs;
       while (inFlight > 0 && Date.now() < deadline) await sleep(25);
       for (const socket of sockets) socket.destroy();

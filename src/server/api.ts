@@ -12,6 +12,7 @@ import type { Logger } from "../logging/logger.js";
 import { AccountsService } from "../services/accounts/accounts-service.js";
 import { createAdminService } from "../services/accounts/admin-service.js";
 import { createDeliveriesService } from "../services/deliveries/deliveries-service.js";
+import { LogTails } from "../services/logs/log-tails.js";
 import { createLogsService } from "../services/logs/logs-service.js";
 import { createSubscriptionsService } from "../services/notifications/subscriptions-service.js";
 import { createCallTriggers } from "../services/triggers/call-triggers.js";
@@ -41,7 +42,7 @@ export function createApi({
   temporal,
   clock = Date.now,
   logger,
-}: ApiDependencies): Required<Pick<ApiServerOptions, "implementations" | "frontDoor">> {
+}: ApiDependencies): Required<Pick<ApiServerOptions, "implementations" | "frontDoor" | "streams">> {
   const { planLimits } = config;
   const quotas = config.quotas ?? defaultQuotas;
   const executions = {
@@ -52,9 +53,11 @@ export function createApi({
     taskQueue: temporal.taskQueue,
     clock,
   };
+  const tails = new LogTails(store);
   return {
+    streams: tails,
     implementations: {
-      logs: createLogsService({ store, planLimits, quotas, clock, logger }),
+      logs: createLogsService({ store, planLimits, quotas, clock, logger, tails }),
       workflows: {
         ...createWorkflowsService({
           store,

@@ -2,6 +2,7 @@ import { type ConnectRouter, createContextValues } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { protocolOf } from "../logging/metrics.js";
 import { answerSerialization } from "../rpc/answer-serialization.js";
+import type { JsonStreamCall } from "../rpc/json-stream.js";
 import type { JsonCall } from "../rpc/json-unary.js";
 import { createNodeListener } from "../rpc/node-adapter.js";
 import type { ClientAddress, NodeRequest, NodeResponse } from "../rpc/node-http.js";
@@ -35,6 +36,8 @@ export interface RpcHandler {
    * admits requests itself (the REST gateway).
    */
   jsonCalls: ReadonlyMap<string, JsonCall>;
+  /** Each server-streaming RPC likewise, for the gateway's Server-Sent Events (D44). */
+  jsonStreamCalls: ReadonlyMap<string, JsonStreamCall>;
 }
 
 /**
@@ -58,6 +61,7 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
   };
   return {
     jsonCalls: router.jsonCalls,
+    jsonStreamCalls: router.jsonStreamCalls,
     listener: createNodeListener({
       handlers: router.handlers.map((handler) => behindGate(handler, frontDoor)),
       fallback: options.fallback,

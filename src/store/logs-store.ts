@@ -1,3 +1,4 @@
+import { dataVersionWatch } from "./data-version-watch.js";
 import type { Db } from "./database.js";
 import { type LogFilter, listSql, type Page, type PageRequest, pageOf } from "./log-list-sql.js";
 import {
@@ -22,9 +23,21 @@ import {
   type StatsFilter,
 } from "./log-stats-sql.js";
 import { LogStatsThreads } from "./log-stats-thread.js";
+import {
+  sqliteWriteOrder,
+  type TailEntry,
+  type TailPosition,
+  type TailRequest,
+  type TailRow,
+  tailEntryFromRow,
+  tailSql,
+  type WritesSince,
+  writtenWorkspacesSql,
+} from "./log-tail-sql.js";
 import type { FanOutIntent } from "./outbox-store.js";
 import type { ExecutionRecord, LogEntryRecord } from "./records.js";
 import { sqliteQuery } from "./sqlite-query.js";
+import type { WriteWatch } from "./write-watch.js";
 
 /** One log entry by id, heavy columns included (GET /api/v1/logs/{id}). */
 export const entryByIdSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final_output_json FROM log_entries l WHERE l.id = ?`;
@@ -48,6 +61,11 @@ export class LogsStore {
    * reader of its columns (listedRowReader).
    */
   private readonly pages = new Map<string, PageStatement>();
+  /** The tail's statements (D44), one per combination of filters present and details asked for. */
+  private readonly tails = new Map<string, ReturnType<Db["prepare"]>>();
+  private readonly lastSeq;
+  /** D44: calls its listeners after writes of any process to the file (data-version-watch.ts). */
+  readonly writes: WriteWatch;
 
   /**
    * `statsThreads` run the stats, which read for seconds over a long range, off this thread
@@ -82,6 +100,8 @@ export class LogsStore {
     );
     this.byId = db.prepare(entryByIdSql);
     this.viewById = db.prepare(entryViewSql);
+    this.lastSeq = db.prepare("SELECT last FROM log_entry_sequence").pluck();
+    this.writes = dataVersionWatch(db.name);
     this.byExecution = db.prepare(
       `SELECT ${lightColumns}, s.workflow_state_json FROM log_entries l
        JOIN execution_states e ON e.execution_id = l.execution_id
@@ -178,6 +198,34 @@ export class LogsStore {
         (r) => r.detail,
       );
     });
+  }
+
+  /** D44: the entries `filter` selects between two positions of write order, in that order. */
+  async tail(filter: LogFilter, request: TailRequest): Promise<TailEntry[]> {
+    const { sql, params } = sqliteQuery((bind) => tailSql(filter, request, bind, sqliteWriteOrder));
+    return (this.tailStatement(sql).all(params) as TailRow[]).map(tailEntryFromRow);
+  }
+
+  /**
+   * D44: how far entries are settled now (one writer: every number handed out is committed), and which
+   * workspaces were written to after `after` (none asked: the horizon alone).
+   */
+  async writesSince(after: TailPosition | undefined): Promise<WritesSince> {
+    const horizon = { xid: "0", seq: this.lastSeq.get() as number };
+    if (!after || horizon.seq <= after.seq) return { horizon, workspaceIds: [] };
+    const { sql, params } = sqliteQuery((bind) =>
+      writtenWorkspacesSql(after, horizon, bind, sqliteWriteOrder),
+    );
+    return { horizon, workspaceIds: this.tailStatement(sql).pluck().all(params) as string[] };
+  }
+
+  private tailStatement(sql: string): ReturnType<Db["prepare"]> {
+    let statement = this.tails.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.tails.set(sql, statement);
+    }
+    return statement;
   }
 
   private pageStatement(sql: string): PageStatement {

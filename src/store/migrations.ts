@@ -488,6 +488,26 @@ export const migrations: readonly string[] = [
     PRIMARY KEY (workspace_id, day)
   ) WITHOUT ROWID;
   `,
+  `
+  -- D44: the order entries are written in, which a tail follows whatever their startedAt. SQLite has one
+  -- writer, so a number taken inside the inserting transaction is commit order. It is taken from a counter
+  -- row, never from max(seq): deleting the newest entries must not hand their numbers out again. Entries
+  -- written before take theirs in startedAt order. xid is PostgreSQL's writing transaction, always 0 here:
+  -- the two schemas stay one (issue 15).
+  CREATE TABLE log_entry_sequence (last INTEGER NOT NULL);
+  ALTER TABLE log_entries ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE log_entries ADD COLUMN xid INTEGER NOT NULL DEFAULT 0;
+  UPDATE log_entries SET seq = r.n
+    FROM (SELECT id, row_number() OVER (ORDER BY started_at, id) AS n FROM log_entries) r
+    WHERE r.id = log_entries.id;
+  INSERT INTO log_entry_sequence (last) SELECT coalesce(max(seq), 0) FROM log_entries;
+  CREATE TRIGGER log_entries_in_write_order AFTER INSERT ON log_entries BEGIN
+    UPDATE log_entry_sequence SET last = last + 1;
+    UPDATE log_entries SET seq = (SELECT last FROM log_entry_sequence) WHERE rowid = NEW.rowid;
+  END;
+  CREATE INDEX log_entries_in_write_order ON log_entries (xid, seq);
+  CREATE INDEX log_entries_by_workspace_in_write_order ON log_entries (workspace_id, xid, seq);
+  `,
 ];
 
 /**

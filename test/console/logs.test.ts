@@ -231,6 +231,24 @@ describe("the logs page", () => {
       .toEqual(newest.ids);
     expect(problems).toEqual([]);
   });
+
+  it("shows a long execution that started before a short one when it is written, from TailLogs' stream (D44)", async () => {
+    const { page, problems } = await openSignedIn(browser, flowlog.server.url, account);
+    await page.getByRole("button", { name: "Live tail" }).click();
+    await page.getByRole("status").waitFor();
+    const workflowId = await createWorkflow(flowlog.store, account.workspaceId, "Long and short");
+    const now = Date.now();
+    const short = execution(account, workflowId, { startedAt: now + 60_000, totalDurationMs: 1_000 });
+    const long = execution(account, workflowId, { startedAt: now, totalDurationMs: 120_000 });
+    await flowlog.store.logs.insertExecution(short);
+    await expect.poll(() => rowsOf(page).then((rows) => rows[0])).toBe(short.entry.executionId);
+    await flowlog.store.logs.insertExecution(long);
+    // Newest written first: the long one on top, though it started first.
+    await expect
+      .poll(() => rowsOf(page).then((rows) => rows.slice(0, 2)))
+      .toEqual([long.entry.executionId, short.entry.executionId]);
+    expect(problems).toEqual([]);
+  });
 });
 
 describe("signing out", () => {

@@ -24,6 +24,8 @@ export interface TestFlowlog extends Omit<TestStore, "store"> {
   server: ApiServer;
   store: Store;
   dataDir: string;
+  /** Stops the API server and starts another on the same store (a new port), as a restart of `flowlog serve`. */
+  restartServer(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -55,19 +57,23 @@ export async function startFlowlog(
     quotas: options.quotas,
   };
   const temporal = { client, taskQueue: options.taskQueue };
-  const server = await startTestApiServer(
-    createApi({ config, store, temporal, clock: options.clock, logger: options.logger }),
-  );
-  return {
+  const startServer = () =>
+    startTestApiServer(createApi({ config, store, temporal, clock: options.clock, logger: options.logger }));
+  const flowlog: TestFlowlog = {
     ...outside,
-    server,
+    server: await startServer(),
     store,
     dataDir,
+    restartServer: async () => {
+      await flowlog.server.close();
+      flowlog.server = await startServer();
+    },
     close: async () => {
-      await server.close();
+      await flowlog.server.close();
       await store.close();
     },
   };
+  return flowlog;
 }
 
 export interface TestAccount {

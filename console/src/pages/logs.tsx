@@ -11,9 +11,9 @@ import { CallError, useCall } from "../use-call.js";
 import { useWorkspaceCatalog } from "../use-workflows.js";
 
 const pageSize = 50;
-/** How often the live tail asks for what is new, and how many rows it keeps on screen. */
-const tailEveryMs = 2_000;
+/** How many rows the live tail keeps on screen, and how soon it resumes a stream that ended. */
 const tailKeeps = 500;
+const resumeAfterMs = 1_000;
 
 export function LogsPage({ route }: { route: Route }) {
   const { workspaceId } = useSession();
@@ -72,61 +72,64 @@ function LogPages({ params }: { params: URLSearchParams }) {
 }
 
 /**
- * The live tail: every couple of seconds, what started at or after the newest entry seen, in ascending
- * order (D8), shown newest first. Entries that share the newest's start time come again and are dropped.
+ * The live tail (D44): the newest page of the list, then every entry as it is written, from TailLogs'
+ * stream, newest written first. The stream is opened before the page is read, so nothing written in
+ * between is missed (an entry in both shows once). A stream that ends (the server restarting, the tab
+ * falling behind) is resumed after its last token, losing nothing. The console reads the stream with its
+ * Connect client rather than an EventSource: an EventSource cannot send the key's header, and the key
+ * never goes in a URL or a cookie.
  */
 function LiveTail({ params }: { params: URLSearchParams }) {
   const { api, workspaceId } = useSession();
   const [entries, setEntries] = useState<LogEntry[]>([]);
   const [error, setError] = useState<string>();
   useEffect(() => {
-    let stopped = false;
+    const stop = new AbortController();
     let shown: LogEntry[] = [];
+    const show = (fresh: LogEntry[]) => {
+      const ids = new Set(fresh.map((entry) => entry.id));
+      shown = [...fresh, ...shown.filter((entry) => !ids.has(entry.id))].slice(0, tailKeeps);
+      setEntries(shown);
+    };
     const filters = filtersFromParams(params);
-    async function poll() {
-      try {
-        const first = await api.logs.listLogs({ workspaceId, ...filters, limit: pageSize, details: "basic" });
-        shown = first.data;
-        setEntries(shown);
-        while (!stopped) {
-          await new Promise((resolve) => setTimeout(resolve, tailEveryMs));
-          if (stopped) return;
-          const since = shown[0]?.startedAt ?? filters.startDate;
-          const seen = new Set(shown.map((entry) => entry.id));
-          const fresh: LogEntry[] = [];
-          let cursor: string | undefined;
-          do {
-            const page = await api.logs.listLogs({
-              workspaceId,
-              ...filters,
-              startDate: since,
-              order: "asc",
-              cursor,
-              limit: 100,
-              details: "basic",
-            });
-            fresh.push(...page.data.filter((entry) => !seen.has(entry.id)));
-            cursor = page.nextCursor;
-          } while (cursor && !stopped && fresh.length < tailKeeps);
-          if (fresh.length) {
-            shown = [...fresh.reverse(), ...shown].slice(0, tailKeeps);
-            setEntries(shown);
+    async function follow() {
+      let resumeToken: string | undefined;
+      let listed = false;
+      while (!stop.signal.aborted) {
+        try {
+          const stream = api.logs.tailLogs(
+            { workspaceId, ...filters, details: "basic", resumeToken },
+            { signal: stop.signal },
+          );
+          for await (const message of stream) {
+            resumeToken = message.resumeToken;
+            if (message.entry) show([message.entry]);
+            if (!listed) {
+              listed = true;
+              const first = await api.logs.listLogs({
+                workspaceId,
+                ...filters,
+                limit: pageSize,
+                details: "basic",
+              });
+              show(first.data);
+            }
+            setError(undefined);
           }
-          setError(undefined);
+        } catch (caught) {
+          if (stop.signal.aborted) return;
+          setError(errorMessage(caught));
         }
-      } catch (caught) {
-        if (!stopped) setError(errorMessage(caught));
+        await new Promise((resolve) => setTimeout(resolve, resumeAfterMs));
       }
     }
-    void poll();
-    return () => {
-      stopped = true;
-    };
+    void follow();
+    return () => stop.abort();
   }, [workspaceId, params.toString()]);
   return (
     <>
       <p class="live" role="status">
-        Live: new entries appear at the top every {tailEveryMs / 1_000} s ({entries.length} shown).
+        Live: new entries appear at the top as they are written ({entries.length} shown).
       </p>
       {error && (
         <p class="error" role="alert">

@@ -125,7 +125,11 @@ function operationIds(routes: readonly HttpRoute[]): [HttpRoute, string][] {
 
 function operation(route: HttpRoute, operationId: string, catalog: SchemaCatalog): JsonSchema {
   const caller = callerOf(route);
-  const parameters = [...pathParameters(route, catalog), ...queryParameters(route, catalog)];
+  const parameters = [
+    ...pathParameters(route, catalog),
+    ...queryParameters(route, catalog),
+    ...resumeHeader(route),
+  ];
   return {
     tags: [route.method.parent.name],
     operationId,
@@ -135,13 +139,40 @@ function operation(route: HttpRoute, operationId: string, catalog: SchemaCatalog
     requestBody: requestBody(route, catalog),
     responses: {
       200: {
-        description: "OK",
+        description: route.method.methodKind === "server_streaming" ? eventStreamDescription : "OK",
         headers: responseHeaders(caller, 200),
-        content: { "application/json": { schema: catalog.messageRef(route.method.output, "output") } },
+        content: answerContent(route, catalog),
       },
       ...problemResponseRefs(caller, route.body !== undefined),
     },
   };
+}
+
+const eventStreamDescription =
+  "Server-Sent Events (D44): each message of the stream is an event whose data is its JSON (the schema " +
+  "here) and whose id resumes after it (send it back as Last-Event-ID); a comment line is a heartbeat; " +
+  "an `error` event holding a problem ends the stream.";
+
+/** A unary answer is one JSON body; a server-streaming one is Server-Sent Events of its messages. */
+function answerContent(route: HttpRoute, catalog: SchemaCatalog): JsonSchema {
+  const schema = catalog.messageRef(route.method.output, "output");
+  if (route.method.methodKind !== "server_streaming") return { "application/json": { schema } };
+  // OpenAPI 3.1 has no schema for an event's data (3.2's itemSchema): an extension carries it.
+  return { "text/event-stream": { schema: { type: "string" }, "x-event-data": schema } };
+}
+
+/** Where a stream resumes: the id of the last event received (the browser's EventSource sends it). */
+function resumeHeader(route: HttpRoute): JsonSchema[] {
+  if (route.method.methodKind !== "server_streaming") return [];
+  return [
+    {
+      name: "Last-Event-ID",
+      in: "header",
+      required: false,
+      description: "The id of the last event received: the stream continues after it.",
+      schema: { type: "string" },
+    },
+  ];
 }
 
 function pathParameters(route: HttpRoute, catalog: SchemaCatalog): JsonSchema[] {

@@ -1,7 +1,13 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
-import type { LogsService } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type {
+  LogsService,
+  TailLogsRequest,
+  TailLogsResponseSchema,
+} from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { WorkflowStateSchema } from "../../../gen/flowlog/workflows/v1/workflow_pb.js";
+import { toPublicError } from "../../errors/public-error.js";
 import { computeLimits } from "../../limits/execution-limits.js";
 import type { PlanTable } from "../../limits/plans.js";
 import type { Quotas } from "../../limits/quotas.js";
@@ -18,6 +24,9 @@ import { executionMetadata, logEntryView } from "./log-entry-view.js";
 import { logRetentionOf, setLogRetention } from "./log-retention.js";
 import { parseGetLogStatsRequest } from "./log-stats-request.js";
 import { logStatsView } from "./log-stats-view.js";
+import type { LogTails } from "./log-tails.js";
+import { parseTailLogsRequest } from "./tail-logs-request.js";
+import { encodeResumeToken } from "./tail-token.js";
 
 export interface LogsServiceDependencies {
   store: Store;
@@ -31,7 +40,14 @@ export interface LogsServiceDependencies {
   clock: () => number;
   /** Where DeleteLogs' audit lines go (D43); the process's logger unless a test reads them. */
   logger?: Logger;
+  /** The process's open tails and the reader they share (D44). */
+  tails: LogTails;
+  /** D44: a heartbeat after this long without a message. */
+  tailHeartbeatMs?: number;
 }
+
+/** D44's heartbeat interval. */
+const defaultTailHeartbeatMs = 15_000;
 
 /** The external read API for execution logs (spec "Endpoints"). */
 export function createLogsService({
@@ -40,9 +56,67 @@ export function createLogsService({
   quotas,
   clock,
   logger = processLogger,
+  tails,
+  tailHeartbeatMs = defaultTailHeartbeatMs,
 }: LogsServiceDependencies): Partial<ServiceImpl<typeof LogsService>> {
   const limitsOf = (user: UserRecord) => computeLimits(store, planLimits, user, clock());
   const statsSlots = new StatsSlots(quotas.reads);
+
+  /**
+   * D44: the stream opens once the caller may read the workspace and holds an open tail of its plan's;
+   * its first message is a heartbeat with the token of where it starts, then the entries as they are
+   * written, and a heartbeat whenever `tailHeartbeatMs` passes without a message.
+   */
+  async function* tailLogs(
+    request: TailLogsRequest,
+    context: HandlerContext,
+  ): AsyncGenerator<MessageInitShape<typeof TailLogsResponseSchema>> {
+    const caller = callerOf(context.values);
+    const lastEventId = context.requestHeader.get("last-event-id");
+    const query = parseTailLogsRequest(request, quotas.listParameterValues, lastEventId);
+    await requireMember(store, caller, request.workspaceId);
+    const full = query.details === "full";
+    const view = { full, traceSpans: query.withTraceSpans, finalOutput: query.withFinalOutput };
+    const tail = await tails.open(
+      {
+        userId: caller.user.id,
+        filter: query.filter,
+        read: { withCostDetail: full, withTraceSpans: view.traceSpans, withFinalOutput: view.finalOutput },
+        resumeFrom: query.resumeFrom,
+      },
+      planLimits[caller.user.plan].openTails,
+    );
+    const token = (position: Parameters<typeof encodeResumeToken>[0]) =>
+      encodeResumeToken(position, query.binding);
+    try {
+      let last = token(tail.resumePosition() ?? query.resumeFrom ?? { xid: "0", seq: 0 });
+      yield { resumeToken: last };
+      while (!context.signal.aborted) {
+        const entries = await tail.next(tailHeartbeatMs, context.signal);
+        if (context.signal.aborted) return;
+        if (entries.length === 0) {
+          const at = tail.resumePosition();
+          if (at) last = token(at);
+          yield { resumeToken: last };
+          continue;
+        }
+        const workflows = full
+          ? await workflowsOf(
+              store,
+              entries.map((e) => e.entry),
+            )
+          : new Map();
+        for (const { entry, position } of entries) {
+          last = token(position);
+          yield { entry: logEntryView(entry, workflows.get(entry.workflowId), view), resumeToken: last };
+        }
+      }
+    } catch (error) {
+      throw toPublicError(error, "TailLogs");
+    } finally {
+      tail.close();
+    }
+  }
 
   return {
     async listLogs(request, context) {
@@ -62,6 +136,10 @@ export function createLogsService({
         nextCursor: page.next && encodeCursor(page.next, query.page.order),
         limits: await limitsOf(user),
       };
+    },
+
+    tailLogs(request, context) {
+      return tailLogs(request, context);
     },
 
     async getLogStats(request, context) {

@@ -160,12 +160,15 @@ export async function cancellableRead<T>(
 /** SQLSTATE of a statement the server cancelled: its statement_timeout, or pg_cancel_backend. */
 const queryCanceled = "57014";
 
+/** The type of D44's transaction ids (log_entries.xid); pg's builtins predate it. */
+const xid8 = 5069;
+
 /**
- * bigint columns (times in Unix milliseconds, counts) come back as numbers, as from SQLite, instead of
- * pg's strings: every value flowlog stores is far inside 2^53.
+ * bigint columns (times in Unix milliseconds, counts) and transaction ids come back as numbers, as from
+ * SQLite, instead of pg's strings: every value flowlog stores is far inside 2^53.
  */
 function getTypeParser(oid: number, format?: "text" | "binary") {
-  if (oid === pg.types.builtins.INT8 && format !== "binary") return Number;
+  if ((oid === pg.types.builtins.INT8 || oid === xid8) && format !== "binary") return Number;
   return pg.types.getTypeParser(oid, format);
 }
 

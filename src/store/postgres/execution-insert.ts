@@ -1,5 +1,6 @@
 import { type ExecutionRows, stateKeys } from "../log-rows.js";
 import type { FanOutIntent } from "../outbox-store.js";
+import { logWritesChannel } from "./write-notices.js";
 
 type Entry = ExecutionRows["entry"];
 
@@ -41,7 +42,7 @@ export type TimedFanOut = FanOutIntent & { now: number };
  * encode and parse again (either cost more than the insert's own work), and the entries' large rows
  * are inserted straight from their VALUES; only their ids, state keys and models are joined after. Only entries new by execution
  * id (D17) get their models, their state and its link, and with `fanOut` their notification outbox row
- * (issue 12); each distinct state of the statement is bound once (stateKeys). Returns the statement
+ * (issue 12); a write of new entries notifies the tails (D44, write-notices.ts); each distinct state of the statement is bound once (stateKeys). Returns the statement
  * and its values; it counts the new entries.
  */
 export function insertStatement(
@@ -104,7 +105,9 @@ export function insertStatement(
   ), links AS (
     INSERT INTO execution_states (execution_id, state_hash) SELECT execution_id, state_hash FROM new_entries
     ON CONFLICT DO NOTHING
+  ), notice AS (
+    SELECT pg_notify('${logWritesChannel}', pg_current_xact_id()::text) FROM (SELECT FROM entries LIMIT 1) written
   )${outbox}
-  SELECT count(*)::integer AS inserted FROM entries`;
+  SELECT (SELECT count(*)::integer FROM entries) AS inserted, (SELECT count(*) FROM notice) AS notified`;
   return { text, values };
 }

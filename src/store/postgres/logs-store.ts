@@ -27,12 +27,26 @@ import {
   type StatsFilter,
   statsOf,
 } from "../log-stats-sql.js";
+import {
+  comparePositions,
+  postgresWriteOrder,
+  type TailEntry,
+  type TailPosition,
+  type TailRequest,
+  type TailRow,
+  tailEntryFromRow,
+  tailSql,
+  type WritesSince,
+  writtenWorkspacesSql,
+} from "../log-tail-sql.js";
 import type { FanOutIntent } from "../outbox-store.js";
 import type { ExecutionRecord, LogEntryRecord } from "../records.js";
 import { listOverTime, statsOverTime } from "../tenant-reads.js";
+import type { WriteWatch } from "../write-watch.js";
 import { type PostgresPool, type Queryable, readSnapshot, withTransaction } from "./database.js";
 import { executionsPerStatement, insertStatement, type TimedFanOut } from "./execution-insert.js";
 import { TenantReads } from "./tenant-reads.js";
+import { notificationWatch } from "./write-notices.js";
 
 const entryByIdSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final_output_json FROM log_entries l WHERE l.id = $1`;
 const entryViewByIdSql = entryViewSql.replace("?", "$1");
@@ -47,11 +61,16 @@ const executionByIdSql = `SELECT ${lightColumns}, s.workflow_state_json FROM log
  * tenant reads' pool, within their time and cancelled when their caller leaves (D46).
  */
 export class PostgresLogsStore {
+  /** D44: calls its listeners after writes of any process to the database (write-notices.ts). */
+  readonly writes: WriteWatch;
+
   /** `reads` defaults to the main pool, for tools and tests that open one pool only. */
   constructor(
     private readonly pool: PostgresPool,
     private readonly reads = TenantReads.on(pool),
-  ) {}
+  ) {
+    this.writes = notificationWatch(pool);
+  }
 
   /**
    * Writes an execution's log entry and snapshot in one statement. Idempotent on the execution id, so a
@@ -106,6 +125,30 @@ export class PostgresLogsStore {
       client.query<LogRow>(listQuery(filter, page)),
     );
     return pageOf(rows, page.limit);
+  }
+
+  /** D44: the entries `filter` selects between two positions of write order, in that order. */
+  async tail(filter: LogFilter, request: TailRequest): Promise<TailEntry[]> {
+    const { rows } = await this.reads.run(undefined, listOverTime, (client) =>
+      client.query<TailRow>(postgresQuery((bind) => tailSql(filter, request, bind, postgresWriteOrder))),
+    );
+    return rows.map(tailEntryFromRow);
+  }
+
+  /**
+   * D44: how far entries are settled now, (xmin, 0): every transaction older than a snapshot's xmin has
+   * ended, and any later one has a larger xid. And which workspaces were written to after `after` (none asked: the horizon alone).
+   */
+  async writesSince(after: TailPosition | undefined): Promise<WritesSince> {
+    const { rows } = await this.pool.query<{ xmin: string }>(
+      "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin",
+    );
+    const horizon = { xid: rows[0]?.xmin ?? "0", seq: 0 };
+    if (!after || comparePositions(horizon, after) <= 0) return { horizon, workspaceIds: [] };
+    const written = await this.pool.query<{ workspace_id: string }>(
+      postgresQuery((bind) => writtenWorkspacesSql(after, horizon, bind, postgresWriteOrder)),
+    );
+    return { horizon, workspaceIds: written.rows.map((row) => row.workspace_id) };
   }
 
   /**

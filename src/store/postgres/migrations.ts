@@ -408,6 +408,26 @@ export const migrations: readonly string[] = [
     PRIMARY KEY (workspace_id, day)
   );
   `,
+  `
+  -- D44: the order entries are written in, which a tail follows whatever their startedAt. A sequence's
+  -- nextval is not commit order here (a transaction that took 10 may commit after one that took 11), so
+  -- each row also records its transaction: a reader takes only rows of transactions older than its
+  -- snapshot's xmin, all of them settled, in (xid, seq) order, and nothing can later commit before that
+  -- point. Entries written before take their numbers in startedAt order, under transaction 0. SQLite's
+  -- counter row is kept here too, unused (the sequence numbers), so the two schemas stay one (issue 15).
+  CREATE TABLE log_entry_sequence (last bigint NOT NULL);
+  CREATE SEQUENCE log_entry_seq;
+  ALTER TABLE log_entries ADD COLUMN seq bigint, ADD COLUMN xid xid8;
+  UPDATE log_entries l SET seq = r.n, xid = '0'
+    FROM (SELECT id, row_number() OVER (ORDER BY started_at, id) AS n FROM log_entries) r
+    WHERE r.id = l.id;
+  SELECT setval('log_entry_seq', (SELECT coalesce(max(seq), 0) + 1 FROM log_entries), false);
+  ALTER TABLE log_entries
+    ALTER COLUMN seq SET DEFAULT nextval('log_entry_seq'), ALTER COLUMN seq SET NOT NULL,
+    ALTER COLUMN xid SET DEFAULT pg_current_xact_id(), ALTER COLUMN xid SET NOT NULL;
+  CREATE INDEX log_entries_in_write_order ON log_entries (xid, seq);
+  CREATE INDEX log_entries_by_workspace_in_write_order ON log_entries (workspace_id, xid, seq);
+  `,
 ];
 
 /** Any constant of flowlog's own: every process migrating this database takes the same lock. */

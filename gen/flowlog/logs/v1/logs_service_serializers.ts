@@ -4,7 +4,7 @@
 
 import type { JsonObject, JsonValue, Message } from "@bufbuild/protobuf";
 import { fromJson } from "@bufbuild/protobuf";
-import type { DayModelCost, DeleteLogsResponse, ExecutionMetadata, GetExecutionResponse, GetLogResponse, GetLogRetentionResponse, GetLogStatsResponse, HourStats, ListLogsResponse, LogRetention, UpdateLogRetentionResponse } from "./logs_service_pb.js";
+import type { DayModelCost, DeleteLogsResponse, ExecutionMetadata, GetExecutionResponse, GetLogResponse, GetLogRetentionResponse, GetLogStatsResponse, HourStats, ListLogsResponse, LogRetention, TailLogsResponse, UpdateLogRetentionResponse } from "./logs_service_pb.js";
 import { wireBytes, WireType, WireWriter } from "../../../../src/codegen/serializers/runtime/wire-writer.js";
 import type { Cost, ExecutionData, LogEntry, ModelCost, TokenUsage, TraceSpan, WorkflowSummary } from "./log_entry_pb.js";
 import { TraceSpanSchema } from "./log_entry_pb.js";
@@ -55,6 +55,10 @@ export const answerSerializers: ReadonlyMap<string, AnswerSerializers> = new Map
   ["flowlog.logs.v1.UpdateLogRetentionResponse", {
     json: (m) => updateLogRetentionResponseJson(m as UpdateLogRetentionResponse),
     binary: (m) => wireBytes(writeUpdateLogRetentionResponse, m as UpdateLogRetentionResponse),
+  }],
+  ["flowlog.logs.v1.TailLogsResponse", {
+    json: (m) => tailLogsResponseJson(m as TailLogsResponse),
+    binary: (m) => wireBytes(writeTailLogsResponse, m as TailLogsResponse),
   }],
 ]);
 
@@ -877,6 +881,25 @@ function updateLogRetentionResponseJson(m: UpdateLogRetentionResponse): string {
 function writeUpdateLogRetentionResponse(w: WireWriter, m: UpdateLogRetentionResponse): void {
   if (m.retention !== undefined) { const at = w.fork(1); writeLogRetention(w, m.retention); w.join(at); }
   if (m.limits !== undefined) { const at = w.fork(2); writeLimits(w, m.limits); w.join(at); }
+  if (m.$unknown !== undefined) w.unknown(m.$unknown);
+}
+
+/**
+ * The JSON text of flowlog.logs.v1.TailLogsResponse.
+ */
+function tailLogsResponseJson(m: TailLogsResponse): string {
+  let json = "{";
+  if (m.entry !== undefined) json += `${comma(json)}"entry":${logEntryJson(m.entry)}`;
+  json += `${comma(json)}"resumeToken":${jsonString(m.resumeToken)}`;
+  return json + "}";
+}
+
+/**
+ * The protobuf binary of flowlog.logs.v1.TailLogsResponse.
+ */
+function writeTailLogsResponse(w: WireWriter, m: TailLogsResponse): void {
+  if (m.entry !== undefined) { const at = w.fork(1); writeLogEntry(w, m.entry); w.join(at); }
+  if (m.resumeToken !== "") { w.tag(2, WireType.LengthDelimited); w.string(m.resumeToken); }
   if (m.$unknown !== undefined) w.unknown(m.$unknown);
 }
 

@@ -1,0 +1,69 @@
+import { once } from "node:events";
+import { ConnectError } from "@connectrpc/connect";
+import { problemFromError } from "../errors/problem.js";
+import { toPublicError } from "../errors/public-error.js";
+import type { JsonStream } from "../rpc/json-stream.js";
+import type { NodeResponse } from "../rpc/node-http.js";
+
+/**
+ * A server-streaming RPC answered as Server-Sent Events (D44), the way a browser's EventSource reads
+ * it. Each message is an event: its JSON as the data, its `resumeToken` as the event's id (which the
+ * client sends back as Last-Event-ID). A message with nothing but its token (a heartbeat) is a comment
+ * line and the id alone, which moves the client's last event id without an event. The first message
+ * is awaited before anything is written, so a stream refused at its opening is answered as any REST
+ * refusal (a problem with its status); an error after that is an `error` event holding the problem,
+ * and the stream ends. Writes wait for the socket to drain, so a slow client holds the stream back,
+ * where its bound applies (D44), instead of Node buffering without end.
+ */
+export async function answerEventStream(
+  res: NodeResponse,
+  stream: JsonStream,
+  writeProblem: (error: ConnectError) => void,
+  copyHeaders: (header: Headers) => void,
+): Promise<void> {
+  const messages = stream.messages[Symbol.asyncIterator]();
+  let first: IteratorResult<Uint8Array>;
+  try {
+    first = await messages.next();
+  } catch (error) {
+    copyHeaders(stream.header);
+    writeProblem(ConnectError.from(error));
+    return;
+  }
+  copyHeaders(stream.header);
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    // A proxy that buffers answers (nginx) would hold the events back.
+    "x-accel-buffering": "no",
+  });
+  const closed = new Promise<void>((resolve) => res.once("close", resolve));
+  try {
+    for (let next = first; !next.done; next = await messages.next()) {
+      if (!write(res, eventOf(next.value)) && !res.destroyed) {
+        await Promise.race([once(res, "drain"), closed]);
+      }
+      if (res.destroyed) break;
+    }
+  } catch (error) {
+    const problem = problemFromError(toPublicError(error, "event stream"));
+    if (!res.destroyed) write(res, `event: error\ndata: ${JSON.stringify(problem)}\n\n`);
+  } finally {
+    await messages.return?.();
+  }
+  if (!res.destroyed) res.end();
+}
+
+/** Writes to either kind of Node response; false when the socket's buffer is full. */
+function write(res: NodeResponse, text: string): boolean {
+  return (res as { write(chunk: string): boolean }).write(text);
+}
+
+/** One message as an event; JSON text holds no line break, so it is one data line. */
+function eventOf(json: Uint8Array): string {
+  const text = Buffer.from(json).toString("utf8");
+  const message = JSON.parse(text) as { resumeToken?: string; entry?: unknown };
+  const id = message.resumeToken === undefined ? "" : `id: ${message.resumeToken}\n`;
+  if (message.entry == null) return `: heartbeat\n${id}\n`;
+  return `${id}data: ${text}\n\n`;
+}
