@@ -161,9 +161,14 @@ export class EngineHarness {
     readonly folderId: string,
     readonly connection: Connection,
     readonly client: Client,
+    private readonly workflowTaskTimeoutMs: number | undefined,
   ) {}
 
-  static async connect(temporal: { address: string; namespace: string }): Promise<EngineHarness> {
+  /** `workflowTaskTimeoutMs` on every execution it starts (startExecution), for files that kill workers. */
+  static async connect(
+    temporal: { address: string; namespace: string },
+    { workflowTaskTimeoutMs }: { workflowTaskTimeoutMs?: number } = {},
+  ): Promise<EngineHarness> {
     const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-engine-"));
     const store = openStore({ dataDir });
     const account = await createAccount(store);
@@ -176,7 +181,7 @@ export class EngineHarness {
     });
     const connection = await Connection.connect({ address: temporal.address });
     const client = new Client({ connection, namespace: temporal.namespace });
-    return new EngineHarness(dataDir, store, account, folderId, connection, client);
+    return new EngineHarness(dataDir, store, account, folderId, connection, client, workflowTaskTimeoutMs);
   }
 
   /** Saves a workflow (version 1) in the harness's folder; returns its id. */
@@ -215,7 +220,7 @@ export class EngineHarness {
         timeouts: testTimeouts,
         ...extra,
       },
-      { taskQueue },
+      { taskQueue, workflowTaskTimeoutMs: this.workflowTaskTimeoutMs },
     );
   }
 
