@@ -12,7 +12,7 @@ import type { WorkflowInterceptorsFactory } from "@temporalio/workflow";
  * (engine.ts's testTimeouts). An attempt waits up to a second for its endpoint's pace before its first
  * beat, so this leaves a loaded machine room.
  */
-export const testHeartbeatTimeoutMs = 3_000;
+const testHeartbeatTimeoutMs = 3_000;
 
 export const interceptors: WorkflowInterceptorsFactory = () => ({
   outbound: [
