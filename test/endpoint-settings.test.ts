@@ -375,7 +375,8 @@ describe("Throttle (D38)", () => {
         flowlog.dataDir,
       ],
       {
-        env: { ...process.env, ...flowlog.env, FLOWLOG_LOG_LEVEL: "debug" },
+        // The file's worker's delay scale: a 503's retry waits for its turn at the pace, not 5 s first.
+        env: { ...process.env, ...flowlog.env, FLOWLOG_LOG_LEVEL: "debug", FLOWLOG_TEST_DELAY_SCALE: "0.02" },
         stdio: ["ignore", "pipe", "pipe"],
       },
     );
@@ -391,9 +392,9 @@ describe("Throttle (D38)", () => {
     // A task queue each: every process is sure to send its share of the same endpoint's deliveries.
     const queues = [`endpoint-pace-${randomUUID()}`, `endpoint-pace-${randomUUID()}`];
     const outputs = queues.map((): string[] => []);
-    const processes: Array<{ child: ChildProcess; exited: Promise<unknown> }> = [];
-    for (const [n, queue] of queues.entries())
-      processes.push(await workerProcess(queue, outputs[n] as string[]));
+    const processes = await Promise.all(
+      queues.map((queue, n) => workerProcess(queue, outputs[n] as string[])),
+    );
     try {
       const workflowId = await createWorkflow(flowlog.store, alice.workspaceId, "Paced");
       // Every fifth request is answered 503: the retries are paced too.

@@ -17,7 +17,10 @@ let harness: EngineHarness;
 const receivers: HttpReceiver[] = [];
 
 beforeAll(async () => {
-  harness = await EngineHarness.connect(temporal);
+  // A worker killed during a first try (a local activity) is replaced once its workflow task times out,
+  // and a cancellation during one arrives at the task's heartbeat, at 80 % of it: the promises below
+  // wait for either, never for its length, so 3 s instead of Temporal's 10 s.
+  harness = await EngineHarness.connect(temporal, { workflowTaskTimeoutMs: 3_000 });
 });
 
 afterAll(async () => {

@@ -12,6 +12,7 @@ import { freeListeningPort } from "../src/util/free-port.js";
 import { prepareConsoleTests } from "./support/browser.js";
 import { resolveGrpcurl } from "./support/grpcurl.js";
 import { resolveMinio } from "./support/s3-server.js";
+import { ensureTestWorkflowBundle } from "./support/test-workflow-bundle.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -43,6 +44,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // The processes tests start with bin/flowlog.js run the compiled build: built once here, before the
   // files running side by side would wait for one another's build.
   await ensureBuilt();
+  await ensureTestWorkflowBundle();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "flowlog-temporal-"));
   const temporal = await ensureTemporal({
     address: temporalAddress,

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
+import { InterceptingCall, type Interceptor } from "@grpc/grpc-js";
 import { Client, Connection } from "@temporalio/client";
 import { temporal as temporalApi } from "@temporalio/proto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -76,8 +77,21 @@ async function receiver(handler: ReceiverHandler = (_, response) => sendJson(res
 }
 
 /** Another API on the same store: other quotas, or jobs on another worker's queue. */
-async function apiWith(options: { quotas?: Quotas; taskQueue?: string }): Promise<string> {
-  const client = lazyTemporalClient(temporalServer.address, temporalServer.namespace);
+/**
+ * The API of this file's store on a server of its own: with other quotas, another task queue, or with
+ * `queryWaitMs` as the most any Temporal query of its waits for a worker (GetRecovery's wait is 10 s).
+ */
+async function apiWith(options: {
+  quotas?: Quotas;
+  taskQueue?: string;
+  queryWaitMs?: number;
+}): Promise<string> {
+  const { queryWaitMs } = options;
+  const client = lazyTemporalClient(
+    temporalServer.address,
+    temporalServer.namespace,
+    queryWaitMs === undefined ? [] : [queriesWaitingAtMost(queryWaitMs)],
+  );
   const api = createApi({
     config: {
       operatorToken,
@@ -91,6 +105,17 @@ async function apiWith(options: { quotas?: Quotas; taskQueue?: string }): Promis
   const server = await startTestApiServer(api);
   servers.push(server);
   return server.url;
+}
+
+/** A gRPC deadline of `ms` from now on every QueryWorkflow call, unless the caller's own is sooner. */
+function queriesWaitingAtMost(ms: number): Interceptor {
+  return (options, nextCall) => {
+    if (!options.method_definition.path.endsWith("/QueryWorkflow"))
+      return new InterceptingCall(nextCall(options));
+    const own = options.deadline === undefined ? Infinity : new Date(options.deadline).getTime();
+    const soonest = Math.min(Date.now() + ms, own);
+    return new InterceptingCall(nextCall({ ...options, deadline: soonest }));
+  };
 }
 
 const subscribe = (
@@ -377,7 +402,8 @@ describe("Recovery without a worker (D37)", () => {
     const hana = await createAccount(flowlog.store);
     const subscriptionId = await subscribe(hana, "http://127.0.0.1:9/never");
     const [oldest] = await failedDeliveries(hana, subscriptionId, 1);
-    const unpolled = await apiWith({ taskQueue: `recovery-unpolled-${randomUUID()}` });
+    // What is promised is the answer when no worker answers, not the length of the wait for one.
+    const unpolled = await apiWith({ taskQueue: `recovery-unpolled-${randomUUID()}`, queryWaitMs: 1_000 });
     const since = new Date(oldest?.createdAt ?? 0).toISOString();
     const run = await recover(hana, subscriptionId, { since }, unpolled);
     expect(run.json).toMatchObject({ recovery: { status: "running", total: 1, done: 0 } });

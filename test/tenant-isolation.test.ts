@@ -130,7 +130,9 @@ describe("One tenant cannot hold the worker (D26)", () => {
 
   it("a worker restarted during the flood: the quiet tenant still runs, every flood block runs, each execution is logged once", async () => {
     const deps = testDeps(harness.store, { quotas });
-    const first = await startWorker(temporal, deps);
+    // Its blocks wait on an upstream that never answers until released: the stop cuts them off once its
+    // grace time is over, which need not be issue 16's 30 s here.
+    const first = await startWorker(temporal, deps, undefined, { shutdownGraceMs: 2_000 });
     const slow = await heldReceiver();
     const flooder = await createAccount(harness.store);
     const flood = await harness.start(

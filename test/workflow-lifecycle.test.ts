@@ -31,6 +31,12 @@ const cli = fileURLToPath(new URL("../bin/flowlog.js", import.meta.url));
 const tinyDeadlineMs = 1_500;
 /** The upstream holds a "slow" request this long: well past the tiny deadline, within the test's timeout. */
 const slowMs = 5_000;
+/** The "slow" requests the upstream holds: a test lets them go once it has checked what came first. */
+const heldSlow = new Set<() => void>();
+function releaseSlow(): void {
+  for (const release of heldSlow) release();
+  heldSlow.clear();
+}
 
 type Json = Record<string, unknown>;
 
@@ -44,10 +50,16 @@ let temporal: Client;
 let alice: TestAccount;
 
 beforeAll(async () => {
-  // The upstream the api block calls: it echoes the message, after slowMs when the message is "slow".
+  // The upstream the api block calls: it echoes the message, after slowMs when the message is "slow", or
+  // when the test releases it.
   upstream = await startReceiver(async (request, response) => {
     const { message } = JSON.parse(request.body || "{}") as { message?: string };
-    if (message === "slow") await new Promise((resolve) => setTimeout(resolve, slowMs));
+    if (message === "slow") {
+      await new Promise<void>((resolve) => {
+        heldSlow.add(resolve);
+        setTimeout(resolve, slowMs).unref();
+      });
+    }
     sendJson(response, 200, { echo: message });
   });
   flowlog = await startFlowlog({ clock: steppingClock(), taskQueue });
@@ -195,6 +207,7 @@ describe("deleting a workflow (D31)", () => {
     expect(manual).toMatchObject({ code: 2, stderr: `error: workflow ${workflowId} not found\n` });
 
     // The run in flight when the workflow was deleted finishes and is logged (D17), beside the earlier one.
+    releaseSlow();
     const { executionId } = inFlight.json as { executionId: string };
     await expect
       .poll(async () => await entriesOf(workflowId, { executionId }), { timeout: 20_000, interval: 100 })
@@ -294,6 +307,7 @@ describe("sync execution deadline (D26 syncExecutionDeadlineMs)", () => {
       });
       expect(problem.detail).toContain(problem.executionId);
       expect(answer.headers["flowlog-execution-id"]).toBe(problem.executionId);
+      releaseSlow();
       await expectLoggedAtInfo(hurried, hurriedAccount.workspaceId, problem.executionId);
     },
   );
@@ -347,6 +361,7 @@ describe("a sync call's own deadline, when it comes before D26's", () => {
       expect(error?.rawMessage).toContain(
         `execution ${executionId} did not finish within the call's own deadline`,
       );
+      releaseSlow();
       await expectLoggedAtInfo(flowlog, alice.workspaceId, executionId);
     },
   );
@@ -426,6 +441,7 @@ describe("a sync call whose client leaves", () => {
     // The wait ends with the client, long before the execution would have ended it.
     await expect.poll(cancelledPolls, { timeout: slowMs / 2, interval: 50 }).toBeGreaterThanOrEqual(1);
     expect(Date.now() - leftAt).toBeLessThan(slowMs / 2);
+    releaseSlow();
     await expect
       .poll(async () => (await watched.store.logs.list({ workspaceId: account.workspaceId }, page)).entries, {
         timeout: 20_000,

@@ -33,7 +33,15 @@ export function executionSearchAttributes(
 export async function startExecution(
   client: Client,
   request: ExecutionRequest,
-  options: { taskQueue?: string } = {},
+  options: {
+    taskQueue?: string;
+    /**
+     * How long a workflow task may run before Temporal hands it to another worker (the server's 10 s unless
+     * told). A worker lost during a first try, a local activity inside a workflow task, is noticed only
+     * then; tests that kill one shorten it.
+     */
+    workflowTaskTimeoutMs?: number;
+  } = {},
 ): Promise<ExecutionHandle> {
   const input: ExecutionInput = { ...request, executionId: request.executionId ?? newId("ex") };
   const workflowId = executionWorkflowId(input.executionId);
@@ -46,6 +54,9 @@ export async function startExecution(
       workflowIdConflictPolicy: "USE_EXISTING",
       typedSearchAttributes: executionSearchAttributes(input),
       priority: workspacePriority(input.workspaceId),
+      ...(options.workflowTaskTimeoutMs === undefined
+        ? {}
+        : { workflowTaskTimeout: options.workflowTaskTimeoutMs }),
     });
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;

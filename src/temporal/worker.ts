@@ -39,6 +39,11 @@ export interface FlowlogWorkerOptions {
    * it (the SDK's default is 10 s). Tests that kill a worker shorten it.
    */
   stickyQueueScheduleToStartTimeoutMs?: number;
+  /**
+   * How long a stopping worker waits for what it runs before cancelling it (issue 16; 30 s unless told).
+   * Tests that stop a worker in the middle of blocks that never end shorten it.
+   */
+  shutdownGraceMs?: number;
   /** host:port where the SDK serves its own Prometheus metrics (issue 16); none when absent. */
   sdkMetricsAddress?: string;
   /**
@@ -80,8 +85,11 @@ async function workflowCode(): Promise<WorkflowBundleOption> {
   return bundleWorkflowCode({ workflowsPath, logger: Runtime.instance().logger });
 }
 
-const shutdownGraceMs = 30_000;
-/** Long enough for a handed-over first try's workflow task to complete before the grace time ends. */
+const defaultShutdownGraceMs = 30_000;
+/**
+ * Long enough for a handed-over first try's workflow task to complete before the grace time ends; half of
+ * a shorter grace time.
+ */
 const firstTryHandOverMarginMs = 5_000;
 /**
  * How often the outbox's dispatcher looks for intents when no log write of its own process wakes it: in
@@ -122,6 +130,8 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
     const stopping = new AbortController();
     const activities = createActivities(options.deps, client, fanOuts ?? noDispatcher, stopping.signal);
     const queues = roles.map((role) => ({ role, taskQueue: roleTaskQueue(role, taskQueue) }));
+    const shutdownGraceMs = options.shutdownGraceMs ?? defaultShutdownGraceMs;
+    const handOverAfterMs = shutdownGraceMs - Math.min(firstTryHandOverMarginMs, shutdownGraceMs / 2);
     const workerOn = ({ role, taskQueue: queue }: (typeof queues)[number]) =>
       Worker.create({
         connection,
@@ -149,7 +159,7 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
       for (const worker of workers) if (worker.getState() === "RUNNING") worker.shutdown();
       // First tries of HTTP blocks are local activities, which the SDK neither cancels at the grace time
       // nor lets the worker stop without: they hand over to another worker before it (issue 12).
-      handingOver ??= setTimeout(() => stopping.abort(), shutdownGraceMs - firstTryHandOverMarginMs);
+      handingOver ??= setTimeout(() => stopping.abort(), handOverAfterMs);
     };
     return {
       // One queue's worker failing stops the others, and the connection closes only once all have stopped.

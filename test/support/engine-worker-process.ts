@@ -7,10 +7,10 @@
  * "ready" once it polls.
  */
 
-import { workflowBundlePath } from "../../scripts/build.mjs";
 import { defaultPlanLimits } from "../../src/limits/plans.js";
 import { openConfiguredStore } from "../../src/store/open-store.js";
 import { createFlowlogWorker } from "../../src/temporal/worker.js";
+import { testWorkflowBundlePath } from "./test-workflow-bundle.js";
 
 const [address = "", namespace = "", taskQueue = "", dataDir = ""] = process.argv.slice(2);
 const delayScale = process.env.FLOWLOG_TEST_DELAY_SCALE
@@ -37,8 +37,8 @@ const worker = await createFlowlogWorker({
   },
   // The replacement worker takes over the workflow soon after this one dies.
   stickyQueueScheduleToStartTimeoutMs: 1_000,
-  // The build's bundle, as startWorker's (engine.ts): a killed worker's replacement starts in less time.
-  workflowBundle: { codePath: workflowBundlePath },
+  // The tests' bundle, as startWorker's (engine.ts): a killed worker's replacement starts in less time.
+  workflowBundle: { codePath: testWorkflowBundlePath },
 });
 const running = worker.run();
 console.log("ready");

@@ -4,7 +4,6 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection, type WorkflowHandle, WorkflowNotFoundError } from "@temporalio/client";
-import { workflowBundlePath } from "../../scripts/build.mjs";
 import type { ExecutionInput, ExecutionResult } from "../../src/engine/execution-types.js";
 import type { WorkflowStateJson } from "../../src/engine/json-shapes.js";
 import { defaultPlanLimits } from "../../src/limits/plans.js";
@@ -21,6 +20,7 @@ import {
 } from "../../src/temporal/worker.js";
 import { newId } from "../../src/util/ids.js";
 import { createAccount, type TestAccount } from "./flowlog.js";
+import { testWorkflowBundlePath } from "./test-workflow-bundle.js";
 import { until } from "./until.js";
 
 /** Short enough that a killed worker's block moves on within seconds, long enough for a loaded machine. */
@@ -44,16 +44,19 @@ export async function startWorker(
   temporal: { address: string; namespace: string },
   deps: ActivityDeps,
   taskQueue = `engine-${randomUUID()}`,
-  options: Pick<FlowlogWorkerOptions, "roles" | "deliveriesPerSecond" | "retentionScheduleId"> = {},
+  options: Pick<
+    FlowlogWorkerOptions,
+    "roles" | "deliveriesPerSecond" | "retentionScheduleId" | "shutdownGraceMs"
+  > = {},
 ): Promise<RunningWorker> {
   const worker: FlowlogWorker = await createFlowlogWorker({
     ...temporal,
     ...options,
     taskQueue,
     deps,
-    // The build's bundle of the same sources (the test set-up builds first): bundling in every worker a
-    // test file starts cost about 2 s of CPU each.
-    workflowBundle: { codePath: workflowBundlePath },
+    // The build's workflows with the tests' interceptors, bundled once by the test set-up: bundling in every
+    // worker a test file starts cost about 2 s of CPU each.
+    workflowBundle: { codePath: testWorkflowBundlePath },
   });
   const running = worker.run();
   return {
@@ -161,9 +164,14 @@ export class EngineHarness {
     readonly folderId: string,
     readonly connection: Connection,
     readonly client: Client,
+    private readonly workflowTaskTimeoutMs: number | undefined,
   ) {}
 
-  static async connect(temporal: { address: string; namespace: string }): Promise<EngineHarness> {
+  /** `workflowTaskTimeoutMs` on every execution it starts (startExecution), for files that kill workers. */
+  static async connect(
+    temporal: { address: string; namespace: string },
+    { workflowTaskTimeoutMs }: { workflowTaskTimeoutMs?: number } = {},
+  ): Promise<EngineHarness> {
     const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-engine-"));
     const store = openStore({ dataDir });
     const account = await createAccount(store);
@@ -176,7 +184,7 @@ export class EngineHarness {
     });
     const connection = await Connection.connect({ address: temporal.address });
     const client = new Client({ connection, namespace: temporal.namespace });
-    return new EngineHarness(dataDir, store, account, folderId, connection, client);
+    return new EngineHarness(dataDir, store, account, folderId, connection, client, workflowTaskTimeoutMs);
   }
 
   /** Saves a workflow (version 1) in the harness's folder; returns its id. */
@@ -215,7 +223,7 @@ export class EngineHarness {
         timeouts: testTimeouts,
         ...extra,
       },
-      { taskQueue },
+      { taskQueue, workflowTaskTimeoutMs: this.workflowTaskTimeoutMs },
     );
   }
 
