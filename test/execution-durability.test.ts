@@ -158,6 +158,13 @@ describe("A killed worker loses nothing on the delivery path either (issue 12, D
       args: [{ deliveryId: delivery.id, series: 1, once: true }],
     });
     await untilTrue(() => hook.received.length === 1, 20_000);
+    // The attempt is known to have started once its first heartbeat has reached Temporal; a worker killed
+    // before that (a loaded machine) leaves an attempt no one can tell from one never made, and it is sent
+    // again. This case is the other: a started attempt lost.
+    await untilTrue(async () => {
+      const { raw } = await handle.describe();
+      return (raw.pendingActivities ?? []).some((activity) => activity.heartbeatDetails?.payloads?.length);
+    }, 20_000);
     doomed.kill("SIGKILL");
     await once(doomed, "exit");
     const replacement = await startWorker(temporal, testDeps(harness.store), taskQueue);
