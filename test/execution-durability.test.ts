@@ -1,12 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ExecutionRecord } from "../src/store/records.js";
 import type { Store } from "../src/store/store.js";
 import { deliveryTaskQueue, testDeliveryWorkflowId } from "../src/temporal/delivery-ids.js";
 import { newId } from "../src/util/ids.js";
-import { EngineHarness, startWorker, testDeps } from "./support/engine.js";
+import { EngineHarness, spawnWorkerProcess, startWorker, testDeps } from "./support/engine.js";
 import { subscribeWebhook } from "./support/flowlog.js";
 import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
 import { untilTrue } from "./support/until.js";
@@ -211,18 +209,4 @@ describe("Logs: a cancelled execution is logged too (D17)", () => {
   });
 });
 
-const workerScript = fileURLToPath(new URL("./support/engine-worker-process.ts", import.meta.url));
-
-async function spawnWorker(taskQueue: string): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", workerScript, temporal.address, temporal.namespace, taskQueue, harness.dataDir],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  let output = "";
-  for await (const chunk of child.stdout ?? []) {
-    output += String(chunk);
-    if (output.includes("ready")) return child;
-  }
-  throw new Error(`the worker process exited before it was ready: ${output}`);
-}
+const spawnWorker = (taskQueue: string) => spawnWorkerProcess(temporal, taskQueue, harness.dataDir);

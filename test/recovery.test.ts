@@ -1,6 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { InterceptingCall, type Interceptor } from "@grpc/grpc-js";
 import { Client, Connection } from "@temporalio/client";
 import { temporal as temporalApi } from "@temporalio/proto";
@@ -17,7 +15,13 @@ import { lazyTemporalClient } from "../src/temporal/client.js";
 import { eventDeliveryWorkflowId, fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { recoveryWorkflowId } from "../src/temporal/recovery-ids.js";
 import { type RestResponse, restWithKey, startTestApiServer } from "./support/api-server.js";
-import { type RunningWorker, runToEnd, settledDeliveries, startWorker } from "./support/engine.js";
+import {
+  type RunningWorker,
+  runToEnd,
+  settledDeliveries,
+  spawnWorkerProcess,
+  startWorker,
+} from "./support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -522,27 +526,6 @@ describe("Recovery across a worker's death (D37, D19)", () => {
   }, 90_000);
 });
 
-const workerScript = fileURLToPath(new URL("./support/engine-worker-process.ts", import.meta.url));
-
 /** A flowlog worker in a process of its own on `queue`, over this file's store. */
-async function spawnWorker(queue: string): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      workerScript,
-      temporalServer.address,
-      temporalServer.namespace,
-      queue,
-      flowlog.dataDir,
-    ],
-    { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...flowlog.env } },
-  );
-  let output = "";
-  for await (const chunk of child.stdout ?? []) {
-    output += String(chunk);
-    if (output.includes("ready")) return child;
-  }
-  throw new Error(`the worker process exited before it was ready: ${output}`);
-}
+const spawnWorker = (queue: string) =>
+  spawnWorkerProcess(temporalServer, queue, flowlog.dataDir, flowlog.env);

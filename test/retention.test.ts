@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { Client, Connection } from "@temporalio/client";
 import { pino } from "pino";
@@ -16,7 +15,7 @@ import { archiveDayFor } from "../src/retention/archive.js";
 import type { ExecutionRecord } from "../src/store/records.js";
 import type { PurgeRunSummary } from "../src/temporal/activities/retention-activities.js";
 import { clientWithKey, restWithKey } from "./support/api-server.js";
-import { type RunningWorker, startWorker, testDeps } from "./support/engine.js";
+import { type RunningWorker, spawnWorkerProcess, startWorker, testDeps } from "./support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -336,33 +335,13 @@ describe("a purge whose worker is killed (D41)", () => {
   }, 60_000);
 });
 
-const workerScript = fileURLToPath(new URL("./support/engine-worker-process.ts", import.meta.url));
-
 /** A flowlog worker in a process of its own on `queue`, over this file's store, its clock at `now`. */
-async function spawnWorker(queue: string): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      workerScript,
-      temporalServer.address,
-      temporalServer.namespace,
-      queue,
-      flowlog.dataDir,
-    ],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, ...flowlog.env, FLOWLOG_TEST_NOW_MS: String(now), FLOWLOG_LOG_LEVEL: "error" },
-    },
-  );
-  let output = "";
-  for await (const chunk of child.stdout ?? []) {
-    output += String(chunk);
-    if (output.includes("ready")) return child;
-  }
-  throw new Error(`the worker process exited before it was ready: ${output}`);
-}
+const spawnWorker = (queue: string) =>
+  spawnWorkerProcess(temporalServer, queue, flowlog.dataDir, {
+    ...flowlog.env,
+    FLOWLOG_TEST_NOW_MS: String(now),
+    FLOWLOG_LOG_LEVEL: "error",
+  });
 
 describe("the Schedule flowlog-retention (D41)", () => {
   it("a worker creates it, another start updates it: one Schedule, hourly, starting the purge", async () => {

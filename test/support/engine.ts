@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -259,4 +260,30 @@ export class EngineHarness {
     await this.connection.close();
     await this.store.close();
   }
+}
+
+const workerScript = path.join(import.meta.dirname, "engine-worker-process.ts");
+
+/**
+ * A flowlog worker in a process of its own (engine-worker-process.ts) on `taskQueue`, over the store in
+ * `dataDir`, with `env` over the test's environment (a store's connection, an injected clock): resolves
+ * once it polls, so a test can SIGKILL it mid-work.
+ */
+export async function spawnWorkerProcess(
+  temporal: { address: string; namespace: string },
+  taskQueue: string,
+  dataDir: string,
+  env: Record<string, string | undefined> = {},
+): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", workerScript, temporal.address, temporal.namespace, taskQueue, dataDir],
+    { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } },
+  );
+  let output = "";
+  for await (const chunk of child.stdout ?? []) {
+    output += String(chunk);
+    if (output.includes("ready")) return child;
+  }
+  throw new Error(`the worker process exited before it was ready: ${output}`);
 }
