@@ -275,12 +275,15 @@ describe("D36 hold and drain: a receiver down for an hour while events keep comi
     // Held deliveries cost no attempts: while held, only the probe called, one request a step, each with
     // the oldest held event. A series that was waiting out a retry when the hold began is held at its next
     // attempt; its event, older, is what the next probe sends.
-    // An attempt begun before the hold may still reach the endpoint after it (a loaded machine): the
-    // window starts once each such attempt has ended, as the attempt log has it.
+    // An attempt that found the endpoint active may still reach it after the hold began: its check reads
+    // the hold before the hold's transaction commits (heldAt is that transaction's clock), and a loaded
+    // machine stretches the send. The first probe waits its first step after heldAt, so no attempt begun
+    // sooner is a probe: the window starts once each of those has ended, as the attempt log has it.
     const attempts = await Promise.all(
       (await deliveriesOf(account, id)).map((d) => flowlog.store.deliveries.attemptsOf(d.id)),
     );
-    const begunBefore = attempts.flat().filter((a) => a.startedAt < heldAt);
+    const firstProbeAt = heldAt + (probeStepsMs[0] as number) * delayScale;
+    const begunBefore = attempts.flat().filter((a) => a.startedAt < firstProbeAt);
     const quietFrom = Math.max(heldAt, ...begunBefore.map((a) => a.startedAt + a.durationMs));
     const whileHeld = hook.hits.filter((hit) => hit.at > quietFrom && hit.at < upAt);
     expect(whileHeld.length).toBeGreaterThanOrEqual(4);

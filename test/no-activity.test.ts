@@ -387,12 +387,13 @@ describe("Watchers are the deliveries' work (issue 51)", () => {
     const id = inactivityWatchId(subscriptionId, workflowId);
     const current = temporal.workflow.getHandle(id);
     const { typedSearchAttributes } = await current.describe();
-    await current.terminate("replaced by a watcher as an earlier flowlog started it");
+    // Replaced in one call: between a terminate and a start, flowlog may start its own watcher again.
     await temporal.workflow.start("watchInactivity", {
       workflowId: id,
       taskQueue,
       args: [{ subscriptionId, workflowId, sinceMs: Date.now() }],
       typedSearchAttributes,
+      workflowIdConflictPolicy: "TERMINATE_EXISTING",
     });
     await untilTrue(
       async () => (await current.describe()).taskQueue === deliveryTaskQueue(taskQueue),
