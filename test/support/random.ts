@@ -13,3 +13,13 @@ export function seededRandom(seed: number) {
   const subset = <T>(items: readonly T[]): T[] => items.filter(() => next() < 0.5);
   return { next, int, pick, subset, chance: (p: number) => next() < p };
 }
+
+/**
+ * The page sizes of `limits` that walk `matching` rows in at most `maxPages` pages. A random oracle test
+ * still pages one row at a time, but over the filters that match few: a broad filter walked a row a page
+ * was hundreds of requests that tested no boundary the narrow ones do not (issue 50: suite time).
+ */
+export function walkableLimits(limits: readonly number[], matching: number, maxPages = 40): number[] {
+  const walkable = limits.filter((limit) => Math.ceil(matching / limit) <= maxPages);
+  return walkable.length > 0 ? walkable : [Math.max(...limits)];
+}
