@@ -265,7 +265,9 @@ describe("regeneration", () => {
     // buf.gen.yaml's OpenAPI step alone, as the repository's template declares it: the other plugins'
     // output is gen/'s own test (generated.test.ts), and their seconds of CPU tell nothing here.
     const template = readFileSync(join(root, "buf.gen.yaml"), "utf8");
-    const openapiStep = template.match(/\n {2}- local: \[[^\]]*protoc-gen-openapi\.ts"\]\n(?: {4}.*\n)+/)?.[0];
+    const openapiStep = template.match(
+      /\n {2}- local: \[[^\]]*protoc-gen-openapi\.ts"\]\n(?: {4}.*\n)+/,
+    )?.[0];
     expect(openapiStep, "buf.gen.yaml's protoc-gen-openapi step").toBeDefined();
     writeFileSync(
       join(scratch, "buf.gen.yaml"),
