@@ -10,6 +10,7 @@ import { ensureTemporal } from "../src/temporal/dev/ensure-temporal.js";
 import { resolvePostgresBinaries } from "../src/tools/postgres-binaries.js";
 import { freeListeningPort } from "../src/util/free-port.js";
 import { prepareConsoleTests } from "./support/browser.js";
+import { resolveGrpcHealthProbe } from "./support/grpc-health-probe.js";
 import { resolveGrpcurl } from "./support/grpcurl.js";
 import { resolveMinio } from "./support/s3-server.js";
 import { ensureTestWorkflowBundle } from "./support/test-workflow-bundle.js";
@@ -37,6 +38,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // grpcurl (the cluster and polyglot tests' gRPC client): built with `go install`, which on a machine with
   // an empty Go module cache takes longer than a test's own time allows.
   await resolveGrpcurl();
+  // grpc-health-probe (issue 55): the health tests' Kubernetes-style probe, built the same way.
+  await resolveGrpcHealthProbe();
   // MinIO, the S3-compatible store D42's archive tests write to: a first build takes minutes too.
   await resolveMinio();
   // The console's browser tests (issue 17): Debian's Chromium, and the console built from console/.

@@ -7,6 +7,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../src/util/free-port.js";
+import { resolveGrpcHealthProbe } from "./support/grpc-health-probe.js";
+import { resolveGrpcurl } from "./support/grpcurl.js";
 import { type ServeProcess, startServeProcess } from "./support/serve-process.js";
 import { untilTrue } from "./support/until.js";
 
@@ -213,5 +215,84 @@ describe("start-up", () => {
       holder.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+/** A command's exit code and output; a non-zero exit is an answer here, not a failure. */
+async function run(command: string, args: string[]): Promise<{ code: number; out: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(command, args, { timeout: 20_000 });
+    return { code: 0, out: stdout + stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? -1, out: `${failed.stdout ?? ""}${failed.stderr ?? ""}` };
+  }
+}
+
+describe("the standard gRPC health protocol on the API port (issue 55)", () => {
+  const address = (serve: ServeProcess) => new URL(serve.url).host;
+
+  it("grpc-health-probe, as Kubernetes runs it, finds the server and each service serving, without a key", async () => {
+    const healthProbe = await resolveGrpcHealthProbe();
+    for (const service of ["", "flowlog.logs.v1.LogsService", "flowlog.workflows.v1.WorkflowsService"]) {
+      const answer = await run(healthProbe, [`-addr=${address(connected)}`, `-service=${service}`]);
+      expect(answer, service).toEqual({ code: 0, out: expect.stringContaining("SERVING") });
+    }
+  });
+
+  it("answers NOT_SERVING while Temporal cannot be reached, as /readyz does", async () => {
+    const healthProbe = await resolveGrpcHealthProbe();
+    // The verdict waits up to the readiness checks' 2 s bound for an unreachable dependency: a probe's
+    // timeout must be longer than that (operations.md), where the probe's own default is 1 s.
+    const answer = await run(healthProbe, [`-addr=${address(cutOff)}`, "-rpc-timeout=5s"]);
+    // grpc-health-probe's exit code for an unhealthy answer.
+    expect(answer).toEqual({ code: 4, out: expect.stringContaining("NOT_SERVING") });
+  });
+
+  it("a service it does not serve is NOT_FOUND to Check, and SERVICE_UNKNOWN to Watch", async () => {
+    const healthProbe = await resolveGrpcHealthProbe();
+    const checked = await run(healthProbe, [`-addr=${address(connected)}`, "-service=no.such.Service"]);
+    // 3: the RPC failed (NotFound), as the protocol asks of Check.
+    expect(checked.code).toBe(3);
+    expect(checked.out).toMatch(/NotFound/i);
+
+    const grpcurl = await resolveGrpcurl();
+    const watched = await run(grpcurl, [
+      "-plaintext",
+      "-max-time=3",
+      '-d={"service": "no.such.Service"}',
+      address(connected),
+      "grpc.health.v1.Health/Watch",
+    ]);
+    expect(watched.out).toContain('"status": "SERVICE_UNKNOWN"');
+  });
+
+  it("Watch streams the verdict, and List names every service; reflection describes the health service", async () => {
+    const grpcurl = await resolveGrpcurl();
+    const watched = await run(grpcurl, [
+      "-plaintext",
+      "-max-time=3",
+      "-d={}",
+      address(cutOff),
+      "grpc.health.v1.Health/Watch",
+    ]);
+    // One answer while nothing changes: a Watch speaks on a change only.
+    expect(watched.out.match(/"status": "NOT_SERVING"/g)).toHaveLength(1);
+
+    const listed = await run(grpcurl, [
+      "-plaintext",
+      "-d={}",
+      address(connected),
+      "grpc.health.v1.Health/List",
+    ]);
+    expect(listed.code).toBe(0);
+    const statuses = (JSON.parse(listed.out) as { statuses: Record<string, { status: string }> }).statuses;
+    expect(Object.keys(statuses)).toEqual(
+      expect.arrayContaining(["", "grpc.health.v1.Health", "flowlog.logs.v1.LogsService"]),
+    );
+    expect(new Set(Object.values(statuses).map((entry) => entry.status))).toEqual(new Set(["SERVING"]));
+
+    const services = await run(grpcurl, ["-plaintext", address(connected), "list"]);
+    expect(services.out).toContain("grpc.health.v1.Health");
   });
 });

@@ -1,6 +1,7 @@
 import type { Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { Health } from "../../gen/health/v1/health_pb.js";
 import type { Config } from "../config/config.js";
 import { toPublicError } from "../errors/public-error.js";
 import { listHttpRoutes } from "../gateway/http-rules.js";
@@ -15,6 +16,7 @@ import { requestBase, requestUrl } from "../util/request-url.js";
 import { type ApiImplementations, apiServices, registerApiServices } from "./api-services.js";
 import { type ConsoleSettings, loadConsoleAssets } from "./console-assets.js";
 import { type FrontDoor, openDoor } from "./front-door.js";
+import { registerGrpcHealth } from "./grpc-health.js";
 import { createHealthRoutes, Readiness } from "./health.js";
 import { listeningUrl, listenOn } from "./listen.js";
 import { observedFrontDoor } from "./observed-front-door.js";
@@ -70,13 +72,17 @@ export async function startApiServer(
   const isTrustedProxy = trustedProxies(config.trustedProxies ?? []);
   const clientAddress = clientAddressResolver(isTrustedProxy);
 
+  const readiness = options.readiness ?? new Readiness([]);
+  // Ends the gRPC health Watch streams when the server closes.
+  const closing = new AbortController();
   const rpc = createRpcHandler({
     frontDoor,
     readMaxBytes: quotas.requestBodyBytes,
     compressMinBytes,
     routes(router) {
       registerApiServices(router, options.implementations ?? {});
-      registerReflection(router, apiServices);
+      registerGrpcHealth(router, apiServices, readiness, closing.signal);
+      registerReflection(router, [...apiServices, Health]);
     },
     fallback: (req, res) => void fallback(req, res).catch((error) => answerFault(req, res, error)),
     clientAddress,
@@ -91,7 +97,7 @@ export async function startApiServer(
     clientAddress,
   });
 
-  const health = createHealthRoutes(options.readiness ?? new Readiness([]));
+  const health = createHealthRoutes(readiness);
   const operatorOnly = operatorSurfaceGuard({
     operatorToken: config.operatorToken,
     clientAddress,
@@ -156,6 +162,7 @@ export async function startApiServer(
       // new ones to another replica), then the connections, kept alive or HTTP/2, closed.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       options.streams?.endAll();
+      closing.abort();
       const deadline = Date.now() + drainMs;
       while (inFlight > 0 && Date.now() < deadline) await sleep(25);
       for (const socket of sockets) socket.destroy();
