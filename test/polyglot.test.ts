@@ -53,10 +53,11 @@ const apiServices = [
 ];
 
 describe("grpcurl, by server reflection", () => {
-  it("lists every service, reflection v1 and v1alpha included", async () => {
+  it("lists every service, health and reflection v1 and v1alpha included", async () => {
     const { stdout } = await run(grpcurlPath, ["-plaintext", target, "list"]);
     expect(stdout.trim().split("\n")).toEqual([
       ...apiServices,
+      "grpc.health.v1.Health",
       "grpc.reflection.v1.ServerReflection",
       "grpc.reflection.v1alpha.ServerReflection",
     ]);
