@@ -2,7 +2,6 @@ import type { ConnectError } from "@connectrpc/connect";
 import { type Client, WorkflowNotFoundError } from "@temporalio/client";
 import { preconditionFailed } from "../../errors/api-errors.js";
 import type { Store } from "../../store/store.js";
-import { logIdOf } from "../../temporal/activities/execution-activities.js";
 import { cancelReasonSignal, executionWorkflowId } from "../../temporal/execution-ids.js";
 import { flowlogSearchAttributes } from "../../temporal/search-attributes.js";
 import { type Member, visibleTo } from "../workspace-access.js";
@@ -28,7 +27,7 @@ export async function cancelExecution(
   const running = await missingAsUndefined(handle.describe());
   const workspaceId =
     running?.typedSearchAttributes.get(flowlogSearchAttributes.workspaceId) ??
-    (await deps.store.logs.getEntry(logIdOf(executionId)))?.workspaceId;
+    (await deps.store.logs.getExecution(executionId))?.entry.workspaceId;
   await visibleTo(deps.store, caller, workspaceId, (id) => id, `execution ${executionId}`);
   if (running?.status.name !== "RUNNING") throw await ended(deps.store, executionId, running?.status.name);
   // The reason first: the workflow reads it when the cancellation reaches it, in the same or a later task.
@@ -44,7 +43,7 @@ export async function cancelExecution(
 
 /** The refusal of an execution that is no longer running, naming how it ended. */
 async function ended(store: Store, executionId: string, status: string | undefined): Promise<ConnectError> {
-  const entry = await store.logs.getEntry(logIdOf(executionId));
+  const entry = (await store.logs.getExecution(executionId))?.entry;
   const how = entry
     ? `has ended, logged with level ${entry.level}`
     : `is no longer running (${(status ?? "gone").toLowerCase()} in Temporal)`;

@@ -6,7 +6,6 @@ import { changedNodes, reusableRun, starterInput } from "../../engine/recorded-r
 import { preconditionFailed } from "../../errors/api-errors.js";
 import type { ExecutionRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
-import { logIdOf } from "../../temporal/activities/execution-activities.js";
 import { type ExecutionDependencies, runWorkflow } from "../triggers/executions.js";
 import { type Member, visibleTo } from "../workspace-access.js";
 
@@ -32,18 +31,16 @@ export async function retryExecution(
   request: RetryRequest,
 ): Promise<{ executionId: string; version: number }> {
   const { executionId } = request;
-  // The entry with its spans, and the snapshot with its version: two reads, each by its key.
-  const [entry, execution] = await Promise.all([
-    deps.store.logs.getEntry(logIdOf(executionId)),
-    deps.store.logs.getExecution(executionId),
-  ]);
-  const original = await visibleTo(
+  const execution = await visibleTo(
     deps.store,
     caller,
-    entry && execution && { ...execution, entry },
+    await deps.store.logs.getExecution(executionId),
     (found) => found.entry.workspaceId,
     `execution ${executionId}`,
   );
+  // The execution's read leaves the spans out (GetExecution shows none); the retry reads them.
+  const entry = await deps.store.logs.getEntry(execution.entry.id);
+  const original = { ...execution, entry: entry ?? execution.entry };
   const input = starterInput(original.entry.traceSpans);
   if (!input) throw refused(executionId, "its entry has no starter span, so its input is not known");
   const version = request.version === "original" ? originalVersion(original) : undefined;
