@@ -1,10 +1,14 @@
 import { randomUUID } from "node:crypto";
+import { Code, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { WorkflowsService } from "../gen/flowlog/workflows/v1/workflows_service_pb.js";
+import { PreconditionFailureSchema } from "../gen/google/rpc/error_details_pb.js";
 import type { SpanJson } from "../src/engine/json-shapes.js";
 import type { PageRequest } from "../src/store/log-list-sql.js";
 import type { LogEntryRecord } from "../src/store/records.js";
 import { logIdOf } from "../src/temporal/activities/execution-activities.js";
-import { restWithKey } from "./support/api-server.js";
+import { restWithKey, rpcError } from "./support/api-server.js";
 import { type RunningWorker, startWorker, testDeps } from "./support/engine.js";
 import {
   createAccount,
@@ -523,5 +527,40 @@ describe("RetryExecution from the failed block (D47): reuses what succeeded befo
     expect(refused.json).toMatchObject({
       detail: `execution ${executionId} cannot be retried: it did not fail; retry it from the start (D47)`,
     });
+  }, 30_000);
+});
+
+describe("CancelExecution and RetryExecution over gRPC", () => {
+  it("answer with the codes and details REST maps: not_found, failed_precondition with its PreconditionFailure", async () => {
+    answers.set("/grpc", () => ({ status: 200, body: {} }));
+    const workflowId = await callingWorkflow("/grpc", { retries: 0, retryBaseMs: 100 });
+    const ran = await call("POST", `/api/v1/workflows/${workflowId}/execute`, { input: { order: 4 } });
+    const { executionId } = ran.json as { executionId: string };
+    const transport = createGrpcTransport({
+      baseUrl: flowlog.server.url,
+      interceptors: [
+        (next) => (request) => {
+          request.header.set("x-api-key", alice.key);
+          return next(request);
+        },
+      ],
+    });
+    const workflows = createClient(WorkflowsService, transport);
+
+    const missing = await rpcError(() => workflows.cancelExecution({ executionId: "ex_missing" }));
+    const ended = await rpcError(() => workflows.cancelExecution({ executionId }));
+    const notFailed = await rpcError(() => workflows.retryExecution({ executionId, from: "failed_block" }));
+    const retried = await workflows.retryExecution({ executionId });
+
+    expect(missing.code).toBe(Code.NotFound);
+    expect(ended.code).toBe(Code.FailedPrecondition);
+    expect(ended.findDetails(PreconditionFailureSchema)[0]?.violations[0]).toMatchObject({
+      type: "EXECUTION_ENDED",
+      subject: `execution ${executionId}`,
+    });
+    expect(notFailed.code).toBe(Code.FailedPrecondition);
+    expect(notFailed.findDetails(PreconditionFailureSchema)[0]?.violations[0]?.type).toBe("RETRY");
+    expect(retried).toMatchObject({ retryOf: executionId, version: 1 });
+    expect((await loggedEntries(retried.executionId))[0]).toMatchObject({ level: "info" });
   }, 30_000);
 });
