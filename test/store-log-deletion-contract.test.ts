@@ -155,7 +155,9 @@ describe.each(kinds)("deleting log entries with what hangs off them, on %s (D41,
       at(workspace, t0 + 2 * hour),
     ];
     await areas.logs.insertExecutions([original, first, { ...second, workflowVersion: 3 }]);
-    const [originalId, firstId, secondId] = [original, first, second].map((r) => r.entry.executionId);
+    const originalId = original.entry.executionId;
+    const firstId = first.entry.executionId;
+    const secondId = second.entry.executionId;
     for (const [executionId, createdAt] of [
       [firstId, t0 + hour],
       [secondId, t0 + 2 * hour],
