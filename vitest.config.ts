@@ -17,6 +17,7 @@ const onBothStores = [
   "deliveries-filters",
   "endpoint-settings",
   "environment",
+  "execution-rerun",
   "hold-and-drain",
   "logs-api",
   "logs-filters",

@@ -166,7 +166,11 @@ describe("the seeded corpus, through the real views", () => {
           workflowState: fromJson(WorkflowStateSchema, execution.workflowState as JsonValue, {
             ignoreUnknownFields: true,
           }),
-          executionMetadata: executionMetadata(entry),
+          executionMetadata: executionMetadata(
+            entry,
+            { retryOf: "ex_retried", retriedBy: "ex_retry" },
+            execution.workflowVersion,
+          ),
           limits,
         });
       expectSame(GetExecutionResponseSchema, answer);

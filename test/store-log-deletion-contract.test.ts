@@ -17,7 +17,10 @@ const server = sharedPostgres();
 
 interface Areas {
   deletion: StoreArea<LogDeletionStore>;
-  logs: Pick<StoreArea<LogsStore>, "insertExecution" | "insertExecutions">;
+  logs: Pick<
+    StoreArea<LogsStore>,
+    "insertExecution" | "insertExecutions" | "getExecution" | "recordRetry" | "forgetRetry" | "retryLinks"
+  >;
   parked: StoreArea<ParkedOutputsStore>;
 }
 
@@ -143,6 +146,37 @@ describe.each(kinds)("deleting log entries with what hangs off them, on %s (D41,
     expect(await areas.deletion.count(filter)).toBe(0);
     expect(await usage(db)).toEqual(usageBefore);
     expect(usageBefore.length).toBeGreaterThan(0);
+  });
+
+  it("retry links (D47): the newest retry is retriedBy, a deleted retry takes its link, a deleted original leaves its retries' retryOf", async () => {
+    const [original, first, second] = [
+      at(workspace, t0),
+      at(workspace, t0 + hour),
+      at(workspace, t0 + 2 * hour),
+    ];
+    await areas.logs.insertExecutions([original, first, { ...second, workflowVersion: 3 }]);
+    const originalId = original.entry.executionId;
+    const firstId = first.entry.executionId;
+    const secondId = second.entry.executionId;
+    for (const [executionId, createdAt] of [
+      [firstId, t0 + hour],
+      [secondId, t0 + 2 * hour],
+    ] as const) {
+      await areas.logs.recordRetry({ executionId, retryOf: originalId, createdAt });
+      // Recorded twice (a retried start): one link still.
+      await areas.logs.recordRetry({ executionId, retryOf: originalId, createdAt });
+    }
+    expect(await areas.logs.retryLinks(originalId)).toEqual({ retriedBy: secondId });
+    expect(await areas.logs.retryLinks(firstId)).toEqual({ retryOf: originalId });
+    expect((await areas.logs.getExecution(secondId))?.workflowVersion).toBe(3);
+    expect((await areas.logs.getExecution(firstId))?.workflowVersion).toBeNull();
+
+    await deleteInBatches(areas.deletion, { workspaceId: workspace.workspaceId, executionIds: [secondId] });
+    expect(await areas.logs.retryLinks(originalId)).toEqual({ retriedBy: firstId });
+    await deleteInBatches(areas.deletion, { workspaceId: workspace.workspaceId, executionIds: [originalId] });
+    expect(await areas.logs.retryLinks(firstId)).toEqual({ retryOf: originalId });
+    await areas.logs.forgetRetry(firstId);
+    expect(await areas.logs.retryLinks(firstId)).toEqual({});
   });
 
   it("a snapshot another remaining entry still uses is kept, whichever batch its users fall in", async () => {

@@ -16,7 +16,8 @@ import { beforeAll, describe, expect, it } from "vitest";
  * subscription, that looked, fired its alert, delivered it and went to sleep again; a redelivery whose
  * series the receiver refused with 400, from before a failed series was announced (delivery.failed); and an
  * endpoint-health watcher of D35 from before D36's hold joined it, that noticed its endpoint, slept, was
- * woken by a failure and slept again.
+ * woken by a failure and slept again. D47's: an API execution cancelled (through Temporal, no reason) while
+ * its HTTP block, answered 503, waited a minute for its retry.
  */
 const fixture = (name: string) =>
   temporal.api.history.v1.History.decode(
@@ -77,5 +78,11 @@ describe("Workflow code replays the deliveries that failed before delivery.faile
 describe("Workflow code replays the endpoint watchers it ran before the hold (issue 51, D36)", () => {
   it("a D35 watcher that noticed, slept and was woken replays as it was written", async () => {
     await expect(replay(fixture("watch-endpoint-health-before-hold"))).resolves.toBeUndefined();
+  });
+});
+
+describe("Workflow code replays the executions it cancelled before D47", () => {
+  it("an execution cancelled in its HTTP block's retry wait, logged without a reason or spans, replays as it was written", async () => {
+    await expect(replay(fixture("execution-cancelled-before-reason"))).resolves.toBeUndefined();
   });
 });

@@ -42,7 +42,20 @@ export interface ExecutionInput {
    * the caller has not read it: a schedule runs whatever version is current when it fires.
    */
   workflow?: LoadedWorkflow;
+  /**
+   * D47: a retry resumed from its failed block: the recorded outputs it takes instead of running those
+   * blocks again. Data the starter gives, as the input is: the graph reads them as it would have read the
+   * blocks' answers, and nothing else trusts them.
+   */
+  reused?: ReusedOutputs;
 }
+
+/**
+ * D47: recorded runs of the HTTP and agent blocks that succeeded before an execution's first failed one,
+ * by span id (the block's id with its iteration and branch suffixes, run-graph.ts): the input the span
+ * showed and the output the block gave.
+ */
+export type ReusedOutputs = Record<string, { input?: JsonValue; output: JsonValue }>;
 
 export interface ExecutionResult {
   executionId: string;

@@ -8,6 +8,7 @@ import type {
   BlockOutcome,
   BlockRequest,
   ExecutionStatus,
+  ReusedOutputs,
 } from "./execution-types.js";
 import type { BlockJson, SpanJson, WorkflowStateJson } from "./json-shapes.js";
 import { type ResponseOutput, runCondition, runResponse } from "./local-blocks.js";
@@ -49,6 +50,11 @@ export interface GraphRunOptions {
   now(): number;
   /** D26: the most block runs this execution may make. */
   maxBlockRuns: number;
+  /**
+   * D47: recorded runs of HTTP and agent blocks, by span id, taken instead of running those blocks again
+   * (a retry resumed from its failed block). A reused agent block adds no model usage: it cost once.
+   */
+  reused?: ReusedOutputs;
 }
 
 export interface GraphRunResult {
@@ -63,17 +69,16 @@ export interface GraphRunResult {
   usages: ModelUsage[];
 }
 
-/** A prebuilt graph of the workflow may stand for its state, to run the same workflow many times. */
+/**
+ * A prebuilt graph of the workflow may stand for its state, to run the same workflow many times. Rejects
+ * with an InterruptedRun when a side-effect block rejected (the workflow was cancelled).
+ */
 export async function runGraph(
   workflow: WorkflowStateJson | WorkflowGraph,
   options: GraphRunOptions,
 ): Promise<GraphRunResult> {
   const graph = workflow instanceof WorkflowGraph ? workflow : new WorkflowGraph(workflow);
-  try {
-    return await new GraphRun(graph, options).run();
-  } catch (error) {
-    throw error instanceof Interrupted ? error.reason : error;
-  }
+  return new GraphRun(graph, options).run();
 }
 
 /**
@@ -83,6 +88,20 @@ export async function runGraph(
  */
 class Interrupted extends Error {
   constructor(readonly reason: unknown) {
+    super("execution interrupted");
+  }
+}
+
+/**
+ * How a run that was interrupted ends: why (the rejection), and the spans of the top-level nodes that
+ * ended before it, the starter's among them, so a cancelled execution's entry still shows its input and
+ * what ran (D47: a retry reads them).
+ */
+export class InterruptedRun extends Error {
+  constructor(
+    readonly reason: unknown,
+    readonly spans: SpanJson[],
+  ) {
     super("execution interrupted");
   }
 }
@@ -124,6 +143,7 @@ class GraphRun {
     try {
       error = await this.walk(undefined, top);
     } catch (failure) {
+      if (failure instanceof Interrupted) throw new InterruptedRun(failure.reason, top.spans);
       // The top level's own shape is wrong (no starter, a cycle): nothing ran, the execution fails.
       if (!isNodeFailure(failure)) throw failure;
       error = failure.message;
@@ -204,12 +224,18 @@ class GraphRun {
     const config = block.config ?? {};
     switch (block.type) {
       case "api":
-        return this.sideEffect(this.options.blocks.api, id, config, frame);
+        return this.reusedRun(id, frame) ?? this.sideEffect(this.options.blocks.api, id, config, frame);
       case "agent":
-        return this.agentRun(id, config, frame);
+        return this.reusedRun(id, frame) ?? this.agentRun(id, config, frame);
       default:
         return this.localRun(id, block.type, config, frame);
     }
+  }
+
+  /** The block's recorded run in this iteration and branch, when the execution reuses it (D47). */
+  private reusedRun(id: string, frame: OutputFrame): BlockRun | undefined {
+    const recorded = this.options.reused && ownValue(this.options.reused, id + frame.suffix);
+    return recorded && { input: recorded.input, output: recorded.output };
   }
 
   private localRun(id: string, type: string, config: JsonObject, frame: OutputFrame): BlockRun {

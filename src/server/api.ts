@@ -12,6 +12,7 @@ import type { Logger } from "../logging/logger.js";
 import { AccountsService } from "../services/accounts/accounts-service.js";
 import { createAdminService } from "../services/accounts/admin-service.js";
 import { createDeliveriesService } from "../services/deliveries/deliveries-service.js";
+import { createExecutionControls } from "../services/executions/execution-controls.js";
 import { LogTails } from "../services/logs/log-tails.js";
 import { createLogsService } from "../services/logs/logs-service.js";
 import { createSubscriptionsService } from "../services/notifications/subscriptions-service.js";
@@ -67,6 +68,7 @@ export function createApi({
           onWorkflowDeleted: (workflow) => endWorkflowTriggers({ store, temporal }, workflow),
         }),
         ...createCallTriggers(executions),
+        ...createExecutionControls(executions),
       },
       triggers: createTriggersService({ ...executions, publicBaseUrl: config.publicBaseUrl }),
       notifications: createSubscriptionsService({ store, clock, temporal, quotas }),

@@ -36,6 +36,8 @@ export class LogDeletionStore {
       ),
       executionState: db.prepare("DELETE FROM execution_states WHERE execution_id = ? RETURNING state_hash"),
       parked: db.prepare("DELETE FROM parked_outputs WHERE execution_id = ?"),
+      // D47: a deleted retry no longer retries anything; a deleted original's retries keep its id.
+      retry: db.prepare("DELETE FROM execution_retries WHERE execution_id = ?"),
       entry: db.prepare("DELETE FROM log_entries WHERE id = ?"),
       unusedState: db.prepare(
         `DELETE FROM workflow_states WHERE hash = @hash
@@ -76,6 +78,7 @@ export class LogDeletionStore {
             states.add(key);
           }
           counts.parkedOutputs += this.statements.parked.run(entry.execution_id).changes;
+          this.statements.retry.run(entry.execution_id);
           counts.entries += this.statements.entry.run(entry.id).changes;
         }
         for (const hash of hashes) counts.snapshots += this.statements.unusedState.run({ hash }).changes;

@@ -7,6 +7,7 @@ import type {
   Level,
   ListedEntryRecord,
   LogEntryRecord,
+  RetryLinks,
   Trigger,
   ViewedEntryRecord,
   WorkflowSummaryRecord,
@@ -70,6 +71,8 @@ export interface ExecutionRows {
   models: ModelRow[];
   /** Shared by the executions of one workflow version; stored once (stateKeys). */
   workflowState: unknown;
+  /** The version that state is (D47), beside the execution's link to it. */
+  workflowVersion: number | null;
 }
 
 /** One model of an execution as log_entry_models keeps it: its cost in whole nano-USD (D30), exactly summed. */
@@ -79,7 +82,7 @@ export interface ModelRow {
   tokens: number;
 }
 
-export function executionRows({ entry, workflowState }: ExecutionRecord): ExecutionRows {
+export function executionRows({ entry, workflowState, workflowVersion }: ExecutionRecord): ExecutionRows {
   const traceSpansJson = JSON.stringify(entry.traceSpans);
   return {
     entry: {
@@ -108,6 +111,7 @@ export function executionRows({ entry, workflowState }: ExecutionRecord): Execut
       tokens: cost.tokens.total,
     })),
     workflowState,
+    workflowVersion: workflowVersion ?? null,
   };
 }
 
@@ -127,6 +131,40 @@ export function stateKeys(onNew: (key: Buffer, json: string) => void): (workflow
       known.set(workflowState, key);
     }
     return key;
+  };
+}
+
+/** A row of an execution's read: its entry's light columns, its snapshot and the version it is (D47). */
+export type ExecutionRow = LogRow & { workflow_state_json: string; workflow_version: number | null };
+
+export function executionFromRow(row: ExecutionRow): ExecutionRecord {
+  return {
+    entry: logEntryFromRow(row),
+    workflowState: JSON.parse(row.workflow_state_json),
+    workflowVersion: row.workflow_version,
+  };
+}
+
+/**
+ * D47: the execution a retry retries, and the newest retry of an execution, in one statement; `key` is the
+ * execution id's parameter in the store's dialect.
+ */
+export function retryLinksSql(key: string): string {
+  return `SELECT
+    (SELECT retry_of FROM execution_retries WHERE execution_id = ${key}) AS retry_of,
+    (SELECT execution_id FROM execution_retries WHERE retry_of = ${key}
+      ORDER BY created_at DESC, execution_id DESC LIMIT 1) AS retried_by`;
+}
+
+export interface RetryLinksRow {
+  retry_of: string | null;
+  retried_by: string | null;
+}
+
+export function retryLinksFromRow(row: RetryLinksRow): RetryLinks {
+  return {
+    ...(row.retry_of === null ? {} : { retryOf: row.retry_of }),
+    ...(row.retried_by === null ? {} : { retriedBy: row.retried_by }),
   };
 }
 

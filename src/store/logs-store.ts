@@ -4,15 +4,20 @@ import { type LogFilter, listSql, type Page, type PageRequest, pageOf } from "./
 import {
   type EntryView,
   type EntryViewRow,
+  type ExecutionRow,
   type ExecutionRows,
   entryViewFromRow,
   entryViewSql,
+  executionFromRow,
   executionRows,
   type ListedRow,
   type LogRow,
   lightColumns,
   listedRowReader,
   logEntryFromRow,
+  type RetryLinksRow,
+  retryLinksFromRow,
+  retryLinksSql,
   stateKeys,
 } from "./log-rows.js";
 import {
@@ -35,7 +40,7 @@ import {
   writtenWorkspacesSql,
 } from "./log-tail-sql.js";
 import type { FanOutIntent } from "./outbox-store.js";
-import type { ExecutionRecord, LogEntryRecord } from "./records.js";
+import type { ExecutionRecord, LogEntryRecord, RetryLink, RetryLinks } from "./records.js";
 import { sqliteQuery } from "./sqlite-query.js";
 import type { WriteWatch } from "./write-watch.js";
 
@@ -56,6 +61,7 @@ export class LogsStore {
   private readonly byId;
   private readonly viewById;
   private readonly byExecution;
+  private readonly retries;
   /**
    * The list's statements, one per combination of filters present (listQuery), each in raw mode with the
    * reader of its columns (listedRowReader).
@@ -92,7 +98,7 @@ export class LogsStore {
       "INSERT OR IGNORE INTO workflow_states (hash, workflow_state_json) VALUES (?, ?)",
     );
     this.insertExecutionState = db.prepare(
-      "INSERT OR IGNORE INTO execution_states (execution_id, state_hash) VALUES (?, ?)",
+      "INSERT OR IGNORE INTO execution_states (execution_id, state_hash, workflow_version) VALUES (?, ?, ?)",
     );
     this.insertFanOut = db.prepare(
       `INSERT OR IGNORE INTO notification_outbox (log_id, workspace_id, workflow_id, task_queue, created_at, not_before)
@@ -102,8 +108,16 @@ export class LogsStore {
     this.viewById = db.prepare(entryViewSql);
     this.lastSeq = db.prepare("SELECT last FROM log_entry_sequence").pluck();
     this.writes = dataVersionWatch(db.name);
+    this.retries = {
+      record: db.prepare(
+        `INSERT OR IGNORE INTO execution_retries (execution_id, retry_of, created_at)
+         VALUES (@executionId, @retryOf, @createdAt)`,
+      ),
+      forget: db.prepare("DELETE FROM execution_retries WHERE execution_id = ?"),
+      links: db.prepare(retryLinksSql("@executionId")),
+    };
     this.byExecution = db.prepare(
-      `SELECT ${lightColumns}, s.workflow_state_json FROM log_entries l
+      `SELECT ${lightColumns}, s.workflow_state_json, e.workflow_version FROM log_entries l
        JOIN execution_states e ON e.execution_id = l.execution_id
        JOIN workflow_states s ON s.hash = e.state_hash WHERE l.execution_id = ?`,
     );
@@ -140,14 +154,14 @@ export class LogsStore {
   }
 
   private insertOne(
-    { entry, models, workflowState }: ExecutionRows,
+    { entry, models, workflowState, workflowVersion }: ExecutionRows,
     stateKey: (workflowState: unknown) => Buffer,
   ): boolean {
     if (this.insertEntry.run(entry).changes === 0) return false;
     for (const m of models) {
       this.insertModel.run(entry.workspaceId, m.model, entry.startedAt, entry.id, m.costNanoUsd, m.tokens);
     }
-    this.insertExecutionState.run(entry.executionId, stateKey(workflowState));
+    this.insertExecutionState.run(entry.executionId, stateKey(workflowState), workflowVersion);
     return true;
   }
 
@@ -168,8 +182,24 @@ export class LogsStore {
   }
 
   async getExecution(executionId: string): Promise<ExecutionRecord | undefined> {
-    const row = this.byExecution.get(executionId) as (LogRow & { workflow_state_json: string }) | undefined;
-    return row && { entry: logEntryFromRow(row), workflowState: JSON.parse(row.workflow_state_json) };
+    const row = this.byExecution.get(executionId) as ExecutionRow | undefined;
+    return row && executionFromRow(row);
+  }
+
+  /** D47: records a retry as it starts; recording it again changes nothing. */
+  async recordRetry(link: RetryLink): Promise<void> {
+    this.retries.record.run(link);
+  }
+
+  /** D47: forgets a retry that did not start after all. */
+  async forgetRetry(executionId: string): Promise<void> {
+    this.retries.forget.run(executionId);
+  }
+
+  /** D47: the execution a retry retries, and the newest retry of an execution. */
+  async retryLinks(executionId: string): Promise<RetryLinks> {
+    const row = this.retries.links.get({ executionId }) as RetryLinksRow;
+    return retryLinksFromRow(row);
   }
 
   /**

@@ -508,6 +508,18 @@ export const migrations: readonly string[] = [
   CREATE INDEX log_entries_in_write_order ON log_entries (xid, seq);
   CREATE INDEX log_entries_by_workspace_in_write_order ON log_entries (workspace_id, xid, seq);
   `,
+  `
+  -- D47: the version each execution ran, beside its snapshot, so a retry can run it again (NULL for the
+  -- executions logged before: a retry of one runs the current version). And which execution a retry
+  -- retries, written as the retry starts, so the retried one shows it at once; by the retried one too.
+  ALTER TABLE execution_states ADD COLUMN workflow_version INTEGER;
+  CREATE TABLE execution_retries (
+    execution_id TEXT PRIMARY KEY,
+    retry_of TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX execution_retries_by_original ON execution_retries (retry_of, created_at);
+  `,
 ];
 
 /**

@@ -141,6 +141,21 @@ export interface ExecutionRecord {
   entry: LogEntryRecord;
   /** Protobuf JSON of flowlog.workflows.v1.WorkflowState. */
   workflowState: unknown;
+  /** The version that state is (D47); null or absent for executions logged before it was kept. */
+  workflowVersion?: number | null;
+}
+
+/** D47: a retry and the execution it retries, recorded as the retry starts. */
+export interface RetryLink {
+  executionId: string;
+  retryOf: string;
+  createdAt: number;
+}
+
+/** D47: what an execution's views say of retries: the one it retries, and its newest retry. */
+export interface RetryLinks {
+  retryOf?: string;
+  retriedBy?: string;
 }
 
 /**

@@ -11,3 +11,9 @@ export function executionWorkflowId(executionId: string): string {
 export function executionIdOf(workflowId: string): string {
   return workflowId.startsWith(prefix) ? workflowId.slice(prefix.length) : workflowId;
 }
+
+/**
+ * D47: CancelExecution signals the reason, if any, then asks Temporal to cancel; the execution logs it
+ * beside `cancelled` as it ends. A signal, because Temporal's cancellation carries no reason to workflow code.
+ */
+export const cancelReasonSignal = "cancelReason";

@@ -19,6 +19,7 @@ import type {
   ListedEntryRecord,
   LogEntryRecord,
   ModelCostRecord,
+  RetryLinks,
   TokenCounts,
   ViewedEntryRecord,
   WorkflowSummaryRecord,
@@ -34,6 +35,8 @@ export interface EntryView {
   finalOutput: boolean;
   /** The detail form also carries limits inside data (spec "Log entry (detail form)"). */
   limits?: Limits;
+  /** ...and what retries it and what it retries (D47). */
+  retries?: RetryLinks;
 }
 
 /*
@@ -67,11 +70,15 @@ export function logEntryView(
     workflow: view.full ? workflowSummary(record.workflowId, workflow) : undefined,
     executionData: view.traceSpans || view.finalOutput ? executionData(record, view) : undefined,
     limits: view.limits,
+    retryOf: view.retries?.retryOf,
+    retriedBy: view.retries?.retriedBy,
   };
 }
 
 export function executionMetadata(
   record: Pick<LogEntryRecord, "trigger" | "startedAt" | "endedAt" | "totalDurationMs" | "cost">,
+  retries: RetryLinks,
+  workflowVersion: number | null | undefined,
 ): ExecutionMetadata {
   return {
     $typeName: "flowlog.logs.v1.ExecutionMetadata",
@@ -80,6 +87,9 @@ export function executionMetadata(
     endedAt: isoFromMs(record.endedAt),
     totalDurationMs: record.totalDurationMs,
     cost: fullCost(record.cost),
+    retryOf: retries.retryOf,
+    retriedBy: retries.retriedBy,
+    workflowVersion: workflowVersion ?? undefined,
   };
 }
 

@@ -180,15 +180,15 @@ export function createLogsService({
         (found) => found.entry.workspaceId,
         `log entry ${request.id}`,
       );
-      const limits = await limitsOf(user);
-      const view = { full: true, traceSpans: true, finalOutput: true, limits };
+      const [limits, retries] = await Promise.all([limitsOf(user), store.logs.retryLinks(entry.executionId)]);
+      const view = { full: true, traceSpans: true, finalOutput: true, limits, retries };
       return { data: logEntryView(entry, workflow, view), limits };
     },
 
     async getExecution(request, context) {
       const caller = callerOf(context.values);
       const { user } = caller;
-      const { entry, workflowState } = await visibleTo(
+      const { entry, workflowState, workflowVersion } = await visibleTo(
         store,
         caller,
         await store.logs.getExecution(request.executionId),
@@ -201,7 +201,11 @@ export function createLogsService({
         workflowState: fromJson(WorkflowStateSchema, workflowState as JsonValue, {
           ignoreUnknownFields: true,
         }),
-        executionMetadata: executionMetadata(entry),
+        executionMetadata: executionMetadata(
+          entry,
+          await store.logs.retryLinks(entry.executionId),
+          workflowVersion,
+        ),
         limits: await limitsOf(user),
       };
     },

@@ -40,6 +40,7 @@ export const copiedTables: readonly CopiedTable[] = [
   { name: "log_entry_models", key: ["workspace_id", "model", "started_at", "log_id"] },
   { name: "workflow_states", key: ["hash"] },
   { name: "execution_states", key: ["execution_id"] },
+  { name: "execution_retries", key: ["execution_id"] },
   { name: "rate_limit_buckets", key: ["key"] },
   { name: "notification_subscriptions", key: ["id"] },
   { name: "deliveries", key: ["id"] },

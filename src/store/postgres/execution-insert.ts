@@ -27,11 +27,11 @@ const entryColumns: [name: string, type: string, value: (entry: Entry) => unknow
 const names = entryColumns.map(([name]) => name).join(", ");
 
 /**
- * Executions one statement writes at most: each binds its columns, its state's key, its models (three
+ * Executions one statement writes at most: each binds its columns, its state's key and version, its models (three
  * arrays: names, costs and tokens) and at most one distinct state (two values); PostgreSQL takes 65,535
  * values a statement.
  */
-export const executionsPerStatement = Math.floor(65_000 / (entryColumns.length + 6));
+export const executionsPerStatement = Math.floor(65_000 / (entryColumns.length + 7));
 
 /** A new entry's fan-out intent (issue 12) and the time it is written. */
 export type TimedFanOut = FanOutIntent & { now: number };
@@ -55,7 +55,7 @@ export function insertStatement(
   const stateKey = stateKeys((key, json) => states.push(`(${bind(key, "bytea")}, ${bind(json, "text")})`));
   const entries: string[] = [];
   const links: string[] = [];
-  for (const { entry, models, workflowState } of rows) {
+  for (const { entry, models, workflowState, workflowVersion } of rows) {
     const columns = entryColumns.map(([, type, value]) => bind(value(entry), type));
     entries.push(`(${columns.join(", ")})`);
     const modelColumns = [
@@ -72,7 +72,8 @@ export function insertStatement(
         "bigint[]",
       ),
     ];
-    links.push(`(${columns[0]}, ${bind(stateKey(workflowState), "bytea")}, ${modelColumns.join(", ")})`);
+    const state = `${bind(stateKey(workflowState), "bytea")}, ${bind(workflowVersion, "integer")}`;
+    links.push(`(${columns[0]}, ${state}, ${modelColumns.join(", ")})`);
   }
   const outbox = fanOut
     ? `, fan_out AS (
@@ -89,9 +90,10 @@ export function insertStatement(
     ON CONFLICT (execution_id) DO NOTHING
     RETURNING id, workspace_id, execution_id, started_at
   ), new_entries AS (
-    SELECT e.*, l.state_hash, l.models, l.model_costs, l.model_tokens
+    SELECT e.*, l.state_hash, l.workflow_version, l.models, l.model_costs, l.model_tokens
     FROM entries e
-    JOIN (VALUES ${links.join(", ")}) AS l(id, state_hash, models, model_costs, model_tokens) ON l.id = e.id
+    JOIN (VALUES ${links.join(", ")})
+      AS l(id, state_hash, workflow_version, models, model_costs, model_tokens) ON l.id = e.id
   ), models AS (
     INSERT INTO log_entry_models (workspace_id, model, started_at, log_id, cost_nano_usd, tokens)
     SELECT workspace_id, m.model, started_at, id, m.cost_nano_usd, m.tokens
@@ -103,7 +105,8 @@ export function insertStatement(
     WHERE hash IN (SELECT state_hash FROM new_entries)
     ON CONFLICT DO NOTHING
   ), links AS (
-    INSERT INTO execution_states (execution_id, state_hash) SELECT execution_id, state_hash FROM new_entries
+    INSERT INTO execution_states (execution_id, state_hash, workflow_version)
+    SELECT execution_id, state_hash, workflow_version FROM new_entries
     ON CONFLICT DO NOTHING
   ), notice AS (
     SELECT pg_notify('${logWritesChannel}', pg_current_xact_id()::text) FROM (SELECT FROM entries LIMIT 1) written

@@ -52,6 +52,8 @@ export class PostgresLogDeletionStore {
       const parkedOutputs = await run("DELETE FROM parked_outputs WHERE execution_id = ANY($1::text[])", [
         executions,
       ]);
+      // D47: a deleted retry no longer retries anything; a deleted original's retries keep its id.
+      await run("DELETE FROM execution_retries WHERE execution_id = ANY($1::text[])", [executions]);
       const entries = await run("DELETE FROM log_entries WHERE id = ANY($1::text[])", [ids]);
       const snapshots = await deleteUnusedStates(client, states);
       return { entries, snapshots, deliveries, deliveryAttempts, parkedOutputs };

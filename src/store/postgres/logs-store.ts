@@ -9,13 +9,18 @@ import {
 import {
   type EntryView,
   type EntryViewRow,
+  type ExecutionRow,
   type ExecutionRows,
   entryViewFromRow,
   entryViewSql,
+  executionFromRow,
   executionRows,
   type LogRow,
   lightColumns,
   logEntryFromRow,
+  type RetryLinksRow,
+  retryLinksFromRow,
+  retryLinksSql,
 } from "../log-rows.js";
 import {
   type HourRange,
@@ -40,7 +45,7 @@ import {
   writtenWorkspacesSql,
 } from "../log-tail-sql.js";
 import type { FanOutIntent } from "../outbox-store.js";
-import type { ExecutionRecord, LogEntryRecord } from "../records.js";
+import type { ExecutionRecord, LogEntryRecord, RetryLink, RetryLinks } from "../records.js";
 import { listOverTime, statsOverTime } from "../tenant-reads.js";
 import type { WriteWatch } from "../write-watch.js";
 import { type PostgresPool, type Queryable, readSnapshot, withTransaction } from "./database.js";
@@ -50,9 +55,10 @@ import { notificationWatch } from "./write-notices.js";
 
 const entryByIdSql = `SELECT ${lightColumns}, l.trace_spans_json, l.final_output_json FROM log_entries l WHERE l.id = $1`;
 const entryViewByIdSql = entryViewSql.replace("?", "$1");
-const executionByIdSql = `SELECT ${lightColumns}, s.workflow_state_json FROM log_entries l
+const executionByIdSql = `SELECT ${lightColumns}, s.workflow_state_json, e.workflow_version FROM log_entries l
   JOIN execution_states e ON e.execution_id = l.execution_id
   JOIN workflow_states s ON s.hash = e.state_hash WHERE l.execution_id = $1`;
+const retryLinksByIdSql = retryLinksSql("$1");
 
 /**
  * Log entries and execution snapshots on PostgreSQL (D17, D32): the SQLite LogsStore's methods and
@@ -113,11 +119,25 @@ export class PostgresLogsStore {
   }
 
   async getExecution(executionId: string): Promise<ExecutionRecord | undefined> {
-    const { rows } = await this.pool.query<LogRow & { workflow_state_json: string }>(executionByIdSql, [
-      executionId,
-    ]);
-    const row = rows[0];
-    return row && { entry: logEntryFromRow(row), workflowState: JSON.parse(row.workflow_state_json) };
+    const { rows } = await this.pool.query<ExecutionRow>(executionByIdSql, [executionId]);
+    return rows[0] && executionFromRow(rows[0]);
+  }
+
+  async recordRetry(link: RetryLink): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO execution_retries (execution_id, retry_of, created_at) VALUES ($1, $2, $3)
+       ON CONFLICT DO NOTHING`,
+      [link.executionId, link.retryOf, link.createdAt],
+    );
+  }
+
+  async forgetRetry(executionId: string): Promise<void> {
+    await this.pool.query("DELETE FROM execution_retries WHERE execution_id = $1", [executionId]);
+  }
+
+  async retryLinks(executionId: string): Promise<RetryLinks> {
+    const { rows } = await this.pool.query<RetryLinksRow>(retryLinksByIdSql, [executionId]);
+    return retryLinksFromRow(rows[0] as RetryLinksRow);
   }
 
   async list(filter: LogFilter, page: PageRequest, signal?: AbortSignal): Promise<Page> {

@@ -428,6 +428,17 @@ export const migrations: readonly string[] = [
   CREATE INDEX log_entries_in_write_order ON log_entries (xid, seq);
   CREATE INDEX log_entries_by_workspace_in_write_order ON log_entries (workspace_id, xid, seq);
   `,
+  `
+  -- D47: the version each execution ran, beside its snapshot (NULL for the executions logged before), and
+  -- which execution a retry retries, written as the retry starts; by the retried one too.
+  ALTER TABLE execution_states ADD COLUMN workflow_version integer;
+  CREATE TABLE execution_retries (
+    execution_id text COLLATE "C" PRIMARY KEY,
+    retry_of text COLLATE "C" NOT NULL,
+    created_at bigint NOT NULL
+  );
+  CREATE INDEX execution_retries_by_original ON execution_retries (retry_of, created_at);
+  `,
 ];
 
 /** Any constant of flowlog's own: every process migrating this database takes the same lock. */

@@ -104,7 +104,7 @@ export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutb
               taskQueue: deliveryTaskQueue(Context.current().info.taskQueue),
             }
           : undefined;
-      if (await insertOrRecordRefusal(deps, entry, log.workflowState, fanOutOf)) fanOuts.wake();
+      if (await insertOrRecordRefusal(deps, entry, log, fanOutOf)) fanOuts.wake();
       // The entry holds the outputs now; those parked outside Temporal's payloads go (block-activities.ts).
       if (log.releaseParked) await deps.store.parkedOutputs.release(log.execution.executionId);
       deps.metrics?.executionLogged(entry.trigger, entry.level === "error" ? "error" : "success");
@@ -149,12 +149,14 @@ const attemptsBeforeErrorEntry = 3;
 async function insertOrRecordRefusal(
   deps: ActivityDeps,
   entry: LogEntryRecord,
-  workflowState: ExecutionLog["workflowState"],
+  { workflowState, execution }: Pick<ExecutionLog, "workflowState" | "execution">,
   fanOutOf: (entry: LogEntryRecord) => Promise<FanOutIntent | undefined>,
 ): Promise<FanOutIntent | undefined> {
+  // A schedule asks for version 0, the current one; a run that never loaded its version ran none (D47).
+  const workflowVersion = execution.version > 0 ? execution.version : null;
   try {
     const fanOut = await fanOutOf(entry);
-    await deps.store.logs.insertExecution({ entry, workflowState }, fanOut);
+    await deps.store.logs.insertExecution({ entry, workflowState, workflowVersion }, fanOut);
     return fanOut;
   } catch (error) {
     if (Context.current().info.attempt < attemptsBeforeErrorEntry) throw error;
@@ -168,7 +170,7 @@ async function insertOrRecordRefusal(
       finalOutput: { error: reason },
     };
     const fanOut = await fanOutOf(refused);
-    await deps.store.logs.insertExecution({ entry: refused, workflowState }, fanOut);
+    await deps.store.logs.insertExecution({ entry: refused, workflowState, workflowVersion }, fanOut);
     return fanOut;
   }
 }

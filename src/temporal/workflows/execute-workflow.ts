@@ -3,10 +3,12 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
+  defineSignal,
   isCancellation,
   patched,
   proxyActivities,
   proxyLocalActivities,
+  setHandler,
   workflowInfo,
 } from "@temporalio/workflow";
 import {
@@ -22,10 +24,15 @@ import {
   handOffFromStart,
   type LoadedWorkflow,
 } from "../../engine/execution-types.js";
-import { type GraphRunResult, runGraph, type SideEffectBlocks } from "../../engine/run-graph.js";
+import {
+  type GraphRunResult,
+  InterruptedRun,
+  runGraph,
+  type SideEffectBlocks,
+} from "../../engine/run-graph.js";
 // Types only: activity code never enters the deterministic workflow bundle.
 import type { Activities } from "../activities/index.js";
-import { executionIdOf } from "../execution-ids.js";
+import { cancelReasonSignal, executionIdOf } from "../execution-ids.js";
 
 /**
  * One workflow execution (issue 4, item 2): load the exact version, walk its graph with the engine, then
@@ -34,7 +41,7 @@ import { executionIdOf } from "../execution-ids.js";
  * `{{NAME}}` value stay in activities (D24: this workflow's history is shown in the Temporal UI).
  *
  * The result is returned even when the execution failed (status error, httpStatus 500), so a sync trigger
- * reads it the same way either way; a cancelled execution is logged as failed.
+ * reads it the same way either way; a cancelled execution is logged as failed (D47: error `cancelled`).
  *
  * A scheduled run that admission refuses (D12) is no execution: it writes no log entry and so notifies
  * nobody (issue 11; a refused `@every` schedule would otherwise flood logs and subscribers). The Temporal
@@ -52,6 +59,10 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
     executionId: scheduled.executionId || executionIdOf(workflowInfo().workflowId),
   };
   const activities = activitiesWith({ ...defaultActivityTimeouts, ...input.timeouts });
+  const cancellation: Cancellation = {};
+  setHandler(cancelReason, (reason) => {
+    cancellation.reason = reason;
+  });
   let workflow: LoadedWorkflow | undefined;
   let run: GraphRunResult;
   try {
@@ -64,11 +75,12 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
       blocks: historyBounded(activities.blocks, workflow.maxHistoryBytes),
       now: () => Date.now(),
       maxBlockRuns: workflow.maxBlockRuns,
+      ...(input.reused ? { reused: input.reused } : {}),
     });
   } catch (error) {
     const refusal = refusalOf(error);
     if (refusal !== undefined) throw ApplicationFailure.nonRetryable(refusal, executionRefusedFailure);
-    run = stoppedRun(error);
+    run = stoppedRun(error, cancellation);
   }
   const { executionId, workspaceId, workflowId, trigger, billedUserId } = input;
   const version = workflow?.version ?? input.version;
@@ -120,8 +132,20 @@ async function checkedWorkflow(store: StoreActivities, input: ExecutionInput): P
       }
     : await store.loadWorkflowVersion(start);
   // Admitted once it is known to be the workspace's own run: a refused start takes nobody's token (D12).
-  if (input.trigger === "schedule") await store.admitScheduledRun({ billedUserId, workflowId });
+  if (admitsItself(input)) await store.admitScheduledRun({ billedUserId, workflowId });
   return workflow;
+}
+
+/**
+ * D47: a retry of a scheduled run keeps its trigger, and was admitted by the API like any call, which
+ * hands its version over; a schedule's own runs never do. Before it, every scheduled run was admitted here.
+ */
+export const retriedScheduleAdmitted = "retried-schedule-admitted";
+
+/** A schedule's own run has no caller to admit it (D12): the worker does. */
+function admitsItself(input: ExecutionInput): boolean {
+  if (input.trigger !== "schedule") return false;
+  return input.workflow === undefined || !patched(retriedScheduleAdmitted);
 }
 
 /** Before issue 49: admitted, then run as handed over or loaded. Kept for histories that replay it. */
@@ -329,17 +353,46 @@ function refusalOf(error: unknown): string | undefined {
     : undefined;
 }
 
+const cancelReason = defineSignal<[string]>(cancelReasonSignal);
+
+/** What CancelExecution said before it cancelled (D47). */
+interface Cancellation {
+  reason?: string;
+}
+
+/**
+ * D47: a cancelled execution's entry says `cancelled`, with the reason CancelExecution gave, and keeps the
+ * spans of what ended before the cancellation. Before it, the entry said "the execution was cancelled" and
+ * kept no span; a history cancelled then replays so.
+ */
+export const cancelledWithReason = "cancelled-with-reason";
+
 /** The execution stopped before or during its graph: cancelled, or its version could not be loaded. */
-function stoppedRun(error: unknown): GraphRunResult {
-  const message = isCancellation(error) ? "the execution was cancelled" : activityFailureMessage(error);
-  if (message === undefined) throw error;
+function stoppedRun(error: unknown, cancellation: Cancellation): GraphRunResult {
+  const cause = error instanceof InterruptedRun ? error.reason : error;
+  if (isCancellation(cause) && patched(cancelledWithReason)) {
+    const spans = error instanceof InterruptedRun ? error.spans : [];
+    const { reason } = cancellation;
+    return failedRun("cancelled", spans, reason === undefined || reason === "" ? {} : { reason });
+  }
+  const message = isCancellation(cause) ? "the execution was cancelled" : activityFailureMessage(cause);
+  if (message === undefined) throw cause;
+  return failedRun(message, [], {});
+}
+
+function failedRun(
+  error: string,
+  spans: GraphRunResult["spans"],
+  extra: { reason?: string },
+): GraphRunResult {
+  const output = { error, ...extra };
   return {
     status: "error",
-    error: message,
-    spans: [],
-    finalOutput: { error: message },
+    error,
+    spans,
+    finalOutput: output,
     httpStatus: 500,
-    httpBody: { error: message },
+    httpBody: output,
     usages: [],
   };
 }

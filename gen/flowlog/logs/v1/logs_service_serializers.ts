@@ -116,6 +116,8 @@ export function logEntryJson(m: LogEntry): string {
   if (m.workflow !== undefined) json += `,"workflow":${workflowSummaryJson(m.workflow)}`;
   if (m.executionData !== undefined) json += `,"executionData":${executionDataJson(m.executionData)}`;
   if (m.limits !== undefined) json += `,"limits":${limitsJson(m.limits)}`;
+  if (m.retryOf !== undefined) json += `,"retryOf":${jsonString(m.retryOf)}`;
+  if (m.retriedBy !== undefined) json += `,"retriedBy":${jsonString(m.retriedBy)}`;
   return json + "}";
 }
 
@@ -136,6 +138,8 @@ function writeLogEntry(w: WireWriter, m: LogEntry): void {
   if (m.workflow !== undefined) { const at = w.fork(11); writeWorkflowSummary(w, m.workflow); w.join(at); }
   if (m.executionData !== undefined) { const at = w.fork(12); writeExecutionData(w, m.executionData); w.join(at); }
   if (m.limits !== undefined) { const at = w.fork(13); writeLimits(w, m.limits); w.join(at); }
+  if (m.retryOf !== undefined) { w.tag(14, WireType.LengthDelimited); w.string(m.retryOf); }
+  if (m.retriedBy !== undefined) { w.tag(15, WireType.LengthDelimited); w.string(m.retriedBy); }
   if (m.$unknown !== undefined) w.unknown(m.$unknown);
 }
 
@@ -707,6 +711,9 @@ function executionMetadataJson(m: ExecutionMetadata): string {
   json += `,"endedAt":${jsonString(m.endedAt)}`;
   json += `,"totalDurationMs":${jsonNumber(m.totalDurationMs)}`;
   if (m.cost !== undefined) json += `,"cost":${costJson(m.cost)}`;
+  if (m.retryOf !== undefined) json += `,"retryOf":${jsonString(m.retryOf)}`;
+  if (m.retriedBy !== undefined) json += `,"retriedBy":${jsonString(m.retriedBy)}`;
+  if (m.workflowVersion !== undefined) json += `,"workflowVersion":${jsonNumber(m.workflowVersion)}`;
   return json + "}";
 }
 
@@ -719,6 +726,9 @@ function writeExecutionMetadata(w: WireWriter, m: ExecutionMetadata): void {
   if (m.endedAt !== "") { w.tag(3, WireType.LengthDelimited); w.string(m.endedAt); }
   if (m.totalDurationMs !== 0) { w.tag(4, WireType.Varint); w.uint32(m.totalDurationMs); }
   if (m.cost !== undefined) { const at = w.fork(5); writeCost(w, m.cost); w.join(at); }
+  if (m.retryOf !== undefined) { w.tag(6, WireType.LengthDelimited); w.string(m.retryOf); }
+  if (m.retriedBy !== undefined) { w.tag(7, WireType.LengthDelimited); w.string(m.retriedBy); }
+  if (m.workflowVersion !== undefined) { w.tag(8, WireType.Varint); w.uint32(m.workflowVersion); }
   if (m.$unknown !== undefined) w.unknown(m.$unknown);
 }
 
