@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../src/util/free-port.js";
@@ -295,4 +296,56 @@ describe("the standard gRPC health protocol on the API port (issue 55)", () => {
     const services = await run(grpcurl, ["-plaintext", address(connected), "list"]);
     expect(services.out).toContain("grpc.health.v1.Health");
   });
+});
+
+describe("gRPC health Watch over a dependency that goes away (issue 55)", () => {
+  it("streams SERVING, then NOT_SERVING once Temporal cannot be reached, then SERVING when it is back", async () => {
+    // Temporal behind a TCP relay on loopback: closing the relay cuts flowlog off the real server.
+    const temporalAddress = new URL(`http://${inject("temporalAddress")}`);
+    const sockets = new Set<net.Socket>();
+    let relaying = true;
+    const relay = net.createServer((client) => {
+      if (!relaying) return client.destroy();
+      const upstream = net.connect(Number(temporalAddress.port), temporalAddress.hostname);
+      for (const socket of [client, upstream]) {
+        sockets.add(socket);
+        socket.on("close", () => sockets.delete(socket)).on("error", () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    relay.listen(0, "127.0.0.1");
+    await once(relay, "listening");
+    const relayPort = (relay.address() as net.AddressInfo).port;
+    const serve = await startServeProcess({ TEMPORAL_ADDRESS: `127.0.0.1:${relayPort}` });
+    try {
+      const grpcurl = await resolveGrpcurl();
+      const watching = run(grpcurl, [
+        "-plaintext",
+        "-max-time=40",
+        "-d={}",
+        new URL(serve.url).host,
+        "grpc.health.v1.Health/Watch",
+      ]);
+      await untilTrue(async () => (await probe(serve.probeUrl, "/readyz")).status === 200, 15_000);
+      await sleep(1_500);
+      relaying = false;
+      for (const socket of sockets) socket.destroy();
+      await untilTrue(async () => (await probe(serve.probeUrl, "/readyz")).status === 503, 15_000);
+      await sleep(1_500);
+      relaying = true;
+      await untilTrue(async () => (await probe(serve.probeUrl, "/readyz")).status === 200, 20_000);
+      await sleep(1_500);
+      await serve.stop();
+      const watched = await watching;
+      expect(watched.out.match(/"status": "\w+"/g)).toEqual([
+        '"status": "SERVING"',
+        '"status": "NOT_SERVING"',
+        '"status": "SERVING"',
+      ]);
+    } finally {
+      await serve.stop();
+      relay.close();
+      for (const socket of sockets) socket.destroy();
+    }
+  }, 90_000);
 });
