@@ -19,6 +19,7 @@ const onBothStores = [
   "environment",
   "hold-and-drain",
   "logs-api",
+  "logs-export",
   "logs-filters",
   "logs-tail",
   "no-activity",
