@@ -93,7 +93,7 @@ function callerOf(route: HttpRoute): Caller {
 }
 
 function reachRoute(route: HttpRoute, catalog: SchemaCatalog): void {
-  catalog.reach(route.method.output, "output");
+  catalog.reach(isDownload(route) ? downloadedEntry(route.method.output) : route.method.output, "output");
   const body = requestBodyShape(route);
   if (body?.kind === "message") catalog.reach(body.message, "input");
   if (body?.kind === "field") catalog.reachFields([body.field], "input");
@@ -166,7 +166,11 @@ const downloadDescription =
 
 function answerDescription(route: HttpRoute): string {
   if (route.method.methodKind !== "server_streaming") return "OK";
-  return restStreamForm(route.method) === "download" ? downloadDescription : eventStreamDescription;
+  return isDownload(route) ? downloadDescription : eventStreamDescription;
+}
+
+function isDownload(route: HttpRoute): boolean {
+  return route.method.methodKind === "server_streaming" && restStreamForm(route.method) === "download";
 }
 
 /**
@@ -175,22 +179,29 @@ function answerDescription(route: HttpRoute): string {
  */
 function answerContent(route: HttpRoute, catalog: SchemaCatalog): JsonSchema {
   const output = route.method.output;
-  const schema = catalog.messageRef(output, "output");
-  if (route.method.methodKind !== "server_streaming") return { "application/json": { schema } };
-  if (restStreamForm(route.method) === "download") return downloadContent(output, catalog);
+  if (route.method.methodKind !== "server_streaming") {
+    return { "application/json": { schema: catalog.messageRef(output, "output") } };
+  }
+  if (isDownload(route)) return downloadContent(output, catalog);
   // OpenAPI 3.1 has no schema for an event's data (3.2's itemSchema): an extension carries it.
-  return { "text/event-stream": { schema: { type: "string" }, "x-event-data": schema } };
+  const data = catalog.messageRef(output, "output");
+  return { "text/event-stream": { schema: { type: "string" }, "x-event-data": data } };
 }
 
 /** An export's file: each NDJSON line is one of the messages' `entries` (OpenAPI 3.1 has no item schema). */
 function downloadContent(output: DescMessage, catalog: SchemaCatalog): JsonSchema {
-  const entries = output.fields.find((field) => field.name === "entries");
-  if (entries?.message === undefined) throw new Error(`${output.typeName} has no entries to download`);
-  const line = catalog.messageRef(entries.message, "output");
+  const line = catalog.messageRef(downloadedEntry(output), "output");
   return {
     "application/x-ndjson": { schema: { type: "string" }, "x-ndjson-line": line },
     "text/csv": { schema: { type: "string" } },
   };
+}
+
+/** What a downloaded file holds one of per line: the message of the stream's `entries`. */
+function downloadedEntry(output: DescMessage): DescMessage {
+  const entries = output.fields.find((field) => field.name === "entries");
+  if (entries?.message === undefined) throw new Error(`${output.typeName} has no entries to download`);
+  return entries.message;
 }
 
 /** Where a stream resumes: the id of the last event received (the browser's EventSource sends it). */
