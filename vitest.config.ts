@@ -20,6 +20,7 @@ const onBothStores = [
   "execution-rerun",
   "hold-and-drain",
   "logs-api",
+  "logs-export",
   "logs-filters",
   "logs-tail",
   "no-activity",

@@ -15,7 +15,7 @@ import { seedWorkspace } from "../src/seed/seed.js";
 import { databaseFile } from "../src/store/database.js";
 import type { ExecutionRecord } from "../src/store/records.js";
 import { openSqlite } from "../src/store/sqlite-addon.js";
-import { isoFromMs } from "../src/util/time.js";
+import { bareExportPages } from "./support/bare-export-lines.js";
 import { repoRoot } from "./support/processes.js";
 import { type Bench, type BenchOptions, perSecond, ratio } from "./support/report.js";
 import { type BenchStore, openBenchStore } from "./support/store.js";
@@ -116,69 +116,17 @@ async function seedDay(bench: BenchStore, count: number): Promise<number> {
   return written + (await bench.store.logs.insertExecutions(batch));
 }
 
-interface BareRow {
-  id: string;
-  workflow_id: string;
-  execution_id: string;
-  level: string;
-  trigger: string;
-  started_at: number;
-  ended_at: number;
-  total_duration_ms: number;
-  cost_total: number;
-  cost_json: string;
-  files_json: string | null;
-  name: string | null;
-  description: string | null;
-  trace_spans_json: string;
-  final_output_json: string | null;
-}
-
-/**
- * The least an archive could do: the day's rows in the list's order, 200 a page by keyset, each written as
- * an export line by splicing its stored JSON texts into a template, gzipped to a file.
- */
+/** The bare loop's lines (support/bare-export-lines.ts), gzipped to a file flushed to disk. */
 async function bareLoop(file: string, workspaceId: string, target: string): Promise<{ entries: number }> {
-  const db = openSqlite(file, { readonly: true });
-  const page = db.prepare(
-    `SELECT l.id, l.workflow_id, l.execution_id, l.level, l.trigger, l.started_at, l.ended_at,
-       l.total_duration_ms, l.cost_total, l.cost_json, l.files_json, w.name, w.description, l.trace_spans_json,
-       l.final_output_json
-     FROM log_entries l LEFT JOIN workflows w ON w.id = l.workflow_id
-     WHERE l.workspace_id = @workspaceId AND l.started_at >= @from AND l.started_at <= @to
-       AND (l.started_at, l.id) < (@afterStartedAt, @afterId)
-     ORDER BY l.started_at DESC, l.id DESC LIMIT 200`,
-  );
   let entries = 0;
   async function* lines() {
-    let after = { afterStartedAt: Number.MAX_SAFE_INTEGER, afterId: "" };
-    for (;;) {
-      const rows = page.all({ workspaceId, from: day, to: day + dayMs - 1, ...after }) as BareRow[];
-      if (rows.length === 0) return;
-      entries += rows.length;
-      yield rows.map(bareLine).join("");
-      const last = rows[rows.length - 1] as BareRow;
-      after = { afterStartedAt: last.started_at, afterId: last.id };
+    for await (const page of bareExportPages(file, { workspaceId, from: day, to: day + dayMs - 1 })) {
+      entries += page.entries;
+      yield page.text;
     }
   }
-  try {
-    await pipeline(Readable.from(lines()), createGzip(), createWriteStream(target, { flush: true }));
-    return { entries };
-  } finally {
-    db.close();
-  }
-}
-
-function bareLine(row: BareRow): string {
-  const q = JSON.stringify;
-  return (
-    `{"id":${q(row.id)},"workflowId":${q(row.workflow_id)},"executionId":${q(row.execution_id)},` +
-    `"level":${q(row.level)},"trigger":${q(row.trigger)},"startedAt":"${isoFromMs(row.started_at)}",` +
-    `"endedAt":"${isoFromMs(row.ended_at)}","totalDurationMs":${row.total_duration_ms},` +
-    `"cost":{"total":${row.cost_total},${row.cost_json.slice(1)},"files":${row.files_json ?? "null"},"workflow":{"id":${q(row.workflow_id)},` +
-    `"name":${q(row.name ?? "")},"description":${q(row.description ?? "")}},"executionData":` +
-    `{"traceSpans":${row.trace_spans_json},"finalOutput":${row.final_output_json ?? "null"}}}\n`
-  );
+  await pipeline(Readable.from(lines()), createGzip(), createWriteStream(target, { flush: true }));
+  return { entries };
 }
 
 /** The catalogue emptied, so that the day is archived again rather than answered from its record. */

@@ -7,6 +7,7 @@ import { clusterBench } from "./cluster.js";
 import { consoleBench } from "./console.js";
 import { deliveryBench } from "./delivery.js";
 import { executionBench } from "./execution.js";
+import { exportBench } from "./export.js";
 import { fairnessBench } from "./fairness.js";
 import { gatewayBench } from "./gateway.js";
 import { gatewayPgBench } from "./gateway-pg.js";
@@ -40,6 +41,7 @@ const benches: Bench[] = [
   ingestPgBench,
   archiveBench,
   tailBench,
+  exportBench,
   executionBench,
   fairnessBench,
   deliveryBench,

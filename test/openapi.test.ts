@@ -170,6 +170,27 @@ describe("GET /api/v1/logs", () => {
   });
 });
 
+describe("GET /api/v1/logs:export (D45)", () => {
+  const exportLogs = document.paths["/api/v1/logs:export"].get;
+
+  it("answers a file: NDJSON lines that are log entries, or CSV, and says how a failed one ends", () => {
+    const answer = exportLogs.responses["200"];
+    expect(Object.keys(answer.content).sort()).toEqual(["application/x-ndjson", "text/csv"]);
+    expect(answer.content["application/x-ndjson"]["x-ndjson-line"]).toEqual({
+      $ref: "#/components/schemas/flowlog.logs.v1.LogEntry",
+    });
+    expect(answer.description).toContain("cut short");
+  });
+
+  it("takes the list's filters, its order, details, the include flags and format, and no cursor or limit", () => {
+    const names = (exportLogs.parameters as Json[]).map((p) => p.name);
+    const listNames = (listLogs.parameters as Json[]).map((p) => p.name);
+    expect(names).toEqual([...listNames.filter((n) => n !== "limit" && n !== "cursor"), "format"]);
+    const format = (exportLogs.parameters as Json[]).find((p) => p.name === "format") as Json;
+    expect(format.schema.enum).toEqual(["ndjson", "csv"]);
+  });
+});
+
 describe("JSON shapes (D7)", () => {
   it("a log entry has the spec's list-form fields with their JSON types", () => {
     const entry = schemaOf("flowlog.logs.v1.LogEntry");

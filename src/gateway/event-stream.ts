@@ -1,9 +1,10 @@
-import { once } from "node:events";
+import type { Message } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { problemFromError } from "../errors/problem.js";
 import { toPublicError } from "../errors/public-error.js";
 import type { JsonStream } from "../rpc/json-stream.js";
 import type { NodeResponse } from "../rpc/node-http.js";
+import { writePaced } from "./paced-write.js";
 
 /**
  * A server-streaming RPC answered as Server-Sent Events (D44), the way a browser's EventSource reads
@@ -12,8 +13,7 @@ import type { NodeResponse } from "../rpc/node-http.js";
  * line and the id alone, which moves the client's last event id without an event. The first message
  * is awaited before anything is written, so a stream refused at its opening is answered as any REST
  * refusal (a problem with its status); an error after that is an `error` event holding the problem,
- * and the stream ends. Writes wait for the socket to drain, so a slow client holds the stream back,
- * where its bound applies (D44), instead of Node buffering without end.
+ * and the stream ends. Writes wait for the socket to drain (paced-write.ts).
  */
 export async function answerEventStream(
   res: NodeResponse,
@@ -22,7 +22,7 @@ export async function answerEventStream(
   copyHeaders: (header: Headers) => void,
 ): Promise<void> {
   const messages = stream.messages[Symbol.asyncIterator]();
-  let first: IteratorResult<Uint8Array>;
+  let first: IteratorResult<Message>;
   try {
     first = await messages.next();
   } catch (error) {
@@ -40,23 +40,16 @@ export async function answerEventStream(
   const closed = new Promise<void>((resolve) => res.once("close", resolve));
   try {
     for (let next = first; !next.done; next = await messages.next()) {
-      if (!write(res, eventOf(next.value)) && !res.destroyed) {
-        await Promise.race([once(res, "drain"), closed]);
-      }
+      await writePaced(res, eventOf(stream.toJson(next.value)), closed);
       if (res.destroyed) break;
     }
   } catch (error) {
     const problem = problemFromError(toPublicError(error, "event stream"));
-    if (!res.destroyed) write(res, `event: error\ndata: ${JSON.stringify(problem)}\n\n`);
+    if (!res.destroyed) await writePaced(res, `event: error\ndata: ${JSON.stringify(problem)}\n\n`, closed);
   } finally {
     await messages.return?.();
   }
   if (!res.destroyed) res.end();
-}
-
-/** Writes to either kind of Node response; false when the socket's buffer is full. */
-function write(res: NodeResponse, text: string): boolean {
-  return (res as { write(chunk: string): boolean }).write(text);
 }
 
 /** One message as an event; JSON text holds no line break, so it is one data line. */

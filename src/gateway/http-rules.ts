@@ -57,6 +57,17 @@ export function matchRoutes(routes: HttpRoute[], path: string): RouteMatch[] {
   return matches.sort((a, b) => b.route.pattern.precedence - a.route.pattern.precedence);
 }
 
+/**
+ * How REST answers a server-streaming RPC: Server-Sent Events of its messages (D44's tail), or a file
+ * its messages' entries are written into (D45's export, in the format its request names). The gateway
+ * and the OpenAPI document both read it here.
+ */
+export function restStreamForm(method: DescMethod): "event-stream" | "download" {
+  return method.parent.typeName === "flowlog.logs.v1.LogsService" && method.name === "ExportLogs"
+    ? "download"
+    : "event-stream";
+}
+
 export class HttpRuleError extends Error {
   constructor(method: DescMethod, message: string) {
     super(`${method.parent.typeName}.${method.name}: ${message}`);

@@ -23,7 +23,8 @@ import { restStatusKey } from "../services/rest-status.js";
 import { requestUrl } from "../util/request-url.js";
 import { bodyViolations } from "./body-errors.js";
 import { answerEventStream } from "./event-stream.js";
-import { type HttpRoute, matchRoutes } from "./http-rules.js";
+import { answerExportDownload } from "./export-download.js";
+import { type HttpRoute, matchRoutes, restStreamForm } from "./http-rules.js";
 import { BodyTooLarge, readRequestBody } from "./request-body.js";
 import { buildRequestJson } from "./request-json.js";
 import { chooseEncoding, defaultCompressMinBytes, encode } from "./response-encoding.js";
@@ -38,7 +39,10 @@ export interface RestGatewayOptions {
    * gateway admits each request itself, in D28's order.
    */
   calls: ReadonlyMap<string, JsonCall>;
-  /** Each server-streaming RPC's JSON call by request path (src/rpc/json-stream.ts), answered as SSE (D44). */
+  /**
+   * Each server-streaming RPC's JSON call by request path (src/rpc/json-stream.ts), answered as SSE (D44)
+   * or as a file (D45; http-rules.ts's restStreamForm).
+   */
   streamCalls?: ReadonlyMap<string, JsonStreamCall>;
   frontDoor: FrontDoor;
   /** The largest body accepted, after decompression (D26). */
@@ -140,12 +144,13 @@ async function answer(
     const gone = new AbortController();
     res.once("close", () => gone.abort());
     const stream = streamCall({ message: built.json, header, contextValues, signal: gone.signal, url });
-    await answerEventStream(
-      res,
-      stream,
-      (error) => writeProblem(res, error),
-      (from) => copyHeaders(from, res),
-    );
+    const problem = (error: ConnectError) => writeProblem(res, error);
+    const headers = (from: Headers) => copyHeaders(from, res);
+    if (restStreamForm(route.method) === "download") {
+      await answerExportDownload(res, stream, built.json, problem, headers);
+    } else {
+      await answerEventStream(res, stream, problem, headers);
+    }
     return;
   }
   const onClientGone = clientGoneOf(res);

@@ -18,15 +18,29 @@ export class KeyedCount {
 
   /** Runs `work` with one more counted for `key` until it settles, answered or failed. */
   async holding<T>(key: string, work: () => Promise<T>): Promise<T> {
-    this.byKey.set(key, this.of(key) + 1);
-    this.all++;
+    const release = this.take(key);
     try {
       return await work();
     } finally {
+      release();
+    }
+  }
+
+  /**
+   * Counts one more for `key` until the returned release is called, for what outlives one promise (a
+   * stream); a second call of the release counts nothing.
+   */
+  take(key: string): () => void {
+    this.byKey.set(key, this.of(key) + 1);
+    this.all++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
       this.all--;
       const left = this.of(key) - 1;
       if (left === 0) this.byKey.delete(key);
       else this.byKey.set(key, left);
-    }
+    };
   }
 }

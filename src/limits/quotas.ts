@@ -96,6 +96,8 @@ export interface Quotas {
     statsPerUser: number;
     /** Stats calls one process runs at once, all users together; the next is refused likewise. */
     statsPerProcess: number;
+    /** D45: log exports one user may have streaming at once; the next is refused with 429. */
+    exportsPerUser: number;
   };
 }
 
@@ -141,7 +143,13 @@ export const defaultQuotas: Quotas = {
   recoveryDeliveries: 100_000,
   failedAuthenticationsPerMinute: 20,
   syncExecutionDeadlineMs: 5 * 60_000,
-  reads: { statementTimeoutMs: 10_000, statsTimeoutMs: 30_000, statsPerUser: 2, statsPerProcess: 4 },
+  reads: {
+    statementTimeoutMs: 10_000,
+    statsTimeoutMs: 30_000,
+    statsPerUser: 2,
+    statsPerProcess: 4,
+    exportsPerUser: 2,
+  },
 };
 
 /**

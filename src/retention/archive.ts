@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import type { ArchiveTarget } from "../config/archive-settings.js";
-import { exportPages } from "../services/logs/export-lines.js";
+import { exportLine, exportPages, wholeEntry } from "../services/logs/export-lines.js";
 import type { ArchiveRecord } from "../store/archives-store.js";
 import type { LogFilter } from "../store/log-list-sql.js";
 import type { Store } from "../store/store.js";
@@ -98,10 +98,15 @@ async function writeObject(
   let entries = 0;
   const chunks = async function* () {
     let chunk = "";
-    for await (const page of exportPages(store, filter, { order: "desc", pageSize, signal })) {
-      entries += page.lines.length;
-      for (const line of page.lines) {
-        chunk += line;
+    for await (const page of exportPages(store, filter, {
+      order: "desc",
+      pageSize,
+      form: wholeEntry,
+      signal,
+    })) {
+      entries += page.length;
+      for (const entry of page) {
+        chunk += exportLine(entry);
         if (chunk.length < chunkChars) continue;
         yield chunk;
         chunk = "";

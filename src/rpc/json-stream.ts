@@ -1,4 +1,4 @@
-import { fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { fromJson, type JsonValue, type Message } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -24,22 +24,28 @@ export interface JsonStreamRequest {
   url: string;
 }
 
-/** The stream's messages, each as its JSON bytes; iterating rejects with the error that ended it. */
+/** The stream's messages; iterating rejects with the error that ended it. */
 export interface JsonStream {
   /** What the call set as its response headers (the rate headers, D11). */
   header: Headers;
-  messages: AsyncIterable<Uint8Array>;
+  /**
+   * The messages as the implementation gave them, for a body that writes them in a form of its own (an
+   * export's NDJSON or CSV, D45) without a JSON text to parse back.
+   */
+  messages: AsyncIterable<Message>;
+  /** A message as its JSON bytes, as the Connect protocol writes it (SSE's data, D44). */
+  toJson(message: Message): Uint8Array;
 }
 
-/** One server-streaming RPC, called in-process with its request as JSON (the REST gateway's SSE, D44). */
+/** One server-streaming RPC, called in-process with its request as JSON (the REST gateway's streams). */
 export type JsonStreamCall = (request: JsonStreamRequest) => JsonStream;
 
 /**
  * REST's way into a server-streaming RPC: the request decoded as Connect's JSON decodes it, the
  * implementation run by connect-es's own `transformInvokeImplementation` through the interceptors every
- * protocol shares, on connect-es's own handler context, and each message written by the same JSON
- * serializer the Connect protocol uses. What it leaves out is the envelope of a protocol around the
- * messages: the gateway writes them as Server-Sent Events.
+ * protocol shares, on connect-es's own handler context, and each message written, when asked, by the same
+ * JSON serializer the Connect protocol uses. What it leaves out is the envelope of a protocol around the
+ * messages: the gateway writes them as Server-Sent Events, or as a file.
  */
 export function createJsonStreamCall(
   opt: UniversalHandlerOptions,
@@ -60,16 +66,18 @@ export function createJsonStreamCall(
       contextValues,
     });
     const invoke = transformInvokeImplementation(spec, context, opt.interceptors);
-    async function* messages(): AsyncGenerator<Uint8Array> {
+    async function* messages(): AsyncGenerator<Message> {
       try {
-        for await (const answer of invoke(createAsyncIterable([parse(spec, message)]))) {
-          yield output.serialize(answer);
-        }
+        yield* invoke(createAsyncIterable([parse(spec, message)]));
       } finally {
         context.abort();
       }
     }
-    return { header: context.responseHeader, messages: messages() };
+    return {
+      header: context.responseHeader,
+      messages: messages(),
+      toJson: (answer) => output.serialize(answer),
+    };
   };
 }
 

@@ -1,5 +1,10 @@
 import type { DescField, DescMessage, DescService } from "@bufbuild/protobuf";
-import { type HttpRoute, isStringValuedMessage, listHttpRoutes } from "../../gateway/http-rules.js";
+import {
+  type HttpRoute,
+  isStringValuedMessage,
+  listHttpRoutes,
+  restStreamForm,
+} from "../../gateway/http-rules.js";
 import {
   type Caller,
   headerComponents,
@@ -88,7 +93,7 @@ function callerOf(route: HttpRoute): Caller {
 }
 
 function reachRoute(route: HttpRoute, catalog: SchemaCatalog): void {
-  catalog.reach(route.method.output, "output");
+  catalog.reach(isDownload(route) ? downloadedEntry(route.method.output) : route.method.output, "output");
   const body = requestBodyShape(route);
   if (body?.kind === "message") catalog.reach(body.message, "input");
   if (body?.kind === "field") catalog.reachFields([body.field], "input");
@@ -139,7 +144,7 @@ function operation(route: HttpRoute, operationId: string, catalog: SchemaCatalog
     requestBody: requestBody(route, catalog),
     responses: {
       200: {
-        description: route.method.methodKind === "server_streaming" ? eventStreamDescription : "OK",
+        description: answerDescription(route),
         headers: responseHeaders(caller, 200),
         content: answerContent(route, catalog),
       },
@@ -153,17 +158,56 @@ const eventStreamDescription =
   "here) and whose id resumes after it (send it back as Last-Event-ID); a comment line is a heartbeat; " +
   "an `error` event holding a problem ends the stream.";
 
-/** A unary answer is one JSON body; a server-streaming one is Server-Sent Events of its messages. */
+const downloadDescription =
+  "A file, streamed in a chunked body (D45), as Content-Disposition: attachment names it. " +
+  "application/x-ndjson (format=ndjson): one entry per line, its JSON (the schema here). text/csv " +
+  "(format=csv): a header row, then one row per entry, a column per top-level field of that JSON, nested " +
+  "values as their JSON text. A transfer cut short (no final chunk) is an export that failed midway.";
+
+function answerDescription(route: HttpRoute): string {
+  if (route.method.methodKind !== "server_streaming") return "OK";
+  return isDownload(route) ? downloadDescription : eventStreamDescription;
+}
+
+function isDownload(route: HttpRoute): boolean {
+  return route.method.methodKind === "server_streaming" && restStreamForm(route.method) === "download";
+}
+
+/**
+ * A unary answer is one JSON body; a server-streaming one is Server-Sent Events of its messages, or a
+ * file of the entries its messages carry (http-rules.ts's restStreamForm).
+ */
 function answerContent(route: HttpRoute, catalog: SchemaCatalog): JsonSchema {
-  const schema = catalog.messageRef(route.method.output, "output");
-  if (route.method.methodKind !== "server_streaming") return { "application/json": { schema } };
+  const output = route.method.output;
+  if (route.method.methodKind !== "server_streaming") {
+    return { "application/json": { schema: catalog.messageRef(output, "output") } };
+  }
+  if (isDownload(route)) return downloadContent(output, catalog);
   // OpenAPI 3.1 has no schema for an event's data (3.2's itemSchema): an extension carries it.
-  return { "text/event-stream": { schema: { type: "string" }, "x-event-data": schema } };
+  const data = catalog.messageRef(output, "output");
+  return { "text/event-stream": { schema: { type: "string" }, "x-event-data": data } };
+}
+
+/** An export's file: each NDJSON line is one of the messages' `entries` (OpenAPI 3.1 has no item schema). */
+function downloadContent(output: DescMessage, catalog: SchemaCatalog): JsonSchema {
+  const line = catalog.messageRef(downloadedEntry(output), "output");
+  return {
+    "application/x-ndjson": { schema: { type: "string" }, "x-ndjson-line": line },
+    "text/csv": { schema: { type: "string" } },
+  };
+}
+
+/** What a downloaded file holds one of per line: the message of the stream's `entries`. */
+function downloadedEntry(output: DescMessage): DescMessage {
+  const entries = output.fields.find((field) => field.name === "entries");
+  if (entries?.message === undefined) throw new Error(`${output.typeName} has no entries to download`);
+  return entries.message;
 }
 
 /** Where a stream resumes: the id of the last event received (the browser's EventSource sends it). */
 function resumeHeader(route: HttpRoute): JsonSchema[] {
-  if (route.method.methodKind !== "server_streaming") return [];
+  if (route.method.methodKind !== "server_streaming" || restStreamForm(route.method) === "download")
+    return [];
   return [
     {
       name: "Last-Event-ID",

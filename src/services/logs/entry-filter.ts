@@ -52,6 +52,21 @@ export function entryFilterOf(
 }
 
 /**
+ * The filters of the requests that select entries as the list does (ListLogs, TailLogs, ExportLogs): the
+ * shared ones, the startedAt bounds (inclusive, D9) and the execution, with every violation collected.
+ */
+export function listFilterOf(
+  request: EntryFilterFields & Pick<ListLogsRequest, "startDate" | "endDate" | "executionId">,
+  maxListValues: number,
+): { filter: LogFilter; violations: FieldViolation[] } {
+  const { filter: entries, violations } = entryFilterOf(request, maxListValues);
+  const fail = (field: string, message: string) => violations.push({ field, message });
+  const startedFrom = isoDate(request.startDate, "startDate", fail);
+  const startedTo = isoDate(request.endDate, "endDate", fail);
+  return { filter: { ...entries, startedFrom, startedTo, executionId: request.executionId }, violations };
+}
+
+/**
  * A date parameter as Unix milliseconds. The .proto's pattern already holds it to the calendar; what it
  * lets through and Date cannot read is reported under the field's name.
  */

@@ -1,50 +1,62 @@
+import type { LogEntry } from "../../../gen/flowlog/logs/v1/log_entry_pb.js";
 import { logEntryJson } from "../../../gen/flowlog/logs/v1/logs_service_serializers.js";
 import type { LogFilter, Order, PageKey } from "../../store/log-list-sql.js";
-import type { ListedEntryRecord, WorkflowSummaryRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
-import { logEntryView } from "./log-entry-view.js";
-import { workflowsOf } from "./logs-service.js";
+import { type EntryView, logEntryView } from "./log-entry-view.js";
+import { workflowsOf } from "./workflow-summaries.js";
 
 /**
- * The export format (D45), which D42's archive writes too: one entry per line, each the entry's detail form
- * as GetLog answers it over REST/JSON (the same view, the same generated writer), trace spans and final
- * output included, less `limits`, which tells the caller's state at the time of a call, not the entry's.
+ * Which parts of the detail form an export shows (D45): details=full adds the workflow and the full cost,
+ * the include flags the trace spans and the final output. Never `limits`, which tells the caller's state
+ * at the time of a call, not the entry's.
  */
-export function exportLine(entry: ListedEntryRecord, workflow: WorkflowSummaryRecord | undefined): string {
-  return `${logEntryJson(logEntryView(entry, workflow, detailForm))}\n`;
+export type ExportForm = Omit<EntryView, "limits">;
+
+/** D42's archive keeps everything an entry has. */
+export const wholeEntry: ExportForm = { full: true, traceSpans: true, finalOutput: true };
+
+/** Lines already written, by entry: an export measures its batches by them, then REST writes them. */
+const written = new WeakMap<LogEntry, string>();
+
+/**
+ * The export format (D45), which D42's archive writes too: one entry per line, each the entry's form as
+ * GetLog answers it over REST/JSON (the same view, the same generated writer). Computed once per entry.
+ */
+export function exportLine(entry: LogEntry): string {
+  let line = written.get(entry);
+  if (line === undefined) {
+    line = `${logEntryJson(entry)}\n`;
+    written.set(entry, line);
+  }
+  return line;
 }
 
-const detailForm = { full: true, traceSpans: true, finalOutput: true };
-
 /**
- * One keyset page of export lines, and the key to read the next page after (absent after the last). Lines
- * stay apart: a page joined into one string is a large object, which only a full collection frees.
- */
-export interface ExportPage {
-  lines: string[];
-  next?: PageKey;
-}
-
-/**
- * The export lines of the entries `filter` selects, in the list's order (D8), a keyset page at a time so
- * that memory holds one page whatever the range holds: the store's list, with every heavy column.
+ * The entries `filter` selects, in the list's order (D8), in `form`, a keyset page at a time so that
+ * memory holds one page whatever the range holds: the store's list, with the columns the form shows.
+ * `signal` (the caller leaving) ends the reading between pages and cancels a page being read (D46).
  */
 export async function* exportPages(
   store: Store,
   filter: LogFilter,
-  { order, pageSize, signal }: { order: Order; pageSize: number; signal?: AbortSignal },
-): AsyncGenerator<ExportPage> {
+  {
+    order,
+    pageSize,
+    form,
+    signal,
+  }: { order: Order; pageSize: number; form: ExportForm; signal?: AbortSignal },
+): AsyncGenerator<LogEntry[]> {
+  const read = {
+    withCostDetail: form.full,
+    withTraceSpans: form.traceSpans,
+    withFinalOutput: form.finalOutput,
+  };
   let after: PageKey | undefined;
   do {
     signal?.throwIfAborted();
-    const page = await store.logs.list(
-      filter,
-      { order, limit: pageSize, after, withCostDetail: true, withTraceSpans: true, withFinalOutput: true },
-      signal,
-    );
-    const workflows = await workflowsOf(store, page.entries);
-    const lines = page.entries.map((entry) => exportLine(entry, workflows.get(entry.workflowId)));
-    yield { lines, next: page.next };
+    const page = await store.logs.list(filter, { order, limit: pageSize, after, ...read }, signal);
+    const workflows = form.full ? await workflowsOf(store, page.entries) : new Map();
+    yield page.entries.map((entry) => logEntryView(entry, workflows.get(entry.workflowId), form));
     after = page.next;
   } while (after);
 }

@@ -2,7 +2,7 @@ import type { ListLogsRequest } from "../../../gen/flowlog/logs/v1/logs_service_
 import { invalidArgument } from "../../errors/api-errors.js";
 import type { LogFilter, Order, PageRequest } from "../../store/log-list-sql.js";
 import { decodeCursor } from "./cursor.js";
-import { entryFilterOf, isoDate } from "./entry-filter.js";
+import { listFilterOf } from "./entry-filter.js";
 
 export const defaultPageSize = 100;
 
@@ -20,14 +20,12 @@ export interface ListLogsQuery {
  * otherwise.
  */
 export function parseListLogsRequest(request: ListLogsRequest, maxListValues: number): ListLogsQuery {
-  const { filter: entries, violations } = entryFilterOf(request, maxListValues);
+  const { filter, violations } = listFilterOf(request, maxListValues);
   const fail = (field: string, message: string) => violations.push({ field, message });
 
   const limit = request.limit ?? defaultPageSize;
   const order = (request.order ?? "desc") as Order;
   const details = (request.details ?? "basic") as ListLogsQuery["details"];
-  const startedFrom = isoDate(request.startDate, "startDate", fail);
-  const startedTo = isoDate(request.endDate, "endDate", fail);
   let after: PageRequest["after"];
   if (request.cursor !== undefined) {
     const cursor = decodeCursor(request.cursor);
@@ -37,8 +35,6 @@ export function parseListLogsRequest(request: ListLogsRequest, maxListValues: nu
     else after = cursor.key;
   }
   if (violations.length > 0) throw invalidArgument(violations);
-
-  const filter: LogFilter = { ...entries, startedFrom, startedTo, executionId: request.executionId };
   return {
     filter,
     details,

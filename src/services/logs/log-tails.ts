@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { toPublicError } from "../../errors/public-error.js";
+import { KeyedCount } from "../../limits/keyed-count.js";
 import { logger } from "../../logging/logger.js";
 import type { LogFilter } from "../../store/log-list-sql.js";
 import {
@@ -40,8 +41,9 @@ export interface TailSubject {
  * with the list's filters (log-tail-sql.ts). A tail costs nothing while its workspace is quiet.
  */
 export class LogTails {
-  private readonly tails = new Set<Tail>();
-  private readonly perUser = new Map<string, number>();
+  /** The open tails, each with the release of its user's slot. */
+  private readonly tails = new Map<Tail, () => void>();
+  private readonly perUser = new KeyedCount();
   private readonly reads = new Map<string, Promise<TailEntry[]>>();
   private horizon: TailHorizon | undefined;
   private started: Promise<void> | undefined;
@@ -59,22 +61,21 @@ export class LogTails {
    * already. The tail counts against the user until it is closed.
    */
   async open(subject: TailSubject, maxOpen: number): Promise<Tail> {
-    const held = this.perUser.get(subject.userId) ?? 0;
-    if (held >= maxOpen) {
+    if (this.perUser.of(subject.userId) >= maxOpen) {
       throw new ConnectError(
         `at most ${maxOpen} log tails of one user are open at once on this plan (D44 openTails); close one first`,
         Code.ResourceExhausted,
       );
     }
-    this.perUser.set(subject.userId, held + 1);
+    const release = this.perUser.take(subject.userId);
     try {
       await this.start();
     } catch (error) {
-      this.release(subject.userId);
+      release();
       throw error;
     }
     const tail = new Tail(this, subject, this.horizon as TailHorizon);
-    this.tails.add(tail);
+    this.tails.set(tail, release);
     if (subject.resumeFrom) tail.wake();
     return tail;
   }
@@ -85,7 +86,7 @@ export class LogTails {
       "the server is stopping; resume with the last resume token",
       Code.Unavailable,
     );
-    for (const tail of this.tails) tail.fail(stopping);
+    for (const tail of this.tails.keys()) tail.fail(stopping);
   }
 
   /** @internal The horizon the tails read up to. */
@@ -112,8 +113,10 @@ export class LogTails {
 
   /** @internal Called by a tail as it closes. */
   closed(tail: Tail): void {
-    if (!this.tails.delete(tail)) return;
-    this.release(tail.subject.userId);
+    const release = this.tails.get(tail);
+    if (!release) return;
+    this.tails.delete(tail);
+    release();
     if (this.tails.size > 0) return;
     // No tail left: the process stops watching, and reads the horizon afresh for the next one.
     this.stopWatching?.();
@@ -123,12 +126,6 @@ export class LogTails {
     this.awaited = undefined;
     clearTimeout(this.retry);
     this.retry = undefined;
-  }
-
-  private release(userId: string): void {
-    const left = (this.perUser.get(userId) ?? 1) - 1;
-    if (left === 0) this.perUser.delete(userId);
-    else this.perUser.set(userId, left);
   }
 
   /** Watches before reading the first horizon, so that no write falls between the two. */
@@ -172,7 +169,7 @@ export class LogTails {
         if (this.horizon !== before || comparePositions(horizon, before) <= 0) continue;
         this.horizon = horizon;
         const written = new Set(workspaceIds);
-        for (const tail of this.tails)
+        for (const tail of this.tails.keys())
           tail.advanced(before, horizon, written.has(tail.subject.filter.workspaceId));
       } while (this.again);
       if (this.awaited !== undefined && this.horizon && BigInt(this.horizon.xid) <= this.awaited) {

@@ -2,6 +2,8 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type {
+  ExportLogsRequest,
+  ExportLogsResponse,
   LogsService,
   TailLogsRequest,
   TailLogsResponseSchema,
@@ -9,24 +11,28 @@ import type {
 import { WorkflowStateSchema } from "../../../gen/flowlog/workflows/v1/workflow_pb.js";
 import { toPublicError } from "../../errors/public-error.js";
 import { computeLimits } from "../../limits/execution-limits.js";
+import { ExportSlots } from "../../limits/export-slots.js";
 import type { PlanTable } from "../../limits/plans.js";
 import type { Quotas } from "../../limits/quotas.js";
 import { StatsSlots } from "../../limits/stats-slots.js";
 import { type Logger, logger as processLogger } from "../../logging/logger.js";
-import type { UserRecord, WorkflowSummaryRecord } from "../../store/records.js";
+import type { UserRecord } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
 import { callerOf } from "../caller.js";
 import { requireMember, visibleTo } from "../workspace-access.js";
 import { encodeCursor } from "./cursor.js";
 import { deleteLogs } from "./delete-logs.js";
+import { parseExportLogsRequest } from "./export-logs-request.js";
 import { parseListLogsRequest } from "./list-logs-request.js";
 import { executionMetadata, logEntryView } from "./log-entry-view.js";
+import { exportBatches } from "./log-export.js";
 import { logRetentionOf, setLogRetention } from "./log-retention.js";
 import { parseGetLogStatsRequest } from "./log-stats-request.js";
 import { logStatsView } from "./log-stats-view.js";
 import type { LogTails } from "./log-tails.js";
 import { parseTailLogsRequest } from "./tail-logs-request.js";
 import { encodeResumeToken } from "./tail-token.js";
+import { workflowsOf } from "./workflow-summaries.js";
 
 export interface LogsServiceDependencies {
   store: Store;
@@ -34,7 +40,7 @@ export interface LogsServiceDependencies {
   planLimits: PlanTable;
   /**
    * How many values a list filter may hold (D26), how long a range the stats take (issue 17), and how
-   * many stats calls run at once (D46).
+   * many stats calls and exports run at once (D46, D45).
    */
   quotas: Pick<Quotas, "listParameterValues" | "logStatsRangeDays" | "reads">;
   clock: () => number;
@@ -61,6 +67,7 @@ export function createLogsService({
 }: LogsServiceDependencies): Partial<ServiceImpl<typeof LogsService>> {
   const limitsOf = (user: UserRecord) => computeLimits(store, planLimits, user, clock());
   const statsSlots = new StatsSlots(quotas.reads);
+  const exportSlots = new ExportSlots(quotas.reads);
 
   /**
    * D44: the stream opens once the caller may read the workspace and holds an open tail of its plan's;
@@ -118,6 +125,31 @@ export function createLogsService({
     }
   }
 
+  /**
+   * D45: the entries the list selects, in its order, a batch per message, once the caller may read the
+   * workspace and holds one of its user's export slots; the slot is freed however the stream ends.
+   */
+  async function* exportLogs(
+    request: ExportLogsRequest,
+    context: HandlerContext,
+  ): AsyncGenerator<ExportLogsResponse> {
+    const caller = callerOf(context.values);
+    const query = parseExportLogsRequest(request, quotas.listParameterValues);
+    await requireMember(store, caller, request.workspaceId);
+    const release = exportSlots.take(caller.user.id);
+    try {
+      for await (const entries of exportBatches(store, query, context.signal)) {
+        yield { $typeName: "flowlog.logs.v1.ExportLogsResponse", entries };
+      }
+    } catch (error) {
+      // A client that left has no one to tell; its reading stopped, which is all that was wanted.
+      if (context.signal.aborted) return;
+      throw toPublicError(error, "ExportLogs");
+    } finally {
+      release();
+    }
+  }
+
   return {
     async listLogs(request, context) {
       const caller = callerOf(context.values);
@@ -140,6 +172,10 @@ export function createLogsService({
 
     tailLogs(request, context) {
       return tailLogs(request, context);
+    },
+
+    exportLogs(request, context) {
+      return exportLogs(request, context);
     },
 
     async getLogStats(request, context) {
@@ -210,14 +246,4 @@ export function createLogsService({
       };
     },
   };
-}
-
-/** The names of a page's workflows, in one statement whatever the page holds. */
-export async function workflowsOf(
-  store: Store,
-  entries: { workflowId: string }[],
-): Promise<Map<string, WorkflowSummaryRecord>> {
-  const ids = [...new Set(entries.map((e) => e.workflowId))];
-  const found = await store.workflows.getWorkflowSummaries(ids);
-  return new Map(found.map((workflow) => [workflow.id, workflow]));
 }

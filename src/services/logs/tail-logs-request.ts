@@ -2,7 +2,7 @@ import type { TailLogsRequest } from "../../../gen/flowlog/logs/v1/logs_service_
 import { invalidArgument } from "../../errors/api-errors.js";
 import type { LogFilter } from "../../store/log-list-sql.js";
 import type { TailPosition } from "../../store/log-tail-sql.js";
-import { entryFilterOf, isoDate } from "./entry-filter.js";
+import { listFilterOf } from "./entry-filter.js";
 import { decodeResumeToken, filterBinding } from "./tail-token.js";
 
 export interface TailLogsQuery {
@@ -26,11 +26,8 @@ export function parseTailLogsRequest(
   maxListValues: number,
   lastEventId: string | null,
 ): TailLogsQuery {
-  const { filter: entries, violations } = entryFilterOf(request, maxListValues);
+  const { filter, violations } = listFilterOf(request, maxListValues);
   const fail = (field: string, message: string) => violations.push({ field, message });
-  const startedFrom = isoDate(request.startDate, "startDate", fail);
-  const startedTo = isoDate(request.endDate, "endDate", fail);
-  const filter: LogFilter = { ...entries, startedFrom, startedTo, executionId: request.executionId };
   const binding = filterBinding(filter);
   const [field, token] =
     request.resumeToken !== undefined ? ["resumeToken", request.resumeToken] : ["Last-Event-ID", lastEventId];

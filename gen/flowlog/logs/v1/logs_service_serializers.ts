@@ -4,7 +4,7 @@
 
 import type { JsonObject, JsonValue, Message } from "@bufbuild/protobuf";
 import { fromJson } from "@bufbuild/protobuf";
-import type { DayModelCost, DeleteLogsResponse, ExecutionMetadata, GetExecutionResponse, GetLogResponse, GetLogRetentionResponse, GetLogStatsResponse, HourStats, ListLogsResponse, LogRetention, TailLogsResponse, UpdateLogRetentionResponse } from "./logs_service_pb.js";
+import type { DayModelCost, DeleteLogsResponse, ExecutionMetadata, ExportLogsResponse, GetExecutionResponse, GetLogResponse, GetLogRetentionResponse, GetLogStatsResponse, HourStats, ListLogsResponse, LogRetention, TailLogsResponse, UpdateLogRetentionResponse } from "./logs_service_pb.js";
 import { wireBytes, WireType, WireWriter } from "../../../../src/codegen/serializers/runtime/wire-writer.js";
 import type { Cost, ExecutionData, LogEntry, ModelCost, TokenUsage, TraceSpan, WorkflowSummary } from "./log_entry_pb.js";
 import { TraceSpanSchema } from "./log_entry_pb.js";
@@ -59,6 +59,10 @@ export const answerSerializers: ReadonlyMap<string, AnswerSerializers> = new Map
   ["flowlog.logs.v1.TailLogsResponse", {
     json: (m) => tailLogsResponseJson(m as TailLogsResponse),
     binary: (m) => wireBytes(writeTailLogsResponse, m as TailLogsResponse),
+  }],
+  ["flowlog.logs.v1.ExportLogsResponse", {
+    json: (m) => exportLogsResponseJson(m as ExportLogsResponse),
+    binary: (m) => wireBytes(writeExportLogsResponse, m as ExportLogsResponse),
   }],
 ]);
 
@@ -910,6 +914,24 @@ function tailLogsResponseJson(m: TailLogsResponse): string {
 function writeTailLogsResponse(w: WireWriter, m: TailLogsResponse): void {
   if (m.entry !== undefined) { const at = w.fork(1); writeLogEntry(w, m.entry); w.join(at); }
   if (m.resumeToken !== "") { w.tag(2, WireType.LengthDelimited); w.string(m.resumeToken); }
+  if (m.$unknown !== undefined) w.unknown(m.$unknown);
+}
+
+/**
+ * The JSON text of flowlog.logs.v1.ExportLogsResponse.
+ */
+function exportLogsResponseJson(m: ExportLogsResponse): string {
+  const leftOut = leftOutOf(m);
+  let json = "{";
+  if (!leftOut?.has("entries")) json += `${comma(json)}"entries":${jsonArrayOf(m.entries, logEntryJson)}`;
+  return json + "}";
+}
+
+/**
+ * The protobuf binary of flowlog.logs.v1.ExportLogsResponse.
+ */
+function writeExportLogsResponse(w: WireWriter, m: ExportLogsResponse): void {
+  for (const item of m.entries) { const at = w.fork(1); writeLogEntry(w, item); w.join(at); }
   if (m.$unknown !== undefined) w.unknown(m.$unknown);
 }
 
