@@ -11,6 +11,7 @@ import type {
   ViewedEntryRecord,
   WorkflowSummaryRecord,
 } from "./records.js";
+import { entryTexts, indexedWords } from "./search-words.js";
 
 /**
  * An execution as the rows it becomes and a log_entries row as the record it was: the same in every
@@ -70,6 +71,11 @@ export interface ExecutionRows {
   models: ModelRow[];
   /** Shared by the executions of one workflow version; stored once (stateKeys). */
   workflowState: unknown;
+  /**
+   * The words of its block names, errors and final output (D45): what it is found by, with its workflow's
+   * name, which the store adds (entryWords).
+   */
+  contentWords: string[];
 }
 
 /** One model of an execution as log_entry_models keeps it: its cost in whole nano-USD (D30), exactly summed. */
@@ -108,6 +114,7 @@ export function executionRows({ entry, workflowState }: ExecutionRecord): Execut
       tokens: cost.tokens.total,
     })),
     workflowState,
+    contentWords: indexedWords(entryTexts(entry.traceSpans, entry.finalOutput)),
   };
 }
 

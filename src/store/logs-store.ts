@@ -36,6 +36,7 @@ import {
 } from "./log-tail-sql.js";
 import type { FanOutIntent } from "./outbox-store.js";
 import type { ExecutionRecord, LogEntryRecord } from "./records.js";
+import { entryWords } from "./search-words.js";
 import { sqliteQuery } from "./sqlite-query.js";
 import type { WriteWatch } from "./write-watch.js";
 
@@ -53,6 +54,8 @@ export class LogsStore {
   private readonly insertState;
   private readonly insertExecutionState;
   private readonly insertFanOut;
+  private readonly insertWords;
+  private readonly workflowName;
   private readonly byId;
   private readonly viewById;
   private readonly byExecution;
@@ -98,6 +101,11 @@ export class LogsStore {
       `INSERT OR IGNORE INTO notification_outbox (log_id, workspace_id, workflow_id, task_queue, created_at, not_before)
        VALUES (@logId, @workspaceId, @workflowId, @taskQueue, @now, @now)`,
     );
+    // D45: keyed by seq, which the insert's trigger has just given the entry (rowids are not stable).
+    this.insertWords = db.prepare(
+      "INSERT INTO log_search (rowid, words) SELECT seq, ? FROM log_entries WHERE rowid = ?",
+    );
+    this.workflowName = db.prepare("SELECT name FROM workflows WHERE id = ?").pluck();
     this.byId = db.prepare(entryByIdSql);
     this.viewById = db.prepare(entryViewSql);
     this.lastSeq = db.prepare("SELECT last FROM log_entry_sequence").pluck();
@@ -140,10 +148,13 @@ export class LogsStore {
   }
 
   private insertOne(
-    { entry, models, workflowState }: ExecutionRows,
+    { entry, models, workflowState, contentWords }: ExecutionRows,
     stateKey: (workflowState: unknown) => Buffer,
   ): boolean {
-    if (this.insertEntry.run(entry).changes === 0) return false;
+    const inserted = this.insertEntry.run(entry);
+    if (inserted.changes === 0) return false;
+    const name = this.workflowName.get(entry.workflowId) as string | undefined;
+    this.insertWords.run(entryWords(name, contentWords).join(" "), inserted.lastInsertRowid);
     for (const m of models) {
       this.insertModel.run(entry.workspaceId, m.model, entry.startedAt, entry.id, m.costNanoUsd, m.tokens);
     }

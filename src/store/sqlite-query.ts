@@ -1,4 +1,5 @@
 import type { Binder } from "./log-list-sql.js";
+import type { SearchTerm } from "./search-words.js";
 
 /** A statement built with a Binder, in SQLite's dialect: named parameters, and a list as a JSON array. */
 export function sqliteQuery(build: (bind: Binder) => string): {
@@ -16,6 +17,18 @@ export function sqliteQuery(build: (bind: Binder) => string): {
       params[name] = JSON.stringify(values);
       return `${column} IN (SELECT value FROM json_each(@${name}))`;
     },
+    holdsWords: (name, terms) => {
+      params[name] = fts5Query(terms);
+      return `l.seq IN (SELECT rowid FROM log_search WHERE log_search MATCH @${name})`;
+    },
   });
   return { sql, params };
+}
+
+/**
+ * Terms in FTS5's query syntax: each word a quoted string (a word holds no `"`: search-words.ts), a
+ * prefix marked by FTS5's own `*` after it, all required.
+ */
+function fts5Query(terms: SearchTerm[]): string {
+  return terms.map(({ word, prefix }) => `"${word}"${prefix ? " *" : ""}`).join(" AND ");
 }
