@@ -20,6 +20,7 @@ const onBothStores = [
   "hold-and-drain",
   "logs-api",
   "logs-filters",
+  "logs-search",
   "logs-tail",
   "no-activity",
   "recovery",

@@ -99,9 +99,11 @@ describe("GET /api/v1/logs", () => {
     ["details", "string"],
     ["includeTraceSpans", "boolean"],
     ["includeFinalOutput", "boolean"],
+    // D45's search, beyond the spec's list.
+    ["q", "string"],
   ];
 
-  it("takes exactly the spec's 19 query parameters, with the spec's names and types", () => {
+  it("takes exactly the spec's 19 query parameters and D45's q, with their names and types", () => {
     const parameters = listLogs.parameters as Json[];
     expect(parameters.every((p) => p.in === "query")).toBe(true);
     const described = parameters.map((p): [string, string] => {

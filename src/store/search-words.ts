@@ -17,9 +17,16 @@ export const maxIndexedChars = 65_536;
 
 /** Text as its words: NFKC-normalised, lowercased, split, each at most maxWordChars; repeats kept. */
 export function wordsOf(text: string): string[] {
-  const words = text.normalize("NFKC").toLowerCase().match(wordPattern) ?? [];
-  return words.filter((word) => word.length <= maxWordChars);
+  // ASCII text, most of what entries hold, needs no normalising, and its letters and digits are a-z, 0-9:
+  // the same words at a fraction of the cost, on the write path (D45).
+  const words = nonAscii.test(text)
+    ? text.normalize("NFKC").toLowerCase().match(wordPattern)
+    : text.toLowerCase().match(asciiWordPattern);
+  return (words ?? []).filter((word) => word.length <= maxWordChars);
 }
+
+const nonAscii = /[\u0080-\uffff]/;
+const asciiWordPattern = /[a-z0-9]+/g;
 
 /** A query word: matched whole, or as the start of a word (`timeout*`). */
 export interface SearchTerm {

@@ -31,7 +31,7 @@ export function parseDeleteLogsRequest(request: DeleteLogsRequest, maxListValues
       "executionIds",
       `executionIds cannot be combined with filters (${given.map(([name]) => filterField(name)).join(", ")})`,
     );
-  } else if (!byExecution && given.length === 0) {
+  } else if (!byExecution && given.length === 0 && request.q === undefined) {
     fail(
       "executionIds",
       "executionIds or at least one filter is required (an endDate alone deletes everything before it)",
