@@ -69,6 +69,11 @@ export interface Binder {
    * typed is read as an operator.
    */
   holdsWords(name: string, terms: SearchTerm[]): string;
+  /**
+   * How the statement names log_entries (as `l`) when no model filter drives it: SQLite's store adds NOT
+   * INDEXED when a search matches few entries, so that they drive the query (logs-store.ts).
+   */
+  entriesTable?: string;
 }
 
 /** The log entries a filter selects (D9), in any store's dialect: what the list and the stats read. */
@@ -89,7 +94,7 @@ export interface FilteredEntries {
 export function filteredEntries(filter: LogFilter, bind: Binder): FilteredEntries {
   const workspace = bind.value("workspaceId", filter.workspaceId);
   const where = [`l.workspace_id = ${workspace}`];
-  let from = "log_entries l";
+  let from = bind.entriesTable ?? "log_entries l";
   let key = { startedAt: "l.started_at", id: "l.id" };
   if (filter.model !== undefined) {
     from = "log_entry_models m JOIN log_entries l ON l.id = m.log_id";
