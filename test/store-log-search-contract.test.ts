@@ -84,6 +84,45 @@ describe.each(kinds)("the search index (D45) on %s", (_, open) => {
     expect(await found(db.areas.logs, "nightly")).toEqual([ids[2]]);
   });
 
+  it("pages a word many entries hold and one few hold in keyset order, as the list without q would", async () => {
+    // Over 2,000 matches and under: SQLite reads the two along different plans (logs-store.ts).
+    const records = Array.from({ length: 2_100 }, (_, i) =>
+      execution(account, "wf_q", {
+        // Many entries on one millisecond, so pages end inside runs of equal startedAt.
+        startedAt: 1_000 + Math.floor(i / 3),
+        level: i % 2 === 0 ? "info" : "error",
+        finalOutput: i % 7 === 0 ? "common rare" : "common",
+      }),
+    );
+    await db.areas.logs.insertExecutions(records);
+    for (const [q, kept] of [
+      ["common", () => true],
+      ["rare", (i: number) => i % 7 === 0],
+      ["common rar*", (i: number) => i % 7 === 0],
+    ] as const) {
+      for (const order of ["asc", "desc"] as const) {
+        const expected = records
+          .filter((_, i) => kept(i))
+          .map((r) => r.entry)
+          .filter((entry) => entry.level === "error")
+          .sort((a, b) => a.startedAt - b.startedAt || Buffer.compare(Buffer.from(a.id), Buffer.from(b.id)))
+          .map((entry) => entry.id);
+        if (order === "desc") expected.reverse();
+        const ids: string[] = [];
+        let after: PageRequest["after"];
+        do {
+          const listed = await db.areas.logs.list(
+            { ...searched(q), level: "error" },
+            { ...page, order, limit: 97, after },
+          );
+          ids.push(...listed.entries.map((entry) => entry.id));
+          after = listed.next;
+        } while (after);
+        expect(ids, `${q} ${order}`).toEqual(expected);
+      }
+    }
+  });
+
   it("takes the words of its query syntax (NEAR, AND, OR, NOT) as words", async () => {
     const record = execution(account, "wf_q", { finalOutput: "not near and or" });
     await db.areas.logs.insertExecutions([record, execution(account, "wf_q", { finalOutput: "other" })]);
