@@ -22,6 +22,7 @@ const onBothStores = [
   "logs-api",
   "logs-export",
   "logs-filters",
+  "logs-search",
   "logs-tail",
   "no-activity",
   "recovery",

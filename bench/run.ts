@@ -21,6 +21,7 @@ import { outageBench } from "./outage.js";
 import { partitionsPgBench } from "./partitions-pg.js";
 import { purgeBench } from "./purge.js";
 import { rateLimitBench } from "./rate-limit.js";
+import { searchBench } from "./search.js";
 import { stopShared } from "./support/quick-run.js";
 import { type Bench, formatTable } from "./support/report.js";
 import { tailBench } from "./tail.js";
@@ -33,6 +34,7 @@ const benches: Bench[] = [
   purgeBench,
   partitionsPgBench,
   logStatsBench,
+  searchBench,
   tenantReadsBench,
   gatewayBench,
   gcPromotionBench,

@@ -73,7 +73,8 @@ beforeAll(async () => {
       startedAt: start + Math.floor(i / 2) * 60_000,
       level: i % 3 === 0 ? "error" : "info",
       trigger: (["api", "webhook", "schedule"] as const)[i % 3],
-      finalOutput: { line: i, text: 'a, b\n"c"' },
+      // Every seventh says words the search (D45) finds.
+      finalOutput: { line: i, text: i % 7 === 0 ? "refund timed out" : 'a, b\n"c"' },
       files: i % 5 === 0 ? -i : null,
     }),
   );
@@ -231,6 +232,8 @@ describe("ExportLogs: the list's entries, in its order, in the detail form (D45)
       "level=error&triggers=api,webhook&order=asc",
       "details=basic&includeFinalOutput=true&startDate=2026-11-20T01:00:00Z&endDate=2026-11-20T02:00:00Z",
       "details=full&includeTraceSpans=true&minDurationMs=1000",
+      "q=refund&order=asc",
+      "q=time*&level=error",
     ];
     for (const query of queries) {
       const exported = await restExport(small, query);
@@ -239,6 +242,8 @@ describe("ExportLogs: the list's entries, in its order, in the detail form (D45)
       const listed = await listAll(small, query.includes("details=") ? query : `details=full&${query}`);
       expect(ndjson(exported.text), query).toEqual(listed);
       expect(listed.length, query).toBeGreaterThan(0);
+      // A search narrows: the export honours it as the list does.
+      if (query.startsWith("q=")) expect(listed.length, query).toBeLessThan(smallRecords.length);
     }
     const basic = ndjson((await restExport(small, "details=basic")).text)[0] as Record<string, unknown>;
     expect(basic.workflow).toBeUndefined();

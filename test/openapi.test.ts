@@ -99,9 +99,11 @@ describe("GET /api/v1/logs", () => {
     ["details", "string"],
     ["includeTraceSpans", "boolean"],
     ["includeFinalOutput", "boolean"],
+    // D45's search, beyond the spec's list.
+    ["q", "string"],
   ];
 
-  it("takes exactly the spec's 19 query parameters, with the spec's names and types", () => {
+  it("takes exactly the spec's 19 query parameters and D45's q, with their names and types", () => {
     const parameters = listLogs.parameters as Json[];
     expect(parameters.every((p) => p.in === "query")).toBe(true);
     const described = parameters.map((p): [string, string] => {
@@ -185,7 +187,9 @@ describe("GET /api/v1/logs:export (D45)", () => {
   it("takes the list's filters, its order, details, the include flags and format, and no cursor or limit", () => {
     const names = (exportLogs.parameters as Json[]).map((p) => p.name);
     const listNames = (listLogs.parameters as Json[]).map((p) => p.name);
-    expect(names).toEqual([...listNames.filter((n) => n !== "limit" && n !== "cursor"), "format"]);
+    expect(names.toSorted()).toEqual(
+      [...listNames.filter((n) => n !== "limit" && n !== "cursor"), "format"].toSorted(),
+    );
     const format = (exportLogs.parameters as Json[]).find((p) => p.name === "format") as Json;
     expect(format.schema.enum).toEqual(["ndjson", "csv"]);
   });

@@ -676,8 +676,8 @@ describe.each(kinds)("the delivery log on %s (D19, D35, D32)", (kind, open) => {
 });
 
 /** The first schema version with the held status and the last HTTP status (issue 51), in each store's list. */
-const heldVersion = (list: readonly string[]) =>
-  list.findIndex((sql) => sql.includes("deliveries_by_status"));
+const heldVersion = (list: readonly unknown[]) =>
+  list.findIndex((sql) => typeof sql === "string" && sql.includes("deliveries_by_status"));
 
 /** A database at the schema just before issue 51's, written with plain SQL, then opened by this flowlog. */
 interface OlderDatabase {

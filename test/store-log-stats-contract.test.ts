@@ -348,7 +348,7 @@ const olderStores: [
       await older.connect();
       await migratePostgres(
         older,
-        postgresMigrations.findIndex((sql) => sql.includes("cost_nano_usd")),
+        postgresMigrations.findIndex((sql) => typeof sql === "string" && sql.includes("cost_nano_usd")),
       );
       await fill(async (sql, parameters) => {
         await older.query(namedStatement(sql)(parameters));

@@ -3,6 +3,7 @@ import path from "node:path";
 import type Database from "better-sqlite3";
 import { sha256 } from "../util/sha256.js";
 import { migrate } from "./migrations.js";
+import { storedEntryWords } from "./search-words.js";
 import { openSqlite } from "./sqlite-addon.js";
 
 export type Db = Database.Database;
@@ -21,6 +22,10 @@ export function openDatabase(file: string, schemaVersion?: number): Db {
   db.pragma("foreign_keys = ON");
   // The key of a stored workflow state (issue 15); statements and migrations compute it alike.
   db.function("sha256", { deterministic: true }, (text) => sha256(String(text)));
+  // D45: the words an existing entry is indexed under, for the migration that builds the index.
+  db.function("search_words", { deterministic: true }, (name, spans, output) =>
+    storedEntryWords(name as string | null, spans as string, output as string | null).join(" "),
+  );
   migrate(db, schemaVersion);
   return db;
 }

@@ -1,5 +1,6 @@
 import { type ListedRow, listedEntryFromRow, summaryColumns } from "./log-rows.js";
 import type { Level, ListedEntryRecord, Trigger } from "./records.js";
+import type { SearchTerm } from "./search-words.js";
 
 /**
  * The log list in the store (D8, D9): what a list asks for (a filter and a page) and its SQL, written once
@@ -24,6 +25,8 @@ export interface LogFilter {
   minCost?: number;
   maxCost?: number;
   model?: string;
+  /** D45's `q`: entries whose indexed words hold every term (search-words.ts). Never empty. */
+  search?: SearchTerm[];
 }
 
 export type Order = "asc" | "desc";
@@ -60,6 +63,17 @@ export interface Binder {
    * text does not depend on the list's length and no list meets a parameter cap (issue 11).
    */
   oneOf(column: string, name: string, values: string[]): string;
+  /**
+   * The condition that the entry `l` is indexed under every term (D45), in the store's full-text index:
+   * the terms bound as one value of that index's query syntax, each word quoted, so nothing the client
+   * typed is read as an operator.
+   */
+  holdsWords(name: string, terms: SearchTerm[]): string;
+  /**
+   * How the statement names log_entries (as `l`) when no model filter drives it: SQLite's store adds NOT
+   * INDEXED when a search matches few entries, so that they drive the query (logs-store.ts).
+   */
+  entriesTable?: string;
 }
 
 /** The log entries a filter selects (D9), in any store's dialect: what the list and the stats read. */
@@ -80,7 +94,7 @@ export interface FilteredEntries {
 export function filteredEntries(filter: LogFilter, bind: Binder): FilteredEntries {
   const workspace = bind.value("workspaceId", filter.workspaceId);
   const where = [`l.workspace_id = ${workspace}`];
-  let from = "log_entries l";
+  let from = bind.entriesTable ?? "log_entries l";
   let key = { startedAt: "l.started_at", id: "l.id" };
   if (filter.model !== undefined) {
     from = "log_entry_models m JOIN log_entries l ON l.id = m.log_id";
@@ -108,6 +122,7 @@ export function filteredEntries(filter: LogFilter, bind: Binder): FilteredEntrie
   compare("l.total_duration_ms", "<=", "maxDurationMs", filter.maxDurationMs);
   compare("l.cost_total", ">=", "minCost", filter.minCost);
   compare("l.cost_total", "<=", "maxCost", filter.maxCost);
+  if (filter.search) where.push(bind.holdsWords("search", filter.search));
   return { from, where, key };
 }
 

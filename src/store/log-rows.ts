@@ -12,6 +12,7 @@ import type {
   ViewedEntryRecord,
   WorkflowSummaryRecord,
 } from "./records.js";
+import { entryTexts, indexedWords } from "./search-words.js";
 
 /**
  * An execution as the rows it becomes and a log_entries row as the record it was: the same in every
@@ -73,6 +74,11 @@ export interface ExecutionRows {
   workflowState: unknown;
   /** The version that state is (D47), beside the execution's link to it. */
   workflowVersion: number | null;
+  /**
+   * The words of its block names, errors and final output (D45): what it is found by, with its workflow's
+   * name, which the store adds (entryWords).
+   */
+  contentWords: string[];
 }
 
 /** One model of an execution as log_entry_models keeps it: its cost in whole nano-USD (D30), exactly summed. */
@@ -112,6 +118,7 @@ export function executionRows({ entry, workflowState, workflowVersion }: Executi
     })),
     workflowState,
     workflowVersion: workflowVersion ?? null,
+    contentWords: indexedWords(entryTexts(entry.traceSpans, entry.finalOutput)),
   };
 }
 

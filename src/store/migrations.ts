@@ -520,6 +520,23 @@ export const migrations: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX execution_retries_by_original ON execution_retries (retry_of, created_at);
   `,
+  `
+  -- D45: the words each entry is found by (search-words.ts splits and lowercases them; the tokenizer only
+  -- separates them again, with the same letters, digits and marks). Contentless: the words are kept only
+  -- as the index. Keyed by the entry's seq, which stays its own for ever, where a rowid may change on
+  -- VACUUM. Existing entries are indexed here (search_words, database.ts), and a deleted entry's words go
+  -- with it, whichever statement deletes it.
+  CREATE VIRTUAL TABLE log_search USING fts5 (
+    words, content = '', contentless_delete = 1,
+    tokenize = "unicode61 remove_diacritics 0 categories 'L* N* M*'"
+  );
+  INSERT INTO log_search (rowid, words)
+    SELECT l.seq, search_words(w.name, l.trace_spans_json, l.final_output_json)
+    FROM log_entries l LEFT JOIN workflows w ON w.id = l.workflow_id;
+  CREATE TRIGGER log_entries_unsearchable AFTER DELETE ON log_entries BEGIN
+    DELETE FROM log_search WHERE rowid = OLD.seq;
+  END;
+  `,
 ];
 
 /**

@@ -31,7 +31,7 @@ export function parseDeleteLogsRequest(request: DeleteLogsRequest, maxListValues
       "executionIds",
       `executionIds cannot be combined with filters (${given.map(([name]) => filterField(name)).join(", ")})`,
     );
-  } else if (!byExecution && given.length === 0) {
+  } else if (!byExecution && given.length === 0 && request.q === undefined) {
     fail(
       "executionIds",
       "executionIds or at least one filter is required (an endDate alone deletes everything before it)",
@@ -49,13 +49,15 @@ export function parseDeleteLogsRequest(request: DeleteLogsRequest, maxListValues
 
 /** The request's name of a store filter field, for the message that names it. */
 function filterField(name: string): string {
-  return name === "startedFrom" ? "startDate" : name === "startedTo" ? "endDate" : name;
+  return (
+    ({ startedFrom: "startDate", startedTo: "endDate", search: "q" } as Record<string, string>)[name] ?? name
+  );
 }
 
 function requestFilters(request: DeleteLogsRequest): Record<string, unknown> {
   const { workflowIds, folderIds, triggers, level, startDate, endDate, minDurationMs, maxDurationMs } =
     request;
-  const { minCost, maxCost, model } = request;
+  const { minCost, maxCost, model, q } = request;
   const all = {
     workflowIds,
     folderIds,
@@ -68,6 +70,7 @@ function requestFilters(request: DeleteLogsRequest): Record<string, unknown> {
     minCost,
     maxCost,
     model,
+    q,
   };
   return Object.fromEntries(
     Object.entries(all).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0)),

@@ -2,6 +2,7 @@ import type { ListLogsRequest } from "../../../gen/flowlog/logs/v1/logs_service_
 import { type FieldViolation, listLengthViolations } from "../../errors/api-errors.js";
 import type { LogFilter } from "../../store/log-list-sql.js";
 import type { Level, Trigger } from "../../store/records.js";
+import { maxWordChars, type SearchTerm, searchTermsOf } from "../../store/search-words.js";
 import { msFromIso } from "../../util/time.js";
 
 /**
@@ -20,6 +21,7 @@ export type EntryFilterFields = Pick<
   | "minCost"
   | "maxCost"
   | "model"
+  | "q"
 >;
 
 /**
@@ -30,6 +32,7 @@ export function entryFilterOf(
   request: EntryFilterFields,
   maxListValues: number,
 ): { filter: LogFilter; violations: FieldViolation[] } {
+  const search = searchOf(request.q);
   return {
     filter: {
       workspaceId: request.workspaceId,
@@ -42,11 +45,13 @@ export function entryFilterOf(
       minCost: request.minCost,
       maxCost: request.maxCost,
       model: request.model,
+      search: search.terms,
     },
     violations: [
       ...listLengthViolations("workflowIds", request.workflowIds, maxListValues),
       ...listLengthViolations("folderIds", request.folderIds, maxListValues),
       ...listLengthViolations("triggers", request.triggers, maxListValues),
+      ...search.violations,
     ],
   };
 }
@@ -64,6 +69,27 @@ export function listFilterOf(
   const startedFrom = isoDate(request.startDate, "startDate", fail);
   const startedTo = isoDate(request.endDate, "endDate", fail);
   return { filter: { ...entries, startedFrom, startedTo, executionId: request.executionId }, violations };
+}
+
+/**
+ * D45's `q` as the store's terms. Its length is the .proto's rule; what is left needs the word rule
+ * (search-words.ts): a q must hold a word, since one that holds none would select every entry (and
+ * DeleteLogs would take it for a filter), and no word may be longer than any word indexed.
+ */
+function searchOf(q: string | undefined): { terms?: SearchTerm[]; violations: FieldViolation[] } {
+  if (q === undefined) return { violations: [] };
+  const terms = searchTermsOf(q);
+  if (terms === undefined) {
+    return { violations: [{ field: "q", message: `q has a word longer than ${maxWordChars} characters` }] };
+  }
+  if (terms.length === 0) {
+    return {
+      violations: [
+        { field: "q", message: "q must hold at least one word (letters or digits) to search for" },
+      ],
+    };
+  }
+  return { terms, violations: [] };
 }
 
 /**

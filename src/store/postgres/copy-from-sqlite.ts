@@ -1,6 +1,7 @@
 import { createHash, type Hash } from "node:crypto";
 import type { Db } from "../database.js";
 import { type PostgresPool, type Queryable, withTransaction } from "./database.js";
+import { indexEntriesWithoutWords } from "./search-index.js";
 
 /**
  * `flowlog migrate-data` (issue 15): copies a SQLite store into a PostgreSQL one, table by table. The
@@ -124,6 +125,8 @@ export async function copySqliteToPostgres(
     }
     if (options.signal?.aborted) return;
   }
+  // D45: SQLite's index is an FTS5 table, not rows to copy; the copied entries are indexed here.
+  await indexEntriesWithoutWords(target);
 }
 
 /** Counts and checksums every copied table on both sides, in key order. */

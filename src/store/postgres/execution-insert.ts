@@ -1,5 +1,6 @@
 import { type ExecutionRows, stateKeys } from "../log-rows.js";
 import type { FanOutIntent } from "../outbox-store.js";
+import { entryWords } from "../search-words.js";
 import { logWritesChannel } from "./write-notices.js";
 
 type Entry = ExecutionRows["entry"];
@@ -27,11 +28,11 @@ const entryColumns: [name: string, type: string, value: (entry: Entry) => unknow
 const names = entryColumns.map(([name]) => name).join(", ");
 
 /**
- * Executions one statement writes at most: each binds its columns, its state's key and version, its models (three
- * arrays: names, costs and tokens) and at most one distinct state (two values); PostgreSQL takes 65,535
- * values a statement.
+ * Executions one statement writes at most: each binds its columns, its state's key and version (D47), its
+ * models (three arrays: names, costs and tokens), its words (D45) and at most one distinct state (two
+ * values); PostgreSQL takes 65,535 values a statement.
  */
-export const executionsPerStatement = Math.floor(65_000 / (entryColumns.length + 7));
+export const executionsPerStatement = Math.floor(65_000 / (entryColumns.length + 8));
 
 /** A new entry's fan-out intent (issue 12) and the time it is written. */
 export type TimedFanOut = FanOutIntent & { now: number };
@@ -42,11 +43,13 @@ export type TimedFanOut = FanOutIntent & { now: number };
  * encode and parse again (either cost more than the insert's own work), and the entries' large rows
  * are inserted straight from their VALUES; only their ids, state keys and models are joined after. Only entries new by execution
  * id (D17) get their models, their state and its link, and with `fanOut` their notification outbox row
- * (issue 12); a write of new entries notifies the tails (D44, write-notices.ts); each distinct state of the statement is bound once (stateKeys). Returns the statement
+ * (issue 12), and their words in log_search (D45, with their workflow's name from `workflowNames`); a
+ * write of new entries notifies the tails (D44, write-notices.ts); each distinct state of the statement is bound once (stateKeys). Returns the statement
  * and its values; it counts the new entries.
  */
 export function insertStatement(
   rows: ExecutionRows[],
+  workflowNames: Map<string, string>,
   fanOut?: TimedFanOut,
 ): { text: string; values: unknown[] } {
   const values: unknown[] = [];
@@ -55,7 +58,7 @@ export function insertStatement(
   const stateKey = stateKeys((key, json) => states.push(`(${bind(key, "bytea")}, ${bind(json, "text")})`));
   const entries: string[] = [];
   const links: string[] = [];
-  for (const { entry, models, workflowState, workflowVersion } of rows) {
+  for (const { entry, models, workflowState, workflowVersion, contentWords } of rows) {
     const columns = entryColumns.map(([, type, value]) => bind(value(entry), type));
     entries.push(`(${columns.join(", ")})`);
     const modelColumns = [
@@ -73,7 +76,8 @@ export function insertStatement(
       ),
     ];
     const state = `${bind(stateKey(workflowState), "bytea")}, ${bind(workflowVersion, "integer")}`;
-    links.push(`(${columns[0]}, ${state}, ${modelColumns.join(", ")})`);
+    const words = bind(entryWords(workflowNames.get(entry.workflowId), contentWords), "text[]");
+    links.push(`(${columns[0]}, ${state}, ${modelColumns.join(", ")}, ${words})`);
   }
   const outbox = fanOut
     ? `, fan_out AS (
@@ -90,10 +94,10 @@ export function insertStatement(
     ON CONFLICT (execution_id) DO NOTHING
     RETURNING id, workspace_id, execution_id, started_at
   ), new_entries AS (
-    SELECT e.*, l.state_hash, l.workflow_version, l.models, l.model_costs, l.model_tokens
+    SELECT e.*, l.state_hash, l.workflow_version, l.models, l.model_costs, l.model_tokens, l.words
     FROM entries e
     JOIN (VALUES ${links.join(", ")})
-      AS l(id, state_hash, workflow_version, models, model_costs, model_tokens) ON l.id = e.id
+      AS l(id, state_hash, workflow_version, models, model_costs, model_tokens, words) ON l.id = e.id
   ), models AS (
     INSERT INTO log_entry_models (workspace_id, model, started_at, log_id, cost_nano_usd, tokens)
     SELECT workspace_id, m.model, started_at, id, m.cost_nano_usd, m.tokens
@@ -108,6 +112,8 @@ export function insertStatement(
     INSERT INTO execution_states (execution_id, state_hash, workflow_version)
     SELECT execution_id, state_hash, workflow_version FROM new_entries
     ON CONFLICT DO NOTHING
+  ), words AS (
+    INSERT INTO log_search (log_id, words) SELECT id, array_to_tsvector(words) FROM new_entries
   ), notice AS (
     SELECT pg_notify('${logWritesChannel}', pg_current_xact_id()::text) FROM (SELECT FROM entries LIMIT 1) written
   )${outbox}

@@ -46,10 +46,12 @@ import {
 } from "../log-tail-sql.js";
 import type { FanOutIntent } from "../outbox-store.js";
 import type { ExecutionRecord, LogEntryRecord, RetryLink, RetryLinks } from "../records.js";
+import type { SearchTerm } from "../search-words.js";
 import { listOverTime, statsOverTime } from "../tenant-reads.js";
 import type { WriteWatch } from "../write-watch.js";
 import { type PostgresPool, type Queryable, readSnapshot, withTransaction } from "./database.js";
 import { executionsPerStatement, insertStatement, type TimedFanOut } from "./execution-insert.js";
+import { workflowNames } from "./search-index.js";
 import { TenantReads } from "./tenant-reads.js";
 import { notificationWatch } from "./write-notices.js";
 
@@ -235,12 +237,26 @@ export function postgresQuery(build: (bind: Binder) => string): { text: string; 
   const text = build({
     value: placeholder,
     oneOf: (column, name, list) => `${column} = ANY(${placeholder(name, list)}::text[])`,
+    holdsWords: (name, terms) =>
+      `EXISTS (SELECT 1 FROM log_search s WHERE s.log_id = l.id AND s.words @@ ${placeholder(name, tsquery(terms))}::tsquery)`,
   });
   return { text, values };
 }
 
+/**
+ * Terms as tsquery's text, read by the cast as it is (no parser, no dictionary, D45): each word a quoted
+ * lexeme (a word holds no quote or backslash: search-words.ts), a prefix marked `:*`, all required.
+ */
+function tsquery(terms: SearchTerm[]): string {
+  return terms.map(({ word, prefix }) => `'${word}'${prefix ? ":*" : ""}`).join(" & ");
+}
+
 async function write(db: Queryable, rows: ExecutionRows[], fanOut?: TimedFanOut): Promise<number> {
   if (rows.length === 0) return 0;
-  const { rows: result } = await db.query<{ inserted: number }>(insertStatement(rows, fanOut));
+  const names = await workflowNames(
+    db,
+    rows.map((row) => row.entry.workflowId),
+  );
+  const { rows: result } = await db.query<{ inserted: number }>(insertStatement(rows, names, fanOut));
   return result[0]?.inserted ?? 0;
 }

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { indexEntriesWithoutWords } from "./search-index.js";
 
 /**
  * Versioned PostgreSQL schema (D23, D32). Each entry runs once, in order; schema_migrations records
@@ -14,8 +15,10 @@ import type pg from "pg";
  * - BLOB is bytea, REAL is double precision, WITHOUT ROWID tables are plain tables with the same key.
  * - SQLite's triggers become trigger functions; usage is added once per statement, still rounded to
  *   whole nano-USD (D30).
+ * A step that needs flowlog's own code (D45's words, split in search-words.ts) is a function of the
+ * migrating transaction's client.
  */
-export const migrations: readonly string[] = [
+export const migrations: readonly (string | ((client: pg.ClientBase) => Promise<void>))[] = [
   `
   CREATE TABLE users (
     id text COLLATE "C" PRIMARY KEY,
@@ -439,6 +442,17 @@ export const migrations: readonly string[] = [
   );
   CREATE INDEX execution_retries_by_original ON execution_retries (retry_of, created_at);
   `,
+  async (client) => {
+    // D45: each entry's words as a tsvector of them as they are (search-index.ts), apart from
+    // log_entries, whose columns are SQLite's (a copy goes column for column); its rows go with their
+    // entry. Existing entries are indexed before the GIN index is built over them.
+    await client.query(`CREATE TABLE log_search (
+      log_id text COLLATE "C" PRIMARY KEY REFERENCES log_entries (id) ON DELETE CASCADE,
+      words tsvector NOT NULL
+    )`);
+    await indexEntriesWithoutWords(client);
+    await client.query("CREATE INDEX log_search_by_word ON log_search USING gin (words)");
+  },
 ];
 
 /** Any constant of flowlog's own: every process migrating this database takes the same lock. */
@@ -466,8 +480,9 @@ export async function migrate(client: pg.ClientBase, upTo = migrations.length): 
         `the database is at schema version ${current}, newer than this flowlog (${migrations.length})`,
       );
     }
-    for (const [index, sql] of migrations.slice(current, upTo).entries()) {
-      await client.query(sql);
+    for (const [index, step] of migrations.slice(current, upTo).entries()) {
+      if (typeof step === "string") await client.query(step);
+      else await step(client);
       await client.query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)", [
         current + index + 1,
         Date.now(),

@@ -1,0 +1,207 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openDatabase } from "../src/store/database.js";
+import { deleteInBatches } from "../src/store/log-deletion.js";
+import { LogDeletionStore } from "../src/store/log-deletion-store.js";
+import type { LogFilter, PageRequest } from "../src/store/log-list-sql.js";
+import { LogsStore } from "../src/store/logs-store.js";
+import { migrations as sqliteMigrations } from "../src/store/migrations.js";
+import { openPostgres } from "../src/store/postgres/database.js";
+import { PostgresLogDeletionStore } from "../src/store/postgres/log-deletion-store.js";
+import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
+import { migrations as postgresMigrations } from "../src/store/postgres/migrations.js";
+import { searchTermsOf } from "../src/store/search-words.js";
+import type { StoreArea } from "../src/store/store.js";
+import { execution } from "./support/flowlog.js";
+import { sharedPostgres } from "./support/shared-postgres.js";
+import { type ContractDatabase, storeKinds } from "./support/store-kinds.js";
+
+/** Databases on the run's one PostgreSQL server (issue 50: no server of its own). */
+const server = sharedPostgres();
+
+interface Areas {
+  logs: Pick<StoreArea<LogsStore>, "insertExecutions" | "list">;
+  deletion: StoreArea<LogDeletionStore>;
+}
+
+const account = { userId: "usr_q", workspaceId: "ws_q", key: "", keyId: "" };
+const page: PageRequest = {
+  order: "desc",
+  limit: 100,
+  withCostDetail: false,
+  withTraceSpans: false,
+  withFinalOutput: false,
+};
+
+function searched(q: string): LogFilter {
+  return { workspaceId: account.workspaceId, search: searchTermsOf(q) };
+}
+
+async function found(logs: Areas["logs"], q: string): Promise<string[]> {
+  return (await logs.list(searched(q), page)).entries.map((entry) => entry.id).sort();
+}
+
+async function indexRows(db: ContractDatabase<Areas>): Promise<number> {
+  return Number((await db.query<{ n: number }>("SELECT count(*) AS n FROM log_search"))[0]?.n);
+}
+
+const kinds = storeKinds<Areas>(
+  {
+    sqlite: (db) => ({ logs: new LogsStore(db), deletion: new LogDeletionStore(db) }),
+    postgres: (pool) => ({ logs: new PostgresLogsStore(pool), deletion: new PostgresLogDeletionStore(pool) }),
+  },
+  () => server,
+);
+
+describe.each(kinds)("the search index (D45) on %s", (_, open) => {
+  let db: ContractDatabase<Areas>;
+  beforeEach(async () => {
+    db = await open();
+    await db.query("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_q', 'Q', 0)");
+    await db.query(
+      "INSERT INTO workflows (id, workspace_id, name, created_at, updated_at) VALUES ('wf_q', 'ws_q', 'Nightly Invoices', 0, 0)",
+    );
+  });
+  afterEach(() => db.close());
+
+  it("indexes an entry with its workflow's name as it is written, and drops its words with it", async () => {
+    const records = ["gateway timeout", "quota exceeded", "all fine"].map((error, i) =>
+      execution(account, "wf_q", { startedAt: 1_000 + i, finalOutput: { error } }),
+    );
+    await db.areas.logs.insertExecutions(records);
+    const ids = records.map((r) => r.entry.id);
+    expect(await found(db.areas.logs, "nightly invoice*")).toEqual([...ids].sort());
+    expect(await found(db.areas.logs, "timeout")).toEqual([ids[0]]);
+    expect(await indexRows(db)).toBe(3);
+
+    // DeleteLogs' selection and the purge's (by date) both go through the batches: no word stays behind.
+    await deleteInBatches(db.areas.deletion, searched("quota"));
+    expect(await found(db.areas.logs, "quota")).toEqual([]);
+    await deleteInBatches(db.areas.deletion, { workspaceId: account.workspaceId, startedTo: 1_000 });
+    expect(await indexRows(db)).toBe(1);
+    expect(await found(db.areas.logs, "nightly")).toEqual([ids[2]]);
+  });
+
+  it("pages a word many entries hold and one few hold in keyset order, as the list without q would", async () => {
+    // Over 2,000 matches and under: SQLite reads the two along different plans (logs-store.ts).
+    const records = Array.from({ length: 2_100 }, (_, i) =>
+      execution(account, "wf_q", {
+        // Many entries on one millisecond, so pages end inside runs of equal startedAt.
+        startedAt: 1_000 + Math.floor(i / 3),
+        level: i % 2 === 0 ? "info" : "error",
+        finalOutput: i % 7 === 0 ? "common rare" : "common",
+      }),
+    );
+    await db.areas.logs.insertExecutions(records);
+    for (const [q, kept] of [
+      ["common", () => true],
+      ["rare", (i: number) => i % 7 === 0],
+      ["common rar*", (i: number) => i % 7 === 0],
+    ] as const) {
+      for (const order of ["asc", "desc"] as const) {
+        const expected = records
+          .filter((_, i) => kept(i))
+          .map((r) => r.entry)
+          .filter((entry) => entry.level === "error")
+          .sort((a, b) => a.startedAt - b.startedAt || Buffer.compare(Buffer.from(a.id), Buffer.from(b.id)))
+          .map((entry) => entry.id);
+        if (order === "desc") expected.reverse();
+        const ids: string[] = [];
+        let after: PageRequest["after"];
+        do {
+          const listed = await db.areas.logs.list(
+            { ...searched(q), level: "error" },
+            { ...page, order, limit: 97, after },
+          );
+          ids.push(...listed.entries.map((entry) => entry.id));
+          after = listed.next;
+        } while (after);
+        expect(ids, `${q} ${order}`).toEqual(expected);
+      }
+    }
+  });
+
+  it("takes the words of its query syntax (NEAR, AND, OR, NOT) as words", async () => {
+    const record = execution(account, "wf_q", { finalOutput: "not near and or" });
+    await db.areas.logs.insertExecutions([record, execution(account, "wf_q", { finalOutput: "other" })]);
+    expect(await found(db.areas.logs, "NEAR(and OR not)")).toEqual([record.entry.id]);
+  });
+});
+
+/** A database at the schema just before D45's, written with plain SQL, then opened by this flowlog. */
+interface OlderDatabase {
+  older(sql: string): Promise<void>;
+  upgrade(): Promise<Areas["logs"]>;
+  close(): Promise<void>;
+}
+
+const beforeSearch = (list: readonly unknown[]) => list.length - 1;
+
+const olderKinds: [string, () => Promise<OlderDatabase>][] = [
+  [
+    "SQLite",
+    async () => {
+      const dir = await mkdtemp(path.join(tmpdir(), "flowlog-older-"));
+      const file = path.join(dir, "flowlog.sqlite");
+      let db = openDatabase(file, beforeSearch(sqliteMigrations));
+      return {
+        older: async (sql) => void db.exec(sql),
+        async upgrade() {
+          db.close();
+          db = openDatabase(file);
+          return new LogsStore(db);
+        },
+        async close() {
+          db.close();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  ],
+  [
+    "PostgreSQL",
+    async () => {
+      const url = await server.createDatabase();
+      let pool = await openPostgres(url, { schemaVersion: beforeSearch(postgresMigrations) });
+      return {
+        older: async (sql) => void (await pool.query(sql)),
+        async upgrade() {
+          await pool.end();
+          pool = await openPostgres(url);
+          return new PostgresLogsStore(pool);
+        },
+        close: () => pool.end(),
+      };
+    },
+  ],
+];
+
+describe.each(olderKinds)("entries an older flowlog left, on %s (D45)", (_, open) => {
+  let database: OlderDatabase;
+  beforeEach(async () => {
+    database = await open();
+  });
+  afterEach(() => database.close());
+
+  it("are found once the migration has indexed them", async () => {
+    await database.older(`
+      INSERT INTO workspaces (id, name, created_at) VALUES ('ws_q', 'Q', 0);
+      INSERT INTO workflows (id, workspace_id, name, created_at, updated_at) VALUES ('wf_q', 'ws_q', 'Weekly Payroll', 0, 0);
+      INSERT INTO log_entries (id, workspace_id, workflow_id, execution_id, level, trigger, started_at, ended_at,
+        total_duration_ms, cost_total, cost_json, trace_spans_json, final_output_json)
+      VALUES
+        ('log_old1', 'ws_q', 'wf_q', 'ex_old1', 'error', 'api', 1, 2, 1, 0, '{}',
+          '[{"name":"Fetch Ledger","error":"Connection reset by peer","children":[{"name":"Inner Step"}]}]',
+          '{"error":"upstream failed"}'),
+        ('log_old2', 'ws_q', 'wf_gone', 'ex_old2', 'info', 'api', 3, 4, 1, 0, '{}', '[]', '["Ledger balanced"]'),
+        ('log_old3', 'ws_q', 'wf_q', 'ex_old3', 'info', 'api', 5, 6, 1, 0, '{}', '[]', NULL);
+    `);
+    const logs = await database.upgrade();
+    expect(await found(logs, "payroll")).toEqual(["log_old1", "log_old3"]);
+    expect(await found(logs, "ledger")).toEqual(["log_old1", "log_old2"]);
+    expect(await found(logs, "inner reset upstream")).toEqual(["log_old1"]);
+    expect(await found(logs, "balanc*")).toEqual(["log_old2"]);
+  });
+});
