@@ -1,9 +1,10 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import path from "node:path";
-import { promisify } from "node:util";
+import { promisify, stripVTControlCharacters } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, type Store } from "../src/store/store.js";
+import { freePort } from "../src/util/free-port.js";
 import { createWorkflow, execution, type TestAccount } from "./support/flowlog.js";
 import { type ServeProcess, startServeProcess } from "./support/serve-process.js";
 import { untilTrue } from "./support/until.js";
@@ -161,6 +162,28 @@ describe("flowlog logs list", () => {
     });
     expect(printed.stdout).not.toContain("\x1b[");
   });
+  it("on a terminal, fits the table to its width and colours the errors", async () => {
+    // A real pseudo-terminal 80 columns wide (util-linux `script`), as an operator's window.
+    const command = `stty cols 80; ${process.execPath} bin/flowlog.js logs list --limit ${seeded} --workspace ${account.workspaceId}`;
+    const printed = await promisify(execFile)("script", ["-qec", command, "/dev/null"], {
+      cwd: repoRoot,
+      env: { ...cliEnv(), TERM: "xterm-256color" },
+    });
+    const lines = printed.stdout
+      .split(/\r?\n/)
+      .filter((line) => line.startsWith("STARTED") || /\d{4}-/.test(line));
+    const page = await api<{ data: (Entry & { level: string })[] }>(
+      `/api/v1/logs?workspaceId=${account.workspaceId}&limit=${seeded}`,
+    );
+    expect(new Set(page.data.map((e) => e.level))).toEqual(new Set(["info", "error"]));
+    expect(lines).toHaveLength(page.data.length + 1);
+    for (const line of lines) expect(stripVTControlCharacters(line).length).toBeLessThanOrEqual(80);
+    page.data.forEach((entry, i) => {
+      const row = lines[i + 1] as string;
+      expect(stripVTControlCharacters(row)).toContain(entry.id);
+      expect(row.startsWith("\x1b[31m")).toBe(entry.level === "error");
+    });
+  });
 });
 
 describe("flowlog logs get", () => {
@@ -293,6 +316,18 @@ describe("flowlog logs: refusals", () => {
     });
     expect(keyless.code).toBe(2);
     expect(keyless.stderr).toContain("--api-key");
+  });
+
+  it("a server that cannot be reached exits 1 saying where it looked", async () => {
+    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    for (const args of [
+      ["list", "--workspace", account.workspaceId],
+      ["tail", "--workspace", account.workspaceId],
+    ]) {
+      const printed = await flowlog(["logs", ...args], { FLOWLOG_URL: nowhere });
+      expect(printed.code, args[0]).toBe(1);
+      expect(printed.stderr).toContain(`cannot reach ${nowhere}: ECONNREFUSED`);
+    }
   });
 
   it("a bad key exits 1 with the API's unauthenticated problem, and the key appears nowhere in the output", async () => {
