@@ -12,6 +12,8 @@ export class ApiProblem extends Error {
     readonly status: number,
     readonly code: string,
     readonly detail: string,
+    /** From Retry-After (a 429's): how long the server asks the caller to wait. */
+    readonly retryAfterMs?: number,
   ) {
     super(`${status} ${code}: ${detail}`);
   }
@@ -23,10 +25,12 @@ export class ApiProblem extends Error {
     try {
       problem = JSON.parse(text) as Partial<Problem>;
     } catch {}
+    const retryAfter = Number(response.headers.get("retry-after") ?? Number.NaN);
     return new ApiProblem(
       response.status,
       problem.code ?? "unknown",
       problem.detail ?? (text.trim().slice(0, 200) || response.statusText),
+      Number.isFinite(retryAfter) ? retryAfter * 1_000 : undefined,
     );
   }
 }

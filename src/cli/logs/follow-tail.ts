@@ -23,9 +23,10 @@ const maxBackoffMs = 8_000;
  * Follows GET /api/v1/logs:tail (D44) until `signal` aborts, missing nothing: each event's id is the
  * stream's resume token, so when the server ends the stream (an `error` event: it is stopping, or this
  * follower fell behind) or the connection drops, the follower waits a little and opens the stream again
- * with the last id as Last-Event-ID, continuing after the last entry it printed. A refusal of the first
- * opening (a bad key, a workspace not the key's, a bad filter) or a later one that waiting cannot mend
- * (a 4xx other than 429) is thrown as an ApiProblem; the server unreachable at the start, as Unreachable.
+ * with the last id as Last-Event-ID, continuing after the last entry it printed (a reopening refused
+ * with Retry-After waits that long). A refusal of the first opening (a bad key, a workspace not the key's,
+ * a bad filter) or of a later one that waiting cannot mend (a 4xx other than 429) is thrown as an
+ * ApiProblem; a server unreachable at the start, as Unreachable.
  */
 export async function followTail(follower: TailFollower): Promise<void> {
   const { connection, query, signal } = follower;
@@ -34,6 +35,7 @@ export async function followTail(follower: TailFollower): Promise<void> {
   let backoffMs = firstBackoffMs;
   while (!signal.aborted) {
     let ended: string;
+    let retryAfterMs = 0;
     try {
       const headers: Record<string, string> = { accept: "text/event-stream" };
       if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
@@ -42,6 +44,7 @@ export async function followTail(follower: TailFollower): Promise<void> {
         const problem = await ApiProblem.of(response);
         if (!followed || (problem.status < 500 && problem.status !== 429)) throw problem;
         ended = `refused: ${problem.message}`;
+        retryAfterMs = problem.retryAfterMs ?? 0;
       } else {
         let opened = false;
         ended = "the server closed the stream";
@@ -67,8 +70,9 @@ export async function followTail(follower: TailFollower): Promise<void> {
       if (error instanceof ApiProblem || !followed) throw error;
       ended = `the connection dropped (${(error as Error).message})`;
     }
-    follower.notice(`${ended}; resuming in ${backoffMs / 1_000} s`);
-    await sleep(backoffMs, undefined, { signal }).catch(() => undefined);
+    const waitMs = Math.max(backoffMs, retryAfterMs);
+    follower.notice(`${ended}; resuming in ${waitMs / 1_000} s`);
+    await sleep(waitMs, undefined, { signal }).catch(() => undefined);
     backoffMs = Math.min(backoffMs * 2, maxBackoffMs);
   }
 }
