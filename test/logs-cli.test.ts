@@ -144,6 +144,29 @@ describe("flowlog logs list", () => {
     expect(printed.stderr).toContain(`--cursor ${nextCursor}`);
   });
 
+  it("stops quietly with exit 0 when its reader has seen enough (`| head`)", async () => {
+    const args = [
+      "logs",
+      "list",
+      "--json",
+      "--all",
+      "--limit",
+      "2",
+      "--trace-spans",
+      "--workspace",
+      account.workspaceId,
+    ];
+    const child = spawn(process.execPath, ["bin/flowlog.js", ...args], { cwd: repoRoot, env: cliEnv() });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    child.stdout.once("data", () => child.stdout.destroy());
+    const [code] = await once(child, "exit");
+    expect(stderr).not.toContain("EPIPE");
+    expect(code).toBe(0);
+  });
+
   it("prints a table for people: a header, then each entry's id and its workflow's name, uncoloured in a pipe", async () => {
     const printed = await flowlog(["logs", "list", "--limit", "10", "--workspace", account.workspaceId]);
     expect(printed.code, printed.stderr).toBe(0);

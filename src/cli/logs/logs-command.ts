@@ -129,6 +129,7 @@ function connectionOf(options: ConnectionOptions): ApiConnection {
 /** An API refusal or an unreachable server is an answer, not a fault: one line on stderr, exit 1. */
 function apiAction<A extends unknown[]>(action: (...args: A) => Promise<void>) {
   return async (...args: A): Promise<void> => {
+    process.stdout.on("error", stopWhenOutputCloses);
     try {
       await action(...args);
     } catch (error) {
@@ -137,6 +138,12 @@ function apiAction<A extends unknown[]>(action: (...args: A) => Promise<void>) {
       process.exitCode = 1;
     }
   };
+}
+
+/** A reader that has seen enough (`| head`) closes the pipe: nothing is left to print, and no fault. */
+function stopWhenOutputCloses(error: NodeJS.ErrnoException): void {
+  if (error.code !== "EPIPE") throw error;
+  process.exit(0);
 }
 
 function httpUrl(value: string): string {
