@@ -4,6 +4,7 @@ import { openConfiguredStore } from "../store/open-store.js";
 import { DatabaseUrlError } from "../store/postgres/database.js";
 import { registerAccountCommands } from "./accounts.js";
 import { registerClusterCommand } from "./cluster.js";
+import { registerLogsCommand } from "./logs/logs-command.js";
 import { registerMigrateDataCommand } from "./migrate-data.js";
 import { registerRunCommand } from "./run.js";
 import { registerSeedCommand } from "./seed.js";
@@ -41,6 +42,7 @@ registerSeedCommand(program, openContext);
 registerRunCommand(program, openContext);
 registerMigrateDataCommand(program);
 registerClusterCommand(program);
+registerLogsCommand(program);
 
 function config() {
   loadDotEnv();

@@ -21,8 +21,9 @@ export interface ServeProcess {
   stop(): Promise<void>;
 }
 
+/** A fresh data dir unless `env` names one (FLOWLOG_DATA_DIR): a restart on the same data, with PORT the same port. */
 export async function startServeProcess(env: Record<string, string> = {}): Promise<ServeProcess> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-serve-"));
+  const dataDir = env.FLOWLOG_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), "flowlog-serve-"));
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ["bin/flowlog.js", "serve"], {
     cwd: repoRoot,
     env: {
