@@ -91,6 +91,9 @@ describe("flowlog logs list", () => {
         "triggers=webhook,chat&minDurationMs=1000",
       ],
       [["--limit", "5", "--details", "full"], "limit=5&details=full"],
+      // The seeder's "Uptime check" workflow: a search (D45) narrows to its entries.
+      [["-q", "uptime"], "q=uptime"],
+      [["--search", "check*", "--level", "info"], "q=check*&level=info"],
     ];
     for (const [options, query] of cases) {
       const printed = await flowlog([
@@ -106,6 +109,11 @@ describe("flowlog logs list", () => {
       expect(page.data.length, query).toBeGreaterThan(0);
       expect(ndjson(printed.stdout), query).toEqual(page.data);
     }
+    const all = await api<{ data: Entry[] }>(`/api/v1/logs?workspaceId=${account.workspaceId}&limit=1000`);
+    const searched = await api<{ data: Entry[] }>(
+      `/api/v1/logs?workspaceId=${account.workspaceId}&limit=1000&q=uptime`,
+    );
+    expect(searched.data.length).toBeLessThan(all.data.length);
   });
 
   it("--all follows nextCursor through every page, each entry once", async () => {

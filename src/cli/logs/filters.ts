@@ -16,6 +16,7 @@ export interface FilterOptions {
   minCost?: number;
   maxCost?: number;
   model?: string;
+  search?: string;
   details?: string;
   traceSpans?: boolean;
   finalOutput?: boolean;
@@ -39,6 +40,7 @@ export function addFilterOptions(command: Command): Command {
     .option("--min-cost <usd>", "cost at least this (USD)", amount)
     .option("--max-cost <usd>", "cost at most this (USD)", amount)
     .option("--model <name>", "only entries that used this model")
+    .option("-q, --search <words>", "only entries holding every word (D45 search; `timeout*` a prefix)")
     .addOption(
       new Option("--details <form>", "basic or full (workflow, tokens and models)").choices([
         "basic",
@@ -67,6 +69,7 @@ export function filterQuery(options: FilterOptions): URLSearchParams {
   set("minCost", options.minCost);
   set("maxCost", options.maxCost);
   set("model", options.model);
+  set("q", options.search);
   set("details", options.details);
   set("includeTraceSpans", options.traceSpans);
   set("includeFinalOutput", options.finalOutput);
