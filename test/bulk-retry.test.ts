@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { defaultPlanLimits, type PlanTable } from "../src/limits/plans.js";
 import { createApi } from "../src/server/api.js";
@@ -262,6 +263,9 @@ describe("BulkRetryExecutions (D47): POST /api/v1/workspaces/{workspaceId}/execu
     );
     for (let i = 0; i < many.length; i += 2_000)
       await flowlog.store.logs.insertExecutions(many.slice(i, i + 2_000));
+    // SQLite's inserts held this thread, the API's too, for seconds: the server's keep-alive timers that ran
+    // out meanwhile close their idle sockets now, before a call could be written on one of them.
+    await sleep(200);
     const preview = await call({ level: "error", preview: true });
     expect(preview.json).toEqual({ executions: 10_001 });
     const refused = await call({ level: "error" });

@@ -36,7 +36,9 @@ export type BulkRetryJob = Pick<
 /**
  * The store's and Temporal's side of a bulk retry job (D47). Each retry's execution id is derived from the
  * job and the execution it retries, so a batch run again after its worker was lost finds the retries it
- * had started (in Temporal, where a start is the fact) and neither starts nor pays for them twice.
+ * had started (in Temporal, where a start is the fact) and neither starts nor pays for them twice; one it
+ * had admitted and linked but not started is started without a second token. Only a worker lost between
+ * an admission and its link leaves a token spent for nothing.
  */
 export function bulkActivities(deps: ActivityDeps, temporal: Client) {
   const clock = deps.clock ?? Date.now;
@@ -113,7 +115,11 @@ export function bulkActivities(deps: ActivityDeps, temporal: Client) {
           }
           const run = await versionToRun(store, workflow, retry.version);
           const now = clock();
-          const admission = await executionAdmission(store, deps.planLimits, user, "async", now);
+          // A link is written after the admission: one found was paid for by a batch lost before its start.
+          const linked = (await store.logs.retryLinks(executionId)).retryOf === retryOf;
+          const admission = linked
+            ? { admitted: true as const }
+            : await executionAdmission(store, deps.planLimits, user, "async", now);
           if (!admission.admitted) {
             // D47: the bucket is waited for; the month's usage, spent, ends the job.
             if (admission.retryAfterSeconds === undefined) return { outcomes, stop: "usage_limit" };

@@ -1,4 +1,5 @@
 import {
+  CancellationScope,
   condition,
   continueAsNew,
   defineQuery,
@@ -103,10 +104,10 @@ export async function bulkRetry(input: BulkRetryInput): Promise<BulkJobState> {
       let queue = page.executions;
       while (queue.length > 0 && !cancelled) {
         const batch = queue.slice(0, batchSize);
-        const result = await bulkRetryBatch({
-          job: batchJob,
-          executionIds: batch.map((e) => e.executionId),
-        });
+        // Not cut by a cancel through Temporal: the retries a batch starts are counted, and it is short.
+        const result = await CancellationScope.nonCancellable(() =>
+          bulkRetryBatch({ job: batchJob, executionIds: batch.map((e) => e.executionId) }),
+        );
         for (const outcome of result.outcomes) {
           if ("retried" in outcome) counts.done++;
           else {
