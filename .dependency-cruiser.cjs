@@ -79,7 +79,7 @@ module.exports = {
         pathNot:
           "^src/temporal/workflows/|^src/engine/|^src/domain/(model-prices|delivery-schedule)\\.ts$|" +
           "^src/util/(own-property|time)\\.ts$|" +
-          "^src/temporal/(execution-ids|delivery-ids|inactivity-ids|endpoint-health-ids|recovery-ids|search-attributes)\\.ts$|" +
+          "^src/temporal/(execution-ids|delivery-ids|inactivity-ids|endpoint-health-ids|recovery-ids|bulk-job-ids|search-attributes)\\.ts$|" +
           "@temporalio/(workflow|common)",
         dependencyTypesNot: ["type-only"],
       },

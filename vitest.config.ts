@@ -11,6 +11,7 @@ const onBothStores = [
   "alert-recovery",
   "archive",
   "auto-disable",
+  "bulk-retry",
   "count-quotas",
   "delete-logs",
   "deliveries",

@@ -35,6 +35,11 @@ export function takeExecutionToken(
   return store.rateLimits.take(key, shape, nowMs);
 }
 
+/** An admission's verdict (D12): admitted, or refused with the error, and when a token comes if that is why. */
+export type Admission =
+  | { admitted: true }
+  | { admitted: false; refusal: ConnectError; retryAfterSeconds?: number | undefined };
+
 /**
  * Admits one workflow execution for the user who pays for it (D12), or refuses it with a clear error:
  * the month's usage limit first (refusing by usage must not spend an execution token), then a token
@@ -47,23 +52,39 @@ export async function admitExecution(
   mode: ExecutionMode,
   nowMs: number,
 ): Promise<void> {
+  const admission = await executionAdmission(store, planLimits, user, mode, nowMs);
+  if (!admission.admitted) throw admission.refusal;
+}
+
+/**
+ * admitExecution's verdict as a value, for a caller that waits for the bucket rather than failing on it
+ * (D47's bulk jobs): a refusal by the bucket says when its next token comes; one by usage does not.
+ */
+export async function executionAdmission(
+  store: Store,
+  planLimits: PlanTable,
+  user: UserRecord,
+  mode: ExecutionMode,
+  nowMs: number,
+): Promise<Admission> {
   const usage = (await computeLimits(store, planLimits, user, nowMs)).usage;
   if (usage?.isExceeded) {
-    throw new ConnectError(
+    const refusal = new ConnectError(
       `the usage limit of the ${usage.plan} plan (${usage.limit} USD this month) is reached: ` +
         `${usage.currentPeriodCost.toFixed(4)} USD used; new executions are refused until next month`,
       Code.ResourceExhausted,
     );
+    return { admitted: false, refusal };
   }
   const token = await takeExecutionToken(store, planLimits, user, mode, nowMs);
-  if (!token.allowed) {
-    throw new ConnectError(
-      `too many ${mode} executions: the ${user.plan} plan allows a burst of ${mode} executions and then a ` +
-        `steady rate; retry after ${token.retryAfterSeconds} s`,
-      Code.ResourceExhausted,
-      { "Retry-After": String(token.retryAfterSeconds) },
-    );
-  }
+  if (token.allowed) return { admitted: true };
+  const refusal = new ConnectError(
+    `too many ${mode} executions: the ${user.plan} plan allows a burst of ${mode} executions and then a ` +
+      `steady rate; retry after ${token.retryAfterSeconds} s`,
+    Code.ResourceExhausted,
+    { "Retry-After": String(token.retryAfterSeconds) },
+  );
+  return { admitted: false, refusal, retryAfterSeconds: token.retryAfterSeconds };
 }
 
 /**

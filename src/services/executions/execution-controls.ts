@@ -1,10 +1,11 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { WorkflowsService } from "../../../gen/flowlog/workflows/v1/workflows_service_pb.js";
+import type { RetryFrom, RetryVersion } from "../../temporal/execution-retry.js";
 import { callerOf } from "../caller.js";
 import { setRestStatus } from "../rest-status.js";
 import type { ExecutionDependencies } from "../triggers/executions.js";
 import { cancelExecution } from "./cancel-execution.js";
-import { type RetryFrom, type RetryVersion, retryExecution } from "./retry-execution.js";
+import { retryExecution } from "./retry-execution.js";
 
 /** D47: what a user can do to an execution once started, beside reading its log. */
 export function createExecutionControls(

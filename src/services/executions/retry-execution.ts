@@ -1,29 +1,17 @@
-import { fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { fromJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import { carriedOutputChars, type ReusedOutputs } from "../../engine/execution-types.js";
-import { asWorkflowState } from "../../engine/json-shapes.js";
-import { changedNodes, reusableRun, starterInput } from "../../engine/recorded-run.js";
-import { preconditionFailed } from "../../errors/api-errors.js";
-import type { ExecutionRecord } from "../../store/records.js";
-import type { Store } from "../../store/store.js";
+import { plannedRetry, type RetryOptions } from "../../temporal/execution-retry.js";
 import { type ExecutionDependencies, runWorkflow } from "../triggers/executions.js";
 import { type Member, visibleTo } from "../workspace-access.js";
 
-/** Where a retry begins (D47): every block, or the first that failed, reusing what succeeded before it. */
-export type RetryFrom = "start" | "failed_block";
-/** Which version a retry runs (D47): the one the retried execution ran, or the workflow's current one. */
-export type RetryVersion = "original" | "current";
-
-export interface RetryRequest {
+export interface RetryRequest extends RetryOptions {
   executionId: string;
-  from: RetryFrom;
-  version: RetryVersion;
 }
 
 /**
- * D47: a new execution of an ended one's workflow, with its trigger and input, through the same start as
- * every trigger (runWorkflow: visibility, admission against the caller's plan, Temporal), billed to the
- * caller. Another workspace's execution, or one not logged yet, is not found (D10).
+ * D47: a new execution of an ended one's workflow, with its trigger and input (execution-retry.ts), through
+ * the same start as every trigger (runWorkflow: visibility, admission against the caller's plan, Temporal),
+ * billed to the caller. Another workspace's execution, or one not logged yet, is not found (D10).
  */
 export async function retryExecution(
   deps: ExecutionDependencies,
@@ -38,75 +26,15 @@ export async function retryExecution(
     (found) => found.entry.workspaceId,
     `execution ${executionId}`,
   );
-  // The execution's read leaves the spans out (GetExecution shows none); the retry reads them.
-  const entry = await deps.store.logs.getEntry(execution.entry.id);
-  const original = { ...execution, entry: entry ?? execution.entry };
-  const input = starterInput(original.entry.traceSpans);
-  if (!input) throw refused(executionId, "its entry has no starter span, so its input is not known");
-  const version = request.version === "original" ? originalVersion(original) : undefined;
-  const reused =
-    request.from === "failed_block" ? await reusedOutputs(deps.store, original, version) : undefined;
+  const retry = await plannedRetry(deps.store, execution, request);
   return runWorkflow(deps, {
     caller,
-    workflowId: original.entry.workflowId,
-    trigger: original.entry.trigger,
+    workflowId: retry.workflowId,
+    trigger: retry.trigger,
     mode: "async",
-    input: fromJson(ValueSchema, input.value as JsonValue),
-    version,
+    input: fromJson(ValueSchema, retry.input),
+    version: retry.version,
     retryOf: executionId,
-    reused,
-  });
-}
-
-/**
- * What a retry from the failed block reuses: the recorded runs before the first failure, per iteration
- * and branch (recorded-run.ts). On another version than the one that recorded them, each of those blocks
- * must be as it was; they travel in the start's input, so they must fit what a start carries.
- */
-async function reusedOutputs(
-  store: Store,
-  original: ExecutionRecord,
-  version: number | undefined,
-): Promise<ReusedOutputs> {
-  const { executionId, level, workflowId } = original.entry;
-  if (level !== "error") throw refused(executionId, "it did not fail; retry it from the start");
-  const run = reusableRun(original.entry.traceSpans);
-  if (version === undefined) {
-    const current = await store.workflows.getWorkflow(workflowId);
-    const ran = asWorkflowState(original.workflowState);
-    const changed = current ? changedNodes(run.nodes, ran, asWorkflowState(current.state)) : [];
-    if (changed.length > 0) {
-      throw refused(
-        executionId,
-        `blocks whose outputs it would reuse changed in version ${current?.version} (${changed.join(", ")}); ` +
-          "retry it on version original, or from the start",
-      );
-    }
-  }
-  const chars = JSON.stringify(run.outputs).length;
-  if (chars > carriedOutputChars) {
-    throw refused(
-      executionId,
-      `the outputs it would reuse are ${chars} characters of JSON, more than the ${carriedOutputChars} a start ` +
-        "carries; retry it from the start",
-    );
-  }
-  return run.outputs;
-}
-
-function originalVersion({ entry, workflowVersion }: ExecutionRecord): number {
-  if (typeof workflowVersion === "number") return workflowVersion;
-  throw refused(
-    entry.executionId,
-    "it was logged before flowlog kept the version an execution ran; retry it with version current",
-  );
-}
-
-/** failed_precondition: the execution's record cannot give what the retry needs. */
-function refused(executionId: string, why: string) {
-  return preconditionFailed({
-    type: "RETRY",
-    subject: `execution ${executionId}`,
-    description: `execution ${executionId} cannot be retried: ${why} (D47)`,
+    reused: retry.reused,
   });
 }

@@ -5,15 +5,13 @@ import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { type Client, isGrpcDeadlineError } from "@temporalio/client";
 import type { ExecutionInput, ExecutionResult } from "../../engine/execution-types.js";
-import { asWorkflowState } from "../../engine/json-shapes.js";
 import { syncDeadlineExceeded } from "../../errors/api-errors.js";
 import { admitExecution, type ExecutionMode } from "../../limits/execution-limits.js";
 import type { PlanTable } from "../../limits/plans.js";
 import type { Quotas } from "../../limits/quotas.js";
-import type { StoredWorkflowRecord, Trigger } from "../../store/records.js";
+import type { Trigger } from "../../store/records.js";
 import type { Store } from "../../store/store.js";
-import { type ExecutionRequest, startExecution } from "../../temporal/start-execution.js";
-import { newId } from "../../util/ids.js";
+import { startWorkflowVersion, versionToRun } from "../../temporal/start-version.js";
 import { type Member, visibleWorkflow } from "../workspace-access.js";
 
 export interface ExecutionDependencies {
@@ -66,54 +64,22 @@ export type Started = { executionId: string; version: number } & (
 export async function runWorkflow(deps: ExecutionDependencies, call: ExecutionCall): Promise<Started> {
   const { user } = call.caller;
   const workflow = await visibleWorkflow(deps.store, call.caller, call.workflowId);
-  const { version, state } = await versionToRun(deps.store, workflow, call.version);
-  await admitExecution(deps.store, deps.planLimits, user, call.mode, deps.clock());
-  const executionId = newId("ex");
-  const { retryOf } = call;
-  // Before the start, so the retried execution shows its retry as soon as it runs; a start that fails
-  // takes it back.
-  if (retryOf) await deps.store.logs.recordRetry({ executionId, retryOf, createdAt: deps.clock() });
-  const request: ExecutionRequest = {
-    executionId,
-    workspaceId: workflow.workspaceId,
-    workflowId: workflow.id,
-    version,
-    // The version just checked and admitted, handed over so the worker does not read it again
-    // (issue 12); the worker compares it with the version saved (issue 49) and applies its own D26
-    // bounds. The bounds stay in the input for a worker of before that, which takes them from here.
-    workflow: {
-      folderId: workflow.folderId,
-      version,
-      state: asWorkflowState(state),
-      maxBlockRuns: deps.quotas.workflow.maxBlockRuns,
-      maxHistoryBytes: deps.quotas.workflow.maxHistoryBytes,
-    },
+  const run = await versionToRun(deps.store, workflow, call.version);
+  const now = deps.clock();
+  await admitExecution(deps.store, deps.planLimits, user, call.mode, now);
+  const { executionId, version, handle } = await startWorkflowVersion(deps, {
+    workflow,
+    run,
     trigger: call.trigger,
     input: call.input ? toJson(ValueSchema, call.input) : null,
     billedUserId: user.id,
-    ...(call.reused ? { reused: call.reused } : {}),
-  };
-  const handle = await startExecution(deps.temporal, request, { taskQueue: deps.taskQueue }).catch(
-    async (error: unknown) => {
-      if (retryOf) await deps.store.logs.forgetRetry(executionId);
-      throw error;
-    },
-  );
+    retryOf: call.retryOf,
+    reused: call.reused,
+    now,
+  });
   if (call.mode === "async") return { executionId, version };
   const result = await resultWithin(deps, handle, executionId, call.call);
   return { executionId, version, result: await withOutput(deps.store, result) };
-}
-
-/** The workflow's current version, or a saved one of it (D13: a saved version never changes). */
-async function versionToRun(
-  store: Store,
-  workflow: StoredWorkflowRecord,
-  asked: number | undefined,
-): Promise<{ version: number; state: unknown }> {
-  if (asked === undefined || asked === workflow.version) return workflow;
-  const saved = await store.workflows.getWorkflowVersion(workflow.id, asked);
-  if (!saved) throw new ConnectError(`workflow ${workflow.id} has no version ${asked}`, Code.NotFound);
-  return saved;
 }
 
 /** A result whose output was too big to carry through Temporal gets it from the log entry (execution-types.ts). */

@@ -2,6 +2,7 @@ import { Context } from "@temporalio/activity";
 import type { Client } from "@temporalio/client";
 import type { FanOutOutbox } from "../fan-out-outbox.js";
 import { blockActivities } from "./block-activities.js";
+import { bulkActivities } from "./bulk-activities.js";
 import { deliveryActivities } from "./delivery-activities.js";
 import { deliveryFailedActivities } from "./delivery-failed-activities.js";
 import type { ActivityDeps } from "./deps.js";
@@ -34,6 +35,7 @@ export function createActivities(
     ...deliveryActivities(deps, temporal),
     ...deliveryFailedActivities(deps, temporal),
     ...recoveryActivities(deps, temporal),
+    ...bulkActivities(deps, temporal),
     ...endpointHealthActivities(deps),
     ...holdActivities(deps),
     ...inactivityActivities(deps),

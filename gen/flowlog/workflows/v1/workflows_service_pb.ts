@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flowlog/workflows/v1/workflows_service.proto.
  */
 export const file_flowlog_workflows_v1_workflows_service: GenFile = /*@__PURE__*/
-  fileDesc("CixmbG93bG9nL3dvcmtmbG93cy92MS93b3JrZmxvd3Nfc2VydmljZS5wcm90bxIUZmxvd2xvZy53b3JrZmxvd3MudjEiuQEKFUNyZWF0ZVdvcmtmbG93UmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIWCglmb2xkZXJfaWQYAiABKAlIAIgBARIRCgRuYW1lGAMgASgJQgPgQQISEwoLZGVzY3JpcHRpb24YBCABKAkSNwoFc3RhdGUYBSABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlQgPgQQJCDAoKX2ZvbGRlcl9pZCJKChZDcmVhdGVXb3JrZmxvd1Jlc3BvbnNlEjAKCHdvcmtmbG93GAEgASgLMh4uZmxvd2xvZy53b3JrZmxvd3MudjEuV29ya2Zsb3ciRwoSR2V0V29ya2Zsb3dSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFAoHdmVyc2lvbhgCIAEoDUgAiAEBQgoKCF92ZXJzaW9uIkcKE0dldFdvcmtmbG93UmVzcG9uc2USMAoId29ya2Zsb3cYASABKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyJXChRMaXN0V29ya2Zsb3dzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIWCglmb2xkZXJfaWQYAiABKAlIAIgBAUIMCgpfZm9sZGVyX2lkIkoKFUxpc3RXb3JrZmxvd3NSZXNwb25zZRIxCgl3b3JrZmxvd3MYASADKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyLIAQoVVXBkYXRlV29ya2Zsb3dSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFgoJZm9sZGVyX2lkGAIgASgJSACIAQESEQoEbmFtZRgDIAEoCUgBiAEBEhgKC2Rlc2NyaXB0aW9uGAQgASgJSAKIAQESMgoFc3RhdGUYBSABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlQgwKCl9mb2xkZXJfaWRCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uIkoKFlVwZGF0ZVdvcmtmbG93UmVzcG9uc2USMAoId29ya2Zsb3cYASABKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyIoChVEZWxldGVXb3JrZmxvd1JlcXVlc3QSDwoCaWQYASABKAlCA+BBAiIYChZEZWxldGVXb3JrZmxvd1Jlc3BvbnNlIkMKE0NyZWF0ZUZvbGRlclJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISEQoEbmFtZRgCIAEoCUID4EECIkQKFENyZWF0ZUZvbGRlclJlc3BvbnNlEiwKBmZvbGRlchgBIAEoCzIcLmZsb3dsb2cud29ya2Zsb3dzLnYxLkZvbGRlciIvChJMaXN0Rm9sZGVyc1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQIiRAoTTGlzdEZvbGRlcnNSZXNwb25zZRItCgdmb2xkZXJzGAEgAygLMhwuZmxvd2xvZy53b3JrZmxvd3MudjEuRm9sZGVyIokBCh1TZXRFbnZpcm9ubWVudFZhcmlhYmxlUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhI2CgRuYW1lGAIgASgJQijgQQK6SCLYAQFyHRiAATIYXltBLVphLXpfXVtBLVphLXowLTlfXSokEhUKBXZhbHVlGAMgASgJQgbgQQLgQQQiXQoeU2V0RW52aXJvbm1lbnRWYXJpYWJsZVJlc3BvbnNlEjsKCHZhcmlhYmxlGAEgASgLMikuZmxvd2xvZy53b3JrZmxvd3MudjEuRW52aXJvbm1lbnRWYXJpYWJsZSI8Ch9MaXN0RW52aXJvbm1lbnRWYXJpYWJsZXNSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECImAKIExpc3RFbnZpcm9ubWVudFZhcmlhYmxlc1Jlc3BvbnNlEjwKCXZhcmlhYmxlcxgBIAMoCzIpLmZsb3dsb2cud29ya2Zsb3dzLnYxLkVudmlyb25tZW50VmFyaWFibGUiUAogRGVsZXRlRW52aXJvbm1lbnRWYXJpYWJsZVJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISEQoEbmFtZRgCIAEoCUID4EECIiMKIURlbGV0ZUVudmlyb25tZW50VmFyaWFibGVSZXNwb25zZSJaChZFeGVjdXRlV29ya2Zsb3dSZXF1ZXN0EgoKAmlkGAEgASgJEiUKBWlucHV0GAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEg0KBWFzeW5jGAMgASgIIncKF0V4ZWN1dGVXb3JrZmxvd1Jlc3BvbnNlEhQKDGV4ZWN1dGlvbl9pZBgBIAEoCRITCgZzdGF0dXMYAiABKAlIAIgBARImCgZvdXRwdXQYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWVCCQoHX3N0YXR1cyIyChNDaGF0V29ya2Zsb3dSZXF1ZXN0EgoKAmlkGAEgASgJEg8KB21lc3NhZ2UYAiABKAkiZAoUQ2hhdFdvcmtmbG93UmVzcG9uc2USFAoMZXhlY3V0aW9uX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRImCgZvdXRwdXQYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiVQoWQ2FuY2VsRXhlY3V0aW9uUmVxdWVzdBIhCgxleGVjdXRpb25faWQYASABKAlCC+BBArpIBXIDGMgBEhgKBnJlYXNvbhgCIAEoCUIIukgFcgMY9AMiLwoXQ2FuY2VsRXhlY3V0aW9uUmVzcG9uc2USFAoMZXhlY3V0aW9uX2lkGAEgASgJIq4BChVSZXRyeUV4ZWN1dGlvblJlcXVlc3QSIQoMZXhlY3V0aW9uX2lkGAEgASgJQgvgQQK6SAVyAxjIARItCgRmcm9tGAIgASgJQhq6SBdyFVIFc3RhcnRSDGZhaWxlZF9ibG9ja0gAiAEBEi4KB3ZlcnNpb24YAyABKAlCGLpIFXITUghvcmlnaW5hbFIHY3VycmVudEgBiAEBQgcKBV9mcm9tQgoKCF92ZXJzaW9uIlEKFlJldHJ5RXhlY3V0aW9uUmVzcG9uc2USFAoMZXhlY3V0aW9uX2lkGAEgASgJEhAKCHJldHJ5X29mGAIgASgJEg8KB3ZlcnNpb24YAyABKA0y/REKEFdvcmtmbG93c1NlcnZpY2USowEKDkNyZWF0ZVdvcmtmbG93EisuZmxvd2xvZy53b3JrZmxvd3MudjEuQ3JlYXRlV29ya2Zsb3dSZXF1ZXN0GiwuZmxvd2xvZy53b3JrZmxvd3MudjEuQ3JlYXRlV29ya2Zsb3dSZXNwb25zZSI2gtPkkwIwOgEqIisvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vd29ya2Zsb3dzEoIBCgtHZXRXb3JrZmxvdxIoLmZsb3dsb2cud29ya2Zsb3dzLnYxLkdldFdvcmtmbG93UmVxdWVzdBopLmZsb3dsb2cud29ya2Zsb3dzLnYxLkdldFdvcmtmbG93UmVzcG9uc2UiHoLT5JMCGBIWL2FwaS92MS93b3JrZmxvd3Mve2lkfRKdAQoNTGlzdFdvcmtmbG93cxIqLmZsb3dsb2cud29ya2Zsb3dzLnYxLkxpc3RXb3JrZmxvd3NSZXF1ZXN0GisuZmxvd2xvZy53b3JrZmxvd3MudjEuTGlzdFdvcmtmbG93c1Jlc3BvbnNlIjOC0+STAi0SKy9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS93b3JrZmxvd3MSjgEKDlVwZGF0ZVdvcmtmbG93EisuZmxvd2xvZy53b3JrZmxvd3MudjEuVXBkYXRlV29ya2Zsb3dSZXF1ZXN0GiwuZmxvd2xvZy53b3JrZmxvd3MudjEuVXBkYXRlV29ya2Zsb3dSZXNwb25zZSIhgtPkkwIbOgEqGhYvYXBpL3YxL3dvcmtmbG93cy97aWR9EosBCg5EZWxldGVXb3JrZmxvdxIrLmZsb3dsb2cud29ya2Zsb3dzLnYxLkRlbGV0ZVdvcmtmbG93UmVxdWVzdBosLmZsb3dsb2cud29ya2Zsb3dzLnYxLkRlbGV0ZVdvcmtmbG93UmVzcG9uc2UiHoLT5JMCGCoWL2FwaS92MS93b3JrZmxvd3Mve2lkfRKbAQoMQ3JlYXRlRm9sZGVyEikuZmxvd2xvZy53b3JrZmxvd3MudjEuQ3JlYXRlRm9sZGVyUmVxdWVzdBoqLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNyZWF0ZUZvbGRlclJlc3BvbnNlIjSC0+STAi46ASoiKS9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9mb2xkZXJzEpUBCgtMaXN0Rm9sZGVycxIoLmZsb3dsb2cud29ya2Zsb3dzLnYxLkxpc3RGb2xkZXJzUmVxdWVzdBopLmZsb3dsb2cud29ya2Zsb3dzLnYxLkxpc3RGb2xkZXJzUmVzcG9uc2UiMYLT5JMCKxIpL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2ZvbGRlcnMSxAEKFlNldEVudmlyb25tZW50VmFyaWFibGUSMy5mbG93bG9nLndvcmtmbG93cy52MS5TZXRFbnZpcm9ubWVudFZhcmlhYmxlUmVxdWVzdBo0LmZsb3dsb2cud29ya2Zsb3dzLnYxLlNldEVudmlyb25tZW50VmFyaWFibGVSZXNwb25zZSI/gtPkkwI5OgEqGjQvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vZW52aXJvbm1lbnQve25hbWV9EsABChhMaXN0RW52aXJvbm1lbnRWYXJpYWJsZXMSNS5mbG93bG9nLndvcmtmbG93cy52MS5MaXN0RW52aXJvbm1lbnRWYXJpYWJsZXNSZXF1ZXN0GjYuZmxvd2xvZy53b3JrZmxvd3MudjEuTGlzdEVudmlyb25tZW50VmFyaWFibGVzUmVzcG9uc2UiNYLT5JMCLxItL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2Vudmlyb25tZW50EsoBChlEZWxldGVFbnZpcm9ubWVudFZhcmlhYmxlEjYuZmxvd2xvZy53b3JrZmxvd3MudjEuRGVsZXRlRW52aXJvbm1lbnRWYXJpYWJsZVJlcXVlc3QaNy5mbG93bG9nLndvcmtmbG93cy52MS5EZWxldGVFbnZpcm9ubWVudFZhcmlhYmxlUmVzcG9uc2UiPILT5JMCNio0L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2Vudmlyb25tZW50L3tuYW1lfRKZAQoPRXhlY3V0ZVdvcmtmbG93EiwuZmxvd2xvZy53b3JrZmxvd3MudjEuRXhlY3V0ZVdvcmtmbG93UmVxdWVzdBotLmZsb3dsb2cud29ya2Zsb3dzLnYxLkV4ZWN1dGVXb3JrZmxvd1Jlc3BvbnNlIimC0+STAiM6ASoiHi9hcGkvdjEvd29ya2Zsb3dzL3tpZH0vZXhlY3V0ZRKNAQoMQ2hhdFdvcmtmbG93EikuZmxvd2xvZy53b3JrZmxvd3MudjEuQ2hhdFdvcmtmbG93UmVxdWVzdBoqLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNoYXRXb3JrZmxvd1Jlc3BvbnNlIiaC0+STAiA6ASoiGy9hcGkvdjEvd29ya2Zsb3dzL3tpZH0vY2hhdBKfAQoOUmV0cnlFeGVjdXRpb24SKy5mbG93bG9nLndvcmtmbG93cy52MS5SZXRyeUV4ZWN1dGlvblJlcXVlc3QaLC5mbG93bG9nLndvcmtmbG93cy52MS5SZXRyeUV4ZWN1dGlvblJlc3BvbnNlIjKC0+STAiw6ASoiJy9hcGkvdjEvZXhlY3V0aW9ucy97ZXhlY3V0aW9uX2lkfTpyZXRyeRKjAQoPQ2FuY2VsRXhlY3V0aW9uEiwuZmxvd2xvZy53b3JrZmxvd3MudjEuQ2FuY2VsRXhlY3V0aW9uUmVxdWVzdBotLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNhbmNlbEV4ZWN1dGlvblJlc3BvbnNlIjOC0+STAi06ASoiKC9hcGkvdjEvZXhlY3V0aW9ucy97ZXhlY3V0aW9uX2lkfTpjYW5jZWxiBnByb3RvMw", [file_buf_validate_validate, file_flowlog_workflows_v1_environment, file_flowlog_workflows_v1_workflow, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_struct]);
+  fileDesc("CixmbG93bG9nL3dvcmtmbG93cy92MS93b3JrZmxvd3Nfc2VydmljZS5wcm90bxIUZmxvd2xvZy53b3JrZmxvd3MudjEiuQEKFUNyZWF0ZVdvcmtmbG93UmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIWCglmb2xkZXJfaWQYAiABKAlIAIgBARIRCgRuYW1lGAMgASgJQgPgQQISEwoLZGVzY3JpcHRpb24YBCABKAkSNwoFc3RhdGUYBSABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlQgPgQQJCDAoKX2ZvbGRlcl9pZCJKChZDcmVhdGVXb3JrZmxvd1Jlc3BvbnNlEjAKCHdvcmtmbG93GAEgASgLMh4uZmxvd2xvZy53b3JrZmxvd3MudjEuV29ya2Zsb3ciRwoSR2V0V29ya2Zsb3dSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFAoHdmVyc2lvbhgCIAEoDUgAiAEBQgoKCF92ZXJzaW9uIkcKE0dldFdvcmtmbG93UmVzcG9uc2USMAoId29ya2Zsb3cYASABKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyJXChRMaXN0V29ya2Zsb3dzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIWCglmb2xkZXJfaWQYAiABKAlIAIgBAUIMCgpfZm9sZGVyX2lkIkoKFUxpc3RXb3JrZmxvd3NSZXNwb25zZRIxCgl3b3JrZmxvd3MYASADKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyLIAQoVVXBkYXRlV29ya2Zsb3dSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFgoJZm9sZGVyX2lkGAIgASgJSACIAQESEQoEbmFtZRgDIAEoCUgBiAEBEhgKC2Rlc2NyaXB0aW9uGAQgASgJSAKIAQESMgoFc3RhdGUYBSABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlQgwKCl9mb2xkZXJfaWRCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uIkoKFlVwZGF0ZVdvcmtmbG93UmVzcG9uc2USMAoId29ya2Zsb3cYASABKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyIoChVEZWxldGVXb3JrZmxvd1JlcXVlc3QSDwoCaWQYASABKAlCA+BBAiIYChZEZWxldGVXb3JrZmxvd1Jlc3BvbnNlIkMKE0NyZWF0ZUZvbGRlclJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISEQoEbmFtZRgCIAEoCUID4EECIkQKFENyZWF0ZUZvbGRlclJlc3BvbnNlEiwKBmZvbGRlchgBIAEoCzIcLmZsb3dsb2cud29ya2Zsb3dzLnYxLkZvbGRlciIvChJMaXN0Rm9sZGVyc1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQIiRAoTTGlzdEZvbGRlcnNSZXNwb25zZRItCgdmb2xkZXJzGAEgAygLMhwuZmxvd2xvZy53b3JrZmxvd3MudjEuRm9sZGVyIokBCh1TZXRFbnZpcm9ubWVudFZhcmlhYmxlUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhI2CgRuYW1lGAIgASgJQijgQQK6SCLYAQFyHRiAATIYXltBLVphLXpfXVtBLVphLXowLTlfXSokEhUKBXZhbHVlGAMgASgJQgbgQQLgQQQiXQoeU2V0RW52aXJvbm1lbnRWYXJpYWJsZVJlc3BvbnNlEjsKCHZhcmlhYmxlGAEgASgLMikuZmxvd2xvZy53b3JrZmxvd3MudjEuRW52aXJvbm1lbnRWYXJpYWJsZSI8Ch9MaXN0RW52aXJvbm1lbnRWYXJpYWJsZXNSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECImAKIExpc3RFbnZpcm9ubWVudFZhcmlhYmxlc1Jlc3BvbnNlEjwKCXZhcmlhYmxlcxgBIAMoCzIpLmZsb3dsb2cud29ya2Zsb3dzLnYxLkVudmlyb25tZW50VmFyaWFibGUiUAogRGVsZXRlRW52aXJvbm1lbnRWYXJpYWJsZVJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISEQoEbmFtZRgCIAEoCUID4EECIiMKIURlbGV0ZUVudmlyb25tZW50VmFyaWFibGVSZXNwb25zZSJaChZFeGVjdXRlV29ya2Zsb3dSZXF1ZXN0EgoKAmlkGAEgASgJEiUKBWlucHV0GAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEg0KBWFzeW5jGAMgASgIIncKF0V4ZWN1dGVXb3JrZmxvd1Jlc3BvbnNlEhQKDGV4ZWN1dGlvbl9pZBgBIAEoCRITCgZzdGF0dXMYAiABKAlIAIgBARImCgZvdXRwdXQYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWVCCQoHX3N0YXR1cyIyChNDaGF0V29ya2Zsb3dSZXF1ZXN0EgoKAmlkGAEgASgJEg8KB21lc3NhZ2UYAiABKAkiZAoUQ2hhdFdvcmtmbG93UmVzcG9uc2USFAoMZXhlY3V0aW9uX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRImCgZvdXRwdXQYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiVQoWQ2FuY2VsRXhlY3V0aW9uUmVxdWVzdBIhCgxleGVjdXRpb25faWQYASABKAlCC+BBArpIBXIDGMgBEhgKBnJlYXNvbhgCIAEoCUIIukgFcgMY9AMiLwoXQ2FuY2VsRXhlY3V0aW9uUmVzcG9uc2USFAoMZXhlY3V0aW9uX2lkGAEgASgJIq4BChVSZXRyeUV4ZWN1dGlvblJlcXVlc3QSIQoMZXhlY3V0aW9uX2lkGAEgASgJQgvgQQK6SAVyAxjIARItCgRmcm9tGAIgASgJQhq6SBdyFVIFc3RhcnRSDGZhaWxlZF9ibG9ja0gAiAEBEi4KB3ZlcnNpb24YAyABKAlCGLpIFXITUghvcmlnaW5hbFIHY3VycmVudEgBiAEBQgcKBV9mcm9tQgoKCF92ZXJzaW9uIlEKFlJldHJ5RXhlY3V0aW9uUmVzcG9uc2USFAoMZXhlY3V0aW9uX2lkGAEgASgJEhAKCHJldHJ5X29mGAIgASgJEg8KB3ZlcnNpb24YAyABKA0i5goKGkJ1bGtSZXRyeUV4ZWN1dGlvbnNSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEhQKDHdvcmtmbG93X2lkcxgCIAMoCRISCgpmb2xkZXJfaWRzGAMgAygJEkIKCHRyaWdnZXJzGAQgAygJQjC6SC2SASoiKHImUgNhcGlSB3dlYmhvb2tSCHNjaGVkdWxlUgZtYW51YWxSBGNoYXQSJgoFbGV2ZWwYBSABKAlCErpID3INUgRpbmZvUgVlcnJvckgAiAEBEv4CCgpzdGFydF9kYXRlGAYgASgJQuQCukjgAnLdAjK2Al4oPzpbMC05XXs0fS0oPzooPzowWzEzNTc4XXwxWzAyXSktKD86MFsxLTldfFsxMl1bMC05XXwzWzAxXSl8KD86MFs0NjldfDExKS0oPzowWzEtOV18WzEyXVswLTldfDMwKXwwMi0oPzowWzEtOV18MVswLTldfDJbMC04XSkpfCg/OlswLTldezJ9KD86MFs0OF18WzI0NjhdWzA0OF18WzEzNTc5XVsyNl0pfCg/OlswMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSkwMCktMDItMjkpKFQoWzAxXVswLTldfDJbMC0zXSk6WzAtNV1bMC05XSg6WzAtNV1bMC05XShcLlswLTldKyk/KT8oWnxbKy1dKFswMV1bMC05XXwyWzAtM10pOj9bMC01XVswLTldKT8pPySSAgoyMDI2LTExLTE0kgIUMjAyNi0xMS0xNFQwODozMDowMFpIAYgBARL8AgoIZW5kX2RhdGUYByABKAlC5AK6SOACct0CMrYCXig/OlswLTldezR9LSg/Oig/OjBbMTM1NzhdfDFbMDJdKS0oPzowWzEtOV18WzEyXVswLTldfDNbMDFdKXwoPzowWzQ2OV18MTEpLSg/OjBbMS05XXxbMTJdWzAtOV18MzApfDAyLSg/OjBbMS05XXwxWzAtOV18MlswLThdKSl8KD86WzAtOV17Mn0oPzowWzQ4XXxbMjQ2OF1bMDQ4XXxbMTM1NzldWzI2XSl8KD86WzAyNDY4XVswNDhdfFsxMzU3OV1bMjZdKTAwKS0wMi0yOSkoVChbMDFdWzAtOV18MlswLTNdKTpbMC01XVswLTldKDpbMC01XVswLTldKFwuWzAtOV0rKT8pPyhafFsrLV0oWzAxXVswLTldfDJbMC0zXSk6P1swLTVdWzAtOV0pPyk/JJICCjIwMjYtMTEtMTSSAhQyMDI2LTExLTE0VDA4OjMwOjAwWkgCiAEBEhwKD21pbl9kdXJhdGlvbl9tcxgIIAEoDUgDiAEBEhwKD21heF9kdXJhdGlvbl9tcxgJIAEoDUgEiAEBEicKCG1pbl9jb3N0GAogASgBQhC6SA0SC0ABKQAAAAAAAAAASAWIAQESJwoIbWF4X2Nvc3QYCyABKAFCELpIDRILQAEpAAAAAAAAAABIBogBARISCgVtb2RlbBgMIAEoCUgHiAEBEi0KBGZyb20YDSABKAlCGrpIF3IVUgVzdGFydFIMZmFpbGVkX2Jsb2NrSAiIAQESLgoHdmVyc2lvbhgOIAEoCUIYukgVchNSCG9yaWdpbmFsUgdjdXJyZW50SAmIAQESDwoHcHJldmlldxgPIAEoCEIICgZfbGV2ZWxCDQoLX3N0YXJ0X2RhdGVCCwoJX2VuZF9kYXRlQhIKEF9taW5fZHVyYXRpb25fbXNCEgoQX21heF9kdXJhdGlvbl9tc0ILCglfbWluX2Nvc3RCCwoJX21heF9jb3N0QggKBl9tb2RlbEIHCgVfZnJvbUIKCghfdmVyc2lvbiJdChtCdWxrUmV0cnlFeGVjdXRpb25zUmVzcG9uc2USEgoKZXhlY3V0aW9ucxgBIAEoDRIqCgNqb2IYAiABKAsyHS5mbG93bG9nLndvcmtmbG93cy52MS5CdWxrSm9iItQCCgdCdWxrSm9iEgoKAmlkGAEgASgJEgwKBGtpbmQYAiABKAkSDgoGc3RhdHVzGAMgASgJEg0KBXRvdGFsGAQgASgNEhEKCXByb2Nlc3NlZBgFIAEoDRIMCgRkb25lGAYgASgNEg4KBmZhaWxlZBgHIAEoDRIMCgRmcm9tGAggASgJEg8KB3ZlcnNpb24YCSABKAkSEgoKc3RhcnRlZF9hdBgKIAEoCRIVCghlbmRlZF9hdBgLIAEoCUgAiAEBEhoKDXdhaXRpbmdfdW50aWwYDCABKAlIAYgBARIZCgxsYXN0X2ZhaWx1cmUYDSABKAlIAogBARIbCg5zdG9wcGVkX3JlYXNvbhgOIAEoCUgDiAEBQgsKCV9lbmRlZF9hdEIQCg5fd2FpdGluZ191bnRpbEIPCg1fbGFzdF9mYWlsdXJlQhEKD19zdG9wcGVkX3JlYXNvbiJHChFHZXRCdWxrSm9iUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIXCgJpZBgCIAEoCUIL4EECukgFcgMYyAEiQAoSR2V0QnVsa0pvYlJlc3BvbnNlEioKA2pvYhgBIAEoCzIdLmZsb3dsb2cud29ya2Zsb3dzLnYxLkJ1bGtKb2IiSgoUQ2FuY2VsQnVsa0pvYlJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISFwoCaWQYAiABKAlCC+BBArpIBXIDGMgBIkMKFUNhbmNlbEJ1bGtKb2JSZXNwb25zZRIqCgNqb2IYASABKAsyHS5mbG93bG9nLndvcmtmbG93cy52MS5CdWxrSm9iMogWChBXb3JrZmxvd3NTZXJ2aWNlEqMBCg5DcmVhdGVXb3JrZmxvdxIrLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNyZWF0ZVdvcmtmbG93UmVxdWVzdBosLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNyZWF0ZVdvcmtmbG93UmVzcG9uc2UiNoLT5JMCMDoBKiIrL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L3dvcmtmbG93cxKCAQoLR2V0V29ya2Zsb3cSKC5mbG93bG9nLndvcmtmbG93cy52MS5HZXRXb3JrZmxvd1JlcXVlc3QaKS5mbG93bG9nLndvcmtmbG93cy52MS5HZXRXb3JrZmxvd1Jlc3BvbnNlIh6C0+STAhgSFi9hcGkvdjEvd29ya2Zsb3dzL3tpZH0SnQEKDUxpc3RXb3JrZmxvd3MSKi5mbG93bG9nLndvcmtmbG93cy52MS5MaXN0V29ya2Zsb3dzUmVxdWVzdBorLmZsb3dsb2cud29ya2Zsb3dzLnYxLkxpc3RXb3JrZmxvd3NSZXNwb25zZSIzgtPkkwItEisvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vd29ya2Zsb3dzEo4BCg5VcGRhdGVXb3JrZmxvdxIrLmZsb3dsb2cud29ya2Zsb3dzLnYxLlVwZGF0ZVdvcmtmbG93UmVxdWVzdBosLmZsb3dsb2cud29ya2Zsb3dzLnYxLlVwZGF0ZVdvcmtmbG93UmVzcG9uc2UiIYLT5JMCGzoBKhoWL2FwaS92MS93b3JrZmxvd3Mve2lkfRKLAQoORGVsZXRlV29ya2Zsb3cSKy5mbG93bG9nLndvcmtmbG93cy52MS5EZWxldGVXb3JrZmxvd1JlcXVlc3QaLC5mbG93bG9nLndvcmtmbG93cy52MS5EZWxldGVXb3JrZmxvd1Jlc3BvbnNlIh6C0+STAhgqFi9hcGkvdjEvd29ya2Zsb3dzL3tpZH0SmwEKDENyZWF0ZUZvbGRlchIpLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNyZWF0ZUZvbGRlclJlcXVlc3QaKi5mbG93bG9nLndvcmtmbG93cy52MS5DcmVhdGVGb2xkZXJSZXNwb25zZSI0gtPkkwIuOgEqIikvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vZm9sZGVycxKVAQoLTGlzdEZvbGRlcnMSKC5mbG93bG9nLndvcmtmbG93cy52MS5MaXN0Rm9sZGVyc1JlcXVlc3QaKS5mbG93bG9nLndvcmtmbG93cy52MS5MaXN0Rm9sZGVyc1Jlc3BvbnNlIjGC0+STAisSKS9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9mb2xkZXJzEsQBChZTZXRFbnZpcm9ubWVudFZhcmlhYmxlEjMuZmxvd2xvZy53b3JrZmxvd3MudjEuU2V0RW52aXJvbm1lbnRWYXJpYWJsZVJlcXVlc3QaNC5mbG93bG9nLndvcmtmbG93cy52MS5TZXRFbnZpcm9ubWVudFZhcmlhYmxlUmVzcG9uc2UiP4LT5JMCOToBKho0L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2Vudmlyb25tZW50L3tuYW1lfRLAAQoYTGlzdEVudmlyb25tZW50VmFyaWFibGVzEjUuZmxvd2xvZy53b3JrZmxvd3MudjEuTGlzdEVudmlyb25tZW50VmFyaWFibGVzUmVxdWVzdBo2LmZsb3dsb2cud29ya2Zsb3dzLnYxLkxpc3RFbnZpcm9ubWVudFZhcmlhYmxlc1Jlc3BvbnNlIjWC0+STAi8SLS9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9lbnZpcm9ubWVudBLKAQoZRGVsZXRlRW52aXJvbm1lbnRWYXJpYWJsZRI2LmZsb3dsb2cud29ya2Zsb3dzLnYxLkRlbGV0ZUVudmlyb25tZW50VmFyaWFibGVSZXF1ZXN0GjcuZmxvd2xvZy53b3JrZmxvd3MudjEuRGVsZXRlRW52aXJvbm1lbnRWYXJpYWJsZVJlc3BvbnNlIjyC0+STAjYqNC9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9lbnZpcm9ubWVudC97bmFtZX0SmQEKD0V4ZWN1dGVXb3JrZmxvdxIsLmZsb3dsb2cud29ya2Zsb3dzLnYxLkV4ZWN1dGVXb3JrZmxvd1JlcXVlc3QaLS5mbG93bG9nLndvcmtmbG93cy52MS5FeGVjdXRlV29ya2Zsb3dSZXNwb25zZSIpgtPkkwIjOgEqIh4vYXBpL3YxL3dvcmtmbG93cy97aWR9L2V4ZWN1dGUSjQEKDENoYXRXb3JrZmxvdxIpLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNoYXRXb3JrZmxvd1JlcXVlc3QaKi5mbG93bG9nLndvcmtmbG93cy52MS5DaGF0V29ya2Zsb3dSZXNwb25zZSImgtPkkwIgOgEqIhsvYXBpL3YxL3dvcmtmbG93cy97aWR9L2NoYXQSnwEKDlJldHJ5RXhlY3V0aW9uEisuZmxvd2xvZy53b3JrZmxvd3MudjEuUmV0cnlFeGVjdXRpb25SZXF1ZXN0GiwuZmxvd2xvZy53b3JrZmxvd3MudjEuUmV0cnlFeGVjdXRpb25SZXNwb25zZSIygtPkkwIsOgEqIicvYXBpL3YxL2V4ZWN1dGlvbnMve2V4ZWN1dGlvbl9pZH06cmV0cnkSowEKD0NhbmNlbEV4ZWN1dGlvbhIsLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNhbmNlbEV4ZWN1dGlvblJlcXVlc3QaLS5mbG93bG9nLndvcmtmbG93cy52MS5DYW5jZWxFeGVjdXRpb25SZXNwb25zZSIzgtPkkwItOgEqIigvYXBpL3YxL2V4ZWN1dGlvbnMve2V4ZWN1dGlvbl9pZH06Y2FuY2VsEr0BChNCdWxrUmV0cnlFeGVjdXRpb25zEjAuZmxvd2xvZy53b3JrZmxvd3MudjEuQnVsa1JldHJ5RXhlY3V0aW9uc1JlcXVlc3QaMS5mbG93bG9nLndvcmtmbG93cy52MS5CdWxrUmV0cnlFeGVjdXRpb25zUmVzcG9uc2UiQYLT5JMCOzoBKiI2L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2V4ZWN1dGlvbnM6YnVsa1JldHJ5EpkBCgpHZXRCdWxrSm9iEicuZmxvd2xvZy53b3JrZmxvd3MudjEuR2V0QnVsa0pvYlJlcXVlc3QaKC5mbG93bG9nLndvcmtmbG93cy52MS5HZXRCdWxrSm9iUmVzcG9uc2UiOILT5JMCMhIwL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2J1bGstam9icy97aWR9EqwBCg1DYW5jZWxCdWxrSm9iEiouZmxvd2xvZy53b3JrZmxvd3MudjEuQ2FuY2VsQnVsa0pvYlJlcXVlc3QaKy5mbG93bG9nLndvcmtmbG93cy52MS5DYW5jZWxCdWxrSm9iUmVzcG9uc2UiQoLT5JMCPDoBKiI3L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2J1bGstam9icy97aWR9OmNhbmNlbGIGcHJvdG8z", [file_buf_validate_validate, file_flowlog_workflows_v1_environment, file_flowlog_workflows_v1_workflow, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_struct]);
 
 /**
  * @generated from message flowlog.workflows.v1.CreateWorkflowRequest
@@ -663,6 +663,341 @@ export const RetryExecutionResponseSchema: GenMessage<RetryExecutionResponse> = 
   messageDesc(file_flowlog_workflows_v1_workflows_service, 27);
 
 /**
+ * @generated from message flowlog.workflows.v1.BulkRetryExecutionsRequest
+ */
+export type BulkRetryExecutionsRequest = Message<"flowlog.workflows.v1.BulkRetryExecutionsRequest"> & {
+  /**
+   * Workspace identifier.
+   *
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * As ListLogs: workflow identifiers.
+   *
+   * @generated from field: repeated string workflow_ids = 2;
+   */
+  workflowIds: string[];
+
+  /**
+   * As ListLogs: folder identifiers.
+   *
+   * @generated from field: repeated string folder_ids = 3;
+   */
+  folderIds: string[];
+
+  /**
+   * As ListLogs: each of api, webhook, schedule, manual, chat.
+   *
+   * @generated from field: repeated string triggers = 4;
+   */
+  triggers: string[];
+
+  /**
+   * As ListLogs: info or error; error selects the failed executions.
+   *
+   * @generated from field: optional string level = 5;
+   */
+  level?: string | undefined;
+
+  /**
+   * As ListLogs: inclusive lower bound on startedAt, ISO 8601.
+   *
+   * @generated from field: optional string start_date = 6;
+   */
+  startDate?: string | undefined;
+
+  /**
+   * As ListLogs: inclusive upper bound on startedAt, ISO 8601; the job's start bounds it too.
+   *
+   * @generated from field: optional string end_date = 7;
+   */
+  endDate?: string | undefined;
+
+  /**
+   * As ListLogs: inclusive bounds on totalDurationMs.
+   *
+   * @generated from field: optional uint32 min_duration_ms = 8;
+   */
+  minDurationMs?: number | undefined;
+
+  /**
+   * @generated from field: optional uint32 max_duration_ms = 9;
+   */
+  maxDurationMs?: number | undefined;
+
+  /**
+   * As ListLogs: inclusive bounds on cost.total in USD.
+   *
+   * @generated from field: optional double min_cost = 10;
+   */
+  minCost?: number | undefined;
+
+  /**
+   * @generated from field: optional double max_cost = 11;
+   */
+  maxCost?: number | undefined;
+
+  /**
+   * As ListLogs: entries where this model appears in cost.models.
+   *
+   * @generated from field: optional string model = 12;
+   */
+  model?: string | undefined;
+
+  /**
+   * As RetryExecution: start (default) or failed_block. An execution that cannot be retried so (one that
+   * did not fail, with failed_block) is counted as failed by the job, which goes on.
+   *
+   * @generated from field: optional string from = 13;
+   */
+  from?: string | undefined;
+
+  /**
+   * As RetryExecution: original (default) or current.
+   *
+   * @generated from field: optional string version = 14;
+   */
+  version?: string | undefined;
+
+  /**
+   * Only count the executions the selection holds; no job starts.
+   *
+   * @generated from field: bool preview = 15;
+   */
+  preview: boolean;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.BulkRetryExecutionsRequest.
+ * Use `create(BulkRetryExecutionsRequestSchema)` to create a new message.
+ */
+export const BulkRetryExecutionsRequestSchema: GenMessage<BulkRetryExecutionsRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 28);
+
+/**
+ * @generated from message flowlog.workflows.v1.BulkRetryExecutionsResponse
+ */
+export type BulkRetryExecutionsResponse = Message<"flowlog.workflows.v1.BulkRetryExecutionsResponse"> & {
+  /**
+   * The executions the selection holds, those a job takes; with preview, also beyond 10,000.
+   *
+   * @generated from field: uint32 executions = 1;
+   */
+  executions: number;
+
+  /**
+   * The job started; absent with preview.
+   *
+   * @generated from field: flowlog.workflows.v1.BulkJob job = 2;
+   */
+  job?: BulkJob | undefined;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.BulkRetryExecutionsResponse.
+ * Use `create(BulkRetryExecutionsResponseSchema)` to create a new message.
+ */
+export const BulkRetryExecutionsResponseSchema: GenMessage<BulkRetryExecutionsResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 29);
+
+/**
+ * A bulk job of a workspace (D47): what it was asked and how far it has gone.
+ *
+ * @generated from message flowlog.workflows.v1.BulkJob
+ */
+export type BulkJob = Message<"flowlog.workflows.v1.BulkJob"> & {
+  /**
+   * The job's Temporal workflow id, bulk-retry-<workspaceId>-<n>, as the Temporal UI shows it.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * retry.
+   *
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * running, completed (every execution taken was retried or refused), cancelled (CancelBulkJob or a
+   * cancel in Temporal: no further retry started), or stopped (stopped_reason says why).
+   *
+   * @generated from field: string status = 3;
+   */
+  status: string;
+
+  /**
+   * The executions the job takes: its selection when it started.
+   *
+   * @generated from field: uint32 total = 4;
+   */
+  total: number;
+
+  /**
+   * done + failed.
+   *
+   * @generated from field: uint32 processed = 5;
+   */
+  processed: number;
+
+  /**
+   * Retried: each has a new execution whose retryOf names it.
+   *
+   * @generated from field: uint32 done = 6;
+   */
+  done: number;
+
+  /**
+   * Not retried: its record refused it as RetryExecution would, or it was deleted; last_failure says the
+   * newest why.
+   *
+   * @generated from field: uint32 failed = 7;
+   */
+  failed: number;
+
+  /**
+   * The retries' options.
+   *
+   * @generated from field: string from = 8;
+   */
+  from: string;
+
+  /**
+   * @generated from field: string version = 9;
+   */
+  version: string;
+
+  /**
+   * @generated from field: string started_at = 10;
+   */
+  startedAt: string;
+
+  /**
+   * When it ended; absent while it runs.
+   *
+   * @generated from field: optional string ended_at = 11;
+   */
+  endedAt?: string | undefined;
+
+  /**
+   * While it waits for a token of the caller's async bucket (D12): until when.
+   *
+   * @generated from field: optional string waiting_until = 12;
+   */
+  waitingUntil?: string | undefined;
+
+  /**
+   * The newest refusal, naming its execution.
+   *
+   * @generated from field: optional string last_failure = 13;
+   */
+  lastFailure?: string | undefined;
+
+  /**
+   * Why it stopped: usage_limit (the month's usage is spent, D12), not_a_member (the caller left the
+   * workspace), or ended_in_temporal (terminated or timed out there); absent otherwise.
+   *
+   * @generated from field: optional string stopped_reason = 14;
+   */
+  stoppedReason?: string | undefined;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.BulkJob.
+ * Use `create(BulkJobSchema)` to create a new message.
+ */
+export const BulkJobSchema: GenMessage<BulkJob> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 30);
+
+/**
+ * @generated from message flowlog.workflows.v1.GetBulkJobRequest
+ */
+export type GetBulkJobRequest = Message<"flowlog.workflows.v1.GetBulkJobRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * The job's id, bulk-retry-<workspaceId>-<n>.
+   *
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.GetBulkJobRequest.
+ * Use `create(GetBulkJobRequestSchema)` to create a new message.
+ */
+export const GetBulkJobRequestSchema: GenMessage<GetBulkJobRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 31);
+
+/**
+ * @generated from message flowlog.workflows.v1.GetBulkJobResponse
+ */
+export type GetBulkJobResponse = Message<"flowlog.workflows.v1.GetBulkJobResponse"> & {
+  /**
+   * @generated from field: flowlog.workflows.v1.BulkJob job = 1;
+   */
+  job?: BulkJob | undefined;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.GetBulkJobResponse.
+ * Use `create(GetBulkJobResponseSchema)` to create a new message.
+ */
+export const GetBulkJobResponseSchema: GenMessage<GetBulkJobResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 32);
+
+/**
+ * @generated from message flowlog.workflows.v1.CancelBulkJobRequest
+ */
+export type CancelBulkJobRequest = Message<"flowlog.workflows.v1.CancelBulkJobRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * The job's id, bulk-retry-<workspaceId>-<n>.
+   *
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.CancelBulkJobRequest.
+ * Use `create(CancelBulkJobRequestSchema)` to create a new message.
+ */
+export const CancelBulkJobRequestSchema: GenMessage<CancelBulkJobRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 33);
+
+/**
+ * @generated from message flowlog.workflows.v1.CancelBulkJobResponse
+ */
+export type CancelBulkJobResponse = Message<"flowlog.workflows.v1.CancelBulkJobResponse"> & {
+  /**
+   * The job as it stood when asked to stop: it ends after the retries under way.
+   *
+   * @generated from field: flowlog.workflows.v1.BulkJob job = 1;
+   */
+  job?: BulkJob | undefined;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.CancelBulkJobResponse.
+ * Use `create(CancelBulkJobResponseSchema)` to create a new message.
+ */
+export const CancelBulkJobResponseSchema: GenMessage<CancelBulkJobResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 34);
+
+/**
  * Workflow definitions and their triggers (D13, D15).
  *
  * @generated from service flowlog.workflows.v1.WorkflowsService
@@ -808,6 +1143,45 @@ export const WorkflowsService: GenService<{
     methodKind: "unary";
     input: typeof CancelExecutionRequestSchema;
     output: typeof CancelExecutionResponseSchema;
+  },
+  /**
+   * Retries every execution ListLogs' filters select (D47), each as RetryExecution would with from and
+   * version, billed to the caller. With preview, only counts them. Without, starts one durable job, a
+   * Temporal workflow bulk-retry-<workspaceId>-<n> (found in the Temporal UI by FlowlogWorkspaceId), that
+   * retries them oldest first: the executions that started by the time the job did, so the retries it
+   * makes are never taken again by it. Each retry takes a token of the caller's async bucket and waits for
+   * one when it is empty (D12), rather than failing. At most 10,000 executions a job: a larger selection
+   * is refused (invalid_argument naming the limit); narrow it with startDate and endDate. Refused
+   * (failed_precondition) while the workspace has a bulk retry job running. Answers at once (HTTP 202
+   * with a job); GetBulkJob follows it.
+   *
+   * @generated from rpc flowlog.workflows.v1.WorkflowsService.BulkRetryExecutions
+   */
+  bulkRetryExecutions: {
+    methodKind: "unary";
+    input: typeof BulkRetryExecutionsRequestSchema;
+    output: typeof BulkRetryExecutionsResponseSchema;
+  },
+  /**
+   * A bulk job of the workspace (D47), running or ended, with its progress.
+   *
+   * @generated from rpc flowlog.workflows.v1.WorkflowsService.GetBulkJob
+   */
+  getBulkJob: {
+    methodKind: "unary";
+    input: typeof GetBulkJobRequestSchema;
+    output: typeof GetBulkJobResponseSchema;
+  },
+  /**
+   * Stops a running bulk job (D47): it starts no further retry; the retries it started go on. Refused
+   * (failed_precondition) when the job has ended.
+   *
+   * @generated from rpc flowlog.workflows.v1.WorkflowsService.CancelBulkJob
+   */
+  cancelBulkJob: {
+    methodKind: "unary";
+    input: typeof CancelBulkJobRequestSchema;
+    output: typeof CancelBulkJobResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_flowlog_workflows_v1_workflows_service, 0);
