@@ -278,15 +278,27 @@ describe("D36 hold and drain: a receiver down for an hour while events keep comi
     // An attempt that found the endpoint active may still reach it after the hold began: its check reads
     // the hold before the hold's transaction commits (heldAt is that transaction's clock), and a loaded
     // machine stretches the send. The first probe waits its first step after heldAt, so no attempt begun
-    // sooner is a probe: the window starts once each of those has ended, as the attempt log has it.
+    // sooner is a probe: each of those is matched to its request by delivery id and time, as the attempt
+    // log has it, and set aside. (While one of them is in flight its delivery is not held, so no probe
+    // sends that delivery then.)
     const attempts = await Promise.all(
       (await deliveriesOf(account, id)).map((d) => flowlog.store.deliveries.attemptsOf(d.id)),
     );
     const firstProbeAt = heldAt + (probeStepsMs[0] as number) * delayScale;
     const begunBefore = attempts.flat().filter((a) => a.startedAt < firstProbeAt);
-    const quietFrom = Math.max(heldAt, ...begunBefore.map((a) => a.startedAt + a.durationMs));
-    const whileHeld = hook.hits.filter((hit) => hit.at > quietFrom && hit.at < upAt);
-    expect(whileHeld.length).toBeGreaterThanOrEqual(4);
+    const ordinary = (hit: Hit) =>
+      begunBefore.some(
+        (a) =>
+          a.deliveryId === hit.deliveryId && hit.at >= a.startedAt && hit.at <= a.startedAt + a.durationMs,
+      );
+    const whileHeld = hook.hits.filter((hit) => hit.at > heldAt && hit.at < upAt && !ordinary(hit));
+    const timeline = JSON.stringify({
+      heldAt,
+      upAt,
+      hits: hook.hits.filter((hit) => hit.at > heldAt - 2_000 && hit.at < upAt).map((hit) => hit.at),
+      begunBefore: begunBefore.map((a) => [a.startedAt, a.durationMs, a.outcome]),
+    });
+    expect(whileHeld.length, timeline).toBeGreaterThanOrEqual(4);
     const probed = whileHeld.map((hit) => hit.timestamp);
     expect(probed).toEqual([...probed].sort((a, b) => b - a));
     const gaps = whileHeld.slice(1).map((hit, n) => hit.at - (whileHeld[n] as Hit).at);
