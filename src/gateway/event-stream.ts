@@ -1,10 +1,10 @@
-import type { Message } from "@bufbuild/protobuf";
-import { ConnectError } from "@connectrpc/connect";
+import type { ConnectError } from "@connectrpc/connect";
 import { problemFromError } from "../errors/problem.js";
 import { toPublicError } from "../errors/public-error.js";
 import type { JsonStream } from "../rpc/json-stream.js";
 import type { NodeResponse } from "../rpc/node-http.js";
 import { writePaced } from "./paced-write.js";
+import { openStream } from "./stream-opening.js";
 
 /**
  * A server-streaming RPC answered as Server-Sent Events (D44), the way a browser's EventSource reads
@@ -21,16 +21,9 @@ export async function answerEventStream(
   writeProblem: (error: ConnectError) => void,
   copyHeaders: (header: Headers) => void,
 ): Promise<void> {
-  const messages = stream.messages[Symbol.asyncIterator]();
-  let first: IteratorResult<Message>;
-  try {
-    first = await messages.next();
-  } catch (error) {
-    copyHeaders(stream.header);
-    writeProblem(ConnectError.from(error));
-    return;
-  }
-  copyHeaders(stream.header);
+  const opened = await openStream(stream, writeProblem, copyHeaders);
+  if (!opened) return;
+  const { messages, first } = opened;
   res.writeHead(200, {
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-cache",

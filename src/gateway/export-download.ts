@@ -1,5 +1,5 @@
-import type { JsonObject, Message } from "@bufbuild/protobuf";
-import { ConnectError } from "@connectrpc/connect";
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { ConnectError } from "@connectrpc/connect";
 import type { ExportLogsResponse } from "../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { toPublicError } from "../errors/public-error.js";
 import { logger } from "../logging/logger.js";
@@ -8,6 +8,7 @@ import type { NodeResponse } from "../rpc/node-http.js";
 import { csvHeader, csvRow } from "../services/logs/export-csv.js";
 import { exportLine } from "../services/logs/export-lines.js";
 import { writePaced } from "./paced-write.js";
+import { openStream } from "./stream-opening.js";
 
 /**
  * ExportLogs on REST (D45): the stream's entries as one file, `format=ndjson` (the default: the export
@@ -24,16 +25,9 @@ export async function answerExportDownload(
   writeProblem: (error: ConnectError) => void,
   copyHeaders: (header: Headers) => void,
 ): Promise<void> {
-  const messages = stream.messages[Symbol.asyncIterator]();
-  let first: IteratorResult<Message>;
-  try {
-    first = await messages.next();
-  } catch (error) {
-    copyHeaders(stream.header);
-    writeProblem(ConnectError.from(error));
-    return;
-  }
-  copyHeaders(stream.header);
+  const opened = await openStream(stream, writeProblem, copyHeaders);
+  if (!opened) return;
+  const { messages, first } = opened;
   // The .proto's rule has held `format` to ndjson or csv before the first message.
   const csv = request.format === "csv";
   res.writeHead(200, {
