@@ -196,9 +196,18 @@ describe("flowlog logs list", () => {
   it("on a terminal, fits the table to its width and colours the errors", async () => {
     // A real pseudo-terminal 80 columns wide (util-linux `script`), as an operator's window.
     const command = `stty cols 80; ${process.execPath} bin/flowlog.js logs list --limit ${seeded} --workspace ${account.workspaceId}`;
+    // Node decides colours from the environment too (NO_COLOR, FORCE_COLOR, and CI, set on CI machines,
+    // which counts as a two-colour terminal): the operator's window has none of them.
+    const {
+      CI: _ci,
+      NO_COLOR: _no,
+      FORCE_COLOR: _force,
+      NODE_DISABLE_COLORS: _disable,
+      ...terminalEnv
+    } = cliEnv();
     const printed = await promisify(execFile)("script", ["-qec", command, "/dev/null"], {
       cwd: repoRoot,
-      env: { ...cliEnv(), TERM: "xterm-256color" },
+      env: { ...terminalEnv, TERM: "xterm-256color" },
     });
     const lines = printed.stdout
       .split(/\r?\n/)
