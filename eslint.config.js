@@ -7,6 +7,7 @@ export default tseslint.config(
   {
     ignores: [
       "gen/**",
+      "clients/typescript/src/gen/**",
       "node_modules/**",
       "scratch/**",
       ".tools/**",

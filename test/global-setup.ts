@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { ensureBuilt } from "../scripts/build.mjs";
+import { ensureCodegenTools } from "../scripts/generate.js";
 import { resolveTemporalBinaries } from "../src/cluster/binaries.js";
 import { resolveNginx } from "../src/cluster/nginx.js";
 import { loadConfig } from "../src/config/config.js";
@@ -40,6 +41,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await resolveGrpcurl();
   // grpc-health-probe (issue 55): the health tests' Kubernetes-style probe, built the same way.
   await resolveGrpcHealthProbe();
+  // The client packages' generators (D48): test/generated.test.ts regenerates them, and a first install of
+  // grpcio-tools and build of the Go plugins takes longer than its time allows.
+  await ensureCodegenTools();
   // MinIO, the S3-compatible store D42's archive tests write to: a first build takes minutes too.
   await resolveMinio();
   // The console's browser tests (issue 17): Debian's Chromium, and the console built from console/.
