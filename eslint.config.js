@@ -8,6 +8,7 @@ export default tseslint.config(
     ignores: [
       "gen/**",
       "clients/typescript/src/gen/**",
+      "clients/typescript/dist/**",
       "node_modules/**",
       "scratch/**",
       ".tools/**",

@@ -214,7 +214,7 @@ describe.each(languages)("the $name client", (language) => {
 
       // The tail follows from when it is open: write until the first written entry shows, then one more.
       const written: string[] = [];
-      const write = async (level = "info") => {
+      const write = async (level: "info" | "error" = "info") => {
         const record = execution(account, workflowId, { level });
         await writer.logs.insertExecution(record);
         written.push(record.entry.id);

@@ -6,7 +6,8 @@ import { Webhook } from "standardwebhooks";
 createServer(async (req, res) => {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk);
-  const body = Buffer.concat(chunks).toString("utf8");
+  const raw = Buffer.concat(chunks);
+  const body = raw.toString("utf8");
   let verified = false;
   if (req.headers["webhook-signature"]) {
     // signatureScheme "standard": Standard Webhooks' own verifier, with the whsec_ secret.
@@ -25,6 +26,6 @@ createServer(async (req, res) => {
       headers: req.headers,
     });
   }
-  console.log(verified ? "verified" : "rejected", req.headers["idempotency-key"], body.length);
+  console.log(verified ? "verified" : "rejected", req.headers["idempotency-key"], raw.length);
   res.writeHead(verified ? 204 : 401).end(); // any 2xx acknowledges; 401 is not retried
 }).listen(Number(process.env.PORT ?? 4000));
