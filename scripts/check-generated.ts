@@ -7,7 +7,7 @@ import { generate, templates } from "./generate.js";
 
 /**
  * D2: gen/ is committed and `buf generate` reproduces it byte for byte, and so are the client packages'
- * generated code (D48). This regenerates everything `npm run generate` writes into a temporary directory
+ * generated code (D49). This regenerates everything `npm run generate` writes into a temporary directory
  * and lists every generated file that differs, is missing or should not be there.
  */
 const repositoryRoot = resolve(fileURLToPath(import.meta.url), "../..");

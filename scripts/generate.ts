@@ -7,7 +7,7 @@ import { buildGoBinary, type GoBinary } from "../src/tools/go-binary.js";
 
 /**
  * `npm run generate`: gen/ from buf.gen.yaml, then the client packages of clients/ from buf.gen.clients.yaml
- * (issue 55, D48). The clients' generators are not npm packages, so this installs them first when missing,
+ * (issue 55, D49). The clients' generators are not npm packages, so this installs them first when missing,
  * pinned, into the git-ignored .tools/: a fresh clone needs Go and python3, as the test suite does.
  */
 const repositoryRoot = resolve(fileURLToPath(import.meta.url), "../..");

@@ -1,4 +1,4 @@
-"""grpcio's Python stub generator as a protoc plugin, for buf.gen.clients.yaml (D48).
+"""grpcio's Python stub generator as a protoc plugin, for buf.gen.clients.yaml (D49).
 
 grpcio-tools builds grpcio's generator into its own protoc (`python -m grpc_tools.protoc
 --grpc_python_out`) and installs no protoc-gen-* program, and buf runs only protoc's own generators

@@ -19,7 +19,7 @@ import { type ServeProcess, startServeProcess } from "./support/serve-process.js
 import { untilTrue } from "./support/until.js";
 
 /**
- * Issue 55, item 1 (D48): the client packages of clients/, used as their READMEs say. Each README's two
+ * Issue 55, item 1 (D49): the client packages of clients/, used as their READMEs say. Each README's two
  * examples are files it shows verbatim, and these tests run those very files: the logs example against a
  * real `flowlog serve` (list, get one, follow the tail while another process writes entries), the webhook
  * receiver against deliveries sent by flowlog's own delivery code in both signature schemes (D39).

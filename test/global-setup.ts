@@ -41,7 +41,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await resolveGrpcurl();
   // grpc-health-probe (issue 55): the health tests' Kubernetes-style probe, built the same way.
   await resolveGrpcHealthProbe();
-  // The client packages' generators (D48): test/generated.test.ts regenerates them, and a first install of
+  // The client packages' generators (D49): test/generated.test.ts regenerates them, and a first install of
   // grpcio-tools and build of the Go plugins takes longer than its time allows.
   await ensureCodegenTools();
   // MinIO, the S3-compatible store D42's archive tests write to: a first build takes minutes too.

@@ -34,7 +34,7 @@ function ensureVenvWith(name: string, installArgs: string[], inputs: string[]): 
 }
 
 /**
- * flowlog's Python client package (clients/python, D48) with its `standardwebhooks` extra, installed the
+ * flowlog's Python client package (clients/python, D49) with its `standardwebhooks` extra, installed the
  * way its README says, `pip install ./clients/python[standardwebhooks]`, again whenever a file of it changes.
  */
 export function ensurePythonClient(): string {
