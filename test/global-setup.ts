@@ -13,6 +13,7 @@ import { freeListeningPort } from "../src/util/free-port.js";
 import { prepareConsoleTests } from "./support/browser.js";
 import { resolveGrpcHealthProbe } from "./support/grpc-health-probe.js";
 import { resolveGrpcurl } from "./support/grpcurl.js";
+import { ensurePythonClient } from "./support/python.js";
 import { resolveMinio } from "./support/s3-server.js";
 import { ensureTestWorkflowBundle } from "./support/test-workflow-bundle.js";
 
@@ -44,6 +45,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // The client packages' generators (D49): test/generated.test.ts regenerates them, and a first install of
   // grpcio-tools and build of the Go plugins takes longer than its time allows.
   await ensureCodegenTools();
+  // The Python client package, which the polyglot and clients tests both use: installed once here, before
+  // two files running side by side would install it into one venv at once.
+  ensurePythonClient();
   // MinIO, the S3-compatible store D42's archive tests write to: a first build takes minutes too.
   await resolveMinio();
   // The console's browser tests (issue 17): Debian's Chromium, and the console built from console/.
