@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join, relative, resolve } from "node:path";
+import { delimiter, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { generate, templates } from "./generate.js";
 
@@ -54,10 +54,13 @@ function compareTrees(name: string, committed: string, generated: string): strin
   return drift;
 }
 
+/** Python's bytecode cache, written beside the client's modules when they are imported from the tree. */
+const isBytecodeCache = (folder: string) => folder.split(sep).includes("__pycache__");
+
 function listFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
+    .filter((entry) => entry.isFile() && !isBytecodeCache(entry.parentPath))
     .map((entry) => relative(dir, join(entry.parentPath, entry.name)));
 }
 
