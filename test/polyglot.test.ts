@@ -1,4 +1,6 @@
 import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { create } from "@bufbuild/protobuf";
@@ -22,6 +24,8 @@ let target: string;
 let grpcurlPath: string;
 let python: string;
 let pythonClient: string;
+let goClient: string;
+const goBuildDir = mkdtempSync(path.join(tmpdir(), "flowlog-go-client-"));
 
 beforeAll(async () => {
   server = await startTestApiServer({
@@ -45,8 +49,15 @@ beforeAll(async () => {
   target = `127.0.0.1:${server.port}`;
   [grpcurlPath, python] = await Promise.all([resolveGrpcurl(), Promise.resolve(ensurePythonGrpc())]);
   pythonClient = ensurePythonClient();
+  goClient = path.join(goBuildDir, "go-client");
+  await run("go", ["build", "-o", goClient, "."], {
+    cwd: path.join(import.meta.dirname, "polyglot", "go-client"),
+  });
 }, 600_000);
-afterAll(() => server.close());
+afterAll(async () => {
+  await server.close();
+  rmSync(goBuildDir, { recursive: true, force: true });
+});
 
 const apiServices = [
   "flowlog.admin.v1.AdminService",
@@ -200,5 +211,27 @@ describe.each(["connect", "grpc"] as const)("flowlog's TypeScript client package
     });
     const unimplemented = await logs.getLog({ id: "log_1" }).catch((error: unknown) => error);
     expect(ConnectError.from(unimplemented).code).toBe(Code.Unimplemented);
+  });
+});
+
+describe.each(["grpc", "connect"])("flowlog's Go client module over %s", (protocol) => {
+  async function call(method: string, request: object): Promise<Record<string, unknown>> {
+    const args = [`http://${target}`, protocol, method, JSON.stringify(request), "flk_go"];
+    const { stdout } = await run(goClient, args);
+    return JSON.parse(stdout) as Record<string, unknown>;
+  }
+
+  it("calls ListLogs with the key, reading the answer's fields and the headers", async () => {
+    expect(await call("ListLogs", { workspaceId: "ws_1" })).toMatchObject({
+      response: { data: [{ id: "log_for_flk_go", totalDurationMs: 1500, cost: { total: 0.25 } }] },
+      headers: { "x-ratelimit-limit": "30" },
+    });
+  });
+
+  it("gets the same codes and messages as the other protocols", async () => {
+    expect(await call("ListLogs", { workspaceId: "invalid" })).toMatchObject({
+      error: { code: "invalid_argument", message: "limit must be an integer from 1 to 1000" },
+    });
+    expect(await call("GetLog", { id: "log_1" })).toMatchObject({ error: { code: "unimplemented" } });
   });
 });
