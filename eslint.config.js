@@ -7,6 +7,8 @@ export default tseslint.config(
   {
     ignores: [
       "gen/**",
+      "clients/typescript/src/gen/**",
+      "clients/typescript/dist/**",
       "node_modules/**",
       "scratch/**",
       ".tools/**",

@@ -1,12 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join, relative, resolve } from "node:path";
+import { delimiter, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { generate, templates } from "./generate.js";
 
 /**
- * D2: gen/ is committed and `buf generate` reproduces it byte for byte. This regenerates into a
- * temporary directory and lists every file of gen/ that differs, is missing or should not be there.
+ * D2: gen/ is committed and `buf generate` reproduces it byte for byte, and so are the client packages'
+ * generated code (D49). This regenerates everything `npm run generate` writes into a temporary directory
+ * and lists every generated file that differs, is missing or should not be there.
  */
 const repositoryRoot = resolve(fileURLToPath(import.meta.url), "../..");
 
@@ -25,45 +27,54 @@ export function runBufGenerate(cwd: string, outputDir: string): void {
   }
 }
 
-/** Files of gen/ that regeneration would change, as `<path>: <how>`; empty when gen/ is current. */
-export function generatedDrift(root = repositoryRoot): string[] {
+/** Generated files that regeneration would change, as `<path>: <how>`; empty when all are current. */
+export async function generatedDrift(): Promise<string[]> {
   const outputDir = mkdtempSync(join(tmpdir(), "flowlog-generate-"));
   try {
-    runBufGenerate(root, outputDir);
-    return compareTrees(join(root, "gen"), join(outputDir, "gen"));
+    await generate(outputDir);
+    return templates
+      .flatMap((template) => template.outputs)
+      .flatMap((dir) => compareTrees(dir, join(repositoryRoot, dir), join(outputDir, dir)));
   } finally {
     rmSync(outputDir, { recursive: true, force: true });
   }
 }
 
-function compareTrees(committed: string, generated: string): string[] {
+function compareTrees(name: string, committed: string, generated: string): string[] {
   const committedFiles = new Set(listFiles(committed));
   const generatedFiles = new Set(listFiles(generated));
   const drift: string[] = [];
   for (const file of [...new Set([...committedFiles, ...generatedFiles])].sort()) {
-    if (!generatedFiles.has(file)) drift.push(`gen/${file}: not generated any more`);
-    else if (!committedFiles.has(file)) drift.push(`gen/${file}: generated but not in gen/`);
+    if (!generatedFiles.has(file)) drift.push(`${name}/${file}: not generated any more`);
+    else if (!committedFiles.has(file)) drift.push(`${name}/${file}: generated but not in ${name}/`);
     else if (!readFileSync(join(committed, file)).equals(readFileSync(join(generated, file)))) {
-      drift.push(`gen/${file}: differs from what buf generate writes`);
+      drift.push(`${name}/${file}: differs from what buf generate writes`);
     }
   }
   return drift;
 }
 
+/** Python's bytecode cache, written beside the client's modules when they are imported from the tree. */
+const isBytecodeCache = (folder: string) => folder.split(sep).includes("__pycache__");
+
 function listFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
   return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
+    .filter((entry) => entry.isFile() && !isBytecodeCache(entry.parentPath))
     .map((entry) => relative(dir, join(entry.parentPath, entry.name)));
 }
 
-function main(): void {
-  const drift = generatedDrift();
+async function main(): Promise<void> {
+  const drift = await generatedDrift();
   if (drift.length === 0) {
-    console.log("gen/ is exactly what buf generate produces");
+    console.log("gen/ and the clients' generated code are exactly what npm run generate produces");
     return;
   }
-  console.error(`gen/ has drifted; run npx buf generate and commit the result:\n${drift.join("\n")}`);
+  console.error(
+    `Generated code has drifted; run npm run generate and commit the result:\n${drift.join("\n")}`,
+  );
   process.exitCode = 1;
 }
 
-if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+  await main();

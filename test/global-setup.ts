@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { ensureBuilt } from "../scripts/build.mjs";
+import { ensureCodegenTools } from "../scripts/generate.js";
 import { resolveTemporalBinaries } from "../src/cluster/binaries.js";
 import { resolveNginx } from "../src/cluster/nginx.js";
 import { loadConfig } from "../src/config/config.js";
@@ -12,6 +13,7 @@ import { freeListeningPort } from "../src/util/free-port.js";
 import { prepareConsoleTests } from "./support/browser.js";
 import { resolveGrpcHealthProbe } from "./support/grpc-health-probe.js";
 import { resolveGrpcurl } from "./support/grpcurl.js";
+import { ensurePythonClient } from "./support/python.js";
 import { resolveMinio } from "./support/s3-server.js";
 import { ensureTestWorkflowBundle } from "./support/test-workflow-bundle.js";
 
@@ -40,6 +42,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await resolveGrpcurl();
   // grpc-health-probe (issue 55): the health tests' Kubernetes-style probe, built the same way.
   await resolveGrpcHealthProbe();
+  // The client packages' generators (D49): test/generated.test.ts regenerates them, and a first install of
+  // grpcio-tools and build of the Go plugins takes longer than its time allows.
+  await ensureCodegenTools();
+  // The Python client package, which the polyglot and clients tests both use: installed once here, before
+  // two files running side by side would install it into one venv at once.
+  ensurePythonClient();
   // MinIO, the S3-compatible store D42's archive tests write to: a first build takes minutes too.
   await resolveMinio();
   // The console's browser tests (issue 17): Debian's Chromium, and the console built from console/.

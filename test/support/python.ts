@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { once } from "node:events";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 const repoRoot = path.resolve(import.meta.dirname, "../..");
@@ -13,19 +13,37 @@ const repoRoot = path.resolve(import.meta.dirname, "../..");
  * one venv at once would corrupt it.
  */
 function ensurePythonVenv(name: string, requirements: string): string {
+  return ensureVenvWith(name, ["-r", requirements], [requirements]);
+}
+
+/** A venv with `pip install <installArgs>`, done again when a byte of `inputs` (files) has changed. */
+function ensureVenvWith(name: string, installArgs: string[], inputs: string[]): string {
   const venv = path.join(repoRoot, ".tools", name);
   const python = path.join(venv, "bin", "python");
   const marker = path.join(venv, "requirements.sha256");
-  const wanted = createHash("sha256").update(readFileSync(requirements)).digest("hex");
+  const hash = createHash("sha256").update(installArgs.join("\0"));
+  for (const input of inputs) hash.update(input).update(readFileSync(input));
+  const wanted = hash.digest("hex");
   if (existsSync(python) && existsSync(marker) && readFileSync(marker, "utf8") === wanted) return python;
   execFileSync("python3", ["-m", "venv", venv], { stdio: "inherit" });
-  execFileSync(
-    python,
-    ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", requirements],
-    { stdio: "inherit" },
-  );
+  execFileSync(python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", ...installArgs], {
+    stdio: "inherit",
+  });
   writeFileSync(marker, wanted);
   return python;
+}
+
+/**
+ * flowlog's Python client package (clients/python, D49) with its `standardwebhooks` extra, installed the
+ * way its README says, `pip install ./clients/python[standardwebhooks]`, again whenever a file of it changes.
+ */
+export function ensurePythonClient(): string {
+  const client = path.join(repoRoot, "clients", "python");
+  const files = readdirSync(client, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && !entry.parentPath.includes("__pycache__"))
+    .map((entry) => path.join(entry.parentPath, entry.name))
+    .sort();
+  return ensureVenvWith("python-client", ["--force-reinstall", `${client}[standardwebhooks]`], files);
 }
 
 /** grpcio and its reflection client, for the polyglot tests. */
