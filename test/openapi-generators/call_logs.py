@@ -41,7 +41,9 @@ def main() -> None:
             "unknownFields": unknown_fields(answer, "$", closed_classes),
         }
 
-    # Keyed by the query string that asks the REST API for the same page.
+    # Keyed by the query string that asks the REST API for the same page. The client repeats a list
+    # parameter (triggers=api&triggers=schedule) where the document says comma-separated; the gateway
+    # takes both forms (D9).
     lists = {
         "level=error&order=asc": {"level": Level.ERROR, "order": Order.ASC},
         "triggers=api,schedule&minDurationMs=1000": {
