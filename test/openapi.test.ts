@@ -219,7 +219,12 @@ describe("JSON shapes (D7)", () => {
     expect(type("totalDurationMs")).toBe("integer");
     expect(type("cost")).toBe("object");
     expect(deref(entry.properties.cost).properties.total.type).toBe("number");
-    expect(type("files")).toContain("null");
+    // files is a google.protobuf.Value: any JSON, null when there are none (D48).
+    expect(entry.properties.files.$ref).toBe("#/components/schemas/google.protobuf.Value");
+  });
+
+  it("a google.protobuf.Value is any JSON value: a schema without a type, as generators take it (D48)", () => {
+    expect(schemaOf("google.protobuf.Value")).toEqual({ description: "Any JSON value, null included." });
   });
 
   it("fields the server always writes are required; message and optional fields are not", () => {

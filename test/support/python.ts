@@ -57,6 +57,18 @@ export function ensureSchemathesis(): string {
   return path.join(path.dirname(python), "schemathesis");
 }
 
+/**
+ * openapi-python-client, the generator a Python user points at the served OpenAPI document (issue 55);
+ * answers the venv's bin directory, which holds the generator and the ruff it formats its output with.
+ */
+export function ensureOpenApiPythonClient(): string {
+  const python = ensurePythonVenv(
+    "python-openapi",
+    path.join(repoRoot, "test", "openapi-generators", "requirements.txt"),
+  );
+  return path.dirname(python);
+}
+
 /** Standard Webhooks' own verifier from PyPI (D39), run by test/webhook-verifiers/verify_standard.py. */
 export function ensureStandardWebhooks(): string {
   return ensurePythonVenv(

@@ -293,7 +293,7 @@ function documentOperation(): JsonSchema {
     responses: {
       200: {
         description: "The OpenAPI 3.1 document of the REST surface.",
-        content: { "application/json": { schema: { type: "object" } } },
+        content: { "application/json": { schema: { type: "object", additionalProperties: true } } },
       },
     },
   };

@@ -201,15 +201,16 @@ function enumSchema(desc: DescEnum): JsonSchema {
   return withDescription({ type: "string", enum: desc.values.map((value) => value.name) }, desc);
 }
 
-const ANY_JSON = ["object", "array", "string", "number", "boolean", "null"];
-
 /** The well-known types whose proto3 JSON form is not an object of their fields. */
 function wellKnownSchema(message: DescMessage): JsonSchema | undefined {
   switch (message.typeName) {
     case "google.protobuf.Value":
-      return { description: "Any JSON value, null included.", type: ANY_JSON };
+      // D48: no `type` at all, JSON Schema's "anything"; a six-member type array says the same, but
+      // openapi-python-client gives up on it, dropping every schema and endpoint that reaches a Value.
+      return { description: "Any JSON value, null included." };
     case "google.protobuf.Struct":
-      return { type: "object" };
+      // D48: stated, as generators read a bare object as one with no keys (TypeScript's Record<string, never>).
+      return { type: "object", additionalProperties: true };
     case "google.protobuf.ListValue":
       return { type: "array" };
     case "google.protobuf.Timestamp":
@@ -221,7 +222,13 @@ function wellKnownSchema(message: DescMessage): JsonSchema | undefined {
     case "google.protobuf.Empty":
       return { type: "object" };
     case "google.protobuf.Any":
-      return { type: "object", required: ["@type"], properties: { "@type": { type: "string" } } };
+      // The packed message's fields sit beside @type.
+      return {
+        type: "object",
+        required: ["@type"],
+        properties: { "@type": { type: "string" } },
+        additionalProperties: true,
+      };
   }
   const wrapped = message.file.name === "google/protobuf/wrappers" ? message.fields[0] : undefined;
   return wrapped?.fieldKind === "scalar" ? scalarSchema(wrapped.scalar, wrapped.name) : undefined;
