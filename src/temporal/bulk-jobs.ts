@@ -1,5 +1,6 @@
 import type { Client } from "@temporalio/client";
 import {
+  type BulkCancelInput,
   type BulkJobState,
   type BulkKind,
   type BulkRetryInput,
@@ -11,11 +12,16 @@ import {
 import { type NumberedJob, numberedJobs } from "./numbered-jobs.js";
 import { flowlogSearchAttributes } from "./search-attributes.js";
 // A type only: the API server never loads workflow code.
-import type { bulkRetry } from "./workflows/index.js";
+import type { bulkCancel, bulkRetry } from "./workflows/index.js";
 import { workspacePriority } from "./workspace-priority.js";
 
+type BulkWorkflow = typeof bulkRetry | typeof bulkCancel;
+
 /** A bulk job as Temporal described it (D47). */
-export type BulkJob = NumberedJob<typeof bulkRetry>;
+export type BulkJob = NumberedJob<BulkWorkflow>;
+
+/** Each kind's workflow (workflows/bulk-retry.ts, workflows/bulk-cancel.ts). */
+const workflowTypes: Record<BulkKind, string> = { retry: "bulkRetry", cancel: "bulkCancel" };
 
 /**
  * A workspace's bulk jobs of a kind (D47), numbered jobs (numbered-jobs.ts) whose owner is the workspace:
@@ -23,8 +29,8 @@ export type BulkJob = NumberedJob<typeof bulkRetry>;
  * FlowlogWorkspaceId and shows what each was asked in its memo.
  */
 export function bulkJobs(temporal: Client, kind: BulkKind) {
-  const jobs = numberedJobs<typeof bulkRetry, BulkJobState>(temporal, {
-    workflowType: "bulkRetry",
+  const jobs = numberedJobs<BulkWorkflow, BulkJobState>(temporal, {
+    workflowType: workflowTypes[kind],
     workflowId: (workspaceId, n) => bulkJobWorkflowId(kind, workspaceId, n),
     numberOf: (workspaceId, workflowId) => bulkJobNumberOf(kind, workspaceId, workflowId),
     ownerQuery: (workspaceId) => `${flowlogSearchAttributes.workspaceId.name} = '${workspaceId}'`,
@@ -35,10 +41,10 @@ export function bulkJobs(temporal: Client, kind: BulkKind) {
     ...jobs,
 
     /** Starts the workspace's next job on the executions' queue, unless one runs. */
-    start: (input: BulkRetryInput, memo: Record<string, unknown>) =>
+    start: (input: BulkRetryInput | BulkCancelInput, taskQueue: string, memo: Record<string, unknown>) =>
       jobs.start(input.workspaceId, {
-        taskQueue: input.taskQueue,
-        args: [input],
+        taskQueue,
+        args: [input] as Parameters<BulkWorkflow>,
         typedSearchAttributes: [{ key: flowlogSearchAttributes.workspaceId, value: input.workspaceId }],
         memo,
         priority: workspacePriority(input.workspaceId),
