@@ -1,22 +1,14 @@
 import {
   CancellationScope,
   continueAsNew,
-  defineQuery,
-  defineSignal,
   isCancellation,
   proxyActivities,
-  setHandler,
   workflowInfo,
 } from "@temporalio/workflow";
 // Types only: activity code never enters the deterministic workflow bundle.
 import type { Activities } from "../activities/index.js";
-import {
-  type BulkCancelInput,
-  type BulkCounts,
-  type BulkJobState,
-  bulkJobProgressQuery,
-  cancelBulkJobSignal,
-} from "../bulk-job-ids.js";
+import type { BulkCancelInput, BulkJobState } from "../bulk-job-ids.js";
+import { bulkJobProgress } from "./bulk-job-progress.js";
 
 /** The selection is one visibility list of at most 10,000 ids, read once. */
 const { bulkCancelSelection } = proxyActivities<Activities>({
@@ -35,9 +27,6 @@ const batchSize = 20;
 /** Executions a run takes before it continues as new, carrying the rest: bounds the history. */
 const executionsPerRun = 2_000;
 
-const cancel = defineSignal(cancelBulkJobSignal);
-const progress = defineQuery<BulkJobState>(bulkJobProgressQuery);
-
 /**
  * A workspace's bulk cancel job (D47): cancels the running executions its selection held when it started,
  * each as CancelExecution would. Its progress is its own state, answered to the query while it runs and
@@ -46,28 +35,13 @@ const progress = defineQuery<BulkJobState>(bulkJobProgressQuery);
  */
 export async function bulkCancel(input: BulkCancelInput): Promise<BulkJobState> {
   const { carried, ...job } = input;
-  const counts: BulkCounts = { ...(carried?.counts ?? { done: 0, failed: 0 }) };
-  let lastFailure = carried?.lastFailure;
-  let total = job.total;
-  const state = (): BulkJobState => ({
-    kind: "cancel",
+  const facts = {
+    kind: "cancel" as const,
     workspaceId: job.workspaceId,
-    total,
+    total: job.total,
     startedAt: job.startedAt,
-    ...counts,
-    status: "running",
-    ...(lastFailure === undefined ? {} : { lastFailure }),
-  });
-  let ended: BulkJobState | undefined;
-  let cancelled = false;
-  setHandler(progress, () => ended ?? state());
-  setHandler(cancel, () => {
-    cancelled = true;
-  });
-  const finish = (status: BulkJobState["status"], extra: Partial<BulkJobState> = {}) => {
-    ended = { ...state(), status, endedAt: Date.now(), ...extra };
-    return ended;
   };
+  const progress = bulkJobProgress(facts, carried);
   // Each entry says why it was cancelled: as asked, or by which job.
   const reason = job.reason === "" ? `bulk job ${workflowInfo().workflowId}` : job.reason;
   const batchJob = { workspaceId: job.workspaceId, userId: job.userId, reason };
@@ -77,16 +51,16 @@ export async function bulkCancel(input: BulkCancelInput): Promise<BulkJobState> 
     if (remaining === undefined) {
       remaining = await bulkCancelSelection(job.selection);
       // What runs now: some of those counted may have ended since, none started after the job is taken.
-      total = Math.min(total, remaining.length);
-      remaining = remaining.slice(0, total);
+      facts.total = Math.min(facts.total, remaining.length);
+      remaining = remaining.slice(0, facts.total);
     }
     let takenThisRun = 0;
-    while (!cancelled && remaining.length > 0) {
+    while (!progress.cancelled() && remaining.length > 0) {
       if (takenThisRun >= executionsPerRun || workflowInfo().continueAsNewSuggested) {
         await continueAsNew<typeof bulkCancel>({
           ...input,
-          total,
-          carried: { counts, remaining, lastFailure },
+          total: facts.total,
+          carried: { ...progress.carried(), remaining },
         });
       }
       const batch = remaining.slice(0, batchSize);
@@ -94,20 +68,14 @@ export async function bulkCancel(input: BulkCancelInput): Promise<BulkJobState> 
       const result = await CancellationScope.nonCancellable(() =>
         bulkCancelBatch({ job: batchJob, executionIds: batch }),
       );
-      for (const outcome of result.outcomes) {
-        if ("cancelled" in outcome) counts.done++;
-        else {
-          counts.failed++;
-          lastFailure = outcome.failed;
-        }
-      }
+      progress.count(result.outcomes);
       takenThisRun += result.outcomes.length;
       remaining = remaining.slice(result.outcomes.length);
-      if (result.stop) return finish("stopped", { stoppedReason: result.stop });
+      if (result.stop) return progress.finish("stopped", result.stop);
     }
   } catch (error) {
     if (!isCancellation(error)) throw error;
-    cancelled = true;
+    progress.cancel();
   }
-  return finish(cancelled ? "cancelled" : "completed");
+  return progress.finish(progress.cancelled() ? "cancelled" : "completed");
 }
