@@ -8,6 +8,7 @@ import { restWithKey } from "./support/api-server.js";
 import { type RunningWorker, startWorker, testDeps } from "./support/engine.js";
 import { createAccount, startFlowlog, type TestAccount, type TestFlowlog } from "./support/flowlog.js";
 import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
+import { savePostingWorkflow, startOrder } from "./support/posting-workflow.js";
 import { until } from "./support/until.js";
 
 const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
@@ -39,41 +40,11 @@ afterAll(async () => {
 const call = (account: TestAccount, method: string, path: string, body?: unknown) =>
   restWithKey(flowlog.server.url, account.key, method, path, body);
 
-/** A workflow whose HTTP block posts to its own path of the upstream, with no retry; its id and path. */
-async function callingWorkflow(account: TestAccount): Promise<{ workflowId: string; path: string }> {
-  const path = `/calls-${randomUUID()}`;
-  const state = {
-    blocks: {
-      start: { type: "starter", name: "Start" },
-      post: {
-        type: "api",
-        name: "Post",
-        config: {
-          method: "POST",
-          url: `${upstream.origin}${path}`,
-          body: { order: "<start.order>" },
-          retries: 0,
-        },
-      },
-    },
-    edges: [{ source: "start", target: "post" }],
-  };
-  const saved = await call(account, "POST", `/api/v1/workspaces/${account.workspaceId}/workflows`, {
-    name: path,
-    state,
-  });
-  expect(saved.status, saved.text).toBe(200);
-  return { workflowId: (saved.json as { workflow: { id: string } }).workflow.id, path };
-}
+const callingWorkflow = (account: TestAccount) =>
+  savePostingWorkflow(flowlog.server.url, account, upstream.origin, `/calls-${randomUUID()}`);
 
-async function startAsync(account: TestAccount, workflowId: string, order: number): Promise<string> {
-  const started = await call(account, "POST", `/api/v1/workflows/${workflowId}/execute`, {
-    input: { order },
-    async: true,
-  });
-  expect(started.status, started.text).toBe(202);
-  return (started.json as { executionId: string }).executionId;
-}
+const startAsync = (account: TestAccount, workflowId: string, order: number) =>
+  startOrder(flowlog.server.url, account, workflowId, order);
 
 const callsTo = (path: string) => upstream.received.filter((r) => r.target.split("?")[0] === path).length;
 

@@ -9,6 +9,7 @@ import { launchBrowser, openSignedIn, screenshot } from "../support/browser.js";
 import { type RunningWorker, startWorker, testDeps } from "../support/engine.js";
 import { createAccount, startFlowlog, type TestAccount, type TestFlowlog } from "../support/flowlog.js";
 import { type HttpReceiver, sendJson, startReceiver } from "../support/http-receiver.js";
+import { failedPostingRuns } from "../support/posting-workflow.js";
 import { until } from "../support/until.js";
 
 /**
@@ -55,53 +56,14 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-const call = (method: string, path: string, body?: unknown) =>
+const _call = (method: string, path: string, body?: unknown) =>
   restWithKey(flowlog.server.url, account.key, method, path, body);
 
 const callsTo = (path: string) => upstream.received.filter((r) => r.target.split("?")[0] === path).length;
 
 /** A workflow whose HTTP block posts to its own path, run `count` times while the path is down: all failed. */
-async function failedRuns(count: number): Promise<{ workflowId: string; path: string; failed: string[] }> {
-  const path = `/orders-${randomUUID()}`;
-  const state = {
-    blocks: {
-      start: { type: "starter", name: "Start" },
-      post: {
-        type: "api",
-        name: "Post",
-        config: {
-          method: "POST",
-          url: `${upstream.origin}${path}`,
-          body: { order: "<start.order>" },
-          retries: 0,
-        },
-      },
-    },
-    edges: [{ source: "start", target: "post" }],
-  };
-  const saved = await call("POST", `/api/v1/workspaces/${account.workspaceId}/workflows`, {
-    name: path,
-    state,
-  });
-  expect(saved.status, saved.text).toBe(200);
-  const workflowId = (saved.json as { workflow: { id: string } }).workflow.id;
-  down.add(path);
-  const failed: string[] = [];
-  for (let order = 0; order < count; order++) {
-    const started = await call("POST", `/api/v1/workflows/${workflowId}/execute`, {
-      input: { order },
-      async: true,
-    });
-    expect(started.status, started.text).toBe(202);
-    failed.push((started.json as { executionId: string }).executionId);
-  }
-  await until("every execution logged failed", async () => {
-    const logged = await Promise.all(failed.map((id) => flowlog.store.logs.getExecution(id)));
-    return logged.every((e) => e?.entry.level === "error") || undefined;
-  });
-  down.delete(path);
-  return { workflowId, path, failed };
-}
+const failedRuns = (count: number) =>
+  failedPostingRuns(flowlog.server.url, flowlog.store, account, { origin: upstream.origin, down }, count);
 
 describe("An entry's page: retry and cancel (D47)", () => {
   it("retries the execution from its failed block, then cancels the retry while it runs", async () => {
