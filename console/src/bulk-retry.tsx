@@ -81,7 +81,7 @@ export function BulkRetrySection({ params }: { params: URLSearchParams }) {
         />
       ) : (
         <>
-          <form class="form" onSubmit={previewIt} aria-label="Bulk retry">
+          <form class="form retry" onSubmit={previewIt} aria-label="Bulk retry">
             <RetryOptions />
             <div class="action-row">
               <button type="submit" disabled={busy}>

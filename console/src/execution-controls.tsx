@@ -30,7 +30,7 @@ export function ExecutionControls({ executionId }: { executionId: string }) {
   return (
     <section aria-labelledby="controls-title">
       <h2 id="controls-title">Run again</h2>
-      <form class="form" onSubmit={retryIt} aria-label="Retry the execution">
+      <form class="form retry" onSubmit={retryIt} aria-label="Retry the execution">
         <RetryOptions />
         <div class="action-row">
           <button type="submit" disabled={busy}>
