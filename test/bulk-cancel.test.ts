@@ -6,7 +6,13 @@ import { logIdOf } from "../src/temporal/activities/execution-activities.js";
 import { bulkJobWorkflowId } from "../src/temporal/bulk-job-ids.js";
 import { restWithKey } from "./support/api-server.js";
 import { type RunningWorker, startWorker, testDeps } from "./support/engine.js";
-import { createAccount, startFlowlog, type TestAccount, type TestFlowlog } from "./support/flowlog.js";
+import {
+  createAccount,
+  startFlowlog,
+  subscribeWebhook,
+  type TestAccount,
+  type TestFlowlog,
+} from "./support/flowlog.js";
 import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
 import { savePostingWorkflow, startOrder } from "./support/posting-workflow.js";
 import { until } from "./support/until.js";
@@ -103,6 +109,10 @@ const ended = (account: TestAccount, id: string) =>
 describe("BulkCancelExecutions (D47): POST /api/v1/workspaces/{workspaceId}/executions:bulkCancel", () => {
   it("the preview counts the running executions; the job cancels each once and leaves the ended and the unselected", async () => {
     const account = await createAccount(flowlog.store);
+    const hook = await startReceiver((_, response) => sendJson(response, 200, {}));
+    await subscribeWebhook(flowlog.store, account.workspaceId, `${hook.origin}/hook`, {
+      include: { finalOutput: true, traceSpans: false, rateLimits: false, usage: false },
+    });
     const { workflowId, path } = await callingWorkflow(account);
     const other = await callingWorkflow(account);
     const completed = await startAsync(account, workflowId, 99);
@@ -154,6 +164,17 @@ describe("BulkCancelExecutions (D47): POST /api/v1/workspaces/{workspaceId}/exec
         expect(entry.finalOutput).toEqual({ error: "cancelled", reason: "upstream stuck" });
       }
     }
+    // Each notified once, the cancelled ones as failures (D47: as CancelExecution's).
+    const events = await until("the four notifications", () => {
+      const found = hook.received
+        .map((r) => (JSON.parse(r.body) as { data: { executionId: string; status: string } }).data)
+        .filter((data) => data.executionId === completed || running.includes(data.executionId));
+      return found.length >= 4 ? found : undefined;
+    });
+    expect(events.map((e) => e.executionId).sort()).toEqual([completed, ...running].sort());
+    for (const event of events)
+      expect(event.status).toBe(event.executionId === completed ? "success" : "error");
+    await hook.close();
     // The other workflow's execution was not selected: it still runs, and can be cancelled on its own.
     expect(await entriesOf(account, other.workflowId)).toEqual([]);
     const own = await call(account, "POST", `/api/v1/executions/${unselected}:cancel`, {});
