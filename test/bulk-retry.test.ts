@@ -17,6 +17,7 @@ import {
   type TestFlowlog,
 } from "./support/flowlog.js";
 import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
+import { failedPostingRuns } from "./support/posting-workflow.js";
 import { until } from "./support/until.js";
 
 const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
@@ -80,47 +81,8 @@ interface Outage {
  */
 async function outage(api: string, count: number): Promise<Outage> {
   const account = await createAccount(flowlog.store);
-  const path = `/orders-${randomUUID()}`;
-  const state = {
-    blocks: {
-      start: { type: "starter", name: "Start" },
-      post: {
-        type: "api",
-        name: "Post",
-        config: {
-          method: "POST",
-          url: `${upstream.origin}${path}`,
-          body: { order: "<start.order>" },
-          retries: 0,
-        },
-      },
-    },
-    edges: [{ source: "start", target: "post" }],
-  };
-  const call = (method: string, url: string, body?: unknown) =>
-    restWithKey(api, account.key, method, url, body);
-  const saved = await call("POST", `/api/v1/workspaces/${account.workspaceId}/workflows`, {
-    name: path,
-    state,
-  });
-  expect(saved.status, saved.text).toBe(200);
-  const workflowId = (saved.json as { workflow: { id: string } }).workflow.id;
-  down.add(path);
-  const failed: string[] = [];
-  for (let order = 0; order < count; order++) {
-    const started = await call("POST", `/api/v1/workflows/${workflowId}/execute`, {
-      input: { order },
-      async: true,
-    });
-    expect(started.status, started.text).toBe(202);
-    failed.push((started.json as { executionId: string }).executionId);
-  }
-  await until("every execution logged", async () => {
-    const logged = await Promise.all(failed.map((id) => flowlog.store.logs.getExecution(id)));
-    return logged.every((e) => e?.entry.level === "error") || undefined;
-  });
-  down.delete(path);
-  return { account, workflowId, path, failed };
+  const run = await failedPostingRuns(api, flowlog.store, account, { origin: upstream.origin, down }, count);
+  return { account, ...run };
 }
 
 interface BulkJobJson {

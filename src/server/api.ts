@@ -12,6 +12,7 @@ import type { Logger } from "../logging/logger.js";
 import { AccountsService } from "../services/accounts/accounts-service.js";
 import { createAdminService } from "../services/accounts/admin-service.js";
 import { createDeliveriesService } from "../services/deliveries/deliveries-service.js";
+import { createBulkCancel } from "../services/executions/bulk-cancel.js";
 import { createBulkJobControls } from "../services/executions/bulk-retry.js";
 import { createExecutionControls } from "../services/executions/execution-controls.js";
 import { LogTails } from "../services/logs/log-tails.js";
@@ -71,6 +72,7 @@ export function createApi({
         ...createCallTriggers(executions),
         ...createExecutionControls(executions),
         ...createBulkJobControls(executions),
+        ...createBulkCancel(executions),
       },
       triggers: createTriggersService({ ...executions, publicBaseUrl: config.publicBaseUrl }),
       notifications: createSubscriptionsService({ store, clock, temporal, quotas }),

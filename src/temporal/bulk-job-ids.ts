@@ -7,7 +7,7 @@ import type { LogFilter, PageKey } from "../store/log-list-sql.js";
  */
 
 /** What a bulk job does to each execution it selects. */
-export type BulkKind = "retry";
+export type BulkKind = "retry" | "cancel";
 
 /** The most executions one job takes (D47): a selection beyond it is refused, naming the limit. */
 export const maxBulkExecutions = 10_000;
@@ -50,9 +50,15 @@ export interface BulkSelection {
 }
 
 export interface BulkCounts {
-  /** Retried: a new execution started (or found started, after a worker was lost mid-way). */
+  /**
+   * Retried: a new execution started (or found started, after a worker was lost mid-way). Cancel: Temporal
+   * took its cancellation.
+   */
   done: number;
-  /** Not retried: the execution's record refused it (RetryExecution's failed_precondition), or it is gone. */
+  /**
+   * Not retried: the execution's record refused it (RetryExecution's failed_precondition), or it is gone.
+   * Cancel: it had ended when the job reached it.
+   */
   failed: number;
 }
 
@@ -74,8 +80,35 @@ export type BulkJobStatus = "running" | "completed" | "cancelled" | "stopped";
 /** Why a job stopped before its end: the month's usage is spent, the caller left the workspace, or Temporal. */
 export type BulkJobStop = "usage_limit" | "not_a_member" | "ended_in_temporal";
 
+/**
+ * The running executions a bulk cancel takes (D47): Temporal's list of the workspace's running executions,
+ * by their search attributes (running-executions.ts), started no later than the job.
+ */
+export interface RunningSelection {
+  workspaceId: string;
+  /** Absent: any workflow; empty: none (the folders asked for hold no workflow). */
+  workflowIds?: string[] | undefined;
+  triggers?: string[] | undefined;
+  startedFrom?: number | undefined;
+  startedTo: number;
+}
+
+export interface BulkCancelInput {
+  workspaceId: string;
+  /** Whose cancels they are: who asked for the job, a member of the workspace while it runs. */
+  userId: string;
+  selection: RunningSelection;
+  /** The cancelled entries' reason. */
+  reason: string;
+  /** The selection's count when the job was asked for, at most maxBulkExecutions. */
+  total: number;
+  startedAt: number;
+  /** Carried from the run before, when the job continued as new: the executions still to cancel. */
+  carried?: { counts: BulkCounts; remaining: string[]; lastFailure?: string | undefined };
+}
+
 /** What GetBulkJob shows of a job; the workflow's result is its last state. */
-export interface BulkJobState extends BulkCounts, BulkRetryOptions {
+export interface BulkJobState extends BulkCounts, Partial<BulkRetryOptions> {
   kind: BulkKind;
   workspaceId: string;
   status: BulkJobStatus;

@@ -1,5 +1,6 @@
 import type { Cost, LogEntry } from "../../../gen/flowlog/logs/v1/log_entry_pb.js";
 import { useSession } from "../context.js";
+import { ExecutionControls } from "../execution-controls.js";
 import { formatCost, formatCount, formatDuration, formatTime } from "../format.js";
 import { routeHref } from "../router.js";
 import { JsonBlock, jsonOf, type SpanPlace, spanPlaces, TraceWaterfall } from "../trace-waterfall.js";
@@ -37,6 +38,7 @@ export function LogEntryPage({ id, view }: { id: string; view: URLSearchParams }
       {entry && (
         <>
           <EntryFacts entry={entry} />
+          <ExecutionControls executionId={entry.executionId} />
           <ModelCosts cost={entry.cost} />
           <details class="final-output">
             <summary>Final output</summary>

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { LogEntry } from "../../../gen/flowlog/logs/v1/log_entry_pb.js";
 import { errorMessage } from "../api.js";
+import { BulkRetrySection } from "../bulk-retry.js";
 import { useSession } from "../context.js";
 import { FilterForm } from "../filter-form.js";
 import { formatCost, formatDuration, formatTime } from "../format.js";
@@ -37,6 +38,7 @@ export function LogsPage({ route }: { route: Route }) {
           {tailing ? "Stop live tail" : "Live tail"}
         </button>
       </p>
+      <BulkRetrySection params={params} />
       {tailing ? <LiveTail params={params} /> : <LogPages params={params} />}
     </section>
   );

@@ -1,12 +1,10 @@
-import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { isGrpcServiceError, ServiceError } from "@temporalio/client";
 import type {
-  BulkJobSchema,
   BulkRetryExecutionsRequest,
   WorkflowsService,
 } from "../../../gen/flowlog/workflows/v1/workflows_service_pb.js";
-import { type FieldViolation, invalidArgument, preconditionFailed } from "../../errors/api-errors.js";
+import { invalidArgument, preconditionFailed } from "../../errors/api-errors.js";
 import type { LogFilter } from "../../store/log-list-sql.js";
 import {
   type BulkJobState,
@@ -16,12 +14,12 @@ import {
 } from "../../temporal/bulk-job-ids.js";
 import { type BulkJob, bulkJobs } from "../../temporal/bulk-jobs.js";
 import { FLOWLOG_TASK_QUEUE } from "../../temporal/task-queue.js";
-import { isoFromMs } from "../../util/time.js";
 import { callerOf } from "../caller.js";
 import { entryFilterOf, isoDate } from "../logs/entry-filter.js";
 import { setRestStatus } from "../rest-status.js";
 import type { ExecutionDependencies } from "../triggers/executions.js";
 import { requireMember } from "../workspace-access.js";
+import { beyondLimit, bulkJobView, jobRunning } from "./bulk-job-answers.js";
 
 type BulkRpcs = Pick<
   ServiceImpl<typeof WorkflowsService>,
@@ -29,17 +27,21 @@ type BulkRpcs = Pick<
 >;
 
 /**
- * D47: retry in bulk. The selection is counted here and the job, which Temporal runs and keeps
- * (temporal/bulk-jobs.ts, workflows/bulk-retry.ts), is started, read and cancelled in the API's words.
+ * D47: retry in bulk, and the bulk jobs of both kinds (bulk-cancel.ts starts the other). The selection is
+ * counted here and the job, which Temporal runs and keeps (temporal/bulk-jobs.ts, workflows/bulk-retry.ts),
+ * is started, read and cancelled in the API's words.
  */
 export function createBulkJobControls(deps: ExecutionDependencies): BulkRpcs {
   const { store } = deps;
   const jobs = bulkJobs(deps.temporal, "retry");
+  const cancels = bulkJobs(deps.temporal, "cancel");
 
-  /** The workspace's job of that id: another workspace's, or none, is not found (D10). */
+  /** The workspace's job of that id, of either kind: another workspace's, or none, is not found (D10). */
   const jobOf = async (request: { workspaceId: string; id: string }, context: HandlerContext) => {
     await requireMember(store, callerOf(context.values), request.workspaceId);
-    const job = await jobs.byId(request.workspaceId, request.id);
+    const job =
+      (await jobs.byId(request.workspaceId, request.id)) ??
+      (await cancels.byId(request.workspaceId, request.id));
     if (!job) throw new ConnectError(`bulk job ${request.id} not found`, Code.NotFound);
     return job;
   };
@@ -67,7 +69,8 @@ export function createBulkJobControls(deps: ExecutionDependencies): BulkRpcs {
       await requireMember(store, caller, request.workspaceId);
       const executions = await store.logDeletion.count(filter);
       if (request.preview) return { executions };
-      if (executions > maxBulkExecutions) throw beyondLimit(executions);
+      if (executions > maxBulkExecutions)
+        throw beyondLimit(executions, "narrow them, with startDate and endDate say");
       const input: BulkRetryInput = {
         workspaceId: request.workspaceId,
         userId: caller.user.id,
@@ -77,8 +80,8 @@ export function createBulkJobControls(deps: ExecutionDependencies): BulkRpcs {
         total: executions,
         startedAt,
       };
-      const start = await jobs.start(input, memoOf(input, request));
-      if ("running" in start) throw jobRunning(request.workspaceId, start.running);
+      const start = await jobs.start(input, input.taskQueue, memoOf(input, request));
+      if ("running" in start) throw jobRunning("retry", request.workspaceId, start.running);
       setRestStatus(context, 202);
       // As the job stands at its start: no worker need have run it yet.
       const state: BulkJobState = { ...input, kind: "retry", status: "running", done: 0, failed: 0 };
@@ -136,45 +139,4 @@ function memoOf(input: BulkRetryInput, request: BulkRetryExecutionsRequest): Rec
     Object.entries(asked).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0)),
   );
   return { kind: "retry", requestedBy: input.userId, filters, total: input.total };
-}
-
-/** D47's cap, named with what to do about it. */
-function beyondLimit(executions: number): ConnectError {
-  const violation: FieldViolation = {
-    field: "filters",
-    message:
-      `the filters select ${executions} executions, more than the ${maxBulkExecutions} one bulk job takes ` +
-      "(D47); narrow them, with startDate and endDate say, and start one job for each part",
-  };
-  return invalidArgument([violation]);
-}
-
-function jobRunning(workspaceId: string, workflowId: string): ConnectError {
-  return preconditionFailed({
-    type: "BULK_JOB_RUNNING",
-    subject: `workspace ${workspaceId}`,
-    description:
-      `workspace ${workspaceId} has a bulk retry job running (${workflowId}); wait for it to end or ` +
-      "cancel it before starting another (D47)",
-  });
-}
-
-function bulkJobView(job: BulkJob, state: BulkJobState): MessageInitShape<typeof BulkJobSchema> {
-  const optionalIso = (ms: number | undefined) => (ms === undefined ? undefined : isoFromMs(ms));
-  return {
-    id: job.handle.workflowId,
-    kind: state.kind,
-    status: state.status,
-    total: state.total,
-    processed: state.done + state.failed,
-    done: state.done,
-    failed: state.failed,
-    from: state.from,
-    version: state.version,
-    startedAt: isoFromMs(state.startedAt),
-    endedAt: optionalIso(state.endedAt),
-    waitingUntil: optionalIso(state.waitingUntil),
-    lastFailure: state.lastFailure,
-    stoppedReason: state.stoppedReason,
-  };
 }

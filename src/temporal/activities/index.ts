@@ -3,6 +3,7 @@ import type { Client } from "@temporalio/client";
 import type { FanOutOutbox } from "../fan-out-outbox.js";
 import { blockActivities } from "./block-activities.js";
 import { bulkActivities } from "./bulk-activities.js";
+import { bulkCancelActivities } from "./bulk-cancel-activities.js";
 import { deliveryActivities } from "./delivery-activities.js";
 import { deliveryFailedActivities } from "./delivery-failed-activities.js";
 import type { ActivityDeps } from "./deps.js";
@@ -36,6 +37,7 @@ export function createActivities(
     ...deliveryFailedActivities(deps, temporal),
     ...recoveryActivities(deps, temporal),
     ...bulkActivities(deps, temporal),
+    ...bulkCancelActivities(deps, temporal),
     ...endpointHealthActivities(deps),
     ...holdActivities(deps),
     ...inactivityActivities(deps),

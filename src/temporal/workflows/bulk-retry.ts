@@ -2,22 +2,14 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
   isCancellation,
   proxyActivities,
-  setHandler,
   workflowInfo,
 } from "@temporalio/workflow";
 // Types only: activity code never enters the deterministic workflow bundle.
 import type { Activities } from "../activities/index.js";
-import {
-  type BulkCounts,
-  type BulkJobState,
-  type BulkRetryInput,
-  bulkJobProgressQuery,
-  cancelBulkJobSignal,
-} from "../bulk-job-ids.js";
+import type { BulkJobState, BulkRetryInput } from "../bulk-job-ids.js";
+import { bulkJobProgress } from "./bulk-job-progress.js";
 
 /** Pages are read a few hundred keys at a time: small in the history. */
 const { bulkPage } = proxyActivities<Activities>({
@@ -40,9 +32,6 @@ const batchSize = 20;
 /** Executions a run takes before it continues as new: bounds the history of a job of 10,000. */
 const executionsPerRun = 2_000;
 
-const cancel = defineSignal(cancelBulkJobSignal);
-const progress = defineQuery<BulkJobState>(bulkJobProgressQuery);
-
 /**
  * A workspace's bulk retry job (D47): retries the executions its selection held when it started, oldest
  * first, each as RetryExecution would, billed to who asked. An empty async bucket makes it wait for the
@@ -52,32 +41,17 @@ const progress = defineQuery<BulkJobState>(bulkJobProgressQuery);
  */
 export async function bulkRetry(input: BulkRetryInput): Promise<BulkJobState> {
   const { carried, ...job } = input;
-  const counts: BulkCounts = { ...(carried?.counts ?? { done: 0, failed: 0 }) };
-  let lastFailure = carried?.lastFailure;
-  let waitingUntil: number | undefined;
-  const state = (): BulkJobState => ({
-    kind: "retry",
-    workspaceId: job.workspaceId,
-    from: job.from,
-    version: job.version,
-    total: job.total,
-    startedAt: job.startedAt,
-    ...counts,
-    status: "running",
-    ...(waitingUntil === undefined ? {} : { waitingUntil }),
-    ...(lastFailure === undefined ? {} : { lastFailure }),
-  });
-  let ended: BulkJobState | undefined;
-  let cancelled = false;
-  setHandler(progress, () => ended ?? state());
-  setHandler(cancel, () => {
-    cancelled = true;
-  });
-  const finish = (status: BulkJobState["status"], extra: Partial<BulkJobState> = {}) => {
-    waitingUntil = undefined;
-    ended = { ...state(), status, endedAt: Date.now(), ...extra };
-    return ended;
-  };
+  const progress = bulkJobProgress(
+    {
+      kind: "retry",
+      workspaceId: job.workspaceId,
+      from: job.from,
+      version: job.version,
+      total: job.total,
+      startedAt: job.startedAt,
+    },
+    carried,
+  );
   const batchJob = {
     jobId: workflowInfo().workflowId,
     workspaceId: job.workspaceId,
@@ -89,48 +63,41 @@ export async function bulkRetry(input: BulkRetryInput): Promise<BulkJobState> {
 
   let after = carried?.after;
   let takenThisRun = 0;
-  const taken = () => counts.done + counts.failed;
   try {
-    while (!cancelled && taken() < job.total) {
+    while (!progress.cancelled() && progress.taken() < job.total) {
       if (takenThisRun >= executionsPerRun || workflowInfo().continueAsNewSuggested) {
-        await continueAsNew<typeof bulkRetry>({ ...input, carried: { counts, after, lastFailure } });
+        await continueAsNew<typeof bulkRetry>({ ...input, carried: { ...progress.carried(), after } });
       }
       const page = await bulkPage({
         filter: job.filter,
         after,
-        limit: Math.min(pageSize, job.total - taken()),
+        limit: Math.min(pageSize, job.total - progress.taken()),
       });
       if (page.executions.length === 0) break;
       let queue = page.executions;
-      while (queue.length > 0 && !cancelled) {
+      while (queue.length > 0 && !progress.cancelled()) {
         const batch = queue.slice(0, batchSize);
         // Not cut by a cancel through Temporal: the retries a batch starts are counted, and it is short.
         const result = await CancellationScope.nonCancellable(() =>
           bulkRetryBatch({ job: batchJob, executionIds: batch.map((e) => e.executionId) }),
         );
-        for (const outcome of result.outcomes) {
-          if ("retried" in outcome) counts.done++;
-          else {
-            counts.failed++;
-            lastFailure = outcome.failed;
-          }
-        }
+        progress.count(result.outcomes);
         const through = result.outcomes.length;
         if (through > 0) after = batch[through - 1]?.key;
         takenThisRun += through;
         queue = queue.slice(through);
-        if (result.stop) return finish("stopped", { stoppedReason: result.stop });
+        if (result.stop) return progress.finish("stopped", result.stop);
         if (result.waitMs !== undefined) {
           // D47: the bucket is waited for, on a timer a cancel cuts short.
-          waitingUntil = Date.now() + result.waitMs;
-          await condition(() => cancelled, result.waitMs);
-          waitingUntil = undefined;
+          progress.waiting(Date.now() + result.waitMs);
+          await condition(progress.cancelled, result.waitMs);
+          progress.waiting(undefined);
         }
       }
     }
   } catch (error) {
     if (!isCancellation(error)) throw error;
-    cancelled = true;
+    progress.cancel();
   }
-  return finish(cancelled ? "cancelled" : "completed");
+  return progress.finish(progress.cancelled() ? "cancelled" : "completed");
 }

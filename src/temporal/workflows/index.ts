@@ -2,6 +2,7 @@ import { proxyActivities } from "@temporalio/workflow";
 // Types only: activity code never enters the deterministic workflow bundle.
 import type { Activities } from "../activities/index.js";
 
+export { bulkCancel } from "./bulk-cancel.js";
 export { bulkRetry } from "./bulk-retry.js";
 export { deliverEvent, deliverNotification, fanOutNotifications } from "./deliver-notifications.js";
 export { executeWorkflow } from "./execute-workflow.js";

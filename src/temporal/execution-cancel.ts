@@ -1,10 +1,9 @@
 import type { ConnectError } from "@connectrpc/connect";
 import { type Client, WorkflowNotFoundError } from "@temporalio/client";
-import { preconditionFailed } from "../../errors/api-errors.js";
-import type { Store } from "../../store/store.js";
-import { cancelReasonSignal, executionWorkflowId } from "../../temporal/execution-ids.js";
-import { flowlogSearchAttributes } from "../../temporal/search-attributes.js";
-import { type Member, visibleTo } from "../workspace-access.js";
+import { preconditionFailed } from "../errors/api-errors.js";
+import type { Store } from "../store/store.js";
+import { cancelReasonSignal, executionWorkflowId } from "./execution-ids.js";
+import { flowlogSearchAttributes } from "./search-attributes.js";
 
 export interface CancelDependencies {
   store: Store;
@@ -14,21 +13,22 @@ export interface CancelDependencies {
 /**
  * D47: cancels a running execution through Temporal's cancellation; the workflow stops the block in flight
  * and writes the one entry, error `cancelled` with the reason (execute-workflow.ts). Whose execution it is
- * comes from its Temporal search attributes, since a running execution has no entry yet: another
- * workspace's, or none, is not found (D10). One that has ended, with an entry or not, is refused.
+ * comes from its Temporal search attributes, since a running execution has no entry yet; `owned` refuses
+ * a workspace that is not the asker's (CancelExecution's caller, a bulk cancel's workspace). One that has
+ * ended, with an entry or not, is refused.
  */
-export async function cancelExecution(
+export async function cancelRunningExecution(
   deps: CancelDependencies,
-  caller: Member,
   executionId: string,
   reason: string,
+  owned: (workspaceId: string | undefined) => Promise<void>,
 ): Promise<void> {
   const handle = deps.temporal.workflow.getHandle(executionWorkflowId(executionId));
   const running = await missingAsUndefined(handle.describe());
-  const workspaceId =
+  await owned(
     running?.typedSearchAttributes.get(flowlogSearchAttributes.workspaceId) ??
-    (await deps.store.logs.getExecution(executionId))?.entry.workspaceId;
-  await visibleTo(deps.store, caller, workspaceId, (id) => id, `execution ${executionId}`);
+      (await deps.store.logs.getExecution(executionId))?.entry.workspaceId,
+  );
   if (running?.status.name !== "RUNNING") throw await ended(deps.store, executionId, running?.status.name);
   // The reason first: the workflow reads it when the cancellation reaches it, in the same or a later task.
   const requested = async () => {
