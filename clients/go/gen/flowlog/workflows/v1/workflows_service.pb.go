@@ -1693,26 +1693,189 @@ func (x *BulkRetryExecutionsResponse) GetJob() *BulkJob {
 	return nil
 }
 
+type BulkCancelExecutionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace identifier.
+	WorkspaceId string `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	// As ListLogs: workflow identifiers.
+	WorkflowIds []string `protobuf:"bytes,2,rep,name=workflow_ids,json=workflowIds,proto3" json:"workflow_ids,omitempty"`
+	// As ListLogs: folder identifiers; the workflows in those folders now.
+	FolderIds []string `protobuf:"bytes,3,rep,name=folder_ids,json=folderIds,proto3" json:"folder_ids,omitempty"`
+	// As ListLogs: each of api, webhook, schedule, manual, chat.
+	Triggers []string `protobuf:"bytes,4,rep,name=triggers,proto3" json:"triggers,omitempty"`
+	// As ListLogs: inclusive lower bound on the start, ISO 8601.
+	StartDate *string `protobuf:"bytes,6,opt,name=start_date,json=startDate,proto3,oneof" json:"start_date,omitempty"`
+	// As ListLogs: inclusive upper bound on the start, ISO 8601; the job's start bounds it too.
+	EndDate *string `protobuf:"bytes,7,opt,name=end_date,json=endDate,proto3,oneof" json:"end_date,omitempty"`
+	// As CancelExecution: why, in each cancelled entry's final output beside "cancelled"; the job's id when
+	// empty.
+	Reason string `protobuf:"bytes,13,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Only count the running executions the selection holds; no job starts.
+	Preview       bool `protobuf:"varint,15,opt,name=preview,proto3" json:"preview,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BulkCancelExecutionsRequest) Reset() {
+	*x = BulkCancelExecutionsRequest{}
+	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BulkCancelExecutionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BulkCancelExecutionsRequest) ProtoMessage() {}
+
+func (x *BulkCancelExecutionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BulkCancelExecutionsRequest.ProtoReflect.Descriptor instead.
+func (*BulkCancelExecutionsRequest) Descriptor() ([]byte, []int) {
+	return file_flowlog_workflows_v1_workflows_service_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *BulkCancelExecutionsRequest) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *BulkCancelExecutionsRequest) GetWorkflowIds() []string {
+	if x != nil {
+		return x.WorkflowIds
+	}
+	return nil
+}
+
+func (x *BulkCancelExecutionsRequest) GetFolderIds() []string {
+	if x != nil {
+		return x.FolderIds
+	}
+	return nil
+}
+
+func (x *BulkCancelExecutionsRequest) GetTriggers() []string {
+	if x != nil {
+		return x.Triggers
+	}
+	return nil
+}
+
+func (x *BulkCancelExecutionsRequest) GetStartDate() string {
+	if x != nil && x.StartDate != nil {
+		return *x.StartDate
+	}
+	return ""
+}
+
+func (x *BulkCancelExecutionsRequest) GetEndDate() string {
+	if x != nil && x.EndDate != nil {
+		return *x.EndDate
+	}
+	return ""
+}
+
+func (x *BulkCancelExecutionsRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *BulkCancelExecutionsRequest) GetPreview() bool {
+	if x != nil {
+		return x.Preview
+	}
+	return false
+}
+
+type BulkCancelExecutionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The running executions the selection holds; with preview, also beyond 10,000.
+	Executions uint32 `protobuf:"varint,1,opt,name=executions,proto3" json:"executions,omitempty"`
+	// The job started; absent with preview.
+	Job           *BulkJob `protobuf:"bytes,2,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BulkCancelExecutionsResponse) Reset() {
+	*x = BulkCancelExecutionsResponse{}
+	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BulkCancelExecutionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BulkCancelExecutionsResponse) ProtoMessage() {}
+
+func (x *BulkCancelExecutionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BulkCancelExecutionsResponse.ProtoReflect.Descriptor instead.
+func (*BulkCancelExecutionsResponse) Descriptor() ([]byte, []int) {
+	return file_flowlog_workflows_v1_workflows_service_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *BulkCancelExecutionsResponse) GetExecutions() uint32 {
+	if x != nil {
+		return x.Executions
+	}
+	return 0
+}
+
+func (x *BulkCancelExecutionsResponse) GetJob() *BulkJob {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
 // A bulk job of a workspace (D47): what it was asked and how far it has gone.
 type BulkJob struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The job's Temporal workflow id, bulk-retry-<workspaceId>-<n>, as the Temporal UI shows it.
+	// The job's Temporal workflow id, bulk-<kind>-<workspaceId>-<n>, as the Temporal UI shows it.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// retry.
+	// retry (BulkRetryExecutions) or cancel (BulkCancelExecutions).
 	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
-	// running, completed (every execution taken was retried or refused), cancelled (CancelBulkJob or a
-	// cancel in Temporal: no further retry started), or stopped (stopped_reason says why).
+	// running, completed (every execution taken was retried, or cancelled, or refused), cancelled
+	// (CancelBulkJob or a cancel in Temporal: it went no further), or stopped (stopped_reason says why).
 	Status string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
 	// The executions the job takes: its selection when it started.
 	Total uint32 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
 	// done + failed.
 	Processed uint32 `protobuf:"varint,5,opt,name=processed,proto3" json:"processed,omitempty"`
-	// Retried: each has a new execution whose retryOf names it.
+	// Retried: each has a new execution whose retryOf names it. Or, for cancel, cancelled.
 	Done uint32 `protobuf:"varint,6,opt,name=done,proto3" json:"done,omitempty"`
 	// Not retried: its record refused it as RetryExecution would, or it was deleted; last_failure says the
-	// newest why.
+	// newest why. Or, for cancel, ended before the job reached it.
 	Failed uint32 `protobuf:"varint,7,opt,name=failed,proto3" json:"failed,omitempty"`
-	// The retries' options.
+	// The retries' options; empty for cancel.
 	From      string `protobuf:"bytes,8,opt,name=from,proto3" json:"from,omitempty"`
 	Version   string `protobuf:"bytes,9,opt,name=version,proto3" json:"version,omitempty"`
 	StartedAt string `protobuf:"bytes,10,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
@@ -1722,8 +1885,8 @@ type BulkJob struct {
 	WaitingUntil *string `protobuf:"bytes,12,opt,name=waiting_until,json=waitingUntil,proto3,oneof" json:"waiting_until,omitempty"`
 	// The newest refusal, naming its execution.
 	LastFailure *string `protobuf:"bytes,13,opt,name=last_failure,json=lastFailure,proto3,oneof" json:"last_failure,omitempty"`
-	// Why it stopped: usage_limit (the month's usage is spent, D12), not_a_member (the caller left the
-	// workspace), or ended_in_temporal (terminated or timed out there); absent otherwise.
+	// Why it stopped: usage_limit (a retry's: the month's usage is spent, D12), not_a_member (the caller
+	// left the workspace), or ended_in_temporal (terminated or timed out there); absent otherwise.
 	StoppedReason *string `protobuf:"bytes,14,opt,name=stopped_reason,json=stoppedReason,proto3,oneof" json:"stopped_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1731,7 +1894,7 @@ type BulkJob struct {
 
 func (x *BulkJob) Reset() {
 	*x = BulkJob{}
-	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[30]
+	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1743,7 +1906,7 @@ func (x *BulkJob) String() string {
 func (*BulkJob) ProtoMessage() {}
 
 func (x *BulkJob) ProtoReflect() protoreflect.Message {
-	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[30]
+	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1756,7 +1919,7 @@ func (x *BulkJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BulkJob.ProtoReflect.Descriptor instead.
 func (*BulkJob) Descriptor() ([]byte, []int) {
-	return file_flowlog_workflows_v1_workflows_service_proto_rawDescGZIP(), []int{30}
+	return file_flowlog_workflows_v1_workflows_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *BulkJob) GetId() string {
@@ -1860,7 +2023,7 @@ func (x *BulkJob) GetStoppedReason() string {
 type GetBulkJobRequest struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	WorkspaceId string                 `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
-	// The job's id, bulk-retry-<workspaceId>-<n>.
+	// The job's id, bulk-<kind>-<workspaceId>-<n>.
 	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1868,7 +2031,7 @@ type GetBulkJobRequest struct {
 
 func (x *GetBulkJobRequest) Reset() {
 	*x = GetBulkJobRequest{}
-	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[31]
+	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1880,7 +2043,7 @@ func (x *GetBulkJobRequest) String() string {
 func (*GetBulkJobRequest) ProtoMessage() {}
 
 func (x *GetBulkJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[31]
+	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1893,7 +2056,7 @@ func (x *GetBulkJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBulkJobRequest.ProtoReflect.Descriptor instead.
 func (*GetBulkJobRequest) Descriptor() ([]byte, []int) {
-	return file_flowlog_workflows_v1_workflows_service_proto_rawDescGZIP(), []int{31}
+	return file_flowlog_workflows_v1_workflows_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetBulkJobRequest) GetWorkspaceId() string {
@@ -1919,7 +2082,7 @@ type GetBulkJobResponse struct {
 
 func (x *GetBulkJobResponse) Reset() {
 	*x = GetBulkJobResponse{}
-	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[32]
+	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1931,7 +2094,7 @@ func (x *GetBulkJobResponse) String() string {
 func (*GetBulkJobResponse) ProtoMessage() {}
 
 func (x *GetBulkJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[32]
+	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1944,7 +2107,7 @@ func (x *GetBulkJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBulkJobResponse.ProtoReflect.Descriptor instead.
 func (*GetBulkJobResponse) Descriptor() ([]byte, []int) {
-	return file_flowlog_workflows_v1_workflows_service_proto_rawDescGZIP(), []int{32}
+	return file_flowlog_workflows_v1_workflows_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetBulkJobResponse) GetJob() *BulkJob {
@@ -1957,7 +2120,7 @@ func (x *GetBulkJobResponse) GetJob() *BulkJob {
 type CancelBulkJobRequest struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	WorkspaceId string                 `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
-	// The job's id, bulk-retry-<workspaceId>-<n>.
+	// The job's id, bulk-<kind>-<workspaceId>-<n>.
 	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1965,7 +2128,7 @@ type CancelBulkJobRequest struct {
 
 func (x *CancelBulkJobRequest) Reset() {
 	*x = CancelBulkJobRequest{}
-	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[33]
+	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1977,7 +2140,7 @@ func (x *CancelBulkJobRequest) String() string {
 func (*CancelBulkJobRequest) ProtoMessage() {}
 
 func (x *CancelBulkJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[33]
+	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1990,7 +2153,7 @@ func (x *CancelBulkJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelBulkJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelBulkJobRequest) Descriptor() ([]byte, []int) {
-	return file_flowlog_workflows_v1_workflows_service_proto_rawDescGZIP(), []int{33}
+	return file_flowlog_workflows_v1_workflows_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CancelBulkJobRequest) GetWorkspaceId() string {
@@ -2017,7 +2180,7 @@ type CancelBulkJobResponse struct {
 
 func (x *CancelBulkJobResponse) Reset() {
 	*x = CancelBulkJobResponse{}
-	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[34]
+	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2029,7 +2192,7 @@ func (x *CancelBulkJobResponse) String() string {
 func (*CancelBulkJobResponse) ProtoMessage() {}
 
 func (x *CancelBulkJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[34]
+	mi := &file_flowlog_workflows_v1_workflows_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2042,7 +2205,7 @@ func (x *CancelBulkJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelBulkJobResponse.ProtoReflect.Descriptor instead.
 func (*CancelBulkJobResponse) Descriptor() ([]byte, []int) {
-	return file_flowlog_workflows_v1_workflows_service_proto_rawDescGZIP(), []int{34}
+	return file_flowlog_workflows_v1_workflows_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CancelBulkJobResponse) GetJob() *BulkJob {
@@ -2185,6 +2348,24 @@ const file_flowlog_workflows_v1_workflows_service_proto_rawDesc = "" +
 	"\n" +
 	"executions\x18\x01 \x01(\rR\n" +
 	"executions\x12/\n" +
+	"\x03job\x18\x02 \x01(\v2\x1d.flowlog.workflows.v1.BulkJobR\x03job\"\xb5\x02\n" +
+	"\x1bBulkCancelExecutionsRequest\x12&\n" +
+	"\fworkspace_id\x18\x01 \x01(\tB\x03\xe0A\x02R\vworkspaceId\x12!\n" +
+	"\fworkflow_ids\x18\x02 \x03(\tR\vworkflowIds\x12\x1d\n" +
+	"\n" +
+	"folder_ids\x18\x03 \x03(\tR\tfolderIds\x12\x1a\n" +
+	"\btriggers\x18\x04 \x03(\tR\btriggers\x12\"\n" +
+	"\n" +
+	"start_date\x18\x06 \x01(\tH\x00R\tstartDate\x88\x01\x01\x12\x1e\n" +
+	"\bend_date\x18\a \x01(\tH\x01R\aendDate\x88\x01\x01\x12\x16\n" +
+	"\x06reason\x18\r \x01(\tR\x06reason\x12\x18\n" +
+	"\apreview\x18\x0f \x01(\bR\apreviewB\r\n" +
+	"\v_start_dateB\v\n" +
+	"\t_end_date\"o\n" +
+	"\x1cBulkCancelExecutionsResponse\x12\x1e\n" +
+	"\n" +
+	"executions\x18\x01 \x01(\rR\n" +
+	"executions\x12/\n" +
 	"\x03job\x18\x02 \x01(\v2\x1d.flowlog.workflows.v1.BulkJobR\x03job\"\xd3\x03\n" +
 	"\aBulkJob\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
@@ -2216,7 +2397,7 @@ const file_flowlog_workflows_v1_workflows_service_proto_rawDesc = "" +
 	"\fworkspace_id\x18\x01 \x01(\tB\x03\xe0A\x02R\vworkspaceId\x12\x13\n" +
 	"\x02id\x18\x02 \x01(\tB\x03\xe0A\x02R\x02id\"H\n" +
 	"\x15CancelBulkJobResponse\x12/\n" +
-	"\x03job\x18\x01 \x01(\v2\x1d.flowlog.workflows.v1.BulkJobR\x03job2\x88\x16\n" +
+	"\x03job\x18\x01 \x01(\v2\x1d.flowlog.workflows.v1.BulkJobR\x03job2\xcc\x17\n" +
 	"\x10WorkflowsService\x12\xa3\x01\n" +
 	"\x0eCreateWorkflow\x12+.flowlog.workflows.v1.CreateWorkflowRequest\x1a,.flowlog.workflows.v1.CreateWorkflowResponse\"6\x82\xd3\xe4\x93\x020:\x01*\"+/api/v1/workspaces/{workspace_id}/workflows\x12\x82\x01\n" +
 	"\vGetWorkflow\x12(.flowlog.workflows.v1.GetWorkflowRequest\x1a).flowlog.workflows.v1.GetWorkflowResponse\"\x1e\x82\xd3\xe4\x93\x02\x18\x12\x16/api/v1/workflows/{id}\x12\x9d\x01\n" +
@@ -2232,7 +2413,8 @@ const file_flowlog_workflows_v1_workflows_service_proto_rawDesc = "" +
 	"\fChatWorkflow\x12).flowlog.workflows.v1.ChatWorkflowRequest\x1a*.flowlog.workflows.v1.ChatWorkflowResponse\"&\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/api/v1/workflows/{id}/chat\x12\x9f\x01\n" +
 	"\x0eRetryExecution\x12+.flowlog.workflows.v1.RetryExecutionRequest\x1a,.flowlog.workflows.v1.RetryExecutionResponse\"2\x82\xd3\xe4\x93\x02,:\x01*\"'/api/v1/executions/{execution_id}:retry\x12\xa3\x01\n" +
 	"\x0fCancelExecution\x12,.flowlog.workflows.v1.CancelExecutionRequest\x1a-.flowlog.workflows.v1.CancelExecutionResponse\"3\x82\xd3\xe4\x93\x02-:\x01*\"(/api/v1/executions/{execution_id}:cancel\x12\xbd\x01\n" +
-	"\x13BulkRetryExecutions\x120.flowlog.workflows.v1.BulkRetryExecutionsRequest\x1a1.flowlog.workflows.v1.BulkRetryExecutionsResponse\"A\x82\xd3\xe4\x93\x02;:\x01*\"6/api/v1/workspaces/{workspace_id}/executions:bulkRetry\x12\x99\x01\n" +
+	"\x13BulkRetryExecutions\x120.flowlog.workflows.v1.BulkRetryExecutionsRequest\x1a1.flowlog.workflows.v1.BulkRetryExecutionsResponse\"A\x82\xd3\xe4\x93\x02;:\x01*\"6/api/v1/workspaces/{workspace_id}/executions:bulkRetry\x12\xc1\x01\n" +
+	"\x14BulkCancelExecutions\x121.flowlog.workflows.v1.BulkCancelExecutionsRequest\x1a2.flowlog.workflows.v1.BulkCancelExecutionsResponse\"B\x82\xd3\xe4\x93\x02<:\x01*\"7/api/v1/workspaces/{workspace_id}/executions:bulkCancel\x12\x99\x01\n" +
 	"\n" +
 	"GetBulkJob\x12'.flowlog.workflows.v1.GetBulkJobRequest\x1a(.flowlog.workflows.v1.GetBulkJobResponse\"8\x82\xd3\xe4\x93\x022\x120/api/v1/workspaces/{workspace_id}/bulk-jobs/{id}\x12\xac\x01\n" +
 	"\rCancelBulkJob\x12*.flowlog.workflows.v1.CancelBulkJobRequest\x1a+.flowlog.workflows.v1.CancelBulkJobResponse\"B\x82\xd3\xe4\x93\x02<:\x01*\"7/api/v1/workspaces/{workspace_id}/bulk-jobs/{id}:cancelb\x06proto3"
@@ -2249,7 +2431,7 @@ func file_flowlog_workflows_v1_workflows_service_proto_rawDescGZIP() []byte {
 	return file_flowlog_workflows_v1_workflows_service_proto_rawDescData
 }
 
-var file_flowlog_workflows_v1_workflows_service_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_flowlog_workflows_v1_workflows_service_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_flowlog_workflows_v1_workflows_service_proto_goTypes = []any{
 	(*CreateWorkflowRequest)(nil),             // 0: flowlog.workflows.v1.CreateWorkflowRequest
 	(*CreateWorkflowResponse)(nil),            // 1: flowlog.workflows.v1.CreateWorkflowResponse
@@ -2281,73 +2463,78 @@ var file_flowlog_workflows_v1_workflows_service_proto_goTypes = []any{
 	(*RetryExecutionResponse)(nil),            // 27: flowlog.workflows.v1.RetryExecutionResponse
 	(*BulkRetryExecutionsRequest)(nil),        // 28: flowlog.workflows.v1.BulkRetryExecutionsRequest
 	(*BulkRetryExecutionsResponse)(nil),       // 29: flowlog.workflows.v1.BulkRetryExecutionsResponse
-	(*BulkJob)(nil),                           // 30: flowlog.workflows.v1.BulkJob
-	(*GetBulkJobRequest)(nil),                 // 31: flowlog.workflows.v1.GetBulkJobRequest
-	(*GetBulkJobResponse)(nil),                // 32: flowlog.workflows.v1.GetBulkJobResponse
-	(*CancelBulkJobRequest)(nil),              // 33: flowlog.workflows.v1.CancelBulkJobRequest
-	(*CancelBulkJobResponse)(nil),             // 34: flowlog.workflows.v1.CancelBulkJobResponse
-	(*WorkflowState)(nil),                     // 35: flowlog.workflows.v1.WorkflowState
-	(*Workflow)(nil),                          // 36: flowlog.workflows.v1.Workflow
-	(*Folder)(nil),                            // 37: flowlog.workflows.v1.Folder
-	(*EnvironmentVariable)(nil),               // 38: flowlog.workflows.v1.EnvironmentVariable
-	(*structpb.Value)(nil),                    // 39: google.protobuf.Value
+	(*BulkCancelExecutionsRequest)(nil),       // 30: flowlog.workflows.v1.BulkCancelExecutionsRequest
+	(*BulkCancelExecutionsResponse)(nil),      // 31: flowlog.workflows.v1.BulkCancelExecutionsResponse
+	(*BulkJob)(nil),                           // 32: flowlog.workflows.v1.BulkJob
+	(*GetBulkJobRequest)(nil),                 // 33: flowlog.workflows.v1.GetBulkJobRequest
+	(*GetBulkJobResponse)(nil),                // 34: flowlog.workflows.v1.GetBulkJobResponse
+	(*CancelBulkJobRequest)(nil),              // 35: flowlog.workflows.v1.CancelBulkJobRequest
+	(*CancelBulkJobResponse)(nil),             // 36: flowlog.workflows.v1.CancelBulkJobResponse
+	(*WorkflowState)(nil),                     // 37: flowlog.workflows.v1.WorkflowState
+	(*Workflow)(nil),                          // 38: flowlog.workflows.v1.Workflow
+	(*Folder)(nil),                            // 39: flowlog.workflows.v1.Folder
+	(*EnvironmentVariable)(nil),               // 40: flowlog.workflows.v1.EnvironmentVariable
+	(*structpb.Value)(nil),                    // 41: google.protobuf.Value
 }
 var file_flowlog_workflows_v1_workflows_service_proto_depIdxs = []int32{
-	35, // 0: flowlog.workflows.v1.CreateWorkflowRequest.state:type_name -> flowlog.workflows.v1.WorkflowState
-	36, // 1: flowlog.workflows.v1.CreateWorkflowResponse.workflow:type_name -> flowlog.workflows.v1.Workflow
-	36, // 2: flowlog.workflows.v1.GetWorkflowResponse.workflow:type_name -> flowlog.workflows.v1.Workflow
-	36, // 3: flowlog.workflows.v1.ListWorkflowsResponse.workflows:type_name -> flowlog.workflows.v1.Workflow
-	35, // 4: flowlog.workflows.v1.UpdateWorkflowRequest.state:type_name -> flowlog.workflows.v1.WorkflowState
-	36, // 5: flowlog.workflows.v1.UpdateWorkflowResponse.workflow:type_name -> flowlog.workflows.v1.Workflow
-	37, // 6: flowlog.workflows.v1.CreateFolderResponse.folder:type_name -> flowlog.workflows.v1.Folder
-	37, // 7: flowlog.workflows.v1.ListFoldersResponse.folders:type_name -> flowlog.workflows.v1.Folder
-	38, // 8: flowlog.workflows.v1.SetEnvironmentVariableResponse.variable:type_name -> flowlog.workflows.v1.EnvironmentVariable
-	38, // 9: flowlog.workflows.v1.ListEnvironmentVariablesResponse.variables:type_name -> flowlog.workflows.v1.EnvironmentVariable
-	39, // 10: flowlog.workflows.v1.ExecuteWorkflowRequest.input:type_name -> google.protobuf.Value
-	39, // 11: flowlog.workflows.v1.ExecuteWorkflowResponse.output:type_name -> google.protobuf.Value
-	39, // 12: flowlog.workflows.v1.ChatWorkflowResponse.output:type_name -> google.protobuf.Value
-	30, // 13: flowlog.workflows.v1.BulkRetryExecutionsResponse.job:type_name -> flowlog.workflows.v1.BulkJob
-	30, // 14: flowlog.workflows.v1.GetBulkJobResponse.job:type_name -> flowlog.workflows.v1.BulkJob
-	30, // 15: flowlog.workflows.v1.CancelBulkJobResponse.job:type_name -> flowlog.workflows.v1.BulkJob
-	0,  // 16: flowlog.workflows.v1.WorkflowsService.CreateWorkflow:input_type -> flowlog.workflows.v1.CreateWorkflowRequest
-	2,  // 17: flowlog.workflows.v1.WorkflowsService.GetWorkflow:input_type -> flowlog.workflows.v1.GetWorkflowRequest
-	4,  // 18: flowlog.workflows.v1.WorkflowsService.ListWorkflows:input_type -> flowlog.workflows.v1.ListWorkflowsRequest
-	6,  // 19: flowlog.workflows.v1.WorkflowsService.UpdateWorkflow:input_type -> flowlog.workflows.v1.UpdateWorkflowRequest
-	8,  // 20: flowlog.workflows.v1.WorkflowsService.DeleteWorkflow:input_type -> flowlog.workflows.v1.DeleteWorkflowRequest
-	10, // 21: flowlog.workflows.v1.WorkflowsService.CreateFolder:input_type -> flowlog.workflows.v1.CreateFolderRequest
-	12, // 22: flowlog.workflows.v1.WorkflowsService.ListFolders:input_type -> flowlog.workflows.v1.ListFoldersRequest
-	14, // 23: flowlog.workflows.v1.WorkflowsService.SetEnvironmentVariable:input_type -> flowlog.workflows.v1.SetEnvironmentVariableRequest
-	16, // 24: flowlog.workflows.v1.WorkflowsService.ListEnvironmentVariables:input_type -> flowlog.workflows.v1.ListEnvironmentVariablesRequest
-	18, // 25: flowlog.workflows.v1.WorkflowsService.DeleteEnvironmentVariable:input_type -> flowlog.workflows.v1.DeleteEnvironmentVariableRequest
-	20, // 26: flowlog.workflows.v1.WorkflowsService.ExecuteWorkflow:input_type -> flowlog.workflows.v1.ExecuteWorkflowRequest
-	22, // 27: flowlog.workflows.v1.WorkflowsService.ChatWorkflow:input_type -> flowlog.workflows.v1.ChatWorkflowRequest
-	26, // 28: flowlog.workflows.v1.WorkflowsService.RetryExecution:input_type -> flowlog.workflows.v1.RetryExecutionRequest
-	24, // 29: flowlog.workflows.v1.WorkflowsService.CancelExecution:input_type -> flowlog.workflows.v1.CancelExecutionRequest
-	28, // 30: flowlog.workflows.v1.WorkflowsService.BulkRetryExecutions:input_type -> flowlog.workflows.v1.BulkRetryExecutionsRequest
-	31, // 31: flowlog.workflows.v1.WorkflowsService.GetBulkJob:input_type -> flowlog.workflows.v1.GetBulkJobRequest
-	33, // 32: flowlog.workflows.v1.WorkflowsService.CancelBulkJob:input_type -> flowlog.workflows.v1.CancelBulkJobRequest
-	1,  // 33: flowlog.workflows.v1.WorkflowsService.CreateWorkflow:output_type -> flowlog.workflows.v1.CreateWorkflowResponse
-	3,  // 34: flowlog.workflows.v1.WorkflowsService.GetWorkflow:output_type -> flowlog.workflows.v1.GetWorkflowResponse
-	5,  // 35: flowlog.workflows.v1.WorkflowsService.ListWorkflows:output_type -> flowlog.workflows.v1.ListWorkflowsResponse
-	7,  // 36: flowlog.workflows.v1.WorkflowsService.UpdateWorkflow:output_type -> flowlog.workflows.v1.UpdateWorkflowResponse
-	9,  // 37: flowlog.workflows.v1.WorkflowsService.DeleteWorkflow:output_type -> flowlog.workflows.v1.DeleteWorkflowResponse
-	11, // 38: flowlog.workflows.v1.WorkflowsService.CreateFolder:output_type -> flowlog.workflows.v1.CreateFolderResponse
-	13, // 39: flowlog.workflows.v1.WorkflowsService.ListFolders:output_type -> flowlog.workflows.v1.ListFoldersResponse
-	15, // 40: flowlog.workflows.v1.WorkflowsService.SetEnvironmentVariable:output_type -> flowlog.workflows.v1.SetEnvironmentVariableResponse
-	17, // 41: flowlog.workflows.v1.WorkflowsService.ListEnvironmentVariables:output_type -> flowlog.workflows.v1.ListEnvironmentVariablesResponse
-	19, // 42: flowlog.workflows.v1.WorkflowsService.DeleteEnvironmentVariable:output_type -> flowlog.workflows.v1.DeleteEnvironmentVariableResponse
-	21, // 43: flowlog.workflows.v1.WorkflowsService.ExecuteWorkflow:output_type -> flowlog.workflows.v1.ExecuteWorkflowResponse
-	23, // 44: flowlog.workflows.v1.WorkflowsService.ChatWorkflow:output_type -> flowlog.workflows.v1.ChatWorkflowResponse
-	27, // 45: flowlog.workflows.v1.WorkflowsService.RetryExecution:output_type -> flowlog.workflows.v1.RetryExecutionResponse
-	25, // 46: flowlog.workflows.v1.WorkflowsService.CancelExecution:output_type -> flowlog.workflows.v1.CancelExecutionResponse
-	29, // 47: flowlog.workflows.v1.WorkflowsService.BulkRetryExecutions:output_type -> flowlog.workflows.v1.BulkRetryExecutionsResponse
-	32, // 48: flowlog.workflows.v1.WorkflowsService.GetBulkJob:output_type -> flowlog.workflows.v1.GetBulkJobResponse
-	34, // 49: flowlog.workflows.v1.WorkflowsService.CancelBulkJob:output_type -> flowlog.workflows.v1.CancelBulkJobResponse
-	33, // [33:50] is the sub-list for method output_type
-	16, // [16:33] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	37, // 0: flowlog.workflows.v1.CreateWorkflowRequest.state:type_name -> flowlog.workflows.v1.WorkflowState
+	38, // 1: flowlog.workflows.v1.CreateWorkflowResponse.workflow:type_name -> flowlog.workflows.v1.Workflow
+	38, // 2: flowlog.workflows.v1.GetWorkflowResponse.workflow:type_name -> flowlog.workflows.v1.Workflow
+	38, // 3: flowlog.workflows.v1.ListWorkflowsResponse.workflows:type_name -> flowlog.workflows.v1.Workflow
+	37, // 4: flowlog.workflows.v1.UpdateWorkflowRequest.state:type_name -> flowlog.workflows.v1.WorkflowState
+	38, // 5: flowlog.workflows.v1.UpdateWorkflowResponse.workflow:type_name -> flowlog.workflows.v1.Workflow
+	39, // 6: flowlog.workflows.v1.CreateFolderResponse.folder:type_name -> flowlog.workflows.v1.Folder
+	39, // 7: flowlog.workflows.v1.ListFoldersResponse.folders:type_name -> flowlog.workflows.v1.Folder
+	40, // 8: flowlog.workflows.v1.SetEnvironmentVariableResponse.variable:type_name -> flowlog.workflows.v1.EnvironmentVariable
+	40, // 9: flowlog.workflows.v1.ListEnvironmentVariablesResponse.variables:type_name -> flowlog.workflows.v1.EnvironmentVariable
+	41, // 10: flowlog.workflows.v1.ExecuteWorkflowRequest.input:type_name -> google.protobuf.Value
+	41, // 11: flowlog.workflows.v1.ExecuteWorkflowResponse.output:type_name -> google.protobuf.Value
+	41, // 12: flowlog.workflows.v1.ChatWorkflowResponse.output:type_name -> google.protobuf.Value
+	32, // 13: flowlog.workflows.v1.BulkRetryExecutionsResponse.job:type_name -> flowlog.workflows.v1.BulkJob
+	32, // 14: flowlog.workflows.v1.BulkCancelExecutionsResponse.job:type_name -> flowlog.workflows.v1.BulkJob
+	32, // 15: flowlog.workflows.v1.GetBulkJobResponse.job:type_name -> flowlog.workflows.v1.BulkJob
+	32, // 16: flowlog.workflows.v1.CancelBulkJobResponse.job:type_name -> flowlog.workflows.v1.BulkJob
+	0,  // 17: flowlog.workflows.v1.WorkflowsService.CreateWorkflow:input_type -> flowlog.workflows.v1.CreateWorkflowRequest
+	2,  // 18: flowlog.workflows.v1.WorkflowsService.GetWorkflow:input_type -> flowlog.workflows.v1.GetWorkflowRequest
+	4,  // 19: flowlog.workflows.v1.WorkflowsService.ListWorkflows:input_type -> flowlog.workflows.v1.ListWorkflowsRequest
+	6,  // 20: flowlog.workflows.v1.WorkflowsService.UpdateWorkflow:input_type -> flowlog.workflows.v1.UpdateWorkflowRequest
+	8,  // 21: flowlog.workflows.v1.WorkflowsService.DeleteWorkflow:input_type -> flowlog.workflows.v1.DeleteWorkflowRequest
+	10, // 22: flowlog.workflows.v1.WorkflowsService.CreateFolder:input_type -> flowlog.workflows.v1.CreateFolderRequest
+	12, // 23: flowlog.workflows.v1.WorkflowsService.ListFolders:input_type -> flowlog.workflows.v1.ListFoldersRequest
+	14, // 24: flowlog.workflows.v1.WorkflowsService.SetEnvironmentVariable:input_type -> flowlog.workflows.v1.SetEnvironmentVariableRequest
+	16, // 25: flowlog.workflows.v1.WorkflowsService.ListEnvironmentVariables:input_type -> flowlog.workflows.v1.ListEnvironmentVariablesRequest
+	18, // 26: flowlog.workflows.v1.WorkflowsService.DeleteEnvironmentVariable:input_type -> flowlog.workflows.v1.DeleteEnvironmentVariableRequest
+	20, // 27: flowlog.workflows.v1.WorkflowsService.ExecuteWorkflow:input_type -> flowlog.workflows.v1.ExecuteWorkflowRequest
+	22, // 28: flowlog.workflows.v1.WorkflowsService.ChatWorkflow:input_type -> flowlog.workflows.v1.ChatWorkflowRequest
+	26, // 29: flowlog.workflows.v1.WorkflowsService.RetryExecution:input_type -> flowlog.workflows.v1.RetryExecutionRequest
+	24, // 30: flowlog.workflows.v1.WorkflowsService.CancelExecution:input_type -> flowlog.workflows.v1.CancelExecutionRequest
+	28, // 31: flowlog.workflows.v1.WorkflowsService.BulkRetryExecutions:input_type -> flowlog.workflows.v1.BulkRetryExecutionsRequest
+	30, // 32: flowlog.workflows.v1.WorkflowsService.BulkCancelExecutions:input_type -> flowlog.workflows.v1.BulkCancelExecutionsRequest
+	33, // 33: flowlog.workflows.v1.WorkflowsService.GetBulkJob:input_type -> flowlog.workflows.v1.GetBulkJobRequest
+	35, // 34: flowlog.workflows.v1.WorkflowsService.CancelBulkJob:input_type -> flowlog.workflows.v1.CancelBulkJobRequest
+	1,  // 35: flowlog.workflows.v1.WorkflowsService.CreateWorkflow:output_type -> flowlog.workflows.v1.CreateWorkflowResponse
+	3,  // 36: flowlog.workflows.v1.WorkflowsService.GetWorkflow:output_type -> flowlog.workflows.v1.GetWorkflowResponse
+	5,  // 37: flowlog.workflows.v1.WorkflowsService.ListWorkflows:output_type -> flowlog.workflows.v1.ListWorkflowsResponse
+	7,  // 38: flowlog.workflows.v1.WorkflowsService.UpdateWorkflow:output_type -> flowlog.workflows.v1.UpdateWorkflowResponse
+	9,  // 39: flowlog.workflows.v1.WorkflowsService.DeleteWorkflow:output_type -> flowlog.workflows.v1.DeleteWorkflowResponse
+	11, // 40: flowlog.workflows.v1.WorkflowsService.CreateFolder:output_type -> flowlog.workflows.v1.CreateFolderResponse
+	13, // 41: flowlog.workflows.v1.WorkflowsService.ListFolders:output_type -> flowlog.workflows.v1.ListFoldersResponse
+	15, // 42: flowlog.workflows.v1.WorkflowsService.SetEnvironmentVariable:output_type -> flowlog.workflows.v1.SetEnvironmentVariableResponse
+	17, // 43: flowlog.workflows.v1.WorkflowsService.ListEnvironmentVariables:output_type -> flowlog.workflows.v1.ListEnvironmentVariablesResponse
+	19, // 44: flowlog.workflows.v1.WorkflowsService.DeleteEnvironmentVariable:output_type -> flowlog.workflows.v1.DeleteEnvironmentVariableResponse
+	21, // 45: flowlog.workflows.v1.WorkflowsService.ExecuteWorkflow:output_type -> flowlog.workflows.v1.ExecuteWorkflowResponse
+	23, // 46: flowlog.workflows.v1.WorkflowsService.ChatWorkflow:output_type -> flowlog.workflows.v1.ChatWorkflowResponse
+	27, // 47: flowlog.workflows.v1.WorkflowsService.RetryExecution:output_type -> flowlog.workflows.v1.RetryExecutionResponse
+	25, // 48: flowlog.workflows.v1.WorkflowsService.CancelExecution:output_type -> flowlog.workflows.v1.CancelExecutionResponse
+	29, // 49: flowlog.workflows.v1.WorkflowsService.BulkRetryExecutions:output_type -> flowlog.workflows.v1.BulkRetryExecutionsResponse
+	31, // 50: flowlog.workflows.v1.WorkflowsService.BulkCancelExecutions:output_type -> flowlog.workflows.v1.BulkCancelExecutionsResponse
+	34, // 51: flowlog.workflows.v1.WorkflowsService.GetBulkJob:output_type -> flowlog.workflows.v1.GetBulkJobResponse
+	36, // 52: flowlog.workflows.v1.WorkflowsService.CancelBulkJob:output_type -> flowlog.workflows.v1.CancelBulkJobResponse
+	35, // [35:53] is the sub-list for method output_type
+	17, // [17:35] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_flowlog_workflows_v1_workflows_service_proto_init() }
@@ -2365,13 +2552,14 @@ func file_flowlog_workflows_v1_workflows_service_proto_init() {
 	file_flowlog_workflows_v1_workflows_service_proto_msgTypes[26].OneofWrappers = []any{}
 	file_flowlog_workflows_v1_workflows_service_proto_msgTypes[28].OneofWrappers = []any{}
 	file_flowlog_workflows_v1_workflows_service_proto_msgTypes[30].OneofWrappers = []any{}
+	file_flowlog_workflows_v1_workflows_service_proto_msgTypes[32].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_flowlog_workflows_v1_workflows_service_proto_rawDesc), len(file_flowlog_workflows_v1_workflows_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   35,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -266,6 +266,34 @@ class BulkRetryExecutionsResponse(_message.Message):
     job: BulkJob
     def __init__(self, executions: _Optional[int] = ..., job: _Optional[_Union[BulkJob, _Mapping]] = ...) -> None: ...
 
+class BulkCancelExecutionsRequest(_message.Message):
+    __slots__ = ("workspace_id", "workflow_ids", "folder_ids", "triggers", "start_date", "end_date", "reason", "preview")
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_IDS_FIELD_NUMBER: _ClassVar[int]
+    FOLDER_IDS_FIELD_NUMBER: _ClassVar[int]
+    TRIGGERS_FIELD_NUMBER: _ClassVar[int]
+    START_DATE_FIELD_NUMBER: _ClassVar[int]
+    END_DATE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    PREVIEW_FIELD_NUMBER: _ClassVar[int]
+    workspace_id: str
+    workflow_ids: _containers.RepeatedScalarFieldContainer[str]
+    folder_ids: _containers.RepeatedScalarFieldContainer[str]
+    triggers: _containers.RepeatedScalarFieldContainer[str]
+    start_date: str
+    end_date: str
+    reason: str
+    preview: bool
+    def __init__(self, workspace_id: _Optional[str] = ..., workflow_ids: _Optional[_Iterable[str]] = ..., folder_ids: _Optional[_Iterable[str]] = ..., triggers: _Optional[_Iterable[str]] = ..., start_date: _Optional[str] = ..., end_date: _Optional[str] = ..., reason: _Optional[str] = ..., preview: _Optional[bool] = ...) -> None: ...
+
+class BulkCancelExecutionsResponse(_message.Message):
+    __slots__ = ("executions", "job")
+    EXECUTIONS_FIELD_NUMBER: _ClassVar[int]
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    executions: int
+    job: BulkJob
+    def __init__(self, executions: _Optional[int] = ..., job: _Optional[_Union[BulkJob, _Mapping]] = ...) -> None: ...
+
 class BulkJob(_message.Message):
     __slots__ = ("id", "kind", "status", "total", "processed", "done", "failed", "version", "started_at", "ended_at", "waiting_until", "last_failure", "stopped_reason")
     ID_FIELD_NUMBER: _ClassVar[int]

@@ -110,6 +110,11 @@ class WorkflowsServiceStub:
                 request_serializer=flowlog_dot_workflows_dot_v1_dot_workflows__service__pb2.BulkRetryExecutionsRequest.SerializeToString,
                 response_deserializer=flowlog_dot_workflows_dot_v1_dot_workflows__service__pb2.BulkRetryExecutionsResponse.FromString,
                 _registered_method=True)
+        self.BulkCancelExecutions = channel.unary_unary(
+                '/flowlog.workflows.v1.WorkflowsService/BulkCancelExecutions',
+                request_serializer=flowlog_dot_workflows_dot_v1_dot_workflows__service__pb2.BulkCancelExecutionsRequest.SerializeToString,
+                response_deserializer=flowlog_dot_workflows_dot_v1_dot_workflows__service__pb2.BulkCancelExecutionsResponse.FromString,
+                _registered_method=True)
         self.GetBulkJob = channel.unary_unary(
                 '/flowlog.workflows.v1.WorkflowsService/GetBulkJob',
                 request_serializer=flowlog_dot_workflows_dot_v1_dot_workflows__service__pb2.GetBulkJobRequest.SerializeToString,
@@ -245,6 +250,22 @@ class WorkflowsServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BulkCancelExecutions(self, request, context):
+        """Cancels every running execution the filters select (D47), each as CancelExecution would: it is logged
+        once, level error, {"error": "cancelled", "reason": ...}, and notifies like any failed one. A running
+        execution has no entry yet, so the selection is Temporal's list of the workspace's running executions
+        (by their search attributes), and only the filters an execution has while it runs apply: workflow_ids,
+        folder_ids (the workflows in those folders now), triggers, start_date and end_date. With preview, only
+        counts them. Without, starts one durable job, a Temporal workflow bulk-cancel-<workspaceId>-<n>, that
+        cancels those running when it started; one that has ended by the time the job reaches it is counted as
+        failed. At most 10,000 executions a job: a larger selection is refused (invalid_argument naming the
+        limit). Refused (failed_precondition) while the workspace has a bulk cancel job running. Answers at
+        once (HTTP 202 with a job); GetBulkJob follows it and CancelBulkJob stops it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetBulkJob(self, request, context):
         """A bulk job of the workspace (D47), running or ended, with its progress.
         """
@@ -253,8 +274,8 @@ class WorkflowsServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CancelBulkJob(self, request, context):
-        """Stops a running bulk job (D47): it starts no further retry; the retries it started go on. Refused
-        (failed_precondition) when the job has ended.
+        """Stops a running bulk job (D47): it starts no further retry, or cancels no further execution; what it
+        did stays done. Refused (failed_precondition) when the job has ended.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -337,6 +358,11 @@ def add_WorkflowsServiceServicer_to_server(servicer, server):
                     servicer.BulkRetryExecutions,
                     request_deserializer=flowlog_dot_workflows_dot_v1_dot_workflows__service__pb2.BulkRetryExecutionsRequest.FromString,
                     response_serializer=flowlog_dot_workflows_dot_v1_dot_workflows__service__pb2.BulkRetryExecutionsResponse.SerializeToString,
+            ),
+            'BulkCancelExecutions': grpc.unary_unary_rpc_method_handler(
+                    servicer.BulkCancelExecutions,
+                    request_deserializer=flowlog_dot_workflows_dot_v1_dot_workflows__service__pb2.BulkCancelExecutionsRequest.FromString,
+                    response_serializer=flowlog_dot_workflows_dot_v1_dot_workflows__service__pb2.BulkCancelExecutionsResponse.SerializeToString,
             ),
             'GetBulkJob': grpc.unary_unary_rpc_method_handler(
                     servicer.GetBulkJob,
@@ -755,6 +781,33 @@ class WorkflowsService:
             '/flowlog.workflows.v1.WorkflowsService/BulkRetryExecutions',
             flowlog_dot_workflows_dot_v1_dot_workflows__service__pb2.BulkRetryExecutionsRequest.SerializeToString,
             flowlog_dot_workflows_dot_v1_dot_workflows__service__pb2.BulkRetryExecutionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BulkCancelExecutions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/flowlog.workflows.v1.WorkflowsService/BulkCancelExecutions',
+            flowlog_dot_workflows_dot_v1_dot_workflows__service__pb2.BulkCancelExecutionsRequest.SerializeToString,
+            flowlog_dot_workflows_dot_v1_dot_workflows__service__pb2.BulkCancelExecutionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -78,6 +78,9 @@ const (
 	// WorkflowsServiceBulkRetryExecutionsProcedure is the fully-qualified name of the
 	// WorkflowsService's BulkRetryExecutions RPC.
 	WorkflowsServiceBulkRetryExecutionsProcedure = "/flowlog.workflows.v1.WorkflowsService/BulkRetryExecutions"
+	// WorkflowsServiceBulkCancelExecutionsProcedure is the fully-qualified name of the
+	// WorkflowsService's BulkCancelExecutions RPC.
+	WorkflowsServiceBulkCancelExecutionsProcedure = "/flowlog.workflows.v1.WorkflowsService/BulkCancelExecutions"
 	// WorkflowsServiceGetBulkJobProcedure is the fully-qualified name of the WorkflowsService's
 	// GetBulkJob RPC.
 	WorkflowsServiceGetBulkJobProcedure = "/flowlog.workflows.v1.WorkflowsService/GetBulkJob"
@@ -132,10 +135,21 @@ type WorkflowsServiceClient interface {
 	// (failed_precondition) while the workspace has a bulk retry job running. Answers at once (HTTP 202
 	// with a job); GetBulkJob follows it.
 	BulkRetryExecutions(context.Context, *connect.Request[v1.BulkRetryExecutionsRequest]) (*connect.Response[v1.BulkRetryExecutionsResponse], error)
+	// Cancels every running execution the filters select (D47), each as CancelExecution would: it is logged
+	// once, level error, {"error": "cancelled", "reason": ...}, and notifies like any failed one. A running
+	// execution has no entry yet, so the selection is Temporal's list of the workspace's running executions
+	// (by their search attributes), and only the filters an execution has while it runs apply: workflow_ids,
+	// folder_ids (the workflows in those folders now), triggers, start_date and end_date. With preview, only
+	// counts them. Without, starts one durable job, a Temporal workflow bulk-cancel-<workspaceId>-<n>, that
+	// cancels those running when it started; one that has ended by the time the job reaches it is counted as
+	// failed. At most 10,000 executions a job: a larger selection is refused (invalid_argument naming the
+	// limit). Refused (failed_precondition) while the workspace has a bulk cancel job running. Answers at
+	// once (HTTP 202 with a job); GetBulkJob follows it and CancelBulkJob stops it.
+	BulkCancelExecutions(context.Context, *connect.Request[v1.BulkCancelExecutionsRequest]) (*connect.Response[v1.BulkCancelExecutionsResponse], error)
 	// A bulk job of the workspace (D47), running or ended, with its progress.
 	GetBulkJob(context.Context, *connect.Request[v1.GetBulkJobRequest]) (*connect.Response[v1.GetBulkJobResponse], error)
-	// Stops a running bulk job (D47): it starts no further retry; the retries it started go on. Refused
-	// (failed_precondition) when the job has ended.
+	// Stops a running bulk job (D47): it starts no further retry, or cancels no further execution; what it
+	// did stays done. Refused (failed_precondition) when the job has ended.
 	CancelBulkJob(context.Context, *connect.Request[v1.CancelBulkJobRequest]) (*connect.Response[v1.CancelBulkJobResponse], error)
 }
 
@@ -240,6 +254,12 @@ func NewWorkflowsServiceClient(httpClient connect.HTTPClient, baseURL string, op
 			connect.WithSchema(workflowsServiceMethods.ByName("BulkRetryExecutions")),
 			connect.WithClientOptions(opts...),
 		),
+		bulkCancelExecutions: connect.NewClient[v1.BulkCancelExecutionsRequest, v1.BulkCancelExecutionsResponse](
+			httpClient,
+			baseURL+WorkflowsServiceBulkCancelExecutionsProcedure,
+			connect.WithSchema(workflowsServiceMethods.ByName("BulkCancelExecutions")),
+			connect.WithClientOptions(opts...),
+		),
 		getBulkJob: connect.NewClient[v1.GetBulkJobRequest, v1.GetBulkJobResponse](
 			httpClient,
 			baseURL+WorkflowsServiceGetBulkJobProcedure,
@@ -272,6 +292,7 @@ type workflowsServiceClient struct {
 	retryExecution            *connect.Client[v1.RetryExecutionRequest, v1.RetryExecutionResponse]
 	cancelExecution           *connect.Client[v1.CancelExecutionRequest, v1.CancelExecutionResponse]
 	bulkRetryExecutions       *connect.Client[v1.BulkRetryExecutionsRequest, v1.BulkRetryExecutionsResponse]
+	bulkCancelExecutions      *connect.Client[v1.BulkCancelExecutionsRequest, v1.BulkCancelExecutionsResponse]
 	getBulkJob                *connect.Client[v1.GetBulkJobRequest, v1.GetBulkJobResponse]
 	cancelBulkJob             *connect.Client[v1.CancelBulkJobRequest, v1.CancelBulkJobResponse]
 }
@@ -351,6 +372,11 @@ func (c *workflowsServiceClient) BulkRetryExecutions(ctx context.Context, req *c
 	return c.bulkRetryExecutions.CallUnary(ctx, req)
 }
 
+// BulkCancelExecutions calls flowlog.workflows.v1.WorkflowsService.BulkCancelExecutions.
+func (c *workflowsServiceClient) BulkCancelExecutions(ctx context.Context, req *connect.Request[v1.BulkCancelExecutionsRequest]) (*connect.Response[v1.BulkCancelExecutionsResponse], error) {
+	return c.bulkCancelExecutions.CallUnary(ctx, req)
+}
+
 // GetBulkJob calls flowlog.workflows.v1.WorkflowsService.GetBulkJob.
 func (c *workflowsServiceClient) GetBulkJob(ctx context.Context, req *connect.Request[v1.GetBulkJobRequest]) (*connect.Response[v1.GetBulkJobResponse], error) {
 	return c.getBulkJob.CallUnary(ctx, req)
@@ -408,10 +434,21 @@ type WorkflowsServiceHandler interface {
 	// (failed_precondition) while the workspace has a bulk retry job running. Answers at once (HTTP 202
 	// with a job); GetBulkJob follows it.
 	BulkRetryExecutions(context.Context, *connect.Request[v1.BulkRetryExecutionsRequest]) (*connect.Response[v1.BulkRetryExecutionsResponse], error)
+	// Cancels every running execution the filters select (D47), each as CancelExecution would: it is logged
+	// once, level error, {"error": "cancelled", "reason": ...}, and notifies like any failed one. A running
+	// execution has no entry yet, so the selection is Temporal's list of the workspace's running executions
+	// (by their search attributes), and only the filters an execution has while it runs apply: workflow_ids,
+	// folder_ids (the workflows in those folders now), triggers, start_date and end_date. With preview, only
+	// counts them. Without, starts one durable job, a Temporal workflow bulk-cancel-<workspaceId>-<n>, that
+	// cancels those running when it started; one that has ended by the time the job reaches it is counted as
+	// failed. At most 10,000 executions a job: a larger selection is refused (invalid_argument naming the
+	// limit). Refused (failed_precondition) while the workspace has a bulk cancel job running. Answers at
+	// once (HTTP 202 with a job); GetBulkJob follows it and CancelBulkJob stops it.
+	BulkCancelExecutions(context.Context, *connect.Request[v1.BulkCancelExecutionsRequest]) (*connect.Response[v1.BulkCancelExecutionsResponse], error)
 	// A bulk job of the workspace (D47), running or ended, with its progress.
 	GetBulkJob(context.Context, *connect.Request[v1.GetBulkJobRequest]) (*connect.Response[v1.GetBulkJobResponse], error)
-	// Stops a running bulk job (D47): it starts no further retry; the retries it started go on. Refused
-	// (failed_precondition) when the job has ended.
+	// Stops a running bulk job (D47): it starts no further retry, or cancels no further execution; what it
+	// did stays done. Refused (failed_precondition) when the job has ended.
 	CancelBulkJob(context.Context, *connect.Request[v1.CancelBulkJobRequest]) (*connect.Response[v1.CancelBulkJobResponse], error)
 }
 
@@ -512,6 +549,12 @@ func NewWorkflowsServiceHandler(svc WorkflowsServiceHandler, opts ...connect.Han
 		connect.WithSchema(workflowsServiceMethods.ByName("BulkRetryExecutions")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workflowsServiceBulkCancelExecutionsHandler := connect.NewUnaryHandler(
+		WorkflowsServiceBulkCancelExecutionsProcedure,
+		svc.BulkCancelExecutions,
+		connect.WithSchema(workflowsServiceMethods.ByName("BulkCancelExecutions")),
+		connect.WithHandlerOptions(opts...),
+	)
 	workflowsServiceGetBulkJobHandler := connect.NewUnaryHandler(
 		WorkflowsServiceGetBulkJobProcedure,
 		svc.GetBulkJob,
@@ -556,6 +599,8 @@ func NewWorkflowsServiceHandler(svc WorkflowsServiceHandler, opts ...connect.Han
 			workflowsServiceCancelExecutionHandler.ServeHTTP(w, r)
 		case WorkflowsServiceBulkRetryExecutionsProcedure:
 			workflowsServiceBulkRetryExecutionsHandler.ServeHTTP(w, r)
+		case WorkflowsServiceBulkCancelExecutionsProcedure:
+			workflowsServiceBulkCancelExecutionsHandler.ServeHTTP(w, r)
 		case WorkflowsServiceGetBulkJobProcedure:
 			workflowsServiceGetBulkJobHandler.ServeHTTP(w, r)
 		case WorkflowsServiceCancelBulkJobProcedure:
@@ -627,6 +672,10 @@ func (UnimplementedWorkflowsServiceHandler) CancelExecution(context.Context, *co
 
 func (UnimplementedWorkflowsServiceHandler) BulkRetryExecutions(context.Context, *connect.Request[v1.BulkRetryExecutionsRequest]) (*connect.Response[v1.BulkRetryExecutionsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("flowlog.workflows.v1.WorkflowsService.BulkRetryExecutions is not implemented"))
+}
+
+func (UnimplementedWorkflowsServiceHandler) BulkCancelExecutions(context.Context, *connect.Request[v1.BulkCancelExecutionsRequest]) (*connect.Response[v1.BulkCancelExecutionsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("flowlog.workflows.v1.WorkflowsService.BulkCancelExecutions is not implemented"))
 }
 
 func (UnimplementedWorkflowsServiceHandler) GetBulkJob(context.Context, *connect.Request[v1.GetBulkJobRequest]) (*connect.Response[v1.GetBulkJobResponse], error) {

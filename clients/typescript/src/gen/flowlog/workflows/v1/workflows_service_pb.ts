@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flowlog/workflows/v1/workflows_service.proto.
  */
 export const file_flowlog_workflows_v1_workflows_service: GenFile = /*@__PURE__*/
-  fileDesc("CixmbG93bG9nL3dvcmtmbG93cy92MS93b3JrZmxvd3Nfc2VydmljZS5wcm90bxIUZmxvd2xvZy53b3JrZmxvd3MudjEiuQEKFUNyZWF0ZVdvcmtmbG93UmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIWCglmb2xkZXJfaWQYAiABKAlIAIgBARIRCgRuYW1lGAMgASgJQgPgQQISEwoLZGVzY3JpcHRpb24YBCABKAkSNwoFc3RhdGUYBSABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlQgPgQQJCDAoKX2ZvbGRlcl9pZCJKChZDcmVhdGVXb3JrZmxvd1Jlc3BvbnNlEjAKCHdvcmtmbG93GAEgASgLMh4uZmxvd2xvZy53b3JrZmxvd3MudjEuV29ya2Zsb3ciRwoSR2V0V29ya2Zsb3dSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFAoHdmVyc2lvbhgCIAEoDUgAiAEBQgoKCF92ZXJzaW9uIkcKE0dldFdvcmtmbG93UmVzcG9uc2USMAoId29ya2Zsb3cYASABKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyJXChRMaXN0V29ya2Zsb3dzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIWCglmb2xkZXJfaWQYAiABKAlIAIgBAUIMCgpfZm9sZGVyX2lkIkoKFUxpc3RXb3JrZmxvd3NSZXNwb25zZRIxCgl3b3JrZmxvd3MYASADKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyLIAQoVVXBkYXRlV29ya2Zsb3dSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFgoJZm9sZGVyX2lkGAIgASgJSACIAQESEQoEbmFtZRgDIAEoCUgBiAEBEhgKC2Rlc2NyaXB0aW9uGAQgASgJSAKIAQESMgoFc3RhdGUYBSABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlQgwKCl9mb2xkZXJfaWRCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uIkoKFlVwZGF0ZVdvcmtmbG93UmVzcG9uc2USMAoId29ya2Zsb3cYASABKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyIoChVEZWxldGVXb3JrZmxvd1JlcXVlc3QSDwoCaWQYASABKAlCA+BBAiIYChZEZWxldGVXb3JrZmxvd1Jlc3BvbnNlIkMKE0NyZWF0ZUZvbGRlclJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISEQoEbmFtZRgCIAEoCUID4EECIkQKFENyZWF0ZUZvbGRlclJlc3BvbnNlEiwKBmZvbGRlchgBIAEoCzIcLmZsb3dsb2cud29ya2Zsb3dzLnYxLkZvbGRlciIvChJMaXN0Rm9sZGVyc1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQIiRAoTTGlzdEZvbGRlcnNSZXNwb25zZRItCgdmb2xkZXJzGAEgAygLMhwuZmxvd2xvZy53b3JrZmxvd3MudjEuRm9sZGVyImQKHVNldEVudmlyb25tZW50VmFyaWFibGVSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEhEKBG5hbWUYAiABKAlCA+BBAhIVCgV2YWx1ZRgDIAEoCUIG4EEC4EEEIl0KHlNldEVudmlyb25tZW50VmFyaWFibGVSZXNwb25zZRI7Cgh2YXJpYWJsZRgBIAEoCzIpLmZsb3dsb2cud29ya2Zsb3dzLnYxLkVudmlyb25tZW50VmFyaWFibGUiPAofTGlzdEVudmlyb25tZW50VmFyaWFibGVzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAiJgCiBMaXN0RW52aXJvbm1lbnRWYXJpYWJsZXNSZXNwb25zZRI8Cgl2YXJpYWJsZXMYASADKAsyKS5mbG93bG9nLndvcmtmbG93cy52MS5FbnZpcm9ubWVudFZhcmlhYmxlIlAKIERlbGV0ZUVudmlyb25tZW50VmFyaWFibGVSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEhEKBG5hbWUYAiABKAlCA+BBAiIjCiFEZWxldGVFbnZpcm9ubWVudFZhcmlhYmxlUmVzcG9uc2UiWgoWRXhlY3V0ZVdvcmtmbG93UmVxdWVzdBIKCgJpZBgBIAEoCRIlCgVpbnB1dBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVhc3luYxgDIAEoCCJ3ChdFeGVjdXRlV29ya2Zsb3dSZXNwb25zZRIUCgxleGVjdXRpb25faWQYASABKAkSEwoGc3RhdHVzGAIgASgJSACIAQESJgoGb3V0cHV0GAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlQgkKB19zdGF0dXMiMgoTQ2hhdFdvcmtmbG93UmVxdWVzdBIKCgJpZBgBIAEoCRIPCgdtZXNzYWdlGAIgASgJImQKFENoYXRXb3JrZmxvd1Jlc3BvbnNlEhQKDGV4ZWN1dGlvbl9pZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSJgoGb3V0cHV0GAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkMKFkNhbmNlbEV4ZWN1dGlvblJlcXVlc3QSGQoMZXhlY3V0aW9uX2lkGAEgASgJQgPgQQISDgoGcmVhc29uGAIgASgJIi8KF0NhbmNlbEV4ZWN1dGlvblJlc3BvbnNlEhQKDGV4ZWN1dGlvbl9pZBgBIAEoCSJwChVSZXRyeUV4ZWN1dGlvblJlcXVlc3QSGQoMZXhlY3V0aW9uX2lkGAEgASgJQgPgQQISEQoEZnJvbRgCIAEoCUgAiAEBEhQKB3ZlcnNpb24YAyABKAlIAYgBAUIHCgVfZnJvbUIKCghfdmVyc2lvbiJRChZSZXRyeUV4ZWN1dGlvblJlc3BvbnNlEhQKDGV4ZWN1dGlvbl9pZBgBIAEoCRIQCghyZXRyeV9vZhgCIAEoCRIPCgd2ZXJzaW9uGAMgASgNIvYDChpCdWxrUmV0cnlFeGVjdXRpb25zUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIUCgx3b3JrZmxvd19pZHMYAiADKAkSEgoKZm9sZGVyX2lkcxgDIAMoCRIQCgh0cmlnZ2VycxgEIAMoCRISCgVsZXZlbBgFIAEoCUgAiAEBEhcKCnN0YXJ0X2RhdGUYBiABKAlIAYgBARIVCghlbmRfZGF0ZRgHIAEoCUgCiAEBEhwKD21pbl9kdXJhdGlvbl9tcxgIIAEoDUgDiAEBEhwKD21heF9kdXJhdGlvbl9tcxgJIAEoDUgEiAEBEhUKCG1pbl9jb3N0GAogASgBSAWIAQESFQoIbWF4X2Nvc3QYCyABKAFIBogBARISCgVtb2RlbBgMIAEoCUgHiAEBEhEKBGZyb20YDSABKAlICIgBARIUCgd2ZXJzaW9uGA4gASgJSAmIAQESDwoHcHJldmlldxgPIAEoCEIICgZfbGV2ZWxCDQoLX3N0YXJ0X2RhdGVCCwoJX2VuZF9kYXRlQhIKEF9taW5fZHVyYXRpb25fbXNCEgoQX21heF9kdXJhdGlvbl9tc0ILCglfbWluX2Nvc3RCCwoJX21heF9jb3N0QggKBl9tb2RlbEIHCgVfZnJvbUIKCghfdmVyc2lvbiJdChtCdWxrUmV0cnlFeGVjdXRpb25zUmVzcG9uc2USEgoKZXhlY3V0aW9ucxgBIAEoDRIqCgNqb2IYAiABKAsyHS5mbG93bG9nLndvcmtmbG93cy52MS5CdWxrSm9iItQCCgdCdWxrSm9iEgoKAmlkGAEgASgJEgwKBGtpbmQYAiABKAkSDgoGc3RhdHVzGAMgASgJEg0KBXRvdGFsGAQgASgNEhEKCXByb2Nlc3NlZBgFIAEoDRIMCgRkb25lGAYgASgNEg4KBmZhaWxlZBgHIAEoDRIMCgRmcm9tGAggASgJEg8KB3ZlcnNpb24YCSABKAkSEgoKc3RhcnRlZF9hdBgKIAEoCRIVCghlbmRlZF9hdBgLIAEoCUgAiAEBEhoKDXdhaXRpbmdfdW50aWwYDCABKAlIAYgBARIZCgxsYXN0X2ZhaWx1cmUYDSABKAlIAogBARIbCg5zdG9wcGVkX3JlYXNvbhgOIAEoCUgDiAEBQgsKCV9lbmRlZF9hdEIQCg5fd2FpdGluZ191bnRpbEIPCg1fbGFzdF9mYWlsdXJlQhEKD19zdG9wcGVkX3JlYXNvbiI/ChFHZXRCdWxrSm9iUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIPCgJpZBgCIAEoCUID4EECIkAKEkdldEJ1bGtKb2JSZXNwb25zZRIqCgNqb2IYASABKAsyHS5mbG93bG9nLndvcmtmbG93cy52MS5CdWxrSm9iIkIKFENhbmNlbEJ1bGtKb2JSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEg8KAmlkGAIgASgJQgPgQQIiQwoVQ2FuY2VsQnVsa0pvYlJlc3BvbnNlEioKA2pvYhgBIAEoCzIdLmZsb3dsb2cud29ya2Zsb3dzLnYxLkJ1bGtKb2IyiBYKEFdvcmtmbG93c1NlcnZpY2USowEKDkNyZWF0ZVdvcmtmbG93EisuZmxvd2xvZy53b3JrZmxvd3MudjEuQ3JlYXRlV29ya2Zsb3dSZXF1ZXN0GiwuZmxvd2xvZy53b3JrZmxvd3MudjEuQ3JlYXRlV29ya2Zsb3dSZXNwb25zZSI2gtPkkwIwOgEqIisvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vd29ya2Zsb3dzEoIBCgtHZXRXb3JrZmxvdxIoLmZsb3dsb2cud29ya2Zsb3dzLnYxLkdldFdvcmtmbG93UmVxdWVzdBopLmZsb3dsb2cud29ya2Zsb3dzLnYxLkdldFdvcmtmbG93UmVzcG9uc2UiHoLT5JMCGBIWL2FwaS92MS93b3JrZmxvd3Mve2lkfRKdAQoNTGlzdFdvcmtmbG93cxIqLmZsb3dsb2cud29ya2Zsb3dzLnYxLkxpc3RXb3JrZmxvd3NSZXF1ZXN0GisuZmxvd2xvZy53b3JrZmxvd3MudjEuTGlzdFdvcmtmbG93c1Jlc3BvbnNlIjOC0+STAi0SKy9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS93b3JrZmxvd3MSjgEKDlVwZGF0ZVdvcmtmbG93EisuZmxvd2xvZy53b3JrZmxvd3MudjEuVXBkYXRlV29ya2Zsb3dSZXF1ZXN0GiwuZmxvd2xvZy53b3JrZmxvd3MudjEuVXBkYXRlV29ya2Zsb3dSZXNwb25zZSIhgtPkkwIbOgEqGhYvYXBpL3YxL3dvcmtmbG93cy97aWR9EosBCg5EZWxldGVXb3JrZmxvdxIrLmZsb3dsb2cud29ya2Zsb3dzLnYxLkRlbGV0ZVdvcmtmbG93UmVxdWVzdBosLmZsb3dsb2cud29ya2Zsb3dzLnYxLkRlbGV0ZVdvcmtmbG93UmVzcG9uc2UiHoLT5JMCGCoWL2FwaS92MS93b3JrZmxvd3Mve2lkfRKbAQoMQ3JlYXRlRm9sZGVyEikuZmxvd2xvZy53b3JrZmxvd3MudjEuQ3JlYXRlRm9sZGVyUmVxdWVzdBoqLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNyZWF0ZUZvbGRlclJlc3BvbnNlIjSC0+STAi46ASoiKS9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9mb2xkZXJzEpUBCgtMaXN0Rm9sZGVycxIoLmZsb3dsb2cud29ya2Zsb3dzLnYxLkxpc3RGb2xkZXJzUmVxdWVzdBopLmZsb3dsb2cud29ya2Zsb3dzLnYxLkxpc3RGb2xkZXJzUmVzcG9uc2UiMYLT5JMCKxIpL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2ZvbGRlcnMSxAEKFlNldEVudmlyb25tZW50VmFyaWFibGUSMy5mbG93bG9nLndvcmtmbG93cy52MS5TZXRFbnZpcm9ubWVudFZhcmlhYmxlUmVxdWVzdBo0LmZsb3dsb2cud29ya2Zsb3dzLnYxLlNldEVudmlyb25tZW50VmFyaWFibGVSZXNwb25zZSI/gtPkkwI5OgEqGjQvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vZW52aXJvbm1lbnQve25hbWV9EsABChhMaXN0RW52aXJvbm1lbnRWYXJpYWJsZXMSNS5mbG93bG9nLndvcmtmbG93cy52MS5MaXN0RW52aXJvbm1lbnRWYXJpYWJsZXNSZXF1ZXN0GjYuZmxvd2xvZy53b3JrZmxvd3MudjEuTGlzdEVudmlyb25tZW50VmFyaWFibGVzUmVzcG9uc2UiNYLT5JMCLxItL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2Vudmlyb25tZW50EsoBChlEZWxldGVFbnZpcm9ubWVudFZhcmlhYmxlEjYuZmxvd2xvZy53b3JrZmxvd3MudjEuRGVsZXRlRW52aXJvbm1lbnRWYXJpYWJsZVJlcXVlc3QaNy5mbG93bG9nLndvcmtmbG93cy52MS5EZWxldGVFbnZpcm9ubWVudFZhcmlhYmxlUmVzcG9uc2UiPILT5JMCNio0L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2Vudmlyb25tZW50L3tuYW1lfRKZAQoPRXhlY3V0ZVdvcmtmbG93EiwuZmxvd2xvZy53b3JrZmxvd3MudjEuRXhlY3V0ZVdvcmtmbG93UmVxdWVzdBotLmZsb3dsb2cud29ya2Zsb3dzLnYxLkV4ZWN1dGVXb3JrZmxvd1Jlc3BvbnNlIimC0+STAiM6ASoiHi9hcGkvdjEvd29ya2Zsb3dzL3tpZH0vZXhlY3V0ZRKNAQoMQ2hhdFdvcmtmbG93EikuZmxvd2xvZy53b3JrZmxvd3MudjEuQ2hhdFdvcmtmbG93UmVxdWVzdBoqLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNoYXRXb3JrZmxvd1Jlc3BvbnNlIiaC0+STAiA6ASoiGy9hcGkvdjEvd29ya2Zsb3dzL3tpZH0vY2hhdBKfAQoOUmV0cnlFeGVjdXRpb24SKy5mbG93bG9nLndvcmtmbG93cy52MS5SZXRyeUV4ZWN1dGlvblJlcXVlc3QaLC5mbG93bG9nLndvcmtmbG93cy52MS5SZXRyeUV4ZWN1dGlvblJlc3BvbnNlIjKC0+STAiw6ASoiJy9hcGkvdjEvZXhlY3V0aW9ucy97ZXhlY3V0aW9uX2lkfTpyZXRyeRKjAQoPQ2FuY2VsRXhlY3V0aW9uEiwuZmxvd2xvZy53b3JrZmxvd3MudjEuQ2FuY2VsRXhlY3V0aW9uUmVxdWVzdBotLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNhbmNlbEV4ZWN1dGlvblJlc3BvbnNlIjOC0+STAi06ASoiKC9hcGkvdjEvZXhlY3V0aW9ucy97ZXhlY3V0aW9uX2lkfTpjYW5jZWwSvQEKE0J1bGtSZXRyeUV4ZWN1dGlvbnMSMC5mbG93bG9nLndvcmtmbG93cy52MS5CdWxrUmV0cnlFeGVjdXRpb25zUmVxdWVzdBoxLmZsb3dsb2cud29ya2Zsb3dzLnYxLkJ1bGtSZXRyeUV4ZWN1dGlvbnNSZXNwb25zZSJBgtPkkwI7OgEqIjYvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vZXhlY3V0aW9uczpidWxrUmV0cnkSmQEKCkdldEJ1bGtKb2ISJy5mbG93bG9nLndvcmtmbG93cy52MS5HZXRCdWxrSm9iUmVxdWVzdBooLmZsb3dsb2cud29ya2Zsb3dzLnYxLkdldEJ1bGtKb2JSZXNwb25zZSI4gtPkkwIyEjAvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vYnVsay1qb2JzL3tpZH0SrAEKDUNhbmNlbEJ1bGtKb2ISKi5mbG93bG9nLndvcmtmbG93cy52MS5DYW5jZWxCdWxrSm9iUmVxdWVzdBorLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNhbmNlbEJ1bGtKb2JSZXNwb25zZSJCgtPkkwI8OgEqIjcvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vYnVsay1qb2JzL3tpZH06Y2FuY2VsYgZwcm90bzM", [file_flowlog_workflows_v1_environment, file_flowlog_workflows_v1_workflow, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_struct]);
+  fileDesc("CixmbG93bG9nL3dvcmtmbG93cy92MS93b3JrZmxvd3Nfc2VydmljZS5wcm90bxIUZmxvd2xvZy53b3JrZmxvd3MudjEiuQEKFUNyZWF0ZVdvcmtmbG93UmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIWCglmb2xkZXJfaWQYAiABKAlIAIgBARIRCgRuYW1lGAMgASgJQgPgQQISEwoLZGVzY3JpcHRpb24YBCABKAkSNwoFc3RhdGUYBSABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlQgPgQQJCDAoKX2ZvbGRlcl9pZCJKChZDcmVhdGVXb3JrZmxvd1Jlc3BvbnNlEjAKCHdvcmtmbG93GAEgASgLMh4uZmxvd2xvZy53b3JrZmxvd3MudjEuV29ya2Zsb3ciRwoSR2V0V29ya2Zsb3dSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFAoHdmVyc2lvbhgCIAEoDUgAiAEBQgoKCF92ZXJzaW9uIkcKE0dldFdvcmtmbG93UmVzcG9uc2USMAoId29ya2Zsb3cYASABKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyJXChRMaXN0V29ya2Zsb3dzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIWCglmb2xkZXJfaWQYAiABKAlIAIgBAUIMCgpfZm9sZGVyX2lkIkoKFUxpc3RXb3JrZmxvd3NSZXNwb25zZRIxCgl3b3JrZmxvd3MYASADKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyLIAQoVVXBkYXRlV29ya2Zsb3dSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQISFgoJZm9sZGVyX2lkGAIgASgJSACIAQESEQoEbmFtZRgDIAEoCUgBiAEBEhgKC2Rlc2NyaXB0aW9uGAQgASgJSAKIAQESMgoFc3RhdGUYBSABKAsyIy5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvd1N0YXRlQgwKCl9mb2xkZXJfaWRCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uIkoKFlVwZGF0ZVdvcmtmbG93UmVzcG9uc2USMAoId29ya2Zsb3cYASABKAsyHi5mbG93bG9nLndvcmtmbG93cy52MS5Xb3JrZmxvdyIoChVEZWxldGVXb3JrZmxvd1JlcXVlc3QSDwoCaWQYASABKAlCA+BBAiIYChZEZWxldGVXb3JrZmxvd1Jlc3BvbnNlIkMKE0NyZWF0ZUZvbGRlclJlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISEQoEbmFtZRgCIAEoCUID4EECIkQKFENyZWF0ZUZvbGRlclJlc3BvbnNlEiwKBmZvbGRlchgBIAEoCzIcLmZsb3dsb2cud29ya2Zsb3dzLnYxLkZvbGRlciIvChJMaXN0Rm9sZGVyc1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQIiRAoTTGlzdEZvbGRlcnNSZXNwb25zZRItCgdmb2xkZXJzGAEgAygLMhwuZmxvd2xvZy53b3JrZmxvd3MudjEuRm9sZGVyImQKHVNldEVudmlyb25tZW50VmFyaWFibGVSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEhEKBG5hbWUYAiABKAlCA+BBAhIVCgV2YWx1ZRgDIAEoCUIG4EEC4EEEIl0KHlNldEVudmlyb25tZW50VmFyaWFibGVSZXNwb25zZRI7Cgh2YXJpYWJsZRgBIAEoCzIpLmZsb3dsb2cud29ya2Zsb3dzLnYxLkVudmlyb25tZW50VmFyaWFibGUiPAofTGlzdEVudmlyb25tZW50VmFyaWFibGVzUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAiJgCiBMaXN0RW52aXJvbm1lbnRWYXJpYWJsZXNSZXNwb25zZRI8Cgl2YXJpYWJsZXMYASADKAsyKS5mbG93bG9nLndvcmtmbG93cy52MS5FbnZpcm9ubWVudFZhcmlhYmxlIlAKIERlbGV0ZUVudmlyb25tZW50VmFyaWFibGVSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEhEKBG5hbWUYAiABKAlCA+BBAiIjCiFEZWxldGVFbnZpcm9ubWVudFZhcmlhYmxlUmVzcG9uc2UiWgoWRXhlY3V0ZVdvcmtmbG93UmVxdWVzdBIKCgJpZBgBIAEoCRIlCgVpbnB1dBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVhc3luYxgDIAEoCCJ3ChdFeGVjdXRlV29ya2Zsb3dSZXNwb25zZRIUCgxleGVjdXRpb25faWQYASABKAkSEwoGc3RhdHVzGAIgASgJSACIAQESJgoGb3V0cHV0GAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlQgkKB19zdGF0dXMiMgoTQ2hhdFdvcmtmbG93UmVxdWVzdBIKCgJpZBgBIAEoCRIPCgdtZXNzYWdlGAIgASgJImQKFENoYXRXb3JrZmxvd1Jlc3BvbnNlEhQKDGV4ZWN1dGlvbl9pZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSJgoGb3V0cHV0GAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkMKFkNhbmNlbEV4ZWN1dGlvblJlcXVlc3QSGQoMZXhlY3V0aW9uX2lkGAEgASgJQgPgQQISDgoGcmVhc29uGAIgASgJIi8KF0NhbmNlbEV4ZWN1dGlvblJlc3BvbnNlEhQKDGV4ZWN1dGlvbl9pZBgBIAEoCSJwChVSZXRyeUV4ZWN1dGlvblJlcXVlc3QSGQoMZXhlY3V0aW9uX2lkGAEgASgJQgPgQQISEQoEZnJvbRgCIAEoCUgAiAEBEhQKB3ZlcnNpb24YAyABKAlIAYgBAUIHCgVfZnJvbUIKCghfdmVyc2lvbiJRChZSZXRyeUV4ZWN1dGlvblJlc3BvbnNlEhQKDGV4ZWN1dGlvbl9pZBgBIAEoCRIQCghyZXRyeV9vZhgCIAEoCRIPCgd2ZXJzaW9uGAMgASgNIvYDChpCdWxrUmV0cnlFeGVjdXRpb25zUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIUCgx3b3JrZmxvd19pZHMYAiADKAkSEgoKZm9sZGVyX2lkcxgDIAMoCRIQCgh0cmlnZ2VycxgEIAMoCRISCgVsZXZlbBgFIAEoCUgAiAEBEhcKCnN0YXJ0X2RhdGUYBiABKAlIAYgBARIVCghlbmRfZGF0ZRgHIAEoCUgCiAEBEhwKD21pbl9kdXJhdGlvbl9tcxgIIAEoDUgDiAEBEhwKD21heF9kdXJhdGlvbl9tcxgJIAEoDUgEiAEBEhUKCG1pbl9jb3N0GAogASgBSAWIAQESFQoIbWF4X2Nvc3QYCyABKAFIBogBARISCgVtb2RlbBgMIAEoCUgHiAEBEhEKBGZyb20YDSABKAlICIgBARIUCgd2ZXJzaW9uGA4gASgJSAmIAQESDwoHcHJldmlldxgPIAEoCEIICgZfbGV2ZWxCDQoLX3N0YXJ0X2RhdGVCCwoJX2VuZF9kYXRlQhIKEF9taW5fZHVyYXRpb25fbXNCEgoQX21heF9kdXJhdGlvbl9tc0ILCglfbWluX2Nvc3RCCwoJX21heF9jb3N0QggKBl9tb2RlbEIHCgVfZnJvbUIKCghfdmVyc2lvbiJdChtCdWxrUmV0cnlFeGVjdXRpb25zUmVzcG9uc2USEgoKZXhlY3V0aW9ucxgBIAEoDRIqCgNqb2IYAiABKAsyHS5mbG93bG9nLndvcmtmbG93cy52MS5CdWxrSm9iIuEBChtCdWxrQ2FuY2VsRXhlY3V0aW9uc1JlcXVlc3QSGQoMd29ya3NwYWNlX2lkGAEgASgJQgPgQQISFAoMd29ya2Zsb3dfaWRzGAIgAygJEhIKCmZvbGRlcl9pZHMYAyADKAkSEAoIdHJpZ2dlcnMYBCADKAkSFwoKc3RhcnRfZGF0ZRgGIAEoCUgAiAEBEhUKCGVuZF9kYXRlGAcgASgJSAGIAQESDgoGcmVhc29uGA0gASgJEg8KB3ByZXZpZXcYDyABKAhCDQoLX3N0YXJ0X2RhdGVCCwoJX2VuZF9kYXRlIl4KHEJ1bGtDYW5jZWxFeGVjdXRpb25zUmVzcG9uc2USEgoKZXhlY3V0aW9ucxgBIAEoDRIqCgNqb2IYAiABKAsyHS5mbG93bG9nLndvcmtmbG93cy52MS5CdWxrSm9iItQCCgdCdWxrSm9iEgoKAmlkGAEgASgJEgwKBGtpbmQYAiABKAkSDgoGc3RhdHVzGAMgASgJEg0KBXRvdGFsGAQgASgNEhEKCXByb2Nlc3NlZBgFIAEoDRIMCgRkb25lGAYgASgNEg4KBmZhaWxlZBgHIAEoDRIMCgRmcm9tGAggASgJEg8KB3ZlcnNpb24YCSABKAkSEgoKc3RhcnRlZF9hdBgKIAEoCRIVCghlbmRlZF9hdBgLIAEoCUgAiAEBEhoKDXdhaXRpbmdfdW50aWwYDCABKAlIAYgBARIZCgxsYXN0X2ZhaWx1cmUYDSABKAlIAogBARIbCg5zdG9wcGVkX3JlYXNvbhgOIAEoCUgDiAEBQgsKCV9lbmRlZF9hdEIQCg5fd2FpdGluZ191bnRpbEIPCg1fbGFzdF9mYWlsdXJlQhEKD19zdG9wcGVkX3JlYXNvbiI/ChFHZXRCdWxrSm9iUmVxdWVzdBIZCgx3b3Jrc3BhY2VfaWQYASABKAlCA+BBAhIPCgJpZBgCIAEoCUID4EECIkAKEkdldEJ1bGtKb2JSZXNwb25zZRIqCgNqb2IYASABKAsyHS5mbG93bG9nLndvcmtmbG93cy52MS5CdWxrSm9iIkIKFENhbmNlbEJ1bGtKb2JSZXF1ZXN0EhkKDHdvcmtzcGFjZV9pZBgBIAEoCUID4EECEg8KAmlkGAIgASgJQgPgQQIiQwoVQ2FuY2VsQnVsa0pvYlJlc3BvbnNlEioKA2pvYhgBIAEoCzIdLmZsb3dsb2cud29ya2Zsb3dzLnYxLkJ1bGtKb2IyzBcKEFdvcmtmbG93c1NlcnZpY2USowEKDkNyZWF0ZVdvcmtmbG93EisuZmxvd2xvZy53b3JrZmxvd3MudjEuQ3JlYXRlV29ya2Zsb3dSZXF1ZXN0GiwuZmxvd2xvZy53b3JrZmxvd3MudjEuQ3JlYXRlV29ya2Zsb3dSZXNwb25zZSI2gtPkkwIwOgEqIisvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vd29ya2Zsb3dzEoIBCgtHZXRXb3JrZmxvdxIoLmZsb3dsb2cud29ya2Zsb3dzLnYxLkdldFdvcmtmbG93UmVxdWVzdBopLmZsb3dsb2cud29ya2Zsb3dzLnYxLkdldFdvcmtmbG93UmVzcG9uc2UiHoLT5JMCGBIWL2FwaS92MS93b3JrZmxvd3Mve2lkfRKdAQoNTGlzdFdvcmtmbG93cxIqLmZsb3dsb2cud29ya2Zsb3dzLnYxLkxpc3RXb3JrZmxvd3NSZXF1ZXN0GisuZmxvd2xvZy53b3JrZmxvd3MudjEuTGlzdFdvcmtmbG93c1Jlc3BvbnNlIjOC0+STAi0SKy9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS93b3JrZmxvd3MSjgEKDlVwZGF0ZVdvcmtmbG93EisuZmxvd2xvZy53b3JrZmxvd3MudjEuVXBkYXRlV29ya2Zsb3dSZXF1ZXN0GiwuZmxvd2xvZy53b3JrZmxvd3MudjEuVXBkYXRlV29ya2Zsb3dSZXNwb25zZSIhgtPkkwIbOgEqGhYvYXBpL3YxL3dvcmtmbG93cy97aWR9EosBCg5EZWxldGVXb3JrZmxvdxIrLmZsb3dsb2cud29ya2Zsb3dzLnYxLkRlbGV0ZVdvcmtmbG93UmVxdWVzdBosLmZsb3dsb2cud29ya2Zsb3dzLnYxLkRlbGV0ZVdvcmtmbG93UmVzcG9uc2UiHoLT5JMCGCoWL2FwaS92MS93b3JrZmxvd3Mve2lkfRKbAQoMQ3JlYXRlRm9sZGVyEikuZmxvd2xvZy53b3JrZmxvd3MudjEuQ3JlYXRlRm9sZGVyUmVxdWVzdBoqLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNyZWF0ZUZvbGRlclJlc3BvbnNlIjSC0+STAi46ASoiKS9hcGkvdjEvd29ya3NwYWNlcy97d29ya3NwYWNlX2lkfS9mb2xkZXJzEpUBCgtMaXN0Rm9sZGVycxIoLmZsb3dsb2cud29ya2Zsb3dzLnYxLkxpc3RGb2xkZXJzUmVxdWVzdBopLmZsb3dsb2cud29ya2Zsb3dzLnYxLkxpc3RGb2xkZXJzUmVzcG9uc2UiMYLT5JMCKxIpL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2ZvbGRlcnMSxAEKFlNldEVudmlyb25tZW50VmFyaWFibGUSMy5mbG93bG9nLndvcmtmbG93cy52MS5TZXRFbnZpcm9ubWVudFZhcmlhYmxlUmVxdWVzdBo0LmZsb3dsb2cud29ya2Zsb3dzLnYxLlNldEVudmlyb25tZW50VmFyaWFibGVSZXNwb25zZSI/gtPkkwI5OgEqGjQvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vZW52aXJvbm1lbnQve25hbWV9EsABChhMaXN0RW52aXJvbm1lbnRWYXJpYWJsZXMSNS5mbG93bG9nLndvcmtmbG93cy52MS5MaXN0RW52aXJvbm1lbnRWYXJpYWJsZXNSZXF1ZXN0GjYuZmxvd2xvZy53b3JrZmxvd3MudjEuTGlzdEVudmlyb25tZW50VmFyaWFibGVzUmVzcG9uc2UiNYLT5JMCLxItL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2Vudmlyb25tZW50EsoBChlEZWxldGVFbnZpcm9ubWVudFZhcmlhYmxlEjYuZmxvd2xvZy53b3JrZmxvd3MudjEuRGVsZXRlRW52aXJvbm1lbnRWYXJpYWJsZVJlcXVlc3QaNy5mbG93bG9nLndvcmtmbG93cy52MS5EZWxldGVFbnZpcm9ubWVudFZhcmlhYmxlUmVzcG9uc2UiPILT5JMCNio0L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2Vudmlyb25tZW50L3tuYW1lfRKZAQoPRXhlY3V0ZVdvcmtmbG93EiwuZmxvd2xvZy53b3JrZmxvd3MudjEuRXhlY3V0ZVdvcmtmbG93UmVxdWVzdBotLmZsb3dsb2cud29ya2Zsb3dzLnYxLkV4ZWN1dGVXb3JrZmxvd1Jlc3BvbnNlIimC0+STAiM6ASoiHi9hcGkvdjEvd29ya2Zsb3dzL3tpZH0vZXhlY3V0ZRKNAQoMQ2hhdFdvcmtmbG93EikuZmxvd2xvZy53b3JrZmxvd3MudjEuQ2hhdFdvcmtmbG93UmVxdWVzdBoqLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNoYXRXb3JrZmxvd1Jlc3BvbnNlIiaC0+STAiA6ASoiGy9hcGkvdjEvd29ya2Zsb3dzL3tpZH0vY2hhdBKfAQoOUmV0cnlFeGVjdXRpb24SKy5mbG93bG9nLndvcmtmbG93cy52MS5SZXRyeUV4ZWN1dGlvblJlcXVlc3QaLC5mbG93bG9nLndvcmtmbG93cy52MS5SZXRyeUV4ZWN1dGlvblJlc3BvbnNlIjKC0+STAiw6ASoiJy9hcGkvdjEvZXhlY3V0aW9ucy97ZXhlY3V0aW9uX2lkfTpyZXRyeRKjAQoPQ2FuY2VsRXhlY3V0aW9uEiwuZmxvd2xvZy53b3JrZmxvd3MudjEuQ2FuY2VsRXhlY3V0aW9uUmVxdWVzdBotLmZsb3dsb2cud29ya2Zsb3dzLnYxLkNhbmNlbEV4ZWN1dGlvblJlc3BvbnNlIjOC0+STAi06ASoiKC9hcGkvdjEvZXhlY3V0aW9ucy97ZXhlY3V0aW9uX2lkfTpjYW5jZWwSvQEKE0J1bGtSZXRyeUV4ZWN1dGlvbnMSMC5mbG93bG9nLndvcmtmbG93cy52MS5CdWxrUmV0cnlFeGVjdXRpb25zUmVxdWVzdBoxLmZsb3dsb2cud29ya2Zsb3dzLnYxLkJ1bGtSZXRyeUV4ZWN1dGlvbnNSZXNwb25zZSJBgtPkkwI7OgEqIjYvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vZXhlY3V0aW9uczpidWxrUmV0cnkSwQEKFEJ1bGtDYW5jZWxFeGVjdXRpb25zEjEuZmxvd2xvZy53b3JrZmxvd3MudjEuQnVsa0NhbmNlbEV4ZWN1dGlvbnNSZXF1ZXN0GjIuZmxvd2xvZy53b3JrZmxvd3MudjEuQnVsa0NhbmNlbEV4ZWN1dGlvbnNSZXNwb25zZSJCgtPkkwI8OgEqIjcvYXBpL3YxL3dvcmtzcGFjZXMve3dvcmtzcGFjZV9pZH0vZXhlY3V0aW9uczpidWxrQ2FuY2VsEpkBCgpHZXRCdWxrSm9iEicuZmxvd2xvZy53b3JrZmxvd3MudjEuR2V0QnVsa0pvYlJlcXVlc3QaKC5mbG93bG9nLndvcmtmbG93cy52MS5HZXRCdWxrSm9iUmVzcG9uc2UiOILT5JMCMhIwL2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2J1bGstam9icy97aWR9EqwBCg1DYW5jZWxCdWxrSm9iEiouZmxvd2xvZy53b3JrZmxvd3MudjEuQ2FuY2VsQnVsa0pvYlJlcXVlc3QaKy5mbG93bG9nLndvcmtmbG93cy52MS5DYW5jZWxCdWxrSm9iUmVzcG9uc2UiQoLT5JMCPDoBKiI3L2FwaS92MS93b3Jrc3BhY2VzL3t3b3Jrc3BhY2VfaWR9L2J1bGstam9icy97aWR9OmNhbmNlbGIGcHJvdG8z", [file_flowlog_workflows_v1_environment, file_flowlog_workflows_v1_workflow, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_struct]);
 
 /**
  * @generated from message flowlog.workflows.v1.CreateWorkflowRequest
@@ -802,28 +802,123 @@ export const BulkRetryExecutionsResponseSchema: GenMessage<BulkRetryExecutionsRe
   messageDesc(file_flowlog_workflows_v1_workflows_service, 29);
 
 /**
+ * @generated from message flowlog.workflows.v1.BulkCancelExecutionsRequest
+ */
+export type BulkCancelExecutionsRequest = Message<"flowlog.workflows.v1.BulkCancelExecutionsRequest"> & {
+  /**
+   * Workspace identifier.
+   *
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * As ListLogs: workflow identifiers.
+   *
+   * @generated from field: repeated string workflow_ids = 2;
+   */
+  workflowIds: string[];
+
+  /**
+   * As ListLogs: folder identifiers; the workflows in those folders now.
+   *
+   * @generated from field: repeated string folder_ids = 3;
+   */
+  folderIds: string[];
+
+  /**
+   * As ListLogs: each of api, webhook, schedule, manual, chat.
+   *
+   * @generated from field: repeated string triggers = 4;
+   */
+  triggers: string[];
+
+  /**
+   * As ListLogs: inclusive lower bound on the start, ISO 8601.
+   *
+   * @generated from field: optional string start_date = 6;
+   */
+  startDate?: string | undefined;
+
+  /**
+   * As ListLogs: inclusive upper bound on the start, ISO 8601; the job's start bounds it too.
+   *
+   * @generated from field: optional string end_date = 7;
+   */
+  endDate?: string | undefined;
+
+  /**
+   * As CancelExecution: why, in each cancelled entry's final output beside "cancelled"; the job's id when
+   * empty.
+   *
+   * @generated from field: string reason = 13;
+   */
+  reason: string;
+
+  /**
+   * Only count the running executions the selection holds; no job starts.
+   *
+   * @generated from field: bool preview = 15;
+   */
+  preview: boolean;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.BulkCancelExecutionsRequest.
+ * Use `create(BulkCancelExecutionsRequestSchema)` to create a new message.
+ */
+export const BulkCancelExecutionsRequestSchema: GenMessage<BulkCancelExecutionsRequest> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 30);
+
+/**
+ * @generated from message flowlog.workflows.v1.BulkCancelExecutionsResponse
+ */
+export type BulkCancelExecutionsResponse = Message<"flowlog.workflows.v1.BulkCancelExecutionsResponse"> & {
+  /**
+   * The running executions the selection holds; with preview, also beyond 10,000.
+   *
+   * @generated from field: uint32 executions = 1;
+   */
+  executions: number;
+
+  /**
+   * The job started; absent with preview.
+   *
+   * @generated from field: flowlog.workflows.v1.BulkJob job = 2;
+   */
+  job?: BulkJob | undefined;
+};
+
+/**
+ * Describes the message flowlog.workflows.v1.BulkCancelExecutionsResponse.
+ * Use `create(BulkCancelExecutionsResponseSchema)` to create a new message.
+ */
+export const BulkCancelExecutionsResponseSchema: GenMessage<BulkCancelExecutionsResponse> = /*@__PURE__*/
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 31);
+
+/**
  * A bulk job of a workspace (D47): what it was asked and how far it has gone.
  *
  * @generated from message flowlog.workflows.v1.BulkJob
  */
 export type BulkJob = Message<"flowlog.workflows.v1.BulkJob"> & {
   /**
-   * The job's Temporal workflow id, bulk-retry-<workspaceId>-<n>, as the Temporal UI shows it.
+   * The job's Temporal workflow id, bulk-<kind>-<workspaceId>-<n>, as the Temporal UI shows it.
    *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
-   * retry.
+   * retry (BulkRetryExecutions) or cancel (BulkCancelExecutions).
    *
    * @generated from field: string kind = 2;
    */
   kind: string;
 
   /**
-   * running, completed (every execution taken was retried or refused), cancelled (CancelBulkJob or a
-   * cancel in Temporal: no further retry started), or stopped (stopped_reason says why).
+   * running, completed (every execution taken was retried, or cancelled, or refused), cancelled
+   * (CancelBulkJob or a cancel in Temporal: it went no further), or stopped (stopped_reason says why).
    *
    * @generated from field: string status = 3;
    */
@@ -844,7 +939,7 @@ export type BulkJob = Message<"flowlog.workflows.v1.BulkJob"> & {
   processed: number;
 
   /**
-   * Retried: each has a new execution whose retryOf names it.
+   * Retried: each has a new execution whose retryOf names it. Or, for cancel, cancelled.
    *
    * @generated from field: uint32 done = 6;
    */
@@ -852,14 +947,14 @@ export type BulkJob = Message<"flowlog.workflows.v1.BulkJob"> & {
 
   /**
    * Not retried: its record refused it as RetryExecution would, or it was deleted; last_failure says the
-   * newest why.
+   * newest why. Or, for cancel, ended before the job reached it.
    *
    * @generated from field: uint32 failed = 7;
    */
   failed: number;
 
   /**
-   * The retries' options.
+   * The retries' options; empty for cancel.
    *
    * @generated from field: string from = 8;
    */
@@ -897,8 +992,8 @@ export type BulkJob = Message<"flowlog.workflows.v1.BulkJob"> & {
   lastFailure?: string | undefined;
 
   /**
-   * Why it stopped: usage_limit (the month's usage is spent, D12), not_a_member (the caller left the
-   * workspace), or ended_in_temporal (terminated or timed out there); absent otherwise.
+   * Why it stopped: usage_limit (a retry's: the month's usage is spent, D12), not_a_member (the caller
+   * left the workspace), or ended_in_temporal (terminated or timed out there); absent otherwise.
    *
    * @generated from field: optional string stopped_reason = 14;
    */
@@ -910,7 +1005,7 @@ export type BulkJob = Message<"flowlog.workflows.v1.BulkJob"> & {
  * Use `create(BulkJobSchema)` to create a new message.
  */
 export const BulkJobSchema: GenMessage<BulkJob> = /*@__PURE__*/
-  messageDesc(file_flowlog_workflows_v1_workflows_service, 30);
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 32);
 
 /**
  * @generated from message flowlog.workflows.v1.GetBulkJobRequest
@@ -922,7 +1017,7 @@ export type GetBulkJobRequest = Message<"flowlog.workflows.v1.GetBulkJobRequest"
   workspaceId: string;
 
   /**
-   * The job's id, bulk-retry-<workspaceId>-<n>.
+   * The job's id, bulk-<kind>-<workspaceId>-<n>.
    *
    * @generated from field: string id = 2;
    */
@@ -934,7 +1029,7 @@ export type GetBulkJobRequest = Message<"flowlog.workflows.v1.GetBulkJobRequest"
  * Use `create(GetBulkJobRequestSchema)` to create a new message.
  */
 export const GetBulkJobRequestSchema: GenMessage<GetBulkJobRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_workflows_v1_workflows_service, 31);
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 33);
 
 /**
  * @generated from message flowlog.workflows.v1.GetBulkJobResponse
@@ -951,7 +1046,7 @@ export type GetBulkJobResponse = Message<"flowlog.workflows.v1.GetBulkJobRespons
  * Use `create(GetBulkJobResponseSchema)` to create a new message.
  */
 export const GetBulkJobResponseSchema: GenMessage<GetBulkJobResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_workflows_v1_workflows_service, 32);
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 34);
 
 /**
  * @generated from message flowlog.workflows.v1.CancelBulkJobRequest
@@ -963,7 +1058,7 @@ export type CancelBulkJobRequest = Message<"flowlog.workflows.v1.CancelBulkJobRe
   workspaceId: string;
 
   /**
-   * The job's id, bulk-retry-<workspaceId>-<n>.
+   * The job's id, bulk-<kind>-<workspaceId>-<n>.
    *
    * @generated from field: string id = 2;
    */
@@ -975,7 +1070,7 @@ export type CancelBulkJobRequest = Message<"flowlog.workflows.v1.CancelBulkJobRe
  * Use `create(CancelBulkJobRequestSchema)` to create a new message.
  */
 export const CancelBulkJobRequestSchema: GenMessage<CancelBulkJobRequest> = /*@__PURE__*/
-  messageDesc(file_flowlog_workflows_v1_workflows_service, 33);
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 35);
 
 /**
  * @generated from message flowlog.workflows.v1.CancelBulkJobResponse
@@ -994,7 +1089,7 @@ export type CancelBulkJobResponse = Message<"flowlog.workflows.v1.CancelBulkJobR
  * Use `create(CancelBulkJobResponseSchema)` to create a new message.
  */
 export const CancelBulkJobResponseSchema: GenMessage<CancelBulkJobResponse> = /*@__PURE__*/
-  messageDesc(file_flowlog_workflows_v1_workflows_service, 34);
+  messageDesc(file_flowlog_workflows_v1_workflows_service, 36);
 
 /**
  * Workflow definitions and their triggers (D13, D15).
@@ -1162,6 +1257,25 @@ export const WorkflowsService: GenService<{
     output: typeof BulkRetryExecutionsResponseSchema;
   },
   /**
+   * Cancels every running execution the filters select (D47), each as CancelExecution would: it is logged
+   * once, level error, {"error": "cancelled", "reason": ...}, and notifies like any failed one. A running
+   * execution has no entry yet, so the selection is Temporal's list of the workspace's running executions
+   * (by their search attributes), and only the filters an execution has while it runs apply: workflow_ids,
+   * folder_ids (the workflows in those folders now), triggers, start_date and end_date. With preview, only
+   * counts them. Without, starts one durable job, a Temporal workflow bulk-cancel-<workspaceId>-<n>, that
+   * cancels those running when it started; one that has ended by the time the job reaches it is counted as
+   * failed. At most 10,000 executions a job: a larger selection is refused (invalid_argument naming the
+   * limit). Refused (failed_precondition) while the workspace has a bulk cancel job running. Answers at
+   * once (HTTP 202 with a job); GetBulkJob follows it and CancelBulkJob stops it.
+   *
+   * @generated from rpc flowlog.workflows.v1.WorkflowsService.BulkCancelExecutions
+   */
+  bulkCancelExecutions: {
+    methodKind: "unary";
+    input: typeof BulkCancelExecutionsRequestSchema;
+    output: typeof BulkCancelExecutionsResponseSchema;
+  },
+  /**
    * A bulk job of the workspace (D47), running or ended, with its progress.
    *
    * @generated from rpc flowlog.workflows.v1.WorkflowsService.GetBulkJob
@@ -1172,8 +1286,8 @@ export const WorkflowsService: GenService<{
     output: typeof GetBulkJobResponseSchema;
   },
   /**
-   * Stops a running bulk job (D47): it starts no further retry; the retries it started go on. Refused
-   * (failed_precondition) when the job has ended.
+   * Stops a running bulk job (D47): it starts no further retry, or cancels no further execution; what it
+   * did stays done. Refused (failed_precondition) when the job has ended.
    *
    * @generated from rpc flowlog.workflows.v1.WorkflowsService.CancelBulkJob
    */
