@@ -113,13 +113,14 @@ export function extractTraceContext(headers: { get(name: string): string | null 
   });
 }
 
-const noFields = Object.freeze({});
-
-/** `trace_id` and `span_id` of the current span, for the JSON logs (logger.ts); none while off or outside one. */
+/**
+ * `trace_id` and `span_id` of the current span, for the JSON logs (logger.ts); none while off or outside
+ * one. A new object each time: pino merges the line's own fields into it.
+ */
 export function traceFields(): { trace_id?: string; span_id?: string } {
-  if (!sdk) return noFields;
+  if (!sdk) return {};
   const current = trace.getActiveSpan()?.spanContext();
-  if (!current || !trace.isSpanContextValid(current)) return noFields;
+  if (!current || !trace.isSpanContextValid(current)) return {};
   return { trace_id: current.traceId, span_id: current.spanId };
 }
 

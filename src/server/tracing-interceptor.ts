@@ -1,6 +1,6 @@
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
-import { extractTraceContext, failSpan, inSpan, SpanKind, tracingOn } from "../logging/tracing.js";
+import { extractTraceContext, inSpan, SpanKind, tracingOn } from "../logging/tracing.js";
 import { procedureOf, protocolKey } from "./front-door.js";
 
 /**
@@ -21,18 +21,17 @@ export const tracingInterceptor: Interceptor = (next) => async (request) => {
     "flowlog.protocol": protocol,
   };
   const parent = extractTraceContext(request.header);
-  return inSpan(procedureOf(request.method), { kind: SpanKind.SERVER, attributes, parent }, async (span) => {
+  const codeOf = (error: unknown) => ConnectError.from(error).code;
+  const errorType = (error: unknown) => codeToString(codeOf(error));
+  const options = { kind: SpanKind.SERVER, attributes, parent, errorType };
+  return inSpan(procedureOf(request.method), options, async (span) => {
     try {
       const response = await next(request);
       if (grpc) span?.setAttribute("rpc.grpc.status_code", 0);
       return response;
     } catch (error) {
-      const { code } = ConnectError.from(error);
-      span?.setAttribute(
-        grpc ? "rpc.grpc.status_code" : "rpc.connect_rpc.error_code",
-        grpc ? code : codeToString(code),
-      );
-      failSpan(span, codeToString(code));
+      if (grpc) span?.setAttribute("rpc.grpc.status_code", codeOf(error));
+      else span?.setAttribute("rpc.connect_rpc.error_code", errorType(error));
       throw error;
     }
   });
