@@ -12,6 +12,7 @@ import { freeListeningPort } from "../src/util/free-port.js";
 import { prepareConsoleTests } from "./support/browser.js";
 import { resolveGrpcHealthProbe } from "./support/grpc-health-probe.js";
 import { resolveGrpcurl } from "./support/grpcurl.js";
+import { resolveJaeger } from "./support/jaeger.js";
 import { resolveMinio } from "./support/s3-server.js";
 import { ensureTestWorkflowBundle } from "./support/test-workflow-bundle.js";
 
@@ -40,6 +41,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await resolveGrpcurl();
   // grpc-health-probe (issue 55): the health tests' Kubernetes-style probe, built the same way.
   await resolveGrpcHealthProbe();
+  // Jaeger (issue 55, item 5): the tracing test's trace backend; a first build takes minutes.
+  await resolveJaeger();
   // MinIO, the S3-compatible store D42's archive tests write to: a first build takes minutes too.
   await resolveMinio();
   // The console's browser tests (issue 17): Debian's Chromium, and the console built from console/.
