@@ -126,8 +126,21 @@ describe("OpenTelemetry traces end to end (issue 55, item 5; D48)", () => {
               retries: 0,
             },
           },
+          quiet: {
+            type: "api",
+            name: "Quiet",
+            config: {
+              method: "GET",
+              url: `${upstream.origin}/quiet`,
+              retries: 0,
+              propagateTraceContext: false,
+            },
+          },
         },
-        edges: [{ source: "start", target: "call" }],
+        edges: [
+          { source: "start", target: "call" },
+          { source: "call", target: "quiet" },
+        ],
       },
     });
     const workflowId = saved.workflow.id as string;
@@ -158,7 +171,12 @@ describe("OpenTelemetry traces end to end (issue 55, item 5; D48)", () => {
     // The HTTP block's request and the webhook's attempt carried the trace onwards.
     const traceparentOf = (request: { headers: Record<string, unknown> }) =>
       String(request.headers.traceparent);
-    expect(upstream.received).toHaveLength(1);
+    expect(upstream.received.map((request) => request.target)).toEqual([
+      `/orders?token=${secrets.apiToken}`,
+      "/quiet",
+    ]);
+    // A block whose config says propagateTraceContext: false sends none.
+    expect(upstream.received[1]?.headers).not.toHaveProperty("traceparent");
     expect(traceparentOf(upstream.received[0] as HttpReceiver["received"][number])).toMatch(
       new RegExp(`^00-${caller.traceId}-[0-9a-f]{16}-01$`),
     );
@@ -230,6 +248,8 @@ describe("OpenTelemetry traces end to end (issue 55, item 5; D48)", () => {
       "StartWorkflow:executeWorkflow",
       server.name,
     ]);
+    const quietRequest = named("GET", (span) => span.tags["server.port"] === upstream.port);
+    expect(parentOf(quietRequest)?.tags["flowlog.block.id"]).toBe("quiet");
     // The request's traceparent named the request's own span.
     expect(traceparentOf(upstream.received[0] as HttpReceiver["received"][number])).toContain(request.spanId);
 
