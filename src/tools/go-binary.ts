@@ -57,7 +57,7 @@ export async function buildGoBinary(tool: GoBinary, binDir: string): Promise<str
   const buildDir = await mkdtemp(path.join(binDir, ".build-"));
   try {
     console.error(
-      `Building ${tool.name} ${tool.version} into ${binDir} with go install (first time only, ${tool.buildTime})...`,
+      `Building ${tool.name} ${tool.version} into ${binDir} with go ${tool.moduleRoot ? "build" : "install"} (first time only, ${tool.buildTime})...`,
     );
     const built = path.join(buildDir, (tool.builtAs ?? tool.name) + executableSuffix);
     if (tool.moduleRoot === undefined) {
