@@ -82,6 +82,7 @@ const goals: Record<Endpoint["method"], Goal[]> = {
     { target: "REST", against: "bare: page SQL", rateAtLeast: 0.35, p99AtMost: 2 },
     { target: "Connect", against: "REST", rateAtLeast: 0.9 },
     { target: "gRPC", against: "REST", rateAtLeast: 0.9 },
+    { target: "REST, tracing on", against: "REST", rateAtLeast: 0.9 },
   ],
 };
 
