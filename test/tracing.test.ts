@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ListLogsRequestSchema } from "../gen/flowlog/logs/v1/logs_service_pb.js";
+import { costOf } from "../src/domain/model-prices.js";
 import { tracingRequested } from "../src/logging/tracing.js";
 import { type HttpReceiver, startReceiver } from "./support/http-receiver.js";
 import { type JaegerServer, type JaegerSpan, startJaeger } from "./support/jaeger.js";
@@ -20,12 +21,16 @@ const secrets = {
   apiToken: `tok-${randomBytes(12).toString("hex")}`,
   /** The webhook's signing secret. */
   signingSecret: `whsec_${randomBytes(18).toString("hex")}`,
+  /** The agent provider's key (AGENT_API_KEY), sent as a bearer token. */
+  agentKey: `sk-${randomBytes(16).toString("hex")}`,
   /** A header of the webhook's own (D38), a gateway's token. */
   gatewayToken: `gw-${randomBytes(12).toString("hex")}`,
 };
 
 let jaeger: JaegerServer;
 let upstream: HttpReceiver;
+/** An OpenAI-compatible chat-completions provider for the agent block. */
+let provider: HttpReceiver;
 let receiver: HttpReceiver;
 /** A webhook receiver whose subscription leaves the trace context off, as every one made before D48. */
 let plainReceiver: HttpReceiver;
@@ -37,6 +42,15 @@ beforeAll(async () => {
   jaeger = await startJaeger();
   upstream = await startReceiver((_request, response) => {
     response.writeHead(200, { "content-type": "application/json" }).end('{"ok": true}');
+  });
+  provider = await startReceiver((_request, response) => {
+    response.writeHead(200, { "content-type": "application/json" }).end(
+      JSON.stringify({
+        model: "gpt-4o-mini-2024-07-18",
+        choices: [{ index: 0, message: { role: "assistant", content: "all good" }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500 },
+      }),
+    );
   });
   receiver = await startReceiver((_request, response) => {
     response.writeHead(204).end();
@@ -84,7 +98,7 @@ afterAll(async () => {
     await once(worker, "exit");
   }
   await serve?.stop();
-  await Promise.all([upstream?.close(), receiver?.close(), plainReceiver?.close()]);
+  await Promise.all([upstream?.close(), provider?.close(), receiver?.close(), plainReceiver?.close()]);
   await jaeger?.stop();
 });
 
@@ -109,7 +123,14 @@ function callerTraceparent(): { traceparent: string; traceId: string; spanId: st
 describe("OpenTelemetry traces end to end (issue 55, item 5; D48)", () => {
   it("follow one API call through its Temporal workflow, its HTTP block's request and its webhook's delivery, with no secret in any span", async () => {
     const workspace = account.workspace.id;
-    await rest("PUT", `/api/v1/workspaces/${workspace}/environment/API_TOKEN`, { value: secrets.apiToken });
+    const environment = {
+      API_TOKEN: secrets.apiToken,
+      AGENT_BASE_URL: provider.origin,
+      AGENT_API_KEY: secrets.agentKey,
+    };
+    for (const [name, value] of Object.entries(environment)) {
+      await rest("PUT", `/api/v1/workspaces/${workspace}/environment/${name}`, { value });
+    }
     const saved = await rest("POST", `/api/v1/workspaces/${workspace}/workflows`, {
       name: "traced",
       state: {
@@ -136,10 +157,16 @@ describe("OpenTelemetry traces end to end (issue 55, item 5; D48)", () => {
               propagateTraceContext: false,
             },
           },
+          answer: {
+            type: "agent",
+            name: "Answer",
+            config: { model: "gpt-4o-mini", prompt: "Summarise <call.data.ok>" },
+          },
         },
         edges: [
           { source: "start", target: "call" },
           { source: "call", target: "quiet" },
+          { source: "quiet", target: "answer" },
         ],
       },
     });
@@ -190,8 +217,13 @@ describe("OpenTelemetry traces end to end (issue 55, item 5; D48)", () => {
       "both delivery attempts' spans in Jaeger",
       async () => {
         const found = await jaeger.trace(caller.traceId);
+        // Both attempts, each linked all the way up: a workflow's span leaves when its workflow ends.
+        const ids = new Map(found.map((span) => [span.spanId, span]));
+        const linkedToCaller = (span: JaegerSpan | undefined): boolean =>
+          span !== undefined &&
+          (span.parentId === caller.spanId || linkedToCaller(ids.get(span.parentId ?? "")));
         const attempts = found.filter((span) => span.name === "delivery attempt");
-        return attempts.length === 2 ? found : undefined;
+        return attempts.length === 2 && attempts.every(linkedToCaller) ? found : undefined;
       },
       60_000,
     );
@@ -250,6 +282,21 @@ describe("OpenTelemetry traces end to end (issue 55, item 5; D48)", () => {
     ]);
     const quietRequest = named("GET", (span) => span.tags["server.port"] === upstream.port);
     expect(parentOf(quietRequest)?.tags["flowlog.block.id"]).toBe("quiet");
+    // The agent block's span has the GenAI attributes and the block's cost; the provider got no traceparent.
+    const agent = named("block agent");
+    expect(agent.tags).toMatchObject({
+      "flowlog.block.id": "answer",
+      "gen_ai.operation.name": "chat",
+      "gen_ai.request.model": "gpt-4o-mini",
+      "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
+      "gen_ai.usage.input_tokens": 1200,
+      "gen_ai.usage.output_tokens": 300,
+      "flowlog.block.cost_usd": costOf("gpt-4o-mini-2024-07-18", 1200, 300).total,
+    });
+    expect(agent.tags["flowlog.block.cost_usd"]).toBeGreaterThan(0);
+    const chat = named("POST", (span) => span.tags["server.port"] === provider.port);
+    expect(chat.parentId).toBe(agent.spanId);
+    expect(provider.received[0]?.headers).not.toHaveProperty("traceparent");
     // The request's traceparent named the request's own span.
     expect(traceparentOf(upstream.received[0] as HttpReceiver["received"][number])).toContain(request.spanId);
 
