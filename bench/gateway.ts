@@ -26,6 +26,7 @@ import {
   startProcess,
   unlimitedPlanLimits,
 } from "./support/processes.js";
+import { type Receiver, startOtlpSink } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio, type Table } from "./support/report.js";
 import { distribution } from "./support/sample.js";
 
@@ -74,11 +75,14 @@ const goals: Record<Endpoint["method"], Goal[]> = {
     { target: "REST", against: "bare: page SQL", rateAtLeast: 0.7, p99AtMost: 2 },
     { target: "Connect", against: "REST", rateAtLeast: 0.9 },
     { target: "gRPC", against: "REST", rateAtLeast: 0.9 },
+    // Issue 55: tracing on, every request sampled and exported, costs at most a tenth of the rate (D50).
+    { target: "REST, tracing on", against: "REST", rateAtLeast: 0.9 },
   ],
   GetLog: [
     { target: "REST", against: "bare: page SQL", rateAtLeast: 0.35, p99AtMost: 2 },
     { target: "Connect", against: "REST", rateAtLeast: 0.9 },
     { target: "gRPC", against: "REST", rateAtLeast: 0.9 },
+    { target: "REST, tracing on", against: "REST", rateAtLeast: 0.9 },
   ],
 };
 
@@ -86,7 +90,9 @@ const goals: Record<Endpoint["method"], Goal[]> = {
  * The API under load (issue 7, item 2): `flowlog serve` in a process of its own, on a store filled by
  * `flowlog seed`, hit on loopback by autocannon (REST, Connect, gRPC-Web) and ghz (gRPC) with keep-alive
  * connections; beside it two bare `node:http` processes on the same file, one running only the page's SQL
- * and one every statement flowlog runs for the request (support/bare-logs-server.ts).
+ * and one every statement flowlog runs for the request (support/bare-logs-server.ts). A second
+ * `flowlog serve` on the same store runs with OpenTelemetry tracing on (D50), exporting every span to an
+ * OTLP sink that keeps nothing.
  */
 export const gatewayBench: Bench = {
   name: "gateway",
@@ -94,6 +100,7 @@ export const gatewayBench: Bench = {
     const plan = options.quick ? plans.quick : plans.full;
     const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-gateway-"));
     const running: RunningProcess[] = [];
+    let otlpSink: Receiver | undefined;
     try {
       const env = {
         FLOWLOG_DATA_DIR: dataDir,
@@ -113,8 +120,17 @@ export const gatewayBench: Bench = {
         ready: /flowlog API at http:\/\/localhost:(\d+)/,
       });
       running.push(flowlog);
+      otlpSink = await startOtlpSink();
+      const traced = await startFlowlog(["serve"], {
+        env: { ...env, PORT: "0", OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.url },
+        ready: /flowlog API at http:\/\/localhost:(\d+)/,
+      });
+      running.push(traced);
       /** Each server's process, by the address it serves, for its CPU time. */
-      const pids = new Map<string, number>([[`127.0.0.1:${flowlog.ready[1]}`, flowlog.pid]]);
+      const pids = new Map<string, number>([
+        [`127.0.0.1:${flowlog.ready[1]}`, flowlog.pid],
+        [`127.0.0.1:${traced.ready[1]}`, traced.pid],
+      ]);
       const serving = (server: RunningProcess, port: string | undefined) => {
         const address = `127.0.0.1:${port}`;
         pids.set(address, server.pid);
@@ -168,6 +184,7 @@ export const gatewayBench: Bench = {
         });
       const servers: Servers = {
         flowlog: `127.0.0.1:${flowlog.ready[1]}`,
+        flowlogTraced: `127.0.0.1:${traced.ready[1]}`,
         barePage,
         barePageArrays,
         bareRequest,
@@ -202,6 +219,7 @@ export const gatewayBench: Bench = {
       ];
     } finally {
       await Promise.all(running.map((child) => child.stop()));
+      await otlpSink?.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
   },
@@ -213,6 +231,8 @@ function progress(what: string, since: number): void {
 
 interface Servers {
   flowlog: string;
+  /** The same with tracing on (D50). */
+  flowlogTraced: string;
   /** Bare node:http running only the page's SQL. */
   barePage: string;
   /** The same, its rows read as arrays and made objects in JavaScript. */
@@ -257,6 +277,7 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
       body: JSON.stringify(request),
     },
     REST: { url: `http://${servers.flowlog}${restPath}`, headers: auth },
+    "REST, tracing on": { url: `http://${servers.flowlogTraced}${restPath}`, headers: auth },
     Connect: {
       url: `http://${servers.flowlog}/flowlog.logs.v1.LogsService/${method}`,
       method: "POST",

@@ -14,6 +14,7 @@ import { prepareConsoleTests } from "./support/browser.js";
 import { resolveGrpcHealthProbe } from "./support/grpc-health-probe.js";
 import { resolveGrpcurl } from "./support/grpcurl.js";
 import { ensurePythonClient } from "./support/python.js";
+import { resolveJaeger } from "./support/jaeger.js";
 import { resolveMinio } from "./support/s3-server.js";
 import { ensureTestWorkflowBundle } from "./support/test-workflow-bundle.js";
 
@@ -48,6 +49,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // The Python client package, which the polyglot and clients tests both use: installed once here, before
   // two files running side by side would install it into one venv at once.
   ensurePythonClient();
+  // Jaeger (issue 55, item 5): the tracing test's trace backend; a first build takes minutes.
+  await resolveJaeger();
   // MinIO, the S3-compatible store D42's archive tests write to: a first build takes minutes too.
   await resolveMinio();
   // The console's browser tests (issue 17): Debian's Chromium, and the console built from console/.

@@ -79,8 +79,11 @@ interface RotateAnswer {
   secret?: string;
 }
 
-/** What a webhook's answer shows besides its URL and secret when it sets no headers and signs the spec's way (D38, D39). */
-const serviceScheme = { headerNames: [], signatureScheme: "service" };
+/**
+ * What a webhook's answer shows besides its URL and secret when it sets no headers, signs the spec's way
+ * and sends no trace context (D38, D39, D50).
+ */
+const serviceScheme = { headerNames: [], signatureScheme: "service", propagateTraceContext: false };
 
 const base = (workspaceId = alice.workspaceId) => `/api/v1/workspaces/${workspaceId}/notifications`;
 const call = (method: string, path: string, body?: unknown, key = alice.key) =>

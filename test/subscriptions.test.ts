@@ -26,8 +26,11 @@ afterAll(() => flowlog.close());
 type Json = Record<string, unknown>;
 type SubscriptionJson = Json & { id: string; webhook?: Json; active: boolean };
 
-/** What a webhook's answer shows besides its URL and secret when it sets no headers and signs the spec's way (D38, D39). */
-const serviceScheme = { headerNames: [], signatureScheme: "service" };
+/**
+ * What a webhook's answer shows besides its URL and secret when it sets no headers, signs the spec's way
+ * and sends no trace context (D38, D39, D50).
+ */
+const serviceScheme = { headerNames: [], signatureScheme: "service", propagateTraceContext: false };
 
 const base = (workspaceId = alice.workspaceId) => `/api/v1/workspaces/${workspaceId}/notifications`;
 
@@ -578,6 +581,32 @@ describe("event types and pace (D38)", () => {
   });
 });
 
+describe("a webhook's trace context (D50)", () => {
+  it("is off unless asked, and an update that leaves it out keeps it", async () => {
+    const plain = await createOverRest(webhookTo());
+    expect(plain.subscription.webhook?.propagateTraceContext).toBe(false);
+    const { subscription } = await createOverRest({
+      ...webhookTo(),
+      webhook: { url: "https://x.test/", propagateTraceContext: true },
+    });
+    expect(subscription.webhook?.propagateTraceContext).toBe(true);
+    const path = `${base()}/${subscription.id}`;
+    const moved = await call("PATCH", path, { webhook: { url: "https://y.test/" } });
+    expect((moved.json as { subscription: SubscriptionJson }).subscription.webhook).toMatchObject({
+      url: "https://y.test/",
+      propagateTraceContext: true,
+    });
+    await call("PATCH", path, { webhook: { url: "https://y.test/", propagateTraceContext: false } });
+    const read = await call("GET", path);
+    expect(
+      (read.json as { subscription: SubscriptionJson }).subscription.webhook?.propagateTraceContext,
+    ).toBe(false);
+    expect((await flowlog.store.notifications.getForDelivery(subscription.id))?.config).toMatchObject({
+      propagateTraceContext: false,
+    });
+  });
+});
+
 describe("webhook headers are write-only (D38, D24)", () => {
   it("answers name them in lower case, never show a value, and the database holds none in plaintext", async () => {
     const token = `Bearer token-${"t".repeat(30)}`;
@@ -595,6 +624,7 @@ describe("webhook headers are write-only (D38, D24)", () => {
       hasSecret: false,
       headerNames: ["authorization", "x-tenant"],
       signatureScheme: "service",
+      propagateTraceContext: false,
     });
     const path = `${base()}/${subscription.id}`;
     const reads = [

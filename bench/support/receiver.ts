@@ -40,3 +40,14 @@ export function startItemApi(): Promise<Receiver> {
     response.end('{"id":1,"title":"bench item","done":false}');
   });
 }
+
+/**
+ * An OTLP/HTTP trace receiver that takes every export and keeps nothing (D50): what a traced flowlog
+ * pays to make and send its spans, without a backend's own cost on these shared cores.
+ */
+export function startOtlpSink(): Promise<Receiver> {
+  return startReceiver((_request, _body, _arrivedAt, response) => {
+    response.writeHead(200, { "content-type": "application/x-protobuf" });
+    response.end();
+  });
+}

@@ -37,6 +37,11 @@ export interface HttpRequestConfig {
   retryBaseMs?: number;
   retryMaxMs?: number;
   timeoutMs?: number;
+  /**
+   * D50: with tracing on, send the W3C trace context (`traceparent`) so the API's own spans join the
+   * execution's trace; true unless set to false.
+   */
+  propagateTraceContext?: boolean;
 }
 
 export interface HttpRequestOptions extends RetryLoopOptions {
@@ -99,6 +104,7 @@ export async function runHttpRequest(
     signal: options.signal,
     replyLimit: { bytes: quotas.replyBytes.block, beyond: "fail" as const },
     redirects: { maxHops: maxRedirects, secretHeaders: options.secretHeaders ?? new Set<string>() },
+    propagateTrace: propagatesTrace(config.propagateTraceContext),
   };
   const schedule = { retries: policy.retries, baseMs: policy.retryBaseMs, maxMs: policy.retryMaxMs };
   const { result, attempts, handedOff } = await withRetries(schedule, options, async () => {
@@ -230,6 +236,13 @@ function bodyOf(body: unknown, method: HttpMethod, headers: Headers): string | u
 
 function isJson(contentType: string): boolean {
   return /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(contentType);
+}
+
+function propagatesTrace(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (typeof value !== "boolean")
+    throw new HttpRequestConfigError("propagateTraceContext", "must be true or false");
+  return value;
 }
 
 function wholeNumber(field: keyof RetryPolicy, value: unknown, minimum: number): number {

@@ -9,6 +9,7 @@ import { retentionScheduleId } from "../temporal/retention-schedule.js";
 import { createFlowlogWorker } from "../temporal/worker.js";
 import { apiReadiness, startApiProbes } from "./probes.js";
 import { untilStopSignal } from "./signals.js";
+import { startCommandTracing } from "./tracing.js";
 import { describeQueues, workerDeps } from "./worker.js";
 
 /**
@@ -21,7 +22,7 @@ import { describeQueues, workerDeps } from "./worker.js";
 export async function runDev(config: Config): Promise<void> {
   // Listening from the start: a Ctrl-C during start-up lets start-up finish, then stops everything cleanly.
   const stopRequested = untilStopSignal();
-  const stops: Array<() => Promise<void>> = [];
+  const stops: Array<() => Promise<void>> = [await startCommandTracing("dev")];
   try {
     const temporal = await ensureTemporal({
       address: config.temporalAddress,

@@ -6,9 +6,11 @@ import { openConfiguredStore } from "../store/open-store.js";
 import { lazyTemporalClient } from "../temporal/client.js";
 import { apiReadiness, startApiProbes } from "./probes.js";
 import { untilStopSignal } from "./signals.js";
+import { startCommandTracing } from "./tracing.js";
 
 /** `flowlog serve` (D3): the API server alone, until SIGINT or SIGTERM. */
 export async function runServe(config: Config): Promise<void> {
+  const stopTracing = await startCommandTracing("serve");
   const metrics = new ProcessMetrics("serve");
   const store = metrics.observeStore(await openConfiguredStore(config));
   const client = lazyTemporalClient(config.temporalAddress ?? "localhost:7233", config.temporalNamespace, [
@@ -28,4 +30,5 @@ export async function runServe(config: Config): Promise<void> {
   await probes?.close();
   await api.close();
   await store.close();
+  await stopTracing();
 }

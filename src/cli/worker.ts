@@ -12,6 +12,7 @@ import { retentionScheduleId } from "../temporal/retention-schedule.js";
 import { createFlowlogWorker, type FlowlogWorker } from "../temporal/worker.js";
 import { freePort } from "../util/free-port.js";
 import { untilStopSignal } from "./signals.js";
+import { startCommandTracing } from "./tracing.js";
 
 /** The longest wait between two tries to reach Temporal. */
 const maxRetryMs = 30_000;
@@ -26,6 +27,7 @@ const maxRetryMs = 30_000;
  */
 export async function runWorker(config: Config): Promise<void> {
   const address = config.temporalAddress ?? "localhost:7233";
+  const stopTracing = await startCommandTracing("worker");
   const metrics = new ProcessMetrics("worker");
   metrics.workerRoles(config.workerRoles);
   const store = metrics.observeStore(await openConfiguredStore(config));
@@ -66,6 +68,7 @@ export async function runWorker(config: Config): Promise<void> {
   } finally {
     await probes.close();
     await store.close();
+    await stopTracing();
   }
 }
 

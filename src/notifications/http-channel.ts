@@ -41,6 +41,8 @@ export interface PostOptions {
   replyLimitBytes: number;
   timeoutMs?: number;
   now?: () => number;
+  /** D50: send the current span's `traceparent` (with tracing on). */
+  propagateTrace?: boolean | undefined;
 }
 
 /**
@@ -70,6 +72,7 @@ export async function postJson(url: string, body: string, options: PostOptions):
         allowPrivateNetworks: options.allowPrivateNetworks,
         timeoutMs,
         replyLimit: { bytes: options.replyLimitBytes, beyond: "cut" },
+        propagateTrace: options.propagateTrace,
       },
     );
     return finish({ ...classify(reply, now()), responseSnippet: snippetOfBytes(reply.body) });
@@ -93,6 +96,8 @@ export interface WebhookAttempt {
   signatureScheme?: SignatureScheme;
   /** D38: the subscription's own headers; the delivery's own (refused by the API) would win. */
   headers?: Readonly<Record<string, string>>;
+  /** D50: the subscription sends the W3C trace context (`traceparent`) when tracing is on; off unless set. */
+  propagateTraceContext?: boolean;
   /** Any event type (D21, D34): the body is the event, whichever it is, and `service-event` names its type. */
   event: CompletionEvent | AlertFiredEvent | AlertResolvedEvent | DeliveryFailedEvent | HoldNoticeEvent;
   /** The delivery's id: service-delivery-id and Idempotency-Key, the same on every attempt (D19). */
@@ -132,6 +137,7 @@ export function sendWebhookAttempt(attempt: WebhookAttempt): Promise<AttemptResu
     replyLimitBytes: attempt.replyLimitBytes,
     timeoutMs: attempt.timeoutMs,
     now,
+    propagateTrace: attempt.propagateTraceContext,
   });
 }
 

@@ -1,4 +1,5 @@
 import { fetch, type Headers, type Response } from "undici";
+import { failSpan, injectTraceContext, inSpan, SpanKind } from "../logging/tracing.js";
 import { createOutboundDispatcher } from "./address-guard.js";
 import { type ReplyLimit, readCapped } from "./capped-read.js";
 import { OutboundFailure, outboundFailureOf } from "./failure.js";
@@ -16,6 +17,11 @@ export interface ExchangeOptions {
   replyLimit: ReplyLimit;
   /** Absent: a redirect is an answer like any other. */
   redirects?: RedirectPolicy | undefined;
+  /**
+   * D50: send the current span's W3C trace context (`traceparent`) with the request, when tracing is on:
+   * the HTTP block does, a webhook when its subscription asks.
+   */
+  propagateTrace?: boolean | undefined;
 }
 
 /** The answer, its body decoded (gzip, br, deflate) and read no further than the limit. */
@@ -31,9 +37,29 @@ export interface OutboundReply {
  * One outbound HTTP exchange: the only way blocks and channels reach another server, so each of them gets
  * the address guard (D22, judged on the address actually connected to), the redirect rules and the reply
  * limit (D26) without a way to leave one out. Rejects with an OutboundFailure, or with the caller's abort
- * reason when its signal fired.
+ * reason when its signal fired. With tracing on it is a client span (D50), whose attributes name the
+ * method, the scheme, host and port, the status and the failure's kind: never the path or the query,
+ * where a `{{secret}}` may have been written (D24), nor a header.
  */
-export async function exchange(request: OutboundRequest, options: ExchangeOptions): Promise<OutboundReply> {
+export function exchange(request: OutboundRequest, options: ExchangeOptions): Promise<OutboundReply> {
+  const { url } = request;
+  const attributes = {
+    "http.request.method": request.method,
+    "url.scheme": url.protocol.slice(0, -1),
+    "server.address": url.hostname,
+    "server.port": Number(url.port) || (url.protocol === "https:" ? 443 : 80),
+  };
+  const errorType = (error: unknown) => (error instanceof OutboundFailure ? error.kind : "cancelled");
+  return inSpan(request.method, { kind: SpanKind.CLIENT, attributes, errorType }, async (span) => {
+    if (options.propagateTrace) injectTraceContext(request.headers);
+    const reply = await exchangeOnce(request, options);
+    span?.setAttribute("http.response.status_code", reply.status);
+    if (reply.status >= 400) failSpan(span, String(reply.status));
+    return reply;
+  });
+}
+
+async function exchangeOnce(request: OutboundRequest, options: ExchangeOptions): Promise<OutboundReply> {
   const timeout = AbortSignal.timeout(options.timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   try {

@@ -27,6 +27,8 @@ export interface WebhookConfig {
   signatureScheme: SignatureScheme;
   /** Lower case, sorted. */
   headerNames: string[];
+  /** D50: attempts carry the W3C trace context (`traceparent`) when tracing is on; false unless asked. */
+  propagateTraceContext: boolean;
 }
 
 /** Where a subscription sends: the settings of its one channel (D18, D20). */
@@ -70,7 +72,7 @@ export type SubscriptionSettingsInput = Omit<
 export type ChannelConfigInput =
   | Exclude<ChannelConfig, WebhookConfig>
   | (Pick<WebhookConfig, "channel" | "url"> &
-      Partial<Pick<WebhookConfig, "signatureScheme" | "headerNames">>);
+      Partial<Pick<WebhookConfig, "signatureScheme" | "headerNames" | "propagateTraceContext">>);
 
 /**
  * Header values a create or an update gives (D38), by lower-case name: each names one of the webhook's
@@ -444,6 +446,7 @@ function withDefaults(input: SubscriptionSettingsInput): SubscriptionSettings {
             url: config.url,
             signatureScheme: config.signatureScheme ?? "service",
             headerNames: config.headerNames ?? [],
+            propagateTraceContext: config.propagateTraceContext ?? false,
           }
         : config,
     eventTypes: input.eventTypes ?? [...defaultEventTypes],
@@ -583,7 +586,10 @@ export function toRecord(row: SubscriptionRow): SubscriptionRecord {
   };
 }
 
-/** The channel's settings; a webhook stored before D39 signs with the service scheme and has no headers. */
+/**
+ * The channel's settings; a webhook stored before D39 signs with the service scheme and has no headers,
+ * one stored before D50 sends no trace context.
+ */
 function configOf(row: SubscriptionRow): ChannelConfig {
   const config = { channel: row.channel, ...JSON.parse(row.config_json) } as ChannelConfig;
   if (config.channel !== "webhook") return config;
@@ -591,5 +597,6 @@ function configOf(row: SubscriptionRow): ChannelConfig {
     ...config,
     signatureScheme: config.signatureScheme ?? "service",
     headerNames: config.headerNames ?? [],
+    propagateTraceContext: config.propagateTraceContext ?? false,
   };
 }

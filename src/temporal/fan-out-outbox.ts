@@ -1,5 +1,6 @@
 import type { Client } from "@temporalio/client";
 import { logger } from "../logging/logger.js";
+import { withCarriedTraceContext } from "../logging/tracing.js";
 import type { FanOutIntent } from "../store/outbox-store.js";
 import type { Store } from "../store/store.js";
 import type { DeliveryTarget } from "./delivery-ids.js";
@@ -92,7 +93,10 @@ export class FanOutOutbox {
   private async start(intent: FanOutIntent): Promise<void> {
     try {
       const targets = await this.prepare(intent.logId);
-      if (targets.length > 0) await startFanOut(this.client, { ...intent, targets });
+      // In the trace of the execution whose log write left the intent (D50), when that was this process.
+      if (targets.length > 0) {
+        await withCarriedTraceContext(intent.logId, () => startFanOut(this.client, { ...intent, targets }));
+      }
       await this.store.outbox.remove(intent.logId);
     } catch (error) {
       logger.warn(

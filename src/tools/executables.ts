@@ -28,9 +28,14 @@ export async function isExecutable(file: string): Promise<boolean> {
 }
 
 /** Runs a command with its output shown, for installs and builds a developer should see progress of. */
-export function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export function run(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  cwd?: string,
+): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, stdio: ["ignore", "inherit", "inherit"] });
+    const child = spawn(command, args, { env, cwd, stdio: ["ignore", "inherit", "inherit"] });
     child.on("error", reject);
     child.on("exit", (code, signal) => {
       if (code === 0) resolve();

@@ -1,5 +1,7 @@
+import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
 import path from "node:path";
+import { promisify } from "node:util";
 import { repoPath } from "../util/repo-root.js";
 import { executableSuffix, findOnPath, isExecutable, run } from "./executables.js";
 
@@ -11,6 +13,12 @@ export interface GoBinary {
   module: string;
   /** The name `go install` gives the binary (the package path's last element) when it is not `name`. */
   builtAs?: string;
+  /**
+   * The path of the module `module` is in, when `go install` refuses it because its go.mod has replace
+   * directives (Jaeger's): the tool is then built with `go build` in the module's own directory of the
+   * module cache, where its go.mod, replaces included, is the main module's.
+   */
+  moduleRoot?: string;
   version: string;
   /** What to do instead when Go is missing, for the error message. */
   withoutGo: string;
@@ -49,13 +57,36 @@ export async function buildGoBinary(tool: GoBinary, binDir: string): Promise<str
   const buildDir = await mkdtemp(path.join(binDir, ".build-"));
   try {
     console.error(
-      `Building ${tool.name} ${tool.version} into ${binDir} with go install (first time only, ${tool.buildTime})...`,
+      `Building ${tool.name} ${tool.version} into ${binDir} with go ${tool.moduleRoot ? "build" : "install"} (first time only, ${tool.buildTime})...`,
     );
-    await run(go, ["install", `${tool.module}@${tool.version}`], { ...process.env, GOBIN: buildDir });
+    const built = path.join(buildDir, (tool.builtAs ?? tool.name) + executableSuffix);
+    if (tool.moduleRoot === undefined) {
+      await run(go, ["install", `${tool.module}@${tool.version}`], { ...process.env, GOBIN: buildDir });
+    } else {
+      await buildInModule(go, { ...tool, moduleRoot: tool.moduleRoot }, built);
+    }
     const target = path.join(binDir, tool.name + executableSuffix);
-    await rename(path.join(buildDir, (tool.builtAs ?? tool.name) + executableSuffix), target);
+    await rename(built, target);
     return target;
   } finally {
     await rm(buildDir, { recursive: true, force: true });
   }
+}
+
+/** `go build` of the tool's package in its module's directory, downloaded to the module cache first. */
+async function buildInModule(
+  go: string,
+  tool: GoBinary & { moduleRoot: string },
+  output: string,
+): Promise<void> {
+  const { stdout } = await promisify(execFile)(
+    go,
+    ["mod", "download", "-json", `${tool.moduleRoot}@${tool.version}`],
+    {
+      maxBuffer: 1 << 20,
+    },
+  );
+  const { Dir: moduleDir } = JSON.parse(stdout) as { Dir: string };
+  const packageDir = `./${path.posix.relative(tool.moduleRoot, tool.module)}`;
+  await run(go, ["build", "-o", output, packageDir], process.env, moduleDir);
 }

@@ -14,6 +14,8 @@ export interface ServeProcess {
   probeUrl: string;
   pid: number;
   dataDir: string;
+  /** What it has written to stdout so far: its banner, and its JSON log lines. */
+  output(): string;
   /** Resets the process's peak resident size (Linux clear_refs), so the next peak is what follows. */
   resetPeakMemory(): void;
   /** Resident and peak resident bytes, from /proc/<pid>/status. */
@@ -63,6 +65,7 @@ export async function startServeProcess(env: Record<string, string> = {}): Promi
     probeUrl,
     pid,
     dataDir,
+    output: () => output,
     resetPeakMemory: () => writeFileSync(`/proc/${pid}/clear_refs`, "5"),
     memory: () => ({ rss: kib("VmRSS"), peak: kib("VmHWM") }),
     stop: async () => {

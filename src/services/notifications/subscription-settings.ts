@@ -190,6 +190,8 @@ function webhookDestination(
     url: checkedUrl("webhook.url", webhook.url, violations),
     signatureScheme,
     headerNames: names,
+    // D50: off unless asked; left out of an update, it stays.
+    propagateTraceContext: webhook.propagateTraceContext ?? current?.propagateTraceContext ?? false,
   };
   const { secret, generateSecret } = webhook;
   if (secret !== undefined && generateSecret) {

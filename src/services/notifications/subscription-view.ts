@@ -85,5 +85,6 @@ function webhookView(config: WebhookConfig, subscription: SubscriptionRecord, no
     ...(inGrace ? { previousSecretExpiresAt: isoFromMs(expiresAt) } : {}),
     headerNames: config.headerNames,
     signatureScheme: config.signatureScheme,
+    propagateTraceContext: config.propagateTraceContext,
   };
 }

@@ -23,6 +23,7 @@ import { ownValue } from "../../util/own-property.js";
 import { executionIdOf } from "../execution-ids.js";
 import { attemptSlotLimits, maxFirstTries } from "../worker-slots.js";
 import { BlockAdmission } from "./block-admission.js";
+import { inBlockSpan, recordAgentOutcome, recordApiTry } from "./block-spans.js";
 import type { ActivityDeps } from "./deps.js";
 import { heartbeating } from "./heartbeating.js";
 
@@ -49,37 +50,41 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
     beat: () => void,
     firstTry: boolean,
   ) =>
-    withSecrets(
-      deps,
-      request,
-      [],
-      async (config): Promise<FirstTry<ApiOutput>> => {
-        const { data, status, headers, error, attempts, handedOff } = await runHttpRequest(
-          config as HttpRequestConfig,
-          {
-            allowPrivateNetworks: deps.allowPrivateNetworks,
-            quotas,
-            secretHeaders: secretHeaderNames(request.config, config as HttpRequestConfig),
-            signal,
-            sleep,
-            onAttempt: beat,
-            handOffRetries: firstTry,
-            resume: request.resume,
-          },
-        );
-        if (handedOff) return { handOff: { ...handedOff, startedBefore: 0 } };
-        const output = { data, status, headers, error, attempts };
-        const outcome = error === null ? { output } : { output, error };
-        return {
-          outcome: carried(outcome, quotas.blockOutputBytes, (tooBig) => ({
-            ...output,
-            data: null,
-            error: tooBig,
-          })),
-        };
-      },
-      (outcome) => ({ outcome }),
-    );
+    inBlockSpan("api", request, executionOfActivity(), async (span) => {
+      const tried = await withSecrets(
+        deps,
+        request,
+        [],
+        async (config): Promise<FirstTry<ApiOutput>> => {
+          const { data, status, headers, error, attempts, handedOff } = await runHttpRequest(
+            config as HttpRequestConfig,
+            {
+              allowPrivateNetworks: deps.allowPrivateNetworks,
+              quotas,
+              secretHeaders: secretHeaderNames(request.config, config as HttpRequestConfig),
+              signal,
+              sleep,
+              onAttempt: beat,
+              handOffRetries: firstTry,
+              resume: request.resume,
+            },
+          );
+          if (handedOff) return { handOff: { ...handedOff, startedBefore: 0 } };
+          const output = { data, status, headers, error, attempts };
+          const outcome = error === null ? { output } : { output, error };
+          return {
+            outcome: carried(outcome, quotas.blockOutputBytes, (tooBig) => ({
+              ...output,
+              data: null,
+              error: tooBig,
+            })),
+          };
+        },
+        (outcome): FirstTry<ApiOutput> => ({ outcome }),
+      );
+      recordApiTry(span, tried);
+      return tried;
+    });
   return {
     /**
      * Issue 12: the HTTP block's first attempt, as a local activity within the execution's own workflow
@@ -161,24 +166,28 @@ export function blockActivities(deps: ActivityDeps, stopping: AbortSignal) {
       if ("failed" in restored) return restored.failed;
       const { request } = restored;
       return admission.run(request.workspaceId, (beat) =>
-        withSecrets(
-          deps,
-          request,
-          [agentKeyVariable],
-          async (config, env): Promise<BlockOutcome<AgentOutput>> => {
-            const output = await heartbeating(beat, (context) =>
-              callAgent(config, agentProvider(env), {
-                allowPrivateNetworks: deps.allowPrivateNetworks,
-                replyLimitBytes: quotas.replyBytes.block,
-                signal: context.cancellationSignal,
-                sleep: (ms) => context.sleep(ms),
-                ...(deps.prices ? { prices: deps.prices } : {}),
-              }),
-            );
-            return carried({ output }, quotas.blockOutputBytes, (tooBig) => ({ error: tooBig }));
-          },
-          (outcome) => outcome,
-        ),
+        inBlockSpan("agent", request, executionOfActivity(), async (span) => {
+          const outcome = await withSecrets(
+            deps,
+            request,
+            [agentKeyVariable],
+            async (config, env): Promise<BlockOutcome<AgentOutput>> => {
+              const output = await heartbeating(beat, (context) =>
+                callAgent(config, agentProvider(env), {
+                  allowPrivateNetworks: deps.allowPrivateNetworks,
+                  replyLimitBytes: quotas.replyBytes.block,
+                  signal: context.cancellationSignal,
+                  sleep: (ms) => context.sleep(ms),
+                  ...(deps.prices ? { prices: deps.prices } : {}),
+                }),
+              );
+              return carried({ output }, quotas.blockOutputBytes, (tooBig) => ({ error: tooBig }));
+            },
+            (failed) => failed,
+          );
+          recordAgentOutcome(span, outcome);
+          return outcome;
+        }),
       );
     },
   };

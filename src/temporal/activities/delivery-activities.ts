@@ -7,6 +7,7 @@ import { computeLimits } from "../../limits/execution-limits.js";
 import { defaultQuotas } from "../../limits/quotas.js";
 import { WorkspaceSlots } from "../../limits/workspace-slots.js";
 import { logger } from "../../logging/logger.js";
+import { failSpan, inSpan, SpanKind } from "../../logging/tracing.js";
 import type { AlertFiredEvent, AlertResolvedEvent } from "../../notifications/alert-event.js";
 import { alertOutcomeOf } from "../../notifications/alert-outcome.js";
 import {
@@ -251,7 +252,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
       const beat = () => context.heartbeat({ started: attempt });
       beat();
       const { channel, result } = await slots.holding(delivery.workspaceId, () =>
-        heartbeating(beat, () => sendDelivery(deps, delivery, subscription)),
+        heartbeating(beat, () => sendDelivery(deps, delivery, subscription, attempt)),
       );
       const last = attempt >= maxAttempts;
       const outcome: AttemptOutcome =
@@ -342,20 +343,37 @@ async function eventsOf(
 
 /**
  * Sends the delivery's event through its subscription's channel: webhook, e-mail or chat (D19, D20). The
- * one send of an attempt, a probe and a drain alike (D36).
+ * one send of an attempt (numbered), a probe and a drain alike (D36). With tracing on it is the span
+ * `delivery attempt` (D50), named by ids, the channel, the event's type and the outcome; a webhook's
+ * and a chat's HTTP exchange is its child.
  */
-export async function sendDelivery(
+export function sendDelivery(
   deps: ActivityDeps,
   delivery: DeliveryWithEvent,
   subscription: SubscriptionForDelivery | undefined,
+  attempt?: number,
 ): Promise<{ channel: string; result: ChannelResult }> {
-  if (!subscription || subscription.deletedAt !== null) {
-    return {
-      channel: "deleted",
-      result: { outcome: "failed", error: "the subscription was deleted", durationMs: 0 },
-    };
-  }
-  return { channel: subscription.config.channel, result: await sendThrough(deps, delivery, subscription) };
+  const channel = subscription && subscription.deletedAt === null ? subscription.config.channel : "deleted";
+  const attributes = {
+    "flowlog.delivery.id": delivery.id,
+    "flowlog.subscription.id": delivery.subscriptionId,
+    "flowlog.workspace.id": delivery.workspaceId,
+    "flowlog.delivery.channel": channel,
+    "flowlog.event.type": delivery.eventType,
+    ...(attempt === undefined ? {} : { "flowlog.delivery.attempt": attempt }),
+  };
+  // An e-mail's SMTP exchange has no span of its own: the attempt is the client of the mail server.
+  const kind = channel === "email" ? SpanKind.CLIENT : SpanKind.INTERNAL;
+  return inSpan("delivery attempt", { kind, attributes }, async (span) => {
+    const result: ChannelResult =
+      subscription && channel !== "deleted"
+        ? await sendThrough(deps, delivery, subscription)
+        : { outcome: "failed", error: "the subscription was deleted", durationMs: 0 };
+    span?.setAttribute("flowlog.delivery.outcome", result.outcome);
+    if (result.httpStatus !== undefined) span?.setAttribute("http.response.status_code", result.httpStatus);
+    if (result.outcome !== "succeeded") failSpan(span, result.outcome);
+    return { channel, result };
+  });
 }
 
 async function sendThrough(
@@ -380,6 +398,7 @@ async function sendThrough(
         url: config.url,
         ...secretsOf(subscription, (deps.clock ?? Date.now)()),
         signatureScheme: config.signatureScheme,
+        propagateTraceContext: config.propagateTraceContext,
         headers: subscription.headers,
         event,
         deliveryId: delivery.id,

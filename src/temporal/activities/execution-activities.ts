@@ -9,6 +9,7 @@ import {
 import { asWorkflowState, type WorkflowStateJson } from "../../engine/json-shapes.js";
 import { admitExecution } from "../../limits/execution-limits.js";
 import { defaultQuotas } from "../../limits/quotas.js";
+import { carryTraceContext } from "../../logging/tracing.js";
 import type { FanOutIntent } from "../../store/outbox-store.js";
 import type { LogEntryRecord } from "../../store/records.js";
 import { derivedId } from "../../util/ids.js";
@@ -104,7 +105,11 @@ export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutb
               taskQueue: deliveryTaskQueue(Context.current().info.taskQueue),
             }
           : undefined;
-      if (await insertOrRecordRefusal(deps, entry, log, fanOutOf)) fanOuts.wake();
+      if (await insertOrRecordRefusal(deps, entry, log, fanOutOf)) {
+        // D50: the dispatcher starts the notifications in this execution's trace, when it is this process.
+        carryTraceContext(entry.id);
+        fanOuts.wake();
+      }
       // The entry holds the outputs now; those parked outside Temporal's payloads go (block-activities.ts).
       if (log.releaseParked) await deps.store.parkedOutputs.release(log.execution.executionId);
       deps.metrics?.executionLogged(entry.trigger, entry.level === "error" ? "error" : "success");
