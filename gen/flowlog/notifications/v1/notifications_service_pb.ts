@@ -292,7 +292,7 @@ export type WebhookChannel = Message<"flowlog.notifications.v1.WebhookChannel"> 
 
   /**
    * Whether attempts carry the W3C trace context (a `traceparent` header, and `tracestate` when there is
-   * one) of the delivery's span, when the server runs with OpenTelemetry tracing on (D48), so the
+   * one) of the delivery's span, when the server runs with OpenTelemetry tracing on (D50), so the
    * receiver's own spans join the execution's trace. Off by default: a receiver that has not asked for it
    * gets the headers it got before. Left out of an update, it stays.
    *

@@ -344,8 +344,13 @@ type WebhookChannel struct {
 	// whsec_ and the base64 of 24 to 64 bytes. Changing the scheme of a webhook that has a secret needs a
 	// new one in the same request (secret or generate_secret). Left out of an update, the scheme stays.
 	SignatureScheme *string `protobuf:"bytes,8,opt,name=signature_scheme,json=signatureScheme,proto3,oneof" json:"signature_scheme,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Whether attempts carry the W3C trace context (a `traceparent` header, and `tracestate` when there is
+	// one) of the delivery's span, when the server runs with OpenTelemetry tracing on (D50), so the
+	// receiver's own spans join the execution's trace. Off by default: a receiver that has not asked for it
+	// gets the headers it got before. Left out of an update, it stays.
+	PropagateTraceContext *bool `protobuf:"varint,9,opt,name=propagate_trace_context,json=propagateTraceContext,proto3,oneof" json:"propagate_trace_context,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *WebhookChannel) Reset() {
@@ -432,6 +437,13 @@ func (x *WebhookChannel) GetSignatureScheme() string {
 		return *x.SignatureScheme
 	}
 	return ""
+}
+
+func (x *WebhookChannel) GetPropagateTraceContext() bool {
+	if x != nil && x.PropagateTraceContext != nil {
+		return *x.PropagateTraceContext
+	}
+	return false
 }
 
 type EmailChannel struct {
@@ -1569,7 +1581,7 @@ const file_flowlog_notifications_v1_notifications_service_proto_rawDesc = "" +
 	"\x12_failed_deliveriesB\x16\n" +
 	"\x14_throttle_per_secondB\r\n" +
 	"\v_held_sinceB\r\n" +
-	"\v_held_count\"\x9f\x04\n" +
+	"\v_held_count\"\xf8\x04\n" +
 	"\x0eWebhookChannel\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12 \n" +
 	"\x06secret\x18\x02 \x01(\tB\x03\xe0A\x04H\x00R\x06secret\x88\x01\x01\x121\n" +
@@ -1579,14 +1591,16 @@ const file_flowlog_notifications_v1_notifications_service_proto_rawDesc = "" +
 	"\x1aprevious_secret_expires_at\x18\x05 \x01(\tB\x03\xe0A\x03H\x02R\x17previousSecretExpiresAt\x88\x01\x01\x12T\n" +
 	"\aheaders\x18\x06 \x03(\v25.flowlog.notifications.v1.WebhookChannel.HeadersEntryB\x03\xe0A\x04R\aheaders\x12&\n" +
 	"\fheader_names\x18\a \x03(\tB\x03\xe0A\x03R\vheaderNames\x12.\n" +
-	"\x10signature_scheme\x18\b \x01(\tH\x03R\x0fsignatureScheme\x88\x01\x01\x1a:\n" +
+	"\x10signature_scheme\x18\b \x01(\tH\x03R\x0fsignatureScheme\x88\x01\x01\x12;\n" +
+	"\x17propagate_trace_context\x18\t \x01(\bH\x04R\x15propagateTraceContext\x88\x01\x01\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\t\n" +
 	"\a_secretB\x12\n" +
 	"\x10_generate_secretB\x1d\n" +
 	"\x1b_previous_secret_expires_atB\x13\n" +
-	"\x11_signature_scheme\".\n" +
+	"\x11_signature_schemeB\x1a\n" +
+	"\x18_propagate_trace_context\".\n" +
 	"\fEmailChannel\x12\x1e\n" +
 	"\n" +
 	"recipients\x18\x01 \x03(\tR\n" +

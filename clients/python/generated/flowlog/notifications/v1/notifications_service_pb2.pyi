@@ -70,7 +70,7 @@ class NotificationSubscription(_message.Message):
     def __init__(self, id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., channel: _Optional[str] = ..., webhook: _Optional[_Union[WebhookChannel, _Mapping]] = ..., email: _Optional[_Union[EmailChannel, _Mapping]] = ..., slack: _Optional[_Union[SlackChannel, _Mapping]] = ..., workflow_ids: _Optional[_Iterable[str]] = ..., all_workflows: _Optional[bool] = ..., level_filter: _Optional[_Iterable[str]] = ..., trigger_filter: _Optional[_Iterable[str]] = ..., include_final_output: _Optional[bool] = ..., include_trace_spans: _Optional[bool] = ..., include_rate_limits: _Optional[bool] = ..., include_usage_data: _Optional[bool] = ..., alert_rule: _Optional[_Union[AlertRule, _Mapping]] = ..., active: _Optional[bool] = ..., created_at: _Optional[str] = ..., updated_at: _Optional[str] = ..., alert_states: _Optional[_Iterable[_Union[AlertState, _Mapping]]] = ..., disabled_reason: _Optional[str] = ..., disabled_at: _Optional[str] = ..., failing_since: _Optional[str] = ..., failed_deliveries: _Optional[int] = ..., event_types: _Optional[_Iterable[str]] = ..., throttle_per_second: _Optional[int] = ..., state: _Optional[str] = ..., held_since: _Optional[str] = ..., held_count: _Optional[int] = ...) -> None: ...
 
 class WebhookChannel(_message.Message):
-    __slots__ = ("url", "secret", "generate_secret", "has_secret", "previous_secret_expires_at", "headers", "header_names", "signature_scheme")
+    __slots__ = ("url", "secret", "generate_secret", "has_secret", "previous_secret_expires_at", "headers", "header_names", "signature_scheme", "propagate_trace_context")
     class HeadersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -86,6 +86,7 @@ class WebhookChannel(_message.Message):
     HEADERS_FIELD_NUMBER: _ClassVar[int]
     HEADER_NAMES_FIELD_NUMBER: _ClassVar[int]
     SIGNATURE_SCHEME_FIELD_NUMBER: _ClassVar[int]
+    PROPAGATE_TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     url: str
     secret: str
     generate_secret: bool
@@ -94,7 +95,8 @@ class WebhookChannel(_message.Message):
     headers: _containers.ScalarMap[str, str]
     header_names: _containers.RepeatedScalarFieldContainer[str]
     signature_scheme: str
-    def __init__(self, url: _Optional[str] = ..., secret: _Optional[str] = ..., generate_secret: _Optional[bool] = ..., has_secret: _Optional[bool] = ..., previous_secret_expires_at: _Optional[str] = ..., headers: _Optional[_Mapping[str, str]] = ..., header_names: _Optional[_Iterable[str]] = ..., signature_scheme: _Optional[str] = ...) -> None: ...
+    propagate_trace_context: bool
+    def __init__(self, url: _Optional[str] = ..., secret: _Optional[str] = ..., generate_secret: _Optional[bool] = ..., has_secret: _Optional[bool] = ..., previous_secret_expires_at: _Optional[str] = ..., headers: _Optional[_Mapping[str, str]] = ..., header_names: _Optional[_Iterable[str]] = ..., signature_scheme: _Optional[str] = ..., propagate_trace_context: _Optional[bool] = ...) -> None: ...
 
 class EmailChannel(_message.Message):
     __slots__ = ("recipients",)
