@@ -13,8 +13,8 @@ import { freeListeningPort } from "../src/util/free-port.js";
 import { prepareConsoleTests } from "./support/browser.js";
 import { resolveGrpcHealthProbe } from "./support/grpc-health-probe.js";
 import { resolveGrpcurl } from "./support/grpcurl.js";
-import { ensurePythonClient } from "./support/python.js";
 import { resolveJaeger } from "./support/jaeger.js";
+import { ensurePythonClient } from "./support/python.js";
 import { resolveMinio } from "./support/s3-server.js";
 import { ensureTestWorkflowBundle } from "./support/test-workflow-bundle.js";
 
