@@ -282,8 +282,10 @@ describe("Matching and fan-out (spec 'Events', D19)", () => {
     const startedAt = Date.now();
     const result = await execute(alice, workflowId);
     await settled(subscriptionId);
+    // The delivery may reach the receiver before or after the caller has the result (the entry is written,
+    // and its intent left, before the answer goes back): what the caller never waits for is its answer.
     expect(result.resultAt - startedAt).toBeLessThan(receiverDelayMs);
-    expect(result.resultAt).toBeLessThan(slow.arrivals[0] ?? 0);
+    expect(slow.arrivals).toHaveLength(1);
     expect(answeredAt).toBeGreaterThan(result.resultAt);
   });
 });
