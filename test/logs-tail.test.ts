@@ -341,15 +341,20 @@ describe("GET /api/v1/logs:tail: Server-Sent Events (D44)", () => {
     });
     await writer.logs.insertExecutions(records);
     await expect
-      .poll(async () => {
-        const third = rpcTail(grpc(), { workspaceId: free.workspaceId }, free.key);
-        const outcome = await third.next().then(
-          () => "opened",
-          () => "refused",
-        );
-        third.close();
-        return outcome;
-      })
+      .poll(
+        async () => {
+          const third = rpcTail(grpc(), { workspaceId: free.workspaceId }, free.key);
+          const outcome = await third.next().then(
+            () => "opened",
+            () => "refused",
+          );
+          third.close();
+          return outcome;
+        },
+        // The server ends the slow tail once 1,000 entries wait for it: how soon depends on how fast it
+        // reads 1,500 entries of 8 KB, which on two cores shared with the suite took PostgreSQL over 10 s.
+        { timeout: 60_000 },
+      )
       .toBe("opened");
     other.close();
     stream.resume();
@@ -370,7 +375,7 @@ describe("GET /api/v1/logs:tail: Server-Sent Events (D44)", () => {
     }
     expect(ids).toEqual(records.map((r) => r.entry.id));
     resumed.close();
-  });
+  }, 120_000);
 });
 
 describe("TailLogs: open streams per user by plan (D44)", () => {
