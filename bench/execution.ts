@@ -1,12 +1,17 @@
 import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
-import { benchStack, createHttpBlockWorkflow, type FlowlogStack } from "./support/flowlog-stack.js";
+import {
+  benchStack,
+  createHttpBlockWorkflow,
+  type FlowlogStack,
+  startFlowlogStack,
+} from "./support/flowlog-stack.js";
 import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
 import { noopTaskQueue, noopWorkflowBundle } from "./support/noop-worker.js";
 import type { noopWorkflow } from "./support/noop-workflow.js";
 import { type RunningProcess, repoRoot, startProcess, startTogether } from "./support/processes.js";
 import { shared } from "./support/quick-run.js";
-import { startItemApi } from "./support/receiver.js";
+import { startItemApi, startOtlpSink } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio } from "./support/report.js";
 import { distribution } from "./support/sample.js";
 
@@ -41,13 +46,18 @@ export const executionBench: Bench = {
             name: "one no-op activity (baseline)",
             open: () => openNoop(options, stack.temporalAddress),
           };
+          const apiSync: Workload = {
+            name: "one HTTP block, api sync",
+            open: async () => ({
+              load: (at) => executeLoad(stack, workflowId, at),
+              close: async () => undefined,
+            }),
+          };
           const workloads: Workload[] = [
+            apiSync,
             {
-              name: "one HTTP block, api sync",
-              open: async () => ({
-                load: (at) => executeLoad(stack, workflowId, at),
-                close: async () => undefined,
-              }),
+              name: "the same, tracing on",
+              open: () => openTraced(persistence, itemUrl),
             },
             baseline,
             {
@@ -72,6 +82,7 @@ export const executionBench: Bench = {
                 ms(r.latency.max),
                 r.latency.samples,
                 ratio(r.requestsPerSecond / result(baseline, connections).requestsPerSecond),
+                ratio(r.requestsPerSecond / result(apiSync, connections).requestsPerSecond),
               ];
             }),
           );
@@ -86,6 +97,7 @@ export const executionBench: Bench = {
               "max ms",
               "executions",
               "vs baseline",
+              "vs api sync",
             ],
             rows,
             note:
@@ -97,7 +109,10 @@ export const executionBench: Bench = {
               "Floor + log: the same, its one activity also writing one log entry through flowlog's store, " +
               "committed with its fsync (D17, D23). " +
               "Goals (issue 12): no-op p50 <= 50 ms and " +
-              "HTTP block p50 <= 80 ms at 1 in flight; HTTP block >= 0.8x the baseline's executions/s at 8.",
+              "HTTP block p50 <= 80 ms at 1 in flight; HTTP block >= 0.8x the baseline's executions/s at 8. " +
+              "Tracing on: the same api sync calls on a stack of its own (dev server, flowlog serve and worker) " +
+              "whose processes export every span over OTLP to a loopback sink that keeps nothing (D50); goal " +
+              "(issue 55): >= 0.9x the api sync rate.",
           });
         } finally {
           await stack.stop();
@@ -109,6 +124,31 @@ export const executionBench: Bench = {
     }
   },
 };
+
+/**
+ * The api sync workload with OpenTelemetry tracing on (D50): a stack of its own, alike but for the OTLP
+ * endpoint its serve and worker export every span to, and the same one-HTTP-block workflow.
+ */
+async function openTraced(persistence: "file" | "memory", itemUrl: string): Promise<OpenWorkload> {
+  const sink = await startOtlpSink();
+  try {
+    const stack = await startFlowlogStack({ OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }, persistence);
+    const workflowId = await createHttpBlockWorkflow(stack, itemUrl).catch(async (error: unknown) => {
+      await stack.stop();
+      throw error;
+    });
+    return {
+      load: (at) => executeLoad(stack, workflowId, at),
+      close: async () => {
+        await stack.stop();
+        await sink.close();
+      },
+    };
+  } catch (error) {
+    await sink.close();
+    throw error;
+  }
+}
 
 /** A row's workload: `open` starts the processes it needs; the load then runs at any concurrency. */
 interface Workload {
