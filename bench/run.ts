@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { archiveBench } from "./archive.js";
+import { bulkRetryBench } from "./bulk-retry.js";
 import { clusterBench } from "./cluster.js";
 import { consoleBench } from "./console.js";
 import { deliveryBench } from "./delivery.js";
@@ -45,6 +46,7 @@ const benches: Bench[] = [
   tailBench,
   exportBench,
   executionBench,
+  bulkRetryBench,
   fairnessBench,
   deliveryBench,
   outageBench,
