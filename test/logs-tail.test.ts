@@ -333,9 +333,11 @@ describe("GET /api/v1/logs:tail: Server-Sent Events (D44)", () => {
     stream.pause();
     const other = rpcTail(grpc(), { workspaceId: free.workspaceId, level: "error" }, free.key);
     await other.next();
-    // Entries large enough that the sockets' buffers cannot hold what the server would send.
-    const bulky = { items: "x".repeat(8_000) };
-    const records = Array.from({ length: 1_500 }, (_, i) => {
+    // Entries large enough that the sockets' buffers cannot hold what the server would send: loopback TCP
+    // grows its buffers to several MB each way, and 1,500 entries of 8 KB (12 MB) fitted often enough that
+    // no 1,000 were ever left waiting on a quiet machine. 40 MB leave well over 1,000 behind.
+    const bulky = { items: "x".repeat(16_000) };
+    const records = Array.from({ length: 2_500 }, (_, i) => {
       const record = execution(free, workflow, { startedAt: Date.parse("2026-11-21T00:00:00Z") + i });
       return { ...record, entry: { ...record.entry, finalOutput: bulky } };
     });
@@ -352,7 +354,7 @@ describe("GET /api/v1/logs:tail: Server-Sent Events (D44)", () => {
           return outcome;
         },
         // The server ends the slow tail once 1,000 entries wait for it: how soon depends on how fast it
-        // reads 1,500 entries of 8 KB, which on two cores shared with the suite took PostgreSQL over 10 s.
+        // reads 2,500 entries of 16 KB, on two cores shared with the suite.
         { timeout: 60_000 },
       )
       .toBe("opened");
