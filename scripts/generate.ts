@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildGoBinary, type GoBinary } from "../src/tools/go-binary.js";
@@ -58,9 +58,14 @@ export async function ensureCodegenTools(): Promise<void> {
   }
   const python = join(pythonVenv, "bin", "python");
   const marker = join(pythonVenv, "requirements.sha256");
-  const wanted = createHash("sha256").update(readFileSync(pythonRequirements)).digest("hex");
+  // The venv's own path too: its scripts name the python they were installed with, by that path.
+  const wanted = createHash("sha256")
+    .update(pythonVenv)
+    .update(readFileSync(pythonRequirements))
+    .digest("hex");
   if (existsSync(python) && existsSync(marker) && readFileSync(marker, "utf8") === wanted) return;
   console.error(`Installing grpcio-tools into ${pythonVenv} (first time only)...`);
+  rmSync(pythonVenv, { recursive: true, force: true });
   execFileSync("python3", ["-m", "venv", pythonVenv], { stdio: "inherit" });
   execFileSync(
     python,

@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { once } from "node:events";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 const repoRoot = path.resolve(import.meta.dirname, "../..");
@@ -25,6 +25,9 @@ function ensureVenvWith(name: string, installArgs: string[], inputs: string[]): 
   for (const input of inputs) hash.update(input).update(readFileSync(input));
   const wanted = hash.digest("hex");
   if (existsSync(python) && existsSync(marker) && readFileSync(marker, "utf8") === wanted) return python;
+  // Made anew, not over the old one: pip leaves installed entry scripts as they are, and theirs name the
+  // python of the path the venv was made at (a worktree's, through a symlinked .tools), which may be gone.
+  rmSync(venv, { recursive: true, force: true });
   execFileSync("python3", ["-m", "venv", venv], { stdio: "inherit" });
   execFileSync(python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", ...installArgs], {
     stdio: "inherit",
