@@ -18,6 +18,7 @@ import { openSqlite } from "../src/store/sqlite-addon.js";
 import { bareExportPages } from "./support/bare-export-lines.js";
 import { repoRoot } from "./support/processes.js";
 import { type Bench, type BenchOptions, perSecond, ratio } from "./support/report.js";
+import { timed } from "./support/sample.js";
 import { type BenchStore, openBenchStore } from "./support/store.js";
 
 const dayMs = 86_400_000;
@@ -142,12 +143,6 @@ function forgetArchives(bench: BenchStore): void {
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
-}
-
-async function timed<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number }> {
-  const started = performance.now();
-  const value = await work();
-  return { value, seconds: (performance.now() - started) / 1000 };
 }
 
 /** The size and SHA-256 of a gzip file's content. */

@@ -1,6 +1,7 @@
 import { type DevServerStack, startFlowlogStack } from "./support/flowlog-stack.js";
 import { type Receiver, startReceiver } from "./support/receiver.js";
 import { type Bench, type BenchOptions, perSecond, ratio } from "./support/report.js";
+import { timed } from "./support/sample.js";
 
 /** Executions per side: the issue's 1,000, or 50 with --quick. */
 const counts = { quick: 50, full: 1_000 };
@@ -35,12 +36,12 @@ export const bulkRetryBench: Bench = {
       up = true;
 
       const started = await postingWorkflow(stack, upstream, "api starts");
-      const apiStarts = await timed(async () => {
+      const { seconds: apiStarts } = await timed(async () => {
         await startAll(stack, started, count);
         await allLogged(stack, started, "info", count);
       });
 
-      const bulk = await timed(async () => {
+      const { seconds: bulk } = await timed(async () => {
         const { job } = await stack.post<{ job: { id: string } }>(
           `/api/v1/workspaces/${stack.workspaceId}/executions:bulkRetry`,
           { workflowIds: [failing], level: "error" },
@@ -148,10 +149,4 @@ async function jobCompleted(stack: DevServerStack, jobId: string, count: number)
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-}
-
-async function timed(work: () => Promise<void>): Promise<number> {
-  const started = performance.now();
-  await work();
-  return (performance.now() - started) / 1000;
 }

@@ -74,3 +74,10 @@ export function meanMicros(fn: (i: number) => unknown, count: number): number {
   for (let i = 0; i < count; i++) fn(i);
   return Number(process.hrtime.bigint() - start) / 1_000 / count;
 }
+
+/** What `work` answers, and the seconds it took on the wall clock. */
+export async function timed<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+  const started = performance.now();
+  const value = await work();
+  return { value, seconds: (performance.now() - started) / 1000 };
+}
