@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Reporter, TestModule } from "vitest/node";
 
@@ -24,6 +25,9 @@ export default class SummaryReporter implements Reporter {
         seconds: module.diagnostic().duration / 1000,
       }))
       .sort((a, b) => b.seconds - a.seconds);
+    // Every file's time, for a run compared with another (FLOWLOG_TEST_DURATIONS=file.json).
+    const durationsFile = process.env.FLOWLOG_TEST_DURATIONS;
+    if (durationsFile) writeFileSync(durationsFile, `${JSON.stringify(durations, null, 1)}\n`);
     if (durations.length > 1) {
       const total = durations.reduce((sum, file) => sum + file.seconds, 0);
       console.log(`\nSlowest files (${total.toFixed(0)} s in all ${durations.length} files):`);
