@@ -239,6 +239,8 @@ async function retry(stack: FlowlogStack, executionId: string, body: { from: str
 /** What a listed entry tells of a run. */
 interface Entry {
   level: string;
+  startedAt: string;
+  endedAt: string;
   totalDurationMs: number;
   /** Tokens are left out when there are none (proto3 JSON). */
   cost: { total: number; tokens?: { total: number } };
@@ -269,20 +271,25 @@ interface Side {
 interface Run {
   /** From the call until the entry was listed. */
   seconds: number;
-  /** Until the call answered with the execution id. */
-  callMs: number;
+  /**
+   * Where those went, in milliseconds: until the call answered, until the workflow started (the entry's
+   * startedAt), the run itself (its totalDurationMs), and from its end until the entry was listed.
+   */
+  phases: { call: number; toStart: number; engine: number; toListed: number };
   entry: Entry;
 }
 
 async function timedRun(stack: FlowlogStack, upstream: Upstream, side: Side, round: number): Promise<Run> {
   const calls = new Map(upstream.calls);
-  let callMs = 0;
+  const calledAt = Date.now();
+  let answeredAt = 0;
   const { value: executionId, seconds } = await timed(async () => {
-    const { value: started, seconds: call } = await timed(() => side.start(round));
-    callMs = call * 1000;
+    const started = await side.start(round);
+    answeredAt = Date.now();
     await loggedEntry(stack, started);
     return started;
   });
+  const listedAt = Date.now();
   // Read again whole, off the clock: the basic entry the clock waits on has the cost's total only.
   const entry = await loggedEntry(stack, executionId, "full");
   if (entry.level !== "info") throw new Error(`${side.name} was logged ${entry.level}, not info`);
@@ -291,7 +298,13 @@ async function timedRun(stack: FlowlogStack, upstream: Upstream, side: Side, rou
   if (made.sort().join() !== expected.sort().join()) {
     throw new Error(`${side.name} called ${made.join(", ")}; its blocks call ${expected.join(", ")}`);
   }
-  return { seconds, callMs, entry };
+  const phases = {
+    call: answeredAt - calledAt,
+    toStart: Date.parse(entry.startedAt) - calledAt,
+    engine: entry.totalDurationMs,
+    toListed: listedAt - Date.parse(entry.endedAt),
+  };
+  return { seconds, phases, entry };
 }
 
 const median = (values: number[]) => distribution(values).p50;
@@ -306,14 +319,17 @@ function sidesTable(sides: Side[], runs: Map<Side, Run[]>, rounds: number): Tabl
       "wall p50 ms",
       "min",
       "max",
-      "call p50 ms",
-      "entry's duration p50 ms",
+      "call",
+      "to start",
+      "run",
+      "to listed",
       "cost",
       "tokens",
     ],
     rows: sides.map((side) => {
       const of = runs.get(side) ?? [];
       const wall = distribution(of.map((run) => run.seconds * 1000));
+      const phase = (name: keyof Run["phases"]) => ms(median(of.map((run) => run.phases[name])));
       const first = of[0]?.entry;
       return [
         side.name,
@@ -321,17 +337,21 @@ function sidesTable(sides: Side[], runs: Map<Side, Run[]>, rounds: number): Tabl
         ms(wall.p50),
         ms(Math.min(...of.map((run) => run.seconds * 1000))),
         ms(wall.max),
-        ms(median(of.map((run) => run.callMs))),
-        ms(median(of.map((run) => run.entry.totalDurationMs))),
+        phase("call"),
+        phase("toStart"),
+        phase("engine"),
+        phase("toListed"),
         first ? dollars(first.cost.total) : "-",
         first ? (first.cost.tokens?.total ?? 0) : "-",
       ];
     }),
     note:
       `Wall: from the call (retry or execute, async) until the entry is listed, looked for every ${pollMs} ms. ` +
+      "Its phases (p50 ms): until the call answered, until the workflow started (the entry's startedAt), the " +
+      "run (its totalDurationMs), and from the run's end until the entry was listed. " +
       `Each HTTP block's upstream answers in ${upstreamLatencyMs} ms, the model in ${modelLatencyMs} ms. ` +
-      "The entry's duration is the engine's, from the workflow's start to its end. Cost and tokens are the " +
-      "first counted run's; a resume reuses the agent block before charge (D47: a reused one cost once).",
+      "Cost and tokens are the first counted run's; a resume reuses the agent block before charge (D47: a " +
+      "reused one cost once).",
   };
 }
 
@@ -369,6 +389,7 @@ function goalTable(sides: Side[], runs: Map<Side, Run[]>, rounds: number): Table
     rows: [
       row("wall time / fresh charge onwards", baseline, "<= 1.00x", atMostOne, (run) => run.seconds),
       row("cost / fresh charge onwards", baseline, "<= 1.00x", atMostOne, (run) => run.entry.cost.total),
+      row("run's duration / fresh charge onwards", baseline, "-", atMostOne, (run) => run.phases.engine),
       row("wall time / retry from the start", whole, "-", atMostOne, (run) => run.seconds),
       row("cost / retry from the start", whole, "-", atMostOne, (run) => run.entry.cost.total),
     ],
