@@ -113,7 +113,7 @@ const after: BlockSpec[] = [
   { id: "done", type: "response", target: "", body: { archived: "<archive.data.id>" } },
 ];
 
-/** The upstream of every HTTP block: a 2 KB JSON document after a fixed latency; `charge` 503 while down. */
+/** The upstream of every HTTP block: a 1.2 KB JSON document after a fixed latency; `charge` 503 while down. */
 interface Upstream {
   receiver: Receiver;
   down: boolean;
