@@ -18,9 +18,9 @@ const pollMs = 10;
 
 /**
  * Issue 54's goal (D47): "a resume from the failed block costs no more than the blocks it runs again". One
- * stack and a workflow of nine blocks after the starter, each reading the one before: four before the
- * failing one (HTTP, agent, HTTP, HTTP), then `charge` (HTTP), two more HTTP blocks around an agent block,
- * and a response block. Every HTTP block posts to a loopback upstream that answers after a fixed latency;
+ * stack and a workflow of nine blocks after the starter: four before the failing one (HTTP, agent, HTTP,
+ * HTTP), then `charge` (HTTP), two more HTTP blocks around an agent block, and a response block. Each
+ * reads the one before but `charge`, which reads the input, so the blocks from it on run alone too. Every HTTP block posts to a loopback upstream that answers after a fixed latency;
  * agent blocks call a loopback model provider on the chat-completions wire, priced as gpt-4o-mini. The
  * workflow is run to its failure while `charge`'s upstream answers 503, once per round and side that
  * retries it; then the upstream answers again. Each round then times, in an order that turns every round:
@@ -369,7 +369,8 @@ function goalTable(sides: Side[], runs: Map<Side, Run[]>, rounds: number): Table
     return [
       what,
       goal,
-      ratio(mid),
+      // Three decimals: both sides run the same blocks, so a median near 1 would read 1.00x and still miss.
+      `${mid.toFixed(3)}x`,
       goal === "-" ? "-" : meets(mid) ? "met" : "missed",
       ratios.map(ratio).join(" / "),
       goal === "-" ? "-" : `${ratios.filter(meets).length} of ${ratios.length}`,
