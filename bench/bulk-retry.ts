@@ -1,4 +1,4 @@
-import { type DevServerStack, startFlowlogStack } from "./support/flowlog-stack.js";
+import { type DevServerStack, getJson, startFlowlogStack } from "./support/flowlog-stack.js";
 import { type Receiver, startReceiver } from "./support/receiver.js";
 import { type Bench, type BenchOptions, perSecond, ratio } from "./support/report.js";
 import { timed } from "./support/sample.js";
@@ -107,13 +107,6 @@ async function startAll(stack: DevServerStack, workflowId: string, count: number
   }
 }
 
-async function get<T>(stack: DevServerStack, apiPath: string): Promise<T> {
-  const response = await fetch(`http://${stack.api}${apiPath}`, { headers: stack.auth });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`GET ${apiPath} answered ${response.status}: ${text}`);
-  return JSON.parse(text) as T;
-}
-
 /** Waits until `count` entries of the workflow at `level` are logged (each page read as few fields as it can). */
 async function allLogged(
   stack: DevServerStack,
@@ -123,7 +116,7 @@ async function allLogged(
 ): Promise<void> {
   const deadline = Date.now() + 30 * 60_000;
   for (;;) {
-    const { data } = await get<{ data: unknown[] }>(
+    const { data } = await getJson<{ data: unknown[] }>(
       stack,
       `/api/v1/logs?workspaceId=${stack.workspaceId}&workflowIds=${workflowId}&level=${level}&limit=1000`,
     );
@@ -137,7 +130,7 @@ async function allLogged(
 /** Waits until the bulk job has completed, having retried all `count`. */
 async function jobCompleted(stack: DevServerStack, jobId: string, count: number): Promise<void> {
   for (;;) {
-    const { job } = await get<{ job: { status: string; done: number; failed: number } }>(
+    const { job } = await getJson<{ job: { status: string; done: number; failed: number } }>(
       stack,
       `/api/v1/workspaces/${stack.workspaceId}/bulk-jobs/${jobId}`,
     );

@@ -22,6 +22,7 @@ import { outageBench } from "./outage.js";
 import { partitionsPgBench } from "./partitions-pg.js";
 import { purgeBench } from "./purge.js";
 import { rateLimitBench } from "./rate-limit.js";
+import { resumeBench } from "./resume.js";
 import { searchBench } from "./search.js";
 import { stopShared } from "./support/quick-run.js";
 import { type Bench, formatTable } from "./support/report.js";
@@ -47,6 +48,7 @@ const benches: Bench[] = [
   exportBench,
   executionBench,
   bulkRetryBench,
+  resumeBench,
   fairnessBench,
   deliveryBench,
   outageBench,

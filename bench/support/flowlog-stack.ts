@@ -183,6 +183,14 @@ export async function createHttpBlockWorkflow(
   return workflow.id;
 }
 
+/** GETs JSON from the stack's REST API with its key; throws on anything but 2xx. */
+export async function getJson<T>(stack: FlowlogStack, apiPath: string): Promise<T> {
+  const response = await fetch(`http://${stack.api}${apiPath}`, { headers: stack.auth });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`GET ${apiPath} answered ${response.status}: ${text}`);
+  return JSON.parse(text) as T;
+}
+
 /** FlowlogStack's post, against the API at `api` (host:port) with `defaultKey` unless another is given. */
 export function poster(api: string, defaultKey: string): FlowlogStack["post"] {
   return async <T>(apiPath: string, body: unknown, key = defaultKey): Promise<T> => {

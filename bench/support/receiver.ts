@@ -51,3 +51,42 @@ export function startOtlpSink(): Promise<Receiver> {
     response.end();
   });
 }
+
+/** The tokens each answer of `startModelProvider` reports using. */
+export const modelAnswerTokens = { prompt: 400, completion: 120 };
+
+/**
+ * A language-model provider on loopback speaking OpenAI's chat-completions protocol, the agent block's
+ * wire (D13), as the tests stand one in: each answer after `latencyMs`, reporting the usage a real provider
+ * would, so an entry's cost is priced (gpt-4o-mini's dated model, which the price table knows).
+ */
+export function startModelProvider(latencyMs: number): Promise<Receiver> {
+  return startReceiver((request, body, _arrivedAt, response) => {
+    const { messages } = JSON.parse(body || "{}") as { messages?: { content: string }[] };
+    setTimeout(() => {
+      if (request.url !== "/v1/chat/completions") {
+        response.writeHead(404, { "content-type": "application/json" });
+        response.end('{"error":{"message":"no such path"}}');
+        return;
+      }
+      const { prompt, completion } = modelAnswerTokens;
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(
+        JSON.stringify({
+          id: "chatcmpl-bench",
+          object: "chat.completion",
+          created: Math.floor(Date.now() / 1000),
+          model: "gpt-4o-mini-2024-07-18",
+          choices: [
+            {
+              index: 0,
+              message: { role: "assistant", content: `noted: ${messages?.at(-1)?.content.slice(0, 80)}` },
+              finish_reason: "stop",
+            },
+          ],
+          usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+        }),
+      );
+    }, latencyMs);
+  });
+}
