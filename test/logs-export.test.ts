@@ -379,7 +379,9 @@ describe("ExportLogs' limits (D45, D46)", () => {
     expect(stalled.status).toBe(200);
     // The whole export is over 100 MB; what flows stops once the sockets' buffers are full, and the
     // server holds no more than a page and a message of it.
-    expect(bigExportBytes, "the big export's size, as the first case read it").toBeGreaterThan(100 * 1024 * 1024);
+    expect(bigExportBytes, "the big export's size, as the first case read it").toBeGreaterThan(
+      100 * 1024 * 1024,
+    );
     // Unbounded, the server would read and buffer the store at tens of MB a second meanwhile.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     const received = stalled.received();
