@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config/config.js";
 import { defaultConnectionLimits, defaultQuotas } from "../src/limits/quotas.js";
+import { retentionScheduleIdFor } from "../src/temporal/retention-schedule.js";
 
 function problemsOf(env: NodeJS.ProcessEnv): string[] {
   try {
@@ -65,6 +66,25 @@ describe("FLOWLOG_TRUSTED_PROXIES (issue 16): the load balancers whose X-Forward
     expect(problemsOf({ FLOWLOG_TRUSTED_PROXIES: "127.0.0.1,nginx.internal" })).toEqual([
       'FLOWLOG_TRUSTED_PROXIES: "nginx.internal" is neither an IP address nor a CIDR range',
     ]);
+  });
+});
+
+describe("FLOWLOG_TASK_QUEUE: the queue a deployment's executions run on", () => {
+  it("is flowlog unless told, with the retention Schedule flowlog-retention; another names its own Schedule", () => {
+    expect(loadConfig({}).taskQueue).toBeUndefined();
+    expect(loadConfig({ FLOWLOG_TASK_QUEUE: "" }).taskQueue).toBeUndefined();
+    expect(retentionScheduleIdFor(loadConfig({}).taskQueue)).toBe("flowlog-retention");
+    expect(loadConfig({ FLOWLOG_TASK_QUEUE: "billing.flowlog" }).taskQueue).toBe("billing.flowlog");
+    expect(retentionScheduleIdFor("billing.flowlog")).toBe("flowlog-retention-billing.flowlog");
+    expect(retentionScheduleIdFor("flowlog")).toBe("flowlog-retention");
+  });
+
+  it("refuses a name Temporal's UI and CLI would need quoting for, or a long one, naming the variable", () => {
+    for (const bad of ["two words", "queue/1", "x".repeat(101)]) {
+      expect(problemsOf({ FLOWLOG_TASK_QUEUE: bad }), bad).toEqual([
+        "FLOWLOG_TASK_QUEUE: must be 1 to 100 letters, digits, dots, dashes or underscores",
+      ]);
+    }
   });
 });
 

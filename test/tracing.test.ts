@@ -74,6 +74,8 @@ beforeAll(async () => {
       ...process.env,
       ...env,
       FLOWLOG_DATA_DIR: serve.dataDir,
+      // The serve's own queue (FLOWLOG_TASK_QUEUE): the default one is any test's to poll.
+      FLOWLOG_TASK_QUEUE: serve.taskQueue,
       FLOWLOG_WORKER_PORT: "0",
       TEMPORAL_ADDRESS: inject("temporalAddress"),
       TEMPORAL_NAMESPACE: inject("temporalNamespace"),

@@ -16,7 +16,6 @@ import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { executionIdOf } from "../src/temporal/execution-ids.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { executionWorkflowId } from "../src/temporal/start-execution.js";
-import { FLOWLOG_TASK_QUEUE } from "../src/temporal/task-queue.js";
 import { newId } from "../src/util/ids.js";
 import { isoFromMs } from "../src/util/time.js";
 import { clientWithKey, restWithKey, rpcClients, rpcError } from "./support/api-server.js";
@@ -33,6 +32,8 @@ import { fireSchedule } from "./support/schedules.js";
 
 const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
 const taskQueue = `triggers-${randomUUID()}`;
+/** A task queue no worker polls, for the CLI run this file inspects without running it. */
+const unpolledQueue = `unpolled-${randomUUID()}`;
 const cli = fileURLToPath(new URL("../bin/flowlog.js", import.meta.url));
 // The execution buckets (D12) refill with time: a frozen clock keeps a drained bucket drained.
 const now = Date.now();
@@ -452,6 +453,7 @@ describe("manual trigger: flowlog run <workflowId> (D15)", () => {
         ...flowlog.env,
         TEMPORAL_ADDRESS: temporalServer.address,
         TEMPORAL_NAMESPACE: temporalServer.namespace,
+        FLOWLOG_TASK_QUEUE: unpolledQueue,
       };
       execFile(process.execPath, [cli, "run", ...args], { env, timeout: 30_000 }, (error, stdout, stderr) =>
         resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
@@ -486,18 +488,9 @@ describe("manual trigger: flowlog run <workflowId> (D15)", () => {
     expect(badInput).toMatchObject({ code: 2, stderr: "error: --input must be JSON\n" });
   });
 
-  it("flowlog run --async starts the execution on Temporal with trigger manual and the given input", async ({
-    skip,
-  }) => {
-    // The CLI starts executions on the default task queue, which no test polls: the execution is inspected
-    // and terminated, never run. A worker polling it (a developer's `npm start` on a shared server) would
-    // run it against its own store, so the test steps aside then.
-    const queue = await connection.workflowService.describeTaskQueue({
-      namespace: temporalServer.namespace,
-      taskQueue: { name: FLOWLOG_TASK_QUEUE },
-    });
-    if ((queue.pollers ?? []).length > 0) skip("a worker polls the default task queue");
-
+  it("flowlog run --async starts the execution on FLOWLOG_TASK_QUEUE with trigger manual and the given input", async () => {
+    // A queue no worker polls: the execution is inspected and terminated, never run. (The default queue
+    // may be polled by another test's flowlog process on the same Temporal, which would run it.)
     const printed = await flowlogRun(workflowId, "--async", "--input", '{"message":"from the CLI"}');
 
     expect(printed.code, printed.stderr).toBe(0);
@@ -505,7 +498,7 @@ describe("manual trigger: flowlog run <workflowId> (D15)", () => {
     const handle = temporal.workflow.getHandle(executionWorkflowId(executionId));
     try {
       const description = await handle.describe();
-      expect(description.taskQueue).toBe(FLOWLOG_TASK_QUEUE);
+      expect(description.taskQueue).toBe(unpolledQueue);
       expect(description.typedSearchAttributes.get(flowlogSearchAttributes.trigger)).toBe("manual");
       const history = await handle.fetchHistory();
       const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];

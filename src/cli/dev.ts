@@ -5,7 +5,7 @@ import { startApiServer } from "../server/api-server.js";
 import { openConfiguredStore } from "../store/open-store.js";
 import { lazyTemporalClient } from "../temporal/client.js";
 import { ensureTemporal } from "../temporal/dev/ensure-temporal.js";
-import { retentionScheduleId } from "../temporal/retention-schedule.js";
+import { retentionScheduleIdFor } from "../temporal/retention-schedule.js";
 import { createFlowlogWorker } from "../temporal/worker.js";
 import { apiReadiness, startApiProbes } from "./probes.js";
 import { untilStopSignal } from "./signals.js";
@@ -56,7 +56,7 @@ export async function runDev(config: Config): Promise<void> {
     ]);
     const readiness = apiReadiness(store, client);
     const api = await startApiServer(withTemporal, {
-      ...createApi({ config, store, temporal: { client } }),
+      ...createApi({ config, store, temporal: { client, taskQueue: config.taskQueue } }),
       readiness,
       metrics,
     });
@@ -73,7 +73,8 @@ export async function runDev(config: Config): Promise<void> {
       namespace: config.temporalNamespace,
       deliveriesPerSecond: config.workerDeliveriesPerSecond,
       deps: workerDeps(config, store, metrics),
-      retentionScheduleId,
+      taskQueue: config.taskQueue,
+      retentionScheduleId: retentionScheduleIdFor(config.taskQueue),
     });
     metrics.workerRoles(worker.queues.map(({ role }) => role));
     const running = worker.run();

@@ -38,7 +38,14 @@ export function registerRunCommand(
         );
         try {
           const run = await runWorkflow(
-            { store, planLimits: config.planLimits, quotas: config.quotas, temporal, clock: Date.now },
+            {
+              store,
+              planLimits: config.planLimits,
+              quotas: config.quotas,
+              temporal,
+              taskQueue: config.taskQueue,
+              clock: Date.now,
+            },
             {
               caller: { user: await runningUser(store, workflowId, options.user) },
               workflowId,

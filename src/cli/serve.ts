@@ -18,7 +18,7 @@ export async function runServe(config: Config): Promise<void> {
   ]);
   const readiness = apiReadiness(store, client);
   const api = await startApiServer(config, {
-    ...createApi({ config, store, temporal: { client } }),
+    ...createApi({ config, store, temporal: { client, taskQueue: config.taskQueue } }),
     readiness,
     metrics,
   });

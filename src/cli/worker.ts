@@ -8,7 +8,7 @@ import { startProbeServer } from "../server/probe-server.js";
 import { openConfiguredStore } from "../store/open-store.js";
 import type { Store } from "../store/store.js";
 import { type ActivityDeps, activityDepsFrom } from "../temporal/activities/deps.js";
-import { retentionScheduleId } from "../temporal/retention-schedule.js";
+import { retentionScheduleIdFor } from "../temporal/retention-schedule.js";
 import { createFlowlogWorker, type FlowlogWorker } from "../temporal/worker.js";
 import { freePort } from "../util/free-port.js";
 import { untilStopSignal } from "./signals.js";
@@ -88,7 +88,8 @@ async function connect(
         deliveriesPerSecond: config.workerDeliveriesPerSecond,
         deps: workerDeps(config, parts.store, parts.metrics),
         sdkMetricsAddress: parts.sdkMetricsAddress,
-        retentionScheduleId,
+        taskQueue: config.taskQueue,
+        retentionScheduleId: retentionScheduleIdFor(config.taskQueue),
       });
     } catch (error) {
       // Only an unreachable server is waited for; anything else is a fault to report.

@@ -69,6 +69,12 @@ export interface Config {
   temporalAddress: string | undefined;
   temporalNamespace: string;
   /**
+   * The task queue this deployment's executions run on; its deliveries' queue is derived from it
+   * (task-queue.ts). Deployments sharing a namespace keep apart by it, each with its own retention Schedule.
+   * Unset, FLOWLOG_TASK_QUEUE's default, `flowlog`.
+   */
+  taskQueue: string | undefined;
+  /**
    * Issue 17: where operators open the Temporal Web UI, for the console's link to each execution; unset, the
    * console shows none. `flowlog dev` fills it with its dev server's UI.
    */
@@ -218,6 +224,12 @@ const envSchema = z.object({
   FLOWLOG_PUBLIC_BASE_URL: httpUrl.optional(),
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().min(1, "must not be empty").default("default"),
+  FLOWLOG_TASK_QUEUE: optionalString.pipe(
+    z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,100}$/, "must be 1 to 100 letters, digits, dots, dashes or underscores")
+      .optional(),
+  ),
   FLOWLOG_TEMPORAL_UI_URL: optionalString.pipe(httpUrl.optional()),
   FLOWLOG_COMPRESS_MIN_BYTES: z.coerce
     .number({ error: "must be a whole number of bytes" })
@@ -289,6 +301,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: (e.FLOWLOG_PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     temporalAddress: e.TEMPORAL_ADDRESS,
     temporalNamespace: e.TEMPORAL_NAMESPACE,
+    taskQueue: e.FLOWLOG_TASK_QUEUE,
     temporalUiUrl: e.FLOWLOG_TEMPORAL_UI_URL?.replace(/\/+$/, ""),
     temporalDevDb: e.FLOWLOG_TEMPORAL_DEV_DB,
     compressMinBytes: e.FLOWLOG_COMPRESS_MIN_BYTES,

@@ -5,21 +5,28 @@ import {
   ScheduleOverlapPolicy,
   type ScheduleSpec,
 } from "@temporalio/client";
+import { FLOWLOG_TASK_QUEUE } from "./task-queue.js";
 
-/** D41: the one Schedule of the retention purge in a namespace, as operators find it in the Temporal UI. */
-export const retentionScheduleId = "flowlog-retention";
+/**
+ * D41: the one Schedule of the retention purge of a deployment, as operators find it in the Temporal UI:
+ * `flowlog-retention` on the default task queue, named after its queue on another (FLOWLOG_TASK_QUEUE), so
+ * deployments sharing a namespace each purge their own store.
+ */
+export function retentionScheduleIdFor(taskQueue: string = FLOWLOG_TASK_QUEUE): string {
+  return taskQueue === FLOWLOG_TASK_QUEUE ? "flowlog-retention" : `flowlog-retention-${taskQueue}`;
+}
 
 const hourly: ScheduleSpec = { intervals: [{ every: "1 hour" }] };
 
 /**
  * Creates the hourly Schedule of the retention purge, or brings the one there up to date: its id is
- * fixed, so however many workers start, in any order, the namespace holds exactly one. A run still going
+ * fixed, so however many workers of a deployment start, in any order, the namespace holds exactly one. A run still going
  * when the next is due lets that one be skipped. `scheduleId` is for tests, which keep theirs apart.
  */
 export async function ensureRetentionSchedule(
   client: Client,
   taskQueue: string,
-  scheduleId = retentionScheduleId,
+  scheduleId = retentionScheduleIdFor(taskQueue),
 ): Promise<void> {
   const action: ScheduleOptionsAction = {
     type: "startWorkflow",

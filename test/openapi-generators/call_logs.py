@@ -63,10 +63,10 @@ def main() -> None:
         for query, options in lists.items()
     }
 
-    # Every page of 7, following nextCursor.
+    # Every page of 20, following nextCursor.
     followed, cursor = [], None
     while True:
-        page = list_logs(client=client, workspace_id=workspace_id, limit=7, cursor=cursor)
+        page = list_logs(client=client, workspace_id=workspace_id, limit=20, cursor=cursor)
         followed.extend(entry.id for entry in page.data)
         if not isinstance(page.next_cursor, str):
             break

@@ -1,4 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +15,11 @@ export interface ServeProcess {
   probeUrl: string;
   pid: number;
   dataDir: string;
+  /**
+   * The task queue it starts executions on (FLOWLOG_TASK_QUEUE): its own unless `env` names one, so no
+   * other test's worker on the shared Temporal runs them against another store. A worker for it polls this.
+   */
+  taskQueue: string;
   /** What it has written to stdout so far: its banner, and its JSON log lines. */
   output(): string;
   /** Resets the process's peak resident size (Linux clear_refs), so the next peak is what follows. */
@@ -26,6 +32,7 @@ export interface ServeProcess {
 /** A fresh data dir unless `env` names one (FLOWLOG_DATA_DIR): a restart on the same data, with PORT the same port. */
 export async function startServeProcess(env: Record<string, string> = {}): Promise<ServeProcess> {
   const dataDir = env.FLOWLOG_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), "flowlog-serve-"));
+  const taskQueue = env.FLOWLOG_TASK_QUEUE ?? `serve-${randomUUID()}`;
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ["bin/flowlog.js", "serve"], {
     cwd: repoRoot,
     env: {
@@ -36,6 +43,7 @@ export async function startServeProcess(env: Record<string, string> = {}): Promi
       FLOWLOG_LOG_LEVEL: "warn",
       TEMPORAL_ADDRESS: inject("temporalAddress"),
       TEMPORAL_NAMESPACE: inject("temporalNamespace"),
+      FLOWLOG_TASK_QUEUE: taskQueue,
       ...env,
     },
   });
@@ -65,6 +73,7 @@ export async function startServeProcess(env: Record<string, string> = {}): Promi
     probeUrl,
     pid,
     dataDir,
+    taskQueue,
     output: () => output,
     resetPeakMemory: () => writeFileSync(`/proc/${pid}/clear_refs`, "5"),
     memory: () => ({ rss: kib("VmRSS"), peak: kib("VmHWM") }),
