@@ -11,6 +11,23 @@ const slowestShown = 15;
  * (issue 50) is then in every run's log, CI's included, without a second run to measure it.
  */
 export default class SummaryReporter implements Reporter {
+  private readonly runStarted = Date.now();
+  /** When each file began and ended, in seconds from the run's start: how busy the workers were. */
+  private readonly spans = new Map<string, { start: number; end?: number }>();
+
+  onTestModuleStart(module: TestModule): void {
+    this.spans.set(this.nameOf(module), { start: (Date.now() - this.runStarted) / 1000 });
+  }
+
+  onTestModuleEnd(module: TestModule): void {
+    const span = this.spans.get(this.nameOf(module));
+    if (span) span.end = (Date.now() - this.runStarted) / 1000;
+  }
+
+  private nameOf(module: TestModule): string {
+    return `${module.project.name} ${path.relative(process.cwd(), module.moduleId)}`;
+  }
+
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     const counts = { passed: 0, failed: 0, skipped: 0 };
     for (const module of testModules) {
@@ -21,8 +38,9 @@ export default class SummaryReporter implements Reporter {
     }
     const durations = testModules
       .map((module) => ({
-        name: `${module.project.name} ${path.relative(process.cwd(), module.moduleId)}`,
+        name: this.nameOf(module),
         seconds: module.diagnostic().duration / 1000,
+        ...this.spans.get(this.nameOf(module)),
       }))
       .sort((a, b) => b.seconds - a.seconds);
     // Every file's time, for a run compared with another (FLOWLOG_TEST_DURATIONS=file.json).
