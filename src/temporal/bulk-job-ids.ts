@@ -1,4 +1,5 @@
 import type { LogFilter, PageKey } from "../store/log-list-sql.js";
+import { jobNumberAfter } from "./job-number.js";
 
 /**
  * A bulk job of a workspace (D47) as Temporal shows it and as the API and the workflow both speak of it:
@@ -23,11 +24,7 @@ export function bulkJobIdPrefix(kind: BulkKind, workspaceId: string): string {
 
 /** The n of a job's workflow id, or undefined for an id that is no job of this kind and workspace. */
 export function bulkJobNumberOf(kind: BulkKind, workspaceId: string, workflowId: string): number | undefined {
-  const prefix = bulkJobIdPrefix(kind, workspaceId);
-  if (!workflowId.startsWith(prefix)) return undefined;
-  const digits = workflowId.slice(prefix.length);
-  const n = Number(digits);
-  return /^[1-9][0-9]*$/.test(digits) && Number.isSafeInteger(n) ? n : undefined;
+  return jobNumberAfter(bulkJobIdPrefix(kind, workspaceId), workflowId);
 }
 
 /** Asks the job to start no further retries (CancelBulkJob); a cancel through Temporal does the same. */

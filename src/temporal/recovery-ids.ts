@@ -1,3 +1,5 @@
+import { jobNumberAfter } from "./job-number.js";
+
 /**
  * A subscription's recovery job (D37) as Temporal shows it and as the API and the workflow both speak of
  * it: its workflow id, the input it carries across continue-as-new, and its progress. Pure, for the
@@ -15,10 +17,7 @@ export function recoveryIdPrefix(subscriptionId: string): string {
 
 /** The n of a job's workflow id, or undefined for an id that is no job of this subscription. */
 export function recoveryNumberOf(subscriptionId: string, workflowId: string): number | undefined {
-  const prefix = recoveryIdPrefix(subscriptionId);
-  if (!workflowId.startsWith(prefix)) return undefined;
-  const n = Number(workflowId.slice(prefix.length));
-  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  return jobNumberAfter(recoveryIdPrefix(subscriptionId), workflowId);
 }
 
 /** Asks the job to start no further series (CancelRecovery); a cancel through Temporal does the same. */
