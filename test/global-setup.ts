@@ -14,7 +14,7 @@ import { prepareConsoleTests } from "./support/browser.js";
 import { resolveGrpcHealthProbe } from "./support/grpc-health-probe.js";
 import { resolveGrpcurl } from "./support/grpcurl.js";
 import { resolveJaeger } from "./support/jaeger.js";
-import { ensurePythonClient } from "./support/python.js";
+import { ensurePythonVenvs } from "./support/python.js";
 import { resolveMinio } from "./support/s3-server.js";
 import { ensureTestWorkflowBundle } from "./support/test-workflow-bundle.js";
 
@@ -46,9 +46,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // The client packages' generators (D49): test/generated.test.ts regenerates them, and a first install of
   // grpcio-tools and build of the Go plugins takes longer than its time allows.
   await ensureCodegenTools();
-  // The Python client package, which the polyglot and clients tests both use: installed once here, before
-  // two files running side by side would install it into one venv at once.
-  ensurePythonClient();
+  // The Python venvs: installed once here, before two files running side by side (polyglot and clients,
+  // polyglot and logs-tail) would make one venv at once and break it.
+  ensurePythonVenvs();
   // Jaeger (issue 55, item 5): the tracing test's trace backend; a first build takes minutes.
   await resolveJaeger();
   // MinIO, the S3-compatible store D42's archive tests write to: a first build takes minutes too.

@@ -22,7 +22,9 @@ function ensureVenvWith(name: string, installArgs: string[], inputs: string[]): 
   const python = path.join(venv, "bin", "python");
   const marker = path.join(venv, "requirements.sha256");
   const hash = createHash("sha256").update(installArgs.join("\0"));
-  for (const input of inputs) hash.update(input).update(readFileSync(input));
+  // Paths from the checkout's root: a worktree sharing .tools (a symlink) then agrees on the marker, and
+  // does not make the venv anew under a test of another checkout that is using it.
+  for (const input of inputs) hash.update(path.relative(repoRoot, input)).update(readFileSync(input));
   const wanted = hash.digest("hex");
   if (existsSync(python) && existsSync(marker) && readFileSync(marker, "utf8") === wanted) return python;
   // Made anew, not over the old one: pip leaves installed entry scripts as they are, and theirs name the
@@ -78,6 +80,15 @@ export function ensureStandardWebhooks(): string {
     "python-standardwebhooks",
     path.join(repoRoot, "test", "webhook-verifiers", "requirements.txt"),
   );
+}
+
+/** Every venv the suite uses, each made or brought up to date (global-setup.ts, once before the files). */
+export function ensurePythonVenvs(): void {
+  ensurePythonClient();
+  ensurePythonGrpc();
+  ensureSchemathesis();
+  ensureOpenApiPythonClient();
+  ensureStandardWebhooks();
 }
 
 /**
