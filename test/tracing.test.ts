@@ -342,6 +342,36 @@ describe("OpenTelemetry traces end to end (issue 55, item 5; D50)", () => {
     expect(stored).not.toContain("/orders");
     expect(stored).not.toMatch(/authorization|x-api-key|x-gateway-token/i);
     expect(stored).not.toContain(account.key);
+
+    // A redelivery's attempt is the child of the Redeliver call that asked for it (its series' input
+    // carries that call's context), in a trace of that call's own.
+    const redeliverer = callerTraceparent();
+    await rest(
+      "POST",
+      `/api/v1/deliveries/${String(attempt.tags["flowlog.delivery.id"])}:redeliver`,
+      {},
+      { traceparent: redeliverer.traceparent },
+    );
+    const again = await until("the redelivery", () => receiver.received[1], 60_000);
+    expect(traceparentOf(again)).toMatch(new RegExp(`^00-${redeliverer.traceId}-[0-9a-f]{16}-01$`));
+    const redelivered = await until(
+      "the redelivery's attempt in Jaeger",
+      async () => {
+        const found = await jaeger.trace(redeliverer.traceId);
+        return found.some((span) => span.name === "delivery attempt") ? found : undefined;
+      },
+      60_000,
+    );
+    const redeliver = redelivered.find(
+      (span) => span.name === "flowlog.notifications.v1.DeliveriesService/Redeliver",
+    );
+    expect(redeliver?.parentId).toBe(redeliverer.spanId);
+    const reattempt = redelivered.find((span) => span.name === "delivery attempt");
+    expect(reattempt?.parentId).toBe(redeliver?.spanId);
+    expect(reattempt?.tags).toMatchObject({
+      "flowlog.delivery.attempt": 1,
+      "flowlog.delivery.outcome": "succeeded",
+    });
   }, 120_000);
 
   it("makes a server span for Connect and gRPC-Web calls too, the child of their traceparent, and marks a failed one with its code", async () => {
