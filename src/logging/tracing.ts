@@ -196,7 +196,10 @@ export function executionContext(executionId: string, caller: TraceCarrier | und
 }
 
 /** The execution's span as a carrier, for its notifications, which run after it and elsewhere. */
-export function executionCarrier(executionId: string, caller: TraceCarrier | undefined): TraceCarrier | undefined {
+export function executionCarrier(
+  executionId: string,
+  caller: TraceCarrier | undefined,
+): TraceCarrier | undefined {
   return sdk ? carrierOf(executionSpanContext(executionId, caller)) : undefined;
 }
 

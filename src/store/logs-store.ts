@@ -146,7 +146,8 @@ export class LogsStore {
   async insertExecution(record: ExecutionRecord, fanOut?: FanOutIntent): Promise<boolean> {
     return this.db.transaction(() => {
       const inserted = this.insertOne(executionRows(record), this.stateKeys());
-      if (inserted && fanOut) this.insertFanOut.run({ traceparent: null, tracestate: null, ...fanOut, now: Date.now() });
+      if (inserted && fanOut)
+        this.insertFanOut.run({ traceparent: null, tracestate: null, ...fanOut, now: Date.now() });
       return inserted;
     })();
   }

@@ -19,8 +19,8 @@ import {
 } from "../../limits/delivery-limits.js";
 import { computeLimits } from "../../limits/execution-limits.js";
 import type { PlanTable } from "../../limits/plans.js";
-import { currentTraceCarrier } from "../../logging/tracing.js";
 import type { Quotas } from "../../limits/quotas.js";
+import { currentTraceCarrier } from "../../logging/tracing.js";
 import { sampleCompletionEvent } from "../../notifications/event.js";
 import type {
   AttemptKey,
