@@ -8,6 +8,7 @@ import { clusterBench } from "./cluster.js";
 import { consoleBench } from "./console.js";
 import { deliveryBench } from "./delivery.js";
 import { executionBench } from "./execution.js";
+import { executionTracingBench } from "./execution-tracing.js";
 import { exportBench } from "./export.js";
 import { fairnessBench } from "./fairness.js";
 import { gatewayBench } from "./gateway.js";
@@ -47,6 +48,7 @@ const benches: Bench[] = [
   tailBench,
   exportBench,
   executionBench,
+  executionTracingBench,
   bulkRetryBench,
   resumeBench,
   fairnessBench,

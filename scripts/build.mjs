@@ -1,13 +1,10 @@
 // Compiles flowlog for running (issue 50): src/ and gen/ into dist/js/, one JavaScript module per TypeScript
 // one (esbuild strips the types; `npm run check` is where tsc checks them), and the workflows' code bundled
-// once for Temporal's sandbox (dist/js/src/temporal/workflow-bundle.js), so a worker starts without webpack;
-// and once more with Temporal's OpenTelemetry interceptors (workflow-bundle-traced.js), for a worker with
-// tracing on (D50).
+// once for Temporal's sandbox (dist/js/src/temporal/workflow-bundle.js), so a worker starts without webpack.
 // `bin/flowlog.js` calls `ensureBuilt()` before it starts anything: a source newer than the last build
 // rebuilds (a few seconds), anything else costs a look at the dates.
 
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -19,8 +16,6 @@ const sources = ["src", "gen"];
 const inputs = [...sources, "package-lock.json", "scripts/build.mjs"];
 /** The workflows' bundle, beside the compiled worker module that loads it. */
 export const workflowBundlePath = join(out, "src", "temporal", "workflow-bundle.js");
-/** The same with the workflow side of Temporal's OpenTelemetry interceptors (src/temporal/tracing.ts). */
-const tracedWorkflowBundlePath = join(out, "src", "temporal", "workflow-bundle-traced.js");
 /** A build takes seconds; a lock older than this was left by a build that died. */
 const abandonedLockMs = 120_000;
 
@@ -78,20 +73,8 @@ async function build() {
     logLevel: "warning",
   });
   const workflowsPath = join(next, "src", "temporal", "workflows", "index.js");
-  const tracing = createRequire(import.meta.url).resolve(
-    "@temporalio/interceptors-opentelemetry/lib/workflow-interceptors",
-  );
-  for (const [bundlePath, workflowInterceptorModules] of [
-    [workflowBundlePath, []],
-    [tracedWorkflowBundlePath, [tracing]],
-  ]) {
-    const { code } = await bundleWorkflowCode({
-      workflowsPath,
-      workflowInterceptorModules,
-      logger: quietLogger,
-    });
-    writeFileSync(join(next, relative(out, bundlePath)), code);
-  }
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  writeFileSync(join(next, relative(out, workflowBundlePath)), code);
   writeFileSync(join(next, ".built"), new Date().toISOString());
   const old = `${out}.old-${process.pid}`;
   if (existsSync(out)) renameSync(out, old);

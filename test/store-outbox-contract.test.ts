@@ -19,7 +19,16 @@ const t0 = Date.parse("2026-11-01T10:00:00.000Z");
 const leaseMs = 30_000;
 
 function intent(n: number): FanOutIntent {
-  return { logId: `log_${n}`, workspaceId: "ws_outbox", workflowId: `wf_${n % 3}`, taskQueue: "deliveries" };
+  // D50: the execution span's trace context, kept for its notifications; none when it was not traced.
+  const traced = n % 3 === 1;
+  return {
+    logId: `log_${n}`,
+    workspaceId: "ws_outbox",
+    workflowId: `wf_${n % 3}`,
+    taskQueue: "deliveries",
+    traceparent: traced ? `00-${"4bf92f35".repeat(4)}-${String(n).padStart(16, "0")}-01` : null,
+    tracestate: traced ? "vendor=t61rcWkgMzE" : null,
+  };
 }
 
 describe.each(kinds)("the notification outbox on %s (issue 12, D32)", (_, open) => {
@@ -34,8 +43,9 @@ describe.each(kinds)("the notification outbox on %s (issue 12, D32)", (_, open) 
   /** Writes an intent as a new log entry's transaction does, due at `notBefore`. */
   async function add(n: number, notBefore: number) {
     await db.query(
-      `INSERT INTO notification_outbox (log_id, workspace_id, workflow_id, task_queue, created_at, not_before)
-       VALUES (@logId, @workspaceId, @workflowId, @taskQueue, @notBefore, @notBefore)`,
+      `INSERT INTO notification_outbox
+         (log_id, workspace_id, workflow_id, task_queue, trace_parent, trace_state, created_at, not_before)
+       VALUES (@logId, @workspaceId, @workflowId, @taskQueue, @traceparent, @tracestate, @notBefore, @notBefore)`,
       { ...intent(n), notBefore },
     );
   }

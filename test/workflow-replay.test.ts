@@ -17,7 +17,11 @@ import { beforeAll, describe, expect, it } from "vitest";
  * series the receiver refused with 400, from before a failed series was announced (delivery.failed); and an
  * endpoint-health watcher of D35 from before D36's hold joined it, that noticed its endpoint, slept, was
  * woken by a failure and slept again. D47's: an API execution cancelled (through Temporal, no reason) while
- * its HTTP block, answered 503, waited a minute for its retry.
+ * its HTTP block, answered 503, waited a minute for its retry. D50's: an API execution of one HTTP block
+ * with a webhook subscription, and its notifications' fan-out, traced by Temporal's OpenTelemetry
+ * interceptors (their context in the start's and the commands' headers, the workflows bundled with the
+ * interceptors), from before the context travelled in the inputs; and the same pair traced the way that
+ * replaced it (the caller's context in the execution's input, the execution span's in the fan-out's).
  */
 const fixture = (name: string) =>
   temporal.api.history.v1.History.decode(
@@ -84,5 +88,17 @@ describe("Workflow code replays the endpoint watchers it ran before the hold (is
 describe("Workflow code replays the executions it cancelled before D47", () => {
   it("an execution cancelled in its HTTP block's retry wait, logged without a reason or spans, replays as it was written", async () => {
     await expect(replay(fixture("execution-cancelled-before-reason"))).resolves.toBeUndefined();
+  });
+});
+
+describe("Workflow code replays the executions traced before and after their context moved into the input (D50)", () => {
+  it("an execution and its fan-out traced by Temporal's interceptors replay without them", async () => {
+    await expect(replay(fixture("execution-traced-by-temporal"))).resolves.toBeUndefined();
+    await expect(replay(fixture("fan-out-traced-by-temporal"))).resolves.toBeUndefined();
+  });
+
+  it("an execution and its fan-out that carry the trace context in their inputs replay as they were written", async () => {
+    await expect(replay(fixture("execution-traced-in-input"))).resolves.toBeUndefined();
+    await expect(replay(fixture("fan-out-traced-in-input"))).resolves.toBeUndefined();
   });
 });

@@ -2,6 +2,7 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { AgentOutput } from "../blocks/agent.js";
 import type { HttpRequestResult } from "../blocks/http-request.js";
 import type { ModelUsage } from "../domain/model-prices.js";
+import type { TraceCarrier } from "../logging/tracing.js";
 import type { Trigger } from "../store/records.js";
 import type { SpanJson, WorkflowStateJson } from "./json-shapes.js";
 
@@ -48,6 +49,13 @@ export interface ExecutionInput {
    * blocks' answers, and nothing else trusts them.
    */
   reused?: ReusedOutputs;
+  /**
+   * D50: the W3C trace context of the call that started the execution, when tracing was on there: the
+   * execution's span and its blocks' are made its children on the worker's side, from the activities
+   * (logging/tracing.ts), so the workflow needs no tracing of Temporal's. Absent from a schedule's runs and
+   * from executions started before it, which are traces of their own.
+   */
+  traceContext?: TraceCarrier;
 }
 
 /**
@@ -150,6 +158,8 @@ export interface BlockRequest {
    * wait before the next, and how many tries started work (D26's bound on a block that never finishes).
    */
   resume?: BlockResume;
+  /** D50: the execution's caller's trace context (ExecutionInput.traceContext), the block span's root. */
+  traceContext?: TraceCarrier;
 }
 
 export interface BlockResume {

@@ -1,15 +1,23 @@
 import { readFileSync } from "node:fs";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { envDetectorSync, type IResource, Resource } from "@opentelemetry/resources";
-import { BatchSpanProcessor, NodeTracerProvider, type SpanProcessor } from "@opentelemetry/sdk-trace-node";
+import {
+  BatchSpanProcessor,
+  type IdGenerator,
+  NodeTracerProvider,
+  RandomIdGenerator,
+} from "@opentelemetry/sdk-trace-node";
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions";
 import { repoPath } from "../util/repo-root.js";
 
 /** The SDK of a process with tracing on (tracing.ts loads this module only then). */
 export interface TracingSdk {
-  /** The batch processor every span goes through, the Temporal workflows' spans too (temporal/tracing.ts). */
-  spanProcessor: SpanProcessor;
   resource: IResource;
+  /**
+   * Runs `start`, a span's start, with the trace and span ids given rather than random ones: an
+   * execution's span, recorded when it ends under the ids its blocks named as their parent (tracing.ts).
+   */
+  withIds<T>(ids: { traceId: string; spanId: string }, start: () => T): T;
   /** Sends what is batched, then stops. */
   shutdown(): Promise<void>;
 }
@@ -33,9 +41,44 @@ export async function startTracingSdk(component: string): Promise<TracingSdk> {
     )
     .merge(envDetectorSync.detect());
   const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter());
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
+  const idGenerator = new ChosenIdGenerator();
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor], idGenerator });
   provider.register();
-  return { spanProcessor, resource, shutdown: () => provider.shutdown() };
+  return {
+    resource,
+    withIds: (ids, start) => idGenerator.with(ids, start),
+    shutdown: () => provider.shutdown(),
+  };
+}
+
+/**
+ * Random ids, but for a span started inside `with`: the tracer asks for its span id (and, for a root, its
+ * trace id) synchronously as the span starts, so the ids given are taken by that span alone.
+ */
+class ChosenIdGenerator implements IdGenerator {
+  private readonly random = new RandomIdGenerator();
+  private chosen: { traceId?: string; spanId?: string } = {};
+
+  with<T>(ids: { traceId: string; spanId: string }, start: () => T): T {
+    this.chosen = { ...ids };
+    try {
+      return start();
+    } finally {
+      this.chosen = {};
+    }
+  }
+
+  generateTraceId(): string {
+    const { traceId } = this.chosen;
+    this.chosen.traceId = undefined;
+    return traceId ?? this.random.generateTraceId();
+  }
+
+  generateSpanId(): string {
+    const { spanId } = this.chosen;
+    this.chosen.spanId = undefined;
+    return spanId ?? this.random.generateSpanId();
+  }
 }
 
 function packageVersion(): string {

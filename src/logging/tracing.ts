@@ -1,11 +1,16 @@
+import { createHash } from "node:crypto";
 import {
   type Attributes,
   type Context,
   context,
+  createTraceState,
   propagation,
+  ROOT_CONTEXT,
   type Span,
+  type SpanContext,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   trace,
 } from "@opentelemetry/api";
 import type { TracingSdk } from "./tracing-sdk.js";
@@ -44,11 +49,6 @@ export async function startTracing(component: string): Promise<TracingSdk | unde
 /** Whether spans are being made: the SDK started. */
 export function tracingOn(): boolean {
   return sdk !== undefined;
-}
-
-/** The running SDK, for what needs its parts (the Temporal worker's workflow span sink); undefined when off. */
-export function tracingSdk(): TracingSdk | undefined {
-  return sdk;
 }
 
 /** Ends the SDK after sending the spans it holds; a stopping process calls it last. */
@@ -125,23 +125,119 @@ export function traceFields(): { trace_id?: string; span_id?: string } {
 }
 
 /**
- * The trace of work handed to another part of this process by a key rather than a call: a log write
- * leaves its notifications to the outbox dispatcher (temporal/fan-out-outbox.ts), which starts them in
- * the execution's trace. Bounded: a key never taken (the intent was another process's) is forgotten.
+ * D50: a W3C trace context as it travels in data of flowlog's own rather than in headers: an execution's
+ * start arguments (ExecutionInput.traceContext), the notification outbox's intent, a delivery's input.
  */
-const carried = new Map<string, Context>();
-const maxCarried = 10_000;
-
-export function carryTraceContext(key: string): void {
-  if (!sdk || !trace.getActiveSpan()) return;
-  if (carried.size >= maxCarried) carried.delete(carried.keys().next().value as string);
-  carried.set(key, context.active());
+export interface TraceCarrier {
+  traceparent: string;
+  tracestate?: string;
 }
 
-/** Runs `fn` in the context carried under `key`, if any, and forgets it. */
-export function withCarriedTraceContext<T>(key: string, fn: () => T): T {
-  const found = carried.get(key);
-  if (found === undefined) return fn();
-  carried.delete(key);
-  return context.with(found, fn);
+const traceparentPattern = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/** The span context a carrier names, or undefined when its traceparent is not a valid W3C version 00 one. */
+function spanContextOf(carrier: TraceCarrier | undefined): SpanContext | undefined {
+  const match = carrier && traceparentPattern.exec(carrier.traceparent);
+  if (!match) return undefined;
+  const found: SpanContext = {
+    traceId: match[1] as string,
+    spanId: match[2] as string,
+    traceFlags: Number.parseInt(match[3] as string, 16) & TraceFlags.SAMPLED,
+    isRemote: true,
+    ...(carrier?.tracestate ? { traceState: createTraceState(carrier.tracestate) } : {}),
+  };
+  return trace.isSpanContextValid(found) ? found : undefined;
+}
+
+function carrierOf(span: SpanContext): TraceCarrier {
+  const flags = (span.traceFlags & TraceFlags.SAMPLED).toString(16).padStart(2, "0");
+  const tracestate = span.traceState?.serialize();
+  return { traceparent: `00-${span.traceId}-${span.spanId}-${flags}`, ...(tracestate ? { tracestate } : {}) };
+}
+
+/**
+ * The current span as a carrier, for work that leaves this process in data of ours (an execution's start);
+ * undefined while tracing is off or outside a span. Written in W3C's format whatever OTEL_PROPAGATORS says:
+ * it is read back only by flowlog.
+ */
+export function currentTraceCarrier(): TraceCarrier | undefined {
+  if (!sdk) return undefined;
+  const current = trace.getActiveSpan()?.spanContext();
+  return current && trace.isSpanContextValid(current) ? carrierOf(current) : undefined;
+}
+
+/**
+ * The context of an execution's span, made from its id and its caller's carrier alone: every activity of
+ * the execution, in whichever worker process, names the same span as its parent, and the log write
+ * records that span at the end, with the execution's start and end times (recordExecutionSpan). So the
+ * workflow itself makes no span and carries nothing but the caller's carrier (D50). An execution without
+ * a caller's trace (a schedule's run, a caller without tracing) is a trace of its own, its id derived the
+ * same way, sampled.
+ */
+function executionSpanContext(executionId: string, caller: TraceCarrier | undefined): SpanContext {
+  const parent = spanContextOf(caller);
+  const digest = createHash("sha256")
+    .update(executionId)
+    .update(parent?.traceId ?? "")
+    .digest("hex");
+  return {
+    traceId: parent?.traceId ?? digest.slice(0, 32),
+    spanId: digest.slice(32, 48),
+    traceFlags: parent?.traceFlags ?? TraceFlags.SAMPLED,
+    isRemote: true,
+    ...(parent?.traceState ? { traceState: parent.traceState } : {}),
+  };
+}
+
+/** The context whose current span is the execution's: the parent of its blocks' spans. */
+export function executionContext(executionId: string, caller: TraceCarrier | undefined): Context {
+  if (!sdk) return context.active();
+  return trace.setSpanContext(ROOT_CONTEXT, executionSpanContext(executionId, caller));
+}
+
+/** The execution's span as a carrier, for its notifications, which run after it and elsewhere. */
+export function executionCarrier(
+  executionId: string,
+  caller: TraceCarrier | undefined,
+): TraceCarrier | undefined {
+  return sdk ? carrierOf(executionSpanContext(executionId, caller)) : undefined;
+}
+
+/** Runs `fn` with the span a carrier names as the current one (a delivery's parent), if it names one. */
+export function inCarriedContext<T>(carrier: TraceCarrier | undefined, fn: () => T): T {
+  const found = sdk ? spanContextOf(carrier) : undefined;
+  return found ? context.with(trace.setSpanContext(ROOT_CONTEXT, found), fn) : fn();
+}
+
+export interface ExecutionSpan {
+  executionId: string;
+  caller: TraceCarrier | undefined;
+  name: string;
+  attributes: Attributes;
+  startedAt: number;
+  endedAt: number;
+  errorType?: string;
+}
+
+/**
+ * Records an execution's span once it has ended, under the ids its blocks already named as their parent
+ * (executionSpanContext), the caller's span its parent. The log write calls it: a write run again (a
+ * retried local activity) records it again under the same ids, which a backend keeps as one.
+ */
+export function recordExecutionSpan(execution: ExecutionSpan): void {
+  if (!sdk) return;
+  const own = executionSpanContext(execution.executionId, execution.caller);
+  const callerSpan = spanContextOf(execution.caller);
+  const parent = callerSpan ? trace.setSpanContext(ROOT_CONTEXT, callerSpan) : ROOT_CONTEXT;
+  const span = sdk.withIds(own, () =>
+    trace
+      .getTracer(tracerName)
+      .startSpan(
+        execution.name,
+        { attributes: execution.attributes, startTime: execution.startedAt },
+        parent,
+      ),
+  );
+  if (execution.errorType !== undefined) failSpan(span, execution.errorType);
+  span.end(execution.endedAt);
 }

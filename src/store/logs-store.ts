@@ -105,8 +105,9 @@ export class LogsStore {
       "INSERT OR IGNORE INTO execution_states (execution_id, state_hash, workflow_version) VALUES (?, ?, ?)",
     );
     this.insertFanOut = db.prepare(
-      `INSERT OR IGNORE INTO notification_outbox (log_id, workspace_id, workflow_id, task_queue, created_at, not_before)
-       VALUES (@logId, @workspaceId, @workflowId, @taskQueue, @now, @now)`,
+      `INSERT OR IGNORE INTO notification_outbox
+         (log_id, workspace_id, workflow_id, task_queue, trace_parent, trace_state, created_at, not_before)
+       VALUES (@logId, @workspaceId, @workflowId, @taskQueue, @traceparent, @tracestate, @now, @now)`,
     );
     // D45: keyed by the entry's seq (rowids are not stable), which the insert's trigger has just taken
     // from the counter row (lastSeq). Bound as a value: an INSERT ... SELECT into FTS5 cost 5x as much.
@@ -145,7 +146,8 @@ export class LogsStore {
   async insertExecution(record: ExecutionRecord, fanOut?: FanOutIntent): Promise<boolean> {
     return this.db.transaction(() => {
       const inserted = this.insertOne(executionRows(record), this.stateKeys());
-      if (inserted && fanOut) this.insertFanOut.run({ ...fanOut, now: Date.now() });
+      if (inserted && fanOut)
+        this.insertFanOut.run({ traceparent: null, tracestate: null, ...fanOut, now: Date.now() });
       return inserted;
     })();
   }

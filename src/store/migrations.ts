@@ -537,6 +537,12 @@ export const migrations: readonly string[] = [
     DELETE FROM log_search WHERE rowid = OLD.seq;
   END;
   `,
+  `
+  -- D50: the W3C trace context of the execution's span, kept with the intent to notify, so the
+  -- notifications join the execution's trace in whichever process starts them (NULL when not traced).
+  ALTER TABLE notification_outbox ADD COLUMN trace_parent TEXT;
+  ALTER TABLE notification_outbox ADD COLUMN trace_state TEXT;
+  `,
 ];
 
 /**

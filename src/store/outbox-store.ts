@@ -7,6 +7,13 @@ export interface FanOutIntent {
   workspaceId: string;
   workflowId: string;
   taskQueue: string;
+  /**
+   * D50: the W3C trace context of the execution's span, when its worker traced it: the notifications'
+   * spans are its children, whichever process starts them (a deliveries-only worker included). A claimed
+   * intent has both, null when untraced.
+   */
+  traceparent?: string | null;
+  tracestate?: string | null;
 }
 
 /**

@@ -1,12 +1,11 @@
 import type { Interceptor } from "@grpc/grpc-js";
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from "@temporalio/client";
-import { tracedClientInterceptors } from "./tracing.js";
 
 /**
  * A Temporal client that connects on first use: the API server starts, and serves logs, while Temporal is
  * still coming up or briefly away; only the calls that start executions wait for it. `interceptors` see
- * every call after the SDK's own retries (the metrics' timing, issue 16). With tracing on, each start
- * carries the caller's span to the workflow (D50).
+ * every call after the SDK's own retries (the metrics' timing, issue 16). With tracing on, a start
+ * carries the caller's span in the execution's own input (D50, start-execution.ts), not in Temporal's headers.
  */
 export function lazyTemporalClient(
   address: string,
@@ -17,6 +16,5 @@ export function lazyTemporalClient(
   return new Client({
     connection: Connection.lazy({ address, interceptors: [retry, ...interceptors] }),
     namespace,
-    interceptors: tracedClientInterceptors() ?? {},
   });
 }

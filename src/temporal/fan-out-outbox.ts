@@ -1,6 +1,5 @@
 import type { Client } from "@temporalio/client";
 import { logger } from "../logging/logger.js";
-import { withCarriedTraceContext } from "../logging/tracing.js";
 import type { FanOutIntent } from "../store/outbox-store.js";
 import type { Store } from "../store/store.js";
 import type { DeliveryTarget } from "./delivery-ids.js";
@@ -93,10 +92,8 @@ export class FanOutOutbox {
   private async start(intent: FanOutIntent): Promise<void> {
     try {
       const targets = await this.prepare(intent.logId);
-      // In the trace of the execution whose log write left the intent (D50), when that was this process.
-      if (targets.length > 0) {
-        await withCarriedTraceContext(intent.logId, () => startFanOut(this.client, { ...intent, targets }));
-      }
+      // The intent's trace context (D50) goes with it, into the fan-out's input.
+      if (targets.length > 0) await startFanOut(this.client, { ...intent, targets });
       await this.store.outbox.remove(intent.logId);
     } catch (error) {
       logger.warn(

@@ -1,5 +1,6 @@
 import { type Client, WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from "@temporalio/client";
 import type { ExecutionInput } from "../engine/execution-types.js";
+import { currentTraceCarrier } from "../logging/tracing.js";
 import { newId } from "../util/ids.js";
 import { executionWorkflowId } from "./execution-ids.js";
 import { flowlogSearchAttributes } from "./search-attributes.js";
@@ -28,7 +29,8 @@ export function executionSearchAttributes(
 
 /**
  * Starts an execution, or hands back the one already started with this executionId, running or closed:
- * a trigger retrying its request never runs a workflow twice.
+ * a trigger retrying its request never runs a workflow twice. With tracing on, the caller's span travels
+ * in the input (D50), for the worker to make the execution's spans its children.
  */
 export async function startExecution(
   client: Client,
@@ -43,7 +45,12 @@ export async function startExecution(
     workflowTaskTimeoutMs?: number;
   } = {},
 ): Promise<ExecutionHandle> {
-  const input: ExecutionInput = { ...request, executionId: request.executionId ?? newId("ex") };
+  const traceContext = currentTraceCarrier();
+  const input: ExecutionInput = {
+    ...request,
+    executionId: request.executionId ?? newId("ex"),
+    ...(traceContext ? { traceContext } : {}),
+  };
   const workflowId = executionWorkflowId(input.executionId);
   try {
     return await client.workflow.start<typeof executeWorkflow>("executeWorkflow", {

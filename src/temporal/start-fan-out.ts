@@ -1,7 +1,7 @@
 import { type Client, WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
 import { type DeliveryTarget, fanOutSearchAttributes, fanOutWorkflowId } from "./delivery-ids.js";
 import { flowlogSearchAttributes } from "./search-attributes.js";
-import type { fanOutNotifications } from "./workflows/deliver-notifications.js";
+import type { FanOutInput, fanOutNotifications } from "./workflows/deliver-notifications.js";
 import { workspacePriority } from "./workspace-priority.js";
 
 export interface FanOutStart {
@@ -11,6 +11,9 @@ export interface FanOutStart {
   taskQueue: string;
   /** The entry's deliveries, already made (fan-out-outbox.ts); at least one. */
   targets: DeliveryTarget[];
+  /** D50: the execution span's trace context (the outbox intent's), for the delivery attempts. */
+  traceparent?: string | null;
+  tracestate?: string | null;
 }
 
 /**
@@ -24,7 +27,7 @@ export async function startFanOut(client: Client, start: FanOutStart): Promise<v
     await client.workflow.start<typeof fanOutNotifications>("fanOutNotifications", {
       workflowId: fanOutWorkflowId(start.logId),
       taskQueue: start.taskQueue,
-      args: [{ logId: start.logId, targets: start.targets }],
+      args: [{ logId: start.logId, targets: start.targets, ...traceContextOf(start) }],
       workflowIdReusePolicy: "REJECT_DUPLICATE",
       // On the worker's own connection (worker.ts), its first task can come straight back to this process.
       requestEagerStart: true,
@@ -39,4 +42,9 @@ export async function startFanOut(client: Client, start: FanOutStart): Promise<v
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
   }
+}
+
+function traceContextOf({ traceparent, tracestate }: FanOutStart): Pick<FanOutInput, "traceContext"> {
+  if (!traceparent) return {};
+  return { traceContext: { traceparent, ...(tracestate ? { tracestate } : {}) } };
 }

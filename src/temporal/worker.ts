@@ -17,7 +17,6 @@ import { FanOutOutbox } from "./fan-out-outbox.js";
 import { ensureRetentionSchedule } from "./retention-schedule.js";
 import { restoreInactivityWatchers } from "./start-inactivity-watch.js";
 import { FLOWLOG_TASK_QUEUE, roleTaskQueue } from "./task-queue.js";
-import { tracedClientInterceptors, tracedWorkerOptions, tracedWorkflowInterceptors } from "./tracing.js";
 import { installWorkerLogging } from "./worker-logging.js";
 import { queueWorkerOptions } from "./worker-slots.js";
 
@@ -75,22 +74,16 @@ export interface FlowlogWorker {
  * The workflows' code for Temporal's sandbox. Compiled (`dist/js/`, how `flowlog serve|worker|dev` run),
  * `scripts/build.mjs` has bundled it once beside this module, so a worker starts without webpack; from
  * the sources (tests under tsx) it is bundled at start, and the SDK's bundler maps our `.js` import suffixes
- * back to `.ts` files. With tracing on (D50) the workflows run with Temporal's OpenTelemetry interceptors,
- * which are bundled with them: the build makes that bundle beside the other, so a worker without tracing
- * loads none of their code.
+ * back to `.ts` files. Traced or not, the workflows run alike: their spans are made by the activities (D50).
  */
 const thisFile = fileURLToPath(import.meta.url);
 const workflowsPath = path.join(path.dirname(thisFile), "workflows", `index${path.extname(thisFile)}`);
 
-async function workflowCode(traced: boolean): Promise<WorkflowBundleOption> {
-  const prebuilt = path.join(
-    path.dirname(thisFile),
-    traced ? "workflow-bundle-traced.js" : "workflow-bundle.js",
-  );
+async function workflowCode(): Promise<WorkflowBundleOption> {
+  const prebuilt = path.join(path.dirname(thisFile), "workflow-bundle.js");
   if (path.extname(thisFile) === ".js" && existsSync(prebuilt)) return { codePath: prebuilt };
   return bundleWorkflowCode({
     workflowsPath,
-    workflowInterceptorModules: traced ? [tracedWorkflowInterceptors()] : [],
     logger: Runtime.instance().logger,
   });
 }
@@ -117,12 +110,7 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
     // The activities' own client, for the workflows they start (the notification fan-out). On the workers'
     // connection, a start may ask for eager execution: the server hands the new workflow's first task
     // straight back to this process when it has a free slot, skipping a trip through matching.
-    const client = new Client({
-      connection,
-      namespace: options.namespace,
-      interceptors: tracedClientInterceptors() ?? {},
-    });
-    const tracing = tracedWorkerOptions();
+    const client = new Client({ connection, namespace: options.namespace });
     const taskQueue = options.taskQueue ?? FLOWLOG_TASK_QUEUE;
     const roles = workerRoles.filter((role) => (options.roles ?? workerRoles).includes(role));
     if (roles.length === 0) throw new Error("a worker needs a role: executions, deliveries or both");
@@ -130,7 +118,7 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
     // Every role's worker registers every workflow and activity, so whatever an earlier version left on
     // a queue (a no-activity watcher started on the executions' queue) still finishes there; the roles
     // only choose which queues this process polls (issue 51).
-    const workflowBundle = options.workflowBundle ?? (await workflowCode(tracing !== undefined));
+    const workflowBundle = options.workflowBundle ?? (await workflowCode());
     // The outbox hands an execution's notifications from the executions' side to the deliveries': its
     // dispatcher runs with the deliveries role, makes an entry's deliveries as the fan-out's own activity
     // would, then starts it. Sharing a process with executions, it is woken by their log writes.
@@ -154,7 +142,6 @@ export async function createFlowlogWorker(options: FlowlogWorkerOptions): Promis
         taskQueue: queue,
         workflowBundle,
         activities,
-        ...tracing,
         // Issue 16: a stopping worker lets its running activities finish (a delivery attempt lasts at most
         // 30 s, D19); what is still running then is cancelled and retried by Temporal on another worker.
         shutdownGraceTime: shutdownGraceMs,

@@ -20,6 +20,7 @@ import {
 import { computeLimits } from "../../limits/execution-limits.js";
 import type { PlanTable } from "../../limits/plans.js";
 import type { Quotas } from "../../limits/quotas.js";
+import { currentTraceCarrier } from "../../logging/tracing.js";
 import { sampleCompletionEvent } from "../../notifications/event.js";
 import type {
   AttemptKey,
@@ -72,13 +73,19 @@ export function createDeliveriesService(
   const visibleDelivery = async (member: Member, id: string) =>
     await visibleTo(store, member, await store.deliveries.get(id), (d) => d.workspaceId, `delivery ${id}`);
 
+  // D50: a redelivery's or test send's attempts are the children of the RPC's span, whose context travels
+  // in the series' input.
+  const traced = (input: DeliveryInput): DeliveryInput => {
+    const traceContext = currentTraceCarrier();
+    return traceContext ? { ...input, traceContext } : input;
+  };
   const startSeries = (target: DeliveryTarget, input: DeliveryInput) =>
     deps.temporal.workflow.start<typeof deliverNotification>("deliverNotification", {
       workflowId: input.once
         ? testDeliveryWorkflowId(input.deliveryId)
         : redeliveryWorkflowId(input.deliveryId, input.series),
       taskQueue: deliveryTaskQueue(deps.taskQueue ?? FLOWLOG_TASK_QUEUE),
-      args: [input],
+      args: [traced(input)],
       workflowIdReusePolicy: "REJECT_DUPLICATE",
       typedSearchAttributes: deliverySearchAttributes(target),
       priority: workspacePriority(target.workspaceId),

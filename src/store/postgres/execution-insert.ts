@@ -81,9 +81,11 @@ export function insertStatement(
   }
   const outbox = fanOut
     ? `, fan_out AS (
-    INSERT INTO notification_outbox (log_id, workspace_id, workflow_id, task_queue, created_at, not_before)
+    INSERT INTO notification_outbox
+      (log_id, workspace_id, workflow_id, task_queue, trace_parent, trace_state, created_at, not_before)
     SELECT ${bind(fanOut.logId, "text")}, ${bind(fanOut.workspaceId, "text")}, ${bind(fanOut.workflowId, "text")},
-      ${bind(fanOut.taskQueue, "text")}, ${bind(fanOut.now, "bigint")}, ${bind(fanOut.now, "bigint")}
+      ${bind(fanOut.taskQueue, "text")}, ${bind(fanOut.traceparent ?? null, "text")}, ${bind(fanOut.tracestate ?? null, "text")},
+      ${bind(fanOut.now, "bigint")}, ${bind(fanOut.now, "bigint")}
     FROM entries
     ON CONFLICT DO NOTHING
   )`

@@ -453,6 +453,10 @@ export const migrations: readonly (string | ((client: pg.ClientBase) => Promise<
     await indexEntriesWithoutWords(client);
     await client.query("CREATE INDEX log_search_by_word ON log_search USING gin (words)");
   },
+  `
+  -- D50: the execution span's W3C trace context with the intent to notify, as in ../migrations.ts.
+  ALTER TABLE notification_outbox ADD COLUMN trace_parent text, ADD COLUMN trace_state text;
+  `,
 ];
 
 /** Any constant of flowlog's own: every process migrating this database takes the same lock. */

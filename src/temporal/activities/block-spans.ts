@@ -6,11 +6,12 @@ import type {
   FirstTry,
 } from "../../engine/execution-types.js";
 import { findReferences } from "../../engine/references.js";
-import { failSpan, inSpan, type Span } from "../../logging/tracing.js";
+import { executionContext, failSpan, inSpan, type Span } from "../../logging/tracing.js";
 
 /**
- * D50: a span per run of a block with side effects, the child of Temporal's span of the activity that runs
- * it and the parent of the block's HTTP exchanges. An HTTP block's first try and the block activity that
+ * D50: a span per run of a block with side effects, the child of its execution's span (which the log write
+ * records when the execution ends, under ids made from the execution's id and its caller's trace context,
+ * logging/tracing.ts) and the parent of the block's HTTP exchanges. An HTTP block's first try and the block activity that
  * takes over from it are a span each. Its attributes are the block's id and type, the execution and the
  * workspace, and what the block answered: the status, the attempts, and for an agent block OpenTelemetry's
  * GenAI attributes (the model asked for as written, the model that answered, the tokens) and its cost in
@@ -29,7 +30,11 @@ export function inBlockSpan<T>(
     "flowlog.workspace.id": request.workspaceId,
     ...(type === "agent" ? agentRequestAttributes(request.config) : {}),
   };
-  return inSpan(`block ${type}`, { attributes }, fn);
+  return inSpan(
+    `block ${type}`,
+    { attributes, parent: executionContext(executionId, request.traceContext) },
+    fn,
+  );
 }
 
 /** The HTTP block's answer, or that it handed its retries over. */

@@ -7,7 +7,7 @@ import { computeLimits } from "../../limits/execution-limits.js";
 import { defaultQuotas } from "../../limits/quotas.js";
 import { WorkspaceSlots } from "../../limits/workspace-slots.js";
 import { logger } from "../../logging/logger.js";
-import { failSpan, inSpan, SpanKind } from "../../logging/tracing.js";
+import { failSpan, inCarriedContext, inSpan, SpanKind, type TraceCarrier } from "../../logging/tracing.js";
 import type { AlertFiredEvent, AlertResolvedEvent } from "../../notifications/alert-event.js";
 import { alertOutcomeOf } from "../../notifications/alert-outcome.js";
 import {
@@ -50,6 +50,8 @@ export interface DeliveryInput {
   series: number;
   /** The Test RPC sends once (D18): no retry schedule. */
   once?: boolean;
+  /** D50: the trace context of the execution notified (its span's), the attempts' parent. */
+  traceContext?: TraceCarrier;
 }
 
 /** What an attempt came to, as the workflow and its history show it; the attempt row has the rest. */
@@ -203,101 +205,105 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
      * attempt's number is not Temporal's: it is one more than the attempts started before, which each
      * attempt's heartbeat records and the attempt log floors. An attempt that started and was lost with its
      * worker counts; after the last, the next run settles the series as lost.
+     *
+     * D50: in the trace of the execution whose notification it is, which the input carries.
      */
-    async attemptDelivery(input: DeliveryInput): Promise<AttemptSummary> {
-      const { store } = deps;
-      const context = Context.current();
-      const delivery = await store.deliveries.get(input.deliveryId);
-      if (!delivery)
-        throw ApplicationFailure.nonRetryable(`no delivery ${input.deliveryId}`, "DeliveryNotFound");
-      const recorded = (await seriesAttempts(input)).map((a) => a.attempt);
-      const attempt = Math.max(startedAttempts(context) ?? 0, ...recorded) + 1;
-      const maxAttempts = input.once ? 1 : policy.maxAttempts;
-      if (attempt > maxAttempts) {
-        const settled = await settleLost(input);
-        if (settled === "succeeded") return { attempt: attempt - 1, outcome: "succeeded" };
-        throw ApplicationFailure.nonRetryable(
-          "the worker running the last attempt was lost; the receiver may or may not have the event",
-          "DeliveryLost",
+    attemptDelivery(input: DeliveryInput): Promise<AttemptSummary> {
+      return inCarriedContext(input.traceContext, async (): Promise<AttemptSummary> => {
+        const { store } = deps;
+        const context = Context.current();
+        const delivery = await store.deliveries.get(input.deliveryId);
+        if (!delivery)
+          throw ApplicationFailure.nonRetryable(`no delivery ${input.deliveryId}`, "DeliveryNotFound");
+        const recorded = (await seriesAttempts(input)).map((a) => a.attempt);
+        const attempt = Math.max(startedAttempts(context) ?? 0, ...recorded) + 1;
+        const maxAttempts = input.once ? 1 : policy.maxAttempts;
+        if (attempt > maxAttempts) {
+          const settled = await settleLost(input);
+          if (settled === "succeeded") return { attempt: attempt - 1, outcome: "succeeded" };
+          throw ApplicationFailure.nonRetryable(
+            "the worker running the last attempt was lost; the receiver may or may not have the event",
+            "DeliveryLost",
+          );
+        }
+        const subscription = await store.notifications.getForDelivery(delivery.subscriptionId);
+        // D36: held deliveries cost no attempts. The Test RPC's sample goes whatever the endpoint's state.
+        const held =
+          delivery.status === "held" ||
+          (!input.once &&
+            subscription !== undefined &&
+            subscription.holdState !== "active" &&
+            (await store.holds.holdPending(delivery.id, clock())));
+        if (held) {
+          deps.metrics?.deliveryHeld(subscription?.config.channel ?? "deleted");
+          throw ApplicationFailure.create({
+            message: "the endpoint is held (D36): the delivery waits for it to answer again",
+            type: deliveryHeldFailure,
+            nonRetryable: true,
+          });
+        }
+        const throttle = subscription?.throttlePerSecond;
+        if (throttle) {
+          const place = await takeEndpointPace(store, delivery.subscriptionId, throttle);
+          if (!place.allowed) throw endpointPaced(throttle, place.waitMs);
+          // Not a heartbeat: this attempt has not started until it holds a slot (at most a second, well
+          // within the heartbeat timeout).
+          await context.sleep(place.waitMs);
+        }
+        // No await from here until the slot is held: concurrent attempts see each other's.
+        const refused = slots.refusal(delivery.workspaceId);
+        if (refused) throw workspaceBusy(refused);
+        const startedAt = clock();
+        const beat = () => context.heartbeat({ started: attempt });
+        beat();
+        const { channel, result } = await slots.holding(delivery.workspaceId, () =>
+          heartbeating(beat, () => sendDelivery(deps, delivery, subscription, attempt)),
         );
-      }
-      const subscription = await store.notifications.getForDelivery(delivery.subscriptionId);
-      // D36: held deliveries cost no attempts. The Test RPC's sample goes whatever the endpoint's state.
-      const held =
-        delivery.status === "held" ||
-        (!input.once &&
-          subscription !== undefined &&
-          subscription.holdState !== "active" &&
-          (await store.holds.holdPending(delivery.id, clock())));
-      if (held) {
-        deps.metrics?.deliveryHeld(subscription?.config.channel ?? "deleted");
-        throw ApplicationFailure.create({
-          message: "the endpoint is held (D36): the delivery waits for it to answer again",
-          type: deliveryHeldFailure,
-          nonRetryable: true,
-        });
-      }
-      const throttle = subscription?.throttlePerSecond;
-      if (throttle) {
-        const place = await takeEndpointPace(store, delivery.subscriptionId, throttle);
-        if (!place.allowed) throw endpointPaced(throttle, place.waitMs);
-        // Not a heartbeat: this attempt has not started until it holds a slot (at most a second, well
-        // within the heartbeat timeout).
-        await context.sleep(place.waitMs);
-      }
-      // No await from here until the slot is held: concurrent attempts see each other's.
-      const refused = slots.refusal(delivery.workspaceId);
-      if (refused) throw workspaceBusy(refused);
-      const startedAt = clock();
-      const beat = () => context.heartbeat({ started: attempt });
-      beat();
-      const { channel, result } = await slots.holding(delivery.workspaceId, () =>
-        heartbeating(beat, () => sendDelivery(deps, delivery, subscription, attempt)),
-      );
-      const last = attempt >= maxAttempts;
-      const outcome: AttemptOutcome =
-        result.outcome === "succeeded"
-          ? "succeeded"
-          : result.outcome === "retry" && !last
-            ? "retrying"
-            : "failed";
-      const record: DeliveryAttemptRecord = {
-        deliveryId: delivery.id,
-        series: input.series,
-        attempt,
-        startedAt,
-        durationMs: result.durationMs,
-        outcome,
-        httpStatus: result.httpStatus ?? null,
-        responseSnippet: result.responseSnippet ?? null,
-        error: result.error ?? null,
-      };
-      const counted = await store.deliveries.recordAttempt(
-        record,
-        outcome === "retrying" ? "pending" : outcome,
-        // D36: the last attempt of the schedule failed as a retryable one: the run of exhaustions grows.
-        { exhausted: outcome === "failed" && result.outcome === "retry" },
-      );
-      if (counted) await watchFailure(delivery);
-      deps.metrics?.deliveryAttempted(channel, outcome);
-      const summary = { attempt, outcome, httpStatus: result.httpStatus, error: result.error };
-      if (outcome === "succeeded") return summary;
-      const message = result.error ?? "the delivery attempt failed";
-      if (outcome === "failed")
+        const last = attempt >= maxAttempts;
+        const outcome: AttemptOutcome =
+          result.outcome === "succeeded"
+            ? "succeeded"
+            : result.outcome === "retry" && !last
+              ? "retrying"
+              : "failed";
+        const record: DeliveryAttemptRecord = {
+          deliveryId: delivery.id,
+          series: input.series,
+          attempt,
+          startedAt,
+          durationMs: result.durationMs,
+          outcome,
+          httpStatus: result.httpStatus ?? null,
+          responseSnippet: result.responseSnippet ?? null,
+          error: result.error ?? null,
+        };
+        const counted = await store.deliveries.recordAttempt(
+          record,
+          outcome === "retrying" ? "pending" : outcome,
+          // D36: the last attempt of the schedule failed as a retryable one: the run of exhaustions grows.
+          { exhausted: outcome === "failed" && result.outcome === "retry" },
+        );
+        if (counted) await watchFailure(delivery);
+        deps.metrics?.deliveryAttempted(channel, outcome);
+        const summary = { attempt, outcome, httpStatus: result.httpStatus, error: result.error };
+        if (outcome === "succeeded") return summary;
+        const message = result.error ?? "the delivery attempt failed";
+        if (outcome === "failed")
+          throw ApplicationFailure.create({
+            message,
+            type: "DeliveryFailed",
+            nonRetryable: true,
+            details: [summary],
+          });
         throw ApplicationFailure.create({
           message,
-          type: "DeliveryFailed",
-          nonRetryable: true,
+          type: "DeliveryRetrying",
           details: [summary],
+          nextRetryDelay: retryDelayMs(attempt, {
+            retryAfterMs: result.retryAfterMs,
+            scale: policy.delayScale,
+          }),
         });
-      throw ApplicationFailure.create({
-        message,
-        type: "DeliveryRetrying",
-        details: [summary],
-        nextRetryDelay: retryDelayMs(attempt, {
-          retryAfterMs: result.retryAfterMs,
-          scale: policy.delayScale,
-        }),
       });
     },
   };

@@ -9,7 +9,7 @@ import {
 import { asWorkflowState, type WorkflowStateJson } from "../../engine/json-shapes.js";
 import { admitExecution } from "../../limits/execution-limits.js";
 import { defaultQuotas } from "../../limits/quotas.js";
-import { carryTraceContext } from "../../logging/tracing.js";
+import { executionCarrier, recordExecutionSpan } from "../../logging/tracing.js";
 import type { FanOutIntent } from "../../store/outbox-store.js";
 import type { LogEntryRecord } from "../../store/records.js";
 import { derivedId } from "../../util/ids.js";
@@ -90,6 +90,9 @@ export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutb
      */
     async writeExecutionLog(log: ExecutionLog): Promise<{ logId: string }> {
       const entry = logEntryOf(log, deps);
+      const { executionId, traceContext: caller } = log.execution;
+      // D50: the notifications' spans are the execution span's children, in whichever process they start.
+      const trace = executionCarrier(executionId, caller);
       // Notifications start once the entry exists (issue 5, item 3), and only when a subscription matches:
       // otherwise the fan-out would find nothing to deliver. The intent to start them is written with the
       // entry, in its transaction, and the worker's outbox dispatcher starts the fan-out: the execution
@@ -103,13 +106,27 @@ export function executionActivities(deps: ActivityDeps, fanOuts: Pick<FanOutOutb
               workflowId: written.workflowId,
               // The execution's own queue: a local activity runs on the workflow's worker.
               taskQueue: deliveryTaskQueue(Context.current().info.taskQueue),
+              traceparent: trace?.traceparent ?? null,
+              tracestate: trace?.tracestate ?? null,
             }
           : undefined;
-      if (await insertOrRecordRefusal(deps, entry, log, fanOutOf)) {
-        // D50: the dispatcher starts the notifications in this execution's trace, when it is this process.
-        carryTraceContext(entry.id);
-        fanOuts.wake();
-      }
+      if (await insertOrRecordRefusal(deps, entry, log, fanOutOf)) fanOuts.wake();
+      recordExecutionSpan({
+        executionId,
+        caller,
+        name: "execution",
+        attributes: {
+          "flowlog.execution.id": executionId,
+          "flowlog.workspace.id": entry.workspaceId,
+          "flowlog.workflow.id": entry.workflowId,
+          "flowlog.workflow.version": log.execution.version,
+          "flowlog.trigger": entry.trigger,
+          "flowlog.execution.status": log.status,
+        },
+        startedAt: log.startedAt,
+        endedAt: log.endedAt,
+        ...(log.status === "error" ? { errorType: "execution_failed" } : {}),
+      });
       // The entry holds the outputs now; those parked outside Temporal's payloads go (block-activities.ts).
       if (log.releaseParked) await deps.store.parkedOutputs.release(log.execution.executionId);
       deps.metrics?.executionLogged(entry.trigger, entry.level === "error" ? "error" : "success");

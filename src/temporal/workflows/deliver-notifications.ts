@@ -59,6 +59,8 @@ export interface FanOutInput {
    * in the start's search attributes. Absent from a fan-out started before that: it makes them itself.
    */
   targets?: DeliveryTarget[];
+  /** D50: the trace context of the execution's span, kept with the outbox's intent; its attempts' parent. */
+  traceContext?: DeliveryInput["traceContext"];
 }
 
 /**
@@ -68,7 +70,11 @@ export interface FanOutInput {
  * (issue 12): a slow receiver holds up only its own delivery. Given its deliveries, the first workflow
  * task schedules them all and the last ends the workflow: nothing else runs in between.
  */
-export async function fanOutNotifications({ logId, targets: given }: FanOutInput): Promise<number> {
+export async function fanOutNotifications({
+  logId,
+  targets: given,
+  traceContext,
+}: FanOutInput): Promise<number> {
   if (!patched(deliveriesAsActivities)) {
     const targets = await legacy.prepareDeliveries({ logId });
     await Promise.all(targets.map((target) => startLegacyDelivery(target, 1)));
@@ -79,7 +85,11 @@ export async function fanOutNotifications({ logId, targets: given }: FanOutInput
     targets = await prepareDeliveries({ logId });
     if (targets.length > 0) upsertSearchAttributes(fanOutSearchAttributes(targets));
   }
-  await Promise.all(targets.map((target) => deliverSeries({ deliveryId: target.deliveryId, series: 1 })));
+  // Only the activities' arguments change with the trace context, which a replay does not compare.
+  const traced = traceContext ? { traceContext } : {};
+  await Promise.all(
+    targets.map((target) => deliverSeries({ deliveryId: target.deliveryId, series: 1, ...traced })),
+  );
   return targets.length;
 }
 

@@ -58,7 +58,7 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
     ...scheduled,
     executionId: scheduled.executionId || executionIdOf(workflowInfo().workflowId),
   };
-  const activities = activitiesWith({ ...defaultActivityTimeouts, ...input.timeouts });
+  const activities = activitiesWith({ ...defaultActivityTimeouts, ...input.timeouts }, input.traceContext);
   const cancellation: Cancellation = {};
   setHandler(cancelReason, (reason) => {
     cancellation.reason = reason;
@@ -82,11 +82,20 @@ export async function executeWorkflow(scheduled: ExecutionInput): Promise<Execut
     if (refusal !== undefined) throw ApplicationFailure.nonRetryable(refusal, executionRefusedFailure);
     run = stoppedRun(error, cancellation);
   }
-  const { executionId, workspaceId, workflowId, trigger, billedUserId } = input;
+  const { executionId, workspaceId, workflowId, trigger, billedUserId, traceContext } = input;
   const version = workflow?.version ?? input.version;
   const { logId } = await CancellationScope.nonCancellable(() =>
     activities.log.writeExecutionLog({
-      execution: { executionId, workspaceId, workflowId, version, trigger, billedUserId },
+      execution: {
+        executionId,
+        workspaceId,
+        workflowId,
+        version,
+        trigger,
+        billedUserId,
+        // D50: the log write records the execution's span, its caller's child.
+        ...(traceContext ? { traceContext } : {}),
+      },
       folderId: workflow?.folderId ?? null,
       status: run.status,
       startedAt,
@@ -166,7 +175,7 @@ async function uncheckedWorkflow(store: StoreActivities, input: ExecutionInput):
  * connection, run without a round trip through the server's task queues. A local activity whose worker
  * dies before it is recorded runs again on replay, which the idempotent log write allows.
  */
-function activitiesWith(timeouts: ActivityTimeouts) {
+function activitiesWith(timeouts: ActivityTimeouts, traceContext: ExecutionInput["traceContext"]) {
   const retry = {
     initialInterval: timeouts.retryInitialMs,
     maximumInterval: timeouts.retryMaxMs,
@@ -193,10 +202,13 @@ function activitiesWith(timeouts: ActivityTimeouts) {
   // Whether anything was parked in the store, for the log write to release; most executions park nothing
   // and their log write costs no second commit.
   const parking = { used: false };
+  // D50: each block's span is the child of the execution's, which the caller's context names. Adding it
+  // changes only activities' arguments, which a replay does not compare: no patch.
+  const traced = (request: BlockRequest) => (traceContext ? { ...request, traceContext } : request);
   const carried = (request: BlockRequest) => carriedRequest(request, store, parking);
   const blocks: SideEffectBlocks = {
-    api: (request) => apiBlock(request, firstTry, block, budget, carried, parking),
-    agent: (request) => settled(carried(request).then((r) => block.runAgentBlock(r))),
+    api: (request) => apiBlock(traced(request), firstTry, block, budget, carried, parking),
+    agent: (request) => settled(carried(traced(request)).then((r) => block.runAgentBlock(r))),
   };
   return { store, log, blocks, parking };
 }
