@@ -21,8 +21,8 @@ export { SpanKind };
 /**
  * OpenTelemetry traces (issue 55, item 5; D50): off unless the standard OTLP endpoint variables name
  * where to send them. Everything here is the API side, which costs a boolean test per call while tracing
- * is off: the SDK, the exporter and Temporal's interceptors load only when it is on (tracing-sdk.ts,
- * temporal/tracing.ts), so a process without the variables runs as it did before.
+ * is off: the SDK and the exporter load only when it is on (tracing-sdk.ts), so a process without the
+ * variables runs as it did before. Across Temporal the context travels in flowlog's own data (TraceCarrier).
  *
  * Span attributes are chosen, never copied: ids, names, counts, codes, a host and port. No URL path or
  * query, no header, no config value and no error text from outside reaches one, so no secret can (D24).
