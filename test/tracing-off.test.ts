@@ -1,0 +1,44 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { freePort } from "../src/util/free-port.js";
+import { startServeProcess } from "./support/serve-process.js";
+
+/**
+ * D50: while no OTLP endpoint is set, `flowlog serve` loads nothing of the OpenTelemetry SDK or its
+ * exporter; set, it does. What a process loaded is read from its module cache at exit.
+ */
+const preload = path.join(import.meta.dirname, "support", "loaded-modules.cjs");
+
+async function modulesLoadedByServe(env: Record<string, string>): Promise<string[]> {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), "flowlog-modules-")), "loaded.txt");
+  const serve = await startServeProcess({
+    NODE_OPTIONS: `--require ${preload}`,
+    FLOWLOG_LOADED_MODULES_FILE: file,
+    ...env,
+  });
+  // A call through the API, so what a request loads lazily is loaded too.
+  expect((await fetch(`${serve.url}/healthz`)).status).toBe(200);
+  await serve.stop();
+  return readFileSync(file, "utf8").split("\n");
+}
+
+const sdkParts = /node_modules\/@opentelemetry\/(sdk-[^/]+|exporter-[^/]+|resources|otlp-[^/]+)\//;
+
+describe("tracing off (D50)", () => {
+  it("flowlog serve without OTLP variables loads no part of the SDK; with them, it does", async () => {
+    // Empty is unset (tracingRequested), whatever the test's own environment holds.
+    const off = await modulesLoadedByServe({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "",
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "",
+    });
+    expect(off.length).toBeGreaterThan(100);
+    expect(off.filter((file) => sdkParts.test(file))).toEqual([]);
+
+    const on = await modulesLoadedByServe({
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort()}`,
+    });
+    expect(on.filter((file) => sdkParts.test(file)).length).toBeGreaterThan(0);
+  });
+});
