@@ -137,7 +137,16 @@ interface OlderDatabase {
   close(): Promise<void>;
 }
 
-const beforeSearch = (list: readonly unknown[]) => list.length - 1;
+/** The schema version just before the migration that made the search index (a later one may follow it). */
+const beforeSearch = (list: readonly unknown[]) => {
+  const search = list.findIndex(
+    (migration) =>
+      String(migration).includes("CREATE TABLE log_search") ||
+      String(migration).includes("CREATE VIRTUAL TABLE log_search"),
+  );
+  expect(search).toBeGreaterThan(0);
+  return search;
+};
 
 const olderKinds: [string, () => Promise<OlderDatabase>][] = [
   [
