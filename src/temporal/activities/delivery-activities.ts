@@ -259,24 +259,15 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
         const { channel, result } = await slots.holding(delivery.workspaceId, () =>
           heartbeating(beat, () => sendDelivery(deps, delivery, subscription, attempt)),
         );
-        const last = attempt >= maxAttempts;
-        const outcome: AttemptOutcome =
-          result.outcome === "succeeded"
-            ? "succeeded"
-            : result.outcome === "retry" && !last
-              ? "retrying"
-              : "failed";
-        const record: DeliveryAttemptRecord = {
-          deliveryId: delivery.id,
-          series: input.series,
+        const record = attemptRecord(
+          delivery.id,
+          input.series,
           attempt,
           startedAt,
-          durationMs: result.durationMs,
-          outcome,
-          httpStatus: result.httpStatus ?? null,
-          responseSnippet: result.responseSnippet ?? null,
-          error: result.error ?? null,
-        };
+          result,
+          attempt >= maxAttempts,
+        );
+        const { outcome } = record;
         const counted = await store.deliveries.recordAttempt(
           record,
           outcome === "retrying" ? "pending" : outcome,
@@ -353,6 +344,37 @@ async function eventsOf(
  * `delivery attempt` (D50), named by ids, the channel, the event's type and the outcome; a webhook's
  * and a chat's HTTP exchange is its child.
  */
+/**
+ * What an attempt of a delivery's series leaves in its record: a retryable failure that is not the
+ * schedule's last is "retrying"; the last one, or one not to retry, "failed".
+ */
+export function attemptRecord(
+  deliveryId: string,
+  series: number,
+  attempt: number,
+  startedAt: number,
+  result: ChannelResult,
+  last: boolean,
+): DeliveryAttemptRecord {
+  const outcome: AttemptOutcome =
+    result.outcome === "succeeded"
+      ? "succeeded"
+      : result.outcome === "retry" && !last
+        ? "retrying"
+        : "failed";
+  return {
+    deliveryId,
+    series,
+    attempt,
+    startedAt,
+    durationMs: result.durationMs,
+    outcome,
+    httpStatus: result.httpStatus ?? null,
+    responseSnippet: result.responseSnippet ?? null,
+    error: result.error ?? null,
+  };
+}
+
 export function sendDelivery(
   deps: ActivityDeps,
   delivery: DeliveryWithEvent,

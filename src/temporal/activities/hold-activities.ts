@@ -4,17 +4,12 @@ import { defaultHoldBounds, probeWaitMs } from "../../domain/hold-policy.js";
 import { takeEndpointPace } from "../../limits/endpoint-pace.js";
 import { logger } from "../../logging/logger.js";
 import type { HoldNoticeType } from "../../notifications/hold-notice.js";
-import type {
-  AttemptOutcome,
-  DeliveryAttemptRecord,
-  DeliveryWithEvent,
-  RecordedAttempt,
-} from "../../store/delivery-rows.js";
+import type { DeliveryWithEvent, RecordedAttempt } from "../../store/delivery-rows.js";
 import type { HeldDelivery, HoldStatus } from "../../store/hold-rows.js";
 import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
 import type { EndpointWatch } from "../endpoint-health-ids.js";
-import { sendDelivery } from "./delivery-activities.js";
+import { attemptRecord, sendDelivery } from "./delivery-activities.js";
 import type { ActivityDeps } from "./deps.js";
 import { heartbeating } from "./heartbeating.js";
 import { tellWorkspace } from "./hold-notices.js";
@@ -83,24 +78,8 @@ export function holdActivities(deps: ActivityDeps) {
   ) => {
     const startedAt = clock();
     const { channel, result } = await sendDelivery(deps, delivery, subscription);
-    const outcome: AttemptOutcome =
-      result.outcome === "succeeded"
-        ? "succeeded"
-        : result.outcome === "retry" && !last
-          ? "retrying"
-          : "failed";
-    deps.metrics?.deliveryAttempted(channel, outcome);
-    const record: DeliveryAttemptRecord = {
-      deliveryId: delivery.id,
-      series,
-      attempt,
-      startedAt,
-      durationMs: result.durationMs,
-      outcome,
-      httpStatus: result.httpStatus ?? null,
-      responseSnippet: result.responseSnippet ?? null,
-      error: result.error ?? null,
-    };
+    const record = attemptRecord(delivery.id, series, attempt, startedAt, result, last);
+    deps.metrics?.deliveryAttempted(channel, record.outcome);
     return { record, result };
   };
 
