@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
+import http2 from "node:http2";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -159,7 +160,7 @@ describe("operator surfaces on the public port (D46)", () => {
 });
 
 describe("graceful shutdown (issue 16)", () => {
-  it("on SIGTERM flowlog serve takes no new connection, answers the request in flight, then exits", async () => {
+  it("on SIGTERM flowlog serve takes no new connection nor a new request on a kept one, answers the request in flight, then exits", async () => {
     const server = await startServeProcess({
       FLOWLOG_OPERATOR_TOKEN: "operator-token-for-the-drain-test",
     });
@@ -177,14 +178,37 @@ describe("graceful shutdown (issue 16)", () => {
     socket.setEncoding("utf8").on("data", (chunk: string) => {
       answer += chunk;
     });
+    // A kept-alive HTTP/1.1 connection between requests, and an HTTP/2 session, as a load balancer holds them.
+    const kept = net.connect(port, "127.0.0.1");
+    await once(kept, "connect");
+    kept.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    await once(kept, "data");
+    let keptClosed = false;
+    kept.once("close", () => {
+      keptClosed = true;
+    });
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    const first = session.request({ ":path": "/healthz" });
+    first.resume();
+    await once(first, "end");
+    let wentAway = false;
+    session.once("goaway", () => {
+      wentAway = true;
+    });
+    session.on("error", () => {});
     await new Promise((resolve) => setTimeout(resolve, 200));
     process.kill(server.pid, "SIGTERM");
     await new Promise((resolve) => setTimeout(resolve, 300));
-    // Stopping: a new connection is refused.
+    // Stopping: a new connection is refused, the idle kept one closed, the session told to go away.
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    expect(keptClosed, "the idle kept-alive connection is closed").toBe(true);
+    expect(wentAway, "the HTTP/2 session is sent GOAWAY").toBe(true);
+    session.destroy();
     socket.write(body.slice(10));
     await untilTrue(() => answer.includes("\r\n\r\n"), 5_000);
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    // The connection the answer went on is not offered for another request.
+    expect(answer).toMatch(/\r\nConnection: close\r\n/i);
     await server.stop();
   });
 });

@@ -147,7 +147,7 @@ export async function startApiServer(
       answerFault(req, res, error);
     }
   };
-  const server = createOnePortServer(handler, config.connections ?? defaultConnectionLimits);
+  const { server, stopReuse } = createOnePortServer(handler, config.connections ?? defaultConnectionLimits);
   const sockets = new Set<Socket>();
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);
@@ -158,9 +158,11 @@ export async function startApiServer(
   return {
     ...listeningUrl(server),
     async close(drainMs = defaultDrainMs) {
-      // Issue 16: no new connection, the requests in flight answered (a load balancer has already sent
-      // new ones to another replica), then the connections, kept alive or HTTP/2, closed.
+      // Issue 16: no new connection and no new request on a kept one (idle connections closed at once,
+      // HTTP/2 sessions sent GOAWAY), the requests in flight answered (a load balancer has already sent
+      // new ones to another replica), then whatever connection is left closed.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      stopReuse();
       options.streams?.endAll();
       closing.abort();
       const deadline = Date.now() + drainMs;

@@ -43,7 +43,10 @@ const requestTimeoutAnswer = Buffer.from(
  * detection timeout, a request's headers and its whole body must arrive within theirs on either protocol,
  * idle keep-alive connections and HTTP/2 sessions are closed, and connections beyond the cap are refused.
  */
-export function createOnePortServer(handler: Handler, limits: ConnectionLimits): net.Server {
+export function createOnePortServer(
+  handler: Handler,
+  limits: ConnectionLimits,
+): { server: net.Server; stopReuse(): void } {
   // D27's headers and body deadlines are kept by http1Deadlines, not by Node: Node checks them from a
   // list of connections it tracks only for a server that listens itself, and this one never does (the
   // sniffer hands it its connections), and started by hand that check was seen to close a half-sent head
@@ -57,6 +60,7 @@ export function createOnePortServer(handler: Handler, limits: ConnectionLimits):
     { settings: { maxConcurrentStreams }, maxDeflateDynamicTableSize: answerHeaderTableBytes },
     handler,
   );
+  const reuse = connectionReuse(h1, h2);
   h2.on("session", (session) => session.setTimeout(limits.http2IdleTimeoutMs, () => session.destroy()));
   h2.on("stream", (stream, headers) => {
     if (streamingPaths.test(String(headers[":path"]))) return;
@@ -96,7 +100,58 @@ export function createOnePortServer(handler: Handler, limits: ConnectionLimits):
   });
   server.maxConnections = limits.maxConnections;
   server.once("close", () => h1.close());
-  return server;
+  return { server, stopReuse: reuse.stop };
+}
+
+/**
+ * What a stopping server owes the connections it already holds (issue 16): a listener closed by
+ * `server.close()` takes no new connection, but a client's kept-alive HTTP/1.1 connection or HTTP/2 session
+ * would go on carrying new requests to it until the drain's deadline cut it. Node's own `closeIdleConnections`
+ * tracks only the connections of a server that listens itself, which `h1` never does (the sniffer hands them
+ * over). `stop()` closes the idle HTTP/1.1 connections, answers the busy ones' requests with
+ * `Connection: close` and closes them after their answer, and sends every HTTP/2 session GOAWAY, which lets
+ * its open streams finish and refuses new ones.
+ */
+function connectionReuse(h1: http.Server, h2: http2.Http2Server) {
+  let stopped = false;
+  // HTTP/1.1 connections with the number of their answers not yet finished (0: idle, between requests).
+  const unanswered = new Map<net.Socket, number>();
+  const answering = new Set<http.ServerResponse>();
+  const sessions = new Set<http2.ServerHttp2Session>();
+  h1.on("connection", (socket: net.Socket) => {
+    unanswered.set(socket, 0);
+    socket.once("close", () => unanswered.delete(socket));
+  });
+  h1.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const { socket } = req;
+    unanswered.set(socket, (unanswered.get(socket) ?? 0) + 1);
+    if (stopped) res.shouldKeepAlive = false;
+    answering.add(res);
+    res.once("close", () => {
+      answering.delete(res);
+      const left = (unanswered.get(socket) ?? 1) - 1;
+      if (!unanswered.has(socket)) return;
+      unanswered.set(socket, left);
+      if (stopped && left === 0) socket.end();
+    });
+  });
+  h2.on("session", (session: http2.ServerHttp2Session) => {
+    if (stopped) session.close();
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  return {
+    stop() {
+      stopped = true;
+      for (const res of answering) {
+        if (!res.headersSent) res.shouldKeepAlive = false;
+      }
+      for (const [socket, left] of unanswered) {
+        if (left === 0) socket.destroy();
+      }
+      for (const session of sessions) session.close();
+    },
+  };
 }
 
 /**
