@@ -67,7 +67,7 @@ function rawInserts(): (pool: PostgresPool, batch: ExecutionRecord[]) => Promise
   return (pool, batch) =>
     withTransaction(pool, async (client) => {
       const states: unknown[][] = [];
-      const links = batch.map(({ entry, workflowState }) => {
+      const links = batch.map(({ entry, workflowState, workflowVersion }) => {
         let key = stateKeys.get(workflowState);
         if (key === undefined) {
           const json = JSON.stringify(workflowState);
@@ -75,7 +75,7 @@ function rawInserts(): (pool: PostgresPool, batch: ExecutionRecord[]) => Promise
           states.push([key, json]);
           stateKeys.set(workflowState, key);
         }
-        return [entry.executionId, key];
+        return [entry.executionId, key, workflowVersion ?? null];
       });
       const entries = batch.map(({ entry }) => rawEntryValues(entry));
       const models = batch.flatMap(({ entry: e }) =>

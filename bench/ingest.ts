@@ -124,7 +124,7 @@ function rawInserts(db: Db): (record: ExecutionRecord) => void {
   );
   const model = db.prepare("INSERT INTO log_entry_models VALUES (?, ?, ?, ?, ?, ?)");
   const state = db.prepare("INSERT OR IGNORE INTO workflow_states VALUES (?, ?)");
-  const executionState = db.prepare("INSERT INTO execution_states VALUES (?, ?)");
+  const executionState = db.prepare("INSERT INTO execution_states VALUES (?, ?, ?)");
   // Like the store, each distinct state object is serialised, hashed and written once.
   const stateKeys = new Map<unknown, Buffer>();
   const stateKey = (workflowState: unknown) => {
@@ -137,12 +137,12 @@ function rawInserts(db: Db): (record: ExecutionRecord) => void {
     }
     return key;
   };
-  return ({ entry: e, workflowState }) => {
+  return ({ entry: e, workflowState, workflowVersion }) => {
     entry.run(...rawEntryValues(e));
     for (const [name, cost] of Object.entries(e.cost.models)) {
       model.run(e.workspaceId, name, e.startedAt, e.id, Math.round(cost.total * 1e9), cost.tokens.total);
     }
-    executionState.run(e.executionId, stateKey(workflowState));
+    executionState.run(e.executionId, stateKey(workflowState), workflowVersion ?? null);
   };
 }
 
