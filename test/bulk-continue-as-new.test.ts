@@ -61,9 +61,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // First: the calls it holds answered, the worker has none left in flight to wait for as it stops.
+  await upstream?.close();
   await worker?.stop();
   await flowlog?.close();
-  await upstream?.close();
   await connection?.close();
   await temporal?.stop();
   if (temporalDir) await rm(temporalDir, { recursive: true, force: true });
