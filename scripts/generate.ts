@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildGoBinary, type GoBinary } from "../src/tools/go-binary.js";
@@ -40,7 +40,6 @@ const goPlugins: GoBinary[] = [
 ];
 
 const codegenDir = join(repositoryRoot, ".tools", "codegen");
-const pythonVenv = join(repositoryRoot, ".tools", "python-codegen");
 const pythonRequirements = join(repositoryRoot, "scripts", "codegen-requirements.txt");
 
 /**
@@ -56,6 +55,10 @@ export async function ensureCodegenTools(): Promise<void> {
     await buildGoBinary(plugin, codegenDir);
     writeFileSync(stamp, plugin.version);
   }
+  // .tools by its real path: a worktree's is a symlink to the main checkout's, whose venv it shares, and
+  // one made through the link would name the worktree's path in its scripts and in its marker below.
+  mkdirSync(join(repositoryRoot, ".tools"), { recursive: true });
+  const pythonVenv = join(realpathSync(join(repositoryRoot, ".tools")), "python-codegen");
   const python = join(pythonVenv, "bin", "python");
   const marker = join(pythonVenv, "requirements.sha256");
   // The venv's own path too: its scripts name the python they were installed with, by that path.

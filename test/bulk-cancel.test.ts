@@ -1,10 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { PageRequest } from "../src/store/log-list-sql.js";
 import { logIdOf } from "../src/temporal/activities/execution-activities.js";
 import { bulkJobWorkflowId } from "../src/temporal/bulk-job-ids.js";
 import { restWithKey } from "./support/api-server.js";
+import { type BulkJobJson, bulkJobEnded, entriesOf, requestBulkJob } from "./support/bulk-jobs.js";
 import { type RunningWorker, startWorker, testDeps } from "./support/engine.js";
 import {
   createAccount,
@@ -13,8 +12,15 @@ import {
   type TestAccount,
   type TestFlowlog,
 } from "./support/flowlog.js";
-import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
-import { savePostingWorkflow, startOrder } from "./support/posting-workflow.js";
+import { sendJson, startReceiver } from "./support/http-receiver.js";
+import {
+  heldPostingRuns,
+  type PostingUpstream,
+  type PostingWorkflow,
+  savePostingWorkflow,
+  startOrder,
+  startPostingUpstream,
+} from "./support/posting-workflow.js";
 import { until } from "./support/until.js";
 
 const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
@@ -22,25 +28,20 @@ const taskQueue = `bulk-cancel-${randomUUID()}`;
 
 let flowlog: TestFlowlog;
 let worker: RunningWorker;
-/** The upstream the workflows' HTTP block calls: it holds the calls to the paths in `slow` unanswered. */
-let upstream: HttpReceiver;
-const slow = new Set<string>();
-const held: ServerResponse[] = [];
+/** The upstream the workflows' HTTP block calls: it holds the calls to the paths in `held` unanswered. */
+let upstream: PostingUpstream;
 
 beforeAll(async () => {
-  upstream = await startReceiver((request, response) => {
-    if (slow.has(request.target.split("?")[0] as string)) held.push(response);
-    else sendJson(response, 200, { ok: true });
-  });
+  upstream = await startPostingUpstream();
   flowlog = await startFlowlog({ taskQueue });
   worker = await startWorker(temporalServer, testDeps(flowlog.store), taskQueue);
 });
 
 afterAll(async () => {
-  for (const response of held.splice(0)) sendJson(response, 200, { ok: true });
+  // First: the calls it holds answered, the worker has none left in flight to wait for as it stops.
+  await upstream?.close();
   await worker?.stop();
   await flowlog?.close();
-  await upstream?.close();
 });
 
 const call = (account: TestAccount, method: string, path: string, body?: unknown) =>
@@ -52,59 +53,24 @@ const callingWorkflow = (account: TestAccount) =>
 const startAsync = (account: TestAccount, workflowId: string, order: number) =>
   startOrder(flowlog.server.url, account, workflowId, order);
 
-const callsTo = (path: string) => upstream.received.filter((r) => r.target.split("?")[0] === path).length;
-
 /** Executions of a workflow blocked in its HTTP block: the upstream holds each call. */
-async function blocked(account: TestAccount, workflowId: string, path: string, count: number) {
-  slow.add(path);
-  const before = callsTo(path);
-  const ids: string[] = [];
-  for (let order = 0; order < count; order++) ids.push(await startAsync(account, workflowId, order));
-  await until("every execution waiting on the upstream", () => callsTo(path) >= before + count || undefined);
+async function blocked(account: TestAccount, workflow: PostingWorkflow, count: number) {
+  const before = upstream.ordersTo(workflow.path).length;
+  const ids = await heldPostingRuns(flowlog.server.url, account, upstream, workflow, count);
+  await until(
+    "every execution waiting on the upstream",
+    () => upstream.ordersTo(workflow.path).length >= before + count || undefined,
+  );
   return ids;
 }
 
-/** The workflow's entries, every one of them, oldest first. */
-async function entriesOf(account: TestAccount, workflowId: string) {
-  const page: PageRequest = {
-    order: "asc",
-    limit: 100,
-    withCostDetail: false,
-    withTraceSpans: false,
-    withFinalOutput: true,
-  };
-  const listed = await flowlog.store.logs.list(
-    { workspaceId: account.workspaceId, workflowIds: [workflowId] },
-    page,
-  );
-  return listed.entries;
-}
-
-interface BulkJobJson {
-  id: string;
-  kind: string;
-  status: string;
-  total: number;
-  done: number;
-  failed: number;
-  processed: number;
-  lastFailure?: string;
-}
+const workflowEntries = (account: TestAccount, workflowId: string) =>
+  entriesOf(flowlog.store, account, workflowId);
 
 const bulkCancel = (account: TestAccount, body: Record<string, unknown>) =>
-  call(account, "POST", `/api/v1/workspaces/${account.workspaceId}/executions:bulkCancel`, body);
+  requestBulkJob(flowlog.server.url, account, "cancel", body);
 
-async function jobOf(account: TestAccount, id: string): Promise<BulkJobJson> {
-  const read = await call(account, "GET", `/api/v1/workspaces/${account.workspaceId}/bulk-jobs/${id}`);
-  expect(read.status, read.text).toBe(200);
-  return (read.json as { job: BulkJobJson }).job;
-}
-
-const ended = (account: TestAccount, id: string) =>
-  until(`bulk job ${id} ended`, async () => {
-    const job = await jobOf(account, id);
-    return job.status === "running" ? undefined : job;
-  });
+const ended = (account: TestAccount, id: string) => bulkJobEnded(flowlog.server.url, account, id);
 
 describe("BulkCancelExecutions (D47): POST /api/v1/workspaces/{workspaceId}/executions:bulkCancel", () => {
   it("the preview counts the running executions; the job cancels each once and leaves the ended and the unselected", async () => {
@@ -119,8 +85,8 @@ describe("BulkCancelExecutions (D47): POST /api/v1/workspaces/{workspaceId}/exec
     await until("the completed execution logged", async () =>
       (await flowlog.store.logs.getExecution(completed))?.entry.level === "info" ? true : undefined,
     );
-    const running = await blocked(account, workflowId, path, 3);
-    const [unselected] = await blocked(account, other.workflowId, other.path, 1);
+    const running = await blocked(account, { workflowId, path }, 3);
+    const [unselected] = await blocked(account, other, 1);
 
     // Temporal's visibility follows a start by a moment.
     const preview = await until("the preview counting the three", async () => {
@@ -129,7 +95,7 @@ describe("BulkCancelExecutions (D47): POST /api/v1/workspaces/{workspaceId}/exec
       return (answer.json as { executions: number }).executions === 3 ? answer.json : undefined;
     });
     expect(preview).toEqual({ executions: 3 });
-    expect(await entriesOf(account, workflowId)).toHaveLength(1);
+    expect(await workflowEntries(account, workflowId)).toHaveLength(1);
 
     const started = await bulkCancel(account, { workflowIds: [workflowId], reason: "upstream stuck" });
     expect(started.status, started.text).toBe(202);
@@ -152,7 +118,7 @@ describe("BulkCancelExecutions (D47): POST /api/v1/workspaces/{workspaceId}/exec
       processed: 3,
     });
     const entries = await until("the cancelled executions logged", async () => {
-      const found = await entriesOf(account, workflowId);
+      const found = await workflowEntries(account, workflowId);
       return found.length === 4 ? found : undefined;
     });
     // Each once: the completed one as it was, the three cancelled with the reason.
@@ -176,7 +142,7 @@ describe("BulkCancelExecutions (D47): POST /api/v1/workspaces/{workspaceId}/exec
       expect(event.status).toBe(event.executionId === completed ? "success" : "error");
     await hook.close();
     // The other workflow's execution was not selected: it still runs, and can be cancelled on its own.
-    expect(await entriesOf(account, other.workflowId)).toEqual([]);
+    expect(await workflowEntries(account, other.workflowId)).toEqual([]);
     const own = await call(account, "POST", `/api/v1/executions/${unselected}:cancel`, {});
     expect(own.status, own.text).toBe(202);
     const again = await bulkCancel(account, { workflowIds: [workflowId], preview: true });
@@ -186,7 +152,7 @@ describe("BulkCancelExecutions (D47): POST /api/v1/workspaces/{workspaceId}/exec
   it("a bulk cancel job is read and refused its cancel once ended, like a bulk retry's; not another workspace's", async () => {
     const account = await createAccount(flowlog.store);
     const { workflowId, path } = await callingWorkflow(account);
-    const [execution] = await blocked(account, workflowId, path, 1);
+    const [execution] = await blocked(account, { workflowId, path }, 1);
     await until("the preview counting it", async () => {
       const answer = await bulkCancel(account, { triggers: ["api"], preview: true });
       return (answer.json as { executions: number }).executions === 1 || undefined;

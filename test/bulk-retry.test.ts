@@ -2,22 +2,21 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { defaultPlanLimits, type PlanTable } from "../src/limits/plans.js";
-import { createApi } from "../src/server/api.js";
-import type { ApiServer } from "../src/server/api-server.js";
 import { bulkJobWorkflowId } from "../src/temporal/bulk-job-ids.js";
-import { lazyTemporalClient } from "../src/temporal/client.js";
-import { restWithKey, startTestApiServer } from "./support/api-server.js";
-import { type RunningWorker, spawnWorkerProcess, startWorker, testDeps } from "./support/engine.js";
+import { restWithKey } from "./support/api-server.js";
 import {
-  createAccount,
-  execution,
-  operatorToken,
-  startFlowlog,
-  type TestAccount,
-  type TestFlowlog,
-} from "./support/flowlog.js";
-import { type HttpReceiver, sendJson, startReceiver } from "./support/http-receiver.js";
-import { failedPostingRuns } from "./support/posting-workflow.js";
+  type BulkJobJson,
+  bulkJobEnded,
+  bulkJobOf,
+  expectEachRetriedOnce,
+  type Outage,
+  postingOutage,
+  requestBulkJob,
+  retriesOf,
+} from "./support/bulk-jobs.js";
+import { type RunningWorker, spawnWorkerProcess, startWorker, testDeps } from "./support/engine.js";
+import { createAccount, execution, startFlowlog, type TestFlowlog } from "./support/flowlog.js";
+import { type PostingUpstream, startPostingUpstream } from "./support/posting-workflow.js";
 import { until } from "./support/until.js";
 
 const temporalServer = { address: inject("temporalAddress"), namespace: inject("temporalNamespace") };
@@ -25,141 +24,29 @@ const taskQueue = `bulk-${randomUUID()}`;
 
 let flowlog: TestFlowlog;
 const workers: RunningWorker[] = [];
-const servers: ApiServer[] = [];
 /** The upstream the workflows' HTTP block calls: down for the paths in `down`, up for the others. */
-let upstream: HttpReceiver;
-const down = new Set<string>();
+let upstream: PostingUpstream;
 
 beforeAll(async () => {
-  upstream = await startReceiver((request, response) => {
-    const path = request.target.split("?")[0] as string;
-    if (down.has(path)) sendJson(response, 503, { error: "down for maintenance" });
-    else sendJson(response, 200, { ok: true });
-  });
+  upstream = await startPostingUpstream();
   flowlog = await startFlowlog({ taskQueue });
   workers.push(await startWorker(temporalServer, testDeps(flowlog.store), taskQueue));
 });
 
 afterAll(async () => {
   await Promise.all(workers.map((w) => w.stop()));
-  await Promise.all(servers.map((s) => s.close()));
   await flowlog?.close();
   await upstream?.close();
 });
 
-/** This file's store behind an API of its own whose executions and jobs run on `queue`. */
-async function apiOn(queue: string): Promise<string> {
-  const api = createApi({
-    config: { operatorToken, publicBaseUrl: "http://flowlog.test", planLimits: defaultPlanLimits },
-    store: flowlog.store,
-    temporal: {
-      client: lazyTemporalClient(temporalServer.address, temporalServer.namespace),
-      taskQueue: queue,
-    },
-  });
-  const server = await startTestApiServer(api);
-  servers.push(server);
-  return server.url;
-}
-
-/** The calls the upstream received on one path, by the order each posted. */
-const ordersTo = (path: string) =>
-  upstream.received
-    .filter((r) => r.target.split("?")[0] === path)
-    .map((r) => (JSON.parse(r.body) as { order: number }).order);
-
-interface Outage {
-  account: TestAccount;
-  workflowId: string;
-  path: string;
-  failed: string[];
-}
-
-/**
- * A workflow whose HTTP block posts the input's order to a path of the upstream, run `count` times while
- * the path is down, so each execution is logged failed; then the path comes back up.
- */
-async function outage(api: string, count: number): Promise<Outage> {
-  const account = await createAccount(flowlog.store);
-  const run = await failedPostingRuns(api, flowlog.store, account, { origin: upstream.origin, down }, count);
-  return { account, ...run };
-}
-
-interface BulkJobJson {
-  id: string;
-  status: string;
-  total: number;
-  done: number;
-  failed: number;
-  processed: number;
-  waitingUntil?: string;
-  lastFailure?: string;
-}
+/** A new account's posting workflow, its `count` executions logged failed against this file's upstream. */
+const outage = (api: string, count: number) => postingOutage(api, flowlog.store, upstream, count);
 
 const bulkRetry = (api: string, { account, workflowId }: Outage, body: Record<string, unknown> = {}) =>
-  restWithKey(api, account.key, "POST", `/api/v1/workspaces/${account.workspaceId}/executions:bulkRetry`, {
-    workflowIds: [workflowId],
-    level: "error",
-    ...body,
-  });
+  requestBulkJob(api, account, "retry", { workflowIds: [workflowId], level: "error", ...body });
 
-async function jobOf(api: string, account: TestAccount, id: string): Promise<BulkJobJson> {
-  const read = await restWithKey(
-    api,
-    account.key,
-    "GET",
-    `/api/v1/workspaces/${account.workspaceId}/bulk-jobs/${id}`,
-  );
-  expect(read.status, read.text).toBe(200);
-  return (read.json as { job: BulkJobJson }).job;
-}
-
-const ended = (api: string, account: TestAccount, id: string, ms = 60_000) =>
-  until(
-    `bulk job ${id} ended`,
-    async () => {
-      const job = await jobOf(api, account, id);
-      return job.status === "running" ? undefined : job;
-    },
-    ms,
-  );
-
-/** Each failed execution's retries, by the retry links of the workflow's logged entries. */
-async function retriesOf({ account, workflowId, failed }: Outage): Promise<Map<string, string[]>> {
-  const retries = new Map<string, string[]>(failed.map((id) => [id, []]));
-  const page = await flowlog.store.logs.list(
-    { workspaceId: account.workspaceId, workflowIds: [workflowId] },
-    { order: "asc", limit: 1000, withCostDetail: false, withTraceSpans: false, withFinalOutput: false },
-  );
-  for (const entry of page.entries) {
-    const { retryOf } = await flowlog.store.logs.retryLinks(entry.executionId);
-    if (retryOf) retries.get(retryOf)?.push(entry.executionId);
-  }
-  return retries;
-}
-
-/**
- * Once each failed execution has a logged retry: each exactly one, logged info, its order posted again.
- * A worker killed in an HTTP block's call leaves the call to be made again (its activity runs again on
- * another worker), so across a kill the upstream sees each order at least twice rather than exactly.
- */
-async function expectEachRetriedOnce(run: Outage, calls: "exact" | "at least" = "exact"): Promise<void> {
-  const retries = await until("every retry logged", async () => {
-    const found = await retriesOf(run);
-    return [...found.values()].every((r) => r.length > 0) ? found : undefined;
-  });
-  expect([...retries.values()].map((r) => r.length)).toEqual(run.failed.map(() => 1));
-  for (const [retryOf, [retry]] of retries) {
-    const logged = await flowlog.store.logs.getExecution(retry as string);
-    expect(logged?.entry.level, `the retry of ${retryOf}`).toBe("info");
-    expect((await flowlog.store.logs.retryLinks(retryOf)).retriedBy).toBe(retry);
-  }
-  const orders = run.failed.map((_, order) => order);
-  const posted = ordersTo(run.path).sort((a, b) => a - b);
-  // Once while down, then, by its retry, once while up.
-  if (calls === "exact") expect(posted).toEqual(orders.flatMap((o) => [o, o]));
-  else for (const order of orders) expect(posted.filter((o) => o === order).length).toBeGreaterThanOrEqual(2);
-}
+const retriedOnce = (run: Outage, calls?: "exact" | "at least") =>
+  expectEachRetriedOnce(flowlog.store, upstream, run, calls);
 
 describe("BulkRetryExecutions (D47): POST /api/v1/workspaces/{workspaceId}/executions:bulkRetry", () => {
   it("the preview counts what the job then retries; each failed execution is retried exactly once", async () => {
@@ -169,7 +56,7 @@ describe("BulkRetryExecutions (D47): POST /api/v1/workspaces/{workspaceId}/execu
     const preview = await bulkRetry(api, run, { preview: true });
     expect(preview.status, preview.text).toBe(200);
     expect(preview.json).toEqual({ executions: 30 });
-    expect(await retriesOf(run)).toEqual(new Map(run.failed.map((id) => [id, []])));
+    expect(await retriesOf(flowlog.store, run)).toEqual(new Map(run.failed.map((id) => [id, []])));
 
     const started = await bulkRetry(api, run);
     expect(started.status, started.text).toBe(202);
@@ -181,9 +68,9 @@ describe("BulkRetryExecutions (D47): POST /api/v1/workspaces/{workspaceId}/execu
       total: 30,
     });
 
-    const done = await ended(api, run.account, job.id);
+    const done = await bulkJobEnded(api, run.account, job.id);
     expect(done).toMatchObject({ status: "completed", total: 30, done: 30, failed: 0, processed: 30 });
-    await expectEachRetriedOnce(run);
+    await retriedOnce(run);
     // The retries succeeded and started after the job: a second job selects none of them again.
     const again = await bulkRetry(api, run, { preview: true });
     expect(again.json).toEqual({ executions: 30 });
@@ -202,7 +89,7 @@ describe("BulkRetryExecutions (D47): POST /api/v1/workspaces/{workspaceId}/execu
     expect(started.status, started.text).toBe(202);
     const { job } = started.json as { job: BulkJobJson };
 
-    const done = await ended(api, run.account, job.id);
+    const done = await bulkJobEnded(api, run.account, job.id);
     expect(done).toMatchObject({ status: "completed", total: 4, done: 3, failed: 1 });
     expect(done.lastFailure).toContain(`execution ${succeeded.entry.executionId} cannot be retried`);
   }, 60_000);
@@ -251,7 +138,7 @@ describe("A bulk retry job (D47): progress, pace, cancel", () => {
       },
     };
     workers.push(await startWorker(temporalServer, testDeps(flowlog.store, { planLimits }), queue));
-    return apiOn(queue);
+    return flowlog.apiOn(queue);
   }
 
   it("waits for the caller's empty bucket instead of failing, then goes on to the end", async () => {
@@ -263,15 +150,15 @@ describe("A bulk retry job (D47): progress, pace, cancel", () => {
     const { job } = started.json as { job: BulkJobJson };
 
     const waiting = await until("the job waiting for a token", async () => {
-      const read = await jobOf(api, run.account, job.id);
+      const read = await bulkJobOf(api, run.account, job.id);
       return read.waitingUntil === undefined ? undefined : read;
     });
     expect(waiting).toMatchObject({ status: "running", failed: 0 });
     expect(waiting.done).toBeLessThan(5);
-    const done = await ended(api, run.account, job.id);
+    const done = await bulkJobEnded(api, run.account, job.id);
     expect(done).toMatchObject({ status: "completed", total: 5, done: 5, failed: 0 });
     expect(done.waitingUntil).toBeUndefined();
-    await expectEachRetriedOnce(run);
+    await retriedOnce(run);
   }, 90_000);
 
   it("CancelBulkJob stops it: no retry starts after, and a second cancel is refused", async () => {
@@ -282,17 +169,18 @@ describe("A bulk retry job (D47): progress, pace, cancel", () => {
     const { job } = started.json as { job: BulkJobJson };
     await until(
       "the job waiting for a token",
-      async () => (await jobOf(api, run.account, job.id)).waitingUntil,
+      async () => (await bulkJobOf(api, run.account, job.id)).waitingUntil,
     );
 
     const path = `/api/v1/workspaces/${run.account.workspaceId}/bulk-jobs/${job.id}:cancel`;
     const cancelled = await restWithKey(api, run.account.key, "POST", path, {});
     expect(cancelled.status, cancelled.text).toBe(200);
 
-    const stopped = await ended(api, run.account, job.id, 20_000);
+    const stopped = await bulkJobEnded(api, run.account, job.id, 20_000);
     expect(stopped).toMatchObject({ status: "cancelled", total: 4 });
     expect(stopped.done).toBeLessThan(4);
-    const retried = async () => [...(await retriesOf(run)).values()].filter((r) => r.length > 0).length;
+    const retried = async () =>
+      [...(await retriesOf(flowlog.store, run)).values()].filter((r) => r.length > 0).length;
     await until("the retries it started logged", async () =>
       (await retried()) === stopped.done ? true : undefined,
     );
@@ -322,14 +210,14 @@ describe("A bulk retry job (D47): progress, pace, cancel", () => {
 
     expect(theirs.status, theirs.text).toBe(404);
     expect(unknown.status, unknown.text).toBe(404);
-    expect(await ended(api, run.account, job.id)).toMatchObject({ status: "completed", done: 1 });
+    expect(await bulkJobEnded(api, run.account, job.id)).toMatchObject({ status: "completed", done: 1 });
   }, 60_000);
 });
 
 describe("A bulk retry job across a worker's death (D47)", () => {
   it("a job whose worker is SIGKILLed mid-way goes on on another: each execution retried exactly once", async () => {
     const queue = `bulk-kill-${randomUUID()}`;
-    const api = await apiOn(queue);
+    const api = await flowlog.apiOn(queue);
     const doomed = await spawnWorkerProcess(temporalServer, queue, flowlog.dataDir, flowlog.env);
     try {
       const run = await outage(api, 60);
@@ -337,15 +225,15 @@ describe("A bulk retry job across a worker's death (D47)", () => {
       expect(started.status, started.text).toBe(202);
       const { job } = started.json as { job: BulkJobJson };
       await until("a few retries started", () =>
-        ordersTo(run.path).length >= run.failed.length + 3 ? true : undefined,
+        upstream.ordersTo(run.path).length >= run.failed.length + 3 ? true : undefined,
       );
       doomed.kill("SIGKILL");
-      const linked = [...(await retriesOf(run)).values()].filter((r) => r.length > 0).length;
+      const linked = [...(await retriesOf(flowlog.store, run)).values()].filter((r) => r.length > 0).length;
       const replacement = await spawnWorkerProcess(temporalServer, queue, flowlog.dataDir, flowlog.env);
       try {
-        const done = await ended(api, run.account, job.id, 90_000);
+        const done = await bulkJobEnded(api, run.account, job.id, 90_000);
         expect(done).toMatchObject({ status: "completed", total: 60, done: 60, failed: 0 });
-        await expectEachRetriedOnce(run, "at least");
+        await retriedOnce(run, "at least");
       } finally {
         replacement.kill("SIGTERM");
       }

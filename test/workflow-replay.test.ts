@@ -22,6 +22,8 @@ import { beforeAll, describe, expect, it } from "vitest";
  * interceptors (their context in the start's and the commands' headers, the workflows bundled with the
  * interceptors), from before the context travelled in the inputs; and the same pair traced the way that
  * replaced it (the caller's context in the execution's input, the execution span's in the fan-out's).
+ * D47's bulk retry of forty executions, one page of two batches, on a server that suggested continuing as
+ * new from its second batch on, from when a run continued as new only between pages.
  */
 const fixture = (name: string) =>
   temporal.api.history.v1.History.decode(
@@ -100,5 +102,11 @@ describe("Workflow code replays the executions traced before and after their con
   it("an execution and its fan-out that carry the trace context in their inputs replay as they were written", async () => {
     await expect(replay(fixture("execution-traced-in-input"))).resolves.toBeUndefined();
     await expect(replay(fixture("fan-out-traced-in-input"))).resolves.toBeUndefined();
+  });
+});
+
+describe("Workflow code replays the bulk retries that continued as new only between pages (D47)", () => {
+  it("a bulk retry that went on within its page past Temporal's suggestion replays as it was written", async () => {
+    await expect(replay(fixture("bulk-retry-suggested-mid-page"))).resolves.toBeUndefined();
   });
 });

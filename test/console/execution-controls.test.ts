@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { ServerResponse } from "node:http";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { defaultPlanLimits, type PlanTable } from "../../src/limits/plans.js";
@@ -8,8 +7,11 @@ import { restWithKey } from "../support/api-server.js";
 import { launchBrowser, openSignedIn, screenshot } from "../support/browser.js";
 import { type RunningWorker, startWorker, testDeps } from "../support/engine.js";
 import { createAccount, startFlowlog, type TestAccount, type TestFlowlog } from "../support/flowlog.js";
-import { type HttpReceiver, sendJson, startReceiver } from "../support/http-receiver.js";
-import { failedPostingRuns } from "../support/posting-workflow.js";
+import {
+  failedPostingRuns,
+  type PostingUpstream,
+  startPostingUpstream,
+} from "../support/posting-workflow.js";
 import { until } from "../support/until.js";
 
 /**
@@ -30,18 +32,10 @@ let worker: RunningWorker;
 let browser: Browser;
 let account: TestAccount;
 /** The upstream the workflows' HTTP block calls: 503 on the paths `down`, no answer on the paths `held`. */
-let upstream: HttpReceiver;
-const down = new Set<string>();
-const held = new Set<string>();
-const waiting: ServerResponse[] = [];
+let upstream: PostingUpstream;
 
 beforeAll(async () => {
-  upstream = await startReceiver((request, response) => {
-    const path = request.target.split("?")[0] as string;
-    if (held.has(path)) waiting.push(response);
-    else if (down.has(path)) sendJson(response, 503, { error: "down for maintenance" });
-    else sendJson(response, 200, { ok: true });
-  });
+  upstream = await startPostingUpstream();
   flowlog = await startFlowlog({ taskQueue });
   worker = await startWorker(temporalServer, testDeps(flowlog.store, { planLimits }), taskQueue);
   account = await createAccount(flowlog.store);
@@ -49,28 +43,28 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const response of waiting.splice(0)) sendJson(response, 200, { ok: true });
+  // First: the calls it holds answered, the worker has none left in flight to wait for as it stops.
+  await upstream?.close();
   await browser?.close();
   await worker?.stop();
   await flowlog?.close();
-  await upstream?.close();
 });
 
 const _call = (method: string, path: string, body?: unknown) =>
   restWithKey(flowlog.server.url, account.key, method, path, body);
 
-const callsTo = (path: string) => upstream.received.filter((r) => r.target.split("?")[0] === path).length;
+const callsTo = (path: string) => upstream.ordersTo(path).length;
 
 /** A workflow whose HTTP block posts to its own path, run `count` times while the path is down: all failed. */
 const failedRuns = (count: number) =>
-  failedPostingRuns(flowlog.server.url, flowlog.store, account, { origin: upstream.origin, down }, count);
+  failedPostingRuns(flowlog.server.url, flowlog.store, account, upstream, count);
 
 describe("An entry's page: retry and cancel (D47)", () => {
   it("retries the execution from its failed block, then cancels the retry while it runs", async () => {
     const { path, failed } = await failedRuns(1);
     const original = failed[0] as string;
     // The retry's call hangs: it runs until cancelled.
-    held.add(path);
+    upstream.held.add(path);
     const { page, problems } = await openSignedIn(browser, flowlog.server.url, account);
     await page.goto(`${flowlog.server.url}/#/logs/${logIdOf(original)}?ws=${account.workspaceId}`);
 

@@ -26,6 +26,8 @@ export interface TestFlowlog extends Omit<TestStore, "store"> {
   dataDir: string;
   /** Stops the API server and starts another on the same store (a new port), as a restart of `flowlog serve`. */
   restartServer(): Promise<void>;
+  /** Another API on the same store whose executions and jobs start on `taskQueue`: its URL. */
+  apiOn(taskQueue: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -40,14 +42,21 @@ export async function startFlowlog(
     temporalInterceptors?: Interceptor[];
     /** Where the API's audit lines go (D43), for a test that reads them. */
     logger?: Logger;
+    /** The Temporal frontend it starts executions on, for a file with a server of its own. */
+    temporalServer?: { address: string; namespace: string };
   } = {},
 ): Promise<TestFlowlog> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-test-"));
   const { store, ...outside } = await openTestStore(dataDir);
-  // The run's one dev server (global setup); connected only by tests that start executions.
+  // The run's one dev server (global setup) unless another is given; connected only by tests that start
+  // executions.
+  const temporalServer = options.temporalServer ?? {
+    address: inject("temporalAddress"),
+    namespace: inject("temporalNamespace"),
+  };
   const client = lazyTemporalClient(
-    inject("temporalAddress"),
-    inject("temporalNamespace"),
+    temporalServer.address,
+    temporalServer.namespace,
     options.temporalInterceptors,
   );
   const config = {
@@ -56,9 +65,17 @@ export async function startFlowlog(
     planLimits: options.planLimits ?? defaultPlanLimits,
     quotas: options.quotas,
   };
-  const temporal = { client, taskQueue: options.taskQueue };
-  const startServer = () =>
-    startTestApiServer(createApi({ config, store, temporal, clock: options.clock, logger: options.logger }));
+  const startServer = (taskQueue = options.taskQueue) =>
+    startTestApiServer(
+      createApi({
+        config,
+        store,
+        temporal: { client, taskQueue },
+        clock: options.clock,
+        logger: options.logger,
+      }),
+    );
+  const others: ApiServer[] = [];
   const flowlog: TestFlowlog = {
     ...outside,
     server: await startServer(),
@@ -68,8 +85,13 @@ export async function startFlowlog(
       await flowlog.server.close();
       flowlog.server = await startServer();
     },
+    apiOn: async (taskQueue) => {
+      const server = await startServer(taskQueue);
+      others.push(server);
+      return server.url;
+    },
     close: async () => {
-      await flowlog.server.close();
+      await Promise.all([flowlog.server, ...others].map((server) => server.close()));
       await store.close();
     },
   };

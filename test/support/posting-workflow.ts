@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
+import type { ServerResponse } from "node:http";
 import { expect } from "vitest";
 import type { Store } from "../../src/store/store.js";
 import { restWithKey } from "./api-server.js";
 import type { TestAccount } from "./flowlog.js";
+import { sendJson, startReceiver } from "./http-receiver.js";
 import { until } from "./until.js";
 
 /**
@@ -13,6 +15,47 @@ export interface PostingWorkflow {
   workflowId: string;
   /** The upstream path its HTTP block posts to. */
   path: string;
+}
+
+/**
+ * The upstream the posting workflows call: it answers 503 to the paths in `down` (an execution posting
+ * there is logged failed), holds the calls to the paths in `held` unanswered (an execution posting there
+ * runs on), and answers 200 to any other.
+ */
+export interface PostingUpstream {
+  origin: string;
+  down: Set<string>;
+  held: Set<string>;
+  /** The orders posted to a path, as they arrived. */
+  ordersTo(path: string): number[];
+  /** Answers the calls it holds, then closes. */
+  close(): Promise<void>;
+}
+
+export async function startPostingUpstream(): Promise<PostingUpstream> {
+  const down = new Set<string>();
+  const held = new Set<string>();
+  const waiting: ServerResponse[] = [];
+  const pathOf = (target: string) => target.split("?")[0] as string;
+  const receiver = await startReceiver((request, response) => {
+    const path = pathOf(request.target);
+    if (held.has(path)) waiting.push(response);
+    else if (down.has(path)) sendJson(response, 503, { error: "down for maintenance" });
+    else sendJson(response, 200, { ok: true });
+  });
+  return {
+    origin: receiver.origin,
+    down,
+    held,
+    ordersTo: (path) =>
+      receiver.received
+        .filter((request) => pathOf(request.target) === path)
+        .map((request) => (JSON.parse(request.body) as { order: number }).order),
+    close: async () => {
+      for (const response of waiting.splice(0)) sendJson(response, 200, { ok: true });
+      await receiver.close();
+    },
+  };
 }
 
 /** Saves the workflow in the account's workspace, posting to `path` of `origin` with no retry. */
@@ -70,7 +113,7 @@ export async function failedPostingRuns(
   api: string,
   store: Store,
   account: TestAccount,
-  upstream: { origin: string; down: Set<string> },
+  upstream: Pick<PostingUpstream, "origin" | "down">,
   count: number,
 ): Promise<PostingWorkflow & { failed: string[] }> {
   const workflow = await savePostingWorkflow(api, account, upstream.origin, `/orders-${randomUUID()}`);
@@ -84,4 +127,21 @@ export async function failedPostingRuns(
   });
   upstream.down.delete(workflow.path);
   return { ...workflow, failed };
+}
+
+/**
+ * `count` executions of the workflow started while the upstream holds its path's calls: each runs on, in its
+ * HTTP block or waiting for its workspace's turn to call (D26), until it is cancelled or the block times out.
+ */
+export async function heldPostingRuns(
+  api: string,
+  account: TestAccount,
+  upstream: Pick<PostingUpstream, "held">,
+  { workflowId, path }: PostingWorkflow,
+  count: number,
+): Promise<string[]> {
+  upstream.held.add(path);
+  const ids: string[] = [];
+  for (let order = 0; order < count; order++) ids.push(await startOrder(api, account, workflowId, order));
+  return ids;
 }

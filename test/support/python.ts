@@ -1,7 +1,15 @@
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { once } from "node:events";
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 
 const repoRoot = path.resolve(import.meta.dirname, "../..");
@@ -13,17 +21,20 @@ const repoRoot = path.resolve(import.meta.dirname, "../..");
  * one venv at once would corrupt it.
  */
 function ensurePythonVenv(name: string, requirements: string): string {
-  return ensureVenvWith(name, ["-r", requirements], [requirements]);
+  return ensureVenvWith(name, ["-r", path.relative(repoRoot, requirements)], [requirements]);
 }
 
-/** A venv with `pip install <installArgs>`, done again when a byte of `inputs` (files) has changed. */
+/**
+ * A venv with `pip install <installArgs>` (paths in them from the checkout's root, where pip runs), done
+ * again when a byte of `inputs` (files) has changed.
+ */
 function ensureVenvWith(name: string, installArgs: string[], inputs: string[]): string {
-  const venv = path.join(repoRoot, ".tools", name);
+  const venv = path.join(toolsDir(), name);
   const python = path.join(venv, "bin", "python");
   const marker = path.join(venv, "requirements.sha256");
+  // Paths from the checkout's root, in the arguments and the inputs: a worktree sharing .tools (a symlink)
+  // then agrees on the marker, and does not make the venv anew under a test of another checkout using it.
   const hash = createHash("sha256").update(installArgs.join("\0"));
-  // Paths from the checkout's root: a worktree sharing .tools (a symlink) then agrees on the marker, and
-  // does not make the venv anew under a test of another checkout that is using it.
   for (const input of inputs) hash.update(path.relative(repoRoot, input)).update(readFileSync(input));
   const wanted = hash.digest("hex");
   if (existsSync(python) && existsSync(marker) && readFileSync(marker, "utf8") === wanted) return python;
@@ -33,9 +44,20 @@ function ensureVenvWith(name: string, installArgs: string[], inputs: string[]): 
   execFileSync("python3", ["-m", "venv", venv], { stdio: "inherit" });
   execFileSync(python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", ...installArgs], {
     stdio: "inherit",
+    cwd: repoRoot,
   });
   writeFileSync(marker, wanted);
   return python;
+}
+
+/**
+ * The checkout's .tools by its real path: a worktree's is a symlink to the main checkout's, and a venv made
+ * through the link would name the worktree's path in the scripts pip installs, gone with the worktree.
+ */
+function toolsDir(): string {
+  const tools = path.join(repoRoot, ".tools");
+  mkdirSync(tools, { recursive: true });
+  return realpathSync(tools);
 }
 
 /**
@@ -48,7 +70,11 @@ export function ensurePythonClient(): string {
     .filter((entry) => entry.isFile() && !entry.parentPath.includes("__pycache__"))
     .map((entry) => path.join(entry.parentPath, entry.name))
     .sort();
-  return ensureVenvWith("python-client", ["--force-reinstall", `${client}[standardwebhooks]`], files);
+  return ensureVenvWith(
+    "python-client",
+    ["--force-reinstall", `./${path.relative(repoRoot, client)}[standardwebhooks]`],
+    files,
+  );
 }
 
 /** grpcio and its reflection client, for the polyglot tests. */

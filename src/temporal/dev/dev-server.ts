@@ -23,6 +23,12 @@ export interface TemporalDevServerOptions {
   uiPort?: number;
   headless?: boolean;
   startTimeoutMs?: number;
+  /**
+   * Dynamic config values of Temporal's server, over the ones set here (`--dynamic-config-value`, each
+   * value written as JSON). For a test that needs the server to behave as a production one configured so
+   * would: a low `limit.historyCount.suggestContinueAsNew`, say, to see workflows continue as new.
+   */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }
 
 export interface TemporalDevServer {
@@ -59,6 +65,23 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
  */
 const serverSpawnOptions: SpawnOptions = { stdio: ["ignore", "pipe", "pipe"], detached: true };
 
+/** The server's dynamic config, as flowlog runs it. */
+const dynamicConfig: Record<string, string | number | boolean> = {
+  // Task queues dispatch by fairness key, which each execution sets to its workspace (start-execution.ts),
+  // so one tenant's backlog does not hold another's tasks behind it (issue 11).
+  "matching.enableFairness": true,
+  // The history service reads the tasks it hands to matching (a workflow task to run, an activity to
+  // dispatch) at most this often per shard, and the dev server has one shard: the default, 20 reads a
+  // second, held every task up to 50 ms (35-45 ms each at p50) and capped the whole server's hand-offs.
+  // A read happens only when a task was written, so a higher rate costs nothing when idle (issue 12;
+  // bench/README.md has the measurements).
+  "history.transferProcessorMaxPollRPS": 1000,
+  "history.timerProcessorMaxPollRPS": 1000,
+  // A workflow task that schedules activities gets them back in its completion's answer when the worker
+  // has free slots, skipping one round trip through matching per activity.
+  "system.enableActivityEagerExecution": true,
+};
+
 function devServerArgs(options: TemporalDevServerOptions, port: number): string[] {
   return [
     "server",
@@ -78,19 +101,10 @@ function devServerArgs(options: TemporalDevServerOptions, port: number): string[
         ],
     // warn would print a screenful of poll errors on every shutdown; errors land in the start failure message.
     ["--log-level", "error"],
-    // Task queues dispatch by fairness key, which each execution sets to its workspace (start-execution.ts),
-    // so one tenant's backlog does not hold another's tasks behind it (issue 11).
-    ["--dynamic-config-value", "matching.enableFairness=true"],
-    // The history service reads the tasks it hands to matching (a workflow task to run, an activity to
-    // dispatch) at most this often per shard, and the dev server has one shard: the default, 20 reads a
-    // second, held every task up to 50 ms (35-45 ms each at p50) and capped the whole server's hand-offs.
-    // A read happens only when a task was written, so a higher rate costs nothing when idle (issue 12;
-    // bench/README.md has the measurements).
-    ["--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000"],
-    ["--dynamic-config-value", "history.timerProcessorMaxPollRPS=1000"],
-    // A workflow task that schedules activities gets them back in its completion's answer when the worker
-    // has free slots, skipping one round trip through matching per activity.
-    ["--dynamic-config-value", "system.enableActivityEagerExecution=true"],
+    Object.entries({ ...dynamicConfig, ...options.dynamicConfig }).map(([key, value]) => [
+      "--dynamic-config-value",
+      `${key}=${JSON.stringify(value)}`,
+    ]),
     options.headless ? ["--headless"] : ["--ui-port", String(options.uiPort ?? 8233)],
     options.namespace === "default" ? [] : ["--namespace", options.namespace],
     // Registered with the namespace on a fresh database; registerSearchAttributes covers existing ones.

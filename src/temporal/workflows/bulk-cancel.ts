@@ -55,8 +55,12 @@ export async function bulkCancel(input: BulkCancelInput): Promise<BulkJobState> 
       remaining = remaining.slice(0, facts.total);
     }
     let takenThisRun = 0;
+    // Only once this run has taken some: a suggestion from its first task on (a server's low limit) would
+    // otherwise hand the job from run to run with none taken.
+    const longEnough = () =>
+      takenThisRun > 0 && (takenThisRun >= executionsPerRun || workflowInfo().continueAsNewSuggested);
     while (!progress.cancelled() && remaining.length > 0) {
-      if (takenThisRun >= executionsPerRun || workflowInfo().continueAsNewSuggested) {
+      if (longEnough()) {
         await continueAsNew<typeof bulkCancel>({
           ...input,
           total: facts.total,

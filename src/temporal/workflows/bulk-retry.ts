@@ -3,6 +3,7 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   workflowInfo,
 } from "@temporalio/workflow";
@@ -31,6 +32,13 @@ const pageSize = 200;
 const batchSize = 20;
 /** Executions a run takes before it continues as new: bounds the history of a job of 10,000. */
 const executionsPerRun = 2_000;
+
+/**
+ * Before it, a run continued as new only between two pages, so a job of fewer than a page never did, and a
+ * page whose batches each waited for the bucket (D12) grew the history by two hundred activities and
+ * timers past Temporal's suggestion. Now between two batches too; a run begun before replays as written.
+ */
+export const continuedBetweenBatches = "bulk-retry-continued-between-batches";
 
 /**
  * A workspace's bulk retry job (D47): retries the executions its selection held when it started, oldest
@@ -63,11 +71,15 @@ export async function bulkRetry(input: BulkRetryInput): Promise<BulkJobState> {
 
   let after = carried?.after;
   let takenThisRun = 0;
+  // Only once this run has taken some: a suggestion from its first task on (a server's low limit) would
+  // otherwise hand the job from run to run with none taken.
+  const longEnough = () =>
+    takenThisRun > 0 && (takenThisRun >= executionsPerRun || workflowInfo().continueAsNewSuggested);
+  const continued = () =>
+    continueAsNew<typeof bulkRetry>({ ...input, carried: { ...progress.carried(), after } });
   try {
     while (!progress.cancelled() && progress.taken() < job.total) {
-      if (takenThisRun >= executionsPerRun || workflowInfo().continueAsNewSuggested) {
-        await continueAsNew<typeof bulkRetry>({ ...input, carried: { ...progress.carried(), after } });
-      }
+      if (longEnough()) await continued();
       const page = await bulkPage({
         filter: job.filter,
         after,
@@ -92,6 +104,10 @@ export async function bulkRetry(input: BulkRetryInput): Promise<BulkJobState> {
           progress.waiting(Date.now() + result.waitMs);
           await condition(progress.cancelled, result.waitMs);
           progress.waiting(undefined);
+        }
+        // The next run reads the rest of the page again, after `after`.
+        if (queue.length > 0 && !progress.cancelled() && longEnough() && patched(continuedBetweenBatches)) {
+          await continued();
         }
       }
     }
