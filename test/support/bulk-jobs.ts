@@ -58,7 +58,7 @@ export const bulkJobEnded = (api: string, account: TestAccount, id: string, ms =
 export async function entriesOf(store: Store, account: TestAccount, workflowId: string) {
   const listed = await store.logs.list(
     { workspaceId: account.workspaceId, workflowIds: [workflowId] },
-    { order: "asc", limit: 1000, withCostDetail: false, withTraceSpans: false, withFinalOutput: true },
+    { order: "asc", limit: 10_000, withCostDetail: false, withTraceSpans: false, withFinalOutput: true },
   );
   return listed.entries;
 }

@@ -26,8 +26,11 @@ export interface TestFlowlog extends Omit<TestStore, "store"> {
   dataDir: string;
   /** Stops the API server and starts another on the same store (a new port), as a restart of `flowlog serve`. */
   restartServer(): Promise<void>;
-  /** Another API on the same store whose executions and jobs start on `taskQueue`: its URL. */
-  apiOn(taskQueue: string): Promise<string>;
+  /**
+   * Another API on the same store whose executions and jobs start on `taskQueue`, on this flowlog's plan
+   * table or the one given: its URL.
+   */
+  apiOn(taskQueue: string, planLimits?: PlanTable): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -65,10 +68,10 @@ export async function startFlowlog(
     planLimits: options.planLimits ?? defaultPlanLimits,
     quotas: options.quotas,
   };
-  const startServer = (taskQueue = options.taskQueue) =>
+  const startServer = (taskQueue = options.taskQueue, planLimits = config.planLimits) =>
     startTestApiServer(
       createApi({
-        config,
+        config: { ...config, planLimits },
         store,
         temporal: { client, taskQueue },
         clock: options.clock,
@@ -85,8 +88,8 @@ export async function startFlowlog(
       await flowlog.server.close();
       flowlog.server = await startServer();
     },
-    apiOn: async (taskQueue) => {
-      const server = await startServer(taskQueue);
+    apiOn: async (taskQueue, planLimits) => {
+      const server = await startServer(taskQueue, planLimits);
       others.push(server);
       return server.url;
     },
