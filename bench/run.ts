@@ -13,6 +13,7 @@ import { exportBench } from "./export.js";
 import { fairnessBench } from "./fairness.js";
 import { gatewayBench } from "./gateway.js";
 import { gatewayPgBench } from "./gateway-pg.js";
+import { gatewayTracingBench } from "./gateway-tracing.js";
 import { gcPromotionBench } from "./gc-promotion.js";
 import { ingestBench } from "./ingest.js";
 import { ingestPgBench } from "./ingest-pg.js";
@@ -40,6 +41,7 @@ const benches: Bench[] = [
   searchBench,
   tenantReadsBench,
   gatewayBench,
+  gatewayTracingBench,
   gcPromotionBench,
   gatewayPgBench,
   ingestBench,

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import type { Tracer } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { envDetectorSync, type IResource, Resource } from "@opentelemetry/resources";
 import {
@@ -13,6 +14,8 @@ import { repoPath } from "../util/repo-root.js";
 /** The SDK of a process with tracing on (tracing.ts loads this module only then). */
 export interface TracingSdk {
   resource: IResource;
+  /** flowlog's tracer, looked up once: the provider's lookup builds a key string on every call. */
+  tracer: Tracer;
   /**
    * Runs `start`, a span's start, with the trace and span ids given rather than random ones: an
    * execution's span, recorded when it ends under the ids its blocks named as their parent (tracing.ts).
@@ -46,6 +49,7 @@ export async function startTracingSdk(component: string): Promise<TracingSdk> {
   provider.register();
   return {
     resource,
+    tracer: provider.getTracer("flowlog"),
     withIds: (ids, start) => idGenerator.with(ids, start),
     shutdown: () => provider.shutdown(),
   };

@@ -58,13 +58,13 @@ export async function stopTracing(): Promise<void> {
   await running?.shutdown();
 }
 
-const tracerName = "flowlog";
-
 export interface SpanOptions {
   kind?: SpanKind;
   attributes?: Attributes;
   parent?: Context;
   errorType?: (error: unknown) => string;
+  /** Sets what only the outcome tells (an answer's code) as `fn` settles, before the span ends. */
+  settled?: (span: Span, outcome: { ok: true } | { ok: false; error: unknown }) => void;
 }
 
 /**
@@ -72,6 +72,10 @@ export interface SpanOptions {
  * rejection sets the span's status to error with `errorType` of the error (its name unless told) as
  * `error.type`, never its message, which may quote a remote answer. While tracing is off `fn` runs alone
  * and is given no span.
+ *
+ * One reaction on `fn`'s promise ends the span, rather than an async wrapper around it: a server span is
+ * made per RPC, and on Node 20 every promise pays AsyncLocalStorage's promise hooks once tracing is on
+ * (bench/README.md, known bounds), so the wrapper's promises cost more than its lines.
  */
 export function inSpan<T>(
   name: string,
@@ -80,17 +84,26 @@ export function inSpan<T>(
 ): Promise<T> {
   if (!sdk) return fn(undefined);
   const parent = options.parent ?? context.active();
-  const span = trace.getTracer(tracerName).startSpan(name, options, parent);
-  return context.with(trace.setSpan(parent, span), async () => {
-    try {
-      return await fn(span);
-    } catch (error) {
-      failSpan(span, options.errorType?.(error) ?? (error instanceof Error ? error.name : "error"));
-      throw error;
-    } finally {
+  const span = sdk.tracer.startSpan(name, options, parent);
+  let running: Promise<T>;
+  try {
+    running = context.with(trace.setSpan(parent, span), fn, undefined, span);
+  } catch (error) {
+    running = Promise.reject(error);
+  }
+  return running.then(
+    (result) => {
+      options.settled?.(span, { ok: true });
       span.end();
-    }
-  });
+      return result;
+    },
+    (error: unknown) => {
+      options.settled?.(span, { ok: false, error });
+      failSpan(span, options.errorType?.(error) ?? (error instanceof Error ? error.name : "error"));
+      span.end();
+      throw error;
+    },
+  );
 }
 
 /** Marks a span failed for a reason of ours (a code, a kind), set as `error.type`. */
@@ -105,12 +118,15 @@ export function injectTraceContext(headers: { set(name: string, value: string): 
   propagation.inject(context.active(), headers, { set: (carrier, key, value) => carrier.set(key, value) });
 }
 
+/** How the propagators read an incoming request's headers: made once, not per request. */
+const headerGetter = {
+  get: (carrier: { get(name: string): string | null }, key: string) => carrier.get(key) ?? undefined,
+  keys: () => ["traceparent", "tracestate"],
+};
+
 /** The context an incoming request's `traceparent` names, the current one when it names none. */
 export function extractTraceContext(headers: { get(name: string): string | null }): Context {
-  return propagation.extract(context.active(), headers, {
-    get: (carrier, key) => carrier.get(key) ?? undefined,
-    keys: () => ["traceparent", "tracestate"],
-  });
+  return propagation.extract(context.active(), headers, headerGetter);
 }
 
 /**
@@ -229,14 +245,13 @@ export function recordExecutionSpan(execution: ExecutionSpan): void {
   const own = executionSpanContext(execution.executionId, execution.caller);
   const callerSpan = spanContextOf(execution.caller);
   const parent = callerSpan ? trace.setSpanContext(ROOT_CONTEXT, callerSpan) : ROOT_CONTEXT;
+  const { tracer } = sdk;
   const span = sdk.withIds(own, () =>
-    trace
-      .getTracer(tracerName)
-      .startSpan(
-        execution.name,
-        { attributes: execution.attributes, startTime: execution.startedAt },
-        parent,
-      ),
+    tracer.startSpan(
+      execution.name,
+      { attributes: execution.attributes, startTime: execution.startedAt },
+      parent,
+    ),
   );
   if (execution.errorType !== undefined) failSpan(span, execution.errorType);
   span.end(execution.endedAt);
