@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection } from "@temporalio/client";
 import { executeLoad, noopLoad, noopWorker } from "./execution.js";
 import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
+import { quickTickMs } from "./support/load.js";
 import { noopTaskQueue } from "./support/noop-worker.js";
 import type { noopFanOut } from "./support/noop-workflow.js";
 import { startItemApi, startReceiver } from "./support/receiver.js";
@@ -15,6 +16,8 @@ interface Plan {
   seconds: number;
   /** Load thrown away before each measured load. */
   warmupSeconds: number;
+  /** The loads' LoadPlan.tickMs. */
+  tickMs?: number;
   /** How long to wait for the last delivery after the executions stop. */
   drainMs: number;
   /** How often the wait counts the executions and deliveries so far (a page of the logs API per 100). */
@@ -27,6 +30,7 @@ const plans: Record<"quick" | "full", Plan> = {
     concurrency: [8],
     seconds: 0.5,
     warmupSeconds: 0.25,
+    tickMs: quickTickMs,
     drainMs: 60_000,
     lookMs: 200,
   },
@@ -99,6 +103,7 @@ export const deliveryBench: Bench = {
           connections,
           seconds: plan.seconds,
           warmupSeconds: plan.warmupSeconds,
+          tickMs: plan.tickMs,
         });
         const deliveriesFrom = heldBack ? Date.now() : loadStarted;
         if (heldBack) await stack.deliveriesWorker(true);
@@ -235,7 +240,7 @@ async function floorRows(
           const load = await executeLoad(
             stack,
             workflowId,
-            { connections, seconds: plan.seconds, warmupSeconds: plan.warmupSeconds },
+            { connections, seconds: plan.seconds, warmupSeconds: plan.warmupSeconds, tickMs: plan.tickMs },
             () => fanOuts.push(fanOut()),
           );
           await Promise.all(fanOuts);

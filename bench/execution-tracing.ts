@@ -1,6 +1,6 @@
 import { executeLoad } from "./execution.js";
 import { createHttpBlockWorkflow, startFlowlogStack } from "./support/flowlog-stack.js";
-import type { LoadPlan, LoadResult } from "./support/load.js";
+import { type LoadPlan, type LoadResult, quickTickMs } from "./support/load.js";
 import { startItemApi, startOtlpSink } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio } from "./support/report.js";
 
@@ -12,7 +12,7 @@ import { type Bench, type BenchOptions, ms, perSecond, ratio } from "./support/r
  * change and after it, round for round.
  */
 const plans: Record<"quick" | "full", { rounds: number; plan: LoadPlan }> = {
-  quick: { rounds: 1, plan: { connections: 1, seconds: 2, warmupSeconds: 0.5 } },
+  quick: { rounds: 1, plan: { connections: 1, seconds: 2, warmupSeconds: 0.5, tickMs: quickTickMs } },
   full: { rounds: 3, plan: { connections: 1, seconds: 8, warmupSeconds: 2 } },
 };
 const concurrencies = [1, 8];

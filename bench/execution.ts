@@ -6,7 +6,7 @@ import {
   type FlowlogStack,
   startFlowlogStack,
 } from "./support/flowlog-stack.js";
-import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
+import { httpLoad, type LoadPlan, type LoadResult, quickTickMs } from "./support/load.js";
 import { noopTaskQueue, noopWorkflowBundle } from "./support/noop-worker.js";
 import type { noopWorkflow } from "./support/noop-workflow.js";
 import { type RunningProcess, repoRoot, startProcess, startTogether } from "./support/processes.js";
@@ -16,7 +16,7 @@ import { type Bench, type BenchOptions, ms, perSecond, ratio } from "./support/r
 import { distribution } from "./support/sample.js";
 
 const plans: Record<"quick" | "full", LoadPlan> = {
-  quick: { connections: 8, seconds: 0.5, warmupSeconds: 0.25 },
+  quick: { connections: 8, seconds: 0.5, warmupSeconds: 0.25, tickMs: quickTickMs },
   full: { connections: 8, seconds: 20, warmupSeconds: 3 },
 };
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
+import { httpLoad, type LoadPlan, type LoadResult, quickTickMs } from "./support/load.js";
 import { benchPostgres } from "./support/postgres.js";
 import {
   bootstrapAccount,
@@ -19,7 +19,7 @@ interface Plan {
 }
 
 const plans: Record<"quick" | "full", Plan> = {
-  quick: { entries: 2_000, load: { connections: 10, seconds: 1, warmupSeconds: 0.25 } },
+  quick: { entries: 2_000, load: { connections: 10, seconds: 1, warmupSeconds: 0.25, tickMs: quickTickMs } },
   full: { entries: 100_000, load: { connections: 16, seconds: 10, warmupSeconds: 2 } },
 };
 

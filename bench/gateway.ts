@@ -16,6 +16,7 @@ import {
   httpLoad,
   type LoadPlan,
   type LoadResult,
+  quickTickMs,
 } from "./support/load.js";
 import {
   bootstrapAccount,
@@ -52,7 +53,7 @@ interface Plan {
 const plans: Record<"quick" | "full", Plan> = {
   quick: {
     entries: 2_000,
-    load: { connections: 10, seconds: 0.5, warmupSeconds: 0.25 },
+    load: { connections: 10, seconds: 0.5, warmupSeconds: 0.25, tickMs: quickTickMs },
     rounds: 1,
     pairs: 0,
   },

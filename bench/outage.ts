@@ -9,6 +9,7 @@ import { FLOWLOG_TASK_QUEUE } from "../src/temporal/task-queue.js";
 import { newId } from "../src/util/ids.js";
 import { executeLoad } from "./execution.js";
 import { createHttpBlockWorkflow, type DevServerStack, startFlowlogStack } from "./support/flowlog-stack.js";
+import { quickTickMs } from "./support/load.js";
 import { startItemApi, startReceiver } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio, type Table } from "./support/report.js";
 import { distribution } from "./support/sample.js";
@@ -25,10 +26,20 @@ interface Plan {
   /** Seconds of execution load, with and without a drain. */
   seconds: number;
   warmupSeconds: number;
+  /** The loads' LoadPlan.tickMs. */
+  tickMs?: number;
 }
 
 const plans: Record<"quick" | "full", Plan> = {
-  quick: { held: 300, heldPaced: 100, throttle: 50, heldThrottled: 100, seconds: 1, warmupSeconds: 0.25 },
+  quick: {
+    held: 300,
+    heldPaced: 100,
+    throttle: 50,
+    heldThrottled: 100,
+    seconds: 1,
+    warmupSeconds: 0.25,
+    tickMs: quickTickMs,
+  },
   full: {
     held: 10_000,
     heldPaced: 10_000,
@@ -116,6 +127,7 @@ export const outageBench: Bench = {
           connections: 8,
           seconds: plan.seconds,
           warmupSeconds: plan.warmupSeconds,
+          tickMs: plan.tickMs,
         });
         await sleep(1_000);
         return { load, latency: distribution(receipts.map((r) => r.arrivedAt - r.endedAt)) };

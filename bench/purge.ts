@@ -7,7 +7,7 @@ import pg from "pg";
 import { seedWorkspace } from "../src/seed/seed.js";
 import { openConfiguredStore } from "../src/store/open-store.js";
 import type { PostgresServer } from "../test/support/postgres.js";
-import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
+import { httpLoad, type LoadPlan, type LoadResult, quickTickMs } from "./support/load.js";
 import { benchPostgres } from "./support/postgres.js";
 import {
   bootstrapAccount,
@@ -32,7 +32,11 @@ interface Plan {
 }
 
 const plans: Record<"quick" | "full", Plan> = {
-  quick: { expired: 10_000, kept: 2_000, load: { connections: 10, seconds: 1, warmupSeconds: 0.25 } },
+  quick: {
+    expired: 10_000,
+    kept: 2_000,
+    load: { connections: 10, seconds: 1, warmupSeconds: 0.25, tickMs: quickTickMs },
+  },
   full: { expired: 1_000_000, kept: 100_000, load: { connections: 10, seconds: 30, warmupSeconds: 2 } },
 };
 
