@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection } from "@temporalio/client";
 import { executeLoad, noopLoad, noopWorker } from "./execution.js";
-import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
+import { benchStack, createHttpBlockWorkflow, type FlowlogStack } from "./support/flowlog-stack.js";
 import { quickTickMs } from "./support/load.js";
 import { noopTaskQueue } from "./support/noop-worker.js";
 import type { noopFanOut } from "./support/noop-workflow.js";
@@ -78,8 +78,7 @@ export const deliveryBench: Bench = {
     const itemApi = await startItemApi();
     // FLOWLOG_TEMPORAL_DEV_DB=memory runs it on an in-memory dev server, as for `flowlog dev`.
     const persistence = process.env.FLOWLOG_TEMPORAL_DEV_DB === "memory" ? "memory" : "file";
-    // Its own stack even in a quick run: a row stops and starts the deliveries' worker.
-    const stack = await startFlowlogStack({}, persistence, "a worker per role");
+    const stack = await benchStack(options, { persistence, workers: "a worker per role" });
     try {
       const workflowId = await createHttpBlockWorkflow(stack, `${itemApi.url}/items/1`);
       const rows: (string | number)[][] = [];

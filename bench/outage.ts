@@ -8,7 +8,7 @@ import { watchFailingEndpoint } from "../src/temporal/start-endpoint-watch.js";
 import { FLOWLOG_TASK_QUEUE } from "../src/temporal/task-queue.js";
 import { newId } from "../src/util/ids.js";
 import { executeLoad } from "./execution.js";
-import { createHttpBlockWorkflow, type DevServerStack, startFlowlogStack } from "./support/flowlog-stack.js";
+import { benchStack, createHttpBlockWorkflow, type DevServerStack } from "./support/flowlog-stack.js";
 import { quickTickMs } from "./support/load.js";
 import { startItemApi, startReceiver } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio, type Table } from "./support/report.js";
@@ -82,7 +82,7 @@ export const outageBench: Bench = {
       response.writeHead(204).end();
     });
     const itemApi = await startItemApi();
-    const stack = await startFlowlogStack({}, "file", "a worker per role");
+    const stack = await benchStack(options, { workers: "a worker per role" });
     const store = openStore({ dataDir: stack.dataDir });
     const connection = await Connection.connect({ address: stack.temporalAddress });
     const temporal = new Client({ connection });
