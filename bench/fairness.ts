@@ -4,11 +4,15 @@ import { startItemApi, startReceiver } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, type Table } from "./support/report.js";
 import { type Distribution, distribution } from "./support/sample.js";
 
-/** How big the flood is, how long its upstream holds each request, and how many quiet executions are timed. */
+/**
+ * How big the flood is, how long its upstream holds each request, how long the flood runs on once it holds
+ * its slots (the burst of its workflows' starts behind it) before the quiet tenant is timed, and how many
+ * quiet executions are timed.
+ */
 const plans = {
   // Still more blocks than the worker's slots, and than the 90 left to five workspaces within their caps.
-  quick: { flood: 110, holdMs: 2_000, quietRuns: 3 },
-  full: { flood: 150, holdMs: 10_000, quietRuns: 20 },
+  quick: { flood: 110, holdMs: 2_000, settleMs: 0, quietRuns: 3 },
+  full: { flood: 150, holdMs: 10_000, settleMs: 1_000, quietRuns: 20 },
 };
 
 /** All of the worker's 100 activity slots open to blocks, none kept for workspaces running none. */
@@ -96,12 +100,21 @@ async function quietUnderFlood(
 ): Promise<{ alone: Distribution; flooded: Distribution }> {
   const itemApi = await startItemApi();
   let floodRequests = 0;
+  /** Each held request's answer, due at the end of its hold, by its timer; once released, none is held. */
+  const holds = new Map<NodeJS.Timeout, () => void>();
+  let released = false;
   const held = await startReceiver((_request, _body, _arrivedAt, response) => {
     floodRequests++;
-    setTimeout(() => {
+    const answer = () => {
       response.writeHead(200, { "content-type": "application/json" });
       response.end("{}");
+    };
+    if (released) return answer();
+    const timer = setTimeout(() => {
+      holds.delete(timer);
+      answer();
     }, plan.holdMs);
+    holds.set(timer, answer);
   });
   const stack = await startFlowlogStack(env);
   try {
@@ -129,14 +142,19 @@ async function quietUnderFlood(
     while (floodRequests < Math.min(20 * flooders, heldAtLeast) && performance.now() < swing) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await new Promise((resolve) => setTimeout(resolve, plan.settleMs));
     const flooded = await quiet();
     return { alone, flooded };
   } finally {
-    // The held requests first: their blocks then fail at once instead of keeping the worker's shutdown
-    // waiting out the hold.
-    await held.close();
+    // The held requests answered at once, and any later one: their blocks then end instead of keeping the
+    // worker's shutdown waiting out the hold, or their retries after a refused connection (6 s a stack).
+    released = true;
+    for (const [timer, answer] of holds) {
+      clearTimeout(timer);
+      answer();
+    }
     await stack.stop();
+    await held.close();
     await itemApi.close();
   }
 }
