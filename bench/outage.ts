@@ -28,17 +28,21 @@ interface Plan {
   warmupSeconds: number;
   /** The loads' LoadPlan.tickMs. */
   tickMs?: number;
+  /** How long after a load its executions' deliveries to the other subscription are counted. */
+  receiptsMs: number;
 }
 
 const plans: Record<"quick" | "full", Plan> = {
   quick: {
-    held: 300,
-    heldPaced: 100,
+    held: 100,
+    heldPaced: 25,
     throttle: 50,
-    heldThrottled: 100,
+    // About as long as the load beside it (warm-up, load, receipts) at the throttle.
+    heldThrottled: 50,
     seconds: 1,
     warmupSeconds: 0.25,
     tickMs: quickTickMs,
+    receiptsMs: 250,
   },
   full: {
     held: 10_000,
@@ -47,6 +51,7 @@ const plans: Record<"quick" | "full", Plan> = {
     heldThrottled: 2_000,
     seconds: 15,
     warmupSeconds: 0.5,
+    receiptsMs: 1_000,
   },
 };
 
@@ -129,7 +134,7 @@ export const outageBench: Bench = {
           warmupSeconds: plan.warmupSeconds,
           tickMs: plan.tickMs,
         });
-        await sleep(1_000);
+        await sleep(plan.receiptsMs);
         return { load, latency: distribution(receipts.map((r) => r.arrivedAt - r.endedAt)) };
       };
       const quiet = await loaded();
