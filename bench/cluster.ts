@@ -16,7 +16,7 @@ const plans: Record<"quick" | "full", Plan> = {
   quick: {
     execution: { connections: 8, seconds: 0.5, warmupSeconds: 0.25, tickMs: quickTickMs },
     entries: 500,
-    gateway: { connections: 10, seconds: 1, warmupSeconds: 0.25, tickMs: quickTickMs },
+    gateway: { connections: 10, seconds: 0.5, warmupSeconds: 0.25, tickMs: quickTickMs },
   },
   full: {
     execution: { connections: 8, seconds: 20, warmupSeconds: 3 },

@@ -19,7 +19,10 @@ interface Plan {
 }
 
 const plans: Record<"quick" | "full", Plan> = {
-  quick: { entries: 2_000, load: { connections: 10, seconds: 1, warmupSeconds: 0.25, tickMs: quickTickMs } },
+  quick: {
+    entries: 2_000,
+    load: { connections: 10, seconds: 0.5, warmupSeconds: 0.25, tickMs: quickTickMs },
+  },
   full: { entries: 100_000, load: { connections: 16, seconds: 10, warmupSeconds: 2 } },
 };
 

@@ -53,7 +53,7 @@ interface Plan {
 const plans: Record<"quick" | "full", Plan> = {
   quick: {
     entries: 2_000,
-    load: { connections: 10, seconds: 0.5, warmupSeconds: 0.25, tickMs: quickTickMs },
+    load: { connections: 10, seconds: 0.4, warmupSeconds: 0.1, tickMs: quickTickMs },
     rounds: 1,
     pairs: 0,
   },
