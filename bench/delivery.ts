@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection } from "@temporalio/client";
 import { executeLoad, noopLoad, noopWorker } from "./execution.js";
 import { benchStack, createHttpBlockWorkflow, type FlowlogStack } from "./support/flowlog-stack.js";
-import { quickTickMs } from "./support/load.js";
+import { loadLength, quickTickMs } from "./support/load.js";
 import { noopTaskQueue } from "./support/noop-worker.js";
 import type { noopFanOut } from "./support/noop-workflow.js";
 import { startItemApi, startReceiver } from "./support/receiver.js";
@@ -16,8 +16,10 @@ interface Plan {
   seconds: number;
   /** Load thrown away before each measured load. */
   warmupSeconds: number;
-  /** The loads' LoadPlan.tickMs. */
+  /** The loads' LoadPlan.tickMs, requests and warmupRequests. */
   tickMs?: number;
+  requests?: number;
+  warmupRequests?: number;
   /** How long to wait for the last delivery after the executions stop. */
   drainMs: number;
   /** How often the wait counts the executions and deliveries so far (a page of the logs API per 100). */
@@ -30,10 +32,11 @@ const plans: Record<"quick" | "full", Plan> = {
     // deliveries of ten to wait for, and its floors at 3 those of 1 and 10.
     subscriptionCounts: [0, 3],
     concurrency: [8],
-    // A subscribed execution at eight in flight can take half a second here: the load must see some end.
-    seconds: 1,
+    seconds: 0.5,
     warmupSeconds: 0.25,
     tickMs: quickTickMs,
+    requests: 2,
+    warmupRequests: 1,
     drainMs: 60_000,
     lookMs: 200,
   },
@@ -106,6 +109,8 @@ export const deliveryBench: Bench = {
           seconds: plan.seconds,
           warmupSeconds: plan.warmupSeconds,
           tickMs: plan.tickMs,
+          requests: plan.requests,
+          warmupRequests: plan.warmupRequests,
         });
         const deliveriesFrom = heldBack ? Date.now() : loadStarted;
         if (heldBack) await stack.deliveriesWorker(true);
@@ -158,7 +163,7 @@ export const deliveryBench: Bench = {
       });
       return [
         {
-          title: `delivery: webhooks per execution (sync executions for ${plan.seconds} s each, one Temporal dev server, its state in ${persistence === "file" ? "a file" : "memory"}, a flowlog worker per role)`,
+          title: `delivery: webhooks per execution (sync executions for ${loadLength(plan)} each, one Temporal dev server, its state in ${persistence === "file" ? "a file" : "memory"}, a flowlog worker per role)`,
           columns: [
             "subscriptions",
             "in flight",
@@ -242,7 +247,14 @@ async function floorRows(
           const load = await executeLoad(
             stack,
             workflowId,
-            { connections, seconds: plan.seconds, warmupSeconds: plan.warmupSeconds, tickMs: plan.tickMs },
+            {
+              connections,
+              seconds: plan.seconds,
+              warmupSeconds: plan.warmupSeconds,
+              tickMs: plan.tickMs,
+              requests: plan.requests,
+              warmupRequests: plan.warmupRequests,
+            },
             () => fanOuts.push(fanOut()),
           );
           await Promise.all(fanOuts);

@@ -1,6 +1,6 @@
 import { executeLoad } from "./execution.js";
 import { benchStack, createHttpBlockWorkflow } from "./support/flowlog-stack.js";
-import { type LoadPlan, type LoadResult, quickTickMs } from "./support/load.js";
+import { type LoadPlan, type LoadResult, loadLength, quickTickMs } from "./support/load.js";
 import { startItemApi } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio } from "./support/report.js";
 
@@ -12,7 +12,17 @@ import { type Bench, type BenchOptions, ms, perSecond, ratio } from "./support/r
  * change and after it, round for round.
  */
 const plans: Record<"quick" | "full", { rounds: number; plan: LoadPlan }> = {
-  quick: { rounds: 1, plan: { connections: 1, seconds: 0.5, warmupSeconds: 0.25, tickMs: quickTickMs } },
+  quick: {
+    rounds: 1,
+    plan: {
+      connections: 1,
+      seconds: 0.5,
+      warmupSeconds: 0.25,
+      tickMs: quickTickMs,
+      requests: 2,
+      warmupRequests: 1,
+    },
+  },
   full: { rounds: 3, plan: { connections: 1, seconds: 8, warmupSeconds: 2 } },
 };
 const concurrencies = [1, 8];
@@ -61,7 +71,7 @@ export const executionTracingBench: Bench = {
     });
     return [
       {
-        title: `execution-tracing: ${rounds} turned round(s) of ${plan.seconds} s per row${options.quick ? "" : ", Temporal dev server in memory"}`,
+        title: `execution-tracing: ${rounds} turned round(s) of ${loadLength(plan)} per row${options.quick ? "" : ", Temporal dev server in memory"}`,
         columns: [
           "api sync",
           "in flight",

@@ -9,7 +9,7 @@ import { FLOWLOG_TASK_QUEUE } from "../src/temporal/task-queue.js";
 import { newId } from "../src/util/ids.js";
 import { executeLoad } from "./execution.js";
 import { benchStack, createHttpBlockWorkflow, type DevServerStack } from "./support/flowlog-stack.js";
-import { quickTickMs } from "./support/load.js";
+import { loadLength, quickTickMs } from "./support/load.js";
 import { startItemApi, startReceiver } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio, type Table } from "./support/report.js";
 import { distribution } from "./support/sample.js";
@@ -26,8 +26,10 @@ interface Plan {
   /** Seconds of execution load, with and without a drain. */
   seconds: number;
   warmupSeconds: number;
-  /** The loads' LoadPlan.tickMs. */
+  /** The loads' LoadPlan.tickMs, requests and warmupRequests. */
   tickMs?: number;
+  requests?: number;
+  warmupRequests?: number;
   /** How long after a load its executions' deliveries to the other subscription are counted. */
   receiptsMs: number;
 }
@@ -42,6 +44,8 @@ const plans: Record<"quick" | "full", Plan> = {
     seconds: 1,
     warmupSeconds: 0.25,
     tickMs: quickTickMs,
+    requests: 2,
+    warmupRequests: 1,
     receiptsMs: 250,
   },
   full: {
@@ -133,6 +137,8 @@ export const outageBench: Bench = {
           seconds: plan.seconds,
           warmupSeconds: plan.warmupSeconds,
           tickMs: plan.tickMs,
+          requests: plan.requests,
+          warmupRequests: plan.warmupRequests,
         });
         await sleep(plan.receiptsMs);
         return { load, latency: distribution(receipts.map((r) => r.arrivedAt - r.endedAt)) };
@@ -194,7 +200,7 @@ export const outageBench: Bench = {
             "against the throttle. Arrived twice: the same delivery id again (D19 allows it).",
         } satisfies Table,
         {
-          title: `outage: executions (8 in flight, ${plan.seconds} s) and another subscription during a drain`,
+          title: `outage: executions (8 in flight, ${loadLength(plan)}) and another subscription during a drain`,
           columns: ["load", "executions/s", "vs no drain", "end→receipt p50 ms", "end→receipt p99 ms"],
           rows: loadRows,
           note:
