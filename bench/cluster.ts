@@ -20,7 +20,7 @@ const plans: Record<"quick" | "full", Plan> = {
       warmupSeconds: 0.25,
       tickMs: quickTickMs,
       requests: 2,
-      warmupRequests: 1,
+      warmupRequests: 0,
     },
     entries: 500,
     gateway: {

@@ -20,7 +20,7 @@ const plans: Record<"quick" | "full", { rounds: number; plan: LoadPlan }> = {
       warmupSeconds: 0.25,
       tickMs: quickTickMs,
       requests: 2,
-      warmupRequests: 1,
+      warmupRequests: 0,
     },
   },
   full: { rounds: 3, plan: { connections: 1, seconds: 8, warmupSeconds: 2 } },

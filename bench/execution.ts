@@ -17,7 +17,7 @@ const plans: Record<"quick" | "full", LoadPlan> = {
     warmupSeconds: 0.25,
     tickMs: quickTickMs,
     requests: 2,
-    warmupRequests: 1,
+    warmupRequests: 0,
   },
   full: { connections: 8, seconds: 20, warmupSeconds: 3 },
 };

@@ -41,8 +41,8 @@ export interface LoadPlan {
    * Quick plans: autocannon's measured run ends after this many answers per connection, and its warm-up
    * after `warmupRequests` per connection, instead of after their seconds: every target then answers,
    * however busy the machine, and a load costs what its answers cost (an execution at eight in flight took
-   * longer here than a quick load's half second). Loads from ghz, h2load or the no-op loops keep to the
-   * seconds.
+   * longer here than a quick load's half second). No warm-up with `warmupRequests` 0. Loads from ghz,
+   * h2load or the no-op loops keep to the seconds.
    */
   requests?: number;
   warmupRequests?: number;
@@ -74,12 +74,8 @@ export async function httpLoad(
   /** Called for each successful answer, the warm-up's included. */
   onSuccess: () => void = () => {},
 ): Promise<LoadResult> {
-  await autocannonRun(
-    target,
-    plan,
-    { seconds: plan.warmupSeconds, requests: plan.warmupRequests },
-    onSuccess,
-  );
+  const warmup = { seconds: plan.warmupSeconds, requests: plan.warmupRequests };
+  if ((warmup.requests ?? warmup.seconds) > 0) await autocannonRun(target, plan, warmup, onSuccess);
   const times: number[] = [];
   const cpu = cpuMeter(plan.serverPid);
   // autocannon runs in this process, which does nothing else while it loads.
