@@ -25,7 +25,7 @@ const dayMs = 86_400_000;
 const day = Date.parse("2026-11-01T00:00:00.000Z");
 const sizes = { quick: [2_000, 5_000], full: [20_000, 200_000] };
 /** Timed rounds of each side per size, after one untimed. */
-const rounds = 3;
+const roundCounts = { quick: 1, full: 3 };
 
 /**
  * D42's archive of one workspace-day (issue 52): entries per second through `archiveDay` to a local
@@ -37,7 +37,8 @@ export const archiveBench: Bench = {
   name: "archive",
   async run(options: BenchOptions) {
     const rows: (string | number)[][] = [];
-    for (const count of options.quick ? sizes.quick : sizes.full) rows.push(await compareAt(count));
+    const rounds = options.quick ? roundCounts.quick : roundCounts.full;
+    for (const count of options.quick ? sizes.quick : sizes.full) rows.push(await compareAt(count, rounds));
     return [
       {
         title: "archive: one workspace-day written as gzip NDJSON to a local folder, entries per second",
@@ -53,7 +54,7 @@ export const archiveBench: Bench = {
   },
 };
 
-async function compareAt(count: number): Promise<(string | number)[]> {
+async function compareAt(count: number, rounds: number): Promise<(string | number)[]> {
   const bench = await openBenchStore();
   const folder = mkdtempSync(path.join(tmpdir(), "flowlog-bench-archive-"));
   try {

@@ -1,4 +1,4 @@
-import { type DevServerStack, getJson, startFlowlogStack } from "./support/flowlog-stack.js";
+import { benchStack, type FlowlogStack, getJson } from "./support/flowlog-stack.js";
 import { type Receiver, startReceiver } from "./support/receiver.js";
 import { type Bench, type BenchOptions, perSecond, ratio } from "./support/report.js";
 import { timed } from "./support/sample.js";
@@ -28,7 +28,7 @@ export const bulkRetryBench: Bench = {
       response.writeHead(up ? 200 : 503, { "content-type": "application/json" });
       response.end(up ? '{"ok":true}' : '{"error":"down"}');
     });
-    const stack = await startFlowlogStack();
+    const stack = await benchStack(options);
     try {
       const failing = await postingWorkflow(stack, upstream, "bulk retry");
       await startAll(stack, failing, count);
@@ -79,7 +79,7 @@ export const bulkRetryBench: Bench = {
 };
 
 /** Saves a workflow of one HTTP block posting to the upstream, with no retry; its id. */
-async function postingWorkflow(stack: DevServerStack, upstream: Receiver, name: string): Promise<string> {
+async function postingWorkflow(stack: FlowlogStack, upstream: Receiver, name: string): Promise<string> {
   const { workflow } = await stack.post<{ workflow: { id: string } }>(
     `/api/v1/workspaces/${stack.workspaceId}/workflows`,
     {
@@ -101,7 +101,7 @@ async function postingWorkflow(stack: DevServerStack, upstream: Receiver, name: 
 }
 
 /** Starts `count` async executions of the workflow, one call at a time. */
-async function startAll(stack: DevServerStack, workflowId: string, count: number): Promise<void> {
+async function startAll(stack: FlowlogStack, workflowId: string, count: number): Promise<void> {
   for (let order = 0; order < count; order++) {
     await stack.post(`/api/v1/workflows/${workflowId}/execute`, { input: { order }, async: true });
   }
@@ -109,7 +109,7 @@ async function startAll(stack: DevServerStack, workflowId: string, count: number
 
 /** Waits until `count` entries of the workflow at `level` are logged (each page read as few fields as it can). */
 async function allLogged(
-  stack: DevServerStack,
+  stack: FlowlogStack,
   workflowId: string,
   level: string,
   count: number,
@@ -128,7 +128,7 @@ async function allLogged(
 }
 
 /** Waits until the bulk job has completed, having retried all `count`. */
-async function jobCompleted(stack: DevServerStack, jobId: string, count: number): Promise<void> {
+async function jobCompleted(stack: FlowlogStack, jobId: string, count: number): Promise<void> {
   for (;;) {
     const { job } = await getJson<{ job: { status: string; done: number; failed: number } }>(
       stack,

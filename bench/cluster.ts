@@ -1,7 +1,7 @@
 import { executeLoad } from "./execution.js";
 import { type ClusterStack, startClusterStack } from "./support/cluster-stack.js";
 import { benchStack, createHttpBlockWorkflow, type FlowlogStack } from "./support/flowlog-stack.js";
-import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
+import { httpLoad, type LoadPlan, type LoadResult, loadLength, quickTickMs } from "./support/load.js";
 import { flowlogCli } from "./support/processes.js";
 import { startItemApi } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio, type Table } from "./support/report.js";
@@ -14,9 +14,23 @@ interface Plan {
 
 const plans: Record<"quick" | "full", Plan> = {
   quick: {
-    execution: { connections: 8, seconds: 0.5, warmupSeconds: 0.25 },
+    execution: {
+      connections: 8,
+      seconds: 0.5,
+      warmupSeconds: 0.25,
+      tickMs: quickTickMs,
+      requests: 2,
+      warmupRequests: 0,
+    },
     entries: 500,
-    gateway: { connections: 10, seconds: 1, warmupSeconds: 0.25 },
+    gateway: {
+      connections: 10,
+      seconds: 0.5,
+      warmupSeconds: 0.25,
+      tickMs: quickTickMs,
+      requests: 10,
+      warmupRequests: 2,
+    },
   },
   full: {
     execution: { connections: 8, seconds: 20, warmupSeconds: 3 },
@@ -63,7 +77,7 @@ export const clusterBench: Bench = {
       const [devName, clusterName] = Object.keys(executions) as [string, string];
       const dev = executions[devName] as LoadResult[];
       const executionTable: Table = {
-        title: `cluster: one-HTTP-block api sync executions, ${plan.execution.seconds} s per row`,
+        title: `cluster: one-HTTP-block api sync executions, ${loadLength(plan.execution)} per row`,
         columns: ["deployment", "in flight", "executions/s", "p50 ms", "p99 ms", "max ms", "vs dev server"],
         rows: Object.entries(executions).flatMap(([name, results]) =>
           results.map((result, i) => [
@@ -115,7 +129,7 @@ async function gatewayThroughNginx(cluster: ClusterStack, plan: Plan): Promise<T
   return {
     title:
       `cluster: GET /api/v1/logs?limit=100 (${plan.entries.toLocaleString("en-US")} entries seeded) through nginx, ` +
-      `${plan.gateway.connections} keep-alive connections, ${plan.gateway.seconds} s`,
+      `${plan.gateway.connections} keep-alive connections, ${loadLength(plan.gateway)}`,
     columns: ["serve replicas", "req/s", "p50 ms", "p99 ms", "vs one replica"],
     rows: [row("two", two), row("one (the other stopped)", one), row("two (it started again)", twoAgain)],
     note:

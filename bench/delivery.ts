@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection } from "@temporalio/client";
 import { executeLoad, noopLoad, noopWorker } from "./execution.js";
-import { createHttpBlockWorkflow, type FlowlogStack, startFlowlogStack } from "./support/flowlog-stack.js";
+import { benchStack, createHttpBlockWorkflow, type FlowlogStack } from "./support/flowlog-stack.js";
+import { loadLength, quickTickMs } from "./support/load.js";
 import { noopTaskQueue } from "./support/noop-worker.js";
 import type { noopFanOut } from "./support/noop-workflow.js";
 import { startItemApi, startReceiver } from "./support/receiver.js";
@@ -15,6 +16,10 @@ interface Plan {
   seconds: number;
   /** Load thrown away before each measured load. */
   warmupSeconds: number;
+  /** The loads' LoadPlan.tickMs, requests and warmupRequests. */
+  tickMs?: number;
+  requests?: number;
+  warmupRequests?: number;
   /** How long to wait for the last delivery after the executions stop. */
   drainMs: number;
   /** How often the wait counts the executions and deliveries so far (a page of the logs API per 100). */
@@ -23,10 +28,15 @@ interface Plan {
 
 const plans: Record<"quick" | "full", Plan> = {
   quick: {
-    subscriptionCounts: [0, 1, 10],
+    // Full mode's rows of 1 and 10 subscriptions run the same fan-out as one of three, with a third of the
+    // deliveries of ten to wait for, and its floors at 3 those of 1 and 10.
+    subscriptionCounts: [0, 3],
     concurrency: [8],
     seconds: 0.5,
     warmupSeconds: 0.25,
+    tickMs: quickTickMs,
+    requests: 2,
+    warmupRequests: 0,
     drainMs: 60_000,
     lookMs: 200,
   },
@@ -74,8 +84,7 @@ export const deliveryBench: Bench = {
     const itemApi = await startItemApi();
     // FLOWLOG_TEMPORAL_DEV_DB=memory runs it on an in-memory dev server, as for `flowlog dev`.
     const persistence = process.env.FLOWLOG_TEMPORAL_DEV_DB === "memory" ? "memory" : "file";
-    // Its own stack even in a quick run: a row stops and starts the deliveries' worker.
-    const stack = await startFlowlogStack({}, persistence, "a worker per role");
+    const stack = await benchStack(options, { persistence, workers: "a worker per role" });
     try {
       const workflowId = await createHttpBlockWorkflow(stack, `${itemApi.url}/items/1`);
       const rows: (string | number)[][] = [];
@@ -99,6 +108,9 @@ export const deliveryBench: Bench = {
           connections,
           seconds: plan.seconds,
           warmupSeconds: plan.warmupSeconds,
+          tickMs: plan.tickMs,
+          requests: plan.requests,
+          warmupRequests: plan.warmupRequests,
         });
         const deliveriesFrom = heldBack ? Date.now() : loadStarted;
         if (heldBack) await stack.deliveriesWorker(true);
@@ -151,7 +163,7 @@ export const deliveryBench: Bench = {
       });
       return [
         {
-          title: `delivery: webhooks per execution (sync executions for ${plan.seconds} s each, one Temporal dev server, its state in ${persistence === "file" ? "a file" : "memory"}, a flowlog worker per role)`,
+          title: `delivery: webhooks per execution (sync executions for ${loadLength(plan)} each, one Temporal dev server, its state in ${persistence === "file" ? "a file" : "memory"}, a flowlog worker per role)`,
           columns: [
             "subscriptions",
             "in flight",
@@ -235,7 +247,14 @@ async function floorRows(
           const load = await executeLoad(
             stack,
             workflowId,
-            { connections, seconds: plan.seconds, warmupSeconds: plan.warmupSeconds },
+            {
+              connections,
+              seconds: plan.seconds,
+              warmupSeconds: plan.warmupSeconds,
+              tickMs: plan.tickMs,
+              requests: plan.requests,
+              warmupRequests: plan.warmupRequests,
+            },
             () => fanOuts.push(fanOut()),
           );
           await Promise.all(fanOuts);

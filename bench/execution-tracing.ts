@@ -1,7 +1,7 @@
 import { executeLoad } from "./execution.js";
-import { createHttpBlockWorkflow, startFlowlogStack } from "./support/flowlog-stack.js";
-import type { LoadPlan, LoadResult } from "./support/load.js";
-import { startItemApi, startOtlpSink } from "./support/receiver.js";
+import { benchStack, createHttpBlockWorkflow } from "./support/flowlog-stack.js";
+import { type LoadPlan, type LoadResult, loadLength, quickTickMs } from "./support/load.js";
+import { startItemApi } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio } from "./support/report.js";
 
 /**
@@ -12,7 +12,17 @@ import { type Bench, type BenchOptions, ms, perSecond, ratio } from "./support/r
  * change and after it, round for round.
  */
 const plans: Record<"quick" | "full", { rounds: number; plan: LoadPlan }> = {
-  quick: { rounds: 1, plan: { connections: 1, seconds: 2, warmupSeconds: 0.5 } },
+  quick: {
+    rounds: 1,
+    plan: {
+      connections: 1,
+      seconds: 0.5,
+      warmupSeconds: 0.25,
+      tickMs: quickTickMs,
+      requests: 2,
+      warmupRequests: 0,
+    },
+  },
   full: { rounds: 3, plan: { connections: 1, seconds: 8, warmupSeconds: 2 } },
 };
 const concurrencies = [1, 8];
@@ -29,7 +39,7 @@ export const executionTracingBench: Bench = {
       for (let round = 0; round < rounds; round++) {
         const sides: Side[] = round % 2 === 0 ? ["off", "on"] : ["on", "off"];
         const found = {} as Record<Side, LoadResult[]>;
-        for (const side of sides) found[side] = await loadSide(side, itemUrl, plan);
+        for (const side of sides) found[side] = await loadSide(options, side, itemUrl, plan);
         results.push(found);
       }
     } finally {
@@ -61,7 +71,7 @@ export const executionTracingBench: Bench = {
     });
     return [
       {
-        title: `execution-tracing: ${rounds} turned round(s) of ${plan.seconds} s per row, Temporal dev server in memory`,
+        title: `execution-tracing: ${rounds} turned round(s) of ${loadLength(plan)} per row${options.quick ? "" : ", Temporal dev server in memory"}`,
         columns: [
           "api sync",
           "in flight",
@@ -75,28 +85,39 @@ export const executionTracingBench: Bench = {
         note:
           "One-HTTP-block workflow by POST /api/v1/workflows/{id}/execute, as the execution bench's api sync row; " +
           "each side a stack of its own (dev server in memory, flowlog serve and worker), tracing on exporting " +
-          "every span over OTLP to a loopback sink that keeps nothing. Goal (issue 55): on >= 0.9x off.",
+          "every span over OTLP to a loopback sink that keeps nothing. Goal (issue 55): on >= 0.9x off." +
+          (options.quick
+            ? " With --quick, the run's shared stacks; the off side's dev server keeps its state in a file."
+            : ""),
       },
     ];
   },
 };
 
-/** One side's stack, loaded at each concurrency in turn, then stopped. */
-async function loadSide(side: Side, itemUrl: string, plan: LoadPlan): Promise<LoadResult[]> {
-  const sink = side === "on" ? await startOtlpSink() : undefined;
+/**
+ * One side's stack, loaded at each concurrency in turn, then stopped. With --quick, the run's stacks: the
+ * traced one (dev server in memory) for the on side, and the run's first, whose dev server keeps its state
+ * in a file, for the off side, rather than a stack started for one side of one short load.
+ */
+async function loadSide(
+  options: BenchOptions,
+  side: Side,
+  itemUrl: string,
+  plan: LoadPlan,
+): Promise<LoadResult[]> {
+  const traced = side === "on";
+  const stack = await benchStack(options, {
+    persistence: traced || !options.quick ? "memory" : "file",
+    traced,
+  });
   try {
-    const stack = await startFlowlogStack(sink ? { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url } : {}, "memory");
-    try {
-      const workflowId = await createHttpBlockWorkflow(stack, itemUrl);
-      const found: LoadResult[] = [];
-      for (const connections of concurrencies) {
-        found.push(await executeLoad(stack, workflowId, { ...plan, connections }));
-      }
-      return found;
-    } finally {
-      await stack.stop();
+    const workflowId = await createHttpBlockWorkflow(stack, itemUrl);
+    const found: LoadResult[] = [];
+    for (const connections of concurrencies) {
+      found.push(await executeLoad(stack, workflowId, { ...plan, connections }));
     }
+    return found;
   } finally {
-    await sink?.close();
+    await stack.stop();
   }
 }

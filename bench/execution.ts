@@ -1,22 +1,24 @@
 import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
-import {
-  benchStack,
-  createHttpBlockWorkflow,
-  type FlowlogStack,
-  startFlowlogStack,
-} from "./support/flowlog-stack.js";
-import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
+import { benchStack, createHttpBlockWorkflow, type FlowlogStack } from "./support/flowlog-stack.js";
+import { httpLoad, type LoadPlan, type LoadResult, loadLength, quickTickMs } from "./support/load.js";
 import { noopTaskQueue, noopWorkflowBundle } from "./support/noop-worker.js";
 import type { noopWorkflow } from "./support/noop-workflow.js";
 import { type RunningProcess, repoRoot, startProcess, startTogether } from "./support/processes.js";
 import { shared } from "./support/quick-run.js";
-import { startItemApi, startOtlpSink } from "./support/receiver.js";
+import { startItemApi } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio } from "./support/report.js";
 import { distribution } from "./support/sample.js";
 
 const plans: Record<"quick" | "full", LoadPlan> = {
-  quick: { connections: 8, seconds: 0.5, warmupSeconds: 0.25 },
+  quick: {
+    connections: 8,
+    seconds: 0.5,
+    warmupSeconds: 0.25,
+    tickMs: quickTickMs,
+    requests: 2,
+    warmupRequests: 0,
+  },
   full: { connections: 8, seconds: 20, warmupSeconds: 3 },
 };
 
@@ -39,7 +41,7 @@ export const executionBench: Bench = {
     try {
       // Quick mode (CI) runs flowlog dev's default only: the other differs in one setting, not in code.
       for (const persistence of options.quick ? persistences.slice(0, 1) : persistences) {
-        const stack = await benchStack(options, persistence);
+        const stack = await benchStack(options, { persistence });
         try {
           const workflowId = await createHttpBlockWorkflow(stack, itemUrl);
           const baseline: Workload = {
@@ -57,7 +59,7 @@ export const executionBench: Bench = {
             apiSync,
             {
               name: "the same, tracing on",
-              open: () => openTraced(persistence, itemUrl),
+              open: () => openTraced(options, persistence, itemUrl),
             },
             baseline,
             {
@@ -87,7 +89,7 @@ export const executionBench: Bench = {
             }),
           );
           tables.push({
-            title: `execution: ${plan.seconds} s per row, one Temporal dev server with its state in ${persistence === "file" ? "a file (flowlog dev's default)" : "memory (FLOWLOG_TEMPORAL_DEV_DB=memory)"}`,
+            title: `execution: ${loadLength(plan)} per row${plan.requests === undefined ? "" : ` (the baseline: ${plan.seconds} s)`}, one Temporal dev server with its state in ${persistence === "file" ? "a file (flowlog dev's default)" : "memory (FLOWLOG_TEMPORAL_DEV_DB=memory)"}`,
             columns: [
               "workflow",
               "in flight",
@@ -110,7 +112,8 @@ export const executionBench: Bench = {
               "committed with its fsync (D17, D23). " +
               "Goals (issue 12): no-op p50 <= 50 ms and " +
               "HTTP block p50 <= 80 ms at 1 in flight; HTTP block >= 0.8x the baseline's executions/s at 8. " +
-              "Tracing on: the same api sync calls on a stack of its own (dev server, flowlog serve and worker) " +
+              "Tracing on: the same api sync calls on a stack of its own (dev server, flowlog serve and worker; " +
+              "with --quick the run's traced one, its dev server in memory) " +
               "whose processes export every span over OTLP to a loopback sink that keeps nothing (D50); goal " +
               "(issue 55): >= 0.9x the api sync rate.",
           });
@@ -126,28 +129,25 @@ export const executionBench: Bench = {
 };
 
 /**
- * The api sync workload with OpenTelemetry tracing on (D50): a stack of its own, alike but for the OTLP
- * endpoint its serve and worker export every span to, and the same one-HTTP-block workflow.
+ * The api sync workload with OpenTelemetry tracing on (D50): a stack of its own, alike but for tracing,
+ * and the same one-HTTP-block workflow. With --quick, the run's traced stack, which execution-tracing
+ * loads too; its dev server keeps its state in memory, the persistence this bench's quick run otherwise
+ * leaves out.
  */
-async function openTraced(persistence: "file" | "memory", itemUrl: string): Promise<OpenWorkload> {
-  const sink = await startOtlpSink();
-  try {
-    const stack = await startFlowlogStack({ OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }, persistence);
-    const workflowId = await createHttpBlockWorkflow(stack, itemUrl).catch(async (error: unknown) => {
-      await stack.stop();
-      throw error;
-    });
-    return {
-      load: (at) => executeLoad(stack, workflowId, at),
-      close: async () => {
-        await stack.stop();
-        await sink.close();
-      },
-    };
-  } catch (error) {
-    await sink.close();
+async function openTraced(
+  options: BenchOptions,
+  persistence: "file" | "memory",
+  itemUrl: string,
+): Promise<OpenWorkload> {
+  const stack = await benchStack(options, {
+    persistence: options.quick ? "memory" : persistence,
+    traced: true,
+  });
+  const workflowId = await createHttpBlockWorkflow(stack, itemUrl).catch(async (error: unknown) => {
+    await stack.stop();
     throw error;
-  }
+  });
+  return { load: (at) => executeLoad(stack, workflowId, at), close: () => stack.stop() };
 }
 
 /** A row's workload: `open` starts the processes it needs; the load then runs at any concurrency. */

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
+import { httpLoad, type LoadPlan, type LoadResult, loadLength, quickTickMs } from "./support/load.js";
 import { benchPostgres } from "./support/postgres.js";
 import {
   bootstrapAccount,
@@ -19,7 +19,17 @@ interface Plan {
 }
 
 const plans: Record<"quick" | "full", Plan> = {
-  quick: { entries: 2_000, load: { connections: 10, seconds: 1, warmupSeconds: 0.25 } },
+  quick: {
+    entries: 2_000,
+    load: {
+      connections: 10,
+      seconds: 0.5,
+      warmupSeconds: 0.25,
+      tickMs: quickTickMs,
+      requests: 10,
+      warmupRequests: 2,
+    },
+  },
   full: { entries: 100_000, load: { connections: 16, seconds: 10, warmupSeconds: 2 } },
 };
 
@@ -77,7 +87,7 @@ export const gatewayPgBench: Bench = {
       const table: Table = {
         title:
           `gateway-pg: GET /api/v1/logs?limit=100 (${plan.entries.toLocaleString("en-US")} entries) on ` +
-          `PostgreSQL, ${plan.load.connections} keep-alive connections in all, ${plan.load.seconds} s`,
+          `PostgreSQL, ${plan.load.connections} keep-alive connections in all, ${loadLength(plan.load)}`,
         columns: ["flowlog serve", "req/s", "p50 ms", "p99 ms", "vs one process"],
         rows: [
           row("one process", one, one),

@@ -3,7 +3,7 @@ import { mkdtempSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type Goal, measureGoalsInPairs } from "./gateway.js";
-import { httpLoad, type LoadPlan, type LoadResult } from "./support/load.js";
+import { httpLoad, type LoadPlan, type LoadResult, quickTickMs } from "./support/load.js";
 import {
   bootstrapAccount,
   flowlogCli,
@@ -22,7 +22,18 @@ import type { Bench, BenchOptions, Table } from "./support/report.js";
  * serves from Node 24: the servers run on the bench's own Node, which the table's title names).
  */
 const plans: Record<"quick" | "full", { entries: number; load: LoadPlan; pairs: number }> = {
-  quick: { entries: 2_000, load: { connections: 10, seconds: 0.5, warmupSeconds: 0.25 }, pairs: 1 },
+  quick: {
+    entries: 2_000,
+    load: {
+      connections: 10,
+      seconds: 0.4,
+      warmupSeconds: 0.1,
+      tickMs: quickTickMs,
+      requests: 10,
+      warmupRequests: 2,
+    },
+    pairs: 1,
+  },
   full: { entries: 100_000, load: { connections: 10, seconds: 4, warmupSeconds: 1 }, pairs: 9 },
 };
 const goal: Goal = { target: "REST, tracing on", against: "REST", rateAtLeast: 0.9, cpuPerAnswer: true };

@@ -16,6 +16,8 @@ import {
   httpLoad,
   type LoadPlan,
   type LoadResult,
+  loadLength,
+  quickTickMs,
 } from "./support/load.js";
 import {
   bootstrapAccount,
@@ -52,7 +54,14 @@ interface Plan {
 const plans: Record<"quick" | "full", Plan> = {
   quick: {
     entries: 2_000,
-    load: { connections: 10, seconds: 0.5, warmupSeconds: 0.25 },
+    load: {
+      connections: 10,
+      seconds: 0.4,
+      warmupSeconds: 0.1,
+      tickMs: quickTickMs,
+      requests: 10,
+      warmupRequests: 2,
+    },
     rounds: 1,
     pairs: 0,
   },
@@ -371,7 +380,8 @@ async function measureEndpoint(title: string, endpoint: Endpoint): Promise<Table
   const roundsTable: Table = {
     title:
       `gateway: ${title}, ${plan.load.connections} keep-alive connections on loopback, ` +
-      `${plan.rounds} round(s) of ${plan.load.seconds} s per server, the median round shown`,
+      `${plan.rounds} round(s) of ${loadLength(plan.load)} per server` +
+      `${plan.load.requests === undefined ? "" : ` (ghz and h2load: ${plan.load.seconds} s)`}, the median round shown`,
     columns: [
       "server",
       "req/s",

@@ -8,7 +8,8 @@ import { watchFailingEndpoint } from "../src/temporal/start-endpoint-watch.js";
 import { FLOWLOG_TASK_QUEUE } from "../src/temporal/task-queue.js";
 import { newId } from "../src/util/ids.js";
 import { executeLoad } from "./execution.js";
-import { createHttpBlockWorkflow, type DevServerStack, startFlowlogStack } from "./support/flowlog-stack.js";
+import { benchStack, createHttpBlockWorkflow, type DevServerStack } from "./support/flowlog-stack.js";
+import { loadLength, quickTickMs } from "./support/load.js";
 import { startItemApi, startReceiver } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio, type Table } from "./support/report.js";
 import { distribution } from "./support/sample.js";
@@ -25,10 +26,28 @@ interface Plan {
   /** Seconds of execution load, with and without a drain. */
   seconds: number;
   warmupSeconds: number;
+  /** The loads' LoadPlan.tickMs, requests and warmupRequests. */
+  tickMs?: number;
+  requests?: number;
+  warmupRequests?: number;
+  /** How long after a load its executions' deliveries to the other subscription are counted. */
+  receiptsMs: number;
 }
 
 const plans: Record<"quick" | "full", Plan> = {
-  quick: { held: 300, heldPaced: 100, throttle: 50, heldThrottled: 100, seconds: 1, warmupSeconds: 0.25 },
+  quick: {
+    held: 100,
+    heldPaced: 25,
+    throttle: 50,
+    // About as long as the load beside it (warm-up, load, receipts) at the throttle.
+    heldThrottled: 50,
+    seconds: 1,
+    warmupSeconds: 0.25,
+    tickMs: quickTickMs,
+    requests: 2,
+    warmupRequests: 0,
+    receiptsMs: 250,
+  },
   full: {
     held: 10_000,
     heldPaced: 10_000,
@@ -36,6 +55,7 @@ const plans: Record<"quick" | "full", Plan> = {
     heldThrottled: 2_000,
     seconds: 15,
     warmupSeconds: 0.5,
+    receiptsMs: 1_000,
   },
 };
 
@@ -71,7 +91,7 @@ export const outageBench: Bench = {
       response.writeHead(204).end();
     });
     const itemApi = await startItemApi();
-    const stack = await startFlowlogStack({}, "file", "a worker per role");
+    const stack = await benchStack(options, { workers: "a worker per role" });
     const store = openStore({ dataDir: stack.dataDir });
     const connection = await Connection.connect({ address: stack.temporalAddress });
     const temporal = new Client({ connection });
@@ -116,8 +136,11 @@ export const outageBench: Bench = {
           connections: 8,
           seconds: plan.seconds,
           warmupSeconds: plan.warmupSeconds,
+          tickMs: plan.tickMs,
+          requests: plan.requests,
+          warmupRequests: plan.warmupRequests,
         });
-        await sleep(1_000);
+        await sleep(plan.receiptsMs);
         return { load, latency: distribution(receipts.map((r) => r.arrivedAt - r.endedAt)) };
       };
       const quiet = await loaded();
@@ -177,7 +200,7 @@ export const outageBench: Bench = {
             "against the throttle. Arrived twice: the same delivery id again (D19 allows it).",
         } satisfies Table,
         {
-          title: `outage: executions (8 in flight, ${plan.seconds} s) and another subscription during a drain`,
+          title: `outage: executions (8 in flight, ${loadLength(plan)}) and another subscription during a drain`,
           columns: ["load", "executions/s", "vs no drain", "end→receipt p50 ms", "end→receipt p99 ms"],
           rows: loadRows,
           note:

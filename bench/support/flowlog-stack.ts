@@ -11,6 +11,7 @@ import {
   unlimitedPlanLimits,
 } from "./processes.js";
 import { shared } from "./quick-run.js";
+import { startOtlpSink } from "./receiver.js";
 import type { BenchOptions } from "./report.js";
 
 /** The whole service as `flowlog dev` runs it, but each part in a process of its own. */
@@ -127,19 +128,33 @@ export async function startFlowlogStack(
   }
 }
 
+/** What sets one bench stack apart from another. */
+export interface StackSettings {
+  /** The dev server's persistence, as FLOWLOG_TEMPORAL_DEV_DB sets it for `flowlog dev` (file by default). */
+  persistence?: "file" | "memory";
+  workers?: WorkerShape;
+  /**
+   * OpenTelemetry tracing on (D50): serve and worker export every span over OTLP to a loopback sink that
+   * keeps nothing, what a traced flowlog pays without a backend's own cost.
+   */
+  traced?: boolean;
+}
+
 /**
- * The stack a bench loads, with flowlog dev's defaults and `persistence` for its dev server: its own in
- * full mode; with --quick the run's one (`shared`), in a workspace of the bench's own, so that no bench
+ * The stack a bench loads, with flowlog dev's defaults but for `settings`: its own in full mode; with
+ * --quick the run's one of those settings (`shared`), in a workspace of the bench's own, so that no bench
  * sees another's workflows or subscriptions.
  */
 export async function benchStack(
   options: BenchOptions,
-  persistence: "file" | "memory" = "file",
-): Promise<FlowlogStack> {
-  if (!options.quick || persistence !== "file") return startFlowlogStack({}, persistence);
+  settings: StackSettings = {},
+): Promise<DevServerStack> {
+  const { persistence = "file", workers = "one worker", traced = false } = settings;
+  const start = () => startSettledStack(persistence, workers, traced);
+  if (!options.quick) return start();
   const stack = await shared(
-    "flowlog stack",
-    () => startFlowlogStack(),
+    `flowlog stack: ${persistence}, ${workers}${traced ? ", traced" : ""}`,
+    start,
     (started) => started.stop(),
   );
   const { workspaceId, key } = await stack.addAccount();
@@ -151,6 +166,29 @@ export async function benchStack(
     post: poster(stack.api, key),
     stop: async () => undefined,
   };
+}
+
+/** startFlowlogStack, with the OTLP sink of a traced stack started before it and closed after it. */
+async function startSettledStack(
+  persistence: "file" | "memory",
+  workers: WorkerShape,
+  traced: boolean,
+): Promise<DevServerStack> {
+  if (!traced) return startFlowlogStack({}, persistence, workers);
+  const sink = await startOtlpSink();
+  try {
+    const stack = await startFlowlogStack({ OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }, persistence, workers);
+    return {
+      ...stack,
+      async stop() {
+        await stack.stop();
+        await sink.close();
+      },
+    };
+  } catch (error) {
+    await sink.close();
+    throw error;
+  }
 }
 
 /**
