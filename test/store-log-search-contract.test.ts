@@ -5,12 +5,17 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { type Db, openDatabase } from "../src/store/database.js";
 import { deleteInBatches } from "../src/store/log-deletion.js";
 import { LogDeletionStore } from "../src/store/log-deletion-store.js";
-import type { LogFilter, PageRequest } from "../src/store/log-list-sql.js";
+import { type LogFilter, type PageRequest, pageOf } from "../src/store/log-list-sql.js";
+import type { LogRow } from "../src/store/log-rows.js";
 import { LogsStore, listQuery } from "../src/store/logs-store.js";
 import { migrations as sqliteMigrations } from "../src/store/migrations.js";
-import { openPostgres } from "../src/store/postgres/database.js";
+import { openPostgres, type PostgresPool } from "../src/store/postgres/database.js";
 import { PostgresLogDeletionStore } from "../src/store/postgres/log-deletion-store.js";
-import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
+import {
+  PostgresLogsStore,
+  listQuery as postgresListQuery,
+  searchPlans as postgresSearchPlans,
+} from "../src/store/postgres/logs-store.js";
 import { migrations as postgresMigrations } from "../src/store/postgres/migrations.js";
 import { searchTermsOf } from "../src/store/search-words.js";
 import { searchPlans } from "../src/store/sqlite-query.js";
@@ -206,6 +211,41 @@ describe("SQLite's search plans (D45)", () => {
     expect(one).toMatch(/^SEARCH l USING INDEX log_entries_by_time .*\n.*EXISTS VIRTUAL TABLE/s);
     expect(one).not.toMatch(/LIST SUBQUERY/);
   });
+});
+
+describe("PostgreSQL's search plans (D45)", () => {
+  let pool: PostgresPool;
+  let records: ReturnType<typeof pagedRecords>;
+  beforeAll(async () => {
+    pool = await openPostgres(await server.createDatabase());
+    await pool.query(`INSERT INTO workspaces (id, name, created_at) VALUES ('ws_q', 'Q', 0);
+      INSERT INTO workflows (id, workspace_id, name, created_at, updated_at) VALUES ('wf_q', 'ws_q', 'Nightly', 0, 0)`);
+    records = pagedRecords();
+    await new PostgresLogsStore(pool).insertExecutions(records);
+  });
+  afterAll(() => pool.end());
+
+  it.each(postgresSearchPlans)(
+    "%s pages exactly the entries that hold the words, in keyset order",
+    async (plan) => {
+      for (const [q, kept] of pagedQueries) {
+        for (const order of ["asc", "desc"] as const) {
+          const ids: string[] = [];
+          let after: PageRequest["after"];
+          do {
+            const request = { ...page, order, limit: 97, after };
+            const { rows } = await pool.query<LogRow>(
+              postgresListQuery({ ...searched(q), level: "error" }, request, plan),
+            );
+            const listed = pageOf(rows, 97);
+            ids.push(...listed.entries.map((entry) => entry.id));
+            after = listed.next;
+          } while (after);
+          expect(ids, `${q} ${order}`).toEqual(pagedExpected(records, kept, order));
+        }
+      }
+    },
+  );
 });
 
 /** A database at the schema just before D45's, written with plain SQL, then opened by this flowlog. */
