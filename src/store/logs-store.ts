@@ -119,9 +119,13 @@ export class LogsStore {
         `SELECT count(*) FROM (SELECT 1 FROM log_search WHERE log_search MATCH ? LIMIT ${searchFirstMatches})`,
       )
       .pluck();
-    // FTS5 seeks to the rowid range, so this reads the doclists of the newest entries only.
+    // Read newest first with a LIMIT, FTS5 stops at the sample's end; a bound on the rowid alone is
+    // checked against each match from the oldest (13 ms for a word 438k entries hold, this 0.5 ms).
     this.countNewestMatches = db
-      .prepare("SELECT count(*) FROM log_search WHERE log_search MATCH ? AND rowid > ?")
+      .prepare(
+        `SELECT count(*) FROM (SELECT rowid FROM log_search WHERE log_search MATCH ? ORDER BY rowid DESC
+           LIMIT ${shareSample}) WHERE rowid > ?`,
+      )
       .pluck();
     this.byId = db.prepare(entryByIdSql);
     this.viewById = db.prepare(entryViewSql);
