@@ -4,6 +4,7 @@ import type { StatsFilter } from "../src/store/log-stats-sql.js";
 import { openPostgres, type PostgresPool } from "../src/store/postgres/database.js";
 import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import type { ExecutionRecord } from "../src/store/records.js";
+import { type SearchTerm, searchTermsOf } from "../src/store/search-words.js";
 import { generatedExecutions } from "./support/generated-executions.js";
 import type { PostgresServer } from "./support/postgres.js";
 import { sharedPostgres } from "./support/shared-postgres.js";
@@ -138,4 +139,38 @@ describe("the log stats read indexes bounded by their range, on PostgreSQL too (
       );
     },
   );
+});
+
+describe("a search's plan follows how many entries hold its words (D45)", () => {
+  const heldBy = async (low: number, high: number) => {
+    const { rows } = await pool.query<{ word: string }>(
+      `SELECT word FROM ts_stat('SELECT words FROM log_search')
+       WHERE word ~ '^[a-z]{3,}$' AND ndoc BETWEEN $1 AND $2 ORDER BY ndoc DESC, word LIMIT 1`,
+      [low, high],
+    );
+    expect(rows[0], `a word held by ${low} to ${high} entries`).toBeDefined();
+    return searchTermsOf(rows[0]?.word ?? "") as SearchTerm[];
+  };
+  const planOf = async (search: SearchTerm[]) =>
+    (await logs.explainList({ workspaceId, search }, page("desc"))).join("\n");
+  const page = (order: "asc" | "desc"): PageRequest => ({
+    order,
+    limit: 100,
+    withCostDetail: false,
+    withTraceSpans: false,
+    withFinalOutput: false,
+  });
+
+  it("few matches drive the list: each entry read by id, then sorted", async () => {
+    const plan = await planOf(await heldBy(1, 1_000));
+    expect(plan).toMatch(/CTE Scan on search_matches[\s\S]*Index Scan using log_entries_pkey/);
+    expect(plan).not.toMatch(/using log_entries_by_time/);
+  });
+
+  it("thousands of matches are hashed once, and the keyset index's keys checked against them, no row read", async () => {
+    const plan = await planOf(await heldBy(2_500, 9_000));
+    expect(plan).toMatch(/Index Only Scan Backward using log_entries_by_time/);
+    expect(plan).toMatch(/hashed SubPlan/);
+    expect(plan).not.toMatch(/log_search_pkey/);
+  });
 });

@@ -1,18 +1,24 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openDatabase } from "../src/store/database.js";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type Db, openDatabase } from "../src/store/database.js";
 import { deleteInBatches } from "../src/store/log-deletion.js";
 import { LogDeletionStore } from "../src/store/log-deletion-store.js";
-import type { LogFilter, PageRequest } from "../src/store/log-list-sql.js";
-import { LogsStore } from "../src/store/logs-store.js";
+import { type LogFilter, type PageRequest, pageOf } from "../src/store/log-list-sql.js";
+import type { LogRow } from "../src/store/log-rows.js";
+import { LogsStore, listQuery } from "../src/store/logs-store.js";
 import { migrations as sqliteMigrations } from "../src/store/migrations.js";
-import { openPostgres } from "../src/store/postgres/database.js";
+import { openPostgres, type PostgresPool } from "../src/store/postgres/database.js";
 import { PostgresLogDeletionStore } from "../src/store/postgres/log-deletion-store.js";
-import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
+import {
+  PostgresLogsStore,
+  listQuery as postgresListQuery,
+  searchPlans as postgresSearchPlans,
+} from "../src/store/postgres/logs-store.js";
 import { migrations as postgresMigrations } from "../src/store/postgres/migrations.js";
 import { searchTermsOf } from "../src/store/search-words.js";
+import { searchPlans } from "../src/store/sqlite-query.js";
 import type { StoreArea } from "../src/store/store.js";
 import { execution } from "./support/flowlog.js";
 import { sharedPostgres } from "./support/shared-postgres.js";
@@ -45,6 +51,40 @@ async function found(logs: Areas["logs"], q: string): Promise<string[]> {
 
 async function indexRows(db: ContractDatabase<Areas>): Promise<number> {
   return Number((await db.query<{ n: number }>("SELECT count(*) AS n FROM log_search"))[0]?.n);
+}
+
+/** 2,100 entries, half of them errors, all holding "common" and every seventh "rare". */
+function pagedRecords() {
+  return Array.from({ length: 2_100 }, (_, i) =>
+    execution(account, "wf_q", {
+      // Many entries on one millisecond, so pages end inside runs of equal startedAt.
+      startedAt: 1_000 + Math.floor(i / 3),
+      level: i % 2 === 0 ? "info" : "error",
+      finalOutput: i % 7 === 0 ? "common rare" : "common",
+    }),
+  );
+}
+
+const pagedQueries = [
+  ["common", () => true],
+  ["rare", (i: number) => i % 7 === 0],
+  ["common rar*", (i: number) => i % 7 === 0],
+] as const;
+
+/** The ids of the errors among pagedRecords' kept ones, in keyset order. */
+function pagedExpected(
+  records: ReturnType<typeof pagedRecords>,
+  kept: (i: number) => boolean,
+  order: "asc" | "desc",
+): string[] {
+  const expected = records
+    .filter((_, i) => kept(i))
+    .map((r) => r.entry)
+    .filter((entry) => entry.level === "error")
+    .sort((a, b) => a.startedAt - b.startedAt || Buffer.compare(Buffer.from(a.id), Buffer.from(b.id)))
+    .map((entry) => entry.id);
+  if (order === "desc") expected.reverse();
+  return expected;
 }
 
 const kinds = storeKinds<Areas>(
@@ -86,28 +126,11 @@ describe.each(kinds)("the search index (D45) on %s", (_, open) => {
 
   it("pages a word many entries hold and one few hold in keyset order, as the list without q would", async () => {
     // Over 2,000 matches and under: SQLite reads the two along different plans (logs-store.ts).
-    const records = Array.from({ length: 2_100 }, (_, i) =>
-      execution(account, "wf_q", {
-        // Many entries on one millisecond, so pages end inside runs of equal startedAt.
-        startedAt: 1_000 + Math.floor(i / 3),
-        level: i % 2 === 0 ? "info" : "error",
-        finalOutput: i % 7 === 0 ? "common rare" : "common",
-      }),
-    );
+    const records = pagedRecords();
     await db.areas.logs.insertExecutions(records);
-    for (const [q, kept] of [
-      ["common", () => true],
-      ["rare", (i: number) => i % 7 === 0],
-      ["common rar*", (i: number) => i % 7 === 0],
-    ] as const) {
+    for (const [q, kept] of pagedQueries) {
       for (const order of ["asc", "desc"] as const) {
-        const expected = records
-          .filter((_, i) => kept(i))
-          .map((r) => r.entry)
-          .filter((entry) => entry.level === "error")
-          .sort((a, b) => a.startedAt - b.startedAt || Buffer.compare(Buffer.from(a.id), Buffer.from(b.id)))
-          .map((entry) => entry.id);
-        if (order === "desc") expected.reverse();
+        const expected = pagedExpected(records, kept, order);
         const ids: string[] = [];
         let after: PageRequest["after"];
         do {
@@ -128,6 +151,101 @@ describe.each(kinds)("the search index (D45) on %s", (_, open) => {
     await db.areas.logs.insertExecutions([record, execution(account, "wf_q", { finalOutput: "other" })]);
     expect(await found(db.areas.logs, "NEAR(and OR not)")).toEqual([record.entry.id]);
   });
+});
+
+describe("SQLite's search plans (D45)", () => {
+  let dir: string;
+  let db: Db;
+  let logs: LogsStore;
+  let records: ReturnType<typeof pagedRecords>;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "flowlog-search-plans-"));
+    db = openDatabase(path.join(dir, "flowlog.sqlite"));
+    db.exec(`INSERT INTO workspaces (id, name, created_at) VALUES ('ws_q', 'Q', 0);
+      INSERT INTO workflows (id, workspace_id, name, created_at, updated_at) VALUES ('wf_q', 'ws_q', 'Nightly', 0, 0)`);
+    logs = new LogsStore(db);
+    records = pagedRecords();
+    await logs.insertExecutions(records);
+  });
+  afterAll(async () => {
+    db.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it.each(searchPlans)("%s pages exactly the entries that hold the words, in keyset order", async (plan) => {
+    for (const [q, kept] of pagedQueries) {
+      for (const order of ["asc", "desc"] as const) {
+        const ids: string[] = [];
+        let after: PageRequest["after"];
+        do {
+          const { sql, params } = listQuery(
+            { ...searched(q), level: "error" },
+            { ...page, order, limit: 97, after },
+            plan,
+          );
+          const rows = db.prepare(sql).all(params) as { id: string; started_at: number }[];
+          ids.push(...rows.slice(0, 97).map((row) => row.id));
+          const last = rows[96];
+          after = rows.length > 97 && last ? { startedAt: last.started_at, id: last.id } : undefined;
+        } while (after);
+        expect(ids, `${q} ${order}`).toEqual(pagedExpected(records, kept, order));
+      }
+    }
+  });
+
+  it("chooses by how many entries hold the words and how many a page needs", async () => {
+    const planOf = async (filter: LogFilter, limit: number) =>
+      (await logs.explainList(filter, { ...page, limit })).join("\n");
+    // 300 of 2,100: the matches drive, read by rowid, unless a model's rows drive.
+    expect(await planOf(searched("rare"), 97)).toMatch(/^SEARCH l USING INTEGER PRIMARY KEY/);
+    // ...then the keyset index is checked against the matches' rowids, without reading a row.
+    expect(await planOf({ ...searched("rare"), model: "gpt-4o" }, 97)).toMatch(
+      /SEARCH e USING COVERING INDEX log_entries_in_write_order/,
+    );
+    // Every entry: a set of FTS5's rowids, each candidate's row read for its seq.
+    const common = await planOf(searched("common"), 97);
+    expect(common).toMatch(/^SEARCH l USING INDEX log_entries_by_time .*\nLIST SUBQUERY/s);
+    expect(common).not.toMatch(/SEARCH e |EXISTS/);
+    // A page of one: FTS5 is asked for each candidate, and no set of matches is built.
+    const one = await planOf(searched("common"), 1);
+    expect(one).toMatch(/^SEARCH l USING INDEX log_entries_by_time .*\n.*EXISTS VIRTUAL TABLE/s);
+    expect(one).not.toMatch(/LIST SUBQUERY/);
+  });
+});
+
+describe("PostgreSQL's search plans (D45)", () => {
+  let pool: PostgresPool;
+  let records: ReturnType<typeof pagedRecords>;
+  beforeAll(async () => {
+    pool = await openPostgres(await server.createDatabase());
+    await pool.query(`INSERT INTO workspaces (id, name, created_at) VALUES ('ws_q', 'Q', 0);
+      INSERT INTO workflows (id, workspace_id, name, created_at, updated_at) VALUES ('wf_q', 'ws_q', 'Nightly', 0, 0)`);
+    records = pagedRecords();
+    await new PostgresLogsStore(pool).insertExecutions(records);
+  });
+  afterAll(() => pool.end());
+
+  it.each(postgresSearchPlans)(
+    "%s pages exactly the entries that hold the words, in keyset order",
+    async (plan) => {
+      for (const [q, kept] of pagedQueries) {
+        for (const order of ["asc", "desc"] as const) {
+          const ids: string[] = [];
+          let after: PageRequest["after"];
+          do {
+            const request = { ...page, order, limit: 97, after };
+            const { rows } = await pool.query<LogRow>(
+              postgresListQuery({ ...searched(q), level: "error" }, request, plan),
+            );
+            const listed = pageOf(rows, 97);
+            ids.push(...listed.entries.map((entry) => entry.id));
+            after = listed.next;
+          } while (after);
+          expect(ids, `${q} ${order}`).toEqual(pagedExpected(records, kept, order));
+        }
+      }
+    },
+  );
 });
 
 /** A database at the schema just before D45's, written with plain SQL, then opened by this flowlog. */

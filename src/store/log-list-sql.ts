@@ -74,6 +74,11 @@ export interface Binder {
    * INDEXED when a search matches few entries, so that they drive the query (logs-store.ts).
    */
   entriesTable?: string;
+  /**
+   * The page's keys are read first, from the keyset index alone, and then its rows by id: PostgreSQL's
+   * store asks for it when the search is a set of matches each candidate's key is checked against.
+   */
+  keysFirst?: boolean;
 }
 
 /** The log entries a filter selects (D9), in any store's dialect: what the list and the stats read. */
@@ -144,9 +149,15 @@ export function listSql(filter: LogFilter, page: PageRequest, bind: Binder): str
     page.withFinalOutput ? "l.final_output_json" : undefined,
   ].filter(Boolean);
   const direction = page.order === "asc" ? "ASC" : "DESC";
+  const columns = [summaryColumns, ...detail].join(", ");
+  const limit = bind.value("limit", page.limit + 1);
+  if (bind.keysFirst) {
+    const keys = `SELECT ${key.id} FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${key.startedAt} ${direction}, ${key.id} ${direction} LIMIT ${limit}`;
+    return `SELECT ${columns} FROM log_entries l WHERE l.id IN (${keys}) ORDER BY l.started_at ${direction}, l.id ${direction}`;
+  }
   return (
-    `SELECT ${[summaryColumns, ...detail].join(", ")} FROM ${from} WHERE ${where.join(" AND ")} ` +
-    `ORDER BY ${key.startedAt} ${direction}, ${key.id} ${direction} LIMIT ${bind.value("limit", page.limit + 1)}`
+    `SELECT ${columns} FROM ${from} WHERE ${where.join(" AND ")} ` +
+    `ORDER BY ${key.startedAt} ${direction}, ${key.id} ${direction} LIMIT ${limit}`
   );
 }
 

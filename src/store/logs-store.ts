@@ -42,7 +42,7 @@ import {
 import type { FanOutIntent } from "./outbox-store.js";
 import type { ExecutionRecord, LogEntryRecord, RetryLink, RetryLinks } from "./records.js";
 import { entryWords } from "./search-words.js";
-import { fts5Query, sqliteQuery } from "./sqlite-query.js";
+import { fts5Query, type SearchPlan, sqliteQuery } from "./sqlite-query.js";
 import type { WriteWatch } from "./write-watch.js";
 
 /** One log entry by id, heavy columns included (GET /api/v1/logs/{id}). */
@@ -62,6 +62,7 @@ export class LogsStore {
   private readonly insertWords;
   private readonly workflowName;
   private readonly countMatches;
+  private readonly countNewestMatches;
   private readonly byId;
   private readonly viewById;
   private readonly byExecution;
@@ -116,6 +117,14 @@ export class LogsStore {
     this.countMatches = db
       .prepare(
         `SELECT count(*) FROM (SELECT 1 FROM log_search WHERE log_search MATCH ? LIMIT ${searchFirstMatches})`,
+      )
+      .pluck();
+    // Read newest first with a LIMIT, FTS5 stops at the sample's end; a bound on the rowid alone is
+    // checked against each match from the oldest (13 ms for a word 438k entries hold, this 0.5 ms).
+    this.countNewestMatches = db
+      .prepare(
+        `SELECT count(*) FROM (SELECT rowid FROM log_search WHERE log_search MATCH ? ORDER BY rowid DESC
+           LIMIT ${shareSample}) WHERE rowid > ?`,
       )
       .pluck();
     this.byId = db.prepare(entryByIdSql);
@@ -224,7 +233,7 @@ export class LogsStore {
    * (the caller leaving, which PostgreSQL's list honours) is not looked at: the keyset indexes bound it.
    */
   async list(filter: LogFilter, page: PageRequest, _signal?: AbortSignal): Promise<Page> {
-    const { sql, params } = listQuery(filter, page, this.fewMatches(filter));
+    const { sql, params } = listQuery(filter, page, this.searchPlan(filter, page.limit));
     const { statement, read } = this.pageStatement(sql);
     return pageOf((statement.all(params) as unknown[][]).map(read), page.limit);
   }
@@ -286,18 +295,32 @@ export class LogsStore {
   }
 
   /**
-   * D45: whether the filter's search matches fewer entries than searchFirstMatches, across workspaces
-   * (FTS5 counts them fast; each workspace's share is not known to it). Those few are then read by rowid
-   * and sorted; more are found faster along the keyset index, checking each entry as it goes.
+   * D45: how the filter's search joins a page of `limit` entries (SearchPlan). Fewer matches than
+   * searchFirstMatches, across workspaces (FTS5 counts them fast; each workspace's share is not known
+   * to it): they drive the list, unless a model's rows do. Otherwise the share of entries holding the
+   * terms among the newest shareSample written gives how many match (that share of every entry written)
+   * and how many candidates a page reads in keyset order before it is full (limit / share, the filters
+   * taken as independent of the words), and the plan that costs least for those (searchCosts) is taken.
    */
-  private fewMatches(filter: LogFilter): boolean {
-    if (!filter.search || filter.model !== undefined) return false;
-    return (this.countMatches.get(fts5Query(filter.search)) as number) < searchFirstMatches;
+  private searchPlan(filter: LogFilter, limit: number): SearchPlan {
+    if (!filter.search) return "matchSet";
+    const query = fts5Query(filter.search);
+    const written = Math.max(this.lastSeq.get() as number, 1);
+    const counted = this.countMatches.get(query) as number;
+    let share = counted / written;
+    if (counted < searchFirstMatches) {
+      if (filter.model === undefined) return "matchesFirst";
+    } else {
+      const sampled = Math.min(shareSample, written);
+      const held = this.countNewestMatches.get(query, written - sampled) as number;
+      share = Math.max(held / sampled, share);
+    }
+    return cheapestSearchPlan(share * written, Math.min(written, (limit + 1) / Math.max(share, 1e-9)));
   }
 
   /** The plan of the list query, for tests that hold the indexes to their promise. */
   async explainList(filter: LogFilter, page: PageRequest): Promise<string[]> {
-    const { sql, params } = listQuery(filter, page, this.fewMatches(filter));
+    const { sql, params } = listQuery(filter, page, this.searchPlan(filter, page.limit));
     return (this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map(
       (r) => r.detail,
     );
@@ -309,19 +332,43 @@ interface PageStatement {
   read: (values: unknown[]) => ListedRow;
 }
 
-/** The list query (listSql) in SQLite's dialect; `searchFirst` as sqliteQuery takes it. */
+/** The list query (listSql) in SQLite's dialect; `search` as sqliteQuery takes it. */
 export function listQuery(
   filter: LogFilter,
   page: PageRequest,
-  searchFirst = false,
+  search?: SearchPlan,
 ): { sql: string; params: Record<string, unknown> } {
-  return sqliteQuery((bind) => listSql(filter, page, bind), { searchFirst });
+  return sqliteQuery((bind) => listSql(filter, page, bind), { search });
 }
 
 /**
- * Below this many matches a search drives the list (LogsStore.fewMatches): reading 1,100 matches by
+ * Below this many matches a search drives the list (LogsStore.searchPlan): reading 1,100 matches by
  * rowid and sorting them took 4 ms (20,000 seeded entries), where a rare word's scan of a workspace's
  * keyset index grows with the workspace (12 ms at 20,000 entries, 0.5 µs an entry); a common word's 10,000
  * matches read by rowid took 76 ms, along the index 14 ms.
  */
 const searchFirstMatches = 2_000;
+
+/** The newest entries whose matches give a search's share (half a millisecond of FTS5's doclists). */
+const shareSample = 10_000;
+
+/**
+ * What each keyset plan costs, in µs, for `matches` entries holding the terms and `candidates` entries
+ * read before a page is full: a match set's entry per match, and a candidate's check; measured at 1M
+ * seeded entries (bench/search.ts, 2026-12-03), for words held by 0.5 %, 5 % and 44 % of them.
+ */
+const searchCosts: Record<Exclude<SearchPlan, "matchesFirst">, { match: number; candidate: number }> = {
+  // A match's seq looked up in log_entries for its rowid; a candidate checked in the keyset index alone.
+  matchSet: { match: 0.9, candidate: 0.3 },
+  // FTS5's rowids as they come; a candidate's row read for its seq.
+  matchSeqs: { match: 0.15, candidate: 3.5 },
+  // A seek in each term's doclist, in every segment of the FTS5 index, per candidate: 100 to 300 µs.
+  probe: { match: 0, candidate: 150 },
+};
+
+function cheapestSearchPlan(matches: number, candidates: number): SearchPlan {
+  const cost = (plan: keyof typeof searchCosts) =>
+    searchCosts[plan].match * matches + searchCosts[plan].candidate * candidates;
+  const plans = Object.keys(searchCosts) as (keyof typeof searchCosts)[];
+  return plans.reduce((best, plan) => (cost(plan) < cost(best) ? plan : best));
+}

@@ -143,8 +143,8 @@ export class PostgresLogsStore {
   }
 
   async list(filter: LogFilter, page: PageRequest, signal?: AbortSignal): Promise<Page> {
-    const { rows } = await this.reads.run(signal, listOverTime, (client) =>
-      client.query<LogRow>(listQuery(filter, page)),
+    const { rows } = await this.reads.run(signal, listOverTime, async (client) =>
+      client.query<LogRow>(listQuery(filter, page, await searchPlan(client, filter))),
     );
     return pageOf(rows, page.limit);
   }
@@ -211,19 +211,75 @@ export class PostgresLogsStore {
 
   /** The plan of the list query, for tests that hold the indexes to their promise. */
   async explainList(filter: LogFilter, page: PageRequest): Promise<string[]> {
-    const { text, values } = listQuery(filter, page);
+    const { text, values } = listQuery(filter, page, await searchPlan(this.pool, filter));
     const { rows } = await this.pool.query<{ "QUERY PLAN": string }>(`EXPLAIN ${text}`, values);
     return rows.map((row) => row["QUERY PLAN"]);
   }
 }
 
-/** The list query (listSql) in PostgreSQL's dialect. */
-export function listQuery(filter: LogFilter, page: PageRequest): { text: string; values: unknown[] } {
-  return postgresQuery((bind) => listSql(filter, page, bind));
+/**
+ * How a search (D45) joins the list on PostgreSQL, chosen per query by searchPlan:
+ * - `probe`: each candidate in keyset order is looked up in log_search (the EXISTS), which pays when many
+ *   entries match and a page is found after a few hundred candidates; the planner may still choose;
+ * - `matchSet`: the matches' ids, found by the GIN index, as a hashed set that the keyset index's keys are
+ *   checked against without reading a row; then the page's rows by id. A word held by a few thousand
+ *   entries reads tens of thousands of keys for a page, each probed at ten times a key's cost;
+ * - `matchesFirst`: the matches, found by the GIN index, are the candidates, read by id and sorted.
+ */
+export const searchPlans = ["probe", "matchSet", "matchesFirst"] as const;
+export type SearchPlan = (typeof searchPlans)[number];
+
+/**
+ * Above this many matches, as the planner's statistics of log_search estimate them, a search probes
+ * (SearchPlan): 54k matches (5 % of 1M entries) made a set in 180 ms on a loaded machine, while the
+ * ~2,000 probes of a page took 20 ms; 4,300 made it in 12 to 50 ms, where the probes of its page (23,000)
+ * took 600 ms. A set this large still fits work_mem, which a hashed set must.
+ */
+const matchSetMatches = 20_000;
+
+/**
+ * Below this many matches, counted, the matches drive the list: a set of them leaves a page to be
+ * looked for along the whole keyset index (a word no entry holds scanned 1M keys in 200 ms).
+ */
+const searchFirstMatches = 2_000;
+
+/**
+ * D45: the plan for the filter's search, from the planner's estimate of its matches (the statistics of
+ * log_search's words) and, when that is small, their count up to searchFirstMatches (an estimate of a
+ * word outside those statistics is a guess).
+ */
+async function searchPlan(db: Pick<Queryable, "query">, filter: LogFilter): Promise<SearchPlan> {
+  if (!filter.search) return "probe";
+  const query = [tsquery(filter.search)];
+  const { rows } = await db.query<{ "QUERY PLAN": [{ Plan: { "Plan Rows": number } }] }>(
+    "EXPLAIN (FORMAT JSON) SELECT 1 FROM log_search WHERE words @@ $1::tsquery",
+    query,
+  );
+  if ((rows[0]?.["QUERY PLAN"][0].Plan["Plan Rows"] ?? 0) >= matchSetMatches) return "probe";
+  const counted = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM log_search WHERE words @@ $1::tsquery LIMIT ${searchFirstMatches}) m`,
+    query,
+  );
+  return (counted.rows[0]?.n ?? 0) < searchFirstMatches ? "matchesFirst" : "matchSet";
 }
 
-/** A statement built with a Binder, in PostgreSQL's dialect: numbered parameters, and a list as one text[]. */
-export function postgresQuery(build: (bind: Binder) => string): { text: string; values: unknown[] } {
+/** The list query (listSql) in PostgreSQL's dialect, its search joined as `search` says. */
+export function listQuery(
+  filter: LogFilter,
+  page: PageRequest,
+  search: SearchPlan = "probe",
+): { text: string; values: unknown[] } {
+  return postgresQuery((bind) => listSql(filter, page, bind), search);
+}
+
+/**
+ * A statement built with a Binder, in PostgreSQL's dialect: numbered parameters, and a list as one text[].
+ * `search`: how a search is joined (SearchPlan).
+ */
+export function postgresQuery(
+  build: (bind: Binder) => string,
+  search: SearchPlan = "probe",
+): { text: string; values: unknown[] } {
   const values: unknown[] = [];
   const numbers = new Map<string, number>();
   const placeholder = (name: string, value: unknown) => {
@@ -234,13 +290,25 @@ export function postgresQuery(build: (bind: Binder) => string): { text: string; 
     }
     return `$${number}`;
   };
+  let matches = "";
   const text = build({
     value: placeholder,
     oneOf: (column, name, list) => `${column} = ANY(${placeholder(name, list)}::text[])`,
-    holdsWords: (name, terms) =>
-      `EXISTS (SELECT 1 FROM log_search s WHERE s.log_id = l.id AND s.words @@ ${placeholder(name, tsquery(terms))}::tsquery)`,
+    holdsWords: (name, terms) => {
+      const words = `${placeholder(name, tsquery(terms))}::tsquery`;
+      if (search === "probe") {
+        return `EXISTS (SELECT 1 FROM log_search s WHERE s.log_id = l.id AND s.words @@ ${words})`;
+      }
+      // Materialised, so the planner reads the matches and looks each entry up, never the other way.
+      matches = `WITH search_matches AS MATERIALIZED (SELECT s.log_id FROM log_search s WHERE s.words @@ ${words}) `;
+      if (search === "matchesFirst") return "l.id IN (SELECT log_id FROM search_matches)";
+      // IS TRUE keeps the IN from becoming a join: it stays a condition, which PostgreSQL checks
+      // against the matches hashed once (a hashed SubPlan), along the keyset index.
+      return "(l.id IN (SELECT log_id FROM search_matches)) IS TRUE";
+    },
+    keysFirst: search === "matchSet",
   });
-  return { text, values };
+  return { text: `${matches}${text}`, values };
 }
 
 /**
