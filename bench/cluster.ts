@@ -1,7 +1,14 @@
 import { executeLoad } from "./execution.js";
 import { type ClusterStack, startClusterStack } from "./support/cluster-stack.js";
 import { benchStack, createHttpBlockWorkflow, type FlowlogStack } from "./support/flowlog-stack.js";
-import { httpLoad, type LoadPlan, type LoadResult, loadLength, quickTickMs } from "./support/load.js";
+import {
+  httpLoad,
+  type LoadPlan,
+  type LoadResult,
+  loadLength,
+  quickApiLoad,
+  quickExecutionLoad,
+} from "./support/load.js";
 import { flowlogCli } from "./support/processes.js";
 import { startItemApi } from "./support/receiver.js";
 import { type Bench, type BenchOptions, ms, perSecond, ratio, type Table } from "./support/report.js";
@@ -14,23 +21,9 @@ interface Plan {
 
 const plans: Record<"quick" | "full", Plan> = {
   quick: {
-    execution: {
-      connections: 8,
-      seconds: 0.5,
-      warmupSeconds: 0.25,
-      tickMs: quickTickMs,
-      requests: 2,
-      warmupRequests: 0,
-    },
+    execution: quickExecutionLoad,
     entries: 500,
-    gateway: {
-      connections: 10,
-      seconds: 0.5,
-      warmupSeconds: 0.25,
-      tickMs: quickTickMs,
-      requests: 10,
-      warmupRequests: 2,
-    },
+    gateway: quickApiLoad,
   },
   full: {
     execution: { connections: 8, seconds: 20, warmupSeconds: 3 },

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection } from "@temporalio/client";
 import { executeLoad, noopLoad, noopWorker } from "./execution.js";
 import { benchStack, createHttpBlockWorkflow, type FlowlogStack } from "./support/flowlog-stack.js";
-import { loadLength, quickTickMs } from "./support/load.js";
+import { type LoadPlan, loadLength, quickTickMs } from "./support/load.js";
 import { noopTaskQueue } from "./support/noop-worker.js";
 import type { noopFanOut } from "./support/noop-workflow.js";
 import { startItemApi, startReceiver } from "./support/receiver.js";
@@ -104,14 +104,7 @@ export const deliveryBench: Bench = {
         // An execution of the previous row still in flight when its count settled is delivered later, to
         // this row's subscriptions too; only this row's executions count here, as in allDelivered.
         const ofThisRow = () => receipts.filter((r) => r.startedAt >= loadStarted);
-        const load = await executeLoad(stack, workflowId, {
-          connections,
-          seconds: plan.seconds,
-          warmupSeconds: plan.warmupSeconds,
-          tickMs: plan.tickMs,
-          requests: plan.requests,
-          warmupRequests: plan.warmupRequests,
-        });
+        const load = await executeLoad(stack, workflowId, loadOf(plan, connections));
         const deliveriesFrom = heldBack ? Date.now() : loadStarted;
         if (heldBack) await stack.deliveriesWorker(true);
         const expected = await allDelivered(
@@ -213,6 +206,12 @@ const floorKinds = [
   ["local no-op", "noopLocalFanOut"],
 ] as const;
 
+/** The plan's load at `connections` executions in flight, as every row of this bench runs it. */
+function loadOf(plan: Plan, connections: number): LoadPlan {
+  const { seconds, warmupSeconds, tickMs, requests, warmupRequests } = plan;
+  return { connections, seconds, warmupSeconds, tickMs, requests, warmupRequests };
+}
+
 async function floorRows(
   options: BenchOptions,
   plan: Plan,
@@ -244,18 +243,8 @@ async function floorRows(
             lastEnd = Date.now();
             latencies.push(lastEnd - answeredAt);
           };
-          const load = await executeLoad(
-            stack,
-            workflowId,
-            {
-              connections,
-              seconds: plan.seconds,
-              warmupSeconds: plan.warmupSeconds,
-              tickMs: plan.tickMs,
-              requests: plan.requests,
-              warmupRequests: plan.warmupRequests,
-            },
-            () => fanOuts.push(fanOut()),
+          const load = await executeLoad(stack, workflowId, loadOf(plan, connections), () =>
+            fanOuts.push(fanOut()),
           );
           await Promise.all(fanOuts);
           const latency = distribution(latencies);

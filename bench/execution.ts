@@ -1,7 +1,7 @@
 import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
 import { benchStack, createHttpBlockWorkflow, type FlowlogStack } from "./support/flowlog-stack.js";
-import { httpLoad, type LoadPlan, type LoadResult, loadLength, quickTickMs } from "./support/load.js";
+import { httpLoad, type LoadPlan, type LoadResult, loadLength, quickExecutionLoad } from "./support/load.js";
 import { noopTaskQueue, noopWorkflowBundle } from "./support/noop-worker.js";
 import type { noopWorkflow } from "./support/noop-workflow.js";
 import { type RunningProcess, repoRoot, startProcess, startTogether } from "./support/processes.js";
@@ -11,14 +11,7 @@ import { type Bench, type BenchOptions, ms, perSecond, ratio } from "./support/r
 import { distribution } from "./support/sample.js";
 
 const plans: Record<"quick" | "full", LoadPlan> = {
-  quick: {
-    connections: 8,
-    seconds: 0.5,
-    warmupSeconds: 0.25,
-    tickMs: quickTickMs,
-    requests: 2,
-    warmupRequests: 0,
-  },
+  quick: quickExecutionLoad,
   full: { connections: 8, seconds: 20, warmupSeconds: 3 },
 };
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { httpLoad, type LoadPlan, type LoadResult, loadLength, quickTickMs } from "./support/load.js";
+import { httpLoad, type LoadPlan, type LoadResult, loadLength, quickApiLoad } from "./support/load.js";
 import { benchPostgres } from "./support/postgres.js";
 import {
   bootstrapAccount,
@@ -21,14 +21,7 @@ interface Plan {
 const plans: Record<"quick" | "full", Plan> = {
   quick: {
     entries: 2_000,
-    load: {
-      connections: 10,
-      seconds: 0.5,
-      warmupSeconds: 0.25,
-      tickMs: quickTickMs,
-      requests: 10,
-      warmupRequests: 2,
-    },
+    load: quickApiLoad,
   },
   full: { entries: 100_000, load: { connections: 16, seconds: 10, warmupSeconds: 2 } },
 };

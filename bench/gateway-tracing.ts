@@ -3,7 +3,7 @@ import { mkdtempSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type Goal, measureGoalsInPairs } from "./gateway.js";
-import { httpLoad, type LoadPlan, type LoadResult, quickTickMs } from "./support/load.js";
+import { httpLoad, type LoadPlan, type LoadResult, quickApiLoad } from "./support/load.js";
 import {
   bootstrapAccount,
   flowlogCli,
@@ -24,14 +24,7 @@ import type { Bench, BenchOptions, Table } from "./support/report.js";
 const plans: Record<"quick" | "full", { entries: number; load: LoadPlan; pairs: number }> = {
   quick: {
     entries: 2_000,
-    load: {
-      connections: 10,
-      seconds: 0.4,
-      warmupSeconds: 0.1,
-      tickMs: quickTickMs,
-      requests: 10,
-      warmupRequests: 2,
-    },
+    load: { ...quickApiLoad, seconds: 0.4, warmupSeconds: 0.1 },
     pairs: 1,
   },
   full: { entries: 100_000, load: { connections: 10, seconds: 4, warmupSeconds: 1 }, pairs: 9 },

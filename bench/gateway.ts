@@ -17,7 +17,7 @@ import {
   type LoadPlan,
   type LoadResult,
   loadLength,
-  quickTickMs,
+  quickApiLoad,
 } from "./support/load.js";
 import {
   bootstrapAccount,
@@ -54,14 +54,7 @@ interface Plan {
 const plans: Record<"quick" | "full", Plan> = {
   quick: {
     entries: 2_000,
-    load: {
-      connections: 10,
-      seconds: 0.4,
-      warmupSeconds: 0.1,
-      tickMs: quickTickMs,
-      requests: 10,
-      warmupRequests: 2,
-    },
+    load: { ...quickApiLoad, seconds: 0.4, warmupSeconds: 0.1 },
     rounds: 1,
     pairs: 0,
   },

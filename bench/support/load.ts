@@ -51,6 +51,26 @@ export interface LoadPlan {
 /** The tick of quick plans' loads (see LoadPlan.tickMs). */
 export const quickTickMs = 10;
 
+/** A quick plan's load of the logs API: ten connections, ten answers each after two (LoadPlan.requests). */
+export const quickApiLoad: LoadPlan = {
+  connections: 10,
+  seconds: 0.5,
+  warmupSeconds: 0.25,
+  tickMs: quickTickMs,
+  requests: 10,
+  warmupRequests: 2,
+};
+
+/** A quick plan's load of executions: eight in flight, two answers each, no warm-up. */
+export const quickExecutionLoad: LoadPlan = {
+  connections: 8,
+  seconds: 0.5,
+  warmupSeconds: 0.25,
+  tickMs: quickTickMs,
+  requests: 2,
+  warmupRequests: 0,
+};
+
 /** A load's length as a table's title gives it. */
 export function loadLength(plan: Pick<LoadPlan, "seconds" | "requests">): string {
   if (plan.requests === undefined) return `${plan.seconds} s`;
