@@ -180,8 +180,9 @@ describe("A bulk cancel across a worker's death (D47)", () => {
       expect((await client.workflow.getHandle(job.id).describe()).status.name).toBe("RUNNING");
       const replacement = await spawnWorkerProcess(temporalServer, queue, flowlog.dataDir, flowlog.env);
       try {
-        // A cancel the lost batch had asked for is asked again: one whose execution ended meanwhile is
-        // counted failed rather than done (D47), but every execution is counted once.
+        // A cancel the lost batch had asked for after its last recorded heartbeat is asked again: one whose
+        // execution ended meanwhile is counted failed rather than done (D47), but every execution is
+        // counted once.
         expect(await bulkJobEnded(api, account, job.id, 90_000)).toMatchObject({
           status: "completed",
           total: 60,

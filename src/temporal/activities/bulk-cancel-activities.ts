@@ -22,9 +22,11 @@ export interface BulkCancelBatch {
 
 /**
  * The store's and Temporal's side of a bulk cancel job (D47): its selection, listed once from Temporal's
- * visibility, and the cancels, each as CancelExecution makes it (execution-cancel.ts). A batch run again
- * after its worker was lost asks again for the cancels it had asked for: Temporal takes a second request
- * for a cancellation already requested as the first, and the execution writes its one entry either way.
+ * visibility, and the cancels, each as CancelExecution makes it (execution-cancel.ts). A batch heartbeats
+ * its outcomes as it goes, and an attempt after the first (its worker lost, a heartbeat late on a busy
+ * machine, an error) takes those over instead of asking again: an execution the earlier attempt cancelled
+ * has ended by now and would be counted failed. Only the cancels after the last heartbeat the server
+ * recorded are asked again; Temporal takes a second request for a cancellation as the first.
  */
 export function bulkCancelActivities(deps: ActivityDeps, temporal: Client) {
   return {
@@ -41,7 +43,11 @@ export function bulkCancelActivities(deps: ActivityDeps, temporal: Client) {
       job: BulkCancelJob;
       executionIds: string[];
     }): Promise<BulkCancelBatch> {
-      const outcomes: BulkCancelBatch["outcomes"] = [];
+      const context = Context.current();
+      const outcomes: BulkCancelBatch["outcomes"] = earlierOutcomes(
+        context.info.heartbeatDetails,
+        executionIds,
+      );
       if (!(await deps.store.accounts.isMember(job.userId, job.workspaceId))) {
         return { outcomes, stop: "not_a_member" };
       }
@@ -49,8 +55,8 @@ export function bulkCancelActivities(deps: ActivityDeps, temporal: Client) {
       const owned = async (workspaceId: string | undefined) => {
         if (workspaceId !== job.workspaceId) throw new ConnectError("not the job's workspace", Code.NotFound);
       };
-      for (const executionId of executionIds) {
-        Context.current().heartbeat(outcomes.length);
+      for (const executionId of executionIds.slice(outcomes.length)) {
+        context.heartbeat(outcomes);
         try {
           await cancelRunningExecution({ store: deps.store, temporal }, executionId, job.reason, owned);
           outcomes.push({ cancelled: executionId });
@@ -63,4 +69,12 @@ export function bulkCancelActivities(deps: ActivityDeps, temporal: Client) {
       return { outcomes };
     },
   };
+}
+
+/**
+ * The outcomes an earlier attempt of the batch heartbeated: those of its first executions, in order, since
+ * every attempt of an activity has the same input.
+ */
+function earlierOutcomes(details: unknown, executionIds: string[]): BulkCancelBatch["outcomes"] {
+  return Array.isArray(details) && details.length <= executionIds.length ? [...details] : [];
 }
