@@ -330,5 +330,42 @@ describe.each(olderKinds)("entries an older flowlog left, on %s (D45)", (_, open
     expect(await found(logs, "ledger")).toEqual(["log_old1", "log_old2"]);
     expect(await found(logs, "inner reset upstream")).toEqual(["log_old1"]);
     expect(await found(logs, "balanc*")).toEqual(["log_old2"]);
+    // With the list's other filters, which PostgreSQL also asks of its index (searchableFilter).
+    const foundWith = async (filter: Partial<LogFilter>) =>
+      (await logs.list({ ...searched("ledger"), ...filter }, page)).entries.map((entry) => entry.id);
+    expect(await foundWith({ level: "error" })).toEqual(["log_old1"]);
+    expect(await foundWith({ level: "info", triggers: ["api"] })).toEqual(["log_old2"]);
+    expect(await foundWith({ triggers: ["webhook"] })).toEqual([]);
+  });
+});
+
+describe("PostgreSQL's entries indexed before their level and trigger were (D45)", () => {
+  it("are found with those filters once the migration has added them", async () => {
+    const url = await server.createDatabase();
+    const older = await openPostgres(url, { schemaVersion: postgresMigrations.length - 1 });
+    await older.query(`
+      INSERT INTO workspaces (id, name, created_at) VALUES ('ws_q', 'Q', 0);
+      INSERT INTO log_entries (id, workspace_id, workflow_id, execution_id, level, trigger, started_at, ended_at,
+        total_duration_ms, cost_total, cost_json, trace_spans_json, final_output_json)
+      VALUES ('log_a', 'ws_q', 'wf_q', 'ex_a', 'error', 'webhook', 1, 2, 1, 0, '{}', '[]', '"refund rejected"'),
+        ('log_b', 'ws_q', 'wf_q', 'ex_b', 'info', 'api', 3, 4, 1, 0, '{}', '[]', '"refund rejected"');
+      INSERT INTO log_search (log_id, words)
+        VALUES ('log_a', array_to_tsvector('{refund,rejected}')), ('log_b', array_to_tsvector('{refund,rejected}'));
+    `);
+    await older.end();
+    const pool = await openPostgres(url);
+    try {
+      const logs = new PostgresLogsStore(pool);
+      const ids = async (filter: Partial<LogFilter>) =>
+        (await logs.list({ ...searched("reject*"), ...filter }, page)).entries.map((entry) => entry.id);
+      expect(await ids({})).toEqual(["log_b", "log_a"]);
+      expect(await ids({ level: "error" })).toEqual(["log_a"]);
+      expect(await ids({ triggers: ["api"] })).toEqual(["log_b"]);
+      expect(await ids({ level: "error", triggers: ["api"] })).toEqual([]);
+      // A prefix of the lexemes' own spelling is not a word: it matches none of them.
+      expect((await logs.list(searched("level*"), page)).entries).toEqual([]);
+    } finally {
+      await pool.end();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { type ExecutionRows, stateKeys } from "../log-rows.js";
 import type { FanOutIntent } from "../outbox-store.js";
 import { entryWords } from "../search-words.js";
+import { facetLexemes } from "./search-index.js";
 import { logWritesChannel } from "./write-notices.js";
 
 type Entry = ExecutionRows["entry"];
@@ -94,7 +95,7 @@ export function insertStatement(
   WITH entries AS (
     INSERT INTO log_entries (${names}) VALUES ${entries.join(", ")}
     ON CONFLICT (execution_id) DO NOTHING
-    RETURNING id, workspace_id, execution_id, started_at
+    RETURNING id, workspace_id, execution_id, started_at, level, trigger
   ), new_entries AS (
     SELECT e.*, l.state_hash, l.workflow_version, l.models, l.model_costs, l.model_tokens, l.words
     FROM entries e
@@ -115,7 +116,8 @@ export function insertStatement(
     SELECT execution_id, state_hash, workflow_version FROM new_entries
     ON CONFLICT DO NOTHING
   ), words AS (
-    INSERT INTO log_search (log_id, words) SELECT id, array_to_tsvector(words) FROM new_entries
+    INSERT INTO log_search (log_id, words)
+    SELECT id, array_to_tsvector(words || ${facetLexemes("level", "trigger")}) FROM new_entries
   ), notice AS (
     SELECT pg_notify('${logWritesChannel}', pg_current_xact_id()::text) FROM (SELECT FROM entries LIMIT 1) written
   )${outbox}

@@ -51,7 +51,7 @@ import { listOverTime, statsOverTime } from "../tenant-reads.js";
 import type { WriteWatch } from "../write-watch.js";
 import { type PostgresPool, type Queryable, readSnapshot, withTransaction } from "./database.js";
 import { executionsPerStatement, insertStatement, type TimedFanOut } from "./execution-insert.js";
-import { workflowNames } from "./search-index.js";
+import { searchableFilter, workflowNames } from "./search-index.js";
 import { TenantReads } from "./tenant-reads.js";
 import { notificationWatch } from "./write-notices.js";
 
@@ -250,7 +250,7 @@ const searchFirstMatches = 2_000;
  */
 async function searchPlan(db: Pick<Queryable, "query">, filter: LogFilter): Promise<SearchPlan> {
   if (!filter.search) return "probe";
-  const query = [tsquery(filter.search)];
+  const query = [tsquery(searchableFilter(filter).search ?? filter.search)];
   const { rows } = await db.query<{ "QUERY PLAN": [{ Plan: { "Plan Rows": number } }] }>(
     "EXPLAIN (FORMAT JSON) SELECT 1 FROM log_search WHERE words @@ $1::tsquery",
     query,
@@ -269,7 +269,10 @@ export function listQuery(
   page: PageRequest,
   search: SearchPlan = "probe",
 ): { text: string; values: unknown[] } {
-  return postgresQuery((bind) => listSql(filter, page, bind), search);
+  // The level's and trigger's lexemes serve the sets of matches; a probe looks up one entry, whose level
+  // and trigger the list checks anyway, and the planner would count their selectivity twice.
+  const searched = search === "probe" ? filter : searchableFilter(filter);
+  return postgresQuery((bind) => listSql(searched, page, bind), search);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { indexEntriesWithoutWords } from "./search-index.js";
+import { facetLexemes, indexEntriesWithoutWords } from "./search-index.js";
 
 /**
  * Versioned PostgreSQL schema (D23, D32). Each entry runs once, in order; schema_migrations records
@@ -457,6 +457,17 @@ export const migrations: readonly (string | ((client: pg.ClientBase) => Promise<
   -- D50: the execution span's W3C trace context with the intent to notify, as in ../migrations.ts.
   ALTER TABLE notification_outbox ADD COLUMN trace_parent text, ADD COLUMN trace_state text;
   `,
+  async (client) => {
+    // D45: each entry's level and trigger among its words (search-index.ts's facetLexemes), so a search
+    // with those filters is one intersection in the GIN index. The index is built again over the rows
+    // rather than updated row by row.
+    await client.query("DROP INDEX log_search_by_word");
+    await client.query(
+      `UPDATE log_search s SET words = s.words || array_to_tsvector(${facetLexemes("l.level", "l.trigger")})
+       FROM log_entries l WHERE l.id = s.log_id`,
+    );
+    await client.query("CREATE INDEX log_search_by_word ON log_search USING gin (words)");
+  },
 ];
 
 /** Any constant of flowlog's own: every process migrating this database takes the same lock. */
