@@ -246,6 +246,51 @@ describe("the list query reads only the rows of its page (D8)", () => {
   );
 });
 
+describe("a page after a cursor within a date range starts the index range at the cursor", () => {
+  const range = { startedFrom: 1_000, startedTo: 9_000 };
+  const page = (order: "asc" | "desc", after?: { startedAt: number; id: string }): PageRequest => ({
+    order,
+    limit: 3,
+    after,
+    withCostDetail: false,
+    withTraceSpans: false,
+    withFinalOutput: false,
+  });
+
+  it("so a deep page reads no row before its cursor: desc from (started_at, id) <, asc from >", async () => {
+    // SQLite takes one bound of each side for the range; with the date's, every page scanned from the
+    // range's end to its cursor, more with each page.
+    const filter = { workspaceId: account.workspaceId, ...range };
+    const desc = await store.logs.explainList(filter, page("desc", { startedAt: 5_000, id: "log_x" }));
+    expect(desc.join("\n")).toMatch(
+      /USING INDEX log_entries_by_time \(workspace_id=\? AND started_at>\? AND \(started_at,id\)<\(\?,\?\)\)/,
+    );
+    const asc = await store.logs.explainList(filter, page("asc", { startedAt: 5_000, id: "log_x" }));
+    expect(asc.join("\n")).toMatch(
+      /USING INDEX log_entries_by_time \(workspace_id=\? AND \(started_at,id\)>\(\?,\?\) AND started_at<\?\)/,
+    );
+  });
+
+  it("and a cursor outside the range still finds only the range's entries", async () => {
+    const workspace = await createAccount(store);
+    const workflowId = await createWorkflow(store, workspace.workspaceId, "Ranged");
+    await store.logs.insertExecutions(
+      [500, 1_000, 4_000, 9_000, 9_500].map((startedAt) => execution(workspace, workflowId, { startedAt })),
+    );
+    const startedAt = async (order: "asc" | "desc", after: number) =>
+      (
+        await store.logs.list(
+          { workspaceId: workspace.workspaceId, ...range },
+          { ...page(order, { startedAt: after, id: "log_" }), limit: 10 },
+        )
+      ).entries.map((entry) => entry.startedAt);
+    expect(await startedAt("desc", 20_000)).toEqual([9_000, 4_000, 1_000]);
+    expect(await startedAt("desc", 4_000)).toEqual([1_000]);
+    expect(await startedAt("asc", 0)).toEqual([1_000, 4_000, 9_000]);
+    expect(await startedAt("asc", 4_000)).toEqual([4_000, 9_000]);
+  });
+});
+
 describe("the log stats read indexes, bounded by the range (issue 17)", () => {
   const range = {
     start: Date.parse("2026-11-01T00:00:00.000Z"),

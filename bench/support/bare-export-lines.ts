@@ -46,13 +46,15 @@ export async function* bareExportPages(
          l.total_duration_ms, l.cost_total, l.cost_json, l.files_json, w.name, w.description, l.trace_spans_json,
          l.final_output_json
        FROM log_entries l LEFT JOIN workflows w ON w.id = l.workflow_id
-       WHERE l.workspace_id = @workspaceId AND l.started_at >= @from AND l.started_at <= @to
+       WHERE l.workspace_id = @workspaceId AND l.started_at >= @from
          AND (l.started_at, l.id) < (@afterStartedAt, @afterId)
        ORDER BY l.started_at DESC, l.id DESC LIMIT 200`,
     );
-    let after = { afterStartedAt: Number.MAX_SAFE_INTEGER, afterId: "" };
+    // `to` is the first cursor: (started_at, id) < (to + 1, "") is started_at <= to. A bound of its own beside
+    // the cursor would be the one SQLite starts the index range at, every page scanning down from it.
+    let after = { afterStartedAt: to + 1, afterId: "" };
     for (;;) {
-      const rows = page.all({ workspaceId, from, to, ...after }) as BareRow[];
+      const rows = page.all({ workspaceId, from, ...after }) as BareRow[];
       if (rows.length === 0) return;
       yield { text: rows.map(bareLine).join(""), entries: rows.length };
       const last = rows[rows.length - 1] as BareRow;

@@ -138,7 +138,7 @@ export function filteredEntries(filter: LogFilter, bind: Binder): FilteredEntrie
  * whatever the values.
  */
 export function listSql(filter: LogFilter, page: PageRequest, bind: Binder): string {
-  const { from, where, key } = filteredEntries(filter, bind);
+  const { from, where, key } = filteredEntries(impliedByCursor(filter, page), bind);
   if (page.after) {
     const after = `(${bind.value("afterStartedAt", page.after.startedAt)}, ${bind.value("afterId", page.after.id)})`;
     where.push(`(${key.startedAt}, ${key.id}) ${page.order === "asc" ? ">" : "<"} ${after}`);
@@ -159,6 +159,24 @@ export function listSql(filter: LogFilter, page: PageRequest, bind: Binder): str
     `SELECT ${columns} FROM ${from} WHERE ${where.join(" AND ")} ` +
     `ORDER BY ${key.startedAt} ${direction}, ${key.id} ${direction} LIMIT ${limit}`
   );
+}
+
+/**
+ * The filter less the date bound on the side a page continues from, when the page's cursor already lies
+ * within it: `(started_at, id) < cursor` then implies `started_at <= startedTo` (desc; `>=` startedFrom asc).
+ * SQLite's planner takes one of the two upper bounds for the index range, and took the date's: each page
+ * after the first scanned from the end date down to its cursor, so paging (and an export) with an end date
+ * slowed with every page, 3.7 s for the first 100,000 entries and 14.7 s for the third at 1M. A cursor
+ * outside the bound (another query's) keeps it.
+ */
+function impliedByCursor(filter: LogFilter, page: PageRequest): LogFilter {
+  const after = page.after;
+  if (after === undefined) return filter;
+  if (page.order === "desc" && filter.startedTo !== undefined && after.startedAt <= filter.startedTo)
+    return { ...filter, startedTo: undefined };
+  if (page.order === "asc" && filter.startedFrom !== undefined && after.startedAt >= filter.startedFrom)
+    return { ...filter, startedFrom: undefined };
+  return filter;
 }
 
 /**
