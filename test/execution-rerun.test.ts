@@ -267,13 +267,19 @@ describe("RetryExecution (D47): POST /api/v1/executions/{executionId}:retry", ()
     await until("the first call upstream", () => callsTo("/stuck").length >= 1 || undefined);
     expect((await call("POST", `/api/v1/executions/${executionId}:cancel`, {})).status).toBe(202);
     await loggedEntries(executionId);
+    // Usually one, but a busy machine may run the block's first try (a local activity) again when its
+    // workflow task timed out before recording it: Temporal's local activities are at least once.
+    const callsBefore = callsTo("/stuck").length;
 
     const retried = await call("POST", `/api/v1/executions/${executionId}:retry`, {});
 
     expect(retried.status, retried.text).toBe(202);
     const [entry] = await loggedEntries((retried.json as { executionId: string }).executionId);
     expect(entry).toMatchObject({ level: "info" });
-    expect(callsTo("/stuck").map((r) => JSON.parse(r.body))).toEqual([{ order: 9 }, { order: 9 }]);
+    // The retry called upstream with the input the cancelled execution had started with.
+    const retryCalls = callsTo("/stuck").slice(callsBefore);
+    expect(retryCalls.length).toBeGreaterThan(0);
+    expect(retryCalls.map((r) => JSON.parse(r.body))).toEqual(retryCalls.map(() => ({ order: 9 })));
   }, 60_000);
 
   it("is admitted like any execution (D12): a caller past the month's usage limit is refused, and nothing starts", async () => {
