@@ -15,6 +15,7 @@ import { resolveGrpcHealthProbe } from "./support/grpc-health-probe.js";
 import { resolveGrpcurl } from "./support/grpcurl.js";
 import { resolveJaeger } from "./support/jaeger.js";
 import { ensurePythonVenvs } from "./support/python.js";
+import { runTemporaryDirectory, shareForRun } from "./support/run-resources.js";
 import { resolveMinio } from "./support/s3-server.js";
 import { ensureTestWorkflowBundle } from "./support/test-workflow-bundle.js";
 
@@ -29,9 +30,27 @@ declare module "vitest" {
 /**
  * One Temporal dev server for the whole run (issue 2, item 8), headless on free ports so a developer's
  * `npm start` on 7233/8233 can keep running; TEMPORAL_ADDRESS points the run at an existing one instead.
+ * Both projects share it, and the run's temporary directory (support/run-resources.ts).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const { temporalAddress, temporalNamespace } = loadConfig();
+  // First, so that every data dir made after it (servers, test stores, processes) is removed with it.
+  const tmp = await runTemporaryDirectory();
+  const tools = await shareForRun("tools", prepareTools, async () => {});
+  const temporal = await shareForRun("temporal", startTemporal, async ({ server, dataDir }) => {
+    await server.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+  project.provide("temporalAddress", temporal.value.server.address);
+  project.provide("temporalNamespace", temporal.value.namespace);
+  return async () => {
+    await temporal.release();
+    await tools.release();
+    await tmp.release();
+  };
+}
+
+/** What the test files need installed or built before they start, once a run. */
+async function prepareTools(): Promise<void> {
   // Before any test file starts its own PostgreSQL (support/postgres.ts): on a fresh machine the files
   // running side by side would otherwise each try to install it at once.
   await resolvePostgresBinaries();
@@ -59,18 +78,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // files running side by side would wait for one another's build.
   await ensureBuilt();
   await ensureTestWorkflowBundle();
+}
+
+async function startTemporal() {
+  const { temporalAddress, temporalNamespace } = loadConfig();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "flowlog-temporal-"));
-  const temporal = await ensureTemporal({
+  const server = await ensureTemporal({
     address: temporalAddress,
     namespace: temporalNamespace,
     dataDir,
     port: await freeListeningPort(),
     headless: true,
   });
-  project.provide("temporalAddress", temporal.address);
-  project.provide("temporalNamespace", temporalNamespace);
-  return async () => {
-    await temporal.stop();
-    await rm(dataDir, { recursive: true, force: true });
-  };
+  return { server, dataDir, namespace: temporalNamespace };
 }
