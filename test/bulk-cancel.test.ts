@@ -127,7 +127,10 @@ describe("BulkCancelExecutions (D47): POST /api/v1/workspaces/{workspaceId}/exec
       if (entry.executionId === completed) expect(entry.level).toBe("info");
       else {
         expect(entry.level, entry.executionId).toBe("error");
-        expect(entry.finalOutput).toEqual({ error: "cancelled", reason: "upstream stuck" });
+        expect(JSON.parse(entry.finalOutputJson ?? "null")).toEqual({
+          error: "cancelled",
+          reason: "upstream stuck",
+        });
       }
     }
     // Each notified once, the cancelled ones as failures (D47: as CancelExecution's).

@@ -125,7 +125,10 @@ async function expectEachCancelledOnce(
   expect(entries.map((entry) => entry.executionId).sort()).toEqual([...ids].sort());
   for (const entry of entries) {
     expect(entry.level, entry.executionId).toBe("error");
-    expect(entry.finalOutput, entry.executionId).toEqual({ error: "cancelled", reason });
+    expect(JSON.parse(entry.finalOutputJson ?? "null"), entry.executionId).toEqual({
+      error: "cancelled",
+      reason,
+    });
   }
 }
 

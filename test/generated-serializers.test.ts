@@ -33,7 +33,12 @@ import {
   traceSpanFromJson,
 } from "../gen/flowlog/logs/v1/logs_service_serializers.js";
 import { WorkflowStateSchema } from "../gen/flowlog/workflows/v1/workflow_pb.js";
-import { isJsonObject, StoredValue, valueFromJson } from "../src/codegen/serializers/runtime/json-reading.js";
+import {
+  isJsonObject,
+  StoredValue,
+  valueFromJson,
+  valueFromStoredText,
+} from "../src/codegen/serializers/runtime/json-reading.js";
 import { valueJson } from "../src/codegen/serializers/runtime/json-text.js";
 import { toJsonWithPresence } from "../src/codegen/serializers/runtime/presence.js";
 import { computeLimits } from "../src/limits/execution-limits.js";
@@ -201,8 +206,8 @@ describe("the seeded corpus, through the real views", () => {
     expect(spans.length).toBeGreaterThan(80);
     for (const span of spans) expectSameSpan(span);
     for (const entry of entries) {
-      expectSameValue((entry.files ?? null) as JsonValue);
-      expectSameValue((entry.finalOutput ?? null) as JsonValue);
+      expectSameValue(JSON.parse(entry.filesJson ?? "null") as JsonValue);
+      expectSameValue(JSON.parse(entry.finalOutputJson ?? "null") as JsonValue);
     }
   });
 });
@@ -317,14 +322,22 @@ function expectSameSpan(json: JsonValue): Read {
   );
 }
 
+/**
+ * A Value read from JSON as fromJson reads it, and from the text JSON.stringify writes of it (a stored
+ * column: the answers hand that text on, valueFromStoredText) as fromJson reads that text's JSON.
+ */
 function expectSameValue(json: JsonValue): Read {
   const reflected = read(() => fromJson(ValueSchema, json));
-  return expectSameRead(
-    () => valueFromJson(json),
-    reflected,
+  const asAnswer = (value: Message) => create(GetLogResponseSchema, { data: { files: value as Value } });
+  const text = JSON.stringify(json);
+  const stored = JSON.parse(text) as JsonValue;
+  expectSameRead(
+    () => valueFromStoredText(text, 2),
+    read(() => fromJson(ValueSchema, stored)),
     ValueSchema,
-    (value) => create(GetLogResponseSchema, { data: { files: value as Value } }),
+    asAnswer,
   );
+  return expectSameRead(() => valueFromJson(json), reflected, ValueSchema, asAnswer);
 }
 
 /** Ways stored JSON can stray from the canonical form; fromJson reads some of them and refuses the rest. */
@@ -531,6 +544,38 @@ describe("readers of stored JSON", () => {
       delete polluted.toJSON;
     }
     expect(isCanonicalTraceSpanList([span()])).toBe(true);
+  });
+
+  it("stored JSON text is written as it is only when reading it would write the same text", () => {
+    const kept = (text: string) => valueFromStoredText(text, 2) instanceof StoredValue;
+    const keptText = (text: string) => {
+      const value = valueFromStoredText(text, 2);
+      return value instanceof StoredValue ? value.storedText() : undefined;
+    };
+    for (const text of [
+      '{"a":[1,2.5,"x\\"y",null,true],"b":{}}',
+      '"__proto"',
+      "null",
+      "[]",
+      "-1.5e-7",
+      '"\\ud800"',
+    ]) {
+      expect(keptText(text), text).toBe(text);
+      expectSameValue(JSON.parse(text) as JsonValue);
+    }
+    // A "__proto__" key sets a prototype when fromJson reads it: the text is read as fromJson reads it.
+    const proto = '{"__proto__":{"x":1},"y":2}';
+    expect(keptText(proto)).toBeUndefined();
+    expect(JSON.parse(valueJson(valueFromStoredText(proto, 2)))).toEqual({ y: 2 });
+    expect(kept('{"note":"__proto__"}')).toBe(true);
+    // Brackets inside strings are not nesting.
+    expect(keptText(`"${"[".repeat(200)}"`)).toBe(`"${"[".repeat(200)}"`);
+    // Past the depth limit it is refused as fromJson refuses it, not written.
+    for (const depth of [97, 98, 99, 100]) {
+      const text = `${"[".repeat(depth)}${"]".repeat(depth)}`;
+      expectSameValue(JSON.parse(text) as JsonValue);
+    }
+    expect(() => valueJson(valueFromStoredText(`${"[".repeat(120)}${"]".repeat(120)}`, 2))).toThrow();
   });
 
   it("nesting at fromJson's depth limit is read or refused at the same level", () => {

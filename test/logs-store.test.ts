@@ -190,7 +190,7 @@ describe("a page reads the columns its answer shows (D9, D30)", () => {
     const [entry] = (await store.logs.list({ workspaceId: workspace.workspaceId }, page(false))).entries;
     expect(entry?.cost).toStrictEqual({ total: record.entry.cost.total });
     expect(entry?.traceSpans).toEqual([]);
-    expect(entry?.finalOutput).toBeUndefined();
+    expect(entry?.finalOutputJson).toBeUndefined();
     expect(listQuery({ workspaceId: workspace.workspaceId }, page(false)).sql).not.toMatch(
       /cost_json|trace_spans_json|final_output_json/,
     );
@@ -201,7 +201,7 @@ describe("a page reads the columns its answer shows (D9, D30)", () => {
     const [entry] = (await store.logs.list({ workspaceId: workspace.workspaceId }, page(true))).entries;
     expect(entry).toStrictEqual(viewed(await store.logs.getEntry(record.entry.id)));
     expect(entry?.cost).toStrictEqual(record.entry.cost);
-    expect(entry?.finalOutput).toStrictEqual({ answer: 42 });
+    expect(entry?.finalOutputJson).toBe('{"answer":42}');
   });
 });
 
@@ -402,8 +402,21 @@ describe("list filters are one bound value whatever their length (D26, issue 11)
  * The entry as getEntryView and a page with spans give it: its spans, which the test writes canonical, as
  * their stored text (issue 13).
  */
+/** An entry as the answers read it: its files and final output as the text stored (StoredJsonTexts). */
+function shown(entry: LogEntryRecord | undefined) {
+  if (!entry) return undefined;
+  const { files, finalOutput, ...rest } = entry;
+  return {
+    ...rest,
+    filesJson: files == null ? null : JSON.stringify(files),
+    ...(finalOutput === undefined ? {} : { finalOutputJson: JSON.stringify(finalOutput) }),
+  };
+}
+
+/** ...and its canonical spans as their text too. */
 function viewed(entry: LogEntryRecord | undefined) {
-  return entry && { ...entry, traceSpans: { canonicalJson: JSON.stringify(entry.traceSpans) } };
+  const entryShown = shown(entry);
+  return entryShown && { ...entryShown, traceSpans: { canonicalJson: JSON.stringify(entry?.traceSpans) } };
 }
 
 describe("one entry as the logs API shows it, in one statement (issue 13)", () => {
@@ -434,7 +447,7 @@ describe("one entry as the logs API shows it, in one statement (issue 13)", () =
     await store.logs.insertExecution(reordered);
     const view = await store.logs.getEntryView(reordered.entry.id);
     expect(view?.entry.traceSpans).toStrictEqual(reordered.entry.traceSpans);
-    expect(view?.entry).toStrictEqual(await store.logs.getEntry(reordered.entry.id));
+    expect(view?.entry).toStrictEqual(shown(await store.logs.getEntry(reordered.entry.id)));
     // A page that asks for the spans hands them on alike; one that does not reads neither column.
     const listed = async (withTraceSpans: boolean) => {
       const page = await store.logs.list(

@@ -65,7 +65,13 @@ async function allEntries(store: Store, workspaceId: string): Promise<LogEntryRe
       { order: "asc", limit: 1000, after, withCostDetail: true, withTraceSpans: true, withFinalOutput: true },
     );
     entries.push(
-      ...page.entries.map((e) => ({ ...e, cost: costDetail(e.cost), traceSpans: parsed(e.traceSpans) })),
+      ...page.entries.map(({ filesJson, finalOutputJson, ...e }) => ({
+        ...e,
+        cost: costDetail(e.cost),
+        traceSpans: parsed(e.traceSpans),
+        files: filesJson === null ? null : JSON.parse(filesJson),
+        finalOutput: finalOutputJson === undefined ? undefined : JSON.parse(finalOutputJson),
+      })),
     );
     after = page.next;
   } while (after);

@@ -202,7 +202,7 @@ export interface EntryView {
 
 export function entryViewFromRow(row: EntryViewRow): EntryView {
   // Spans stored as their canonical text are handed on unparsed: parsing them was most of an answer's cost.
-  const entry: ViewedEntryRecord = entryFromRow(
+  const entry: ViewedEntryRecord = shownEntryFromRow(
     row,
     costFromColumns(row.cost_total, row.cost_json),
     row.trace_spans_canonical === 1 ? { canonicalJson: row.trace_spans_json } : spansOf(row),
@@ -219,7 +219,7 @@ export function entryViewFromRow(row: EntryViewRow): EntryView {
  * it read them, as their stored text when that is canonical, as one entry's are (entryViewFromRow).
  */
 export function listedEntryFromRow(row: ListedRow): ListedEntryRecord {
-  return entryFromRow(
+  return shownEntryFromRow(
     row,
     row.cost_json === undefined ? { total: row.cost_total } : costFromColumns(row.cost_total, row.cost_json),
     row.trace_spans_canonical === 1 && row.trace_spans_json !== undefined
@@ -248,6 +248,16 @@ function entryFromRow<Cost, Spans>(
   cost: Cost,
   traceSpans: Spans,
 ): Omit<LogEntryRecord, "cost" | "traceSpans"> & { cost: Cost; traceSpans: Spans } {
+  const { filesJson, finalOutputJson, ...entry } = shownEntryFromRow(row, cost, traceSpans);
+  return {
+    ...entry,
+    files: filesJson === null ? null : JSON.parse(filesJson),
+    finalOutput: finalOutputJson === undefined ? undefined : JSON.parse(finalOutputJson),
+  };
+}
+
+/** An entry as the answers show it: its files and final output as their stored text (StoredJsonTexts). */
+function shownEntryFromRow<Cost, Spans>(row: ListedRow, cost: Cost, traceSpans: Spans) {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
@@ -261,9 +271,9 @@ function entryFromRow<Cost, Spans>(
     endedAt: row.ended_at,
     totalDurationMs: row.total_duration_ms,
     cost,
-    files: row.files_json === null ? null : JSON.parse(row.files_json),
+    filesJson: row.files_json,
     traceSpans,
-    finalOutput: row.final_output_json == null ? undefined : JSON.parse(row.final_output_json),
+    ...(row.final_output_json == null ? {} : { finalOutputJson: row.final_output_json }),
   };
 }
 

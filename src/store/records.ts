@@ -113,11 +113,24 @@ export interface LogEntryRecord {
 }
 
 /**
+ * An entry's files and final output as the answers that show them read them: the JSON text stored with the
+ * entry, which JSON.stringify wrote (executionRows), handed on unparsed for the writers to write as it is
+ * (valueFromStoredText; issue 53). filesJson is null when the entry has none; finalOutputJson is absent when
+ * it has none or it was not read.
+ */
+interface StoredJsonTexts {
+  filesJson: string | null;
+  finalOutputJson?: string;
+}
+
+/**
  * A log entry as a page of the list reads it: its trace spans and final output only when the page asked
  * for them (empty otherwise), the spans possibly still as their canonical text, its cost's tokens and
  * models only with details=full (D9, D30).
  */
-export interface ListedEntryRecord extends Omit<LogEntryRecord, "cost" | "traceSpans"> {
+export interface ListedEntryRecord
+  extends Omit<LogEntryRecord, "cost" | "traceSpans" | "files" | "finalOutput">,
+    StoredJsonTexts {
   cost: CostRecord | CostTotalRecord;
   traceSpans: unknown[] | CanonicalTraceSpans;
 }
@@ -132,7 +145,9 @@ export interface CanonicalTraceSpans {
 }
 
 /** A log entry as GET /api/v1/logs/{id} reads it: its trace spans possibly still as their canonical text. */
-export interface ViewedEntryRecord extends Omit<LogEntryRecord, "traceSpans"> {
+export interface ViewedEntryRecord
+  extends Omit<LogEntryRecord, "traceSpans" | "files" | "finalOutput">,
+    StoredJsonTexts {
   traceSpans: unknown[] | CanonicalTraceSpans;
 }
 

@@ -15,18 +15,23 @@ export type ExportForm = Omit<EntryView, "limits">;
 /** D42's archive keeps everything an entry has. */
 export const wholeEntry: ExportForm = { full: true, traceSpans: true, finalOutput: true };
 
-/** Lines already written, by entry: an export measures its batches by them, then REST writes them. */
-const written = new WeakMap<LogEntry, string>();
+/**
+ * Where an entry keeps its line once written: an export measures its batches by them, then REST writes
+ * them. A symbol-keyed member, which the writers and reflection do not see, rather than a WeakMap, whose
+ * entries cost the garbage collector an ephemeron each (issue 53: 200 per page of an export).
+ */
+const writtenLine = Symbol("exportLine");
 
 /**
  * The export format (D45), which D42's archive writes too: one entry per line, each the entry's form as
  * GetLog answers it over REST/JSON (the same view, the same generated writer). Computed once per entry.
  */
 export function exportLine(entry: LogEntry): string {
-  let line = written.get(entry);
+  const written = entry as LogEntry & { [writtenLine]?: string };
+  let line = written[writtenLine];
   if (line === undefined) {
     line = `${logEntryJson(entry)}\n`;
-    written.set(entry, line);
+    written[writtenLine] = line;
   }
   return line;
 }

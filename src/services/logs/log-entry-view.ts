@@ -11,7 +11,7 @@ import type {
 } from "../../../gen/flowlog/logs/v1/log_entry_pb.js";
 import type { ExecutionMetadata } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { traceSpanFromJson } from "../../../gen/flowlog/logs/v1/logs_service_serializers.js";
-import { valueFromJson } from "../../codegen/serializers/runtime/json-reading.js";
+import { valueFromJson, valueFromStoredText } from "../../codegen/serializers/runtime/json-reading.js";
 import { leaveOut } from "../../codegen/serializers/runtime/presence.js";
 import { costDetail } from "../../store/log-rows.js";
 import type {
@@ -66,7 +66,7 @@ export function logEntryView(
     cost: view.full
       ? fullCost(costDetail(record.cost))
       : leaveOut(costOf(record.cost.total, undefined, {}), "models"),
-    files: jsonValue(record.files),
+    files: storedValue(record.filesJson),
     workflow: view.full ? workflowSummary(record.workflowId, workflow) : undefined,
     executionData: view.traceSpans || view.finalOutput ? executionData(record, view) : undefined,
     limits: view.limits,
@@ -103,7 +103,7 @@ function workflowSummary(id: string, workflow: WorkflowSummaryRecord | undefined
 }
 
 function executionData(record: ListedEntryRecord | ViewedEntryRecord, view: EntryView): ExecutionData {
-  const finalOutput = view.finalOutput ? jsonValue(record.finalOutput ?? null) : undefined;
+  const finalOutput = view.finalOutput ? storedValue(record.finalOutputJson) : undefined;
   const spans = record.traceSpans;
   if (view.traceSpans && !Array.isArray(spans))
     return new StoredExecutionData(spans.canonicalJson, finalOutput);
@@ -138,7 +138,10 @@ function tokenUsage({ prompt, completion, total }: TokenCounts): TokenUsage {
   return { $typeName: "flowlog.logs.v1.TokenUsage", prompt, completion, total };
 }
 
-/** Any JSON as google.protobuf.Value; null stays null (D7: files is null when there are none). */
-function jsonValue(value: unknown): Value {
-  return valueFromJson((value ?? null) as JsonValue);
+/**
+ * Stored JSON text as google.protobuf.Value, kept as its text for the JSON writers (valueFromStoredText);
+ * none is null (D7: files is null when there are none). A Value field of a message is read 2 deep.
+ */
+function storedValue(text: string | null | undefined): Value {
+  return text == null ? valueFromJson(null) : valueFromStoredText(text, 2);
 }

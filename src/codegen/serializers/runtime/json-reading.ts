@@ -118,20 +118,28 @@ export function noInheritedToJson(): boolean {
  * (WireWriter.jsonValue), which costs a stored trace span a fraction of building its values and writing
  * them out one by one (issue 13). Reflection reads `kind`, and from then on the built Value is the
  * message, so a change made to it is written.
+ *
+ * Made from stored text (valueFromStoredText), it keeps the text as well and parses it only when asked for
+ * the JSON: the JSON answers write the text as it is (issue 53: parsing and writing back each entry's
+ * final output was a share of an export's time and of its garbage).
  */
 export class StoredValue implements Value {
   readonly $typeName = "google.protobuf.Value";
   #kind: Value["kind"] | undefined;
-  readonly #json: JsonValue;
+  #json: JsonValue | undefined;
+  readonly #text: string | undefined;
   readonly #depth: number;
 
-  constructor(json: JsonValue, depth: number) {
+  constructor(json: JsonValue, depth: number);
+  constructor(json: undefined, depth: number, text: string);
+  constructor(json: JsonValue | undefined, depth: number, text?: string) {
     this.#json = json;
     this.#depth = depth;
+    this.#text = text;
   }
 
   get kind(): Value["kind"] {
-    if (this.#kind === undefined) this.#kind = (buildValue(this.#json, this.#depth) as Value).kind;
+    if (this.#kind === undefined) this.#kind = (buildValue(this.#parsed(), this.#depth) as Value).kind;
     return this.#kind;
   }
 
@@ -141,8 +149,55 @@ export class StoredValue implements Value {
 
   /** The JSON the Value holds, while nothing has read or set its `kind`; undefined after. */
   storedJson(): JsonValue | undefined {
-    return this.#kind === undefined ? this.#json : undefined;
+    return this.#kind === undefined ? this.#parsed() : undefined;
   }
+
+  /** Its JSON text, when it was made from text and nothing has read or set its `kind`. */
+  storedText(): string | undefined {
+    return this.#kind === undefined ? this.#text : undefined;
+  }
+
+  #parsed(): JsonValue {
+    if (this.#json === undefined) this.#json = JSON.parse(this.#text as string) as JsonValue;
+    return this.#json;
+  }
+}
+
+/**
+ * A Value of JSON text that JSON.stringify wrote (a stored column: executionRows), read `depth` deep:
+ * kept as its text when parsing it would give plain JSON (isPlainJson) that JSON.stringify writes back as
+ * the same text, which holds of JSON.stringify's own text unless it has a "__proto__" key or nests past
+ * fromJson's limit, looked for here in the text without parsing it; parsed and read at once otherwise.
+ */
+export function valueFromStoredText(text: string, depth: number): Value {
+  if (!text.includes('"__proto__"') && nestsWithin(text, maxDepth - depth)) {
+    return new StoredValue(undefined, depth, text);
+  }
+  const json = JSON.parse(text) as JsonValue;
+  return readValue(json, depth) ?? fromJson(ValueSchema, json);
+}
+
+/** Whether JSON `text` opens no more than `limit` arrays or objects inside one another. */
+function nestsWithin(text: string, limit: number): boolean {
+  // Nesting past the limit takes more brackets than that: a short text needs no look.
+  if (text.length <= limit) return true;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // a backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return false;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return true;
 }
 
 /** readValue's Value built at once, node for node. */

@@ -49,6 +49,8 @@ export function jsonObjectOf<T>(entries: { readonly [key: string]: T }, write: (
 /** google.protobuf.Value is written as the JSON value it holds (the mapping's special form). */
 export function valueJson(value: Value): string {
   if (value instanceof StoredValue) {
+    const text = value.storedText();
+    if (text !== undefined) return text;
     const json = value.storedJson();
     if (json !== undefined) return JSON.stringify(json);
   }
