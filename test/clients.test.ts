@@ -1,5 +1,5 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -49,15 +49,29 @@ const languages: Language[] = [
     fence: "ts",
     examples: { logs: "examples/logs.ts", webhooks: "examples/webhooks.ts" },
     async prepare() {
-      // `npm install` runs the package's prepare script, tsc; the examples import the package by its name.
-      await run(path.join(repoRoot, "node_modules", ".bin", "tsc"), [
-        "-p",
-        path.join(clientsDir, "typescript"),
-      ]);
-      return (example) => [
-        process.execPath,
-        ["--import", "tsx", path.join(clientsDir, "typescript", example)],
-      ];
+      // As the README says: the package built (its prepare script, tsc, which `npm install` runs there) and
+      // packed, then installed in a project of the user's, made by `npm init -y`, whose package.json says
+      // "commonjs": the logs example's top-level awaits need it run as a module (logs.mts, as the README
+      // says to save it). Its dependencies come from the npm registry, as a user's would.
+      const packageDir = path.join(clientsDir, "typescript");
+      await run(path.join(repoRoot, "node_modules", ".bin", "tsc"), ["-p", packageDir]);
+      const project = path.join(buildDir, "typescript-project");
+      mkdirSync(project);
+      const npm = (args: string[], cwd: string) => run("npm", [...args, "--no-audit", "--no-fund"], { cwd });
+      const { stdout } = await npm(
+        ["pack", "--ignore-scripts", "--pack-destination", buildDir, "--json"],
+        packageDir,
+      );
+      const [packed] = JSON.parse(stdout) as { filename: string }[];
+      if (!packed) throw new Error(`npm pack wrote no tarball: ${stdout}`);
+      await npm(["init", "-y"], project);
+      await npm(["install", path.join(buildDir, packed.filename), "standardwebhooks", "tsx"], project);
+      const saved = { "examples/logs.ts": "logs.mts", "examples/webhooks.ts": "webhooks.ts" };
+      for (const [example, file] of Object.entries(saved)) {
+        copyFileSync(path.join(packageDir, example), path.join(project, file));
+      }
+      const tsx = path.join(project, "node_modules", "tsx", "dist", "cli.mjs");
+      return (example) => [process.execPath, [tsx, path.join(project, saved[example as keyof typeof saved])]];
     },
   },
   {
