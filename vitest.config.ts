@@ -40,6 +40,8 @@ const onPostgresOnly = ["tenant-reads-postgres"].map((name) => `test/${name}.tes
 export default defineConfig({
   test: {
     reporters: ["default", "./test/support/summary-reporter.ts"],
+    // FLOWLOG_TEST_CPU=<file> records each file's CPU time there (issue 50).
+    setupFiles: ["./test/support/file-cpu.ts"],
     pool: "forks",
     // Vitest's default is one file at a time on two cores (cores - 1). The files mostly wait on the real
     // servers they start (Temporal, SMTP, PostgreSQL, Chromium): one at a time kept the cores 45 % busy,
