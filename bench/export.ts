@@ -38,14 +38,23 @@ export const exportBench: Bench = {
     return [
       {
         title: "export: a workspace's entries as REST NDJSON (the whole detail form), entries per second",
-        columns: ["entries", "export /s", "bare /s", "export/bare", "NDJSON MB", "RSS growth MB"],
+        columns: [
+          "entries",
+          "export /s",
+          "bare /s",
+          "export/bare",
+          "NDJSON MB",
+          "RSS growth MB",
+          "bare RSS growth MB",
+        ],
         rows: [await compareAt(plan.entries, plan.rounds)],
         note:
           "bare: one SQL statement in keyset pages of 200 on its own connection, each row's line spliced from " +
           "its stored JSON texts, written to a chunked node:http answer at the socket's pace; the bench checks " +
           `both sent the same bytes (SHA-256). Each side once untimed, then ${plan.rounds} in turns, the ` +
           "medians compared. RSS growth: the serve process's peak RSS during an export less its RSS before it, " +
-          "sampled every 10 ms, the most of the timed rounds.",
+          "sampled every 10 ms, the most of the timed rounds; bare RSS growth: the same of the bare server, a " +
+          "floor (what the rows, their strings and the socket's buffers take in any Node process).",
       },
     ];
   },
@@ -84,9 +93,10 @@ async function compareAt(entries: number, rounds: number): Promise<(string | num
     const exportSeconds: number[] = [];
     const bareSeconds: number[] = [];
     let rssGrowth = 0;
+    let bareRssGrowth = 0;
     let bytes = 0;
     for (let round = 0; round <= rounds; round++) {
-      const baseline = await download(bareUrl, {});
+      const baseline = await download(bareUrl, {}, bare.pid);
       const exported = await download(exportUrl, { "x-api-key": key }, serve.pid);
       if (exported.sha256 !== baseline.sha256 || exported.lines !== entries) {
         throw new Error(
@@ -98,6 +108,7 @@ async function compareAt(entries: number, rounds: number): Promise<(string | num
       // The untimed round also loads and compiles what the first export runs.
       if (round === 0) continue;
       rssGrowth = Math.max(rssGrowth, exported.rssGrowthBytes);
+      bareRssGrowth = Math.max(bareRssGrowth, baseline.rssGrowthBytes);
       exportSeconds.push(exported.seconds);
       bareSeconds.push(baseline.seconds);
     }
@@ -109,6 +120,7 @@ async function compareAt(entries: number, rounds: number): Promise<(string | num
       ratio(bareTime / exportTime),
       (bytes / 1e6).toFixed(1),
       (rssGrowth / 1e6).toFixed(1),
+      (bareRssGrowth / 1e6).toFixed(1),
     ];
   } finally {
     await Promise.all(running.map((child) => child.stop()));
