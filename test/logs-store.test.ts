@@ -409,7 +409,7 @@ function shown(entry: LogEntryRecord | undefined) {
   return {
     ...rest,
     filesJson: files == null ? null : JSON.stringify(files),
-    ...(finalOutput === undefined ? {} : { finalOutputJson: JSON.stringify(finalOutput) }),
+    finalOutputJson: finalOutput === undefined ? undefined : JSON.stringify(finalOutput),
   };
 }
 

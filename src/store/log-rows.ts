@@ -248,16 +248,27 @@ function entryFromRow<Cost, Spans>(
   cost: Cost,
   traceSpans: Spans,
 ): Omit<LogEntryRecord, "cost" | "traceSpans"> & { cost: Cost; traceSpans: Spans } {
-  const { filesJson, finalOutputJson, ...entry } = shownEntryFromRow(row, cost, traceSpans);
   return {
-    ...entry,
-    files: filesJson === null ? null : JSON.parse(filesJson),
-    finalOutput: finalOutputJson === undefined ? undefined : JSON.parse(finalOutputJson),
+    ...entryColumns(row),
+    cost,
+    files: row.files_json === null ? null : JSON.parse(row.files_json),
+    traceSpans,
+    finalOutput: row.final_output_json == null ? undefined : JSON.parse(row.final_output_json),
   };
 }
 
 /** An entry as the answers show it: its files and final output as their stored text (StoredJsonTexts). */
 function shownEntryFromRow<Cost, Spans>(row: ListedRow, cost: Cost, traceSpans: Spans) {
+  return {
+    ...entryColumns(row),
+    cost,
+    filesJson: row.files_json,
+    traceSpans,
+    finalOutputJson: row.final_output_json ?? undefined,
+  };
+}
+
+function entryColumns(row: ListedRow) {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
@@ -270,10 +281,6 @@ function shownEntryFromRow<Cost, Spans>(row: ListedRow, cost: Cost, traceSpans: 
     startedAt: row.started_at,
     endedAt: row.ended_at,
     totalDurationMs: row.total_duration_ms,
-    cost,
-    filesJson: row.files_json,
-    traceSpans,
-    ...(row.final_output_json == null ? {} : { finalOutputJson: row.final_output_json }),
   };
 }
 

@@ -115,12 +115,12 @@ export interface LogEntryRecord {
 /**
  * An entry's files and final output as the answers that show them read them: the JSON text stored with the
  * entry, which JSON.stringify wrote (executionRows), handed on unparsed for the writers to write as it is
- * (valueFromStoredText; issue 53). filesJson is null when the entry has none; finalOutputJson is absent when
- * it has none or it was not read.
+ * (valueFromStoredText; issue 53). filesJson is null when the entry has none; finalOutputJson is undefined
+ * when it has none or it was not read.
  */
 interface StoredJsonTexts {
   filesJson: string | null;
-  finalOutputJson?: string;
+  finalOutputJson: string | undefined;
 }
 
 /**
