@@ -248,27 +248,20 @@ function entryFromRow<Cost, Spans>(
   cost: Cost,
   traceSpans: Spans,
 ): Omit<LogEntryRecord, "cost" | "traceSpans"> & { cost: Cost; traceSpans: Spans } {
+  const { filesJson, finalOutputJson, ...entry } = shownEntryFromRow(row, cost, traceSpans);
   return {
-    ...entryColumns(row),
-    cost,
-    files: row.files_json === null ? null : JSON.parse(row.files_json),
-    traceSpans,
-    finalOutput: row.final_output_json == null ? undefined : JSON.parse(row.final_output_json),
+    ...entry,
+    files: filesJson === null ? null : JSON.parse(filesJson),
+    finalOutput: finalOutputJson === undefined ? undefined : JSON.parse(finalOutputJson),
   };
 }
 
-/** An entry as the answers show it: its files and final output as their stored text (StoredJsonTexts). */
+/**
+ * An entry as the answers show it: its files and final output as their stored text (StoredJsonTexts). One
+ * object literal of one shape: an export builds one per entry, and building it by spreading the columns
+ * into it made a 1M export a third slower (lab, 2026-12-03).
+ */
 function shownEntryFromRow<Cost, Spans>(row: ListedRow, cost: Cost, traceSpans: Spans) {
-  return {
-    ...entryColumns(row),
-    cost,
-    filesJson: row.files_json,
-    traceSpans,
-    finalOutputJson: row.final_output_json ?? undefined,
-  };
-}
-
-function entryColumns(row: ListedRow) {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
@@ -281,6 +274,10 @@ function entryColumns(row: ListedRow) {
     startedAt: row.started_at,
     endedAt: row.ended_at,
     totalDurationMs: row.total_duration_ms,
+    cost,
+    filesJson: row.files_json,
+    traceSpans,
+    finalOutputJson: row.final_output_json ?? undefined,
   };
 }
 
