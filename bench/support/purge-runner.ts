@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { databaseFile, openDatabase } from "../../src/store/database.js";
-import { deleteInBatches, deletionBatchSize } from "../../src/store/log-deletion.js";
+import { deleteInBatches, deletionBatchSize, purgePause } from "../../src/store/log-deletion.js";
 import { openConfiguredStore } from "../../src/store/open-store.js";
 import { openPostgres, withTransaction } from "../../src/store/postgres/database.js";
 
@@ -42,7 +42,9 @@ async function storePurge(target: PurgeTarget): Promise<Purge> {
   const store = await openConfiguredStore({ ...target, databaseUrl: target.databaseUrl });
   const filter = { workspaceId: target.workspaceId, startedTo: target.cutoff - 1 };
   return {
-    run: async () => (await deleteInBatches(store.logDeletion, filter)).deleted.entries,
+    // At the pace D41's purge deletes at (retention-activities.ts).
+    run: async () =>
+      (await deleteInBatches(store.logDeletion, filter, { pause: purgePause })).deleted.entries,
     close: () => store.close(),
   };
 }

@@ -1,7 +1,7 @@
 import { Context } from "@temporalio/activity";
 import { dayMs, retentionCutoff, utcDayStart, workspaceRetention } from "../../limits/retention.js";
 import { logger as processLogger } from "../../logging/logger.js";
-import { deleteInBatches } from "../../store/log-deletion.js";
+import { deleteInBatches, purgePause } from "../../store/log-deletion.js";
 import type { ActivityDeps } from "./deps.js";
 import { heartbeating } from "./heartbeating.js";
 
@@ -83,6 +83,7 @@ export function retentionActivities(deps: ActivityDeps) {
             const until = deps.archiveDay ? dayEnd : Math.min(dayEnd, cutoffMs);
             const filter = { workspaceId, startedFrom: day, startedTo: until - 1 };
             await deleteInBatches(deps.store.logDeletion, filter, {
+              pause: purgePause,
               signal: context.cancellationSignal,
               onBatch: (batch) => {
                 entries += batch.entries;
