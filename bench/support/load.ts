@@ -7,7 +7,7 @@ import autocannon from "autocannon";
 import { installDebianPackages } from "../../src/tools/debian-packages.js";
 import { findOnPath } from "../../src/tools/executables.js";
 import { type GoBinary, resolveGoBinary } from "../../src/tools/go-binary.js";
-import { statFields } from "../../src/util/proc-stat.js";
+import { cpuSecondsOf } from "../../src/util/proc-stat.js";
 import { enveloped } from "./grpc-envelope.js";
 import { type Distribution, distribution } from "./sample.js";
 
@@ -339,17 +339,12 @@ function cpuMeter(pid: number | undefined): (answers: number) => { serverCpuMs?:
 
 /** User and system time of every thread of a process so far, from /proc/<pid>/stat (Linux). */
 function cpuSeconds(pid: number): number {
-  const fields = statFields(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  return (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
+  return cpuSecondsOf(readFileSync(`/proc/${pid}/stat`, "utf8")).own;
 }
 
 /** The CPU time of a process's waited-for children (cutime + cstime), from its /proc/<pid>/stat line. */
 function childrenCpuSeconds(stat: string): number {
-  const fields = statFields(stat);
-  const seconds = (Number(fields[13]) + Number(fields[14])) / clockTicksPerSecond;
+  const seconds = cpuSecondsOf(stat).children;
   if (!Number.isFinite(seconds)) throw new Error(`no /proc stat line after ghz: ${stat}`);
   return seconds;
 }
-
-/** USER_HZ, which Linux fixes at 100 for /proc's clock ticks on every architecture Node runs on. */
-const clockTicksPerSecond = 100;

@@ -1,6 +1,7 @@
 import { appendFileSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, expect, inject } from "vitest";
+import { cpuSecondsOf } from "../../src/util/proc-stat.js";
 
 /*
  * FLOWLOG_TEST_CPU=<file>: each test file's CPU time, appended to <file> as one JSON line when it ends
@@ -23,9 +24,8 @@ if (out) {
   });
 }
 
-/** This process's user and system time with that of its reaped children, from /proc (ticks of 10 ms). */
+/** This process's user and system time with that of its reaped children, from /proc. */
 function cpuSeconds(): number {
-  const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1]?.split(" ") ?? [];
-  const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(fields[i]));
-  return ((utime ?? 0) + (stime ?? 0) + (cutime ?? 0) + (cstime ?? 0)) / 100;
+  const { own, children } = cpuSecondsOf(readFileSync("/proc/self/stat", "utf8"));
+  return own + children;
 }
