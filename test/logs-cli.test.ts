@@ -1,5 +1,7 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify, stripVTControlCharacters } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -141,6 +143,22 @@ describe("flowlog logs list", () => {
     );
     expect(everything.data).toHaveLength(seeded);
     expect(ndjson(printed.stdout).map((e) => e.id)).toEqual(everything.data.map((e) => e.id));
+  });
+
+  it("starts without Temporal's SDK: a client of the API loads none of it", async () => {
+    // Read from the module cache at exit (Temporal's packages are CommonJS, so all of them are in it).
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "flowlog-modules-")), "loaded.txt");
+    const printed = await flowlog(
+      ["logs", "list", "--json", "--limit", "1", "--workspace", account.workspaceId],
+      {
+        NODE_OPTIONS: `--require ${path.join(import.meta.dirname, "support", "loaded-modules.cjs")}`,
+        FLOWLOG_LOADED_MODULES_FILE: file,
+      },
+    );
+    expect(printed.code, printed.stderr).toBe(0);
+    const loaded = readFileSync(file, "utf8").split("\n");
+    expect(loaded.length).toBeGreaterThan(10);
+    expect(loaded.filter((module) => module.includes("node_modules/@temporalio/"))).toEqual([]);
   });
 
   it("without --all prints one page and says on stderr how to get the next", async () => {

@@ -1,7 +1,12 @@
 import { type Command, InvalidArgumentError } from "commander";
-import { clusterDown, clusterPurge, clusterStatus, clusterUp } from "../cluster/cluster.js";
 import { loadDotEnv } from "../config/config.js";
 import { maskPassword } from "../store/postgres/database.js";
+
+/**
+ * The cluster's code (Temporal's client and protos among it) loads when a cluster command runs: every other
+ * command, `--help` included, starts without it.
+ */
+const clusterCode = () => import("../cluster/cluster.js");
 
 interface UpOptions {
   dir: string;
@@ -46,6 +51,7 @@ export function registerClusterCommand(program: Command): void {
       reporting("up", async ({ executionWorkers, deliveryWorkers, ...options }: UpOptions) => {
         loadDotEnv();
         const workers = { executions: executionWorkers, deliveries: deliveryWorkers };
+        const { clusterUp } = await clusterCode();
         const up = await clusterUp({ ...options, workers, env: process.env });
         console.log(`flowlog cluster is up (${options.dir}):
   API (REST, Connect, gRPC-Web; gRPC over h2c)  ${up.apiUrl}   grpcurl -plaintext ${up.grpcAddress} list
@@ -69,6 +75,7 @@ Logs are in ${options.dir}/logs; \`flowlog cluster status\` checks every part, \
     .option(...dirOption)
     .action(
       reporting("status", async (options: { dir: string }) => {
+        const { clusterStatus } = await clusterCode();
         const processes = await clusterStatus(options.dir);
         if (processes.length === 0) {
           console.log(`no cluster is up in ${options.dir}`);
@@ -88,6 +95,7 @@ Logs are in ${options.dir}/logs; \`flowlog cluster status\` checks every part, \
     .option(...dirOption)
     .action(
       reporting("down", async (options: { dir: string }) => {
+        const { clusterDown } = await clusterCode();
         const stopped = await clusterDown(options.dir);
         console.log(stopped.length === 0 ? "nothing was running" : `stopped ${stopped.join(", ")}`);
       }),
@@ -99,6 +107,7 @@ Logs are in ${options.dir}/logs; \`flowlog cluster status\` checks every part, \
     .option(...dirOption)
     .action(
       reporting("purge", async (options: { dir: string }) => {
+        const { clusterPurge } = await clusterCode();
         await clusterPurge(options.dir);
         console.log(`deleted ${options.dir}`);
       }),

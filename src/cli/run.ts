@@ -2,10 +2,8 @@ import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Command } from "commander";
-import { runWorkflow } from "../services/triggers/executions.js";
 import type { UserRecord } from "../store/records.js";
 import type { Store } from "../store/store.js";
-import { lazyTemporalClient } from "../temporal/client.js";
 import { type CommandContext, withContext } from "./context.js";
 
 interface RunOptions {
@@ -32,6 +30,11 @@ export function registerRunCommand(
     .option("--async", "print the executionId at once instead of waiting for the outcome")
     .action((workflowId: string, options: RunOptions) =>
       withContext(openContext, async ({ config, store }) => {
+        // Temporal's client and the trigger path load only when a workflow runs, not for every command.
+        const [{ runWorkflow }, { lazyTemporalClient }] = await Promise.all([
+          import("../services/triggers/executions.js"),
+          import("../temporal/client.js"),
+        ]);
         const temporal = lazyTemporalClient(
           config.temporalAddress ?? "localhost:7233",
           config.temporalNamespace,
