@@ -253,7 +253,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
         // No await from here until the slot is held: concurrent attempts see each other's.
         const refused = slots.refusal(delivery.workspaceId);
         if (refused) throw workspaceBusy(refused);
-        const startedAt = clock();
+        const started = attemptStart(clock);
         const beat = () => context.heartbeat({ started: attempt });
         beat();
         const { channel, result } = await slots.holding(delivery.workspaceId, () =>
@@ -263,7 +263,7 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
           delivery.id,
           input.series,
           attempt,
-          startedAt,
+          started,
           result,
           attempt >= maxAttempts,
         );
@@ -344,15 +344,27 @@ async function eventsOf(
  * `delivery attempt` (D50), named by ids, the channel, the event's type and the outcome; a webhook's
  * and a chat's HTTP exchange is its child.
  */
+/** When an attempt began: on the activities' clock for its record, and on the monotonic one for its length. */
+export interface AttemptStart {
+  at: number;
+  mark: number;
+}
+
+export function attemptStart(clock: () => number): AttemptStart {
+  return { at: clock(), mark: performance.now() };
+}
+
 /**
  * What an attempt of a delivery's series leaves in its record: a retryable failure that is not the
- * schedule's last is "retrying"; the last one, or one not to retry, "failed".
+ * schedule's last is "retrying"; the last one, or one not to retry, "failed". Its duration runs from its
+ * start to now, the event's rendering and signing included, not only the channel's exchange: started_at
+ * plus duration_ms then covers the request the receiver saw.
  */
 export function attemptRecord(
   deliveryId: string,
   series: number,
   attempt: number,
-  startedAt: number,
+  started: AttemptStart,
   result: ChannelResult,
   last: boolean,
 ): DeliveryAttemptRecord {
@@ -366,8 +378,8 @@ export function attemptRecord(
     deliveryId,
     series,
     attempt,
-    startedAt,
-    durationMs: result.durationMs,
+    startedAt: started.at,
+    durationMs: Math.ceil(performance.now() - started.mark),
     outcome,
     httpStatus: result.httpStatus ?? null,
     responseSnippet: result.responseSnippet ?? null,

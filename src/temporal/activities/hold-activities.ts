@@ -9,7 +9,7 @@ import type { HeldDelivery, HoldStatus } from "../../store/hold-rows.js";
 import type { SubscriptionForDelivery } from "../../store/subscriptions-store.js";
 import type { DeliveryTarget } from "../delivery-ids.js";
 import type { EndpointWatch } from "../endpoint-health-ids.js";
-import { attemptRecord, sendDelivery } from "./delivery-activities.js";
+import { attemptRecord, attemptStart, sendDelivery } from "./delivery-activities.js";
 import type { ActivityDeps } from "./deps.js";
 import { heartbeating } from "./heartbeating.js";
 import { tellWorkspace } from "./hold-notices.js";
@@ -76,9 +76,9 @@ export function holdActivities(deps: ActivityDeps) {
     attempt: number,
     last: boolean,
   ) => {
-    const startedAt = clock();
+    const started = attemptStart(clock);
     const { channel, result } = await sendDelivery(deps, delivery, subscription);
-    const record = attemptRecord(delivery.id, series, attempt, startedAt, result, last);
+    const record = attemptRecord(delivery.id, series, attempt, started, result, last);
     deps.metrics?.deliveryAttempted(channel, record.outcome);
     return { record, result };
   };

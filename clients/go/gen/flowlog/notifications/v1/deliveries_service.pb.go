@@ -166,9 +166,10 @@ type DeliveryAttempt struct {
 	// 1 for the first delivery, one more for each redelivery.
 	Series int32 `protobuf:"varint,1,opt,name=series,proto3" json:"series,omitempty"`
 	// 1-based within its series.
-	Attempt    int32  `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	StartedAt  string `protobuf:"bytes,3,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
-	DurationMs int32  `protobuf:"varint,4,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	Attempt   int32  `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	StartedAt string `protobuf:"bytes,3,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// From started_at to the answer or the failure, the event's rendering and signing included.
+	DurationMs int32 `protobuf:"varint,4,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
 	// succeeded, retrying (another attempt follows) or failed.
 	Outcome    string `protobuf:"bytes,5,opt,name=outcome,proto3" json:"outcome,omitempty"`
 	HttpStatus *int32 `protobuf:"varint,6,opt,name=http_status,json=httpStatus,proto3,oneof" json:"http_status,omitempty"`

@@ -124,6 +124,8 @@ export type DeliveryAttempt = Message<"flowlog.notifications.v1.DeliveryAttempt"
   startedAt: string;
 
   /**
+   * From started_at to the answer or the failure, the event's rendering and signing included.
+   *
    * @generated from field: int32 duration_ms = 4;
    */
   durationMs: number;
