@@ -157,7 +157,8 @@ describe("flowlog logs list", () => {
     );
     expect(printed.code, printed.stderr).toBe(0);
     const loaded = readFileSync(file, "utf8").split("\n");
-    expect(loaded.length).toBeGreaterThan(10);
+    // The cache was written: commander, the CLI's own CommonJS dependency, is in it.
+    expect(loaded.filter((module) => module.includes("node_modules/commander/")).length).toBeGreaterThan(0);
     expect(loaded.filter((module) => module.includes("node_modules/@temporalio/"))).toEqual([]);
   });
 

@@ -1,6 +1,4 @@
 import { type Command, InvalidArgumentError } from "commander";
-import { loadDotEnv } from "../config/config.js";
-import { maskPassword } from "../store/postgres/database.js";
 
 /**
  * The cluster's code (Temporal's client and protos among it) loads when a cluster command runs: every other
@@ -49,6 +47,10 @@ export function registerClusterCommand(program: Command): void {
     .option("--delivery-workers <n>", "flowlog worker processes running deliveries", positiveWhole, 1)
     .action(
       reporting("up", async ({ executionWorkers, deliveryWorkers, ...options }: UpOptions) => {
+        const [{ loadDotEnv }, { maskPassword }] = await Promise.all([
+          import("../config/config.js"),
+          import("../store/postgres/database.js"),
+        ]);
         loadDotEnv();
         const workers = { executions: executionWorkers, deliveries: deliveryWorkers };
         const { clusterUp } = await clusterCode();

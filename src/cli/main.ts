@@ -1,7 +1,4 @@
 import { Command } from "commander";
-import { ConfigError, loadConfig, loadDotEnv } from "../config/config.js";
-import { openConfiguredStore } from "../store/open-store.js";
-import { DatabaseUrlError } from "../store/postgres/database.js";
 import { registerAccountCommands } from "./accounts.js";
 import { registerClusterCommand } from "./cluster.js";
 import { registerLogsCommand } from "./logs/logs-command.js";
@@ -9,8 +6,9 @@ import { registerMigrateDataCommand } from "./migrate-data.js";
 import { registerRunCommand } from "./run.js";
 import { registerSeedCommand } from "./seed.js";
 
-// The long-running commands' modules (the server, the worker, Temporal's SDK) load when one of them runs, so
-// the short ones (`bootstrap`, `apikey list`, `--help`) start without them.
+// The long-running commands' modules (the server, the worker, Temporal's SDK), the configuration's schema and
+// the store load when a command needs them, so the short ones (`--help`, `logs list`, the API's clients)
+// start without them.
 const program = new Command("flowlog")
   .description(
     "Workflow-execution logs and notifications: gRPC, Connect and REST on one port, runs on Temporal",
@@ -25,17 +23,17 @@ const program = new Command("flowlog")
 program
   .command("dev")
   .description("start a Temporal dev server (unless TEMPORAL_ADDRESS is set), the API server and the worker")
-  .action(async () => (await import("./dev.js")).runDev(config()));
+  .action(async () => (await import("./dev.js")).runDev(await config()));
 
 program
   .command("serve")
   .description("start only the API server (scale it out beside `flowlog worker`)")
-  .action(async () => (await import("./serve.js")).runServe(config()));
+  .action(async () => (await import("./serve.js")).runServe(await config()));
 
 program
   .command("worker")
   .description("start only the Temporal worker")
-  .action(async () => (await import("./worker.js")).runWorker(config()));
+  .action(async () => (await import("./worker.js")).runWorker(await config()));
 
 registerAccountCommands(program, openContext);
 registerSeedCommand(program, openContext);
@@ -44,14 +42,16 @@ registerMigrateDataCommand(program);
 registerClusterCommand(program);
 registerLogsCommand(program);
 
-function config() {
+async function config() {
+  const { loadConfig, loadDotEnv } = await import("../config/config.js");
   loadDotEnv();
   return loadConfig();
 }
 
 /** Commands that work on the data directly open the store the server uses (D23, D32). */
 async function openContext() {
-  const c = config();
+  const c = await config();
+  const { openConfiguredStore } = await import("../store/open-store.js");
   return { config: c, store: await openConfiguredStore(c) };
 }
 
@@ -59,6 +59,10 @@ try {
   await program.parseAsync();
 } catch (error) {
   // A bad FLOWLOG_DATABASE_URL or an unreachable database stops any command with one line (D32).
+  const [{ ConfigError }, { DatabaseUrlError }] = await Promise.all([
+    import("../config/config.js"),
+    import("../store/postgres/database.js"),
+  ]);
   if (error instanceof ConfigError || error instanceof DatabaseUrlError) {
     console.error(error.message);
     process.exit(2);
