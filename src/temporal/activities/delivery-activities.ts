@@ -338,12 +338,6 @@ async function eventsOf(
   };
 }
 
-/**
- * Sends the delivery's event through its subscription's channel: webhook, e-mail or chat (D19, D20). The
- * one send of an attempt (numbered), a probe and a drain alike (D36). With tracing on it is the span
- * `delivery attempt` (D50), named by ids, the channel, the event's type and the outcome; a webhook's
- * and a chat's HTTP exchange is its child.
- */
 /** When an attempt began: on the activities' clock for its record, and on the monotonic one for its length. */
 export interface AttemptStart {
   at: number;
@@ -387,6 +381,12 @@ export function attemptRecord(
   };
 }
 
+/**
+ * Sends the delivery's event through its subscription's channel: webhook, e-mail or chat (D19, D20). The
+ * one send of an attempt (numbered), a probe and a drain alike (D36). With tracing on it is the span
+ * `delivery attempt` (D50), named by ids, the channel, the event's type and the outcome; a webhook's
+ * and a chat's HTTP exchange is its child.
+ */
 export function sendDelivery(
   deps: ActivityDeps,
   delivery: DeliveryWithEvent,
