@@ -1,13 +1,12 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify, stripVTControlCharacters } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, type Store } from "../src/store/store.js";
 import { freePort } from "../src/util/free-port.js";
 import { createWorkflow, execution, type TestAccount } from "./support/flowlog.js";
+import { moduleCacheProbe } from "./support/module-cache.js";
 import { type ServeProcess, startServeProcess } from "./support/serve-process.js";
 import { untilTrue } from "./support/until.js";
 
@@ -147,16 +146,13 @@ describe("flowlog logs list", () => {
 
   it("starts without Temporal's SDK: a client of the API loads none of it", async () => {
     // Read from the module cache at exit (Temporal's packages are CommonJS, so all of them are in it).
-    const file = path.join(mkdtempSync(path.join(tmpdir(), "flowlog-modules-")), "loaded.txt");
+    const probe = moduleCacheProbe();
     const printed = await flowlog(
       ["logs", "list", "--json", "--limit", "1", "--workspace", account.workspaceId],
-      {
-        NODE_OPTIONS: `--require ${path.join(import.meta.dirname, "support", "loaded-modules.cjs")}`,
-        FLOWLOG_LOADED_MODULES_FILE: file,
-      },
+      probe.env,
     );
     expect(printed.code, printed.stderr).toBe(0);
-    const loaded = readFileSync(file, "utf8").split("\n");
+    const loaded = probe.loaded();
     // The cache was written: commander, the CLI's own CommonJS dependency, is in it.
     expect(loaded.filter((module) => module.includes("node_modules/commander/")).length).toBeGreaterThan(0);
     expect(loaded.filter((module) => module.includes("node_modules/@temporalio/"))).toEqual([]);

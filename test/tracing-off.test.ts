@@ -1,27 +1,19 @@
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { freePort } from "../src/util/free-port.js";
+import { moduleCacheProbe } from "./support/module-cache.js";
 import { startServeProcess } from "./support/serve-process.js";
 
 /**
  * D50: while no OTLP endpoint is set, `flowlog serve` loads nothing of the OpenTelemetry SDK or its
  * exporter; set, it does. What a process loaded is read from its module cache at exit.
  */
-const preload = path.join(import.meta.dirname, "support", "loaded-modules.cjs");
-
 async function modulesLoadedByServe(env: Record<string, string>): Promise<string[]> {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), "flowlog-modules-")), "loaded.txt");
-  const serve = await startServeProcess({
-    NODE_OPTIONS: `--require ${preload}`,
-    FLOWLOG_LOADED_MODULES_FILE: file,
-    ...env,
-  });
+  const probe = moduleCacheProbe();
+  const serve = await startServeProcess({ ...probe.env, ...env });
   // A call through the API, so what a request loads lazily is loaded too.
   expect((await fetch(`${serve.url}/healthz`)).status).toBe(200);
   await serve.stop();
-  return readFileSync(file, "utf8").split("\n");
+  return probe.loaded();
 }
 
 const sdkParts = /node_modules\/@opentelemetry\/(sdk-[^/]+|exporter-[^/]+|resources|otlp-[^/]+)\//;
