@@ -7,6 +7,7 @@ import type { ApiKeyRecord, UserRecord, WorkspaceRecord } from "../../store/reco
 import type { Store } from "../../store/store.js";
 import { newId } from "../../util/ids.js";
 import { apiKeyPrefix, generateApiKey, hashApiKey } from "./api-keys.js";
+import { defaultPlan, defaultWorkspaceName } from "./defaults.js";
 
 export interface WorkspaceWithMembers extends WorkspaceRecord {
   memberUserIds: string[];
@@ -30,8 +31,6 @@ export interface Bootstrapped {
   apiKey: CreatedApiKey;
 }
 
-export const defaultPlan: Plan = "free";
-export const defaultWorkspaceName = "Default workspace";
 const maxNameLength = 200;
 const email = z.email();
 
