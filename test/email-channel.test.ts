@@ -285,6 +285,7 @@ describe("Delivery rules: e-mail attempts retry on transient SMTP failures only 
     await once(silent, "listening");
     const { port } = silent.address() as { port: number };
     try {
+      const started = performance.now();
       const result = await sendEmailAttempt({
         smtpUrl: `smtp://flowlog:${encodeURIComponent(password)}@127.0.0.1:${port}`,
         from,
@@ -292,10 +293,11 @@ describe("Delivery rules: e-mail attempts retry on transient SMTP failures only 
         email: email(),
         timeoutMs: 500,
       });
+      const waitedMs = performance.now() - started;
 
       expect(result.outcome).toBe("retry");
-      expect(result.durationMs).toBeGreaterThanOrEqual(450);
-      expect(result.durationMs).toBeLessThan(3_000);
+      expect(waitedMs).toBeGreaterThanOrEqual(450);
+      expect(waitedMs).toBeLessThan(3_000);
       expectNoPassword(result);
     } finally {
       for (const socket of sockets) socket.destroy();

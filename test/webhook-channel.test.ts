@@ -154,7 +154,6 @@ describe("Delivery rules: how an answer is classified (D19)", () => {
     const result = await attempt(hook);
     expect(result).toMatchObject({ outcome: "succeeded", httpStatus: status });
     expect(result.error).toBeUndefined();
-    expect(result.durationMs).toBeGreaterThanOrEqual(0);
   });
 
   it.each([500, 503, 429])("%i is retried, with the receiver's Retry-After captured", async (status) => {
@@ -196,10 +195,12 @@ describe("Delivery rules: how an answer is classified (D19)", () => {
   it("a receiver that never answers times out and is retried (default timeout 30 s)", async () => {
     expect(deliveryTimeoutMs).toBe(30_000);
     const hook = await receiver(() => {});
+    const started = performance.now();
     const result = await attempt(hook, { timeoutMs: 300 });
+    const waitedMs = performance.now() - started;
     expect(result).toMatchObject({ outcome: "retry", error: "no complete answer within 300 ms" });
-    expect(result.durationMs).toBeGreaterThanOrEqual(290);
-    expect(result.durationMs).toBeLessThan(5000);
+    expect(waitedMs).toBeGreaterThanOrEqual(290);
+    expect(waitedMs).toBeLessThan(5000);
   });
 
   it("the timeout covers the body too: headers sent, body stalled, is a timeout", async () => {

@@ -204,12 +204,9 @@ export function buildHoldNoticeEmail(event: HoldNoticeEvent): EmailContent {
  * message again would get the same answer.
  */
 export async function sendEmailAttempt(attempt: EmailAttempt): Promise<AttemptResult> {
-  const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
   const refuse = (error: string): AttemptResult => ({
     outcome: "failed",
     error,
-    durationMs: 0,
     responseSnippet: "",
   });
   if (attempt.smtpUrl === undefined) return refuse("e-mail is not configured (FLOWLOG_SMTP_URL is not set)");
@@ -239,7 +236,6 @@ export async function sendEmailAttempt(attempt: EmailAttempt): Promise<AttemptRe
     const response = [info.response, ...refused].join("\n");
     return {
       outcome: "succeeded",
-      durationMs: elapsed(),
       responseSnippet: snippetOfBytes(Buffer.from(redact(response))),
     };
   } catch (error) {
@@ -249,7 +245,6 @@ export async function sendEmailAttempt(attempt: EmailAttempt): Promise<AttemptRe
     return {
       outcome: isTransient(failure) ? "retry" : "failed",
       error: redact(message || String(error)),
-      durationMs: elapsed(),
       responseSnippet: snippetOfBytes(Buffer.from(redact(failure.response ?? ""))),
     };
   } finally {

@@ -26,7 +26,6 @@ export interface AttemptResult {
   httpStatus?: number;
   responseSnippet: string;
   error?: string;
-  durationMs: number;
   retryAfterMs?: number;
 }
 
@@ -55,14 +54,9 @@ export interface PostOptions {
 export async function postJson(url: string, body: string, options: PostOptions): Promise<AttemptResult> {
   const now = options.now ?? Date.now;
   const timeoutMs = options.timeoutMs ?? deliveryTimeoutMs;
-  const startedAt = now();
-  const finish = (result: Omit<AttemptResult, "durationMs">): AttemptResult => ({
-    ...result,
-    durationMs: now() - startedAt,
-  });
   const target = parseOutboundUrl(url);
   if (!(target instanceof URL)) {
-    return finish({ outcome: "failed", responseSnippet: "", error: `url ${target.problem}` });
+    return { outcome: "failed", responseSnippet: "", error: `url ${target.problem}` };
   }
   const headers = new Headers({ ...options.headers, "content-type": "application/json" });
   try {
@@ -75,11 +69,11 @@ export async function postJson(url: string, body: string, options: PostOptions):
         propagateTrace: options.propagateTrace,
       },
     );
-    return finish({ ...classify(reply, now()), responseSnippet: snippetOfBytes(reply.body) });
+    return { ...classify(reply, now()), responseSnippet: snippetOfBytes(reply.body) };
   } catch (error) {
     if (!(error instanceof OutboundFailure)) throw error;
     const outcome = error.retryable ? "retry" : "failed";
-    return finish({ outcome, responseSnippet: "", error: error.message });
+    return { outcome, responseSnippet: "", error: error.message };
   }
 }
 

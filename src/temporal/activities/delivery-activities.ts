@@ -62,13 +62,12 @@ export interface AttemptSummary {
   error?: string | undefined;
 }
 
-/** What every channel answers (http-channel, slack, email): the fields the attempt log records. */
+/** What every channel answers (http-channel, slack, email); the attempt log times the attempt itself (attemptStart). */
 interface ChannelResult {
   outcome: "succeeded" | "retry" | "failed";
   httpStatus?: number;
   responseSnippet?: string;
   error?: string;
-  durationMs: number;
   retryAfterMs?: number;
 }
 
@@ -408,7 +407,7 @@ export function sendDelivery(
     const result: ChannelResult =
       subscription && channel !== "deleted"
         ? await sendThrough(deps, delivery, subscription)
-        : { outcome: "failed", error: "the subscription was deleted", durationMs: 0 };
+        : { outcome: "failed", error: "the subscription was deleted" };
     span?.setAttribute("flowlog.delivery.outcome", result.outcome);
     if (result.httpStatus !== undefined) span?.setAttribute("http.response.status_code", result.httpStatus);
     if (result.outcome !== "succeeded") failSpan(span, result.outcome);

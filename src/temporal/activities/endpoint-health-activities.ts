@@ -174,7 +174,7 @@ export async function sendEndpointNotice(
 ): Promise<AttemptResult> {
   if (config.channel !== "email") {
     const error = `an endpoint notice goes to e-mail only; this subscription is now ${config.channel}`;
-    return { outcome: "failed", error, responseSnippet: "", durationMs: 0 };
+    return { outcome: "failed", error, responseSnippet: "" };
   }
   const { smtpUrl, mailFrom } = deps.notifications ?? { smtpUrl: undefined, mailFrom: "" };
   return sendEmailAttempt({
