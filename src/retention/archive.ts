@@ -26,10 +26,11 @@ const dayMs = 86_400_000;
 const pageSize = 100;
 
 /**
- * Lines are handed to gzip in chunks of about this many characters: few enough calls, and each chunk below
- * V8's large-object size, so that it dies young instead of waiting for a full collection.
+ * Pages read ahead of gzip at most. A page's lines go to gzip as one string: in chunks of 32 KB, built a
+ * line at a time, the archive ran at 0.68x to 0.77x of the bare loop; as one string a page, at 0.93x to
+ * 0.99x (20,000 entries, issue 52). Memory still holds a few pages whatever the day holds.
  */
-const chunkChars = 32 * 1024;
+const pagesAhead = 2;
 
 /**
  * D42's archive of one workspace-day, to the configured target, or undefined when archiving is off (no
@@ -96,8 +97,7 @@ async function writeObject(
   signal: AbortSignal | undefined,
 ): Promise<{ entries: number; measured: ObjectMeasure }> {
   let entries = 0;
-  const chunks = async function* () {
-    let chunk = "";
+  const pages = async function* () {
     for await (const page of exportPages(store, filter, {
       order: "desc",
       pageSize,
@@ -105,19 +105,12 @@ async function writeObject(
       signal,
     })) {
       entries += page.length;
-      for (const entry of page) {
-        chunk += exportLine(entry);
-        if (chunk.length < chunkChars) continue;
-        yield chunk;
-        chunk = "";
-      }
+      yield page.map(exportLine).join("");
     }
-    if (chunk !== "") yield chunk;
   };
   const written = measuringStream();
   await Promise.all([
-    // 16 chunks (512 KB) read ahead at most: the day's size never reaches memory.
-    pipeline(Readable.from(chunks(), { highWaterMark: 16 }), createGzip(), written, { signal }),
+    pipeline(Readable.from(pages(), { highWaterMark: pagesAhead }), createGzip(), written, { signal }),
     // A store that fails stops the reading too, rather than leave it waiting on a reader gone.
     sink.write(key, written, signal).catch((error: unknown) => {
       written.destroy(error as Error);
