@@ -86,12 +86,12 @@ export interface DeletionBounds {
 }
 
 /**
- * D41's purge waits a quarter of the time each batch took before the next. Deleting without a pause
- * raised the REST list's p99 1.6x on PostgreSQL on two cores (the purge bench; goal 1.5x) while it ran at
- * 0.90x a bare DELETE (goal 0.5x); waiting half the batch's time brought the p99 to 1.06x and the rate to
- * 0.50x, on the goal's edge (bench/README.md, purge). A quarter sits between the two.
+ * D41's purge waits a third of the time each batch took before the next. On PostgreSQL on two cores (the
+ * purge bench; goals: the REST list's p99 within 1.5x, a rate of 0.5x a bare DELETE), deleting without a
+ * pause gave a p99 of 1.61x at 0.90x; a pause of half the batch's time 1.06x at 0.50x; a quarter 1.51x at
+ * 0.66x (bench/README.md, purge). A third sits between the last two, with room on both goals.
  */
-export const purgePause = 0.25;
+export const purgePause = 1 / 3;
 
 /**
  * Deletes what `filter` selects, oldest first, one batch per transaction, yielding to the event loop
