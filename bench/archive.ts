@@ -1,12 +1,11 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { createReadStream, createWriteStream, mkdtempSync, rmSync } from "node:fs";
+import { createReadStream, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { promisify } from "node:util";
-import { createGunzip, createGzip } from "node:zlib";
+import { createGunzip } from "node:zlib";
 import { dayArchiver } from "../src/retention/archive.js";
 import { archiveSink } from "../src/retention/archive-sinks.js";
 import { generateExecutions } from "../src/seed/generate.js";
@@ -15,7 +14,7 @@ import { seedWorkspace } from "../src/seed/seed.js";
 import { databaseFile } from "../src/store/database.js";
 import type { ExecutionRecord } from "../src/store/records.js";
 import { openSqlite } from "../src/store/sqlite-addon.js";
-import { bareExportPages } from "./support/bare-export-lines.js";
+import { bareArchive } from "./support/bare-archive.js";
 import { repoRoot } from "./support/processes.js";
 import { type Bench, type BenchOptions, perSecond, ratio } from "./support/report.js";
 import { timed } from "./support/sample.js";
@@ -42,13 +41,22 @@ export const archiveBench: Bench = {
     return [
       {
         title: "archive: one workspace-day written as gzip NDJSON to a local folder, entries per second",
-        columns: ["entries", "archive /s", "bare /s", "archive/bare", "NDJSON MB", "RSS growth MB"],
+        columns: [
+          "entries",
+          "archive /s",
+          "bare /s",
+          "archive/bare",
+          "NDJSON MB",
+          "RSS growth MB",
+          "bare RSS growth MB",
+        ],
         rows,
         note:
           "bare: one SQL statement in keyset pages on a second connection, each row's line spliced from its " +
           "stored JSON texts (no parse, no view), gzipped to a file flushed to disk; the bench checks both " +
           "wrote the same lines. archive also reads its object back and records it. RSS growth: the " +
-          "archive's peak RSS less the RSS before it, the day archived again in a fresh process.",
+          "archive's peak RSS less the RSS before it, the day archived again in a fresh process; bare RSS " +
+          "growth: the same of the bare loop, the floor of any code writing these lines at this rate.",
       },
     ];
   },
@@ -66,7 +74,7 @@ async function compareAt(count: number, rounds: number): Promise<(string | numbe
     const bareSeconds: number[] = [];
     const archiveSeconds: number[] = [];
     for (let round = 0; round <= rounds; round++) {
-      const bare = await timed(() => bareLoop(file, bench.workspaceId, bareTarget));
+      const bare = await timed(() => bareArchive(file, dayOf(bench.workspaceId), bareTarget));
       forgetArchives(bench);
       const archived = await timed(() => archiveDay(bench.workspaceId, day));
       if (archived.value.entries !== entries || bare.value.entries !== entries) {
@@ -83,7 +91,8 @@ async function compareAt(count: number, rounds: number): Promise<(string | numbe
       throw new Error("the bare loop wrote other lines than the archive");
     }
     forgetArchives(bench);
-    const memory = await archiveMemory(bench, path.join(folder, "memory"));
+    const memory = await archiveMemory(bench, path.join(folder, "memory"), "archive");
+    const bareMemory = await archiveMemory(bench, path.join(folder, "memory-bare"), "bare");
     const [bare, archived] = [median(bareSeconds), median(archiveSeconds)];
     return [
       perSecond(entries),
@@ -92,6 +101,7 @@ async function compareAt(count: number, rounds: number): Promise<(string | numbe
       ratio(bare / archived),
       (ndjson.bytes / 1e6).toFixed(1),
       ((memory.rssPeakBytes - memory.rssBeforeBytes) / 1e6).toFixed(1),
+      ((bareMemory.rssPeakBytes - bareMemory.rssBeforeBytes) / 1e6).toFixed(1),
     ];
   } finally {
     rmSync(folder, { recursive: true, force: true });
@@ -118,19 +128,6 @@ async function seedDay(bench: BenchStore, count: number): Promise<number> {
   return written + (await bench.store.logs.insertExecutions(batch));
 }
 
-/** The bare loop's lines (support/bare-export-lines.ts), gzipped to a file flushed to disk. */
-async function bareLoop(file: string, workspaceId: string, target: string): Promise<{ entries: number }> {
-  let entries = 0;
-  async function* lines() {
-    for await (const page of bareExportPages(file, { workspaceId, from: day, to: day + dayMs - 1 })) {
-      entries += page.entries;
-      yield page.text;
-    }
-  }
-  await pipeline(Readable.from(lines()), createGzip(), createWriteStream(target, { flush: true }));
-  return { entries };
-}
-
 /** The catalogue emptied, so that the day is archived again rather than answered from its record. */
 function forgetArchives(bench: BenchStore): void {
   const db = openSqlite(databaseFile(bench.dataDir));
@@ -139,6 +136,11 @@ function forgetArchives(bench: BenchStore): void {
   } finally {
     db.close();
   }
+}
+
+/** The seeded day's entries, as the bare loop selects them. */
+function dayOf(workspaceId: string): { workspaceId: string; from: number; to: number } {
+  return { workspaceId, from: day, to: day + dayMs - 1 };
 }
 
 function median(values: number[]): number {
@@ -160,16 +162,18 @@ async function gunzipped(file: string): Promise<{ bytes: number; sha256: string 
 }
 
 /**
- * The RSS growth of archiving the day again, in a fresh process (support/archive-memory.ts).
+ * The RSS of archiving the day again, or of the bare loop writing it, in a fresh process
+ * (support/archive-memory.ts).
  */
 async function archiveMemory(
   bench: BenchStore,
   folder: string,
+  side: "archive" | "bare",
 ): Promise<{ rssBeforeBytes: number; rssPeakBytes: number }> {
   const script = path.join(repoRoot, "bench/support/archive-memory.ts");
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ["--import", "tsx", script, bench.dataDir, bench.workspaceId, String(day), folder],
+    ["--import", "tsx", script, bench.dataDir, bench.workspaceId, String(day), folder, side],
     { cwd: repoRoot },
   );
   return JSON.parse(stdout) as { rssBeforeBytes: number; rssPeakBytes: number };

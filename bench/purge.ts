@@ -17,7 +17,15 @@ import {
   unlimitedPlanLimits,
 } from "./support/processes.js";
 import { type PurgeTarget, purgeFinished, purgeStarted } from "./support/purge-runner.js";
-import { type Bench, type BenchOptions, ms, perSecond, ratio, type Table } from "./support/report.js";
+import {
+  type Bench,
+  type BenchOptions,
+  type BenchStoreKind,
+  ms,
+  perSecond,
+  ratio,
+  type Table,
+} from "./support/report.js";
 import { largeSeedBatch } from "./support/store.js";
 
 const dayMs = 86_400_000;
@@ -71,8 +79,9 @@ export const purgeBench: Bench = {
       // `--sizes=` gives the expired entries' counts, a row per store for each.
       for (const expired of options.sizes ?? [plan.expired]) {
         const sized = { ...plan, expired };
-        rows.push(await measureSeeded(() => seededSqlite(sized), sized));
-        rows.push(await measureSeeded(() => seededPostgres(server, sized), sized));
+        const measures = (store: BenchStoreKind) => options.stores?.includes(store) ?? true;
+        if (measures("sqlite")) rows.push(await measureSeeded(() => seededSqlite(sized), sized));
+        if (measures("postgres")) rows.push(await measureSeeded(() => seededPostgres(server, sized), sized));
       }
     } finally {
       await server.stop();

@@ -27,7 +27,7 @@ import { rateLimitBench } from "./rate-limit.js";
 import { resumeBench } from "./resume.js";
 import { searchBench } from "./search.js";
 import { stopShared } from "./support/quick-run.js";
-import { type Bench, formatTable } from "./support/report.js";
+import { type Bench, type BenchStoreKind, benchStoreKinds, formatTable } from "./support/report.js";
 import { tailBench } from "./tail.js";
 import { tenantReadsBench } from "./tenant-reads.js";
 
@@ -62,10 +62,11 @@ const benches: Bench[] = [
 ];
 const resultsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
 
-/** `npm run bench [-- [--quick] [--sizes=…] [name...]]`: runs the named benches (all by default), prints and saves each. */
+/** `npm run bench [-- [--quick] [--sizes=…] [--stores=…] [name...]]`: runs the named benches (all by default), prints and saves each. */
 async function main(args: string[]): Promise<void> {
   const quick = args.includes("--quick");
   const sizes = sizesOption(args);
+  const stores = storesOption(args);
   const names = args.filter((arg) => !arg.startsWith("--"));
   const unknown = names.filter((name) => !benches.some((b) => b.name === name));
   if (unknown.length > 0) {
@@ -84,7 +85,7 @@ async function main(args: string[]): Promise<void> {
   try {
     for (const bench of selected) {
       const started = performance.now();
-      const tables = await bench.run(sizes ? { quick, sizes } : { quick });
+      const tables = await bench.run({ quick, ...(sizes && { sizes }), ...(stores && { stores }) });
       const seconds = (performance.now() - started) / 1000;
       for (const table of tables) console.log(`${formatTable(table)}\n`);
       console.log(`(${bench.name}: ${seconds.toFixed(1)} s)\n`);
@@ -105,6 +106,18 @@ function sizesOption(args: string[]): number[] | undefined {
     throw new Error(`--sizes takes whole numbers of entries separated by commas, not ${option}`);
   }
   return sizes;
+}
+
+/** `--stores=postgres`, for the benches with a row per store (purge): only the stores named. */
+function storesOption(args: string[]): BenchStoreKind[] | undefined {
+  const option = args.find((arg) => arg.startsWith("--stores="));
+  if (!option) return undefined;
+  const stores = option.slice("--stores=".length).split(",");
+  const unknown = stores.filter((store) => !(benchStoreKinds as readonly string[]).includes(store));
+  if (unknown.length > 0 || stores.length === 0) {
+    throw new Error(`--stores takes ${benchStoreKinds.join(" and/or ")} separated by commas, not ${option}`);
+  }
+  return stores as BenchStoreKind[];
 }
 
 await main(process.argv.slice(2));

@@ -12,7 +12,12 @@ export interface BenchOptions {
   quick: boolean;
   /** `--sizes=10000000,…`: the store sizes a bench that seeds several measures, in place of its mode's. */
   sizes?: number[];
+  /** `--stores=postgres`: the stores a bench with a row per store measures (purge), in place of both. */
+  stores?: BenchStoreKind[];
 }
+
+export const benchStoreKinds = ["sqlite", "postgres"] as const;
+export type BenchStoreKind = (typeof benchStoreKinds)[number];
 
 export interface Bench {
   name: string;
