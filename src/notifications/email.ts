@@ -1,4 +1,3 @@
-import { performance } from "node:perf_hooks";
 import nodemailer, { type NodemailerError } from "nodemailer";
 import { alertFiredEventType } from "../domain/event-types.js";
 import { createRedactor } from "../outbound/redaction.js";
