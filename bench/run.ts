@@ -114,7 +114,7 @@ function storesOption(args: string[]): BenchStoreKind[] | undefined {
   if (!option) return undefined;
   const stores = option.slice("--stores=".length).split(",");
   const unknown = stores.filter((store) => !(benchStoreKinds as readonly string[]).includes(store));
-  if (unknown.length > 0 || stores.length === 0) {
+  if (unknown.length > 0) {
     throw new Error(`--stores takes ${benchStoreKinds.join(" and/or ")} separated by commas, not ${option}`);
   }
   return stores as BenchStoreKind[];

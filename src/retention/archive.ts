@@ -26,9 +26,9 @@ const dayMs = 86_400_000;
 const pageSize = 100;
 
 /**
- * Pages read ahead of gzip at most. A page's lines go to gzip as one string: in chunks of 32 KB, built a
- * line at a time, the archive ran at 0.68x to 0.77x of the bare loop; as one string a page, at 0.93x to
- * 0.99x (20,000 entries, issue 52). Memory still holds a few pages whatever the day holds.
+ * Pages read ahead of gzip at most. A page's lines go to gzip as one string, as the archive bench's bare
+ * loop hands them: in 32 KB chunks built a line at a time, the archive ran at 0.61x to 0.66x of that loop;
+ * a page at a time, at 0.93x to 1.04x (issue 52). Memory holds a few pages whatever the day holds.
  */
 const pagesAhead = 2;
 
