@@ -74,7 +74,7 @@ async function compareAt(count: number, rounds: number): Promise<(string | numbe
     const bareSeconds: number[] = [];
     const archiveSeconds: number[] = [];
     for (let round = 0; round <= rounds; round++) {
-      const bare = await timed(() => bareArchive(file, dayOf(bench.workspaceId), bareTarget));
+      const bare = await timed(() => bareArchive(file, bench.workspaceId, day, bareTarget));
       forgetArchives(bench);
       const archived = await timed(() => archiveDay(bench.workspaceId, day));
       if (archived.value.entries !== entries || bare.value.entries !== entries) {
@@ -136,11 +136,6 @@ function forgetArchives(bench: BenchStore): void {
   } finally {
     db.close();
   }
-}
-
-/** The seeded day's entries, as the bare loop selects them. */
-function dayOf(workspaceId: string): { workspaceId: string; from: number; to: number } {
-  return { workspaceId, from: day, to: day + dayMs - 1 };
 }
 
 function median(values: number[]): number {

@@ -16,7 +16,6 @@ import { databaseFile } from "../../src/store/database.js";
 import { openStore } from "../../src/store/store.js";
 import { bareArchive } from "./bare-archive.js";
 
-const dayMs = 86_400_000;
 const [dataDir = "", workspaceId = "", dayStart = "", folder = "", side = "archive"] = process.argv.slice(2);
 if (side !== "archive" && side !== "bare") throw new Error(`the side is archive or bare, not ${side}`);
 mkdirSync(folder, { recursive: true });
@@ -31,11 +30,7 @@ const sampler = setInterval(() => {
 if (side === "archive") await archiveDay(workspaceId, from);
 else {
   // The bare loop's own connection, as in the timed rounds; the store stays open, as the archive's does.
-  await bareArchive(
-    databaseFile(dataDir),
-    { workspaceId, from, to: from + dayMs - 1 },
-    path.join(folder, "bare.ndjson.gz"),
-  );
+  await bareArchive(databaseFile(dataDir), workspaceId, from, path.join(folder, "bare.ndjson.gz"));
 }
 clearInterval(sampler);
 await store.close();

@@ -4,18 +4,22 @@ import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { bareExportPages } from "./bare-export-lines.js";
 
+const dayMs = 86_400_000;
+
 /**
- * The archive bench's baseline: the bare loop's lines (bare-export-lines.ts) of a workspace's entries with
- * startedAt in [from, to], gzipped to `target`, flushed to disk.
+ * The archive bench's baseline: the bare loop's lines (bare-export-lines.ts) of a workspace's entries that
+ * started on the UTC day from `dayStartMs`, gzipped to `target`, flushed to disk.
  */
 export async function bareArchive(
   file: string,
-  { workspaceId, from, to }: { workspaceId: string; from: number; to: number },
+  workspaceId: string,
+  dayStartMs: number,
   target: string,
 ): Promise<{ entries: number }> {
+  const day = { workspaceId, from: dayStartMs, to: dayStartMs + dayMs - 1 };
   let entries = 0;
   async function* lines() {
-    for await (const page of bareExportPages(file, { workspaceId, from, to })) {
+    for await (const page of bareExportPages(file, day)) {
       entries += page.entries;
       yield page.text;
     }
