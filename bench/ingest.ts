@@ -118,9 +118,10 @@ const rawWriter: Writer = async () => {
 
 /** The baseline: the rows LogsStore writes for one execution, by positional prepared statements. */
 function rawInserts(db: Db): (record: ExecutionRecord) => void {
-  // The last two columns are D44's write order, numbered by the table's trigger, for these rows as for the store's.
+  // Then two columns of D44's write order, numbered by the table's trigger, for these rows as for the store's,
+  // and cost_canonical (issue 53), set as the store sets it for the costs the engine writes.
   const entry = db.prepare(
-    "INSERT INTO log_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0)",
+    "INSERT INTO log_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 1)",
   );
   const model = db.prepare("INSERT INTO log_entry_models VALUES (?, ?, ?, ?, ?, ?)");
   const state = db.prepare("INSERT OR IGNORE INTO workflow_states VALUES (?, ?)");

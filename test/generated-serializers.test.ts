@@ -15,6 +15,8 @@ import { type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Limits } from "../gen/flowlog/logs/v1/limits_pb.js";
 import {
+  type Cost,
+  CostSchema,
   type ExecutionData,
   ExecutionDataSchema,
   type TraceSpan,
@@ -29,6 +31,7 @@ import {
 } from "../gen/flowlog/logs/v1/logs_service_pb.js";
 import {
   answerSerializers,
+  isCanonicalCostJson,
   isCanonicalTraceSpanList,
   traceSpanFromJson,
 } from "../gen/flowlog/logs/v1/logs_service_serializers.js";
@@ -44,10 +47,11 @@ import { toJsonWithPresence } from "../src/codegen/serializers/runtime/presence.
 import { computeLimits } from "../src/limits/execution-limits.js";
 import { defaultPlanLimits } from "../src/limits/plans.js";
 import { seedWorkspace } from "../src/seed/seed.js";
+import { fullCost, StoredCost } from "../src/services/logs/cost-message.js";
 import { type EntryView, executionMetadata, logEntryView } from "../src/services/logs/log-entry-view.js";
 import { StoredExecutionData } from "../src/services/logs/stored-execution-data.js";
 import { costDetail } from "../src/store/log-rows.js";
-import type { CostRecord, ListedEntryRecord } from "../src/store/records.js";
+import type { CostRecord, ListedEntryRecord, StoredCostRecord } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { createAccount, type TestAccount } from "./support/flowlog.js";
 import { seededRandom } from "./support/random.js";
@@ -108,7 +112,7 @@ describe("the seeded corpus, through the real views", () => {
   const now = Date.parse("2026-03-01T12:00:00.000Z");
   let store: Store;
   let account: TestAccount;
-  let entries: (ListedEntryRecord & { cost: CostRecord })[];
+  let entries: (ListedEntryRecord & { cost: CostRecord | StoredCostRecord })[];
   let limits: Limits;
 
   beforeAll(async () => {
@@ -172,7 +176,7 @@ describe("the seeded corpus, through the real views", () => {
             ignoreUnknownFields: true,
           }),
           executionMetadata: executionMetadata(
-            entry,
+            execution.entry,
             { retryOf: "ex_retried", retriedBy: "ex_retry" },
             execution.workflowVersion,
           ),
@@ -187,8 +191,10 @@ describe("the seeded corpus, through the real views", () => {
     for (const { id } of entries) {
       const found = await store.logs.getEntryView(id);
       if (!found) throw new Error(`log entry ${id} is missing`);
-      // The seeder writes its spans as the engine does, canonical: the answers write their stored text.
+      // The seeder writes its spans and costs as the engine does, canonical: the answers write their stored
+      // text.
       expect(found.entry.traceSpans).toStrictEqual({ canonicalJson: expect.any(String) });
+      expect(found.entry.cost).toStrictEqual({ total: expect.any(Number), detailJson: expect.any(String) });
       const answer = () =>
         create(GetLogResponseSchema, { data: logEntryView(found.entry, found.workflow, detail), limits });
       expect(expectSameJson(GetLogResponseSchema, answer())).not.toEqual({ refused: true });
@@ -205,6 +211,9 @@ describe("the seeded corpus, through the real views", () => {
     });
     expect(spans.length).toBeGreaterThan(80);
     for (const span of spans) expectSameSpan(span);
+    // ...and canonical costs, which a page with their detail hands on as their text too.
+    for (const entry of entries)
+      expect(entry.cost).toStrictEqual({ total: expect.any(Number), detailJson: expect.any(String) });
     for (const entry of entries) {
       expectSameValue(JSON.parse(entry.filesJson ?? "null") as JsonValue);
       expectSameValue(JSON.parse(entry.finalOutputJson ?? "null") as JsonValue);
@@ -396,6 +405,74 @@ const strays: ((span: JsonObject, random: ReturnType<typeof seededRandom>) => vo
   },
 ];
 
+/** Ways a stored cost can stray from the canonical form (the detail of a ModelCost: modelStrays). */
+const costStrays: ((cost: JsonObject, random: ReturnType<typeof seededRandom>) => void)[] = [
+  (cost, random) => reorder(cost, random),
+  (cost, random) => {
+    delete cost[random.pick(Object.keys(cost).concat("total"))];
+  },
+  (cost) => {
+    cost.extra = 1;
+  },
+  (cost, random) => {
+    cost.total = random.pick<JsonValue>(["NaN", "Infinity", "1.5", null, -0, 1e308, true]);
+  },
+  (cost, random) => {
+    cost.tokens = random.pick<JsonValue>([
+      null,
+      { prompt: "1", completion: 0, total: 0 },
+      { prompt: 1, completion: 2, total: -1 },
+      { prompt: 1, completion: 2, total: 3, extra: 1 },
+      { completion: 2, prompt: 1, total: 3 },
+      { prompt: 1, total: 3 },
+    ]);
+  },
+  (cost, random) => {
+    cost.models = random.pick<JsonValue>([[], null, "m", { m: null }, { m: [] }]);
+  },
+  (cost) => {
+    // A model named "__proto__", an own key as JSON.parse makes one: the writers never write it.
+    const models = isJsonObject(cost.models) ? cost.models : {};
+    Object.defineProperty(models, "__proto__", {
+      value: { input: 1, output: 1, total: 2 },
+      enumerable: true,
+      configurable: true,
+    });
+    cost.models = models;
+  },
+  (cost) => {
+    cost.models = { "lone \ud800": { input: 1, output: 1, total: 2 } };
+  },
+];
+
+const modelStrays: ((model: JsonObject, random: ReturnType<typeof seededRandom>) => void)[] = [
+  (model, random) => reorder(model, random),
+  (model, random) => {
+    delete model[random.pick(Object.keys(model).concat("input"))];
+  },
+  (model, random) => {
+    model[random.pick(["input", "output", "total"])] = random.pick<JsonValue>([
+      "NaN",
+      "2",
+      null,
+      Number.POSITIVE_INFINITY,
+    ]);
+  },
+  (model, random) => {
+    model.tokens = random.pick<JsonValue>([null, {}, { prompt: 1.5, completion: 0, total: 0 }]);
+  },
+];
+
+/** Two members swapped: fromJson reads any order, the writers write field-number order. */
+function reorder(object: JsonObject, random: ReturnType<typeof seededRandom>): void {
+  const keys = Object.keys(object);
+  const [a, b] = [random.int(0, keys.length - 1), random.int(0, keys.length - 1)];
+  [keys[a], keys[b]] = [keys[b] as string, keys[a] as string];
+  const members = keys.map((key) => [key, object[key] ?? null] as const);
+  for (const key of keys) delete object[key];
+  for (const [key, value] of members) object[key] = value;
+}
+
 /** A lone surrogate as JSON.stringify escapes it (a well-formed pair is written as it is). */
 const loneSurrogate = /\\ud[89a-f][0-9a-f]{2}/g;
 
@@ -475,6 +552,85 @@ describe("readers of stored JSON", () => {
     expect(Buffer.from(toBinary(ValueSchema, set))).toEqual(
       Buffer.from(toBinary(ValueSchema, valueFromJson(true))),
     );
+  });
+
+  it("3,000 random costs, canonical and strayed: one taken as canonical is written as its stored text", () => {
+    const random = seededRandom(5353);
+    const counts = { canonical: 0, not: 0 };
+    for (let i = 0; i < 3_000; i++) {
+      const cost = randomMessage(CostSchema, random) as Cost;
+      let json: JsonObject;
+      try {
+        json = toJson(CostSchema, cost, { alwaysEmitImplicit: random.chance(0.7) }) as JsonObject;
+      } catch {
+        continue;
+      }
+      if (random.chance(0.8)) json = JSON.parse(JSON.stringify(json).replace(loneSurrogate, "?"));
+      const model = isJsonObject(json.models) ? Object.values(json.models)[0] : undefined;
+      if (isJsonObject(model) && random.chance(0.3)) random.pick(modelStrays)(model, random);
+      if (random.chance(0.4)) random.pick(costStrays)(json, random);
+      // What the store keeps (executionRows): the total in its column, the rest as JSON text, checked.
+      const { total, tokens, models } = json;
+      const canonical = isCanonicalCostJson({ total, tokens, models });
+      const detailJson = JSON.stringify({ tokens, models });
+      // Text the check refuses is never written as it is; when it would have been written the same, it
+      // holds a double the mapping writes as a string or a lone surrogate, which the check leaves out, or
+      // has no tokens, which a stored cost always has (CostRecord; the check refuses the undefined member),
+      // or an object that is not plain data (toJson set a map's prototype from a model named "__proto__").
+      let written: string | undefined;
+      try {
+        const parsed = JSON.parse(JSON.stringify({ total, tokens, models }));
+        written = JSON.stringify(
+          toJson(CostSchema, fromJson(CostSchema, parsed), { alwaysEmitImplicit: true }),
+        );
+      } catch {
+        written = undefined;
+      }
+      if (!canonical) {
+        counts.not++;
+        const text = JSON.stringify({ total, tokens, models });
+        if (written === text && tokens !== undefined && !isCanonicalCostJson(JSON.parse(text)))
+          expect(text).toMatch(/"(NaN|-?Infinity)"|\\ud[89a-f]/);
+        continue;
+      }
+      counts.canonical++;
+      const asAnswer = (value: Cost) => create(GetLogResponseSchema, { data: { cost: value } });
+      const stored = () => asAnswer(new StoredCost(total as number, detailJson));
+      // Reflection reads the stored cost's fields; the writers write its text, or from its fields in binary.
+      const text = expectSameJson(GetLogResponseSchema, stored());
+      expect(text).toEqual({ text: expect.stringContaining(`"cost":{"total":${JSON.stringify(total)},`) });
+      expectSameBinary(GetLogResponseSchema, stored());
+      // ...and they write what the cost built from the same columns writes, as the answers did before.
+      const built = asAnswer(fullCost({ total: total as number, ...JSON.parse(detailJson) }));
+      expect(expectSameJson(GetLogResponseSchema, built)).toEqual(text);
+    }
+    // Both well represented (565 and over 2,000 with this seed).
+    expect(counts.canonical).toBeGreaterThan(400);
+    expect(counts.not).toBeGreaterThan(1_000);
+  });
+
+  it("a stored cost is written as stored until its tokens or models are read or set; its total as it stands", () => {
+    const detailJson = JSON.stringify({
+      tokens: { prompt: 1, completion: 2, total: 3 },
+      models: {
+        m: { input: 0.5, output: 0.25, total: 0.75, tokens: { prompt: 1, completion: 2, total: 3 } },
+      },
+    });
+    expect(isCanonicalCostJson({ total: 0.75, ...JSON.parse(detailJson) })).toBe(true);
+    const write = (cost: Cost) =>
+      expectSameJson(GetLogResponseSchema, create(GetLogResponseSchema, { data: { cost } }));
+    expect(write(new StoredCost(0.75, detailJson))).toEqual({
+      text: expect.stringContaining(`"cost":{"total":0.75,${detailJson.slice(1)}`),
+    });
+    const totalSet = new StoredCost(0.75, detailJson);
+    totalSet.total = Number.NaN;
+    expect(write(totalSet)).toEqual({ text: expect.stringContaining('"cost":{"total":"NaN","tokens"') });
+    const modelsSet = new StoredCost(0.75, detailJson);
+    modelsSet.models = {};
+    expect(write(modelsSet)).toEqual({ text: expect.stringContaining('"models":{}') });
+    const changed = new StoredCost(0.75, detailJson);
+    (changed.tokens as Cost["tokens"] & object).prompt = 7;
+    expect(write(changed)).toEqual({ text: expect.stringContaining('"tokens":{"prompt":7,') });
   });
 
   it("stored spans are written as stored until their field is read or set, then as the field is", () => {

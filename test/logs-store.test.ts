@@ -200,7 +200,7 @@ describe("a page reads the columns its answer shows (D9, D30)", () => {
     const { workspace, record } = await onlyEntry();
     const [entry] = (await store.logs.list({ workspaceId: workspace.workspaceId }, page(true))).entries;
     expect(entry).toStrictEqual(viewed(await store.logs.getEntry(record.entry.id)));
-    expect(entry?.cost).toStrictEqual(record.entry.cost);
+    expect((await store.logs.getEntry(record.entry.id))?.cost).toStrictEqual(record.entry.cost);
     expect(entry?.finalOutputJson).toBe('{"answer":42}');
   });
 });
@@ -413,10 +413,16 @@ function shown(entry: LogEntryRecord | undefined) {
   };
 }
 
-/** ...and its canonical spans as their text too. */
+/** ...and its canonical cost and spans as their text too. */
 function viewed(entry: LogEntryRecord | undefined) {
   const entryShown = shown(entry);
-  return entryShown && { ...entryShown, traceSpans: { canonicalJson: JSON.stringify(entry?.traceSpans) } };
+  if (!entryShown || !entry) return undefined;
+  const { total, tokens, models } = entry.cost;
+  return {
+    ...entryShown,
+    cost: { total, detailJson: JSON.stringify({ tokens, models }) },
+    traceSpans: { canonicalJson: JSON.stringify(entry.traceSpans) },
+  };
 }
 
 describe("one entry as the logs API shows it, in one statement (issue 13)", () => {
@@ -447,7 +453,10 @@ describe("one entry as the logs API shows it, in one statement (issue 13)", () =
     await store.logs.insertExecution(reordered);
     const view = await store.logs.getEntryView(reordered.entry.id);
     expect(view?.entry.traceSpans).toStrictEqual(reordered.entry.traceSpans);
-    expect(view?.entry).toStrictEqual(shown(await store.logs.getEntry(reordered.entry.id)));
+    expect(view?.entry).toStrictEqual({
+      ...viewed(await store.logs.getEntry(reordered.entry.id)),
+      traceSpans: reordered.entry.traceSpans,
+    });
     // A page that asks for the spans hands them on alike; one that does not reads neither column.
     const listed = async (withTraceSpans: boolean) => {
       const page = await store.logs.list(
@@ -459,6 +468,39 @@ describe("one entry as the logs API shows it, in one statement (issue 13)", () =
     };
     expect(await listed(true)).toStrictEqual([{ canonicalJson: text }, reordered.entry.traceSpans]);
     expect(await listed(false)).toStrictEqual([[], []]);
+  });
+
+  it("hands on a cost stored as its canonical protobuf JSON as that text, and another parsed", async () => {
+    const canonical = execution(account, "wf_cost_canonical");
+    await store.logs.insertExecution(canonical);
+    const { total, tokens, models } = canonical.entry.cost;
+    const detailJson = JSON.stringify({ tokens, models });
+    expect((await store.logs.getEntryView(canonical.entry.id))?.entry.cost).toStrictEqual({
+      total,
+      detailJson,
+    });
+    // The same cost with a model's members out of field-number order: no longer what the writers write.
+    const reordered = execution(account, "wf_cost_reordered");
+    reordered.entry.cost.models = Object.fromEntries(
+      Object.entries(models).map(([model, cost]) => [
+        model,
+        Object.fromEntries(Object.entries(cost).reverse()),
+      ]),
+    ) as typeof models;
+    await store.logs.insertExecution(reordered);
+    const view = await store.logs.getEntryView(reordered.entry.id);
+    expect(view?.entry.cost).toStrictEqual(reordered.entry.cost);
+    // A page that asks for the cost's detail hands it on alike; one that does not reads the total only.
+    const listed = async (withCostDetail: boolean) => {
+      const page = await store.logs.list(
+        { workspaceId: account.workspaceId },
+        { order: "desc", limit: 1000, withCostDetail, withTraceSpans: false, withFinalOutput: false },
+      );
+      const costOf = (id: string) => page.entries.find((entry) => entry.id === id)?.cost;
+      return [costOf(canonical.entry.id), costOf(reordered.entry.id)];
+    };
+    expect(await listed(true)).toStrictEqual([{ total, detailJson }, reordered.entry.cost]);
+    expect(await listed(false)).toStrictEqual([{ total }, { total }]);
   });
 
   it("keeps a deleted workflow's name, as the entry keeps its workflow (D17)", async () => {

@@ -26,8 +26,10 @@ import { databaseFile } from "../src/store/database.js";
 import { costDetail } from "../src/store/log-rows.js";
 import {
   type CanonicalTraceSpans,
+  type CostRecord,
   type LogEntryRecord,
   levels,
+  type StoredCostRecord,
   triggers,
   type WorkflowRecord,
 } from "../src/store/records.js";
@@ -50,6 +52,11 @@ async function workspaceIn(store: Store, name: string): Promise<{ workspaceId: s
   return { workspaceId, userId };
 }
 
+/** A cost as a page hands it on: its stored text when it is canonical (issue 53), parsed here. */
+function parsedCost(cost: CostRecord | StoredCostRecord): CostRecord {
+  return "detailJson" in cost ? { total: cost.total, ...JSON.parse(cost.detailJson) } : cost;
+}
+
 /** Spans as a page hands them on: their stored text when it is canonical (issue 13), parsed here. */
 function parsed(spans: unknown[] | CanonicalTraceSpans): unknown[] {
   return Array.isArray(spans) ? spans : JSON.parse(spans.canonicalJson);
@@ -67,7 +74,7 @@ async function allEntries(store: Store, workspaceId: string): Promise<LogEntryRe
     entries.push(
       ...page.entries.map(({ filesJson, finalOutputJson, ...e }) => ({
         ...e,
-        cost: costDetail(e.cost),
+        cost: parsedCost(costDetail(e.cost)),
         traceSpans: parsed(e.traceSpans),
         files: filesJson === null ? null : JSON.parse(filesJson),
         finalOutput: finalOutputJson === undefined ? undefined : JSON.parse(finalOutputJson),

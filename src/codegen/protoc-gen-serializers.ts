@@ -8,6 +8,8 @@ interface Options {
   read: string[];
   /** `json=<full name>`: messages among those answers whose JSON writer is exported, to write them alone. */
   json: string[];
+  /** `stored=<full name>`: messages among those answers that a view may keep as their stored JSON text. */
+  stored: string[];
 }
 
 /**
@@ -16,21 +18,23 @@ interface Options {
  * reflective toJson/toBinary, which cost a large share of a log request; and, for the messages named by
  * `read=`, readers that build what fromJson builds from their stored JSON; for those named by `json=`, their
  * JSON writer exported, for what writes them one by one rather than inside an answer (D45's export lines,
- * D42's archive). Output goes beside the service's
+ * D42's archive); for those named by `stored=`, a check of stored JSON and JSON writers that write a message
+ * carrying its canonical text as that text (a log entry's cost, issue 53). Output goes beside the service's
  * own code, `<file>_serializers.ts`; test/generated-serializers.test.ts proves the equality.
  */
 const plugin = createEcmaScriptPlugin<Options>({
   name: "protoc-gen-serializers",
   version: "v1",
   parseOptions(options) {
-    const parsed: Options = { services: [], read: [], json: [] };
+    const parsed: Options = { services: [], read: [], json: [], stored: [] };
     for (const { key, value } of options) {
       if (key === "service") parsed.services.push(value);
       else if (key === "read") parsed.read.push(value);
       else if (key === "json") parsed.json.push(value);
+      else if (key === "stored") parsed.stored.push(value);
       else
         throw new Error(
-          `unknown option ${key}; the plugin takes service=<full name>, read=<full name> and json=<full name>`,
+          `unknown option ${key}; the plugin takes service=, read=, json= and stored=, each with a full name`,
         );
     }
     return parsed;

@@ -1,4 +1,4 @@
-import { type ListedRow, listedEntryFromRow, summaryColumns } from "./log-rows.js";
+import { costDetailColumns, type ListedRow, listedEntryFromRow, summaryColumns } from "./log-rows.js";
 import type { Level, ListedEntryRecord, Trigger } from "./records.js";
 import type { SearchTerm } from "./search-words.js";
 
@@ -144,7 +144,7 @@ export function listSql(filter: LogFilter, page: PageRequest, bind: Binder): str
     where.push(`(${key.startedAt}, ${key.id}) ${page.order === "asc" ? ">" : "<"} ${after}`);
   }
   const detail = [
-    page.withCostDetail ? "l.cost_json" : undefined,
+    page.withCostDetail ? costDetailColumns : undefined,
     page.withTraceSpans ? "l.trace_spans_json, l.trace_spans_canonical" : undefined,
     page.withFinalOutput ? "l.final_output_json" : undefined,
   ].filter(Boolean);

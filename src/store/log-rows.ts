@@ -1,4 +1,7 @@
-import { isCanonicalTraceSpanList } from "../../gen/flowlog/logs/v1/logs_service_serializers.js";
+import {
+  isCanonicalCostJson,
+  isCanonicalTraceSpanList,
+} from "../../gen/flowlog/logs/v1/logs_service_serializers.js";
 import { sha256 } from "../util/sha256.js";
 import type {
   CostRecord,
@@ -8,6 +11,7 @@ import type {
   ListedEntryRecord,
   LogEntryRecord,
   RetryLinks,
+  StoredCostRecord,
   Trigger,
   ViewedEntryRecord,
   WorkflowSummaryRecord,
@@ -34,6 +38,8 @@ export interface LogRow {
   total_duration_ms: number;
   cost_total: number;
   cost_json: string;
+  /** Read with cost_json by the statements that hand a canonical cost on unparsed (issue 53). */
+  cost_canonical?: number;
   files_json: string | null;
   trace_spans_json?: string;
   /** Read with trace_spans_json by the statements that hand canonical spans on unparsed (issue 13). */
@@ -44,13 +50,16 @@ export interface LogRow {
 /** A row of a page of the list: the cost's detail only when the page shows it (D30). */
 export type ListedRow = Omit<LogRow, "cost_json"> & { cost_json?: string };
 
+/** The columns of a cost's detail, read together: its stored text and whether that is canonical. */
+export const costDetailColumns = "l.cost_json, l.cost_canonical";
+
 /** The columns every page of the list reads, from log_entries aliased `l`: no cost detail, no heavy JSON. */
 export const summaryColumns =
   "l.id, l.workspace_id, l.workflow_id, l.folder_id, l.execution_id, l.billed_user_id, l.level, l.trigger, " +
   "l.started_at, l.ended_at, l.total_duration_ms, l.cost_total, l.files_json";
 
 /** Every column of log_entries but the heavy JSON ones. */
-export const lightColumns = `${summaryColumns}, l.cost_json`;
+export const lightColumns = `${summaryColumns}, ${costDetailColumns}`;
 
 /**
  * An execution as the rows it becomes, its JSON columns already written out: what a bulk load holds
@@ -62,6 +71,8 @@ export interface ExecutionRows {
   entry: Omit<LogEntryRecord, "cost" | "files" | "traceSpans" | "finalOutput"> & {
     costTotal: number;
     costJson: string;
+    /** 1 when costJson, the total written first, is exactly the cost's canonical protobuf JSON (isCanonicalCostJson). */
+    costCanonical: 0 | 1;
     filesJson: string | null;
     traceSpansJson: string;
     /** 1 when traceSpansJson is exactly the spans' canonical protobuf JSON (isCanonicalTraceSpanList). */
@@ -90,6 +101,7 @@ export interface ModelRow {
 
 export function executionRows({ entry, workflowState, workflowVersion }: ExecutionRecord): ExecutionRows {
   const traceSpansJson = JSON.stringify(entry.traceSpans);
+  const { total, tokens, models } = entry.cost;
   return {
     entry: {
       id: entry.id,
@@ -103,15 +115,17 @@ export function executionRows({ entry, workflowState, workflowVersion }: Executi
       startedAt: entry.startedAt,
       endedAt: entry.endedAt,
       totalDurationMs: entry.totalDurationMs,
-      costTotal: entry.cost.total,
-      costJson: JSON.stringify({ tokens: entry.cost.tokens, models: entry.cost.models }),
+      costTotal: total,
+      costJson: JSON.stringify({ tokens, models }),
+      // Checked on what is stored, the total first as the answers splice it (shownCost).
+      costCanonical: isCanonicalCostJson({ total, tokens, models }) ? 1 : 0,
       filesJson: entry.files == null ? null : JSON.stringify(entry.files),
       traceSpansJson,
       // Checked on the spans themselves: what JSON.stringify writes of them otherwise is refused.
       traceSpansCanonical: isCanonicalTraceSpanList(entry.traceSpans) ? 1 : 0,
       finalOutputJson: entry.finalOutput === undefined ? null : JSON.stringify(entry.finalOutput),
     },
-    models: Object.entries(entry.cost.models).map(([model, cost]) => ({
+    models: Object.entries(models).map(([model, cost]) => ({
       model,
       costNanoUsd: Math.round(cost.total * 1e9),
       tokens: cost.tokens.total,
@@ -204,7 +218,7 @@ export function entryViewFromRow(row: EntryViewRow): EntryView {
   // Spans stored as their canonical text are handed on unparsed: parsing them was most of an answer's cost.
   const entry: ViewedEntryRecord = shownEntryFromRow(
     row,
-    costFromColumns(row.cost_total, row.cost_json),
+    shownCost(row.cost_total, row.cost_json, row.cost_canonical),
     row.trace_spans_canonical === 1 ? { canonicalJson: row.trace_spans_json } : spansOf(row),
   );
   if (row.workflow_name === null) return { entry };
@@ -215,13 +229,16 @@ export function entryViewFromRow(row: EntryViewRow): EntryView {
 }
 
 /**
- * A page's row as its entry: the cost's total only when the page did not read its detail; the spans, when
- * it read them, as their stored text when that is canonical, as one entry's are (entryViewFromRow).
+ * A page's row as its entry: the cost's total only when the page did not read its detail; the cost and the
+ * spans, when it read them, as their stored text when that is canonical, as one entry's are
+ * (entryViewFromRow).
  */
 export function listedEntryFromRow(row: ListedRow): ListedEntryRecord {
   return shownEntryFromRow(
     row,
-    row.cost_json === undefined ? { total: row.cost_total } : costFromColumns(row.cost_total, row.cost_json),
+    row.cost_json === undefined
+      ? { total: row.cost_total }
+      : shownCost(row.cost_total, row.cost_json, row.cost_canonical),
     row.trace_spans_canonical === 1 && row.trace_spans_json !== undefined
       ? { canonicalJson: row.trace_spans_json }
       : spansOf(row),
@@ -229,13 +246,25 @@ export function listedEntryFromRow(row: ListedRow): ListedEntryRecord {
 }
 
 /** A cost with its detail, which a page reads only when asked (PageRequest.withCostDetail). */
-export function costDetail(cost: CostRecord | CostTotalRecord): CostRecord {
-  if (!("models" in cost)) throw new Error("the entry's cost detail was not read (withCostDetail)");
+export function costDetail(
+  cost: CostRecord | CostTotalRecord | StoredCostRecord,
+): CostRecord | StoredCostRecord {
+  if (!("models" in cost || "detailJson" in cost))
+    throw new Error("the entry's cost detail was not read (withCostDetail)");
   return cost;
 }
 
 function costFromColumns(total: number, json: string): CostRecord {
   return { total, ...(JSON.parse(json) as Omit<CostRecord, "total">) };
+}
+
+/** A cost the answers show: its stored text as it is when canonical, as the entry was written (executionRows). */
+function shownCost(
+  total: number,
+  json: string,
+  canonical: number | undefined,
+): CostRecord | StoredCostRecord {
+  return canonical === 1 ? { total, detailJson: json } : costFromColumns(total, json);
 }
 
 /** The stored trace spans, parsed; none when the query did not read them. */
@@ -307,6 +336,7 @@ export function listedRowReader(columns: string[]): (values: unknown[]) => Liste
   const costTotal = required("cost_total");
   const files = required("files_json");
   const costJson = at("cost_json");
+  const costCanonical = at("cost_canonical");
   const traceSpans = at("trace_spans_json");
   const canonical = at("trace_spans_canonical");
   const finalOutput = at("final_output_json");
@@ -325,6 +355,7 @@ export function listedRowReader(columns: string[]): (values: unknown[]) => Liste
     cost_total: v[costTotal] as number,
     files_json: v[files] as string | null,
     cost_json: costJson < 0 ? undefined : (v[costJson] as string),
+    cost_canonical: costCanonical < 0 ? undefined : (v[costCanonical] as number),
     trace_spans_json: traceSpans < 0 ? undefined : (v[traceSpans] as string),
     trace_spans_canonical: canonical < 0 ? undefined : (v[canonical] as number),
     final_output_json: finalOutput < 0 ? undefined : (v[finalOutput] as string | null),

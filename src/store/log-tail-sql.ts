@@ -1,5 +1,5 @@
 import { type Binder, filteredEntries, type LogFilter } from "./log-list-sql.js";
-import { type ListedRow, listedEntryFromRow, summaryColumns } from "./log-rows.js";
+import { costDetailColumns, type ListedRow, listedEntryFromRow, summaryColumns } from "./log-rows.js";
 import type { ListedEntryRecord } from "./records.js";
 
 /**
@@ -81,7 +81,7 @@ export function tailSql(filter: LogFilter, request: TailRequest, bind: Binder, o
   const { from, where } = filteredEntries(filter, bind);
   where.push(order.after(request.after, bind), order.upTo(request.upTo, bind));
   const detail = [
-    request.withCostDetail ? "l.cost_json" : undefined,
+    request.withCostDetail ? costDetailColumns : undefined,
     request.withTraceSpans ? "l.trace_spans_json, l.trace_spans_canonical" : undefined,
     request.withFinalOutput ? "l.final_output_json" : undefined,
   ].filter(Boolean);

@@ -88,11 +88,11 @@ export class LogsStore {
   ) {
     this.insertEntry = db.prepare(
       `INSERT INTO log_entries (id, workspace_id, workflow_id, folder_id, execution_id, billed_user_id, level,
-         trigger, started_at, ended_at, total_duration_ms, cost_total, cost_json, files_json, trace_spans_json,
-         trace_spans_canonical, final_output_json)
+         trigger, started_at, ended_at, total_duration_ms, cost_total, cost_json, cost_canonical, files_json,
+         trace_spans_json, trace_spans_canonical, final_output_json)
        VALUES (@id, @workspaceId, @workflowId, @folderId, @executionId, @billedUserId, @level, @trigger, @startedAt,
-         @endedAt, @totalDurationMs, @costTotal, @costJson, @filesJson, @traceSpansJson, @traceSpansCanonical,
-         @finalOutputJson)
+         @endedAt, @totalDurationMs, @costTotal, @costJson, @costCanonical, @filesJson, @traceSpansJson,
+         @traceSpansCanonical, @finalOutputJson)
        ON CONFLICT (execution_id) DO NOTHING`,
     );
     this.insertModel = db.prepare(

@@ -543,6 +543,12 @@ export const migrations: readonly string[] = [
   ALTER TABLE notification_outbox ADD COLUMN trace_parent TEXT;
   ALTER TABLE notification_outbox ADD COLUMN trace_state TEXT;
   `,
+  `
+  -- Issue 53: whether cost_json, with cost_total written before its members, is exactly the cost's
+  -- canonical protobuf JSON, checked as the entry is written, so that an answer may write the text as it
+  -- is. Rows written before are not (0): they are read and written as before.
+  ALTER TABLE log_entries ADD COLUMN cost_canonical INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /**

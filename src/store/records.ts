@@ -93,6 +93,17 @@ export interface CostRecord {
 /** An entry's cost as a page without its detail reads it: the total only (D9, D30). */
 export type CostTotalRecord = Pick<CostRecord, "total">;
 
+/**
+ * An entry's cost with its tokens and models still the text stored with it (cost_json), when that text with
+ * the total written first is exactly the Cost's canonical protobuf JSON (checked as the entry was written,
+ * log_entries.cost_canonical): the JSON answers write it as it is, and nothing parses it unless asked
+ * (issue 53: parsing and writing back each entry's cost was a sixth of an export's time).
+ */
+export interface StoredCostRecord {
+  total: number;
+  detailJson: string;
+}
+
 export interface LogEntryRecord {
   id: string;
   workspaceId: string;
@@ -131,7 +142,7 @@ interface StoredJsonTexts {
 export interface ListedEntryRecord
   extends Omit<LogEntryRecord, "cost" | "traceSpans" | "files" | "finalOutput">,
     StoredJsonTexts {
-  cost: CostRecord | CostTotalRecord;
+  cost: CostRecord | CostTotalRecord | StoredCostRecord;
   traceSpans: unknown[] | CanonicalTraceSpans;
 }
 
@@ -144,10 +155,14 @@ export interface CanonicalTraceSpans {
   canonicalJson: string;
 }
 
-/** A log entry as GET /api/v1/logs/{id} reads it: its trace spans possibly still as their canonical text. */
+/**
+ * A log entry as GET /api/v1/logs/{id} reads it: its cost and trace spans possibly still as their canonical
+ * text.
+ */
 export interface ViewedEntryRecord
-  extends Omit<LogEntryRecord, "traceSpans" | "files" | "finalOutput">,
+  extends Omit<LogEntryRecord, "cost" | "traceSpans" | "files" | "finalOutput">,
     StoredJsonTexts {
+  cost: CostRecord | StoredCostRecord;
   traceSpans: unknown[] | CanonicalTraceSpans;
 }
 

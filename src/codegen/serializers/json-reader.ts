@@ -45,12 +45,36 @@ export function printIsCanonicalList(
 }
 
 /**
+ * Prints `isCanonical<Message>Json(json)`, for a message kept as its stored text: whether `JSON.stringify(json)`
+ * is exactly what the JSON writers write of the message `fromJson` reads it as, so that a view may hand that
+ * text on to be written as it is (storedMessageJson). The premise of isCanonical<Message>List holds here too.
+ */
+export function printIsCanonicalRoot(
+  f: GeneratedFile,
+  message: DescMessage,
+  runtime: Runtime,
+  names: WriterNames,
+) {
+  f.print(
+    f.jsDoc(
+      `Whether \`JSON.stringify(json)\` is the JSON text the writers write of the ${message.typeName} it ` +
+        "reads as. Members must be data, not accessors or proxies.",
+    ),
+  );
+  f.print`${f.export("function", `isCanonical${message.name}Json`)}(json: unknown): boolean {`;
+  f.print`  return ${runtime.noInheritedToJson}() && ${names.canonical(message)}(json, 1);`;
+  f.print("}");
+  f.print();
+}
+
+/**
  * Prints `isCanonical<Message>(json, depth)`: whether the reader reads `json` and the JSON writer writes what
  * JSON.stringify writes of it. The writer writes members in field-number order, every one with implicit
  * presence and every list, so the keys must come in that order, none missing that the writer always
  * writes (`next`: the index in that order after the last key met), and no other key; each value must be
  * one the reader keeps and the writer writes as JSON.stringify does: a well-formed string, a finite
- * number, a google.protobuf.Value as plain JSON (StoredValue), a message checked the same way.
+ * number, a google.protobuf.Value as plain JSON (StoredValue), a message checked the same way, a map of
+ * them under well-formed keys other than `__proto__` (which the writers never write, jsonObjectOf).
  */
 export function printIsCanonical(
   f: GeneratedFile,
@@ -103,6 +127,19 @@ function canonicalValue(field: DescField, runtime: Runtime, names: WriterNames):
         runtime.isDataArray,
         "(value) && ",
         runtime.everyItem,
+        "(value, (item) => ",
+        canonicalMessage(field, field.message, "item", runtime, names),
+        "))",
+      ];
+    case "map":
+      if (field.mapKey !== ScalarType.STRING)
+        throw unsupported(field, "a map with keys other than strings, in a check");
+      if (field.mapKind !== "message") throw unsupported(field, "a map of scalars or enums, in a check");
+      return [
+        "(",
+        runtime.isDataObject,
+        "(value) && ",
+        runtime.everyMember,
         "(value, (item) => ",
         canonicalMessage(field, field.message, "item", runtime, names),
         "))",

@@ -20,7 +20,8 @@ export function hasJsonForm(message: DescMessage): boolean {
  * Prints `<message>Json(m)`: the text of `JSON.stringify(toJson(schema, m, { alwaysEmitImplicit: true }))`,
  * less the lists and maps a view marked with `leaveOut` (D30). Members come in field-number order, as
  * toJson adds them; a member that may be absent is preceded by a comma only when one came before it.
- * `exported`, it is exported, for code that writes the message alone.
+ * `exported`, it is exported, for code that writes the message alone; `stored`, a message that carries its
+ * stored text (storedMessageJson) is written as that text.
  */
 export function printJsonWriter(
   f: GeneratedFile,
@@ -28,12 +29,14 @@ export function printJsonWriter(
   runtime: Runtime,
   names: WriterNames,
   storedList: (field: DescField) => boolean,
-  exported = false,
+  { exported, stored }: { exported: boolean; stored: boolean },
 ) {
   const fields = fieldsByNumber(message);
   f.print(f.jsDoc(`The JSON text of ${message.typeName}.`));
   const name = exported ? f.export("function", names.json(message)) : `function ${names.json(message)}`;
   f.print`${name}(m: ${f.importShape(message)}): string {`;
+  if (stored)
+    f.print`  { const text = ${runtime.storedMessageJson}(m); if (text !== undefined) return text; }`;
   if (fields.some(isListOrMap)) f.print`  const leftOut = ${runtime.leftOutOf}(m);`;
   f.print('  let json = "{";');
   let written: "nothing" | "something" | "maybe" = "nothing";

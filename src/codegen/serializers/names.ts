@@ -3,14 +3,14 @@ import type { DescField, DescMessage } from "@bufbuild/protobuf";
 /**
  * The names of the generated functions of each message: `logEntryJson` and `writeLogEntry`, and for the
  * messages read back from JSON `readTraceSpan`, `isCanonicalTraceSpan`, `writeTraceSpanFromJson` and the
- * exported `traceSpanFromJson`.
+ * exported `traceSpanFromJson`; for those kept as their stored text, `isCanonicalCost`.
  */
 export interface WriterNames {
   json(message: DescMessage): string;
   binary(message: DescMessage): string;
   reader(message: DescMessage): string;
   fromJson(message: DescMessage): string;
-  /** `isCanonical<Message>`, for the messages read back from JSON. */
+  /** `isCanonical<Message>`, for the messages read back from JSON or kept as their stored text. */
   canonical(message: DescMessage): string;
   /** `write<Message>FromJson`, for the messages read back from JSON. */
   binaryFromJson(message: DescMessage): string;
@@ -20,6 +20,7 @@ export interface WriterNames {
 export interface NamedFunctions {
   json(message: DescMessage): boolean;
   reader(message: DescMessage): boolean;
+  canonical(message: DescMessage): boolean;
   fromJson(message: DescMessage): boolean;
 }
 
@@ -49,9 +50,9 @@ export function writerNames(
     name("binary", message, `write${message.name}`);
     if (wanted.reader(message)) {
       name("reader", message, `read${message.name}`);
-      name("canonical", message, `isCanonical${message.name}`);
       name("binaryFromJson", message, `write${message.name}FromJson`);
     }
+    if (wanted.canonical(message)) name("canonical", message, `isCanonical${message.name}`);
     if (wanted.fromJson(message)) name("fromJson", message, `${lower}FromJson`);
   }
   const lookUp = (kind: keyof typeof names) => (message: DescMessage) => {

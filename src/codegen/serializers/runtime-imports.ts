@@ -43,6 +43,8 @@ export function runtimeImports(f: GeneratedFile) {
     noInheritedToJson: reading("noInheritedToJson"),
     StoredValue: reading("StoredValue"),
     storedListJson: reading("storedListJson"),
+    storedMessageJson: reading("storedMessageJson"),
+    everyMember: reading("everyMember"),
   };
 }
 

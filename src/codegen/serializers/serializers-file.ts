@@ -1,7 +1,13 @@
 import type { DescField, DescMessage, DescService } from "@bufbuild/protobuf";
 import type { GeneratedFile } from "@bufbuild/protoplugin";
 import { printBinaryFromJson, printBinaryWriter } from "./binary-writer.js";
-import { printFromJson, printIsCanonical, printIsCanonicalList, printJsonReader } from "./json-reader.js";
+import {
+  printFromJson,
+  printIsCanonical,
+  printIsCanonicalList,
+  printIsCanonicalRoot,
+  printJsonReader,
+} from "./json-reader.js";
 import { hasJsonForm, printJsonWriter } from "./json-writer.js";
 import { type WriterNames, writerNames } from "./names.js";
 import { answerTypes, reachableMessages } from "./reachable.js";
@@ -14,12 +20,14 @@ import { type Runtime, runtimeImports } from "./runtime-imports.js";
  * reader, a canonical check (`isCanonical<Message>`) and a binary writer from canonical JSON
  * (`write<Message>FromJson`). A list of them that a message keeps as its stored text (storedListJson) is
  * written as that text in JSON and from its JSON in binary. The messages named in `json` have their JSON
- * writer (`<message>Json`) exported.
+ * writer (`<message>Json`) exported. The messages named in `stored` may be kept whole as their stored text
+ * (storedMessageJson), which their JSON writer then writes as it is; they get an exported check of that
+ * text's JSON (`isCanonical<Message>Json`), and they and the messages they reach a canonical check.
  */
 export function printSerializersFile(
   f: GeneratedFile,
   service: DescService,
-  { read, json }: { read: readonly string[]; json: readonly string[] },
+  { read, json, stored }: { read: readonly string[]; json: readonly string[]; stored: readonly string[] },
 ): void {
   const answers = answerTypes([service]);
   const messages = reachableMessages(answers);
@@ -30,11 +38,16 @@ export function printSerializersFile(
   };
   const readRoots = read.map(named);
   const exportedJson = json.map(named);
-  const readMessages = reachableMessages(readRoots).filter((m) => !m.typeName.startsWith("google.protobuf."));
+  const storedRoots = stored.map(named);
+  const ownMessages = (roots: DescMessage[]) =>
+    reachableMessages(roots).filter((m) => !m.typeName.startsWith("google.protobuf."));
+  const readMessages = ownMessages(readRoots);
+  const checkedMessages = ownMessages([...readRoots, ...storedRoots]);
   const runtime = runtimeImports(f);
   const wanted = {
     json: (message: DescMessage) => !hasJsonForm(message),
     reader: (message: DescMessage) => readMessages.includes(message),
+    canonical: (message: DescMessage) => checkedMessages.includes(message),
     fromJson: (message: DescMessage) => readRoots.includes(message),
   };
   const names = writerNames(messages, Object.keys(runtime), wanted);
@@ -44,6 +57,7 @@ export function printSerializersFile(
     printFromJson(f, message, runtime, names);
     printIsCanonicalList(f, message, runtime, names);
   }
+  for (const message of storedRoots) printIsCanonicalRoot(f, message, runtime, names);
   // A list of a read message, in a message that is not read itself, may be kept as its stored text.
   const storedList = (field: DescField) =>
     field.fieldKind === "list" &&
@@ -52,11 +66,14 @@ export function printSerializersFile(
     !readMessages.includes(field.parent);
   for (const message of messages) {
     if (wanted.json(message))
-      printJsonWriter(f, message, runtime, names, storedList, exportedJson.includes(message));
+      printJsonWriter(f, message, runtime, names, storedList, {
+        exported: exportedJson.includes(message),
+        stored: storedRoots.includes(message),
+      });
     printBinaryWriter(f, message, runtime, names, storedList);
+    if (wanted.canonical(message)) printIsCanonical(f, message, runtime, names);
     if (wanted.reader(message)) {
       printJsonReader(f, message, runtime, names);
-      printIsCanonical(f, message, runtime, names);
       printBinaryFromJson(f, message, runtime, names);
     }
   }

@@ -1,30 +1,21 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import type { Value } from "@bufbuild/protobuf/wkt";
 import type { Limits } from "../../../gen/flowlog/logs/v1/limits_pb.js";
-import type {
-  Cost,
-  ExecutionData,
-  LogEntry,
-  ModelCost,
-  TokenUsage,
-  WorkflowSummary,
-} from "../../../gen/flowlog/logs/v1/log_entry_pb.js";
+import type { ExecutionData, LogEntry, WorkflowSummary } from "../../../gen/flowlog/logs/v1/log_entry_pb.js";
 import type { ExecutionMetadata } from "../../../gen/flowlog/logs/v1/logs_service_pb.js";
 import { traceSpanFromJson } from "../../../gen/flowlog/logs/v1/logs_service_serializers.js";
 import { valueFromJson, valueFromStoredText } from "../../codegen/serializers/runtime/json-reading.js";
 import { leaveOut } from "../../codegen/serializers/runtime/presence.js";
 import { costDetail } from "../../store/log-rows.js";
 import type {
-  CostRecord,
   ListedEntryRecord,
   LogEntryRecord,
-  ModelCostRecord,
   RetryLinks,
-  TokenCounts,
   ViewedEntryRecord,
   WorkflowSummaryRecord,
 } from "../../store/records.js";
 import { isoFromMs } from "../../util/time.js";
+import { costMessage, costOf, fullCost } from "./cost-message.js";
 import { StoredExecutionData } from "./stored-execution-data.js";
 
 /** Which fields a view of a log entry carries (spec "Log entry", D9). */
@@ -64,7 +55,7 @@ export function logEntryView(
     totalDurationMs: record.totalDurationMs,
     // D30: basic asks for the total only; models is absent, not {}.
     cost: view.full
-      ? fullCost(costDetail(record.cost))
+      ? costMessage(costDetail(record.cost))
       : leaveOut(costOf(record.cost.total, undefined, {}), "models"),
     files: storedValue(record.filesJson),
     workflow: view.full ? workflowSummary(record.workflowId, workflow) : undefined,
@@ -118,24 +109,6 @@ function executionData(record: ListedEntryRecord | ViewedEntryRecord, view: Entr
   };
   // D30: traceSpans not asked for is absent, not [] (finalOutput has presence of its own).
   return view.traceSpans ? data : leaveOut(data, "traceSpans");
-}
-
-function fullCost({ total, tokens, models }: CostRecord): Cost {
-  const costs: Record<string, ModelCost> = {};
-  for (const [model, cost] of Object.entries(models)) costs[model] = modelCost(cost);
-  return costOf(total, tokenUsage(tokens), costs);
-}
-
-function costOf(total: number, tokens: TokenUsage | undefined, models: Record<string, ModelCost>): Cost {
-  return { $typeName: "flowlog.logs.v1.Cost", total, tokens, models };
-}
-
-function modelCost({ input, output, total, tokens }: ModelCostRecord): ModelCost {
-  return { $typeName: "flowlog.logs.v1.ModelCost", input, output, total, tokens: tokenUsage(tokens) };
-}
-
-function tokenUsage({ prompt, completion, total }: TokenCounts): TokenUsage {
-  return { $typeName: "flowlog.logs.v1.TokenUsage", prompt, completion, total };
 }
 
 /**

@@ -21,6 +21,7 @@ const entryColumns: [name: string, type: string, value: (entry: Entry) => unknow
   ["total_duration_ms", "bigint", (e) => e.totalDurationMs],
   ["cost_total", "double precision", (e) => e.costTotal],
   ["cost_json", "text", (e) => e.costJson],
+  ["cost_canonical", "integer", (e) => e.costCanonical],
   ["files_json", "text", (e) => e.filesJson],
   ["trace_spans_json", "text", (e) => e.traceSpansJson],
   ["trace_spans_canonical", "integer", (e) => e.traceSpansCanonical],

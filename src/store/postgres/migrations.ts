@@ -468,6 +468,10 @@ export const migrations: readonly (string | ((client: pg.ClientBase) => Promise<
     );
     await client.query("CREATE INDEX log_search_by_word ON log_search USING gin (words)");
   },
+  `
+  -- Issue 53: whether cost_json is exactly the cost's canonical protobuf JSON, as in the SQLite schema.
+  ALTER TABLE log_entries ADD COLUMN cost_canonical integer NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** Any constant of flowlog's own: every process migrating this database takes the same lock. */

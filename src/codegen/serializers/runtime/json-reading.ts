@@ -107,6 +107,17 @@ export function everyItem(items: readonly unknown[], test: (item: unknown) => bo
   return true;
 }
 
+/**
+ * Whether every member of a map field's object passes `test`, under a key the writers write as
+ * JSON.stringify does: well formed, and not `__proto__`, which jsonObjectOf leaves out as toJson does.
+ */
+export function everyMember(object: JsonObject, test: (value: unknown) => boolean): boolean {
+  for (const key of Object.keys(object)) {
+    if (key === "__proto__" || !isWellFormedString(key) || !test(object[key])) return false;
+  }
+  return true;
+}
+
 /** Whether JSON.stringify calls no toJSON but a data value's own: none was added to Object or Array. */
 export function noInheritedToJson(): boolean {
   return !("toJSON" in Array.prototype);
@@ -258,4 +269,22 @@ export interface WithStoredLists {
 /** The text the generated JSON writers write for `message`'s list `field`, when the message keeps one. */
 export function storedListJson(message: object, field: string): string | undefined {
   return (message as Partial<WithStoredLists>)[storedLists]?.(field);
+}
+
+/**
+ * A message a view keeps whole as the canonical JSON text it was stored as (a log entry's cost, issue 53;
+ * the plugin's `stored=` option): the generated JSON writers write that text as it is. The message answers
+ * undefined once its fields were read as messages, which may since have changed, and is then written as
+ * any other.
+ */
+export const storedText = Symbol("storedText");
+
+/** A message with its stored text (see storedText). */
+export interface WithStoredText {
+  [storedText](): string | undefined;
+}
+
+/** The text the generated JSON writers write for `message`, when it keeps one. */
+export function storedMessageJson(message: object): string | undefined {
+  return (message as Partial<WithStoredText>)[storedText]?.();
 }
