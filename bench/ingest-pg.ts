@@ -3,7 +3,15 @@ import { PostgresLogsStore } from "../src/store/postgres/logs-store.js";
 import type { ExecutionRecord } from "../src/store/records.js";
 import { sha256 } from "../src/util/sha256.js";
 import type { PostgresServer } from "../test/support/postgres.js";
-import { columns, compareModes, counts, generate, rawEntryValues, type Writer } from "./ingest.js";
+import {
+  columns,
+  compareModes,
+  counts,
+  generate,
+  rawEntryValues,
+  rawEntryWords,
+  type Writer,
+} from "./ingest.js";
 import { benchPostgres } from "./support/postgres.js";
 import type { Bench, BenchOptions } from "./support/report.js";
 
@@ -25,7 +33,7 @@ export const ingestPgBench: Bench = {
           title: "ingest on PostgreSQL: executions written per second (log entry + snapshot + trace spans)",
           columns,
           rows: await compareModes(records, count, { store: storeWriter(server), raw: rawWriter(server) }),
-          note: "raw: multi-row INSERT ... VALUES into log_entries, log_entry_models, execution_states and (once per distinct state) workflow_states, one transaction per batch.",
+          note: "raw: multi-row INSERT ... VALUES into log_entries, log_entry_models, execution_states, log_search (the entry's words and its level and trigger, as the store indexes them) and (once per distinct state) workflow_states, one transaction per batch.",
         },
       ];
     } finally {
@@ -88,7 +96,12 @@ function rawInserts(): (pool: PostgresPool, batch: ExecutionRecord[]) => Promise
           cost.tokens.total,
         ]),
       );
+      const words = batch.map(({ entry: e }) => [
+        e.id,
+        [...rawEntryWords(e), `~level:${e.level}`, `~trigger:${e.trigger}`],
+      ]);
       await client.query(valuesInsert("log_entries", entries));
+      await client.query(searchInsert(words));
       if (models.length > 0) await client.query(valuesInsert("log_entry_models", models));
       if (states.length > 0) await client.query(valuesInsert("workflow_states", states));
       await client.query(valuesInsert("execution_states", links));
@@ -100,4 +113,13 @@ function valuesInsert(table: string, rows: unknown[][]): { text: string; values:
   const values: unknown[] = [];
   const tuples = rows.map((row) => `(${row.map((value) => `$${values.push(value)}`).join(", ")})`);
   return { text: `INSERT INTO ${table} VALUES ${tuples.join(", ")}`, values };
+}
+
+/** INSERT INTO log_search: each entry's id and its words as a tsvector (search-index.ts's facetLexemes too). */
+function searchInsert(rows: unknown[][]): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const tuples = rows.map(
+    ([id, words]) => `($${values.push(id)}, array_to_tsvector($${values.push(words)}::text[]))`,
+  );
+  return { text: `INSERT INTO log_search (log_id, words) VALUES ${tuples.join(", ")}`, values };
 }

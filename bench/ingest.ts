@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { type Db, openDatabase } from "../src/store/database.js";
 import type { ExecutionRecord } from "../src/store/records.js";
+import { entryTexts, entryWords, indexedWords } from "../src/store/search-words.js";
 import { sha256 } from "../src/util/sha256.js";
 import { type Bench, type BenchOptions, perSecond, ratio } from "./support/report.js";
 import { demoExecutions, openBenchStore } from "./support/store.js";
@@ -27,7 +28,7 @@ export const ingestBench: Bench = {
         title: "ingest: executions written per second (log entry + snapshot + trace spans)",
         columns,
         rows: await compareModes(records, count, writers),
-        note: "raw: prepared INSERTs into log_entries, log_entry_models, execution_states and (once per distinct state) workflow_states, one transaction per batch.",
+        note: "raw: prepared INSERTs into log_entries, log_entry_models, execution_states, log_search (the entry's words, split as the store splits them) and (once per distinct state) workflow_states, one transaction per batch.",
       },
     ];
   },
@@ -126,6 +127,8 @@ function rawInserts(db: Db): (record: ExecutionRecord) => void {
   const model = db.prepare("INSERT INTO log_entry_models VALUES (?, ?, ?, ?, ?, ?)");
   const state = db.prepare("INSERT OR IGNORE INTO workflow_states VALUES (?, ?)");
   const executionState = db.prepare("INSERT INTO execution_states VALUES (?, ?, ?)");
+  const words = db.prepare("INSERT INTO log_search (rowid, words) VALUES (?, ?)");
+  let seq = 0;
   // Like the store, each distinct state object is serialised, hashed and written once.
   const stateKeys = new Map<unknown, Buffer>();
   const stateKey = (workflowState: unknown) => {
@@ -140,11 +143,20 @@ function rawInserts(db: Db): (record: ExecutionRecord) => void {
   };
   return ({ entry: e, workflowState, workflowVersion }) => {
     entry.run(...rawEntryValues(e));
+    words.run(++seq, rawEntryWords(e).join(" "));
     for (const [name, cost] of Object.entries(e.cost.models)) {
       model.run(e.workspaceId, name, e.startedAt, e.id, Math.round(cost.total * 1e9), cost.tokens.total);
     }
     executionState.run(e.executionId, stateKey(workflowState), workflowVersion ?? null);
   };
+}
+
+/**
+ * An entry's words in the search index (D45), as the store indexes them: the bench's stores hold no
+ * workflows, so no workflow name is among them on either side.
+ */
+export function rawEntryWords(e: ExecutionRecord["entry"]): string[] {
+  return entryWords(undefined, indexedWords(entryTexts(e.traceSpans, e.finalOutput)));
 }
 
 /** The log_entries columns of one entry in table order, as the raw baselines write them by hand. */
