@@ -365,15 +365,7 @@ const strays: ((span: JsonObject, random: ReturnType<typeof seededRandom>) => vo
   (span) => {
     span.extra = 1;
   },
-  (span, random) => {
-    // Two members swapped: fromJson reads any order, the writers write field-number order.
-    const keys = Object.keys(span);
-    const [a, b] = [random.int(0, keys.length - 1), random.int(0, keys.length - 1)];
-    [keys[a], keys[b]] = [keys[b] as string, keys[a] as string];
-    const members = keys.map((key) => [key, span[key] ?? null] as const);
-    for (const key of keys) delete span[key];
-    for (const [key, value] of members) span[key] = value;
-  },
+  (span, random) => reorder(span, random),
   (span, random) => {
     // A member left out: the writers write every member of implicit presence, zero or not.
     delete span[random.pick(Object.keys(span))];
@@ -473,6 +465,26 @@ function reorder(object: JsonObject, random: ReturnType<typeof seededRandom>): v
   for (const [key, value] of members) object[key] = value;
 }
 
+/**
+ * A random message of `schema` as toJson writes it, with its zero values written at the chance `implicit`
+ * (otherwise left out); undefined when toJson refuses it. Most random messages hold a lone surrogate, which
+ * fromJson refuses: most of the time, it is taken out.
+ */
+function randomJson(
+  schema: DescMessage,
+  random: ReturnType<typeof seededRandom>,
+  implicit: number,
+): JsonObject | undefined {
+  const message = randomMessage(schema, random);
+  let json: JsonObject;
+  try {
+    json = toJson(schema, message, { alwaysEmitImplicit: random.chance(implicit) }) as JsonObject;
+  } catch {
+    return undefined;
+  }
+  return random.chance(0.8) ? JSON.parse(JSON.stringify(json).replace(loneSurrogate, "?")) : json;
+}
+
 /** A lone surrogate as JSON.stringify escapes it (a well-formed pair is written as it is). */
 const loneSurrogate = /\\ud[89a-f][0-9a-f]{2}/g;
 
@@ -517,15 +529,8 @@ describe("readers of stored JSON", () => {
     const random = seededRandom(1313);
     const outcomes = { read: 0, refused: 0 };
     for (let i = 0; i < 3_000; i++) {
-      const span = randomMessage(TraceSpanSchema, random) as TraceSpan;
-      let json: JsonObject;
-      try {
-        json = toJson(TraceSpanSchema, span, { alwaysEmitImplicit: random.chance(0.5) }) as JsonObject;
-      } catch {
-        continue;
-      }
-      // Most random spans hold a lone surrogate, which fromJson refuses; most of the time, take them out.
-      if (random.chance(0.8)) json = JSON.parse(JSON.stringify(json).replace(loneSurrogate, "?"));
+      const json = randomJson(TraceSpanSchema, random, 0.5);
+      if (json === undefined) continue;
       const child = Array.isArray(json.children) ? json.children[0] : undefined;
       if (isJsonObject(child) && random.chance(0.3)) random.pick(strays)(child, random);
       if (random.chance(0.4)) random.pick(strays)(json, random);
@@ -558,14 +563,8 @@ describe("readers of stored JSON", () => {
     const random = seededRandom(5353);
     const counts = { canonical: 0, not: 0 };
     for (let i = 0; i < 3_000; i++) {
-      const cost = randomMessage(CostSchema, random) as Cost;
-      let json: JsonObject;
-      try {
-        json = toJson(CostSchema, cost, { alwaysEmitImplicit: random.chance(0.7) }) as JsonObject;
-      } catch {
-        continue;
-      }
-      if (random.chance(0.8)) json = JSON.parse(JSON.stringify(json).replace(loneSurrogate, "?"));
+      const json = randomJson(CostSchema, random, 0.7);
+      if (json === undefined) continue;
       const model = isJsonObject(json.models) ? Object.values(json.models)[0] : undefined;
       if (isJsonObject(model) && random.chance(0.3)) random.pick(modelStrays)(model, random);
       if (random.chance(0.4)) random.pick(costStrays)(json, random);

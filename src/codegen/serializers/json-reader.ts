@@ -19,50 +19,40 @@ export function printFromJson(f: GeneratedFile, message: DescMessage, runtime: R
 }
 
 /**
- * Prints `isCanonical<Message>List(json)`: whether `JSON.stringify(json)` is exactly what the JSON writers write
- * of the list of messages it reads as, so that the text may be written as it is (issue 13). It checks the
- * value where it stands rather than reading it and writing it again, which costs an entry's write a fraction
- * of that (the ingest bench), and takes what the engine made as well as what JSON.parse made: it refuses
- * anything JSON.stringify would write otherwise than it reads (isDataObject, isDataArray, holes, an
- * inherited toJSON). Its one premise: members are data, not accessors or proxies.
+ * Prints the exported check of stored JSON: `isCanonical<Message>List(json)` for a list of the message
+ * (`list`), `isCanonical<Message>Json(json)` for one. Either says whether `JSON.stringify(json)` is exactly
+ * what the JSON writers write of what `fromJson` reads it as, so that the text may be written as it is
+ * (issue 13; storedListJson, storedMessageJson). It checks the value where it stands rather than reading
+ * it and writing it again, which costs an entry's write a fraction of that (the ingest bench), and takes
+ * what the engine made as well as what JSON.parse made: it refuses anything JSON.stringify would write
+ * otherwise than it reads (isDataObject, isDataArray, holes, an inherited toJSON). Its one premise:
+ * members are data, not accessors or proxies.
  */
-export function printIsCanonicalList(
+export function printIsCanonicalStored(
   f: GeneratedFile,
   message: DescMessage,
   runtime: Runtime,
   names: WriterNames,
+  { list }: { list: boolean },
 ) {
+  const what = list ? `the list of ${message.typeName}` : `the ${message.typeName}`;
   f.print(
     f.jsDoc(
-      `Whether \`JSON.stringify(json)\` is the JSON text the writers write of the list of ${message.typeName} ` +
-        "it reads as. Members must be data, not accessors or proxies.",
+      `Whether \`JSON.stringify(json)\` is the JSON text the writers write of ${what} it reads as. ` +
+        "Members must be data, not accessors or proxies.",
     ),
   );
-  f.print`${f.export("function", `isCanonical${message.name}List`)}(json: unknown): boolean {`;
-  f.print`  return ${runtime.noInheritedToJson}() && ${runtime.isDataArray}(json) && ${runtime.everyItem}(json, (item) => ${names.canonical(message)}(item, 1));`;
-  f.print("}");
-  f.print();
-}
-
-/**
- * Prints `isCanonical<Message>Json(json)`, for a message kept as its stored text: whether `JSON.stringify(json)`
- * is exactly what the JSON writers write of the message `fromJson` reads it as, so that a view may hand that
- * text on to be written as it is (storedMessageJson). The premise of isCanonical<Message>List holds here too.
- */
-export function printIsCanonicalRoot(
-  f: GeneratedFile,
-  message: DescMessage,
-  runtime: Runtime,
-  names: WriterNames,
-) {
-  f.print(
-    f.jsDoc(
-      `Whether \`JSON.stringify(json)\` is the JSON text the writers write of the ${message.typeName} it ` +
-        "reads as. Members must be data, not accessors or proxies.",
-    ),
-  );
-  f.print`${f.export("function", `isCanonical${message.name}Json`)}(json: unknown): boolean {`;
-  f.print`  return ${runtime.noInheritedToJson}() && ${names.canonical(message)}(json, 1);`;
+  const name = `isCanonical${message.name}${list ? "List" : "Json"}`;
+  const check: Printable = list
+    ? [
+        runtime.isDataArray,
+        "(json) && ",
+        runtime.everyItem,
+        `(json, (item) => ${names.canonical(message)}(item, 1))`,
+      ]
+    : `${names.canonical(message)}(json, 1)`;
+  f.print`${f.export("function", name)}(json: unknown): boolean {`;
+  f.print(["  return ", runtime.noInheritedToJson, "() && ", check, ";"]);
   f.print("}");
   f.print();
 }

@@ -1,13 +1,7 @@
 import type { DescField, DescMessage, DescService } from "@bufbuild/protobuf";
 import type { GeneratedFile } from "@bufbuild/protoplugin";
 import { printBinaryFromJson, printBinaryWriter } from "./binary-writer.js";
-import {
-  printFromJson,
-  printIsCanonical,
-  printIsCanonicalList,
-  printIsCanonicalRoot,
-  printJsonReader,
-} from "./json-reader.js";
+import { printFromJson, printIsCanonical, printIsCanonicalStored, printJsonReader } from "./json-reader.js";
 import { hasJsonForm, printJsonWriter } from "./json-writer.js";
 import { type WriterNames, writerNames } from "./names.js";
 import { answerTypes, reachableMessages } from "./reachable.js";
@@ -55,9 +49,9 @@ export function printSerializersFile(
   printAnswerSerializers(f, service, answers, runtime, names);
   for (const message of readRoots) {
     printFromJson(f, message, runtime, names);
-    printIsCanonicalList(f, message, runtime, names);
+    printIsCanonicalStored(f, message, runtime, names, { list: true });
   }
-  for (const message of storedRoots) printIsCanonicalRoot(f, message, runtime, names);
+  for (const message of storedRoots) printIsCanonicalStored(f, message, runtime, names, { list: false });
   // A list of a read message, in a message that is not read itself, may be kept as its stored text.
   const storedList = (field: DescField) =>
     field.fieldKind === "list" &&
