@@ -40,7 +40,7 @@ export const consoleBench: Bench = {
     let flowlog: RunningProcess | undefined;
     let browser: Browser | undefined;
     try {
-      await prepareConsoleTests();
+      await prepareConsoleTests("chromium");
       const env = { FLOWLOG_DATA_DIR: dataDir, FLOWLOG_PLAN_LIMITS: unlimitedPlanLimits };
       const account = await bootstrapAccount(env);
       const seeding = performance.now();
@@ -54,7 +54,7 @@ export const consoleBench: Bench = {
         ready: /flowlog API at http:\/\/localhost:(\d+)/,
       });
       const baseUrl = `http://127.0.0.1:${flowlog.ready[1]}`;
-      browser = await launchBrowser();
+      browser = await launchBrowser("chromium");
       const rows: (string | number)[][] = [];
       for (const view of views) {
         const url = `${baseUrl}/#/logs?ws=${account.workspaceId}${view.query}`;

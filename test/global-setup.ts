@@ -72,7 +72,7 @@ async function prepareTools(): Promise<void> {
   await resolveJaeger();
   // MinIO, the S3-compatible store D42's archive tests write to: a first build takes minutes too.
   await resolveMinio();
-  // The console's browser tests (issue 17): Debian's Chromium, and the console built from console/.
+  // The console's browser tests (issue 17): Chromium's headless shell, and the console built from console/.
   await prepareConsoleTests();
   // The processes tests start with bin/flowlog.js run the compiled build: built once here, before the
   // files running side by side would wait for one another's build.

@@ -12,9 +12,9 @@ import {
 } from "../support/flowlog.js";
 
 /**
- * Issue 17: the console at `/` is a client of the public API. These tests drive it in Debian's Chromium
- * against a real `flowlog` API server over seeded logs, and compare what the page shows with what the
- * API answers for the same request.
+ * Issue 17: the console at `/` is a client of the public API. These tests drive it in Chromium (its
+ * headless shell, support/browser.ts) against a real `flowlog` API server over seeded logs, and compare
+ * what the page shows with what the API answers for the same request.
  */
 let flowlog: TestFlowlog;
 let account: TestAccount;
