@@ -25,7 +25,7 @@ export const screenshotDir = path.resolve("test-results/console");
 export async function prepareConsoleTests(kind: BrowserKind = "headless-shell"): Promise<void> {
   const { path: executable, debianPackage } = browsers[kind];
   if (!(await isExecutable(executable))) {
-    await installDebianPackages([debianPackage], "Chromium is needed by the console's browser tests");
+    await installDebianPackages([debianPackage], `${executable} is needed by the console's tests and bench`);
   }
   execFileSync(process.execPath, ["scripts/build-console.mjs", "--if-stale"], { stdio: "inherit" });
 }
