@@ -3,6 +3,7 @@ import { seedWorkspace } from "../src/seed/seed.js";
 import type { Db } from "../src/store/database.js";
 import { databaseFile, openDatabase } from "../src/store/database.js";
 import type { LogFilter, Page, PageKey, PageRequest } from "../src/store/log-list-sql.js";
+import { summaryColumns } from "../src/store/log-rows.js";
 import { listQuery } from "../src/store/logs-store.js";
 import { type Bench, type BenchOptions, ms, ratio, type Table } from "./support/report.js";
 import { type Distribution, type SampleBudget, sampleAsync } from "./support/sample.js";
@@ -84,6 +85,7 @@ async function measureStore(size: number, plan: Plan): Promise<Table> {
     const target: ListTarget = {
       list: async (filter, page) => await bench.store.logs.list(filter, page),
       offsetPage: (filter, offset) => offsetQuery(db, filter, offset),
+      rowsById: (ids) => rowsById(db, ids),
     };
     const filters = commonFilters(filterValues(db, bench.workspaceId), bench.workspaceId, now);
     return listQueryTable(title, await measure(target, filters, plan));
@@ -101,6 +103,12 @@ export interface ListTarget {
     filter: LogFilter,
     offset: number,
   ): { run(): Promise<unknown>; firstId(): Promise<string | undefined> };
+  /**
+   * A page's rows read by id with the list's columns, on the second connection: the floor under a page,
+   * without its walk of the filter's index. Deep against first here tells a deep page that costs more for
+   * where its rows lie from one that costs more for its walk (issue 52).
+   */
+  rowsById?(ids: string[]): () => Promise<unknown>;
 }
 
 /** The values the filter sets take from the seeded data, so each one matches rows. */
@@ -174,6 +182,7 @@ export async function measure(
       steps,
       ...cells(deep),
       ratio(deep.p50 / first.p50),
+      target.rowsById ? await floorRatio(target, target.rowsById, filter, deepPage, plan) : "-",
       ms(offsetDeep.p50),
       ratio(deep.p50 / offsetDeep.p50),
     ]);
@@ -194,15 +203,31 @@ export function listQueryTable(title: string, rows: (string | number)[][]): Tabl
       "deep p99",
       "deep max",
       "deep/first p50",
+      "by id deep/first p50",
       "OFFSET deep p50",
       "keyset/OFFSET deep p50",
     ],
     rows,
-    note: "steps: cursor steps taken to reach the deep page (fewer when the filter has fewer pages). Ratios compare p50s, the stable figure.",
+    note: "steps: cursor steps taken to reach the deep page (fewer when the filter has fewer pages). by id: the same two pages' rows read by id, the floor without the index walk. Ratios compare p50s, the stable figure.",
   };
 }
 
 const cells = (d: Distribution) => [ms(d.p50), ms(d.p99), ms(d.max)];
+
+/** The deep page's rows read by id against the first page's, p50 over p50. */
+async function floorRatio(
+  target: ListTarget,
+  rowsById: NonNullable<ListTarget["rowsById"]>,
+  filter: LogFilter,
+  deepPage: PageRequest,
+  plan: Plan,
+): Promise<string> {
+  const idsOf = async (request: PageRequest) =>
+    (await target.list(filter, request)).entries.map((entry) => entry.id);
+  const first = await sampleAsync(rowsById(await idsOf(page)), plan.budget);
+  const deep = await sampleAsync(rowsById(await idsOf(deepPage)), plan.budget);
+  return ratio(deep.p50 / first.p50);
+}
 
 /** Follows `next` up to `steps` times; the key reached starts the deep page. */
 async function walk(
@@ -233,6 +258,16 @@ function offsetQuery(db: Db, filter: LogFilter, offset: number) {
     run: async () => statement.all(bound),
     firstId: async () => (statement.get(bound) as { id: string } | undefined)?.id,
   };
+}
+
+/** The SQLite store's rows of `ids` with the list's columns, in its order, by primary key. */
+function rowsById(db: Db, ids: string[]) {
+  const statement = db.prepare(
+    `SELECT ${summaryColumns} FROM log_entries l WHERE l.id IN (SELECT value FROM json_each(?)) ` +
+      "ORDER BY l.started_at DESC, l.id DESC",
+  );
+  const list = JSON.stringify(ids);
+  return async () => statement.all(list);
 }
 
 function checkSamePage(keysetId: string | undefined, offsetId: string | undefined, filter: string): void {
