@@ -208,7 +208,7 @@ export function listQueryTable(title: string, rows: (string | number)[][]): Tabl
       "keyset/OFFSET deep p50",
     ],
     rows,
-    note: "steps: cursor steps taken to reach the deep page (fewer when the filter has fewer pages). by id: the same two pages' rows read by id, the floor without the index walk. Ratios compare p50s, the stable figure.",
+    note: "steps: cursor steps taken to reach the deep page (fewer when the filter has fewer pages). by id (SQLite): the same two pages' rows read by id, the floor without the index walk. Ratios compare p50s, the stable figure.",
   };
 }
 
