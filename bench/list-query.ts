@@ -174,7 +174,9 @@ export async function measure(
     const deepPage = { ...page, after };
     const deep = await sampleAsync(() => target.list(filter, deepPage), plan.budget);
     const offset = target.offsetPage(filter, steps * page.limit);
-    checkSamePage((await target.list(filter, deepPage)).entries[0]?.id, await offset.firstId(), name);
+    const firstIds = (await target.list(filter, page)).entries.map((entry) => entry.id);
+    const deepIds = (await target.list(filter, deepPage)).entries.map((entry) => entry.id);
+    checkSamePage(deepIds[0], await offset.firstId(), name);
     const offsetDeep = await sampleAsync(offset.run, plan.budget);
     rows.push([
       name,
@@ -182,7 +184,7 @@ export async function measure(
       steps,
       ...cells(deep),
       ratio(deep.p50 / first.p50),
-      target.rowsById ? await floorRatio(target, target.rowsById, filter, deepPage, plan) : "-",
+      target.rowsById ? await floorRatio(target.rowsById, firstIds, deepIds, plan.budget) : "-",
       ms(offsetDeep.p50),
       ratio(deep.p50 / offsetDeep.p50),
     ]);
@@ -216,16 +218,13 @@ const cells = (d: Distribution) => [ms(d.p50), ms(d.p99), ms(d.max)];
 
 /** The deep page's rows read by id against the first page's, p50 over p50. */
 async function floorRatio(
-  target: ListTarget,
   rowsById: NonNullable<ListTarget["rowsById"]>,
-  filter: LogFilter,
-  deepPage: PageRequest,
-  plan: Plan,
+  firstIds: string[],
+  deepIds: string[],
+  budget: SampleBudget,
 ): Promise<string> {
-  const idsOf = async (request: PageRequest) =>
-    (await target.list(filter, request)).entries.map((entry) => entry.id);
-  const first = await sampleAsync(rowsById(await idsOf(page)), plan.budget);
-  const deep = await sampleAsync(rowsById(await idsOf(deepPage)), plan.budget);
+  const first = await sampleAsync(rowsById(firstIds), budget);
+  const deep = await sampleAsync(rowsById(deepIds), budget);
   return ratio(deep.p50 / first.p50);
 }
 
