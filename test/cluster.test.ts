@@ -300,7 +300,11 @@ describe("flowlog cluster up: the reference cluster behind nginx (issue 16, D32)
     });
 
     process.kill(deliveriesWorker.pid, "SIGTERM");
-    await untilTrue(() => !isAlive(deliveriesWorker.pid), 60_000);
+    // Its grace time is 30 s (worker.ts); with nothing in flight it exits within a second or two.
+    await untilTrue(() => !isAlive(deliveriesWorker.pid), 60_000).catch((error: Error) => {
+      throw new Error(`the deliveries' worker did not exit on SIGTERM (${error.message}); its log ends:
+${logTail(deliveriesWorker.name)}`);
+    });
     const executed: string[] = [];
     for (let i = 0; i < 10; i++) {
       const answer = await post(`/api/v1/workflows/${workflowId}/execute`, { input: {} });
@@ -368,6 +372,9 @@ describe("flowlog cluster up: the reference cluster behind nginx (issue 16, D32)
     }
   }, 120_000);
 });
+
+/** The end of a cluster process's log, for a failure's message. */
+const logTail = (name: string) => readFileSync(path.join(dir, "logs", `${name}.log`), "utf8").slice(-4_000);
 
 /** Whether a process of this machine still runs (a cluster's process is not this one's child). */
 function isAlive(pid: number): boolean {

@@ -58,7 +58,9 @@ export class FanOutOutbox {
 
   /** Dispatches until `signal` aborts, then waits for the starts in flight. */
   async run(signal: AbortSignal): Promise<void> {
-    const onAbort = () => this.wakeUp?.();
+    // The stop is a wake that lasts: one that comes while the store answers (there is no pause to end
+    // yet) still ends the sleep that follows, and a pause after a refused claim does not begin.
+    const onAbort = () => this.wake();
     signal.addEventListener("abort", onAbort);
     try {
       while (!signal.aborted) {
@@ -66,7 +68,7 @@ export class FanOutOutbox {
         const free = this.options.concurrency - this.inFlight.size;
         const due = free > 0 ? await this.claim(free) : [];
         if (due === undefined) {
-          await this.pause(this.options.retryMs);
+          if (!signal.aborted) await this.pause(this.options.retryMs);
           continue;
         }
         for (const intent of due) this.track(this.start(intent));
