@@ -121,10 +121,16 @@ export async function failedPostingRuns(
   const failed: string[] = [];
   for (let order = 0; order < count; order++)
     failed.push(await startOrder(api, account, workflow.workflowId, order));
-  await until("every execution logged failed", async () => {
-    const logged = await Promise.all(failed.map((id) => store.logs.getExecution(id)));
-    return logged.every((e) => e?.entry.level === "error") || undefined;
-  });
+  // A bound for a hang, not a pace: 500 executions queued at once took over 30 s on two cores shared
+  // with a long bench's seeding.
+  await until(
+    "every execution logged failed",
+    async () => {
+      const logged = await Promise.all(failed.map((id) => store.logs.getExecution(id)));
+      return logged.every((e) => e?.entry.level === "error") || undefined;
+    },
+    30_000 + count * 100,
+  );
   upstream.down.delete(workflow.path);
   return { ...workflow, failed };
 }
