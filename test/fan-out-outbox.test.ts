@@ -47,10 +47,18 @@ async function waitingOnTheOutbox(statement: RegExp): Promise<boolean> {
 
 /** The dispatcher's run, or a clear failure when it has not ended `withinMs` after the stop. */
 async function ended(run: Promise<void>, withinMs: number): Promise<string> {
-  return Promise.race([
-    run.then(() => "stopped"),
-    sleep(withinMs).then(() => `still running ${withinMs} ms after the stop`),
-  ]);
+  const timer = new AbortController();
+  try {
+    return await Promise.race([
+      run.then(() => "stopped"),
+      sleep(withinMs, undefined, { signal: timer.signal }).then(
+        () => `still running ${withinMs} ms after the stop`,
+        () => "the race was over",
+      ),
+    ]);
+  } finally {
+    timer.abort();
+  }
 }
 
 describe("the notification outbox's dispatcher (issue 51)", () => {
