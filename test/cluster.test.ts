@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clusterEnv } from "../src/cluster/cluster.js";
+import { logTail } from "../src/cluster/processes.js";
 import { freeListeningPort, freeTemporalPort } from "../src/util/free-port.js";
 import { offlineWorkflowState } from "./support/flowlog.js";
 import { resolveGrpcurl } from "./support/grpcurl.js";
@@ -302,8 +303,8 @@ describe("flowlog cluster up: the reference cluster behind nginx (issue 16, D32)
     process.kill(deliveriesWorker.pid, "SIGTERM");
     // Its grace time is 30 s (worker.ts); with nothing in flight it exits within a second or two.
     await untilTrue(() => !isAlive(deliveriesWorker.pid), 60_000).catch((error: Error) => {
-      throw new Error(`the deliveries' worker did not exit on SIGTERM (${error.message}); its log ends:
-${logTail(deliveriesWorker.name)}`);
+      const log = logTail(path.join(dir, "logs"), deliveriesWorker.name);
+      throw new Error(`the deliveries' worker did not exit on SIGTERM (${error.message})${log}`);
     });
     const executed: string[] = [];
     for (let i = 0; i < 10; i++) {
@@ -372,9 +373,6 @@ ${logTail(deliveriesWorker.name)}`);
     }
   }, 120_000);
 });
-
-/** The end of a cluster process's log, for a failure's message. */
-const logTail = (name: string) => readFileSync(path.join(dir, "logs", `${name}.log`), "utf8").slice(-4_000);
 
 /** Whether a process of this machine still runs (a cluster's process is not this one's child). */
 function isAlive(pid: number): boolean {
