@@ -128,6 +128,11 @@ export async function cancellableRead<T>(
 ): Promise<T> {
   read.signal?.throwIfAborted();
   const client = await pool.connect();
+  // The caller may have left while a connection was awaited: nothing has run on it, so it goes back.
+  if (read.signal?.aborted) {
+    client.release();
+    throw read.signal.reason;
+  }
   // pg keeps the server process id from the connection's start (BackendKeyData); its types omit it.
   const serverProcess = (client as unknown as { processID: number }).processID;
   let cancelled: Promise<unknown> | undefined;
