@@ -174,17 +174,21 @@ export async function measure(
     const deepPage = { ...page, after };
     const deep = await sampleAsync(() => target.list(filter, deepPage), plan.budget);
     const offset = target.offsetPage(filter, steps * page.limit);
-    const firstIds = (await target.list(filter, page)).entries.map((entry) => entry.id);
-    const deepIds = (await target.list(filter, deepPage)).entries.map((entry) => entry.id);
+    const idsOf = async (request: PageRequest) =>
+      (await target.list(filter, request)).entries.map((entry) => entry.id);
+    const deepIds = await idsOf(deepPage);
     checkSamePage(deepIds[0], await offset.firstId(), name);
     const offsetDeep = await sampleAsync(offset.run, plan.budget);
+    const floor = target.rowsById
+      ? await floorRatio(target.rowsById, await idsOf(page), deepIds, plan.budget)
+      : "-";
     rows.push([
       name,
       ...cells(first),
       steps,
       ...cells(deep),
       ratio(deep.p50 / first.p50),
-      target.rowsById ? await floorRatio(target.rowsById, firstIds, deepIds, plan.budget) : "-",
+      floor,
       ms(offsetDeep.p50),
       ratio(deep.p50 / offsetDeep.p50),
     ]);
