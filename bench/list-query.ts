@@ -1,12 +1,14 @@
-import { statSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { seedWorkspace } from "../src/seed/seed.js";
 import type { Db } from "../src/store/database.js";
 import { databaseFile, openDatabase } from "../src/store/database.js";
 import type { LogFilter, Page, PageKey, PageRequest } from "../src/store/log-list-sql.js";
 import { summaryColumns } from "../src/store/log-rows.js";
 import { listQuery } from "../src/store/logs-store.js";
+import { openStore, type Store } from "../src/store/store.js";
 import { type Bench, type BenchOptions, ms, ratio, type Table } from "./support/report.js";
-import { type Distribution, type SampleBudget, sampleAsync } from "./support/sample.js";
+import { type Distribution, type SampleBudget, sampleAsync, samplePairAsync } from "./support/sample.js";
 import { largeSeedBatch, openBenchStore } from "./support/store.js";
 
 const dayMs = 86_400_000;
@@ -58,13 +60,56 @@ export const listQueryBench: Bench = {
   async run(options: BenchOptions) {
     const plan = planOf(options);
     const tables: Table[] = [];
-    for (const size of plan.sizes) tables.push(await measureStore(size, plan));
+    for (const size of plan.sizes) tables.push(await measureStore(size, plan, options.keepStores));
     return tables;
   },
 };
 
-async function measureStore(size: number, plan: Plan): Promise<Table> {
-  const bench = await openBenchStore();
+async function measureStore(size: number, plan: Plan, keepStores: string | undefined): Promise<Table> {
+  const seeded = await seededStore(size, keepStores);
+  const file = databaseFile(seeded.dataDir);
+  const db = openDatabase(file);
+  try {
+    // The file alone, every page of the WAL copied back into it: what the entries take on disk.
+    db.pragma("wal_checkpoint(TRUNCATE)");
+    const title = seededTitle("list-query", size, seeded.seedMs, statSync(file).size);
+    const target: ListTarget = {
+      list: async (filter, page) => await seeded.store.logs.list(filter, page),
+      offsetPage: (filter, offset) => offsetQuery(db, filter, offset),
+      rowsById: (ids) => rowsById(db, ids),
+    };
+    const filters = commonFilters(filterValues(db, seeded.workspaceId), seeded.workspaceId, seeded.now);
+    return listQueryTable(title, await measure(target, filters, plan));
+  } finally {
+    db.close();
+    await seeded.dispose();
+  }
+}
+
+/** How a store was seeded: `now` places the date filters; a kept store records it once its seeding ended. */
+interface Seeding {
+  workspaceId: string;
+  now: number;
+  seedMs: number;
+}
+
+/**
+ * The store of `size` seeded entries to measure: the one kept under `keepStores` by an earlier run, or
+ * one seeded now (and kept there when asked; a store whose seeding did not end is seeded again).
+ */
+async function seededStore(
+  size: number,
+  keepStores: string | undefined,
+): Promise<Seeding & { store: Store; dataDir: string; dispose(): Promise<void> }> {
+  const keptIn = keepStores ? path.join(keepStores, `list-query-${size}`) : undefined;
+  const seedingFile = keptIn && path.join(keptIn, "seeding.json");
+  if (keptIn && seedingFile && existsSync(seedingFile)) {
+    const seeding = JSON.parse(readFileSync(seedingFile, "utf8")) as Seeding;
+    process.stderr.write(`  measuring the store of ${size} log entries kept in ${keptIn}\n`);
+    const store = openStore({ dataDir: keptIn });
+    return { ...seeding, store, dataDir: keptIn, dispose: () => store.close() };
+  }
+  const bench = await openBenchStore(keptIn);
   const now = Date.now();
   const seeding = performance.now();
   await seedWorkspace(bench.store, {
@@ -76,23 +121,9 @@ async function measureStore(size: number, plan: Plan): Promise<Table> {
   });
   const seedMs = performance.now() - seeding;
   process.stderr.write(`  seeded ${size} log entries in ${(seedMs / 1000).toFixed(1)} s\n`);
-  const file = databaseFile(bench.dataDir);
-  const db = openDatabase(file);
-  try {
-    // The file alone, every page of the WAL copied back into it: what the entries take on disk.
-    db.pragma("wal_checkpoint(TRUNCATE)");
-    const title = seededTitle("list-query", size, seedMs, statSync(file).size);
-    const target: ListTarget = {
-      list: async (filter, page) => await bench.store.logs.list(filter, page),
-      offsetPage: (filter, offset) => offsetQuery(db, filter, offset),
-      rowsById: (ids) => rowsById(db, ids),
-    };
-    const filters = commonFilters(filterValues(db, bench.workspaceId), bench.workspaceId, now);
-    return listQueryTable(title, await measure(target, filters, plan));
-  } finally {
-    db.close();
-    await bench.dispose();
-  }
+  const done: Seeding = { workspaceId: bench.workspaceId, now, seedMs };
+  if (seedingFile) writeFileSync(seedingFile, `${JSON.stringify(done)}\n`);
+  return { ...done, store: bench.store, dataDir: bench.dataDir, dispose: bench.dispose };
 }
 
 /** What the measurement needs of a store: its list, and its OFFSET baseline on the same data. */
@@ -169,10 +200,13 @@ export async function measure(
 ): Promise<(string | number)[][]> {
   const rows: (string | number)[][] = [];
   for (const [name, filter] of Object.entries(filters)) {
-    const first = await sampleAsync(() => target.list(filter, page), plan.budget);
     const { steps, after } = await walk(target, filter, plan.cursorSteps);
     const deepPage = { ...page, after };
-    const deep = await sampleAsync(() => target.list(filter, deepPage), plan.budget);
+    const [first, deep] = await samplePairAsync(
+      () => target.list(filter, page),
+      () => target.list(filter, deepPage),
+      plan.budget,
+    );
     const offset = target.offsetPage(filter, steps * page.limit);
     const idsOf = async (request: PageRequest) =>
       (await target.list(filter, request)).entries.map((entry) => entry.id);
@@ -227,8 +261,7 @@ async function floorRatio(
   deepIds: string[],
   budget: SampleBudget,
 ): Promise<string> {
-  const first = await sampleAsync(rowsById(firstIds), budget);
-  const deep = await sampleAsync(rowsById(deepIds), budget);
+  const [first, deep] = await samplePairAsync(rowsById(firstIds), rowsById(deepIds), budget);
   return ratio(deep.p50 / first.p50);
 }
 

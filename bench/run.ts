@@ -62,11 +62,15 @@ const benches: Bench[] = [
 ];
 const resultsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
 
-/** `npm run bench [-- [--quick] [--sizes=…] [--stores=…] [name...]]`: runs the named benches (all by default), prints and saves each. */
+/**
+ * `npm run bench [-- [--quick] [--sizes=…] [--stores=…] [--keep-stores=DIR] [name...]]`: runs the named
+ * benches (all by default), prints and saves each.
+ */
 async function main(args: string[]): Promise<void> {
   const quick = args.includes("--quick");
   const sizes = sizesOption(args);
   const stores = storesOption(args);
+  const keepStores = keepStoresOption(args);
   const names = args.filter((arg) => !arg.startsWith("--"));
   const unknown = names.filter((name) => !benches.some((b) => b.name === name));
   if (unknown.length > 0) {
@@ -85,7 +89,12 @@ async function main(args: string[]): Promise<void> {
   try {
     for (const bench of selected) {
       const started = performance.now();
-      const tables = await bench.run({ quick, ...(sizes && { sizes }), ...(stores && { stores }) });
+      const tables = await bench.run({
+        quick,
+        ...(sizes && { sizes }),
+        ...(stores && { stores }),
+        ...(keepStores && { keepStores }),
+      });
       const seconds = (performance.now() - started) / 1000;
       for (const table of tables) console.log(`${formatTable(table)}\n`);
       console.log(`(${bench.name}: ${seconds.toFixed(1)} s)\n`);
@@ -118,6 +127,15 @@ function storesOption(args: string[]): BenchStoreKind[] | undefined {
     throw new Error(`--stores takes ${benchStoreKinds.join(" and/or ")} separated by commas, not ${option}`);
   }
   return stores as BenchStoreKind[];
+}
+
+/** `--keep-stores=DIR`: where list-query keeps its seeded stores between runs. */
+function keepStoresOption(args: string[]): string | undefined {
+  const option = args.find((arg) => arg.startsWith("--keep-stores="));
+  if (!option) return undefined;
+  const dir = option.slice("--keep-stores=".length);
+  if (dir === "") throw new Error("--keep-stores takes a directory: --keep-stores=/var/tmp/flowlog-bench");
+  return path.resolve(dir);
 }
 
 await main(process.argv.slice(2));

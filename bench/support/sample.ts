@@ -40,6 +40,42 @@ export async function sampleAsync(fn: () => Promise<unknown>, budget: SampleBudg
   return distribution(runs.times);
 }
 
+/**
+ * Times two calls against each other (a deep page against the first) in turns of `turn` calls each, so
+ * both see the same machine. Sampled one window after the other, the ratio of their p50s reads the
+ * machine's drift between the windows as well (another process's burst, a VM's neighbour): on a 30,000-entry
+ * store beside a busy core, model's deep page against its first read 0.51x, 1.64x, 0.56x and 0.94x in four
+ * sequential rounds, and 1.00x to 1.08x in four interleaved ones; no filter's interleaved ratios spread
+ * more than 0.10 (issue 52). Within its turn a call finds its pages in SQLite's cache, as it does when
+ * sampled alone. `budget.count` counts the first call's samples.
+ */
+export async function samplePairAsync(
+  a: () => Promise<unknown>,
+  b: () => Promise<unknown>,
+  budget: SampleBudget,
+  turn = 10,
+): Promise<[Distribution, Distribution]> {
+  for (let i = 0; i < (budget.warmup ?? 5); i++) {
+    await a();
+    await b();
+  }
+  const runsA = timedRuns(budget);
+  const runsB: number[] = [];
+  while (!runsA.done()) {
+    for (let i = 0; i < turn; i++) {
+      const before = performance.now();
+      await a();
+      runsA.add(before, performance.now());
+    }
+    for (let i = 0; i < turn; i++) {
+      const before = performance.now();
+      await b();
+      runsB.push(performance.now() - before);
+    }
+  }
+  return [distribution(runsA.times), distribution(runsB)];
+}
+
 /** The budget's stopping rule: its count of samples, or its time once its minimum count is in. */
 function timedRuns(budget: SampleBudget) {
   const minCount = budget.minCount ?? 20;

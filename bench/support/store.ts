@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { generateExecutions } from "../../src/seed/generate.js";
@@ -21,12 +21,17 @@ export interface BenchStore {
   dataDir: string;
   user: UserRecord;
   workspaceId: string;
-  /** Closes the store and deletes its directory. */
+  /** Closes the store and deletes its directory (leaves it, for a store opened in `keptIn`). */
   dispose(): Promise<void>;
 }
 
-export async function openBenchStore(): Promise<BenchStore> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), "flowlog-bench-"));
+/** `keptIn`: a directory of the caller's (`--keep-stores`), emptied first and left at the end. */
+export async function openBenchStore(keptIn?: string): Promise<BenchStore> {
+  if (keptIn) {
+    rmSync(keptIn, { recursive: true, force: true });
+    mkdirSync(keptIn, { recursive: true });
+  }
+  const dataDir = keptIn ?? mkdtempSync(path.join(tmpdir(), "flowlog-bench-"));
   const store = openStore({ dataDir });
   const now = Date.now();
   const user: UserRecord = {
@@ -45,7 +50,7 @@ export async function openBenchStore(): Promise<BenchStore> {
     workspaceId,
     dispose: async () => {
       await store.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!keptIn) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
