@@ -369,10 +369,18 @@ describe("Retries: timeouts, 429, 5xx and connection failures, with backoff and 
     const api = await receiver((_, response) => sendJson(response, 503, {}));
     const controller = new AbortController();
     const cancelled = new Error("activity cancelled");
-    setTimeout(() => controller.abort(cancelled), 50);
     const running = runHttpRequest(
       { method: "GET", url: api.origin, retryBaseMs: 60_000 },
-      { allowPrivateNetworks: true, signal: controller.signal, random: () => 1 },
+      {
+        allowPrivateNetworks: true,
+        signal: controller.signal,
+        // Drawn for the wait's length as the wait begins: the cancel comes during the minute's wait, not
+        // (as a fixed 50 ms did on a loaded machine) during the first attempt.
+        random: () => {
+          setTimeout(() => controller.abort(cancelled), 20);
+          return 1;
+        },
+      },
     );
     await expect(running).rejects.toBe(cancelled);
     expect(api.received).toHaveLength(1);

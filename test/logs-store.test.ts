@@ -82,7 +82,9 @@ describe("migrations are applied once when processes start together (D23)", () =
       });
       return { child, text: () => text, exited: once(child, "exit") };
     });
-    await expect.poll(() => outputs.every((o) => o.text().includes("ready"))).toBe(true);
+    // Three processes compiling the store's sources through tsx: on two loaded cores that took over the
+    // 10 s a poll waits by default. A bound for a hang, not a pace.
+    await expect.poll(() => outputs.every((o) => o.text().includes("ready")), { timeout: 40_000 }).toBe(true);
     for (const { child } of outputs) child.stdin.end("go\n");
     const codes = await Promise.all(outputs.map(async (o) => (await o.exited)[0]));
     expect(codes, outputs.map((o) => o.text()).join("\n")).toEqual([0, 0, 0]);
