@@ -1,6 +1,5 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { seedWorkspace } from "../src/seed/seed.js";
 import type { Db } from "../src/store/database.js";
 import { databaseFile, openDatabase } from "../src/store/database.js";
 import type { LogFilter, Page, PageKey, PageRequest } from "../src/store/log-list-sql.js";
@@ -9,7 +8,7 @@ import { listQuery } from "../src/store/logs-store.js";
 import { openStore, type Store } from "../src/store/store.js";
 import { type Bench, type BenchOptions, ms, ratio, type Table } from "./support/report.js";
 import { type Distribution, type SampleBudget, sampleAsync, samplePairAsync } from "./support/sample.js";
-import { largeSeedBatch, openBenchStore } from "./support/store.js";
+import { openBenchStore, seedLarge } from "./support/store.js";
 
 const dayMs = 86_400_000;
 export const page: PageRequest = {
@@ -112,13 +111,7 @@ async function seededStore(
   const bench = await openBenchStore(keptIn);
   const now = Date.now();
   const seeding = performance.now();
-  await seedWorkspace(bench.store, {
-    workspaceId: bench.workspaceId,
-    executions: size,
-    seed: "bench",
-    now,
-    batchSize: largeSeedBatch,
-  });
+  await seedLarge(bench, size, now);
   const seedMs = performance.now() - seeding;
   process.stderr.write(`  seeded ${size} log entries in ${(seedMs / 1000).toFixed(1)} s\n`);
   const done: Seeding = { workspaceId: bench.workspaceId, now, seedMs };

@@ -1,4 +1,3 @@
-import { seedWorkspace } from "../src/seed/seed.js";
 import { databaseFile, openDatabase } from "../src/store/database.js";
 import type { LogFilter, Page, PageRequest } from "../src/store/log-list-sql.js";
 import { openPostgres } from "../src/store/postgres/database.js";
@@ -9,7 +8,7 @@ import { workspaceId as pgWorkspaceId, seed } from "./list-query-pg.js";
 import { benchPostgres } from "./support/postgres.js";
 import { type Bench, type BenchOptions, ms, type Table } from "./support/report.js";
 import { type SampleBudget, sampleAsync } from "./support/sample.js";
-import { largeSeedBatch, openBenchStore } from "./support/store.js";
+import { openBenchStore, seedLarge } from "./support/store.js";
 
 const dayMs = 86_400_000;
 
@@ -46,13 +45,7 @@ async function measureSqlite(size: number, budget: SampleBudget): Promise<Table>
   const bench = await openBenchStore();
   const now = Date.now();
   try {
-    await seedWorkspace(bench.store, {
-      workspaceId: bench.workspaceId,
-      executions: size,
-      seed: "bench",
-      now,
-      batchSize: largeSeedBatch,
-    });
+    await seedLarge(bench, size, now);
     const db = openDatabase(databaseFile(bench.dataDir));
     let counts: WordCount[];
     try {

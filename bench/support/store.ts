@@ -55,6 +55,17 @@ export async function openBenchStore(keptIn?: string): Promise<BenchStore> {
   };
 }
 
+/** `size` of the seeder's executions (seed "bench", ending at `now`) in the bench store's workspace, in large batches. */
+export async function seedLarge(bench: BenchStore, size: number, now: number): Promise<void> {
+  await seedWorkspace(bench.store, {
+    workspaceId: bench.workspaceId,
+    executions: size,
+    seed: "bench",
+    now,
+    batchSize: largeSeedBatch,
+  });
+}
+
 /**
  * `count` realistic executions of the demo workflows, seeded into the bench store's workspace (so their
  * log entries can be written to it) and generated from `seed`.
