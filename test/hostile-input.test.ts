@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
@@ -47,10 +48,20 @@ interface Answer {
   body: string;
 }
 
-/** One HTTP/1.1 request with its own connection, optionally from another loopback address. */
+/**
+ * One HTTP/1.1 request with its own connection, optionally from another loopback address; its body sent
+ * with a Content-Length, or `chunked` without one.
+ */
 function h1Request(
   url: string,
-  init: { method?: string; path: string; headers?: Record<string, string>; body?: Buffer; from?: string },
+  init: {
+    method?: string;
+    path: string;
+    headers?: Record<string, string>;
+    body?: Buffer;
+    chunked?: boolean;
+    from?: string;
+  },
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const target = new URL(init.path, url);
@@ -77,7 +88,8 @@ function h1Request(
       },
     );
     request.on("error", reject);
-    request.end(init.body);
+    if (init.chunked && init.body) request.write(init.body);
+    request.end(init.chunked ? undefined : init.body);
   });
 }
 
@@ -202,6 +214,7 @@ beforeAll(async () => {
       http2IdleTimeoutMs: 2_000,
       protocolDetectionTimeoutMs: 1_000,
       maxConnections: 40,
+      lingerMs: 1_000,
     }),
   });
   store = openStore({ dataDir: server.dataDir });
@@ -370,6 +383,165 @@ describe("request bodies are bounded after decompression, before they are buffer
       body: grpcFrame(garbage, false),
     });
     expect(grpc.grpcStatus).toBe("3"); // INVALID_ARGUMENT
+    expect(await normalRequest()).toBe(200);
+  });
+});
+
+describe("a refusal reaches a client still sending its body (RFC 9112 section 9.6, D27)", () => {
+  // Far more than the sockets' buffers hold: the client is still writing when the answer comes.
+  const huge = Buffer.alloc(48 * mib, "x");
+  const workflowsPath = () => `/api/v1/workspaces/${account.workspaceId}/workflows`;
+
+  /** A connection of its own whose side stays open when the server half-closes. */
+  async function halfOpenConnection(): Promise<net.Socket> {
+    const socket = net.connect({
+      port: Number(new URL(server.url).port),
+      host: "127.0.0.1",
+      allowHalfOpen: true,
+    });
+    await once(socket, "connect");
+    return socket;
+  }
+
+  /**
+   * Sends a request's head and its whole body before reading a byte of the answer, as a client that blocks on
+   * its upload does (Python's requests, most synchronous clients); then reads what the server said until it
+   * closed. A server that closed at once after answering resets the connection under the upload instead.
+   */
+  async function uploadThenRead(
+    head: Record<string, string> & { request: string },
+    body: Buffer,
+    { chunked }: { chunked: boolean },
+  ): Promise<string> {
+    const socket = await halfOpenConnection();
+    socket.pause();
+    const { request, ...fields } = head;
+    const lines = Object.entries({
+      host: "localhost",
+      ...fields,
+      ...(chunked ? { "transfer-encoding": "chunked" } : { "content-length": String(body.length) }),
+    }).map(([name, value]) => `${name}: ${value}\r\n`);
+    const framed = chunked
+      ? [Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from("\r\n0\r\n\r\n")]
+      : [body];
+    await new Promise<void>((resolve, reject) => {
+      socket.once("error", reject);
+      const whole = Buffer.concat([Buffer.from(`${request}\r\n${lines.join("")}\r\n`), ...framed]);
+      socket.write(whole, (error) => (error ? reject(error) : resolve()));
+    });
+    let said = "";
+    socket.on("data", (chunk: Buffer) => {
+      said += chunk.toString("latin1");
+    });
+    socket.end();
+    await closedByServer(socket);
+    return said;
+  }
+
+  /** The JSON body of a raw answer, its chunked framing undone. */
+  function answerBody(said: string): unknown {
+    const split = said.indexOf("\r\n\r\n");
+    const rest = said.slice(split + 4);
+    if (!/transfer-encoding: chunked/i.test(said.slice(0, split))) return JSON.parse(rest);
+    let body = "";
+    for (let at = 0; ; ) {
+      const lineEnd = rest.indexOf("\r\n", at);
+      const size = Number.parseInt(rest.slice(at, lineEnd), 16);
+      if (!(size > 0)) break;
+      body += rest.slice(lineEnd + 2, lineEnd + 2 + size);
+      at = lineEnd + 2 + size + 2;
+    }
+    return JSON.parse(body);
+  }
+
+  it("answers a REST body far over the limit with 413, whether its length was declared or it came chunked", async () => {
+    for (const chunked of [false, true]) {
+      const said = await uploadThenRead(
+        {
+          request: `POST ${workflowsPath()} HTTP/1.1`,
+          "content-type": "application/json",
+          "x-api-key": account.key,
+        },
+        huge,
+        { chunked },
+      );
+      expect(said, `chunked: ${chunked}`).toMatch(/^HTTP\/1\.1 413 /);
+      expect(said.toLowerCase()).toContain("connection: close");
+      expect(answerBody(said)).toMatchObject({ detail: expect.stringMatching(/1048576 bytes/) });
+    }
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("answers a Connect call whose chunked body passes the limit with resource_exhausted", async () => {
+    const said = await uploadThenRead(
+      {
+        request: `POST ${listLogsPath} HTTP/1.1`,
+        "content-type": "application/json",
+        "connect-protocol-version": "1",
+        "x-api-key": account.key,
+      },
+      huge,
+      { chunked: true },
+    );
+    expect(said).toMatch(/^HTTP\/1\.1 429 /);
+    expect(answerBody(said)).toMatchObject({
+      code: "resource_exhausted",
+      message: expect.stringMatching(/1048576/),
+    });
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("answers a stranger's huge upload with 401, over REST and Connect", async () => {
+    for (const path of [workflowsPath(), listLogsPath]) {
+      const said = await uploadThenRead(
+        {
+          request: `POST ${path} HTTP/1.1`,
+          "content-type": "application/json",
+          "connect-protocol-version": "1",
+        },
+        huge,
+        { chunked: false },
+      );
+      expect(said, path).toMatch(/^HTTP\/1\.1 401 /);
+    }
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("answers a gRPC message over the limit, sent in many frames of HTTP/2, with RESOURCE_EXHAUSTED", async () => {
+    const call = await grpcCall(server.url, {
+      path: listLogsPath,
+      headers: { "x-api-key": account.key },
+      body: grpcFrame(Buffer.alloc(8 * mib), false),
+    });
+    expect(call.grpcStatus).toBe("8");
+    expect(call.grpcMessage).toMatch(/1048576/);
+    expect(await normalRequest()).toBe(200);
+  });
+
+  it("stops reading a client that goes on sending once the lingering time is up", async () => {
+    const socket = await halfOpenConnection();
+    let said = "";
+    socket.on("data", (chunk: Buffer) => {
+      said += chunk.toString("latin1");
+    });
+    const closed = closedByServer(socket);
+    socket.write(
+      `POST ${workflowsPath()} HTTP/1.1\r\nHost: x\r\nx-api-key: ${account.key}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${1024 * mib}\r\n\r\n`,
+    );
+    const piece = Buffer.alloc(64 * 1024, " ");
+    let answeredAt = 0;
+    const pouring = setInterval(() => {
+      if (answeredAt === 0 && said.includes("\r\n\r\n")) answeredAt = performance.now();
+      if (socket.writable) socket.write(piece);
+    }, 5);
+    await closed;
+    clearInterval(pouring);
+    const heldMs = performance.now() - answeredAt;
+    expect(said).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answeredAt).toBeGreaterThan(0);
+    // The lingering time is 1 s here (beforeAll); the server may take a little more, never the body's whole.
+    expect(heldMs).toBeLessThan(4_000);
     expect(await normalRequest()).toBe(200);
   });
 });

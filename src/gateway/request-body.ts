@@ -1,9 +1,8 @@
-import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { invalidArgument } from "../errors/api-errors.js";
-import type { NodeRequest } from "../rpc/node-http.js";
+import { bodyOf, type NodeRequest } from "../rpc/node-http.js";
 
 /** A body over the limit: 413 on the REST paths (D26), `resource_exhausted` as its code. */
 export class BodyTooLarge extends ConnectError {
@@ -60,7 +59,8 @@ export async function readRequestBody(req: NodeRequest, maxBytes: number): Promi
     }
   };
   try {
-    const source = req as Readable;
+    // Not the request itself: stopping early must leave it to the refusal's close, not destroy it (node-http.ts).
+    const source = bodyOf(req);
     if (decoder) await pipeline(source, decoder(), collect);
     else await collect(source);
   } catch (error) {

@@ -114,6 +114,12 @@ export interface ConnectionLimits {
   protocolDetectionTimeoutMs: number;
   /** Open connections per process; more are closed at once. */
   maxConnections: number;
+  /**
+   * An HTTP/1.1 connection closed after an answer given before its request's body had all arrived (a
+   * refusal, D28) reads and drops what the client still sends for at most this long before closing, so that
+   * the client is not reset before it read the answer (RFC 9112 §9.6).
+   */
+  lingerMs: number;
 }
 
 const mebibyte = 1024 * 1024;
@@ -173,6 +179,7 @@ export const defaultConnectionLimits: ConnectionLimits = {
   http2IdleTimeoutMs: 60_000,
   protocolDetectionTimeoutMs: 5_000,
   maxConnections: 1_000,
+  lingerMs: 5_000,
 };
 
 type Table = { [key: string]: number | Table };

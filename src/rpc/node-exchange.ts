@@ -3,7 +3,7 @@ import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import type { UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { requestUrl } from "../util/request-url.js";
-import type { NodeRequest, NodeResponse } from "./node-http.js";
+import { bodyOf, type NodeRequest, type NodeResponse } from "./node-http.js";
 import { OneChunk } from "./one-chunk.js";
 import { clientGoneKey, type OnClientGone } from "./unary-context.js";
 
@@ -48,7 +48,7 @@ class NodeUniversalRequest implements UniversalServerRequest {
     // listener, taking the process down. Handlers read the path and query only (request-url.ts).
     this.url = requestUrl(req).toString();
     this.header = webHeadersOf(req.headers);
-    this.body = req as AsyncIterable<Uint8Array>;
+    this.body = bodyOf(req);
     this.contextValues = contextValues;
     this.#onClientGone = onClientGone;
   }

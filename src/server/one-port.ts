@@ -56,6 +56,7 @@ export function createOnePortServer(
     handler,
   );
   const http1 = http1Deadlines(h1, limits);
+  const linger = lingeringClose(h1, limits.lingerMs);
   const h2 = http2.createServer(
     { settings: { maxConcurrentStreams }, maxDeflateDynamicTableSize: answerHeaderTableBytes },
     handler,
@@ -91,6 +92,7 @@ export function createOnePortServer(
         h2.emit("connection", socket);
       } else {
         http1.connected(socket);
+        linger.connected(socket);
         h1.emit("connection", socket);
         socket.resume();
       }
@@ -166,6 +168,46 @@ class Http1Connection {
 }
 
 /**
+ * RFC 9112 §9.6's lingering close, for an HTTP/1.1 connection the server ends after an answer given before
+ * the request's body had all arrived: a refusal (D28), a body over D26's limit. Node ends such a connection by
+ * closing its socket as soon as the answer is written; a client still sending its body then meets a reset,
+ * which can erase the answer from its receive buffer before it was read (a 413 seen as `EPIPE` or
+ * `ECONNRESET`, the more often the larger the body). Here the server closes in stages instead: it half-closes
+ * after the answer, reads and drops what the client still sends until the body ends, the client closes, or
+ * `lingerMs` passes, and then closes. Nothing of the rest is parsed beyond its framing, nor kept.
+ *
+ * Node closes a `Connection: close` answer's connection with `socket.destroySoon()` (`resOnFinish` in
+ * lib/_http_server.js, Node 20 and 24); each connection's own `destroySoon` lingers when its latest request
+ * is incomplete and does as Node's otherwise. Were Node to stop calling it, connections would close at once
+ * as before, and hostile-input's "a refusal reaches a client still sending its body" would fail.
+ */
+function lingeringClose(h1: http.Server, lingerMs: number) {
+  const latest = new WeakMap<net.Socket, http.IncomingMessage>();
+  h1.on("request", (req: http.IncomingMessage) => latest.set(req.socket, req));
+  return {
+    connected(socket: net.Socket) {
+      socket.destroySoon = () => {
+        const req = latest.get(socket);
+        if (req === undefined || req.complete) {
+          net.Socket.prototype.destroySoon.call(socket);
+          return;
+        }
+        const close = () => {
+          clearTimeout(late);
+          socket.destroy();
+        };
+        const late = setTimeout(close, lingerMs);
+        socket.end();
+        socket.once("close", () => clearTimeout(late));
+        socket.once("end", close);
+        req.once("end", close);
+        req.resume();
+      };
+    },
+  };
+}
+
+/**
  * D27 on HTTP/1.1: a request's headers within `headersTimeoutMs` and its whole body within `bodyTimeoutMs`
  * of them, else a 408 (when nothing of an answer was written yet) and the connection closed, as on HTTP/2.
  * Node's parser reads the socket itself, so the first byte of a keep-alive connection's next request is
@@ -176,7 +218,8 @@ function http1Deadlines(h1: http.Server, limits: ConnectionLimits) {
   const heads = new WeakMap<net.Socket, NodeJS.Timeout>();
   const close = (socket: net.Socket, answered: boolean) => {
     if (socket.destroyed) return;
-    if (!answered) socket.write(requestTimeoutAnswer);
+    // A connection closing in stages (lingeringClose) has already said all it will.
+    if (!answered && socket.writable) socket.write(requestTimeoutAnswer);
     socket.destroy();
   };
   const awaitHead = (socket: net.Socket, ms: number) => {
