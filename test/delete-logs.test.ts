@@ -173,9 +173,16 @@ describe("DeleteLogs: POST /api/v1/workspaces/{workspaceId}/logs:delete (D43)", 
 
   it("a call deletes at most its bound and says how many remain; the next call finishes", async () => {
     const total = deleteLogsPerCall + 30;
-    await flowlog.store.logs.insertExecutions(
-      Array.from({ length: total }, (_, i) => execution(alice, workflow, { startedAt: t0 + i })),
-    );
+    // In batches, with the event loop let run between them: the server and this client share it, and one
+    // insert of 10,030 (synchronous on SQLite) held it past both ends' keep-alive timeouts under a loaded
+    // suite, so fetch took a pooled connection in the same turn as the server's timer closed it (ECONNRESET).
+    for (let from = 0; from < total; from += 1_000) {
+      const batch = Array.from({ length: Math.min(1_000, total - from) }, (_, i) =>
+        execution(alice, workflow, { startedAt: t0 + from + i }),
+      );
+      await flowlog.store.logs.insertExecutions(batch);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     const first = await deleteRest(alice, alice.workspaceId, { workflowIds: [workflow] });
     expect(first.json).toMatchObject({ entries: deleteLogsPerCall, remaining: 30 });
     const second = await deleteRest(alice, alice.workspaceId, { workflowIds: [workflow] });
