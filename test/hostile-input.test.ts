@@ -48,20 +48,10 @@ interface Answer {
   body: string;
 }
 
-/**
- * One HTTP/1.1 request with its own connection, optionally from another loopback address; its body sent
- * with a Content-Length, or `chunked` without one.
- */
+/** One HTTP/1.1 request with its own connection, optionally from another loopback address. */
 function h1Request(
   url: string,
-  init: {
-    method?: string;
-    path: string;
-    headers?: Record<string, string>;
-    body?: Buffer;
-    chunked?: boolean;
-    from?: string;
-  },
+  init: { method?: string; path: string; headers?: Record<string, string>; body?: Buffer; from?: string },
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const target = new URL(init.path, url);
@@ -88,8 +78,7 @@ function h1Request(
       },
     );
     request.on("error", reject);
-    if (init.chunked && init.body) request.write(init.body);
-    request.end(init.chunked ? undefined : init.body);
+    request.end(init.body);
   });
 }
 
