@@ -1,3 +1,4 @@
+import { setImmediate } from "node:timers/promises";
 import { Code } from "@connectrpc/connect";
 import { pino } from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -181,7 +182,7 @@ describe("DeleteLogs: POST /api/v1/workspaces/{workspaceId}/logs:delete (D43)", 
         execution(alice, workflow, { startedAt: t0 + from + i }),
       );
       await flowlog.store.logs.insertExecutions(batch);
-      await new Promise((resolve) => setImmediate(resolve));
+      await setImmediate();
     }
     const first = await deleteRest(alice, alice.workspaceId, { workflowIds: [workflow] });
     expect(first.json).toMatchObject({ entries: deleteLogsPerCall, remaining: 30 });

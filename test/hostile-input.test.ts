@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
@@ -147,10 +146,13 @@ function closedByServer(socket: net.Socket): Promise<void> {
   });
 }
 
-function rawConnection(url: string): Promise<net.Socket> {
+/** A connection of its own; half-open allowed, its side stays open when the server half-closes. */
+function rawConnection(url: string, { allowHalfOpen = false } = {}): Promise<net.Socket> {
   const { port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), "127.0.0.1", () => resolve(socket));
+    const socket = net.connect({ port: Number(port), host: "127.0.0.1", allowHalfOpen }, () =>
+      resolve(socket),
+    );
     socket.once("error", reject);
   });
 }
@@ -381,17 +383,6 @@ describe("a refusal reaches a client still sending its body (RFC 9112 section 9.
   const huge = Buffer.alloc(48 * mib, "x");
   const workflowsPath = () => `/api/v1/workspaces/${account.workspaceId}/workflows`;
 
-  /** A connection of its own whose side stays open when the server half-closes. */
-  async function halfOpenConnection(): Promise<net.Socket> {
-    const socket = net.connect({
-      port: Number(new URL(server.url).port),
-      host: "127.0.0.1",
-      allowHalfOpen: true,
-    });
-    await once(socket, "connect");
-    return socket;
-  }
-
   /**
    * Sends a request's head and its whole body before reading a byte of the answer, and gives up at the first
    * failed write, as Node's http client does when the reset reaches it before it parsed the answer; then
@@ -404,7 +395,7 @@ describe("a refusal reaches a client still sending its body (RFC 9112 section 9.
     body: Buffer,
     { chunked }: { chunked: boolean },
   ): Promise<string> {
-    const socket = await halfOpenConnection();
+    const socket = await rawConnection(server.url, { allowHalfOpen: true });
     socket.pause();
     const { request, ...fields } = head;
     const lines = Object.entries({
@@ -510,7 +501,7 @@ describe("a refusal reaches a client still sending its body (RFC 9112 section 9.
   });
 
   it("stops reading a client that goes on sending once the lingering time is up", async () => {
-    const socket = await halfOpenConnection();
+    const socket = await rawConnection(server.url, { allowHalfOpen: true });
     let said = "";
     socket.on("data", (chunk: Buffer) => {
       said += chunk.toString("latin1");
