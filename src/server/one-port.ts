@@ -238,7 +238,10 @@ function http1Deadlines(h1: http.Server, limits: ConnectionLimits) {
     res.once("close", () => clearTimeout(late));
     res.once("finish", () => {
       clearTimeout(late);
-      if (!socket.destroyed) awaitHead(socket, limits.keepAliveTimeoutMs + limits.headersTimeoutMs);
+      // A connection this answer ends (Connection: close; lingeringClose bounds it) awaits no next head.
+      if (!socket.destroyed && !socket.writableEnded) {
+        awaitHead(socket, limits.keepAliveTimeoutMs + limits.headersTimeoutMs);
+      }
     });
   });
   return {
