@@ -119,6 +119,9 @@ function droppingAfter(sink: ArchiveSink, bytes: number): ArchiveSink {
         },
       });
       body.on("error", (error) => cut.destroy(error));
+      // The writer takes the cut's error while it reads; one raised after the writer stopped listening has no
+      // one left to take it and was uncaught once in npm test, failing the run with every test passed.
+      cut.on("error", () => {});
       return sink.write(key, body.pipe(cut), signal);
     },
   };
