@@ -27,7 +27,13 @@ import { rateLimitBench } from "./rate-limit.js";
 import { resumeBench } from "./resume.js";
 import { searchBench } from "./search.js";
 import { stopShared } from "./support/quick-run.js";
-import { type Bench, type BenchStoreKind, benchStoreKinds, formatTable } from "./support/report.js";
+import {
+  type Bench,
+  type BenchStoreKind,
+  benchStoreKinds,
+  formatTable,
+  type Gate,
+} from "./support/report.js";
 import { tailBench } from "./tail.js";
 import { tenantReadsBench } from "./tenant-reads.js";
 
@@ -86,6 +92,7 @@ async function main(args: string[]): Promise<void> {
     `machine: ${machine.cores} cores, ${machine.cpu}, Node ${machine.node}${quick ? ", --quick" : ""}\n`,
   );
   mkdirSync(resultsDir, { recursive: true });
+  const missed: (Gate & { bench: string })[] = [];
   try {
     for (const bench of selected) {
       const started = performance.now();
@@ -97,12 +104,18 @@ async function main(args: string[]): Promise<void> {
       });
       const seconds = (performance.now() - started) / 1000;
       for (const table of tables) console.log(`${formatTable(table)}\n`);
+      for (const gate of tables.flatMap((table) => table.gates ?? []))
+        if (!gate.met) missed.push({ bench: bench.name, ...gate });
       console.log(`(${bench.name}: ${seconds.toFixed(1)} s)\n`);
       const result = { bench: bench.name, quick, machine, date: new Date().toISOString(), seconds, tables };
       writeFileSync(path.join(resultsDir, `${bench.name}.json`), `${JSON.stringify(result, null, 2)}\n`);
     }
   } finally {
     await stopShared();
+  }
+  if (missed.length > 0) {
+    for (const { bench, goal, figure } of missed) console.error(`${bench} missed "${goal}": ${figure}`);
+    process.exitCode = 1;
   }
 }
 

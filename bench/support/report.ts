@@ -5,6 +5,20 @@ export interface Table {
   rows: (string | number)[][];
   /** What the reader needs to read the figures right. */
   note?: string;
+  /**
+   * Goals that a loaded machine does not move (bytes, not times), so a quick run on a busy machine can
+   * hold them as well as a full one: `npm run bench` fails when one is missed, after printing every table.
+   */
+  gates?: Gate[];
+}
+
+/** One such goal, as the run reads it. */
+export interface Gate {
+  /** What is promised, with its bound, as the table's reader would say it. */
+  goal: string;
+  /** What this run measured. */
+  figure: string;
+  met: boolean;
 }
 
 export interface BenchOptions {
