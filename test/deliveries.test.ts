@@ -14,6 +14,11 @@ import { createApi } from "../src/server/api.js";
 import type { DeliveryRecord } from "../src/store/delivery-rows.js";
 import type { Level, Trigger } from "../src/store/records.js";
 import type { SubscriptionSettings } from "../src/store/subscriptions-store.js";
+import {
+  busyRetryDelayMs,
+  pacedRetryDelayMs,
+  temporalRetryDelayMs,
+} from "../src/temporal/activities/block-admission.js";
 import { eventIdOf } from "../src/temporal/activities/delivery-activities.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { lazyTemporalClient } from "../src/temporal/client.js";
@@ -171,6 +176,31 @@ describe("The retry schedule (D19, spec 'Other constants')", () => {
 
   it("scales every delay by the same factor, so tests keep the ratios", () => {
     expect(retryDelayMs(2, { random: () => 0, scale: 0.001 })).toBe(15);
+  });
+});
+
+describe("Waits handed to Temporal (D19, D26, D38)", () => {
+  // Temporal ends an activity's retries when a failure asks for a next retry of 0 ms (RETRY_STATE_TIMEOUT):
+  // a paced delivery whose wait came to 0 was failed as lost without being sent.
+  it("a paced attempt whose place opens at once still waits, however its jitter falls", () => {
+    expect(pacedRetryDelayMs(0, 1, () => 0)).toBe(1);
+    expect(pacedRetryDelayMs(0, 1, () => 0.001)).toBe(1);
+    expect(pacedRetryDelayMs(250, 1, () => 0)).toBe(250);
+    // The jitter grows with the refusals as a busy attempt's wait does, to 5 s.
+    expect(pacedRetryDelayMs(250, 1, () => 0.999_999)).toBe(450);
+    expect(pacedRetryDelayMs(250, 30, () => 0.999_999)).toBe(5_250);
+  });
+
+  it("a busy attempt waits half its busy wait to all of it, from 200 ms to 5 s", () => {
+    expect(busyRetryDelayMs(1, () => 0)).toBe(100);
+    expect(busyRetryDelayMs(1, () => 0.999_999)).toBe(200);
+    expect(busyRetryDelayMs(30, () => 0.999_999)).toBe(5_000);
+  });
+
+  it("a retry of the schedule scaled below a millisecond waits one", () => {
+    expect(retryDelayMs(1, { random: () => 0, scale: 0.000_01 })).toBe(0);
+    expect(temporalRetryDelayMs(retryDelayMs(1, { random: () => 0, scale: 0.000_01 }))).toBe(1);
+    expect(temporalRetryDelayMs(15_000.4)).toBe(15_000);
   });
 });
 

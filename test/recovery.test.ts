@@ -184,6 +184,20 @@ function ended(account: TestAccount, subscriptionId: string, base = flowlog.serv
 
 const headerOf = (value: string | string[] | undefined) => String(value);
 
+/** The deliveries' statuses and attempts as the store has them: what a failed expectation shows. */
+async function asStored(deliveries: DeliveryRecord[]): Promise<string> {
+  const lines = await Promise.all(
+    deliveries.map(async ({ id }) => {
+      const status = (await flowlog.store.deliveries.get(id))?.status;
+      const attempts = (await flowlog.store.deliveries.attemptsOf(id)).map(
+        (a) => `${a.series}.${a.attempt} ${a.outcome} ${a.httpStatus ?? "-"} ${a.error ?? ""}`,
+      );
+      return `${id} ${status}: ${attempts.join("; ")}`;
+    }),
+  );
+  return `the deliveries as stored:\n${lines.join("\n")}`;
+}
+
 /** Whether the workflow's whole history, as the server keeps it, holds `text` anywhere (D24). */
 async function historyHolds(workflowId: string, text: string): Promise<boolean> {
   const history = await temporal.workflow.getHandle(workflowId).fetchHistory();
@@ -503,7 +517,12 @@ describe("Recovery across a worker's death (D37, D19)", () => {
       const replacement = await spawnWorker(killQueue);
       try {
         const job = await ended(gina, subscriptionId, api, 45_000);
-        expect(job).toMatchObject({ status: "completed", total: 16, done: 16, succeeded: 16 });
+        expect(job, await asStored(failed)).toMatchObject({
+          status: "completed",
+          total: 16,
+          done: 16,
+          succeeded: 16,
+        });
       } finally {
         replacement.kill("SIGTERM");
       }

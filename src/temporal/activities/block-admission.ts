@@ -89,11 +89,7 @@ const longestBusyWaitMs = 5_000;
  * own slot and waits in Temporal.
  */
 export function workspaceBusy(refusal: string): ApplicationFailure {
-  const wait = busyWaitMs();
-  return waitInTemporal(
-    `${refusal}; waiting for one to end`,
-    Math.round(wait / 2 + Math.random() * (wait / 2)),
-  );
+  return waitInTemporal(`${refusal}; waiting for one to end`, busyRetryDelayMs(attemptNow()));
 }
 
 /**
@@ -105,14 +101,37 @@ export function workspaceBusy(refusal: string): ApplicationFailure {
 export function endpointPaced(throttlePerSecond: number, opensInMs: number): ApplicationFailure {
   return waitInTemporal(
     `the endpoint is paced at ${throttlePerSecond} deliveries a second; waiting for its turn`,
-    opensInMs + Math.round(Math.random() * busyWaitMs()),
+    pacedRetryDelayMs(opensInMs, attemptNow()),
   );
 }
 
-function busyWaitMs(): number {
-  const { attempt } = Context.current().info;
+/** A busy attempt's wait, of Temporal's `attempt` of the activity: half its busy wait to all of it. */
+export function busyRetryDelayMs(attempt: number, random = Math.random): number {
+  const wait = busyWaitMs(attempt);
+  return temporalRetryDelayMs(wait / 2 + random() * (wait / 2));
+}
+
+/** A paced attempt's wait: until its place may open, and up to a busy wait's jitter more. */
+export function pacedRetryDelayMs(opensInMs: number, attempt: number, random = Math.random): number {
+  return temporalRetryDelayMs(opensInMs + random() * busyWaitMs(attempt));
+}
+
+/**
+ * A wait as the `nextRetryDelay` of an activity's failure: whole milliseconds, and never 0. Temporal
+ * (1.29) takes an activity's nextRetryDelay as its retry's maximum interval too, and a retry of 0 under
+ * a maximum of 0 means retry no more (RETRY_STATE_TIMEOUT): the activity then fails for good with the
+ * wait as its failure. A paced delivery whose place opened at once, with a jitter that rounded to 0, was
+ * failed that way without being sent.
+ */
+export function temporalRetryDelayMs(ms: number): number {
+  return Math.max(1, Math.round(ms));
+}
+
+function busyWaitMs(attempt: number): number {
   return Math.min(longestBusyWaitMs, firstBusyWaitMs * 1.5 ** (attempt - 1));
 }
+
+const attemptNow = () => Context.current().info.attempt;
 
 function waitInTemporal(message: string, nextRetryDelay: number): ApplicationFailure {
   return ApplicationFailure.create({

@@ -39,7 +39,7 @@ import { derivedId, newId } from "../../util/ids.js";
 import { type DeliveryTarget, deliveryHeldFailure, deliveryTaskQueue } from "../delivery-ids.js";
 import { watchFailingEndpoint } from "../start-endpoint-watch.js";
 import { attemptSlotLimits } from "../worker-slots.js";
-import { endpointPaced, startedAttempts, workspaceBusy } from "./block-admission.js";
+import { endpointPaced, startedAttempts, temporalRetryDelayMs, workspaceBusy } from "./block-admission.js";
 import type { ActivityDeps } from "./deps.js";
 import { sendEndpointNotice } from "./endpoint-health-activities.js";
 import { heartbeating } from "./heartbeating.js";
@@ -289,10 +289,9 @@ export function deliveryActivities(deps: ActivityDeps, temporal: Client) {
           message,
           type: "DeliveryRetrying",
           details: [summary],
-          nextRetryDelay: retryDelayMs(attempt, {
-            retryAfterMs: result.retryAfterMs,
-            scale: policy.delayScale,
-          }),
+          nextRetryDelay: temporalRetryDelayMs(
+            retryDelayMs(attempt, { retryAfterMs: result.retryAfterMs, scale: policy.delayScale }),
+          ),
         });
       });
     },
