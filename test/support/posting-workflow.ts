@@ -26,8 +26,8 @@ export interface PostingUpstream {
   origin: string;
   down: Set<string>;
   held: Set<string>;
-  /** The orders posted to a path, as they arrived. */
-  ordersTo(path: string): number[];
+  /** The orders posted to a path, as they arrived; only those answered `status` when one is named. */
+  ordersTo(path: string, status?: number): number[];
   /** Answers the calls it holds, then closes. */
   close(): Promise<void>;
 }
@@ -37,20 +37,24 @@ export async function startPostingUpstream(): Promise<PostingUpstream> {
   const held = new Set<string>();
   const waiting: ServerResponse[] = [];
   const pathOf = (target: string) => target.split("?")[0] as string;
+  // Each call as it arrived, with the status it was (or, held, will be) answered.
+  const calls: { path: string; order: number; status: number }[] = [];
   const receiver = await startReceiver((request, response) => {
     const path = pathOf(request.target);
+    const status = down.has(path) && !held.has(path) ? 503 : 200;
+    calls.push({ path, order: (JSON.parse(request.body) as { order: number }).order, status });
     if (held.has(path)) waiting.push(response);
-    else if (down.has(path)) sendJson(response, 503, { error: "down for maintenance" });
+    else if (status === 503) sendJson(response, 503, { error: "down for maintenance" });
     else sendJson(response, 200, { ok: true });
   });
   return {
     origin: receiver.origin,
     down,
     held,
-    ordersTo: (path) =>
-      receiver.received
-        .filter((request) => pathOf(request.target) === path)
-        .map((request) => (JSON.parse(request.body) as { order: number }).order),
+    ordersTo: (path, status) =>
+      calls
+        .filter((call) => call.path === path && (status === undefined || call.status === status))
+        .map((call) => call.order),
     close: async () => {
       for (const response of waiting.splice(0)) sendJson(response, 200, { ok: true });
       await receiver.close();
