@@ -78,7 +78,7 @@ export const gcPromotionBench: Bench = {
           median < goalBytes ? "met" : "missed",
         ]);
         // Bytes, not time: a busy machine moves the figure little (a quick run read 197 KB on the build
-        // that missed it by twice, 30 to 42 KB on one that meets it).
+        // that missed it by twice, 25 to 40 KB on one that meets it).
         gates.push({
           goal: `${name}: median promoted per scavenge < ${goalBytes / 1024} KB`,
           figure: `${kb(median)} KB`,
