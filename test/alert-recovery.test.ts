@@ -24,6 +24,7 @@ import {
   createWorkflow,
   execution,
   startFlowlog,
+  subscribe,
   subscribeWebhook,
   type TestAccount,
   type TestFlowlog,
@@ -398,17 +399,16 @@ describe("workflow.alert.resolved through every channel (D34, D19, D20)", () => 
     const chat = await receiver();
     const secret = "whsec_alert_recovery_test";
     const rule: AlertRuleRecord = { rule: "consecutive_failures", threshold: 2, windowHours: null };
-    const subscribe = (config: ChannelConfigInput, extra = {}) =>
-      subscribeWebhook(store, alice.workspaceId, "", {
-        config,
+    const subscribeTo = (config: ChannelConfigInput, extra = {}) =>
+      subscribe(store, alice.workspaceId, config, {
         allWorkflows: false,
         workflowIds: [workflowId],
         alertRule: rule,
         ...extra,
       });
-    const webhookId = await subscribe({ channel: "webhook", url: hook.origin }, { secret });
-    await subscribe({ channel: "email", recipients: ["ops@example.test"] });
-    await subscribe({ channel: "slack", url: chat.origin });
+    const webhookId = await subscribeTo({ channel: "webhook", url: hook.origin }, { secret });
+    await subscribeTo({ channel: "email", recipients: ["ops@example.test"] });
+    await subscribeTo({ channel: "slack", url: chat.origin });
     const mailsBefore = smtp.received.length;
 
     await execute(workflowId);

@@ -8,8 +8,13 @@ import { buildCompletionEvent } from "../src/notifications/event.js";
 import { buildSlackMessage } from "../src/notifications/slack.js";
 import type { Level, LogEntryRecord, Trigger } from "../src/store/records.js";
 import { openStore, type Store } from "../src/store/store.js";
-import { newId } from "../src/util/ids.js";
-import { createAccount, createWorkflow, execution, type TestAccount } from "./support/flowlog.js";
+import {
+  createAccount,
+  createWorkflow,
+  execution,
+  subscribeWebhook,
+  type TestAccount,
+} from "./support/flowlog.js";
 
 let store: Store;
 let dataDir: string;
@@ -232,23 +237,13 @@ describe("what a rule sees (D21)", () => {
 
   it("the level filter does not apply to a subscription with a rule", async () => {
     const workflowId = await createWorkflow(store, account.workspaceId);
-    const id = newId("sub");
-    await store.notifications.create(
-      {
-        id,
-        workspaceId: account.workspaceId,
-        createdAt: t0,
-        config: { channel: "webhook", url: "https://example.test/hook" },
-        allWorkflows: false,
-        workflowIds: [workflowId],
-        levelFilter: ["info"],
-        triggerFilter: [],
-        include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
-        alertRule: rule,
-        active: true,
-      },
-      null,
-    );
+    const id = await subscribeWebhook(store, account.workspaceId, "https://example.test/hook", {
+      createdAt: t0,
+      allWorkflows: false,
+      workflowIds: [workflowId],
+      levelFilter: ["info"],
+      alertRule: rule,
+    });
     const failed = await run(workflowId, { at: t0, level: "error" });
     expect((await store.notifications.matching(account.workspaceId, failed)).map((s) => s.id)).toEqual([id]);
   });

@@ -20,6 +20,7 @@ import {
   createWorkflow,
   offlineWorkflowState,
   startFlowlog,
+  subscribe,
   subscribeWebhook,
   type TestAccount,
   type TestFlowlog,
@@ -105,22 +106,12 @@ async function workspaceWithMailbox(): Promise<{
 }> {
   const account = await createAccount(flowlog.store);
   const mailbox = `ops-${randomUUID()}@example.test`;
-  await flowlog.store.notifications.create(
-    {
-      id: newId("sub"),
-      workspaceId: account.workspaceId,
-      createdAt: Date.now(),
-      config: { channel: "email", recipients: [mailbox] },
-      allWorkflows: true,
-      workflowIds: [],
-      // The test's executions all succeed: this subscription gets no completion e-mail of its own.
-      levelFilter: ["error"],
-      triggerFilter: [],
-      include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
-      alertRule: null,
-      active: true,
-    },
-    null,
+  // The test's executions all succeed: this subscription gets no completion e-mail of its own.
+  await subscribe(
+    flowlog.store,
+    account.workspaceId,
+    { channel: "email", recipients: [mailbox] },
+    { levelFilter: ["error"] },
   );
   return { account, mailbox, workflowId: await saveWorkflow(account) };
 }
@@ -385,23 +376,9 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
     const workspace = await workspaceWithMailbox();
     const { account } = workspace;
     const id = newId("sub");
-    await flowlog.store.notifications.create(
-      {
-        id,
-        workspaceId: account.workspaceId,
-        createdAt: Date.now(),
-        // More recipients than D20 allows: every delivery fails at once, before any SMTP exchange.
-        config: { channel: "email", recipients: Array.from({ length: 11 }, (_, n) => `r${n}@example.test`) },
-        allWorkflows: true,
-        workflowIds: [],
-        levelFilter: [],
-        triggerFilter: [],
-        include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
-        alertRule: null,
-        active: true,
-      },
-      null,
-    );
+    // More recipients than D20 allows: every delivery fails at once, before any SMTP exchange.
+    const recipients = Array.from({ length: 11 }, (_, n) => `r${n}@example.test`);
+    await subscribe(flowlog.store, account.workspaceId, { channel: "email", recipients }, { id });
     await deliveries(2, workspace, id);
     expect(
       await flowlog.store.deliveries.list({ workspaceId: account.workspaceId, subscriptionId: id }, 10),
@@ -418,21 +395,11 @@ describe("D35 auto-disable: a durable timer handles an endpoint that gets no mor
     // A chat incoming-webhook URL's path is its credential: neither the notice nor the log may show it.
     const secretPath = `/services/T000/B000/${randomUUID()}`;
     const id = newId("sub");
-    await flowlog.store.notifications.create(
-      {
-        id,
-        workspaceId: account.workspaceId,
-        createdAt: Date.now(),
-        config: { channel: "slack", url: `${hook.origin}${secretPath}` },
-        allWorkflows: true,
-        workflowIds: [],
-        levelFilter: [],
-        triggerFilter: [],
-        include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
-        alertRule: null,
-        active: true,
-      },
-      null,
+    await subscribe(
+      flowlog.store,
+      account.workspaceId,
+      { channel: "slack", url: `${hook.origin}${secretPath}` },
+      { id },
     );
 
     await deliveries(3, workspace, id, quickQueue);

@@ -6,6 +6,7 @@ import {
   createWorkflow,
   startFlowlog,
   steppingClock,
+  subscribeWebhook,
   type TestAccount,
   type TestFlowlog,
 } from "./support/flowlog.js";
@@ -51,22 +52,11 @@ describe("subscriptions: at most 50 per workspace (D26)", () => {
     const account = await createAccount(flowlog.store);
     const workflowId = await createWorkflow(flowlog.store, account.workspaceId);
     for (let i = 0; i < count; i++) {
-      await flowlog.store.notifications.create(
-        {
-          id: `sub_prefill_${account.workspaceId}_${i}`,
-          workspaceId: account.workspaceId,
-          createdAt: Date.now(),
-          config: { channel: "webhook", url: "https://example.test/hook" },
-          allWorkflows: false,
-          workflowIds: [workflowId],
-          levelFilter: [],
-          triggerFilter: [],
-          include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
-          alertRule: null,
-          active: true,
-        },
-        null,
-      );
+      await subscribeWebhook(flowlog.store, account.workspaceId, "https://example.test/hook", {
+        id: `sub_prefill_${account.workspaceId}_${i}`,
+        allWorkflows: false,
+        workflowIds: [workflowId],
+      });
     }
     return { account, workflowId };
   };

@@ -21,6 +21,7 @@ import {
   createWorkflow,
   offlineWorkflowState,
   startFlowlog,
+  subscribe,
   subscribeWebhook,
   type TestAccount,
   type TestFlowlog,
@@ -130,21 +131,11 @@ async function workspace(): Promise<{ account: TestAccount; workflowId: string }
 /** An e-mail subscription of the workspace that hears only notices: the test's executions all succeed. */
 async function mailbox(account: TestAccount): Promise<string> {
   const address = `ops-${randomUUID()}@example.test`;
-  await flowlog.store.notifications.create(
-    {
-      id: newId("sub"),
-      workspaceId: account.workspaceId,
-      createdAt: Date.now(),
-      config: { channel: "email", recipients: [address] },
-      allWorkflows: true,
-      workflowIds: [],
-      levelFilter: ["error"],
-      triggerFilter: [],
-      include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
-      alertRule: null,
-      active: true,
-    },
-    null,
+  await subscribe(
+    flowlog.store,
+    account.workspaceId,
+    { channel: "email", recipients: [address] },
+    { levelFilter: ["error"] },
   );
   return address;
 }

@@ -16,7 +16,6 @@ import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { executionIdOf } from "../src/temporal/execution-ids.js";
 import { flowlogSearchAttributes } from "../src/temporal/search-attributes.js";
 import { executionWorkflowId } from "../src/temporal/start-execution.js";
-import { newId } from "../src/util/ids.js";
 import { isoFromMs } from "../src/util/time.js";
 import { clientWithKey, restWithKey, rpcClients, rpcError } from "./support/api-server.js";
 import { type RunningWorker, startWorker, testDeps } from "./support/engine.js";
@@ -24,6 +23,7 @@ import {
   createAccount,
   execution,
   startFlowlog,
+  subscribeWebhook,
   type TestAccount,
   type TestFlowlog,
 } from "./support/flowlog.js";
@@ -604,22 +604,10 @@ describe("execution limits (D12): refusals are 429 with a clear message", () => 
     // A schedule has no request to refuse: its run is refused when it fires. A refused run is no execution
     // (issue 11): no log entry, and no notification although this subscription matches every entry. The
     // Temporal run fails with the reason, where operators look.
-    await flowlog.store.notifications.create(
-      {
-        id: newId("sub"),
-        workspaceId: gina.workspaceId,
-        createdAt: now,
-        config: { channel: "webhook", url: `${upstream.origin}/hook` },
-        allWorkflows: true,
-        workflowIds: [],
-        levelFilter: [],
-        triggerFilter: [],
-        include: { finalOutput: false, traceSpans: false, rateLimits: false, usage: false },
-        alertRule: null,
-        active: true,
-      },
-      "hook-secret",
-    );
+    await subscribeWebhook(flowlog.store, gina.workspaceId, `${upstream.origin}/hook`, {
+      createdAt: now,
+      secret: "hook-secret",
+    });
     const created = await call(
       "POST",
       `/api/v1/workflows/${ginaWorkflow}/schedules`,

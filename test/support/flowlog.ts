@@ -12,7 +12,7 @@ import { apiKeyPrefix, generateApiKey, hashApiKey } from "../../src/services/acc
 import type { DeliveryRecord } from "../../src/store/delivery-rows.js";
 import type { ExecutionRecord, Plan } from "../../src/store/records.js";
 import type { Store } from "../../src/store/store.js";
-import type { SubscriptionSettingsInput } from "../../src/store/subscriptions-store.js";
+import type { ChannelConfigInput, NewSubscription } from "../../src/store/subscriptions-store.js";
 import { lazyTemporalClient } from "../../src/temporal/client.js";
 import { newId } from "../../src/util/ids.js";
 import { startTestApiServer } from "./api-server.js";
@@ -126,24 +126,27 @@ export async function createAccount(store: Store, plan: Plan = "enterprise"): Pr
   return { userId, workspaceId, key, keyId };
 }
 
+/** What a test's subscription sets apart from the defaults: its settings, id, creation time and secret. */
+export type SubscribeOptions = Partial<Omit<NewSubscription, "workspaceId" | "config">> & { secret?: string };
+
 /**
- * A webhook subscription of the workspace, made directly in the store: every workflow, level and trigger,
- * nothing extra in the event, active, unsigned unless a secret is given; `settings` override any of that.
+ * A subscription of the workspace on any channel, made directly in the store: every workflow, level and
+ * trigger, nothing extra in the event, active, no secret unless a webhook's is given; `options` override any
+ * of that, and the id and creation time too.
  */
-export async function subscribeWebhook(
+export async function subscribe(
   store: Store,
   workspaceId: string,
-  url: string,
-  options: Partial<SubscriptionSettingsInput> & { secret?: string } = {},
+  config: ChannelConfigInput,
+  options: SubscribeOptions = {},
 ): Promise<string> {
-  const { secret = null, ...settings } = options;
-  const id = newId("sub");
+  const { secret = null, id = newId("sub"), createdAt = Date.now(), ...settings } = options;
   await store.notifications.create(
     {
       id,
       workspaceId,
-      createdAt: Date.now(),
-      config: { channel: "webhook", url },
+      createdAt,
+      config,
       allWorkflows: true,
       workflowIds: [],
       levelFilter: [],
@@ -156,6 +159,16 @@ export async function subscribeWebhook(
     secret,
   );
   return id;
+}
+
+/** A webhook subscription of the workspace to `url`, as `subscribe` makes it. */
+export function subscribeWebhook(
+  store: Store,
+  workspaceId: string,
+  url: string,
+  options: SubscribeOptions = {},
+): Promise<string> {
+  return subscribe(store, workspaceId, { channel: "webhook", url }, options);
 }
 
 /**
