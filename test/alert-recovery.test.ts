@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { AlertRuleRecord } from "../src/domain/alert-rules.js";
-import { defaultPlanLimits } from "../src/limits/plans.js";
 import { ProcessMetrics } from "../src/logging/metrics.js";
 import type { AlertResolvedEvent } from "../src/notifications/alert-event.js";
 import { type AlertOutcome, alertOutcomeOf } from "../src/notifications/alert-outcome.js";
@@ -14,11 +13,16 @@ import type { Level } from "../src/store/records.js";
 import type { Store } from "../src/store/store.js";
 import type { ChannelConfigInput } from "../src/store/subscriptions-store.js";
 import { eventIdOf } from "../src/temporal/activities/delivery-activities.js";
-import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
-import { fanOutDeliveries, type RunningWorker, runToEnd, startWorker } from "./support/engine.js";
+import {
+  fanOutDeliveries,
+  notifyingDeps,
+  type RunningWorker,
+  runToEnd,
+  startWorker,
+} from "./support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -58,18 +62,11 @@ beforeAll(async () => {
   flowlog = await startFlowlog({ taskQueue });
   store = flowlog.store;
   smtp = await startSmtpServer({ user: "flowlog", password: "smtp-password-for-tests", replies: {} });
-  const deps: ActivityDeps = {
-    store,
-    metrics,
-    allowPrivateNetworks: true,
-    planLimits: defaultPlanLimits,
-    notifications: {
-      publicBaseUrl: "http://flowlog.test",
-      smtpUrl: smtp.url,
-      mailFrom: "flowlog <flowlog@test>",
-    },
-  };
-  worker = await startWorker(temporalServer, deps, taskQueue);
+  worker = await startWorker(
+    temporalServer,
+    notifyingDeps(store, { smtpUrl: smtp.url }, { metrics }),
+    taskQueue,
+  );
   connection = await Connection.connect({ address: temporalServer.address });
   temporal = new Client({ connection, namespace: temporalServer.namespace });
   alice = await createAccount(store);

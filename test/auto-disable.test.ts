@@ -8,13 +8,12 @@ import {
   defaultAutoDisablePolicy,
   nextAutoDisableStep,
 } from "../src/domain/auto-disable.js";
-import { defaultPlanLimits } from "../src/limits/plans.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { endpointWatchId } from "../src/temporal/endpoint-health-ids.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
-import { type RunningWorker, runToEnd, startWorker } from "./support/engine.js";
+import { notifyingDeps, type RunningWorker, runToEnd, startWorker } from "./support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -62,19 +61,11 @@ const operatorLog = pino(
 );
 
 function workerDeps(autoDisable: AutoDisablePolicy, workerClock: () => number): ActivityDeps {
-  return {
-    store: flowlog.store,
-    allowPrivateNetworks: true,
-    planLimits: defaultPlanLimits,
-    notifications: {
-      publicBaseUrl: "http://flowlog.test",
-      smtpUrl: smtp.url,
-      mailFrom: "flowlog <flowlog@example.test>",
-      autoDisable,
-    },
-    clock: workerClock,
-    logger: operatorLog,
-  };
+  return notifyingDeps(
+    flowlog.store,
+    { smtpUrl: smtp.url, autoDisable },
+    { clock: workerClock, logger: operatorLog },
+  );
 }
 
 beforeAll(async () => {

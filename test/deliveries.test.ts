@@ -20,7 +20,6 @@ import {
   temporalRetryDelayMs,
 } from "../src/temporal/activities/block-admission.js";
 import { eventIdOf } from "../src/temporal/activities/delivery-activities.js";
-import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { lazyTemporalClient } from "../src/temporal/client.js";
 import {
   deliveryTaskQueue,
@@ -34,6 +33,7 @@ import { attemptSlotLimits } from "../src/temporal/worker-slots.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey, startTestApiServer } from "./support/api-server.js";
 import {
+  notifyingDeps,
   type RunningWorker,
   runToEnd,
   settledDeliveries,
@@ -75,17 +75,7 @@ let alice: TestAccount;
 let bob: TestAccount;
 const receivers: HttpReceiver[] = [];
 
-const workerDeps = (scale: number): ActivityDeps => ({
-  store: flowlog.store,
-  allowPrivateNetworks: true,
-  planLimits: defaultPlanLimits,
-  notifications: {
-    publicBaseUrl: "http://flowlog.test",
-    smtpUrl: undefined,
-    mailFrom: "flowlog <flowlog@test>",
-    delivery: { delayScale: scale },
-  },
-});
+const workerDeps = (scale: number) => notifyingDeps(flowlog.store, { delivery: { delayScale: scale } });
 
 beforeAll(async () => {
   flowlog = await startFlowlog({ taskQueue });

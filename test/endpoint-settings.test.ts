@@ -5,11 +5,10 @@ import { fileURLToPath } from "node:url";
 import { Client, Connection } from "@temporalio/client";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { defaultPlanLimits } from "../src/limits/plans.js";
 import type { Level } from "../src/store/records.js";
 import { fanOutWorkflowId, testDeliveryWorkflowId } from "../src/temporal/delivery-ids.js";
 import { restWithKey } from "./support/api-server.js";
-import { type RunningWorker, settledDeliveries, startWorker } from "./support/engine.js";
+import { notifyingDeps, type RunningWorker, settledDeliveries, startWorker } from "./support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -36,18 +35,8 @@ beforeAll(async () => {
   flowlog = await startFlowlog({ taskQueue });
   worker = await startWorker(
     temporalServer,
-    {
-      store: flowlog.store,
-      allowPrivateNetworks: true,
-      planLimits: defaultPlanLimits,
-      // D19's first retry after 5 s comes after 0.1 s: a retry is seen within the test.
-      notifications: {
-        publicBaseUrl: "http://flowlog.test",
-        smtpUrl: undefined,
-        mailFrom: "flowlog <flowlog@test>",
-        delivery: { delayScale: 0.02 },
-      },
-    },
+    // D19's first retry after 5 s comes after 0.1 s: a retry is seen within the test.
+    notifyingDeps(flowlog.store, { delivery: { delayScale: 0.02 } }),
     taskQueue,
   );
   connection = await Connection.connect({ address: temporalServer.address });

@@ -9,13 +9,12 @@ import { ConfigError, loadConfig } from "../src/config/config.js";
 import type { AutoDisablePolicy } from "../src/domain/auto-disable.js";
 import type { HoldBounds } from "../src/domain/hold-policy.js";
 import { probeStepsMs, probeWaitMs } from "../src/domain/hold-policy.js";
-import { defaultPlanLimits } from "../src/limits/plans.js";
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { deliveryTaskQueue } from "../src/temporal/delivery-ids.js";
 import { watchFailingEndpoint } from "../src/temporal/start-endpoint-watch.js";
 import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
-import { type RunningWorker, runToEnd, startWorker } from "./support/engine.js";
+import { notifyingDeps, type RunningWorker, runToEnd, startWorker } from "./support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -51,18 +50,7 @@ let temporal: Client;
 const receiver = receiversClosedAfterAll();
 
 function workerDeps(extra: { hold?: HoldBounds; autoDisable?: AutoDisablePolicy } = {}): ActivityDeps {
-  return {
-    store: flowlog.store,
-    allowPrivateNetworks: true,
-    planLimits: defaultPlanLimits,
-    notifications: {
-      publicBaseUrl: "http://flowlog.test",
-      smtpUrl: smtp.url,
-      mailFrom: "flowlog <flowlog@example.test>",
-      delivery: { delayScale },
-      ...extra,
-    },
-  };
+  return notifyingDeps(flowlog.store, { smtpUrl: smtp.url, delivery: { delayScale }, ...extra });
 }
 
 beforeAll(async () => {

@@ -2,14 +2,12 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection } from "@temporalio/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { defaultPlanLimits } from "../src/limits/plans.js";
 import type { AlertFiredEvent, AlertResolvedEvent } from "../src/notifications/alert-event.js";
-import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { deliveryTaskQueue, fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { inactivityWatchId } from "../src/temporal/inactivity-ids.js";
 import { restoreInactivityWatchers } from "../src/temporal/start-inactivity-watch.js";
 import { restWithKey } from "./support/api-server.js";
-import { type RunningWorker, startWorker } from "./support/engine.js";
+import { notifyingDeps, type RunningWorker, startWorker } from "./support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -34,17 +32,7 @@ let temporal: Client;
 let alice: TestAccount;
 const receivers: HttpReceiver[] = [];
 
-const workerDeps = (): ActivityDeps => ({
-  store: flowlog.store,
-  allowPrivateNetworks: true,
-  planLimits: defaultPlanLimits,
-  notifications: {
-    publicBaseUrl: "http://flowlog.test",
-    smtpUrl: undefined,
-    mailFrom: "flowlog <flowlog@test>",
-    alertHourMs: hourMs,
-  },
-});
+const workerDeps = () => notifyingDeps(flowlog.store, { alertHourMs: hourMs });
 
 beforeAll(async () => {
   flowlog = await startFlowlog({ taskQueue });

@@ -10,12 +10,12 @@ import { createApi } from "../src/server/api.js";
 import type { ApiServer } from "../src/server/api-server.js";
 import type { DeliveryRecord } from "../src/store/delivery-rows.js";
 import type { SubscriptionSettingsInput } from "../src/store/subscriptions-store.js";
-import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { lazyTemporalClient } from "../src/temporal/client.js";
 import { eventDeliveryWorkflowId, fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { recoveryWorkflowId } from "../src/temporal/recovery-ids.js";
 import { type RestResponse, restWithKey, startTestApiServer } from "./support/api-server.js";
 import {
+  notifyingDeps,
   type RunningWorker,
   runToEnd,
   settledDeliveries,
@@ -50,18 +50,11 @@ const receivers: HttpReceiver[] = [];
 
 beforeAll(async () => {
   flowlog = await startFlowlog({ taskQueue });
-  const deps: ActivityDeps = {
-    store: flowlog.store,
-    allowPrivateNetworks: true,
-    planLimits: defaultPlanLimits,
-    notifications: {
-      publicBaseUrl: "http://flowlog.test",
-      smtpUrl: undefined,
-      mailFrom: "flowlog <flowlog@test>",
-      delivery: { delayScale },
-    },
-  };
-  worker = await startWorker(temporalServer, deps, taskQueue);
+  worker = await startWorker(
+    temporalServer,
+    notifyingDeps(flowlog.store, { delivery: { delayScale } }),
+    taskQueue,
+  );
   connection = await Connection.connect({ address: temporalServer.address });
   temporal = new Client({ connection, namespace: temporalServer.namespace });
 });

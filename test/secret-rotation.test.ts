@@ -4,12 +4,17 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Client, Connection } from "@temporalio/client";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { defaultPlanLimits } from "../src/limits/plans.js";
 import { verifyWebhook } from "../src/notifications/verify-webhook.js";
 import { databaseFile } from "../src/store/database.js";
 import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { restWithKey } from "./support/api-server.js";
-import { type RunningWorker, runToEnd, settledDeliveries, startWorker } from "./support/engine.js";
+import {
+  notifyingDeps,
+  type RunningWorker,
+  runToEnd,
+  settledDeliveries,
+  startWorker,
+} from "./support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -46,19 +51,8 @@ beforeAll(async () => {
   flowlog = await startFlowlog({ taskQueue, clock });
   worker = await startWorker(
     temporalServer,
-    {
-      store: flowlog.store,
-      allowPrivateNetworks: true,
-      planLimits: defaultPlanLimits,
-      // D19's first retry after 5 s becomes 0.5 s: the dev server still sees two separate attempts.
-      notifications: {
-        publicBaseUrl: "http://flowlog.test",
-        smtpUrl: undefined,
-        mailFrom: "flowlog <flowlog@test>",
-        delivery: { delayScale: 0.1 },
-      },
-      clock,
-    },
+    // D19's first retry after 5 s becomes 0.5 s: the dev server still sees two separate attempts.
+    notifyingDeps(flowlog.store, { delivery: { delayScale: 0.1 } }, { clock }),
     taskQueue,
   );
   connection = await Connection.connect({ address: temporalServer.address });

@@ -5,7 +5,7 @@ import { WorkflowsService } from "../../gen/flowlog/workflows/v1/workflows_servi
 import { newId } from "../../src/util/ids.js";
 import { clientWithKey, restWithKey } from "../support/api-server.js";
 import { launchBrowser, openSignedIn, screenshot } from "../support/browser.js";
-import { type RunningWorker, startWorker, testDeps } from "../support/engine.js";
+import { notifyingDeps, type RunningWorker, startWorker } from "../support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -37,15 +37,8 @@ beforeAll(async () => {
   flowlog = await startFlowlog({ taskQueue });
   worker = await startWorker(
     temporalServer,
-    testDeps(flowlog.store, {
-      notifications: {
-        publicBaseUrl: "http://flowlog.test",
-        smtpUrl: undefined,
-        mailFrom: "flowlog <flowlog@test>",
-        // D19's delays divided by 50, so a delivery's retries take seconds.
-        delivery: { delayScale: 0.02 },
-      },
-    }),
+    // D19's delays divided by 50, so a delivery's retries take seconds.
+    notifyingDeps(flowlog.store, { delivery: { delayScale: 0.02 } }),
     taskQueue,
   );
   account = await createAccount(flowlog.store);

@@ -6,7 +6,7 @@ import { WorkflowsService } from "../../gen/flowlog/workflows/v1/workflows_servi
 import { newId } from "../../src/util/ids.js";
 import { clientWithKey, restWithKey } from "../support/api-server.js";
 import { launchBrowser, openSignedIn, screenshot } from "../support/browser.js";
-import { type RunningWorker, startWorker, testDeps } from "../support/engine.js";
+import { notifyingDeps, type RunningWorker, startWorker } from "../support/engine.js";
 import {
   createAccount,
   createWorkflow,
@@ -43,18 +43,7 @@ let workflowId: string;
 
 beforeAll(async () => {
   flowlog = await startFlowlog({ taskQueue });
-  worker = await startWorker(
-    temporalServer,
-    testDeps(flowlog.store, {
-      notifications: {
-        publicBaseUrl: "http://flowlog.test",
-        smtpUrl: undefined,
-        mailFrom: "flowlog <flowlog@test>",
-        autoDisable,
-      },
-    }),
-    taskQueue,
-  );
+  worker = await startWorker(temporalServer, notifyingDeps(flowlog.store, { autoDisable }), taskQueue);
   account = await createAccount(flowlog.store);
   workflowId = await createWorkflow(
     flowlog.store,

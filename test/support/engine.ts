@@ -11,6 +11,7 @@ import { defaultPlanLimits } from "../../src/limits/plans.js";
 import type { DeliveryRecord } from "../../src/store/delivery-rows.js";
 import type { ExecutionRecord } from "../../src/store/records.js";
 import { openStore, type Store } from "../../src/store/store.js";
+import type { NotificationSettings } from "../../src/temporal/activities/deps.js";
 import type { ActivityDeps } from "../../src/temporal/activities/index.js";
 import { fanOutWorkflowId } from "../../src/temporal/delivery-ids.js";
 import { type ExecutionHandle, startExecution } from "../../src/temporal/start-execution.js";
@@ -35,6 +36,27 @@ export interface RunningWorker {
 /** What a test's worker runs with: its store, loopback receivers allowed (D22), D12's plan table. */
 export function testDeps(store: Store, extra: Partial<ActivityDeps> = {}): ActivityDeps {
   return { store, allowPrivateNetworks: true, planLimits: defaultPlanLimits, ...extra };
+}
+
+/**
+ * The same for a worker that notifies: links in messages to http://flowlog.test, e-mail off unless
+ * `notifications` names an SMTP server, and whatever else of the notification settings a test sets
+ * (D19's delay scale, D21's hour, D35's auto-disable, D36's hold).
+ */
+export function notifyingDeps(
+  store: Store,
+  notifications: Partial<NotificationSettings> = {},
+  extra: Partial<ActivityDeps> = {},
+): ActivityDeps {
+  return testDeps(store, {
+    notifications: {
+      publicBaseUrl: "http://flowlog.test",
+      smtpUrl: undefined,
+      mailFrom: "flowlog <flowlog@test>",
+      ...notifications,
+    },
+    ...extra,
+  });
 }
 
 /**
