@@ -188,17 +188,19 @@ describe("No activity (D21: checked by a durable Temporal timer, not on executio
   it("stays silent while executions keep arriving, and fires once they stop", async () => {
     const workflowId = await createWorkflow(flowlog.store, alice.workspaceId);
     const target = await receiver();
-    await watch(workflowId, target.origin, 0.5);
+    // X of a whole (test) hour: the executions' quarter-hour cadence stays under it even when a loaded
+    // machine stalls this process for seconds (each insert commits with an fsync, D23).
+    await watch(workflowId, target.origin, 1);
     let lastStartedAt = 0;
     // One execution every quarter of X, for three times X: the silence never reaches X.
     for (let i = 0; i < 12; i++) {
       lastStartedAt = Date.now();
       await flowlog.store.logs.insertExecution(execution(alice, workflowId, { startedAt: lastStartedAt }));
-      await sleep(hourMs / 8);
+      await sleep(hourMs / 4);
     }
     expect(target.received).toHaveLength(0);
     await untilTrue(() => target.received.length > 0, 15_000);
-    expect(target.arrivals[0]).toBeGreaterThanOrEqual(lastStartedAt + hourMs / 2);
+    expect(target.arrivals[0]).toBeGreaterThanOrEqual(lastStartedAt + hourMs);
     expect(eventOf(target, 0).data.lastExecutionAt).toBe(new Date(lastStartedAt).toISOString());
   });
 
