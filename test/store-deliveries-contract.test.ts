@@ -1,8 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openDatabase } from "../src/store/database.js";
 import { DeliveriesStore } from "../src/store/deliveries-store.js";
 import type {
   DeliveryAttemptRecord,
@@ -13,15 +9,18 @@ import type {
 } from "../src/store/delivery-rows.js";
 import { type EndpointHealthArea, EndpointHealthStore } from "../src/store/endpoint-health-store.js";
 import { type HoldsArea, HoldsStore } from "../src/store/holds-store.js";
-import { migrations as sqliteMigrations } from "../src/store/migrations.js";
-import { openPostgres } from "../src/store/postgres/database.js";
 import { PostgresDeliveriesStore } from "../src/store/postgres/deliveries-store.js";
 import { PostgresEndpointHealthStore } from "../src/store/postgres/endpoint-health-store.js";
 import { PostgresHoldsStore } from "../src/store/postgres/holds-store.js";
-import { migrations as postgresMigrations } from "../src/store/postgres/migrations.js";
 import type { StoreArea } from "../src/store/store.js";
 import { sharedPostgres } from "./support/shared-postgres.js";
-import { addSubscription, type ContractDatabase, storeKinds } from "./support/store-kinds.js";
+import {
+  addSubscription,
+  type ContractDatabase,
+  type OlderDatabase,
+  olderStoreKinds,
+  storeKinds,
+} from "./support/store-kinds.js";
 
 /** Databases on the run's one PostgreSQL server (issue 50: no server of its own). */
 const server = sharedPostgres();
@@ -679,63 +678,37 @@ describe.each(kinds)("the delivery log on %s (D19, D35, D32)", (kind, open) => {
 const heldVersion = (list: readonly unknown[]) =>
   list.findIndex((sql) => typeof sql === "string" && sql.includes("deliveries_by_status"));
 
-/** A database at the schema just before issue 51's, written with plain SQL, then opened by this flowlog. */
-interface OlderDatabase {
-  older(sql: string): Promise<void>;
-  upgrade(): Promise<{ deliveries: Areas["deliveries"]; run(sql: string): Promise<void> }>;
-  close(): Promise<void>;
+/** The areas a test of an upgraded delivery log reads, and a way to run SQL on it. */
+interface UpgradedDeliveries {
+  deliveries: Areas["deliveries"];
+  run(sql: string): Promise<void>;
 }
 
-const olderKinds: [string, () => Promise<OlderDatabase>][] = [
-  [
-    "SQLite",
-    async () => {
-      const dir = await mkdtemp(path.join(tmpdir(), "flowlog-older-"));
-      const file = path.join(dir, "flowlog.sqlite");
-      let db = openDatabase(file, heldVersion(sqliteMigrations));
+/** A database at the schema just before issue 51's, then opened by this flowlog. */
+const olderKinds = olderStoreKinds<UpgradedDeliveries>(
+  heldVersion,
+  {
+    sqlite(db) {
+      expect(db.pragma("foreign_key_check")).toEqual([]);
       return {
-        older: async (sql) => void db.exec(sql),
-        async upgrade() {
-          db.close();
-          db = openDatabase(file);
-          expect(db.pragma("foreign_key_check")).toEqual([]);
-          return {
-            deliveries: new DeliveriesStore(db, new EndpointHealthStore(db), new HoldsStore(db)),
-            run: async (sql) => void db.exec(sql),
-          };
-        },
-        async close() {
-          db.close();
-          await rm(dir, { recursive: true, force: true });
-        },
+        deliveries: new DeliveriesStore(db, new EndpointHealthStore(db), new HoldsStore(db)),
+        run: async (sql) => void db.exec(sql),
       };
     },
-  ],
-  [
-    "PostgreSQL",
-    async () => {
-      const url = await server.createDatabase();
-      let pool = await openPostgres(url, { schemaVersion: heldVersion(postgresMigrations) });
-      return {
-        older: async (sql) => void (await pool.query(sql)),
-        async upgrade() {
-          await pool.end();
-          pool = await openPostgres(url);
-          const deliveries = new PostgresDeliveriesStore(
-            pool,
-            new PostgresEndpointHealthStore(pool),
-            new PostgresHoldsStore(pool),
-          );
-          return { deliveries, run: async (sql) => void (await pool.query(sql)) };
-        },
-        close: () => pool.end(),
-      };
-    },
-  ],
-];
+    postgres: (pool) => ({
+      deliveries: new PostgresDeliveriesStore(
+        pool,
+        new PostgresEndpointHealthStore(pool),
+        new PostgresHoldsStore(pool),
+      ),
+      run: async (sql) => void (await pool.query(sql)),
+    }),
+  },
+  () => server,
+);
 
 describe.each(olderKinds)("a delivery log an older flowlog left, on %s (issue 51)", (_, open) => {
-  let database: OlderDatabase;
+  let database: OlderDatabase<UpgradedDeliveries>;
   beforeEach(async () => {
     database = await open();
   });

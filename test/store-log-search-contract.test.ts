@@ -8,7 +8,6 @@ import { LogDeletionStore } from "../src/store/log-deletion-store.js";
 import { type LogFilter, type PageRequest, pageOf } from "../src/store/log-list-sql.js";
 import type { LogRow } from "../src/store/log-rows.js";
 import { LogsStore, listQuery } from "../src/store/logs-store.js";
-import { migrations as sqliteMigrations } from "../src/store/migrations.js";
 import { openPostgres, type PostgresPool } from "../src/store/postgres/database.js";
 import { PostgresLogDeletionStore } from "../src/store/postgres/log-deletion-store.js";
 import {
@@ -22,7 +21,12 @@ import { searchPlans } from "../src/store/sqlite-query.js";
 import type { StoreArea } from "../src/store/store.js";
 import { execution } from "./support/flowlog.js";
 import { sharedPostgres } from "./support/shared-postgres.js";
-import { type ContractDatabase, storeKinds } from "./support/store-kinds.js";
+import {
+  type ContractDatabase,
+  type OlderDatabase,
+  olderStoreKinds,
+  storeKinds,
+} from "./support/store-kinds.js";
 
 /** Databases on the run's one PostgreSQL server (issue 50: no server of its own). */
 const server = sharedPostgres();
@@ -248,13 +252,6 @@ describe("PostgreSQL's search plans (D45)", () => {
   );
 });
 
-/** A database at the schema just before D45's, written with plain SQL, then opened by this flowlog. */
-interface OlderDatabase {
-  older(sql: string): Promise<void>;
-  upgrade(): Promise<Areas["logs"]>;
-  close(): Promise<void>;
-}
-
 /** The schema version just before the migration that made the search index (a later one may follow it). */
 const beforeSearch = (list: readonly unknown[]) => {
   const search = list.findIndex(
@@ -266,47 +263,15 @@ const beforeSearch = (list: readonly unknown[]) => {
   return search;
 };
 
-const olderKinds: [string, () => Promise<OlderDatabase>][] = [
-  [
-    "SQLite",
-    async () => {
-      const dir = await mkdtemp(path.join(tmpdir(), "flowlog-older-"));
-      const file = path.join(dir, "flowlog.sqlite");
-      let db = openDatabase(file, beforeSearch(sqliteMigrations));
-      return {
-        older: async (sql) => void db.exec(sql),
-        async upgrade() {
-          db.close();
-          db = openDatabase(file);
-          return new LogsStore(db);
-        },
-        async close() {
-          db.close();
-          await rm(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  ],
-  [
-    "PostgreSQL",
-    async () => {
-      const url = await server.createDatabase();
-      let pool = await openPostgres(url, { schemaVersion: beforeSearch(postgresMigrations) });
-      return {
-        older: async (sql) => void (await pool.query(sql)),
-        async upgrade() {
-          await pool.end();
-          pool = await openPostgres(url);
-          return new PostgresLogsStore(pool);
-        },
-        close: () => pool.end(),
-      };
-    },
-  ],
-];
+/** A database at the schema just before D45's, then opened by this flowlog. */
+const olderKinds = olderStoreKinds<Areas["logs"]>(
+  beforeSearch,
+  { sqlite: (db) => new LogsStore(db), postgres: (pool) => new PostgresLogsStore(pool) },
+  () => server,
+);
 
 describe.each(olderKinds)("entries an older flowlog left, on %s (D45)", (_, open) => {
-  let database: OlderDatabase;
+  let database: OlderDatabase<Areas["logs"]>;
   beforeEach(async () => {
     database = await open();
   });

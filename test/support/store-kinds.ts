@@ -3,7 +3,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type Db, openDatabase } from "../../src/store/database.js";
+import { migrations as sqliteMigrations } from "../../src/store/migrations.js";
 import { openPostgres, type PostgresPool } from "../../src/store/postgres/database.js";
+import { migrations as postgresMigrations } from "../../src/store/postgres/migrations.js";
 import { namedStatement } from "../../src/store/postgres/named-parameters.js";
 import { sqliteAddon } from "../../src/store/sqlite-addon.js";
 import type { PostgresServer } from "./postgres.js";
@@ -39,6 +41,67 @@ export function storeKinds<A>(makers: AreaMakers<A>, server: () => PostgresServe
   return [
     ["SQLite", () => openSqlite(makers)],
     ["PostgreSQL", async () => openPostgresDatabase(makers, await server().createDatabase())],
+  ];
+}
+
+/**
+ * A database an older flowlog left: migrated only up to `version` (a schema version: the number of
+ * migrations applied), filled with the older schema's rows in plain SQL, then opened by this flowlog, which
+ * migrates the rest.
+ */
+export interface OlderDatabase<A> {
+  older(sql: string): Promise<void>;
+  /** Opens the database as this flowlog does, migrating it, and makes the test's areas on it. */
+  upgrade(): Promise<A>;
+  close(): Promise<void>;
+}
+
+/**
+ * The two stores at an older schema for `describe.each`; `version` finds it in each store's own list of
+ * migrations. A maker may check the upgraded database before it makes the areas (SQLite's foreign keys).
+ */
+export function olderStoreKinds<A>(
+  version: (migrations: readonly unknown[]) => number,
+  makers: AreaMakers<A>,
+  server: () => PostgresServer,
+): [name: "SQLite" | "PostgreSQL", open: () => Promise<OlderDatabase<A>>][] {
+  return [
+    [
+      "SQLite",
+      async () => {
+        const dir = await mkdtemp(path.join(tmpdir(), "flowlog-older-"));
+        const file = path.join(dir, "flowlog.sqlite");
+        let db = openDatabase(file, version(sqliteMigrations));
+        return {
+          older: async (sql) => void db.exec(sql),
+          async upgrade() {
+            db.close();
+            db = openDatabase(file);
+            return makers.sqlite(db);
+          },
+          async close() {
+            db.close();
+            await rm(dir, { recursive: true, force: true });
+          },
+        };
+      },
+    ],
+    [
+      "PostgreSQL",
+      async () => {
+        const url = await server().createDatabase();
+        let pool = await openPostgres(url, { schemaVersion: version(postgresMigrations) });
+        return {
+          older: async (sql) => void (await pool.query(sql)),
+          async upgrade() {
+            await pool.end();
+            pool = await openPostgres(url);
+            return makers.postgres(pool);
+          },
+          close: () => pool.end(),
+        };
+      },
+    ],
   ];
 }
 
