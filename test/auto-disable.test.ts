@@ -11,7 +11,6 @@ import {
 import type { ActivityDeps } from "../src/temporal/activities/index.js";
 import { fanOutWorkflowId } from "../src/temporal/delivery-ids.js";
 import { endpointWatchId } from "../src/temporal/endpoint-health-ids.js";
-import { newId } from "../src/util/ids.js";
 import { restWithKey } from "./support/api-server.js";
 import { notifyingDeps, type RunningWorker, runToEnd, startWorker } from "./support/engine.js";
 import {
@@ -366,10 +365,9 @@ describe("D35 auto-disable: the delivery outcome path, days on the injected cloc
   it("an e-mail subscription's failures are never counted: it is where the notices go", async () => {
     const workspace = await workspaceWithMailbox();
     const { account } = workspace;
-    const id = newId("sub");
     // More recipients than D20 allows: every delivery fails at once, before any SMTP exchange.
     const recipients = Array.from({ length: 11 }, (_, n) => `r${n}@example.test`);
-    await subscribe(flowlog.store, account.workspaceId, { channel: "email", recipients }, { id });
+    const id = await subscribe(flowlog.store, account.workspaceId, { channel: "email", recipients });
     await deliveries(2, workspace, id);
     expect(
       await flowlog.store.deliveries.list({ workspaceId: account.workspaceId, subscriptionId: id }, 10),
@@ -385,13 +383,10 @@ describe("D35 auto-disable: a durable timer handles an endpoint that gets no mor
     const hook = await endpoint();
     // A chat incoming-webhook URL's path is its credential: neither the notice nor the log may show it.
     const secretPath = `/services/T000/B000/${randomUUID()}`;
-    const id = newId("sub");
-    await subscribe(
-      flowlog.store,
-      account.workspaceId,
-      { channel: "slack", url: `${hook.origin}${secretPath}` },
-      { id },
-    );
+    const id = await subscribe(flowlog.store, account.workspaceId, {
+      channel: "slack",
+      url: `${hook.origin}${secretPath}`,
+    });
 
     await deliveries(3, workspace, id, quickQueue);
     const failingSince = (await flowlog.store.endpointHealth.get(id))?.run?.failingSince as number;
